@@ -1,0 +1,75 @@
+#include "rng.h"
+
+#include <math.h>
+
+uint64_t rng_mix(uint64_t z)
+{
+    z += 0x9e3779b97f4a7c15ULL;
+    z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ULL;
+    z = (z ^ (z >> 27)) * 0x94d049bb133111ebULL;
+    return z ^ (z >> 31);
+}
+
+void rng_init(rng *r, uint64_t seed, uint64_t stream)
+{
+    uint64_t x = rng_mix(seed) ^ rng_mix(stream ^ 0x6a09e667f3bcc908ULL);
+    for (int i = 0; i < 4; i++) {
+        x += 0x9e3779b97f4a7c15ULL;
+        r->s[i] = rng_mix(x);
+    }
+    if (!(r->s[0] | r->s[1] | r->s[2] | r->s[3]))
+        r->s[0] = 1;
+}
+
+static inline uint64_t rotl(uint64_t x, int k) { return (x << k) | (x >> (64 - k)); }
+
+uint64_t rng_u64(rng *r)
+{
+    uint64_t *s = r->s;
+    uint64_t result = rotl(s[1] * 5, 7) * 9;
+    uint64_t t = s[1] << 17;
+    s[2] ^= s[0];
+    s[3] ^= s[1];
+    s[1] ^= s[2];
+    s[0] ^= s[3];
+    s[2] ^= t;
+    s[3] = rotl(s[3], 45);
+    return result;
+}
+
+double rng_uniform(rng *r) { return (rng_u64(r) >> 11) * 0x1.0p-53; }
+float rng_uniformf(rng *r) { return (rng_u64(r) >> 40) * 0x1.0p-24f; }
+
+uint64_t rng_below(rng *r, uint64_t n)
+{
+    /* Lemire's multiply-and-reject */
+    uint64_t x = rng_u64(r);
+    __uint128_t m = (__uint128_t)x * n;
+    uint64_t l = (uint64_t)m;
+    if (l < n) {
+        uint64_t t = -n % n;
+        while (l < t) {
+            x = rng_u64(r);
+            m = (__uint128_t)x * n;
+            l = (uint64_t)m;
+        }
+    }
+    return (uint64_t)(m >> 64);
+}
+
+double rng_normal(rng *r)
+{
+    double u1 = 1.0 - rng_uniform(r); /* (0, 1] */
+    double u2 = rng_uniform(r);
+    return sqrt(-2.0 * log(u1)) * cos(2.0 * M_PI * u2);
+}
+
+void rng_shuffle_i32(rng *r, int32_t *a, int64_t n)
+{
+    for (int64_t i = n - 1; i > 0; i--) {
+        int64_t j = (int64_t)rng_below(r, (uint64_t)i + 1);
+        int32_t t = a[i];
+        a[i] = a[j];
+        a[j] = t;
+    }
+}

@@ -1,0 +1,979 @@
+/* stream.c: the one module that talks to msgpack-c. See stream.h and formats/stream.md. */
+#include "stream.h"
+
+#include <errno.h>
+#include <math.h>
+#include <msgpack.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "util.h"
+
+#define MAX_DEPTH 64 /* lineage depth we accept when parsing a header */
+
+/* ------------------------------------------------------------------ header building */
+
+stream_header *header_new(const char *kind, int batched)
+{
+    stream_header *h = ecalloc(1, sizeof *h);
+    h->kind = estrdup(kind);
+    h->batched = batched;
+    h->program = estrdup(util_prog);
+    return h;
+}
+
+static void meta_clear(stream_meta *m)
+{
+    free(m->key);
+    free(m->s);
+    tensor_free(m->t);
+    free(m->raw);
+}
+
+void header_free(stream_header *h)
+{
+    if (!h)
+        return;
+    free(h->kind);
+    for (int i = 0; i < h->nmeta; i++)
+        meta_clear(&h->meta[i]);
+    free(h->meta);
+    free(h->program);
+    for (int i = 0; i < h->nargs; i++)
+        free(h->args[i]);
+    free(h->args);
+    for (int i = 0; i < h->ninputs; i++)
+        header_free(h->inputs[i]);
+    free(h->inputs);
+    free(h);
+}
+
+static tensor *tensor_clone(const tensor *t)
+{
+    tensor *c = tensor_new(t->dtype, t->ndim, t->shape);
+    memcpy(c->data, t->data, tensor_nbytes(t));
+    return c;
+}
+
+static void meta_copy(stream_meta *d, const stream_meta *s)
+{
+    *d = *s;
+    d->key = estrdup(s->key);
+    d->s = s->s ? estrdup(s->s) : NULL;
+    d->t = s->t ? tensor_clone(s->t) : NULL;
+    if (s->raw) {
+        d->raw = emalloc(s->rawlen);
+        memcpy(d->raw, s->raw, s->rawlen);
+    }
+}
+
+stream_header *header_copy(const stream_header *s)
+{
+    stream_header *h = ecalloc(1, sizeof *h);
+    h->kind = estrdup(s->kind);
+    h->batched = s->batched;
+    h->nfields = s->nfields;
+    memcpy(h->fields, s->fields, sizeof h->fields);
+    h->nmeta = s->nmeta;
+    h->meta = ecalloc(s->nmeta, sizeof *h->meta);
+    for (int i = 0; i < s->nmeta; i++)
+        meta_copy(&h->meta[i], &s->meta[i]);
+    h->program = estrdup(s->program ? s->program : "?");
+    h->nargs = s->nargs;
+    h->args = ecalloc(s->nargs, sizeof *h->args);
+    for (int i = 0; i < s->nargs; i++)
+        h->args[i] = estrdup(s->args[i]);
+    h->has_seed = s->has_seed;
+    h->seed = s->seed;
+    h->ninputs = s->ninputs;
+    h->inputs = ecalloc(s->ninputs, sizeof *h->inputs);
+    for (int i = 0; i < s->ninputs; i++)
+        h->inputs[i] = header_copy(s->inputs[i]);
+    return h;
+}
+
+void header_provenance(stream_header *h, int argc, char **argv)
+{
+    free(h->program);
+    h->program = estrdup(util_prog);
+    for (int i = 0; i < h->nargs; i++)
+        free(h->args[i]);
+    free(h->args);
+    h->nargs = argc > 1 ? argc - 1 : 0;
+    h->args = ecalloc(h->nargs, sizeof *h->args);
+    for (int i = 0; i < h->nargs; i++)
+        h->args[i] = estrdup(argv[i + 1]);
+}
+
+void header_set_seed(stream_header *h, uint64_t seed)
+{
+    h->has_seed = 1;
+    h->seed = seed;
+}
+
+void header_add_input(stream_header *h, const stream_header *in)
+{
+    h->inputs = erealloc(h->inputs, (h->ninputs + 1) * sizeof *h->inputs);
+    h->inputs[h->ninputs++] = header_copy(in);
+}
+
+void header_add_field(stream_header *h, const char *name, int dtype, int ndim, const int64_t *shape)
+{
+    if (h->nfields >= STREAM_MAXFIELDS)
+        die("internal error: more than %d fields", STREAM_MAXFIELDS);
+    if (strlen(name) >= STREAM_NAMELEN || !strcmp(name, "end"))
+        die("internal error: bad field name '%s'", name);
+    if (header_field_find(h, name) >= 0)
+        die("internal error: field '%s' declared twice", name);
+    stream_field *f = &h->fields[h->nfields++];
+    memset(f, 0, sizeof *f);
+    strcpy(f->name, name);
+    f->dtype = dtype;
+    f->ndim = ndim;
+    memcpy(f->shape, shape, ndim * sizeof *shape);
+}
+
+void header_copy_fields(stream_header *dst, const stream_header *src)
+{
+    for (int i = 0; i < src->nfields; i++)
+        header_add_field(dst, src->fields[i].name, src->fields[i].dtype, src->fields[i].ndim,
+                         src->fields[i].shape);
+}
+
+static stream_meta *meta_slot(stream_header *h, const char *key)
+{
+    for (int i = 0; i < h->nmeta; i++)
+        if (!strcmp(h->meta[i].key, key)) {
+            meta_clear(&h->meta[i]);
+            memset(&h->meta[i], 0, sizeof h->meta[i]);
+            h->meta[i].key = estrdup(key);
+            return &h->meta[i];
+        }
+    h->meta = erealloc(h->meta, (h->nmeta + 1) * sizeof *h->meta);
+    stream_meta *m = &h->meta[h->nmeta++];
+    memset(m, 0, sizeof *m);
+    m->key = estrdup(key);
+    return m;
+}
+
+void header_copy_meta(stream_header *dst, const stream_header *src)
+{
+    for (int i = 0; i < src->nmeta; i++) {
+        stream_meta *m = meta_slot(dst, src->meta[i].key);
+        char *key = m->key;
+        meta_copy(m, &src->meta[i]);
+        free(m->key);
+        m->key = key;
+    }
+}
+
+void header_set_int(stream_header *h, const char *key, int64_t v)
+{
+    stream_meta *m = meta_slot(h, key);
+    m->type = META_INT;
+    m->i = v;
+}
+
+void header_set_float(stream_header *h, const char *key, double v)
+{
+    stream_meta *m = meta_slot(h, key);
+    m->type = META_FLOAT;
+    m->f = v;
+}
+
+void header_set_str(stream_header *h, const char *key, const char *v)
+{
+    stream_meta *m = meta_slot(h, key);
+    m->type = META_STR;
+    m->s = estrdup(v);
+}
+
+void header_set_bool(stream_header *h, const char *key, int v)
+{
+    stream_meta *m = meta_slot(h, key);
+    m->type = META_BOOL;
+    m->i = !!v;
+}
+
+void header_set_tensor(stream_header *h, const char *key, const tensor *t)
+{
+    stream_meta *m = meta_slot(h, key);
+    m->type = META_TENSOR;
+    m->t = tensor_clone(t);
+}
+
+const stream_meta *header_meta(const stream_header *h, const char *key)
+{
+    for (int i = 0; i < h->nmeta; i++)
+        if (!strcmp(h->meta[i].key, key))
+            return &h->meta[i];
+    return NULL;
+}
+
+int64_t header_int(const stream_header *h, const char *key, int64_t dflt)
+{
+    const stream_meta *m = header_meta(h, key);
+    if (!m)
+        return dflt;
+    if (m->type == META_INT || m->type == META_BOOL)
+        return m->i;
+    if (m->type == META_FLOAT)
+        return (int64_t)m->f;
+    die("header entry '%s' is not a number", key);
+}
+
+double header_float(const stream_header *h, const char *key, double dflt)
+{
+    const stream_meta *m = header_meta(h, key);
+    if (!m)
+        return dflt;
+    if (m->type == META_FLOAT)
+        return m->f;
+    if (m->type == META_INT || m->type == META_BOOL)
+        return (double)m->i;
+    die("header entry '%s' is not a number", key);
+}
+
+const char *header_str(const stream_header *h, const char *key, const char *dflt)
+{
+    const stream_meta *m = header_meta(h, key);
+    if (!m)
+        return dflt;
+    if (m->type != META_STR)
+        die("header entry '%s' is not a string", key);
+    return m->s;
+}
+
+int64_t header_need_int(const stream_header *h, const char *key)
+{
+    if (!header_meta(h, key))
+        die("input stream (kind %s) has no '%s' in its header", h->kind, key);
+    return header_int(h, key, 0);
+}
+
+const tensor *header_tensor(const stream_header *h, const char *key)
+{
+    const stream_meta *m = header_meta(h, key);
+    return m && m->type == META_TENSOR ? m->t : NULL;
+}
+
+int header_field_find(const stream_header *h, const char *name)
+{
+    for (int i = 0; i < h->nfields; i++)
+        if (!strcmp(h->fields[i].name, name))
+            return i;
+    return -1;
+}
+
+int stream_field_index(const stream_header *h, const char *name)
+{
+    int i = header_field_find(h, name);
+    if (i < 0)
+        die("input stream (kind %s) has no field '%s'", h->kind, name);
+    return i;
+}
+
+int stream_field_typed(const stream_header *h, const char *name, int dtype)
+{
+    int i = stream_field_index(h, name);
+    if (h->fields[i].dtype != dtype)
+        die("input field '%s' is %s, expected %s", name, dtype_name(h->fields[i].dtype),
+            dtype_name(dtype));
+    return i;
+}
+
+/* ------------------------------------------------------------------ records */
+
+void record_free(stream_record *rec)
+{
+    for (int i = 0; i < STREAM_MAXFIELDS; i++)
+        if (rec->t[i].owns) {
+            free(rec->t[i].data);
+            rec->t[i].data = NULL;
+            rec->t[i].owns = 0;
+            rec->t[i].cap = 0;
+        }
+    rec->n = 0;
+}
+
+int64_t record_batch(const stream_record *rec) { return rec->n > 0 && rec->t[0].ndim > 0 ? rec->t[0].shape[0] : 1; }
+
+/* ------------------------------------------------------------------ packing */
+
+static int write_cb(void *data, const char *buf, size_t len)
+{
+    return fwrite(buf, 1, len, (FILE *)data) == len ? 0 : -1;
+}
+
+static void pack_str(msgpack_packer *pk, const char *s)
+{
+    size_t n = strlen(s);
+    msgpack_pack_str(pk, n);
+    msgpack_pack_str_body(pk, s, n);
+}
+
+static void pack_tensor(msgpack_packer *pk, int dtype, int ndim, const int64_t *shape, const void *data)
+{
+    msgpack_pack_map(pk, 3);
+    pack_str(pk, "dtype");
+    pack_str(pk, dtype_name(dtype));
+    pack_str(pk, "shape");
+    msgpack_pack_array(pk, ndim);
+    for (int i = 0; i < ndim; i++)
+        msgpack_pack_int64(pk, shape[i]);
+    pack_str(pk, "data");
+    size_t n = (size_t)shape_numel(ndim, shape) * dtype_size(dtype);
+    msgpack_pack_bin(pk, n);
+    msgpack_pack_bin_body(pk, data, n);
+}
+
+static void pack_header(msgpack_packer *pk, const stream_header *h)
+{
+    msgpack_pack_map(pk, 7);
+    pack_str(pk, "format");
+    pack_str(pk, "hedge-stream");
+    pack_str(pk, "version");
+    msgpack_pack_int(pk, STREAM_VERSION);
+    pack_str(pk, "kind");
+    pack_str(pk, h->kind);
+    pack_str(pk, "batched");
+    if (h->batched)
+        msgpack_pack_true(pk);
+    else
+        msgpack_pack_false(pk);
+    pack_str(pk, "fields");
+    msgpack_pack_array(pk, h->nfields);
+    for (int i = 0; i < h->nfields; i++) {
+        const stream_field *f = &h->fields[i];
+        msgpack_pack_map(pk, 3);
+        pack_str(pk, "name");
+        pack_str(pk, f->name);
+        pack_str(pk, "dtype");
+        pack_str(pk, dtype_name(f->dtype));
+        pack_str(pk, "shape");
+        msgpack_pack_array(pk, f->ndim);
+        for (int d = 0; d < f->ndim; d++)
+            msgpack_pack_int64(pk, f->shape[d]);
+    }
+    pack_str(pk, "meta");
+    msgpack_pack_map(pk, h->nmeta);
+    for (int i = 0; i < h->nmeta; i++) {
+        const stream_meta *m = &h->meta[i];
+        pack_str(pk, m->key);
+        switch (m->type) {
+        case META_INT: msgpack_pack_int64(pk, m->i); break;
+        case META_FLOAT: msgpack_pack_double(pk, m->f); break;
+        case META_STR: pack_str(pk, m->s); break;
+        case META_BOOL:
+            if (m->i)
+                msgpack_pack_true(pk);
+            else
+                msgpack_pack_false(pk);
+            break;
+        case META_TENSOR: pack_tensor(pk, m->t->dtype, m->t->ndim, m->t->shape, m->t->data); break;
+        case META_RAW: pk->callback(pk->data, (const char *)m->raw, m->rawlen); break;
+        }
+    }
+    pack_str(pk, "provenance");
+    msgpack_pack_map(pk, h->has_seed ? 4 : 3);
+    pack_str(pk, "program");
+    pack_str(pk, h->program ? h->program : "?");
+    pack_str(pk, "args");
+    msgpack_pack_array(pk, h->nargs);
+    for (int i = 0; i < h->nargs; i++)
+        pack_str(pk, h->args[i]);
+    if (h->has_seed) {
+        pack_str(pk, "seed");
+        msgpack_pack_uint64(pk, h->seed);
+    }
+    pack_str(pk, "input");
+    msgpack_pack_array(pk, h->ninputs);
+    for (int i = 0; i < h->ninputs; i++)
+        pack_header(pk, h->inputs[i]);
+}
+
+/* ------------------------------------------------------------------ writer */
+
+struct stream_writer {
+    FILE *f;
+    const stream_header *h;
+    msgpack_packer pk;
+    long long count;
+};
+
+static void writer_check(stream_writer *w)
+{
+    if (ferror(w->f))
+        die("cannot write stream: %s", strerror(errno));
+}
+
+stream_writer *stream_create(FILE *f, const stream_header *h)
+{
+    stream_writer *w = ecalloc(1, sizeof *w);
+    w->f = f;
+    w->h = h;
+    msgpack_packer_init(&w->pk, f, write_cb);
+    pack_header(&w->pk, h);
+    writer_check(w);
+    return w;
+}
+
+static void check_shape(const stream_writer *w, int i, const tensor *t)
+{
+    const stream_field *f = &w->h->fields[i];
+    int off = w->h->batched;
+    int ok = t->dtype == f->dtype && t->ndim == f->ndim + off;
+    for (int d = 0; ok && d < f->ndim; d++)
+        ok = t->shape[d + off] == f->shape[d];
+    if (!ok) {
+        char b[96];
+        die("internal error: field '%s' written as %s, declared otherwise", f->name,
+            tensor_describe(t, b, sizeof b));
+    }
+}
+
+void stream_write_record(stream_writer *w, const stream_record *rec)
+{
+    const stream_header *h = w->h;
+    if (rec->n != h->nfields)
+        die("internal error: record has %d fields, header declares %d", rec->n, h->nfields);
+    msgpack_pack_map(&w->pk, h->nfields);
+    for (int i = 0; i < h->nfields; i++) {
+        check_shape(w, i, &rec->t[i]);
+        pack_str(&w->pk, h->fields[i].name);
+        pack_tensor(&w->pk, rec->t[i].dtype, rec->t[i].ndim, rec->t[i].shape, rec->t[i].data);
+    }
+    writer_check(w);
+    w->count++;
+}
+
+void stream_write_data(stream_writer *w, void *const *data, int64_t batch)
+{
+    const stream_header *h = w->h;
+    msgpack_pack_map(&w->pk, h->nfields);
+    for (int i = 0; i < h->nfields; i++) {
+        const stream_field *f = &h->fields[i];
+        int64_t shape[TENSOR_MAXDIM + 1];
+        int nd = 0;
+        if (h->batched)
+            shape[nd++] = batch;
+        for (int d = 0; d < f->ndim; d++)
+            shape[nd++] = f->shape[d];
+        pack_str(&w->pk, f->name);
+        pack_tensor(&w->pk, f->dtype, nd, shape, data[i]);
+    }
+    writer_check(w);
+    w->count++;
+}
+
+long long stream_written(const stream_writer *w) { return w->count; }
+
+void stream_finish(stream_writer *w)
+{
+    msgpack_pack_map(&w->pk, 1);
+    pack_str(&w->pk, "end");
+    msgpack_pack_int64(&w->pk, w->count);
+    if (fflush(w->f) != 0)
+        die("cannot write stream: %s", strerror(errno));
+    writer_check(w);
+    free(w);
+}
+
+/* ------------------------------------------------------------------ reader */
+
+typedef struct {
+    FILE *f;
+    int own_file;
+    msgpack_unpacker u;
+    msgpack_unpacked result;
+    int eof;
+} reader_impl;
+
+/* next object into im->result: 1 ok, 0 clean EOF at an object boundary. Dies on corruption. */
+static int next_object(stream_reader *r)
+{
+    reader_impl *im = r->impl;
+    for (;;) {
+        msgpack_unpack_return ret = msgpack_unpacker_next(&im->u, &im->result);
+        if (ret == MSGPACK_UNPACK_SUCCESS)
+            return 1;
+        if (ret == MSGPACK_UNPACK_PARSE_ERROR)
+            die("%s: corrupt stream: not valid msgpack (after %lld records)", r->name, r->count);
+        if (ret == MSGPACK_UNPACK_NOMEM_ERROR)
+            die("%s: out of memory while reading the stream", r->name);
+        /* MSGPACK_UNPACK_CONTINUE: need more bytes */
+        if (im->eof) {
+            if (im->u.used > im->u.off)
+                die("%s: truncated stream: input ends inside an object (after %lld records)", r->name,
+                    r->count);
+            return 0;
+        }
+        if (msgpack_unpacker_buffer_capacity(&im->u) < 65536 &&
+            !msgpack_unpacker_reserve_buffer(&im->u, 1 << 20))
+            die("%s: out of memory while reading the stream", r->name);
+        size_t n = fread(msgpack_unpacker_buffer(&im->u), 1, msgpack_unpacker_buffer_capacity(&im->u), im->f);
+        if (n == 0) {
+            if (ferror(im->f))
+                die("%s: read error: %s", r->name, strerror(errno));
+            im->eof = 1;
+        }
+        msgpack_unpacker_buffer_consumed(&im->u, n);
+    }
+}
+
+static int str_eq(const msgpack_object *o, const char *s)
+{
+    size_t n = strlen(s);
+    return o->type == MSGPACK_OBJECT_STR && o->via.str.size == n && !memcmp(o->via.str.ptr, s, n);
+}
+
+static char *str_dup(const msgpack_object *o)
+{
+    char *s = emalloc(o->via.str.size + 1);
+    memcpy(s, o->via.str.ptr, o->via.str.size);
+    s[o->via.str.size] = 0;
+    return s;
+}
+
+static const msgpack_object *map_get(const msgpack_object *m, const char *key)
+{
+    if (m->type != MSGPACK_OBJECT_MAP)
+        return NULL;
+    for (uint32_t i = 0; i < m->via.map.size; i++)
+        if (str_eq(&m->via.map.ptr[i].key, key))
+            return &m->via.map.ptr[i].val;
+    return NULL;
+}
+
+static int obj_int(const msgpack_object *o, int64_t *v)
+{
+    if (o->type == MSGPACK_OBJECT_POSITIVE_INTEGER) {
+        if (o->via.u64 > INT64_MAX)
+            return 0;
+        *v = (int64_t)o->via.u64;
+        return 1;
+    }
+    if (o->type == MSGPACK_OBJECT_NEGATIVE_INTEGER) {
+        *v = o->via.i64;
+        return 1;
+    }
+    return 0;
+}
+
+/* parse a tensor map; on failure returns a message describing the problem */
+static const char *parse_tensor(const msgpack_object *o, int *dtype, int *ndim, int64_t *shape,
+                                const char **data, size_t *len)
+{
+    const msgpack_object *dt = map_get(o, "dtype"), *sh = map_get(o, "shape"), *da = map_get(o, "data");
+    if (!dt || !sh || !da)
+        return "is not a tensor (needs dtype, shape and data)";
+    if (dt->type != MSGPACK_OBJECT_STR)
+        return "has a dtype that is not a string";
+    char name[16] = "";
+    if (dt->via.str.size < sizeof name)
+        memcpy(name, dt->via.str.ptr, dt->via.str.size);
+    if ((*dtype = dtype_parse(name)) < 0)
+        return "has an unknown dtype";
+    if (sh->type != MSGPACK_OBJECT_ARRAY || sh->via.array.size > TENSOR_MAXDIM)
+        return "has a bad shape";
+    *ndim = sh->via.array.size;
+    for (int i = 0; i < *ndim; i++)
+        if (!obj_int(&sh->via.array.ptr[i], &shape[i]) || shape[i] < 0 || shape[i] > (1LL << 40))
+            return "has a bad shape";
+    if (da->type != MSGPACK_OBJECT_BIN)
+        return "has data that is not a msgpack bin";
+    double want = (double)dtype_size(*dtype);
+    for (int i = 0; i < *ndim; i++)
+        want *= (double)shape[i];
+    if (want != (double)da->via.bin.size)
+        return "has a data size that does not match its shape and dtype";
+    *data = da->via.bin.ptr;
+    *len = da->via.bin.size;
+    return NULL;
+}
+
+static void pack_to_raw(const msgpack_object *o, unsigned char **raw, size_t *len)
+{
+    msgpack_sbuffer sb;
+    msgpack_sbuffer_init(&sb);
+    msgpack_packer pk;
+    msgpack_packer_init(&pk, &sb, msgpack_sbuffer_write);
+    msgpack_pack_object(&pk, *o);
+    *raw = emalloc(sb.size);
+    memcpy(*raw, sb.data, sb.size);
+    *len = sb.size;
+    msgpack_sbuffer_destroy(&sb);
+}
+
+static stream_header *parse_header(const char *src, const msgpack_object *o, int depth)
+{
+    if (depth > MAX_DEPTH)
+        die("%s: stream header lineage is deeper than %d", src, MAX_DEPTH);
+    const msgpack_object *fmt = map_get(o, "format");
+    if (!fmt || !str_eq(fmt, "hedge-stream"))
+        die("%s: not a hedge stream (the first object has no format \"hedge-stream\")", src);
+    const msgpack_object *ver = map_get(o, "version");
+    int64_t v;
+    if (!ver || !obj_int(ver, &v))
+        die("%s: stream header has no version", src);
+    if (v != STREAM_VERSION)
+        die("%s: stream version %lld is not supported (this build reads version %d; rebuild the "
+            "stream with this build of hedge or update hedge)",
+            src, (long long)v, STREAM_VERSION);
+    const msgpack_object *kind = map_get(o, "kind");
+    if (!kind || kind->type != MSGPACK_OBJECT_STR)
+        die("%s: stream header has no kind", src);
+    char *k = str_dup(kind);
+    stream_header *h = header_new(k, 0);
+    free(k);
+    const msgpack_object *b = map_get(o, "batched");
+    h->batched = b && b->type == MSGPACK_OBJECT_BOOLEAN && b->via.boolean;
+
+    const msgpack_object *fields = map_get(o, "fields");
+    if (!fields || fields->type != MSGPACK_OBJECT_ARRAY)
+        die("%s: stream header has no fields", src);
+    if (fields->via.array.size > STREAM_MAXFIELDS)
+        die("%s: stream has %u fields, at most %d are supported", src, fields->via.array.size, STREAM_MAXFIELDS);
+    for (uint32_t i = 0; i < fields->via.array.size; i++) {
+        const msgpack_object *f = &fields->via.array.ptr[i];
+        const msgpack_object *nm = map_get(f, "name"), *dt = map_get(f, "dtype"), *sh = map_get(f, "shape");
+        if (!nm || nm->type != MSGPACK_OBJECT_STR || nm->via.str.size >= STREAM_NAMELEN || !dt ||
+            dt->type != MSGPACK_OBJECT_STR || !sh || sh->type != MSGPACK_OBJECT_ARRAY ||
+            sh->via.array.size > TENSOR_MAXDIM)
+            die("%s: stream header has a malformed field %u", src, i);
+        char *name = str_dup(nm), *dts = str_dup(dt);
+        int dtype = dtype_parse(dts);
+        if (dtype < 0)
+            die("%s: field '%s' has unknown dtype '%s'", src, name, dts);
+        int64_t shape[TENSOR_MAXDIM];
+        for (uint32_t d = 0; d < sh->via.array.size; d++)
+            if (!obj_int(&sh->via.array.ptr[d], &shape[d]) || shape[d] < 0)
+                die("%s: field '%s' has a bad shape", src, name);
+        if (header_field_find(h, name) >= 0 || !strcmp(name, "end"))
+            die("%s: field name '%s' is repeated or reserved", src, name);
+        header_add_field(h, name, dtype, sh->via.array.size, shape);
+        free(name);
+        free(dts);
+    }
+
+    const msgpack_object *meta = map_get(o, "meta");
+    if (meta && meta->type == MSGPACK_OBJECT_MAP)
+        for (uint32_t i = 0; i < meta->via.map.size; i++) {
+            const msgpack_object *key = &meta->via.map.ptr[i].key, *val = &meta->via.map.ptr[i].val;
+            if (key->type != MSGPACK_OBJECT_STR)
+                continue;
+            char *ks = str_dup(key);
+            stream_meta *m = meta_slot(h, ks);
+            free(ks);
+            int64_t iv;
+            int dtype, ndim;
+            int64_t shape[TENSOR_MAXDIM];
+            const char *data;
+            size_t len;
+            if (obj_int(val, &iv)) {
+                m->type = META_INT;
+                m->i = iv;
+            } else if (val->type == MSGPACK_OBJECT_FLOAT64 || val->type == MSGPACK_OBJECT_FLOAT32) {
+                m->type = META_FLOAT;
+                m->f = val->via.f64;
+            } else if (val->type == MSGPACK_OBJECT_STR) {
+                m->type = META_STR;
+                m->s = str_dup(val);
+            } else if (val->type == MSGPACK_OBJECT_BOOLEAN) {
+                m->type = META_BOOL;
+                m->i = val->via.boolean;
+            } else if (val->type == MSGPACK_OBJECT_MAP && !parse_tensor(val, &dtype, &ndim, shape, &data, &len)) {
+                m->type = META_TENSOR;
+                m->t = tensor_new(dtype, ndim, shape);
+                memcpy(m->t->data, data, len);
+            } else {
+                m->type = META_RAW;
+                pack_to_raw(val, &m->raw, &m->rawlen);
+            }
+        }
+
+    const msgpack_object *prov = map_get(o, "provenance");
+    if (prov) {
+        const msgpack_object *p = map_get(prov, "program"), *a = map_get(prov, "args"),
+                             *s = map_get(prov, "seed"), *in = map_get(prov, "input");
+        if (p && p->type == MSGPACK_OBJECT_STR) {
+            free(h->program);
+            h->program = str_dup(p);
+        }
+        if (a && a->type == MSGPACK_OBJECT_ARRAY) {
+            h->args = ecalloc(a->via.array.size, sizeof *h->args);
+            for (uint32_t i = 0; i < a->via.array.size; i++)
+                if (a->via.array.ptr[i].type == MSGPACK_OBJECT_STR)
+                    h->args[h->nargs++] = str_dup(&a->via.array.ptr[i]);
+        }
+        if (s && s->type == MSGPACK_OBJECT_POSITIVE_INTEGER) {
+            h->has_seed = 1;
+            h->seed = s->via.u64;
+        }
+        if (in && in->type == MSGPACK_OBJECT_ARRAY) {
+            h->inputs = ecalloc(in->via.array.size, sizeof *h->inputs);
+            for (uint32_t i = 0; i < in->via.array.size; i++)
+                h->inputs[h->ninputs++] = parse_header(src, &in->via.array.ptr[i], depth + 1);
+        }
+    } else {
+        free(h->program);
+        h->program = estrdup("?");
+    }
+    return h;
+}
+
+stream_reader *stream_open(FILE *f, const char *name)
+{
+    stream_reader *r = ecalloc(1, sizeof *r);
+    reader_impl *im = ecalloc(1, sizeof *im);
+    r->impl = im;
+    r->name = name;
+    im->f = f;
+    if (!msgpack_unpacker_init(&im->u, 1 << 20))
+        die("out of memory");
+    msgpack_unpacked_init(&im->result);
+    if (!next_object(r))
+        die("%s: empty input: expected a hedge stream", name);
+    if (im->result.data.type != MSGPACK_OBJECT_MAP)
+        die("%s: not a hedge stream (the first object is not a map)", name);
+    r->header = parse_header(name, &im->result.data, 0);
+    return r;
+}
+
+stream_reader *stream_open_path(const char *path)
+{
+    if (!strcmp(path, "-"))
+        return stream_open(stdin, "stdin");
+    FILE *f = fopen(path, "rb");
+    if (!f)
+        die("cannot open %s: %s", path, strerror(errno));
+    stream_reader *r = stream_open(f, path);
+    ((reader_impl *)r->impl)->own_file = 1;
+    return r;
+}
+
+void stream_expect_kind(const stream_reader *r, const char *kind)
+{
+    if (strcmp(r->header->kind, kind))
+        die("%s: expected a stream of kind '%s', got '%s' (from %s)", r->name, kind, r->header->kind,
+            r->header->program);
+}
+
+int stream_read(stream_reader *r, stream_record *rec)
+{
+    reader_impl *im = r->impl;
+    const stream_header *h = r->header;
+    if (!next_object(r))
+        die("%s: truncated stream: no end marker after %lld records (did the program upstream fail?)",
+            r->name, r->count);
+    const msgpack_object *o = &im->result.data;
+    if (o->type != MSGPACK_OBJECT_MAP)
+        die("%s: corrupt stream: record %lld is not a map", r->name, r->count + 1);
+    const msgpack_object *end = map_get(o, "end");
+    if (end) {
+        int64_t n;
+        if (!obj_int(end, &n) || n != r->count)
+            die("%s: corrupt stream: end marker says %lld records, read %lld", r->name,
+                obj_int(end, &n) ? (long long)n : -1LL, r->count);
+        return 0;
+    }
+    if (o->via.map.size != (uint32_t)h->nfields)
+        die("%s: record %lld has %u fields, the header declares %d", r->name, r->count + 1,
+            o->via.map.size, h->nfields);
+    int seen[STREAM_MAXFIELDS] = {0};
+    int64_t batch = -1;
+    for (uint32_t i = 0; i < o->via.map.size; i++) {
+        const msgpack_object *key = &o->via.map.ptr[i].key;
+        int idx = -1;
+        for (int j = 0; j < h->nfields && idx < 0; j++)
+            if (str_eq(key, h->fields[j].name))
+                idx = j;
+        if (idx < 0 || seen[idx])
+            die("%s: record %lld has a field the header does not declare (or twice)", r->name, r->count + 1);
+        seen[idx] = 1;
+        const stream_field *f = &h->fields[idx];
+        int dtype, ndim;
+        int64_t shape[TENSOR_MAXDIM];
+        const char *data;
+        size_t len;
+        const char *err = parse_tensor(&o->via.map.ptr[i].val, &dtype, &ndim, shape, &data, &len);
+        if (err)
+            die("%s: record %lld: field '%s' %s", r->name, r->count + 1, f->name, err);
+        int off = h->batched;
+        int ok = dtype == f->dtype && ndim == f->ndim + off;
+        for (int d = 0; ok && d < f->ndim; d++)
+            ok = shape[d + off] == f->shape[d];
+        if (ok && off) {
+            if (batch < 0)
+                batch = shape[0];
+            ok = shape[0] == batch;
+        }
+        if (!ok)
+            die("%s: record %lld: field '%s' does not have the dtype and shape the header declares",
+                r->name, r->count + 1, f->name);
+        tensor *t = &rec->t[idx];
+        if (!t->owns || t->cap < len) {
+            if (t->owns)
+                free(t->data);
+            t->cap = len < 64 ? 64 : len + len / 4;
+            t->data = ealloc_aligned(t->cap);
+            t->owns = 1;
+        }
+        memcpy(t->data, data, len);
+        t->dtype = dtype;
+        t->ndim = ndim;
+        memcpy(t->shape, shape, sizeof shape);
+    }
+    rec->n = h->nfields;
+    r->count++;
+    return 1;
+}
+
+void stream_close(stream_reader *r)
+{
+    reader_impl *im = r->impl;
+    msgpack_unpacked_destroy(&im->result);
+    msgpack_unpacker_destroy(&im->u);
+    if (im->own_file)
+        fclose(im->f);
+    header_free(r->header);
+    free(im);
+    free(r);
+}
+
+/* ------------------------------------------------------------------ JSON printing */
+
+static void json_str(FILE *f, const char *s, size_t n)
+{
+    fputc('"', f);
+    for (size_t i = 0; i < n; i++) {
+        unsigned char c = s[i];
+        if (c == '"' || c == '\\')
+            fprintf(f, "\\%c", c);
+        else if (c < 0x20)
+            fprintf(f, "\\u%04x", c);
+        else
+            fputc(c, f);
+    }
+    fputc('"', f);
+}
+
+static void json_num(FILE *f, double v)
+{
+    if (isfinite(v))
+        fprintf(f, "%.9g", v);
+    else
+        fputs("null", f);
+}
+
+static void json_tensor_brief(FILE *f, const tensor *t)
+{
+    fprintf(f, "{\"dtype\": \"%s\", \"shape\": [", dtype_name(t->dtype));
+    for (int i = 0; i < t->ndim; i++)
+        fprintf(f, i ? ", %lld" : "%lld", (long long)t->shape[i]);
+    fputs("], \"values\": [", f);
+    int64_t n = tensor_numel(t);
+    for (int64_t i = 0; i < n && i < 16; i++) {
+        if (i)
+            fputs(", ", f);
+        json_num(f, tensor_get(t, i));
+    }
+    fputs(n > 16 ? ", ...]}" : "]}", f);
+}
+
+static void json_object(FILE *f, const msgpack_object *o)
+{
+    switch (o->type) {
+    case MSGPACK_OBJECT_NIL: fputs("null", f); break;
+    case MSGPACK_OBJECT_BOOLEAN: fputs(o->via.boolean ? "true" : "false", f); break;
+    case MSGPACK_OBJECT_POSITIVE_INTEGER: fprintf(f, "%llu", (unsigned long long)o->via.u64); break;
+    case MSGPACK_OBJECT_NEGATIVE_INTEGER: fprintf(f, "%lld", (long long)o->via.i64); break;
+    case MSGPACK_OBJECT_FLOAT32:
+    case MSGPACK_OBJECT_FLOAT64: json_num(f, o->via.f64); break;
+    case MSGPACK_OBJECT_STR: json_str(f, o->via.str.ptr, o->via.str.size); break;
+    case MSGPACK_OBJECT_BIN: fprintf(f, "\"<%u bytes>\"", o->via.bin.size); break;
+    case MSGPACK_OBJECT_ARRAY:
+        fputc('[', f);
+        for (uint32_t i = 0; i < o->via.array.size; i++) {
+            if (i)
+                fputs(", ", f);
+            json_object(f, &o->via.array.ptr[i]);
+        }
+        fputc(']', f);
+        break;
+    case MSGPACK_OBJECT_MAP:
+        fputc('{', f);
+        for (uint32_t i = 0; i < o->via.map.size; i++) {
+            if (i)
+                fputs(", ", f);
+            json_object(f, &o->via.map.ptr[i].key);
+            fputs(": ", f);
+            json_object(f, &o->via.map.ptr[i].val);
+        }
+        fputc('}', f);
+        break;
+    default: fputs("null", f);
+    }
+}
+
+void header_print_json(FILE *f, const stream_header *h, int with_inputs)
+{
+    fprintf(f, "{\"format\": \"hedge-stream\", \"version\": %d, \"kind\": ", STREAM_VERSION);
+    json_str(f, h->kind, strlen(h->kind));
+    fprintf(f, ", \"batched\": %s, \"fields\": [", h->batched ? "true" : "false");
+    for (int i = 0; i < h->nfields; i++) {
+        const stream_field *fl = &h->fields[i];
+        fprintf(f, "%s{\"name\": \"%s\", \"dtype\": \"%s\", \"shape\": [", i ? ", " : "", fl->name,
+                dtype_name(fl->dtype));
+        for (int d = 0; d < fl->ndim; d++)
+            fprintf(f, d ? ", %lld" : "%lld", (long long)fl->shape[d]);
+        fputs("]}", f);
+    }
+    fputs("], \"meta\": {", f);
+    for (int i = 0; i < h->nmeta; i++) {
+        const stream_meta *m = &h->meta[i];
+        if (i)
+            fputs(", ", f);
+        json_str(f, m->key, strlen(m->key));
+        fputs(": ", f);
+        switch (m->type) {
+        case META_INT: fprintf(f, "%lld", (long long)m->i); break;
+        case META_FLOAT: json_num(f, m->f); break;
+        case META_STR: json_str(f, m->s, strlen(m->s)); break;
+        case META_BOOL: fputs(m->i ? "true" : "false", f); break;
+        case META_TENSOR: json_tensor_brief(f, m->t); break;
+        case META_RAW: {
+            msgpack_zone z;
+            msgpack_zone_init(&z, 2048);
+            msgpack_object o;
+            if (msgpack_unpack((const char *)m->raw, m->rawlen, NULL, &z, &o) == MSGPACK_UNPACK_SUCCESS)
+                json_object(f, &o);
+            else
+                fputs("null", f);
+            msgpack_zone_destroy(&z);
+            break;
+        }
+        }
+    }
+    fputs("}, \"provenance\": {\"program\": ", f);
+    json_str(f, h->program, strlen(h->program));
+    fputs(", \"args\": [", f);
+    for (int i = 0; i < h->nargs; i++) {
+        if (i)
+            fputs(", ", f);
+        json_str(f, h->args[i], strlen(h->args[i]));
+    }
+    fputc(']', f);
+    if (h->has_seed)
+        fprintf(f, ", \"seed\": %llu", (unsigned long long)h->seed);
+    if (with_inputs) {
+        fputs(", \"input\": [", f);
+        for (int i = 0; i < h->ninputs; i++) {
+            if (i)
+                fputs(", ", f);
+            header_print_json(f, h->inputs[i], 1);
+        }
+        fputc(']', f);
+    }
+    fputs("}}", f);
+}

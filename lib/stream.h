@@ -1,0 +1,136 @@
+/* stream: read and write hedge tensor streams (formats/stream.md) over msgpack-c.
+ * This is the only module that includes msgpack.h.
+ *
+ * Ownership: a reader owns its header and the record it fills (tensor buffers are reused from
+ * record to record, so memory stays constant); a writer does not own the header it is given,
+ * and headers added as inputs are deep-copied.
+ *
+ *   stream_reader *in = stream_open(stdin, "stdin");
+ *   stream_expect_kind(in, "images");
+ *   int ci = stream_field_index(in->header, "image");       // dies if there is no such field
+ *
+ *   stream_header *h = header_new("images", 0);
+ *   header_provenance(h, argc, argv);  header_add_input(h, in->header);
+ *   header_copy_fields(h, in->header); header_copy_meta(h, in->header);
+ *   stream_writer *out = stream_create(stdout, h);          // writes the header
+ *
+ *   stream_record rec = {0};
+ *   while (stream_read(in, &rec))                           // 0 at the trailer; dies if cut short
+ *       stream_write_record(out, &rec);                      // checked against h's fields
+ *   stream_finish(out);                                     // trailer {"end": n}
+ *   stream_close(in); record_free(&rec); header_free(h);
+ *   close_stdout();
+ */
+#ifndef HEDGE_STREAM_H
+#define HEDGE_STREAM_H
+#include <stdint.h>
+#include <stdio.h>
+
+#include "tensor.h"
+
+#define STREAM_VERSION 1
+#define STREAM_MAXFIELDS 24
+#define STREAM_NAMELEN 32
+
+typedef struct {
+    char name[STREAM_NAMELEN];
+    int dtype;
+    int ndim;                      /* of one item, without the batch dimension */
+    int64_t shape[TENSOR_MAXDIM];
+} stream_field;
+
+enum { META_INT, META_FLOAT, META_STR, META_BOOL, META_TENSOR, META_RAW };
+typedef struct {
+    char *key;
+    int type;
+    int64_t i;        /* META_INT, META_BOOL */
+    double f;         /* META_FLOAT */
+    char *s;          /* META_STR */
+    tensor *t;        /* META_TENSOR (owned) */
+    unsigned char *raw; size_t rawlen; /* META_RAW: any other msgpack value, kept verbatim */
+} stream_meta;
+
+typedef struct stream_header stream_header;
+struct stream_header {
+    char *kind;
+    int batched;
+    int nfields;
+    stream_field fields[STREAM_MAXFIELDS];
+    int nmeta;
+    stream_meta *meta;
+    /* provenance */
+    char *program;
+    int nargs;
+    char **args;
+    int has_seed;
+    uint64_t seed;
+    int ninputs;
+    stream_header **inputs;    /* owned deep copies */
+};
+
+stream_header *header_new(const char *kind, int batched);
+void header_free(stream_header *h);
+stream_header *header_copy(const stream_header *h);
+void header_provenance(stream_header *h, int argc, char **argv); /* program = util_prog */
+void header_set_seed(stream_header *h, uint64_t seed);
+void header_add_input(stream_header *h, const stream_header *in);
+void header_add_field(stream_header *h, const char *name, int dtype, int ndim, const int64_t *shape);
+void header_copy_fields(stream_header *dst, const stream_header *src);
+void header_copy_meta(stream_header *dst, const stream_header *src);
+void header_set_int(stream_header *h, const char *key, int64_t v);
+void header_set_float(stream_header *h, const char *key, double v);
+void header_set_str(stream_header *h, const char *key, const char *v);
+void header_set_bool(stream_header *h, const char *key, int v);
+void header_set_tensor(stream_header *h, const char *key, const tensor *t); /* copied */
+const stream_meta *header_meta(const stream_header *h, const char *key); /* NULL if absent */
+int64_t header_int(const stream_header *h, const char *key, int64_t dflt);
+double header_float(const stream_header *h, const char *key, double dflt);
+const char *header_str(const stream_header *h, const char *key, const char *dflt);
+/* dies "input stream has no 'key' in its header" */
+int64_t header_need_int(const stream_header *h, const char *key);
+const tensor *header_tensor(const stream_header *h, const char *key); /* NULL if absent */
+int header_field_find(const stream_header *h, const char *name);    /* -1 if absent */
+/* index of the field; dies "input stream (kind K) has no field 'name'" */
+int stream_field_index(const stream_header *h, const char *name);
+/* as above, and dies unless the field has this dtype */
+int stream_field_typed(const stream_header *h, const char *name, int dtype);
+/* JSON to f: the header (lineage included when with_inputs), on one line */
+void header_print_json(FILE *f, const stream_header *h, int with_inputs);
+
+/* A record: one tensor per field of the header, in the header's order. */
+typedef struct {
+    int n;
+    tensor t[STREAM_MAXFIELDS];
+} stream_record;
+void record_free(stream_record *rec);
+/* leading dimension (batch size) of a batched record */
+int64_t record_batch(const stream_record *rec);
+
+typedef struct stream_reader stream_reader;
+struct stream_reader {
+    stream_header *header;
+    long long count;           /* records read so far */
+    const char *name;          /* for messages */
+    void *impl;
+};
+/* reads and checks the header; dies on anything that is not a hedge stream of this version */
+stream_reader *stream_open(FILE *f, const char *name);
+/* path "-" is stdin; dies if it cannot be opened */
+stream_reader *stream_open_path(const char *path);
+void stream_expect_kind(const stream_reader *r, const char *kind);
+/* 1: a record was read into rec; 0: the trailer was reached. Dies on truncation or corruption. */
+int stream_read(stream_reader *r, stream_record *rec);
+void stream_close(stream_reader *r);
+
+typedef struct stream_writer stream_writer;
+/* writes h at once; h must outlive the writer */
+stream_writer *stream_create(FILE *f, const stream_header *h);
+/* rec must match the header's fields (batch dimension first when batched) */
+void stream_write_record(stream_writer *w, const stream_record *rec);
+/* one pointer per field, in header order; shapes from the header, batch B when batched */
+void stream_write_data(stream_writer *w, void *const *data, int64_t batch);
+/* the trailer; flushes but does not close f. Frees w. */
+void stream_finish(stream_writer *w);
+long long stream_written(const stream_writer *w);
+
+#endif

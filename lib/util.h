@@ -1,0 +1,71 @@
+/* util: error exits, checked allocation, atomic file output, option parsing, progress line.
+ *
+ * Every hedge program sets `util_prog` (via util_init) first thing in main; messages then read
+ * "prog: what went wrong". die() exits 1 (bad data, I/O); usage_die() exits 2 (misuse).
+ * Allocation failures die. Nothing here allocates behind the caller's back except emalloc & co,
+ * whose results the caller owns and frees.
+ *
+ *   int main(int argc, char **argv) {
+ *       util_init(argv[0]);
+ *       long n = parse_long("-n", optarg, 1, 1000000);   // usage_die on nonsense
+ *       FILE *f = atomic_open("out.ckpt");                 // writes out.ckpt.tmp.PID
+ *       ... ; atomic_commit(f);                            // fflush+fsync+rename, or die
+ *   }
+ */
+#ifndef HEDGE_UTIL_H
+#define HEDGE_UTIL_H
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+
+extern const char *util_prog;
+/* the usage text printed by usage_die; programs set it to their usage string */
+extern const char *util_usage;
+
+void util_init(const char *argv0);
+__attribute__((noreturn, format(printf, 1, 2))) void die(const char *fmt, ...);
+__attribute__((noreturn, format(printf, 1, 2))) void usage_die(const char *fmt, ...);
+__attribute__((format(printf, 1, 2))) void warn(const char *fmt, ...);
+/* prints util_usage to stdout and exits 0 (for -h) */
+__attribute__((noreturn)) void usage_help(void);
+
+void *emalloc(size_t n);
+void *ecalloc(size_t n, size_t size);
+void *erealloc(void *p, size_t n);
+char *estrdup(const char *s);
+/* 64-byte aligned, zeroed; free with free() */
+void *ealloc_aligned(size_t n);
+
+/* option values: usage_die (exit 2) unless the whole string is a number in [lo, hi] */
+long parse_long(const char *opt, const char *s, long lo, long hi);
+double parse_double(const char *opt, const char *s, double lo, double hi);
+uint64_t parse_u64(const char *opt, const char *s);
+
+/* Atomic output: write to "path.tmp.PID", rename over path on commit.
+ * atomic_abort removes the temp file. A program that dies leaves the old file intact
+ * (the temp file is removed by an atexit handler). */
+FILE *atomic_open(const char *path);
+void atomic_commit(FILE *f);
+void atomic_abort(FILE *f);
+
+/* flush and close stdout, die if the write failed (broken pipe, full disk) */
+void close_stdout(void);
+
+double now_seconds(void);
+
+/* Progress line on stderr, "prog: what 1234/5678 (21.7%) 5432/s ETA 0:12".
+ * Shown only when stderr is a terminal or progress_force is set (--progress), at most 4 times
+ * a second. total <= 0 means unknown (no percentage, no ETA). */
+typedef struct {
+    const char *what;
+    double start, last;
+    long long total;
+    int shown;
+} progress;
+extern int progress_force;
+void progress_start(progress *p, const char *what, long long total);
+/* extra: optional text appended (e.g. "loss 0.31"), may be NULL */
+void progress_update(progress *p, long long done, const char *extra);
+void progress_end(progress *p, long long done);
+
+#endif
