@@ -3,7 +3,7 @@
 # installed on first use (as root), or the exact command to run is printed.
 #
 # Programs: bin/NAME.c -> build/bin/NAME, linked with every lib/*.c.
-# Unit tests: tests/unit/test_NAME.c -> build/tests/test_NAME. Shell tests: tests/*.sh.
+# Unit tests: tests/unit/test_NAME.c -> build/tests/test_NAME. Shell tests: tests/shell/*.sh.
 
 BUILD    ?= build
 CC       ?= cc
@@ -55,7 +55,7 @@ $(DATA)/mnist/.ok: $(BUILD)/bin/mnistjson pipelines/fetch-mnist.sh
 	sh pipelines/fetch-mnist.sh $(BUILD)/bin/mnistjson $(DATA)/mnist
 
 test: all data
-	BUILD=$(BUILD) DATA=$(DATA) sh tests/run.sh
+	BUILD=$(BUILD) DATA=$(DATA) sh tests/run
 
 # the same tests under AddressSanitizer + UndefinedBehaviorSanitizer, in a separate build tree
 sanitize:
