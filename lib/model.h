@@ -1,0 +1,75 @@
+/* model: the embedding network of the HIB paper (NOTES.md) and its heads, on one parameter block.
+ *
+ *   input u8 image (n, 28, W) with W = 28 N, scaled to [0, 1]
+ *   conv 5x5, 6 filters, pad 2  -> ReLU -> maxpool 2   (n, 6, 14, W/2)
+ *   conv 5x5, 16 filters, pad 2 -> ReLU -> maxpool 2   (n, 16, 7, W/4)
+ *   fc 120 -> ReLU                                      (n, 120)
+ *   head: fc to D (point) or to C x 2D (mixture of C Gaussians: per component D means, then D
+ *         raw variances; var = softplus(raw) + MODEL_VAR_FLOOR keeps variances positive)
+ *
+ * All parameters live in one float block (m->params, m->nparams) with a named view per tensor
+ * (m->views), followed by `nextra` extra parameters owned by the loss (the learned a and b of
+ * the match probability), so that zeroing gradients, the optimizer step and checkpointing are one
+ * loop each. m->grads has the same layout.
+ *
+ * Ownership: the model owns params, grads and its activation buffers (sized for maxbatch).
+ *
+ *   model_config cfg = {.digits = 2, .head = HEAD_MOG, .C = 1, .D = 2};
+ *   model *m = model_create(&cfg, 2, (const char *[]){"match.a_raw", "match.b"}, 256);
+ *   model_init(m, seed);                         // Xavier uniform weights, zero biases
+ *   model_forward(m, images, n, mu, var);        // mu, var: (n, C, D); var NULL for point
+ *   memset(m->grads, 0, m->nparams * sizeof(float));
+ *   model_backward(m, dmu, dvar);                // after a forward on the same batch
+ */
+#ifndef HEDGE_MODEL_H
+#define HEDGE_MODEL_H
+#include <stddef.h>
+#include <stdint.h>
+
+enum { HEAD_POINT = 0, HEAD_MOG = 1 };
+#define MODEL_VAR_FLOOR 1e-6f
+
+typedef struct {
+    int digits;     /* N: images are 28 x 28N */
+    int head;       /* HEAD_POINT or HEAD_MOG */
+    int C;          /* mixture components (1 for point) */
+    int D;          /* embedding dimensions */
+} model_config;
+
+typedef struct {
+    char name[32];  /* e.g. "conv1.w" */
+    int ndim;
+    int64_t shape[4];
+    size_t offset;  /* in floats, into params / grads */
+    size_t size;    /* in floats */
+} model_view;
+
+typedef struct model model;
+struct model {
+    model_config cfg;
+    int H, W;               /* 28, 28N */
+    size_t nparams;         /* network + extra */
+    size_t nnet;            /* network parameters only; extra ones start here */
+    int nextra;
+    float *params, *grads;  /* 64-byte aligned, nparams each */
+    int nviews;
+    model_view views[16];   /* network tensors, then one view per extra parameter */
+    int maxbatch;
+    void *impl;             /* activations, workspaces */
+};
+
+model *model_create(const model_config *cfg, int nextra, const char *const *extra_names, int maxbatch);
+void model_free(model *m);
+/* Xavier uniform for weights, zero biases; deterministic in seed. Extra parameters are left at
+ * 0 for the loss to initialise. */
+void model_init(model *m, uint64_t seed);
+/* images: n x H x W bytes (n <= maxbatch); mu: n x C x D; var: n x C x D (NULL for point) */
+void model_forward(model *m, const uint8_t *images, int n, float *mu, float *var);
+/* gradients of the loss with respect to mu and var (var: NULL for point) for the batch of the
+ * last forward; ADDS into m->grads (the caller zeroes them). */
+void model_backward(model *m, const float *dmu, const float *dvar);
+const model_view *model_view_find(const model *m, const char *name); /* NULL if absent */
+/* outputs per image: C x D (point) or C x D means + C x D variances */
+int model_outputs(const model_config *cfg);
+
+#endif
