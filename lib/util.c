@@ -11,6 +11,7 @@
 const char *util_prog = "hedge";
 const char *util_usage = "";
 int progress_force = 0;
+void (*util_die_hook)(void) = NULL;
 
 void util_init(const char *argv0)
 {
@@ -34,6 +35,11 @@ void die(const char *fmt, ...)
     va_start(ap, fmt);
     vmsg(fmt, ap);
     va_end(ap);
+    if (util_die_hook) {
+        void (*hook)(void) = util_die_hook;
+        util_die_hook = NULL;
+        hook();
+    }
     exit(1);
 }
 

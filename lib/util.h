@@ -23,6 +23,8 @@ extern const char *util_prog;
 extern const char *util_usage;
 
 void util_init(const char *argv0);
+/* called once by die() before it exits (e.g. train saves its last consistent state) */
+extern void (*util_die_hook)(void);
 __attribute__((noreturn, format(printf, 1, 2))) void die(const char *fmt, ...);
 __attribute__((noreturn, format(printf, 1, 2))) void usage_die(const char *fmt, ...);
 __attribute__((format(printf, 1, 2))) void warn(const char *fmt, ...);
