@@ -1,0 +1,112 @@
+#include "loss_util.h"
+
+#include <math.h>
+
+#include "util.h"
+
+const char *const loss_match_param_names[] = {"match.a_raw", "match.b"};
+
+void loss_match_init_params(const loss_config *cfg, float *params)
+{
+    if (!(cfg->a0 > 0) || !isfinite(cfg->a0) || !isfinite(cfg->b0))
+        die("loss: the initial a of the match probability must be > 0 (got a0 = %g, b0 = %g)", cfg->a0,
+            cfg->b0);
+    params[0] = (float)loss_softplus_inv(cfg->a0);
+    params[1] = (float)cfg->b0;
+}
+
+void loss_check_pairs(const char *loss, const loss_input *in)
+{
+    for (int k = 0; k < in->npairs; k++)
+        if (in->pair_a[k] < 0 || in->pair_a[k] >= in->n || in->pair_b[k] < 0 || in->pair_b[k] >= in->n)
+            die("%s loss: pair %d is (%d, %d), outside the batch of %d images", loss, k,
+                (int)in->pair_a[k], (int)in->pair_b[k], in->n);
+}
+
+double loss_match_nll(int n, const double *s, int match, double *dnll_ds)
+{
+    /* t_k = s_k (match) or -s_k (non-match); NLL = log n - log sum_k sigmoid(t_k).
+     * The sum is taken scaled by e^-c, c = min(max_k t_k, 0), so that it stays >= 1/2 however far
+     * apart the points are (this is the log-sum-exp of the log-sigmoids, with one exp per term):
+     *   t_k >= 0 (then c = 0): r_k = e^-t_k,      sigmoid(t_k) e^-c = 1 / (1 + r_k)
+     *   t_k < 0:               r_k = e^(t_k - c), sigmoid(t_k) e^-c = r_k / (1 + r_k e^c) */
+    double sign = match ? 1 : -1, mx = -INFINITY;
+    for (int k = 0; k < n; k++)
+        if (sign * s[k] > mx)
+            mx = sign * s[k];
+    double c = mx < 0 ? mx : 0, ec = exp(c), sum = 0;
+    for (int k = 0; k < n; k++) {
+        double t = sign * s[k], r, v;
+        if (t >= 0) {
+            r = exp(-t);
+            v = 1 / (1 + r);
+        } else {
+            r = exp(t - c);
+            v = r / (1 + r * ec);
+        }
+        sum += v;
+        if (dnll_ds)
+            dnll_ds[k] = r;
+    }
+    if (dnll_ds)
+        /* dNLL/dt_k = -w_k sigmoid(-t_k), w_k = sigmoid(t_k) / sum_j sigmoid(t_j) */
+        for (int k = 0; k < n; k++) {
+            double t = sign * s[k], r = dnll_ds[k], w, q;
+            if (t >= 0) {
+                w = 1 / (1 + r) / sum;
+                q = r / (1 + r);
+            } else {
+                double e = r * ec;
+                w = r / (1 + e) / sum;
+                q = 1 / (1 + e);
+            }
+            dnll_ds[k] = -sign * w * q;
+        }
+    return log((double)n) - c - log(sum);
+}
+
+double loss_match_logp(const double *z1, int K1, const double *z2, int K2, int D, double a, double b,
+                       int match)
+{
+    double sign = match ? 1 : -1, mx = -INFINITY, sum = 0;
+    for (int k = 0; k < K1; k++)
+        for (int l = 0; l < K2; l++) {
+            double s = -a * loss_dist(z1 + (size_t)k * D, z2 + (size_t)l * D, D) + b;
+            double ls = loss_log_sigmoid(sign * s);
+            if (ls > mx) {
+                sum = sum * exp(mx - ls) + 1;
+                mx = ls;
+            } else {
+                sum += exp(ls - mx);
+            }
+        }
+    return mx + log(sum) - log((double)K1 * K2);
+}
+
+void loss_sample(const float *mu, const float *var, int n, int C, int D, int K, rng *r, double *eps,
+                 double *z)
+{
+    if (C < 1 || K < C || K % C)
+        die("loss: %d samples per input cannot be split evenly over %d mixture components", K, C);
+    int per = K / C;
+    for (int i = 0; i < n; i++)
+        for (int k = 0; k < K; k++) {
+            const float *m = mu + ((size_t)i * C + k / per) * D;
+            const float *v = var + ((size_t)i * C + k / per) * D;
+            size_t o = ((size_t)i * K + k) * D;
+            for (int j = 0; j < D; j++) {
+                double e = rng_normal(r);
+                if (eps)
+                    eps[o + j] = e;
+                z[o + j] = m[j] + sqrt((double)v[j]) * e;
+            }
+        }
+}
+
+double loss_kl_gauss(const float *mu, const float *var, int D)
+{
+    double kl = 0;
+    for (int j = 0; j < D; j++)
+        kl += (double)var[j] + (double)mu[j] * mu[j] - 1 - log((double)var[j]);
+    return 0.5 * kl;
+}

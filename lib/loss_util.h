@@ -1,0 +1,89 @@
+/* loss_util: the numerics shared by the pair losses (softcon, contrastive, vib) and by anyone who
+ * needs the HIB match probability outside training (eval: eta(x) = 1 - p(m|x,x), Eq. 9; the
+ * verification score p(m|x1,x2), Eq. 5). Everything is computed in double; nothing allocates.
+ *
+ * Choices, fixed here once (also in the README of the losses):
+ *   - distance guard: d(z1, z2) = sqrt(sum_j (z1_j - z2_j)^2 + LOSS_DIST_EPS), LOSS_DIST_EPS = 1e-12,
+ *     in the forward and the backward pass alike (dd/dz1 = (z1 - z2) / d is then finite at z1 = z2);
+ *   - a = softplus(a_raw) keeps a > 0; da/da_raw = sigmoid(a_raw);
+ *   - the log of an AVERAGE of sigmoids (Eq. 5) is a log-sum-exp of log-sigmoids, so a pair at
+ *     distance 1e4 gives a finite loss and finite gradients;
+ *   - samples (loss_sample): eps is drawn with rng_normal in row-major (image, sample, dim) order
+ *     for ALL n images of the batch, whether or not they are in a pair; sample k of an image comes
+ *     from component c = k / (K / C) (stratified, K/C consecutive samples per component).
+ *
+ *   double za[8 * 2], zb[8 * 2];    // two independent sets of K = 8 samples (D = 2) of image x
+ *   loss_sample(mu_x, var_x, 1, C, 2, 8, &r, NULL, za);
+ *   loss_sample(mu_x, var_x, 1, C, 2, 8, &r, NULL, zb);
+ *   double eta = exp(loss_match_logp(za, 8, zb, 8, 2, a, b, 0));   // 1 - p(m|x,x), Eq. 9
+ */
+#ifndef HEDGE_LOSS_UTIL_H
+#define HEDGE_LOSS_UTIL_H
+#include <math.h>
+
+#include "loss.h"
+#include "rng.h"
+
+#define LOSS_DIST_EPS 1e-12
+
+/* softplus(x) = log(1 + e^x), without overflow */
+static inline double loss_softplus(double x) { return x > 0 ? x + log1p(exp(-x)) : log1p(exp(x)); }
+/* the inverse, y > 0: log(e^y - 1) */
+static inline double loss_softplus_inv(double y) { return y > 30 ? y : log(expm1(y)); }
+static inline double loss_sigmoid(double x)
+{
+    if (x >= 0)
+        return 1 / (1 + exp(-x));
+    double e = exp(x);
+    return e / (1 + e);
+}
+/* log sigmoid(x) = -softplus(-x) */
+static inline double loss_log_sigmoid(double x) { return (x < 0 ? x : 0) - log1p(exp(-fabs(x))); }
+
+/* the guarded Euclidean distance between two D-vectors */
+static inline double loss_dist(const double *x, const double *y, int D)
+{
+    double s = LOSS_DIST_EPS;
+    for (int j = 0; j < D; j++)
+        s += (x[j] - y[j]) * (x[j] - y[j]);
+    return sqrt(s);
+}
+
+/* a and b from the loss parameters {a_raw, b} */
+static inline void loss_match_ab(const float *params, double *a, double *b)
+{
+    *a = loss_softplus(params[0]);
+    *b = params[1];
+}
+
+/* The negative log-likelihood of the label `match` under the average of n match probabilities
+ * sigmoid(s_k), s_k = -a d_k + b (Eq. 5 with n = K^2 sample pairs; n = 1 for Eq. 3):
+ *   match:     NLL = -log( (1/n) sum_k sigmoid(s_k) )  = -LSE_k(log sigmoid(s_k))  + log n
+ *   non-match: NLL = -log( (1/n) sum_k sigmoid(-s_k) ) = -LSE_k(log sigmoid(-s_k)) + log n
+ * dnll_ds (n, may be NULL) receives dNLL/ds_k. */
+double loss_match_nll(int n, const double *s, int match, double *dnll_ds);
+
+/* log p(m = match | x1, x2) of Eq. 5 over the K1 x K2 pairs of the sample sets z1 (K1, D) and
+ * z2 (K2, D); match = 0 gives log(1 - p). */
+double loss_match_logp(const double *z1, int K1, const double *z2, int K2, int D, double a, double b,
+                       int match);
+
+/* Stratified reparameterised samples of n MoG embeddings (mu, var: (n, C, D), var > 0; K a
+ * multiple of C): eps[i][k][j] = rng_normal(r), drawn in that row-major order, and
+ * z[i][k][j] = mu[i][c][j] + sqrt(var[i][c][j]) * eps[i][k][j] with c = k / (K / C).
+ * eps and z are (n, K, D), caller-owned; eps may be NULL. Draws exactly n * K * D normals. */
+void loss_sample(const float *mu, const float *var, int n, int C, int D, int K, rng *r, double *eps,
+                 double *z);
+
+/* KL(N(mu, diag var) || N(0, I)) = 0.5 sum_j (var_j + mu_j^2 - 1 - log var_j), for D dims */
+double loss_kl_gauss(const float *mu, const float *var, int D);
+
+/* the loss kinds, gathered by the registry in loss.c */
+extern const loss_kind loss_softcon, loss_contrastive, loss_vib;
+/* the {a_raw, b} parameters shared by softcon and vib */
+extern const char *const loss_match_param_names[];
+void loss_match_init_params(const loss_config *cfg, float *params);
+/* die unless every pair index is in [0, n) */
+void loss_check_pairs(const char *loss, const loss_input *in);
+
+#endif

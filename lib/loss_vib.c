@@ -1,0 +1,130 @@
+/* vib: the HIB training loss (Eq. 8) for mixture-of-Gaussians embeddings, (mu, var) of shape
+ * (n, C, D), C components of equal weight 1/C.
+ *
+ *   samples   z_i^(k) = mu_{i,c} + sqrt(var_{i,c}) eps_i^(k), c = k / (K/C), eps ~ N(0, I), K per
+ *             image, drawn by loss_sample (loss_util.h) for all n images in (image, sample, dim)
+ *             order, before anything else is drawn: the same rng state gives the same loss.
+ *   per pair  s_kl = -a d(z1^(k), z2^(l)) + b,   a = softplus(a_raw)
+ *             NLL = -log( (1/K^2) sum_kl sigmoid(s_kl) )    (match)      Eq. 5 in Eq. 3, as a
+ *             NLL = -log( (1/K^2) sum_kl sigmoid(-s_kl) )   (non-match)  log-sum-exp
+ *   KL        KL(p(z|x) || N(0, I)) for the mixture is replaced by its upper bound (KL is convex in
+ *             its first argument): (1/C) sum_c KL(N(mu_c, var_c) || N(0, I)),
+ *             KL(N(m, v) || N(0, I)) = 0.5 sum_j (v_j + m_j^2 - 1 - log v_j), closed form.
+ *   loss      (1/P) sum_pairs [NLL + beta (KL(x1) + KL(x2))], P = npairs: the KL counts once per
+ *             appearance of an image in a pair, as in Eq. 8.
+ *   stats     nll = mean NLL over pairs; kl = mean KL per pair member (so loss = nll + 2 beta kl);
+ *             a, b; mean_var = mean of var over the whole (n, C, D) batch.
+ *
+ * Gradients: dz/dmu_c = 1 and dz/dvar_c = eps / (2 sqrt(var_c)) for the samples of component c,
+ * plus the closed-form KL terms beta/C * (mu, 0.5 (1 - 1/var)) per appearance; a_raw and b get
+ * the chain through s. dmu, dvar and dparams may be NULL (loss value only).
+ */
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "loss.h"
+#include "loss_util.h"
+#include "util.h"
+
+static double vib_forward_backward(const loss_config *cfg, const loss_input *in, const float *params,
+                                   float *dparams, float *dmu, float *dvar, rng *r, loss_stats *st)
+{
+    int n = in->n, C = in->C, D = in->D, K = cfg->K, P = in->npairs;
+    if (!in->var)
+        die("vib loss: needs stochastic embeddings (a mixture-of-Gaussians head)");
+    if (K < 1 || C < 1 || D < 1 || K % C)
+        die("vib loss: K = %d samples per input must be a positive multiple of C = %d components", K, C);
+    loss_check_pairs("vib", in);
+    double a, b;
+    loss_match_ab(params, &a, &b);
+    size_t nz = (size_t)n * K * D, nm = (size_t)n * C * D, KK = (size_t)K * K;
+    /* one scratch block: eps, z, dL/dz (n, K, D); s, dL/ds, d (K, K); appearances (n) */
+    double *eps = emalloc(sizeof(double) * (3 * nz + 3 * KK + n));
+    double *z = eps + nz, *dz = z + nz, *s = dz + nz, *gs = s + KK, *dist = gs + KK, *count = dist + KK;
+    memset(dz, 0, sizeof(double) * nz);
+    memset(count, 0, sizeof(double) * n);
+    loss_sample(in->mu, in->var, n, C, D, K, r, eps, z);
+
+    double inv = P > 0 ? 1.0 / P : 0, sum_nll = 0, da = 0, db = 0;
+    for (int p = 0; p < P; p++) {
+        int i = in->pair_a[p], j = in->pair_b[p];
+        count[i]++;
+        count[j]++;
+        const double *z1 = z + (size_t)i * K * D, *z2 = z + (size_t)j * K * D;
+        for (int k = 0; k < K; k++)
+            for (int l = 0; l < K; l++) {
+                double d = loss_dist(z1 + (size_t)k * D, z2 + (size_t)l * D, D);
+                dist[k * K + l] = d;
+                s[k * K + l] = -a * d + b;
+            }
+        sum_nll += loss_match_nll((int)KK, s, in->match[p], gs);
+        double *dz1 = dz + (size_t)i * K * D, *dz2 = dz + (size_t)j * K * D;
+        for (int k = 0; k < K; k++)
+            for (int l = 0; l < K; l++) {
+                double g = gs[k * K + l] * inv, d = dist[k * K + l];
+                db += g;
+                da -= g * d;
+                double gd = -a * g / d;  /* dL/dz1^(k) += gd (z1^(k) - z2^(l)) */
+                for (int c = 0; c < D; c++) {
+                    double v = gd * (z1[(size_t)k * D + c] - z2[(size_t)l * D + c]);
+                    dz1[(size_t)k * D + c] += v;
+                    dz2[(size_t)l * D + c] -= v;
+                }
+            }
+    }
+
+    /* KL bound per image, counted once per appearance; gradients through the samples */
+    double sum_kl = 0, sum_var = 0, beta = cfg->beta;
+    int per = K / C;
+    for (int i = 0; i < n; i++)
+        for (int c = 0; c < C; c++) {
+            const float *m = in->mu + ((size_t)i * C + c) * D, *v = in->var + ((size_t)i * C + c) * D;
+            for (int j = 0; j < D; j++)
+                sum_var += v[j];
+            if (count[i] > 0)
+                sum_kl += count[i] * loss_kl_gauss(m, v, D) / C;
+            if (!dmu && !dvar)
+                continue;
+            double w = beta * count[i] * inv / C;  /* d loss / d KL_c of this image */
+            for (int j = 0; j < D; j++) {
+                double gm = w * m[j], gv = w * 0.5 * (1 - 1.0 / v[j]), sd = sqrt((double)v[j]);
+                for (int k = c * per; k < (c + 1) * per; k++) {
+                    size_t o = ((size_t)i * K + k) * D + j;
+                    gm += dz[o];
+                    gv += dz[o] * eps[o] / (2 * sd);
+                }
+                if (dmu)
+                    dmu[((size_t)i * C + c) * D + j] = (float)gm;
+                if (dvar)
+                    dvar[((size_t)i * C + c) * D + j] = (float)gv;
+            }
+        }
+    if (dparams) {
+        dparams[0] += (float)(da * loss_sigmoid(params[0]));  /* da/da_raw = sigmoid(a_raw) */
+        dparams[1] += (float)db;
+    }
+    free(eps);
+
+    double loss = (sum_nll + beta * sum_kl) * inv;
+    if (st) {
+        memset(st, 0, sizeof *st);
+        st->nll = sum_nll * inv;
+        st->kl = P > 0 ? sum_kl / (2.0 * P) : 0;
+        st->a = a;
+        st->b = b;
+        st->mean_var = nm ? sum_var / nm : 0;
+    }
+    return loss;
+}
+
+const loss_kind loss_vib = {
+    .name = "vib",
+    .help = "HIB VIB loss (Eq. 8): MoG embeddings, NLL of the K x K sample average (Eq. 5) + beta KL",
+    .needs_var = 1,
+    .needs_pairs = 1,
+    .nparams = 2,
+    .param_names = loss_match_param_names,
+    .init_params = loss_match_init_params,
+    .forward_backward = vib_forward_backward,
+};

@@ -1,0 +1,588 @@
+/* loss: the registry, hand-derived values of softcon / contrastive / vib, central finite-difference
+ * gradient checks (the losses compute in double; the rng is re-initialised identically before
+ * every evaluation so the VIB samples are the same), the limits var -> 0 and d = 1e4, stratified
+ * sampling, and the time of one HIB-sized batch. */
+#include <math.h>
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include "check.h"
+#include "loss.h"
+#include "loss_util.h"
+#include "rng.h"
+#include "util.h"
+
+#define SEED 714
+#define STREAM 0x1055
+#ifndef FD_H
+#define FD_H 1e-4 /* finite-difference step: truncation error ~h^2 meets float rounding of the gradients (~1e-8) */
+#endif
+
+typedef struct {
+    loss_input in;
+    float *mu, *var;
+    int32_t *pa, *pb;
+    uint8_t *match;
+} batch;
+
+/* n images with random (mu, var) of shape (n, C, D); P = n/2 disjoint pairs (2k, 2k+1), with
+ * alternating labels */
+static batch make_batch(int n, int C, int D, int with_var, uint64_t seed)
+{
+    batch bt = {0};
+    rng r;
+    rng_init(&r, seed, 1);
+    size_t m = (size_t)n * C * D;
+    bt.mu = emalloc(sizeof(float) * m);
+    bt.var = with_var ? emalloc(sizeof(float) * m) : NULL;
+    for (size_t i = 0; i < m; i++) {
+        bt.mu[i] = (float)(2 * rng_uniform(&r) - 1);
+        if (bt.var)
+            bt.var[i] = (float)(0.2 + 1.3 * rng_uniform(&r));
+    }
+    int P = n / 2;
+    bt.pa = emalloc(sizeof(int32_t) * (P + 1));
+    bt.pb = emalloc(sizeof(int32_t) * (P + 1));
+    bt.match = emalloc(P + 1);
+    for (int k = 0; k < P; k++) {
+        bt.pa[k] = 2 * k;
+        bt.pb[k] = 2 * k + 1;
+        bt.match[k] = k % 2 == 0;
+    }
+    bt.in = (loss_input){.n = n, .C = C, .D = D, .mu = bt.mu, .var = bt.var, .cls = NULL,
+                         .npairs = P, .pair_a = bt.pa, .pair_b = bt.pb, .match = bt.match};
+    return bt;
+}
+
+static void free_batch(batch *bt)
+{
+    free(bt->mu);
+    free(bt->var);
+    free(bt->pa);
+    free(bt->pb);
+    free(bt->match);
+}
+
+/* the loss with a freshly initialised rng (same samples every time) */
+static double eval(const loss_kind *L, const loss_config *cfg, const loss_input *in,
+                   const float *params, float *dparams, float *dmu, float *dvar, loss_stats *st)
+{
+    rng r;
+    rng_init(&r, SEED, STREAM);
+    return L->forward_backward(cfg, in, params, dparams, dmu, dvar, &r, st);
+}
+
+/* central difference of the loss in one float; the step actually taken is measured after
+ * rounding to float, so the quotient is exact up to the loss's own rounding */
+static double fd(const loss_kind *L, const loss_config *cfg, const loss_input *in, const float *params,
+                 float *x, double h)
+{
+    float x0 = *x;
+    float xp = (float)(x0 + h), xm = (float)(x0 - h);
+    *x = xp;
+    double lp = eval(L, cfg, in, params, NULL, NULL, NULL, NULL);
+    *x = xm;
+    double lm = eval(L, cfg, in, params, NULL, NULL, NULL, NULL);
+    *x = x0;
+    return (lp - lm) / ((double)xp - (double)xm);
+}
+
+/* analytic versus finite-difference gradients for every mu, var and loss parameter; returns the
+ * largest difference (relative to max(1, |gradient|)) */
+static double gradcheck(const char *what, const loss_kind *L, const loss_config *cfg, batch *bt,
+                        float *params)
+{
+    const loss_input *in = &bt->in;
+    size_t m = (size_t)in->n * in->C * in->D;
+    float *dmu = emalloc(sizeof(float) * m), *dvar = emalloc(sizeof(float) * m);
+    float dparams[4] = {0};
+    eval(L, cfg, in, params, dparams, dmu, dvar, NULL);
+    double worst = 0, h = FD_H;
+    int count = 0;
+    for (size_t i = 0; i < m; i++) {
+        double g = fd(L, cfg, in, params, &bt->mu[i], h), e = fabs(dmu[i] - g) / fmax(1, fabs(g));
+        CHECK_CLOSE(dmu[i], g, 1e-6 * fmax(1, fabs(g)));
+        worst = fmax(worst, e);
+        count++;
+        if (bt->var) {
+            g = fd(L, cfg, in, params, &bt->var[i], h);
+            e = fabs(dvar[i] - g) / fmax(1, fabs(g));
+            CHECK_CLOSE(dvar[i], g, 1e-6 * fmax(1, fabs(g)));
+            worst = fmax(worst, e);
+            count++;
+        }
+    }
+    for (int p = 0; p < L->nparams; p++) {
+        double g = fd(L, cfg, in, params, &params[p], h), e = fabs(dparams[p] - g) / fmax(1, fabs(g));
+        CHECK_CLOSE(dparams[p], g, 1e-6 * fmax(1, fabs(g)));
+        worst = fmax(worst, e);
+        count++;
+    }
+    /* beta enters linearly: dL/dbeta = mean over pairs of KL1 + KL2 = 2 * stats.kl */
+    loss_stats st;
+    eval(L, cfg, in, params, NULL, NULL, NULL, &st);
+    loss_config c2 = *cfg;
+    double hb = 1e-3;
+    c2.beta = cfg->beta + hb;
+    double lp = eval(L, &c2, in, params, NULL, NULL, NULL, NULL);
+    c2.beta = cfg->beta - hb;
+    double lm = eval(L, &c2, in, params, NULL, NULL, NULL, NULL);
+    CHECK_CLOSE((lp - lm) / (2 * hb), 2 * st.kl, 1e-8 * fmax(1, st.kl));
+    printf("gradcheck %-28s %3d entries, largest |analytic - fd| / max(1, |fd|) = %.2g\n", what, count,
+           worst);
+    free(dmu);
+    free(dvar);
+    return worst;
+}
+
+static void test_registry(void)
+{
+    const char *names[] = {"softcon", "contrastive", "vib"};
+    int nparams[] = {2, 0, 2}, needs_var[] = {0, 0, 1};
+    int k = 0;
+    while (loss_kinds[k])
+        k++;
+    CHECK(k >= 3);
+    for (int i = 0; i < 3; i++) {
+        const loss_kind *L = loss_find(names[i]);
+        CHECK(L != NULL);
+        if (!L)
+            continue;
+        CHECK(!strcmp(L->name, names[i]));
+        CHECK(L->nparams == nparams[i]);
+        CHECK(L->needs_var == needs_var[i]);
+        CHECK(L->needs_pairs == 1);
+        CHECK(L->help && L->init_params && L->forward_backward);
+    }
+    CHECK(loss_find("nope") == NULL);
+    CHECK(loss_find("") == NULL);
+    CHECK(loss_find("VIB") == NULL);
+    CHECK(loss_find(NULL) == NULL);
+    const loss_kind *V = loss_find("vib");
+    CHECK(!strcmp(V->param_names[0], "match.a_raw") && !strcmp(V->param_names[1], "match.b"));
+    CHECK(loss_defaults.K == 8);
+    CHECK_CLOSE(loss_defaults.beta, 1e-4, 0);
+    CHECK_CLOSE(loss_defaults.margin, 1, 0);
+    /* init: a = softplus(a_raw) comes back as a0 */
+    loss_config lc = loss_defaults;
+    lc.a0 = 3.5;
+    lc.b0 = -2;
+    float p[2];
+    V->init_params(&lc, p);
+    CHECK_CLOSE(loss_softplus(p[0]), 3.5, 1e-6);
+    CHECK_CLOSE(p[1], -2, 0);
+    V->init_params(&loss_defaults, p);
+    CHECK_CLOSE(loss_softplus(p[0]), 1, 1e-6);
+    CHECK_CLOSE(p[1], 0, 0);
+    loss_find("contrastive")->init_params(&loss_defaults, NULL);  /* no parameters: no writes */
+}
+
+static void test_scalars(void)
+{
+    CHECK_CLOSE(loss_softplus(0), log(2), 1e-15);
+    CHECK_CLOSE(loss_softplus(1000), 1000, 1e-12);
+    CHECK_CLOSE(loss_softplus(-1000), 0, 1e-300);
+    CHECK_CLOSE(loss_log_sigmoid(-1e4), -1e4, 1e-9);
+    CHECK_CLOSE(loss_log_sigmoid(1e4), 0, 1e-300);
+    CHECK_CLOSE(loss_log_sigmoid(2), log(1 / (1 + exp(-2.0))), 1e-15);
+    CHECK_CLOSE(loss_sigmoid(-800), 0, 1e-300);
+    CHECK_CLOSE(loss_sigmoid(3), 1 / (1 + exp(-3.0)), 1e-15);
+    CHECK_CLOSE(loss_softplus(loss_softplus_inv(0.01)), 0.01, 1e-15);
+    CHECK_CLOSE(loss_softplus(loss_softplus_inv(50)), 50, 1e-12);
+    /* the mean of n equal probabilities is that probability */
+    double s[4] = {0.3, 0.3, 0.3, 0.3}, g[4];
+    CHECK_CLOSE(loss_match_nll(4, s, 1, g), -log(loss_sigmoid(0.3)), 1e-15);
+    CHECK_CLOSE(loss_match_nll(4, s, 0, NULL), -log(loss_sigmoid(-0.3)), 1e-15);
+    /* -log((sigmoid(1) + sigmoid(-2)) / 2) and its derivative */
+    double s2[2] = {1, -2};
+    double p = (loss_sigmoid(1) + loss_sigmoid(-2)) / 2;
+    CHECK_CLOSE(loss_match_nll(2, s2, 1, g), -log(p), 1e-15);
+    CHECK_CLOSE(g[0], -0.5 * loss_sigmoid(1) * loss_sigmoid(-1) / p, 1e-15);
+    CHECK_CLOSE(g[1], -0.5 * loss_sigmoid(-2) * loss_sigmoid(2) / p, 1e-15);
+    CHECK_CLOSE(loss_match_nll(2, s2, 0, NULL), -log(1 - p), 1e-15);
+    /* loss_match_logp (for eval) agrees with the training NLL, and log(1 - p) stays accurate
+     * when 1 - p is tiny (eta of a confident embedding) */
+    rng r;
+    rng_init(&r, SEED, 5);
+    double z1[5 * 3], z2[4 * 3], sv[20], a = 1.4, b = 0.3;
+    for (int i = 0; i < 15; i++)
+        z1[i] = rng_normal(&r);
+    for (int i = 0; i < 12; i++)
+        z2[i] = rng_normal(&r);
+    for (int k = 0; k < 5; k++)
+        for (int l = 0; l < 4; l++)
+            sv[k * 4 + l] = -a * loss_dist(z1 + 3 * k, z2 + 3 * l, 3) + b;
+    for (int m = 0; m <= 1; m++)
+        CHECK_CLOSE(loss_match_logp(z1, 5, z2, 4, 3, a, b, m), -loss_match_nll(20, sv, m, NULL), 1e-14);
+    double s40 = 40 - sqrt(LOSS_DIST_EPS);  /* the guarded distance of a point to itself */
+    CHECK_CLOSE(loss_match_logp(z1, 1, z1, 1, 3, 1, 40, 0), -s40 - log1p(exp(-s40)), 1e-12);
+    CHECK_CLOSE(loss_match_nll(1, (double[]){40}, 0, NULL), 40 + log1p(exp(-40.0)), 1e-12);
+    /* KL: N(0, I) is 0; N(m, v) = 0.5 sum(v + m^2 - 1 - log v) */
+    float m0[3] = {0, 0, 0}, v1[3] = {1, 1, 1}, m[2] = {1, -2}, v[2] = {0.5f, 2};
+    CHECK_CLOSE(loss_kl_gauss(m0, v1, 3), 0, 0);
+    CHECK_CLOSE(loss_kl_gauss(m, v, 2), 2.75, 1e-15);
+}
+
+/* a = 1, b = 0, two points at distance 2: p = sigmoid(-2) */
+static void test_softcon_values(void)
+{
+    const loss_kind *L = loss_find("softcon");
+    float params[2], mu[4] = {0, 0, 2, 0}, dmu[4], dp[2] = {0, 0};
+    L->init_params(&loss_defaults, params);
+    int32_t pa = 0, pb = 1;
+    uint8_t match = 1;
+    loss_input in = {.n = 2, .C = 1, .D = 2, .mu = mu, .npairs = 1, .pair_a = &pa, .pair_b = &pb,
+                     .match = &match};
+    loss_stats st;
+    double l = eval(L, &loss_defaults, &in, params, dp, dmu, NULL, &st);
+    CHECK_CLOSE(l, -log(loss_sigmoid(-2)), 1e-7);  /* 2.1269280110 */
+    CHECK_CLOSE(l, 2.1269280110429727, 1e-7);
+    CHECK_CLOSE(st.nll, l, 0);
+    CHECK_CLOSE(st.a, 1, 1e-7);
+    CHECK_CLOSE(st.b, 0, 0);
+    CHECK_CLOSE(st.kl, 0, 0);
+    CHECK_CLOSE(st.mean_var, 0, 0);
+    /* L = softplus(d): dL/dd = sigmoid(2), dd/dz0 = (z0 - z1)/d = (-1, 0) */
+    CHECK_CLOSE(dmu[0], -loss_sigmoid(2), 1e-6);
+    CHECK_CLOSE(dmu[1], 0, 1e-7);
+    CHECK_CLOSE(dmu[2], loss_sigmoid(2), 1e-6);
+    /* dL/db = -sigmoid(2); dL/da = 2 sigmoid(2), da/da_raw = 1 - e^-a */
+    CHECK_CLOSE(dp[1], -loss_sigmoid(2), 1e-6);
+    CHECK_CLOSE(dp[0], 2 * loss_sigmoid(2) * (1 - exp(-1.0)), 1e-6);
+    match = 0;
+    l = eval(L, &loss_defaults, &in, params, NULL, dmu, NULL, NULL);
+    CHECK_CLOSE(l, -log(1 - loss_sigmoid(-2)), 1e-7);  /* 0.1269280110 */
+    CHECK_CLOSE(dmu[0], loss_sigmoid(-2), 1e-6);
+    /* coincident points: finite, zero gradient (the norm guard) */
+    float same[4] = {0.5f, 0.5f, 0.5f, 0.5f};
+    in.mu = same;
+    match = 1;
+    l = eval(L, &loss_defaults, &in, params, NULL, dmu, NULL, NULL);
+    CHECK_CLOSE(l, log(2), 1e-6);
+    CHECK(dmu[0] == 0 && dmu[1] == 0 && dmu[2] == 0 && dmu[3] == 0);
+    /* no pairs: 0, zero gradients */
+    in.npairs = 0;
+    dmu[0] = 7;
+    CHECK_CLOSE(eval(L, &loss_defaults, &in, params, NULL, dmu, NULL, NULL), 0, 0);
+    CHECK(dmu[0] == 0);
+}
+
+/* Eq. 1 with M = 1: match at d = 2 gives 4; non-match at d = 0.5 gives 0.25; at d = 2, 0 */
+static void test_contrastive_values(void)
+{
+    const loss_kind *L = loss_find("contrastive");
+    float mu[12] = {0, 0, 2, 0, 1, 1, 1, 1.5f, 3, 3, 3, 5}, dmu[12];
+    int32_t pa[3] = {0, 2, 4}, pb[3] = {1, 3, 5};
+    uint8_t match[3] = {1, 0, 0};
+    loss_input in = {.n = 6, .C = 1, .D = 2, .mu = mu, .npairs = 3, .pair_a = pa, .pair_b = pb,
+                     .match = match};
+    loss_stats st;
+    double l = eval(L, &loss_defaults, &in, NULL, NULL, dmu, NULL, &st);
+    CHECK_CLOSE(l, (4 + 0.25 + 0) / 3, 1e-7);
+    CHECK_CLOSE(st.nll, l, 0);
+    CHECK(st.a == 0 && st.b == 0 && st.kl == 0);
+    /* match: d(d^2)/dz0 = 2 (z0 - z1) = (-4, 0), over 3 pairs */
+    CHECK_CLOSE(dmu[0], -4.0 / 3, 1e-6);
+    /* non-match: -2 (M - d) (z2 - z3)/d = -2 * 0.5 * (0, -1), over 3 pairs */
+    CHECK_CLOSE(dmu[5], 1.0 / 3, 1e-6);
+    CHECK_CLOSE(dmu[8], 0, 0);
+    CHECK_CLOSE(dmu[11], 0, 0);
+    loss_config lc = loss_defaults;
+    lc.margin = 3;  /* now the third pair (d = 2) is inside the margin: (3 - 2)^2 = 1 */
+    l = eval(L, &lc, &in, NULL, NULL, dmu, NULL, NULL);
+    CHECK_CLOSE(l, (4 + 2.5 * 2.5 + 1) / 3, 1e-6);
+}
+
+static void test_gradients(void)
+{
+    loss_config lc = loss_defaults;
+    float params[2];
+    /* the learnable a, b away from their init, so that their gradients are generic */
+    lc.a0 = 1.7;
+    lc.b0 = 0.4;
+    const loss_kind *S = loss_find("softcon"), *H = loss_find("contrastive"), *V = loss_find("vib");
+
+    batch bt = make_batch(8, 1, 3, 0, 11);
+    S->init_params(&lc, params);
+    gradcheck("softcon D=3", S, &lc, &bt, params);
+    lc.margin = 1.5;  /* d ranges over about (0.3, 2.5): both sides of the margin */
+    gradcheck("contrastive D=3 M=1.5", H, &lc, &bt, params);
+    free_batch(&bt);
+
+    lc.beta = 0.3;  /* large enough that the KL gradients matter */
+    lc.K = 4;
+    bt = make_batch(6, 1, 2, 1, 12);
+    V->init_params(&lc, params);
+    gradcheck("vib K=4 C=1 D=2", V, &lc, &bt, params);
+    free_batch(&bt);
+    lc.K = 4;
+    bt = make_batch(6, 2, 3, 1, 13);
+    gradcheck("vib K=4 C=2 D=3", V, &lc, &bt, params);
+    free_batch(&bt);
+    lc.K = 6;
+    lc.beta = 1e-4;
+    bt = make_batch(4, 3, 2, 1, 14);
+    gradcheck("vib K=6 C=3 D=2 beta=1e-4", V, &lc, &bt, params);
+    free_batch(&bt);
+    /* an image in two pairs (its KL counts twice) and a pair of an image with itself */
+    lc.K = 8;
+    lc.beta = 0.2;
+    bt = make_batch(6, 2, 2, 1, 15);
+    bt.pa[1] = 0;
+    bt.pb[2] = 4;
+    bt.pa[2] = 4;
+    gradcheck("vib K=8 C=2 shared images", V, &lc, &bt, params);
+    free_batch(&bt);
+}
+
+/* var -> 0: the samples collapse on the means and VIB's NLL becomes softcon's */
+static void test_vib_limits(void)
+{
+    const loss_kind *S = loss_find("softcon"), *V = loss_find("vib");
+    loss_config lc = loss_defaults;
+    lc.a0 = 1.3;
+    lc.b0 = 0.2;
+    float params[2];
+    V->init_params(&lc, params);
+    batch bt = make_batch(8, 1, 2, 1, 21);
+    for (int i = 0; i < 16; i++)
+        bt.var[i] = 1e-14f;
+    loss_stats st;
+    double lv = eval(V, &lc, &bt.in, params, NULL, NULL, NULL, &st);
+    loss_input pin = bt.in;
+    pin.var = NULL;
+    double ls = eval(S, &lc, &pin, params, NULL, NULL, NULL, NULL);
+    CHECK_CLOSE(st.nll, ls, 1e-6);
+    CHECK(lv > st.nll);  /* the KL of a tiny variance is large: -log var */
+    CHECK_CLOSE(st.mean_var, 1e-14, 1e-20);
+    /* the same with C = 2 identical components */
+    batch b2 = make_batch(8, 2, 2, 1, 22);
+    for (int i = 0; i < 8; i++)
+        for (int j = 0; j < 2; j++) {
+            b2.mu[(i * 2 + 0) * 2 + j] = b2.mu[(i * 2 + 1) * 2 + j] = bt.mu[i * 2 + j];
+            b2.var[(i * 2 + 0) * 2 + j] = b2.var[(i * 2 + 1) * 2 + j] = 1e-14f;
+        }
+    eval(V, &lc, &b2.in, params, NULL, NULL, NULL, &st);
+    CHECK_CLOSE(st.nll, ls, 1e-6);
+    free_batch(&b2);
+
+    /* K = 1, C = 1: the loss is the closed form on the sampled points, with eps drawn in
+     * (image, dim) order for all images */
+    lc.K = 1;
+    lc.beta = 0.01;
+    for (int i = 0; i < 16; i++)
+        bt.var[i] = 0.3f + 0.05f * i;
+    rng r;
+    rng_init(&r, SEED, STREAM);
+    double z[16], want = 0, kl = 0;
+    for (int i = 0; i < 16; i++)
+        z[i] = bt.mu[i] + sqrt((double)bt.var[i]) * rng_normal(&r);
+    double a = loss_softplus(params[0]), b = params[1];
+    for (int k = 0; k < 4; k++) {
+        double d = loss_dist(z + 4 * k, z + 4 * k + 2, 2), s = -a * d + b;
+        want += bt.match[k] ? -log(loss_sigmoid(s)) : -log(loss_sigmoid(-s));
+        kl += loss_kl_gauss(bt.mu + 4 * k, bt.var + 4 * k, 2) + loss_kl_gauss(bt.mu + 4 * k + 2, bt.var + 4 * k + 2, 2);
+    }
+    double got = eval(V, &lc, &bt.in, params, NULL, NULL, NULL, &st);
+    CHECK_CLOSE(st.nll, want / 4, 1e-9);
+    CHECK_CLOSE(st.kl, kl / 8, 1e-9);
+    CHECK_CLOSE(got, (want + 0.01 * kl) / 4, 1e-9);
+    /* same rng state, same samples: identical results; another stream differs */
+    CHECK(eval(V, &lc, &bt.in, params, NULL, NULL, NULL, NULL) == got);
+    rng_init(&r, SEED, STREAM + 1);
+    CHECK(V->forward_backward(&lc, &bt.in, params, NULL, NULL, NULL, &r, NULL) != got);
+    free_batch(&bt);
+
+    /* the KL of a mixture is the mean of the components' KLs (the documented bound) */
+    float mu[8] = {0, 0, 1, -2, 0, 0, 0, 0}, var[8] = {1, 1, 0.5f, 2, 1, 1, 1, 1};
+    int32_t pa = 0, pb = 1;
+    uint8_t match = 1;
+    loss_input in = {.n = 2, .C = 2, .D = 2, .mu = mu, .var = var, .npairs = 1, .pair_a = &pa,
+                     .pair_b = &pb, .match = &match};
+    lc = loss_defaults;
+    eval(V, &lc, &in, params, NULL, NULL, NULL, &st);
+    CHECK_CLOSE(st.kl, (2.75 / 2 + 0) / 2, 1e-12);
+    CHECK_CLOSE(st.mean_var, 8.5 / 8, 1e-7);
+}
+
+/* stratified: K/C consecutive samples from each component */
+static void test_stratified(void)
+{
+    int n = 500, C = 2, D = 2, K = 8;
+    float *mu = emalloc(sizeof(float) * n * C * D), *var = emalloc(sizeof(float) * n * C * D);
+    for (int i = 0; i < n; i++)
+        for (int j = 0; j < D; j++) {
+            mu[(i * C + 0) * D + j] = j ? 0 : -100;
+            mu[(i * C + 1) * D + j] = j ? 0 : 100;
+            var[(i * C + 0) * D + j] = var[(i * C + 1) * D + j] = 1;
+        }
+    double *z = emalloc(sizeof(double) * n * K * D), *eps = emalloc(sizeof(double) * n * K * D);
+    rng r;
+    rng_init(&r, SEED, STREAM);
+    loss_sample(mu, var, n, C, D, K, &r, eps, z);
+    int placed = 1, near0 = 0;
+    double se = 0, se2 = 0;
+    for (int i = 0; i < n; i++)
+        for (int k = 0; k < K; k++) {
+            double x = z[(i * K + k) * D], c = k < K / 2 ? -100 : 100;
+            placed &= fabs(x - c) < 10;
+            near0 += x < 0;
+            for (int j = 0; j < D; j++) {
+                double e = eps[(i * K + k) * D + j];
+                se += e;
+                se2 += e * e;
+            }
+        }
+    CHECK(placed);
+    CHECK(near0 == n * K / 2);
+    int N = n * K * D;
+    /* statistical (5 sigma), so CHECK rather than CHECK_CLOSE: the largest difference printed
+     * at the end stays the one of the exact checks */
+    CHECK(fabs(se / N) < 5 / sqrt(N));
+    CHECK(fabs(se2 / N - 1) < 5 * sqrt(2.0 / N));
+    /* loss_sample draws exactly n K D normals in (image, sample, dim) order */
+    rng_init(&r, SEED, STREAM);
+    int same = 1;
+    for (int t = 0; t < N; t++)
+        same &= rng_normal(&r) == eps[t];
+    CHECK(same);
+    free(z);
+    free(eps);
+    free(mu);
+    free(var);
+
+    /* a match pair, x1 with components at 0 and at 1e4, x2 with both at 0 (tiny variances):
+     * with a = 1, b = 0, p = (1/2) sigmoid(0) + (1/2) sigmoid(-1e4) = 1/4 */
+    const loss_kind *V = loss_find("vib");
+    float m2[8] = {0, 0, 1e4f, 0, 0, 0, 0, 0}, v2[8], dmu[8], dvar[8], dp[2] = {0, 0}, params[2];
+    for (int i = 0; i < 8; i++)
+        v2[i] = 1e-14f;
+    int32_t pa = 0, pb = 1;
+    uint8_t match = 1;
+    loss_input in = {.n = 2, .C = 2, .D = 2, .mu = m2, .var = v2, .npairs = 1, .pair_a = &pa,
+                     .pair_b = &pb, .match = &match};
+    loss_stats st;
+    V->init_params(&loss_defaults, params);
+    eval(V, &loss_defaults, &in, params, dp, dmu, dvar, &st);
+    CHECK_CLOSE(st.nll, log(4), 1e-6);
+}
+
+/* d = 1e4: finite loss and gradients, the loss is a d - b */
+static void test_huge_distances(void)
+{
+    const loss_kind *S = loss_find("softcon"), *V = loss_find("vib");
+    float params[2];
+    S->init_params(&loss_defaults, params);
+    for (int C = 1; C <= 2; C++) {
+        float mu[16], var[16], dmu[16], dvar[16], dp[2] = {0, 0};
+        for (int i = 0; i < 4; i++)
+            for (int c = 0; c < C; c++) {
+                float *m = mu + (i * C + c) * 2;
+                m[0] = i % 2 ? 5000 : -5000;
+                m[1] = (float)c;
+                var[(i * C + c) * 2] = var[(i * C + c) * 2 + 1] = 0.5f;
+            }
+        int32_t pa[2] = {0, 2}, pb[2] = {1, 3};
+        uint8_t match[2] = {1, 0};
+        loss_input in = {.n = 4, .C = C, .D = 2, .mu = mu, .var = var, .npairs = 2, .pair_a = pa,
+                         .pair_b = pb, .match = match};
+        loss_stats st;
+        const loss_kind *L = C == 1 ? S : V;
+        for (int pass = 0; pass < 2; pass++, L = V) {
+            double l = eval(L, &loss_defaults, &in, params, dp, dmu, dvar, &st);
+            int finite = isfinite(l) && isfinite(dp[0]) && isfinite(dp[1]);
+            for (int i = 0; i < 4 * C * 2; i++)
+                finite &= isfinite(dmu[i]) && (L == S || isfinite(dvar[i]));
+            CHECK(finite);
+            /* match: -log sigmoid(-1e4) = 1e4 (+- the sample spread); non-match: ~0 */
+            CHECK(fabs(st.nll - 1e4 / 2) < 10);  /* loose: not a precision check */
+            CHECK(st.nll > 0);
+            /* the match pair pulls image 0 (at x = -5000) towards +x with a unit force (a = 1),
+             * over 2 pairs, shared by the C components; vib adds the KL pull beta mu / P */
+            double want = -0.5 + (L == V ? loss_defaults.beta * -5000 / 2.0 : 0), got = 0;
+            for (int c = 0; c < C; c++)
+                got += dmu[c * 2];  /* the log-sum-exp weights favour the closest samples */
+            CHECK(fabs(got - want) < 0.01);
+        }
+    }
+}
+
+/* misuse dies with exit 1: K not a multiple of C, a pair outside the batch, point loss on C = 2 */
+static int dies(const loss_kind *L, const loss_config *lc, const loss_input *in, float *params)
+{
+    fflush(NULL);
+    pid_t pid = fork();
+    if (pid == 0) {
+        freopen("/dev/null", "w", stderr);
+        float g[64], gv[64], dp[2];
+        eval(L, lc, in, params, dp, g, gv, NULL);
+        _exit(0);
+    }
+    int status;
+    waitpid(pid, &status, 0);
+    return WIFEXITED(status) && WEXITSTATUS(status) == 1;
+}
+
+static void test_misuse(void)
+{
+    util_init("test_loss");
+    const loss_kind *V = loss_find("vib"), *S = loss_find("softcon");
+    float params[2];
+    V->init_params(&loss_defaults, params);
+    batch bt = make_batch(4, 3, 2, 1, 31);
+    loss_config lc = loss_defaults;  /* K = 8, C = 3 */
+    CHECK(dies(V, &lc, &bt.in, params));
+    lc.K = 6;
+    CHECK(!dies(V, &lc, &bt.in, params));
+    bt.pb[1] = 4;
+    CHECK(dies(V, &lc, &bt.in, params));
+    bt.pb[1] = 3;
+    CHECK(dies(S, &lc, &bt.in, params));
+    bt.in.var = NULL;
+    CHECK(dies(V, &lc, &bt.in, params));
+    free_batch(&bt);
+}
+
+/* one HIB batch: 128 pairs, K = 8, D = 2, C = 1 and 4 */
+static void bench(void)
+{
+    const loss_kind *V = loss_find("vib");
+    float params[2], dp[2] = {0, 0};
+    V->init_params(&loss_defaults, params);
+    for (int C = 1; C <= 4; C *= 4) {
+        batch bt = make_batch(256, C, 2, 1, 41);
+        size_t m = (size_t)256 * C * 2;
+        float *dmu = emalloc(sizeof(float) * m), *dvar = emalloc(sizeof(float) * m);
+        rng r;
+        rng_init(&r, SEED, STREAM);
+        int iters = 200;
+        double t0 = now_seconds(), sum = 0;
+        for (int it = 0; it < iters; it++)
+            sum += V->forward_backward(&loss_defaults, &bt.in, params, dp, dmu, dvar, &r, NULL);
+        double us = (now_seconds() - t0) / iters * 1e6;
+        printf("vib forward+backward, 128 pairs, K = 8, D = 2, C = %d: %.0f us per batch (loss %.3f)\n", C,
+               us, sum / iters);
+        CHECK(isfinite(sum));
+        free(dmu);
+        free(dvar);
+        free_batch(&bt);
+    }
+}
+
+int main(void)
+{
+    test_registry();
+    test_scalars();
+    test_softcon_values();
+    test_contrastive_values();
+    test_gradients();
+    test_vib_limits();
+    test_stratified();
+    test_huge_distances();
+    test_misuse();
+    bench();
+    return check_done("test_loss");
+}
