@@ -130,7 +130,8 @@ void header_add_field(stream_header *h, const char *name, int dtype, int ndim, c
     strcpy(f->name, name);
     f->dtype = dtype;
     f->ndim = ndim;
-    memcpy(f->shape, shape, ndim * sizeof *shape);
+    if (ndim)
+        memcpy(f->shape, shape, ndim * sizeof *shape);
 }
 
 void header_copy_fields(stream_header *dst, const stream_header *src)

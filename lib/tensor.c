@@ -38,7 +38,8 @@ static tensor *tensor_alloc(int dtype, int ndim, const int64_t *shape)
     tensor *t = ecalloc(1, sizeof *t);
     t->dtype = dtype;
     t->ndim = ndim;
-    memcpy(t->shape, shape, ndim * sizeof *shape);
+    if (ndim)
+        memcpy(t->shape, shape, ndim * sizeof *shape);
     return t;
 }
 
