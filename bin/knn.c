@@ -1,0 +1,334 @@
+/* knn: k-nearest-neighbour identification of embeddings (hib-oh-2019 section 4.3, k = 5), leave-one-
+ * out within one set or queries against a gallery; writes kind `knn`. Search and vote: lib/metrics.h.
+ */
+#include <errno.h>
+#include <getopt.h>
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "blas.h"
+#include "match.h"
+#include "metrics.h"
+#include "stream.h"
+#include "util.h"
+
+static const char *usage =
+    "usage: knn [-k K] [-g GALLERY [--exclude-id]] [-d mean|expected] [-t THREADS] [--json FILE] [INPUT]\n"
+    "       knn --summary [INPUT]\n"
+    "  Reads an `embeddings` (or `eta`) stream (INPUT or stdin) and writes kind `knn`: for every item\n"
+    "  the majority class of its k nearest neighbours (`predicted`), `correct`, `recall` [k]\n"
+    "  (recall[r-1] = 1 when a neighbour of rank <= r has the item's class), `nn_dist` (distance to\n"
+    "  the nearest neighbour), `neighbors` [k] (their ids), and `eta`, `occluded` when the input\n"
+    "  has them. The header's meta gets `accuracy` and `recall_at` [k].\n"
+    "  Neighbours: leave-one-out within INPUT (the item itself never counts), or with -g among the\n"
+    "  GALLERY's items. Equal distances: the lower gallery record index ranks first. Vote: most\n"
+    "  neighbours; tied counts: the smallest sum of distances; then the best-ranked neighbour.\n"
+    "  -k K          neighbours (default 5)\n"
+    "  -g GALLERY    an embedding stream to search instead of the input itself\n"
+    "  --exclude-id  with -g: never return the gallery item with the query's own id (for twin sets)\n"
+    "  -d mean       Euclidean distance between the embeddings' means, for a mixture the average of\n"
+    "                its component means (default)\n"
+    "  -d expected   root of the expected squared distance E||z1 - z2||^2 between random embeddings,\n"
+    "                = ||m1 - m2||^2 + tv1 + tv2 with tv the total variance of each mixture\n"
+    "                (within- plus between-component): uncertain gallery items move away\n"
+    "  -t THREADS    threads for the distance blocks (default: OPENBLAS_NUM_THREADS, else 1)\n"
+    "  --json FILE   also write a one-line JSON summary to FILE (e.g. /dev/stderr)\n"
+    "  --summary     read a `knn` stream instead and print its JSON summary line to stdout:\n"
+    "                {\"program\": \"knn\", \"n\": N, \"k\": K, \"accuracy\": A, \"recall\": [R@1, ...], ...}\n"
+    "  -h            this help\n";
+
+typedef struct {
+    int summary;
+    int k;
+    const char *gallery;
+    int exclude_id;
+    int expected;
+    int threads;
+    const char *json;
+    const char *input;
+} options;
+
+/* the means (n, D) and, for -d expected, the total variances (n) of a set */
+static float *set_means(const match_set *S, float **tv)
+{
+    int C = S->C, D = S->D;
+    float *m = emalloc((size_t)S->n * D * sizeof *m);
+    if (tv)
+        *tv = emalloc((size_t)S->n * sizeof **tv);
+    for (int64_t i = 0; i < S->n; i++) {
+        const float *mu = S->mu + (size_t)i * C * D, *var = S->var ? S->var + (size_t)i * C * D : NULL;
+        double within = 0, second = 0, mean2 = 0;
+        for (int d = 0; d < D; d++) {
+            double s = 0;
+            for (int c = 0; c < C; c++) {
+                double u = mu[c * D + d];
+                s += u;
+                second += u * u;
+                if (var)
+                    within += var[c * D + d];
+            }
+            m[i * D + d] = (float)(s / C);
+            mean2 += (s / C) * (s / C);
+        }
+        /* total variance = E||z||^2 - ||E z||^2 = within + (mean of ||mu_c||^2 - ||mean||^2) */
+        if (tv) {
+            double between = second / C - mean2;
+            (*tv)[i] = (float)(within / C + (between > 0 ? between : 0));
+        }
+    }
+    return m;
+}
+
+static void print_summary(FILE *f, int64_t n, int k, double accuracy, const double *recall_at,
+                          const char *distance, int64_t ng, const char *mode)
+{
+    fprintf(f, "{\"program\": \"knn\", \"n\": %lld, \"k\": %d, \"accuracy\": ", (long long)n, k);
+    metrics_json_num(f, accuracy);
+    fputs(", \"recall\": [", f);
+    for (int r = 0; r < k; r++) {
+        if (r)
+            fputs(", ", f);
+        metrics_json_num(f, recall_at[r]);
+    }
+    fprintf(f, "], \"distance\": \"%s\", \"gallery\": %lld, \"mode\": \"%s\"}\n", distance, (long long)ng, mode);
+}
+
+/* --summary: the numbers of a finished `knn` stream */
+static void summarize(const char *path)
+{
+    stream_reader *in = stream_open_path(path);
+    stream_expect_kind(in, "knn");
+    int ci = stream_field_typed(in->header, "correct", DT_U8), ri = stream_field_typed(in->header, "recall", DT_U8);
+    int k = (int)shape_numel(in->header->fields[ri].ndim, in->header->fields[ri].shape);
+    double *recall_at = ecalloc((size_t)(k ? k : 1), sizeof *recall_at), correct = 0;
+    int64_t n = 0;
+    stream_record rec = {0};
+    while (stream_read(in, &rec)) {
+        correct += *(const uint8_t *)rec.t[ci].data != 0;
+        for (int r = 0; r < k; r++)
+            recall_at[r] += ((const uint8_t *)rec.t[ri].data)[r] != 0;
+        n++;
+    }
+    if (!n)
+        die("%s: the stream has no records", in->name);
+    for (int r = 0; r < k; r++)
+        recall_at[r] /= (double)n;
+    const char *gal = header_str(in->header, "knn_gallery", "?");
+    print_summary(stdout, n, k, correct / (double)n, recall_at, header_str(in->header, "knn_distance", "?"),
+                  header_int(in->header, "knn_gallery_n", -1), !strcmp(gal, "leave-one-out") ? gal : "gallery");
+    free(recall_at);
+    record_free(&rec);
+    stream_close(in);
+}
+
+typedef struct {
+    int64_t id, index;
+} id_index;
+
+static int id_cmp(const void *pa, const void *pb)
+{
+    const id_index *a = pa, *b = pb;
+    return (a->id > b->id) - (a->id < b->id);
+}
+
+int main(int argc, char **argv)
+{
+    util_init(argv[0]);
+    util_usage = usage;
+    char **args = emalloc((size_t)(argc + 1) * sizeof *args); /* before getopt permutes argv */
+    memcpy(args, argv, (size_t)(argc + 1) * sizeof *args);
+    options o = {.k = 5};
+    enum { OPT_JSON = 256, OPT_EXCL, OPT_SUMMARY };
+    static const struct option lopts[] = {{"json", required_argument, 0, OPT_JSON},
+                                          {"summary", no_argument, 0, OPT_SUMMARY},
+                                          {"exclude-id", no_argument, 0, OPT_EXCL},
+                                          {"help", no_argument, 0, 'h'},
+                                          {0, 0, 0, 0}};
+    int c;
+    opterr = 0; /* our own message, then the usage */
+    while ((c = getopt_long(argc, argv, "k:g:d:t:h", lopts, NULL)) != -1) {
+        switch (c) {
+        case 'k': o.k = (int)parse_long("-k", optarg, 1, 1000); break;
+        case 'g': o.gallery = optarg; break;
+        case 'd':
+            if (!strcmp(optarg, "mean"))
+                o.expected = 0;
+            else if (!strcmp(optarg, "expected"))
+                o.expected = 1;
+            else
+                usage_die("-d: '%s' is neither mean nor expected", optarg);
+            break;
+        case 't': o.threads = (int)parse_long("-t", optarg, 1, 64); break;
+        case OPT_JSON: o.json = optarg; break;
+        case OPT_EXCL: o.exclude_id = 1; break;
+        case OPT_SUMMARY: o.summary = 1; break;
+        case 'h': usage_help();
+        default: usage_die("unknown option or missing value: %s", argv[optind - 1]);
+        }
+    }
+    if (argc - optind > 1)
+        usage_die("at most one input");
+    if (o.exclude_id && !o.gallery)
+        usage_die("--exclude-id needs a gallery (-g); leave-one-out already excludes the item itself");
+    o.input = optind < argc ? argv[optind] : "-";
+    if (o.summary) {
+        if (o.gallery || o.json || o.exclude_id)
+            usage_die("--summary reads a knn stream: no -g, --json or --exclude-id");
+        summarize(o.input);
+        free(args);
+        close_stdout();
+        return 0;
+    }
+    blas_init(args, o.threads);
+    int threads = blas_threads();
+
+    stream_reader *qin = stream_open_path(o.input);
+    match_set *Q = match_set_read(qin);
+    stream_reader *gin = NULL;
+    match_set *G = Q;
+    if (o.gallery) {
+        gin = stream_open_path(o.gallery);
+        G = match_set_read(gin);
+        if (G->D != Q->D)
+            die("the gallery has %d dimensions, the queries %d", G->D, Q->D);
+    }
+    if (!Q->cls || !G->cls)
+        die("%s: no 'class' field: nothing to identify", !Q->cls ? qin->name : gin->name);
+    int k = o.k, D = Q->D;
+    int64_t nq = Q->n, ng = G->n;
+    if (ng - (o.gallery ? 0 : 1) < k)
+        die("k = %d needs at least %d %s items, the input has %lld", k, o.gallery ? k : k + 1,
+            o.gallery ? "gallery" : "(leave-one-out)", (long long)ng);
+
+    int64_t *exclude = NULL;
+    if (!o.gallery) {
+        exclude = emalloc((size_t)nq * sizeof *exclude);
+        for (int64_t q = 0; q < nq; q++)
+            exclude[q] = q;
+    } else if (o.exclude_id) {
+        id_index *t = emalloc((size_t)ng * sizeof *t);
+        for (int64_t g = 0; g < ng; g++)
+            t[g] = (id_index){G->id[g], g};
+        qsort(t, (size_t)ng, sizeof *t, id_cmp);
+        for (int64_t g = 1; g < ng; g++)
+            if (t[g].id == t[g - 1].id)
+                die("%s: id %lld appears twice in the gallery: --exclude-id needs unique ids", gin->name,
+                    (long long)t[g].id);
+        exclude = emalloc((size_t)nq * sizeof *exclude);
+        for (int64_t q = 0; q < nq; q++) {
+            id_index key = {Q->id[q], 0}, *f = bsearch(&key, t, (size_t)ng, sizeof *t, id_cmp);
+            exclude[q] = f ? f->index : -1;
+        }
+        free(t);
+    }
+
+    float *qtv = NULL, *gtv = NULL;
+    float *qm = set_means(Q, o.expected ? &qtv : NULL);
+    float *gm = G == Q ? qm : set_means(G, o.expected ? &gtv : NULL);
+    if (G == Q)
+        gtv = qtv;
+    int64_t *nbr = emalloc((size_t)nq * k * sizeof *nbr);
+    double *d2 = emalloc((size_t)nq * k * sizeof *d2);
+    metrics_knn(qm, qtv, nq, gm, gtv, ng, D, k, exclude, threads, nbr, d2);
+
+    /* votes and recall, then the stream */
+    int32_t *pred = emalloc((size_t)nq * sizeof *pred);
+    uint8_t *recall = emalloc((size_t)nq * k);
+    double *recall_at = ecalloc((size_t)k, sizeof *recall_at), correct_sum = 0;
+    int32_t *ncls = emalloc((size_t)k * sizeof *ncls);
+    double *ndist = emalloc((size_t)k * sizeof *ndist);
+    for (int64_t q = 0; q < nq; q++) {
+        int hit = 0;
+        for (int r = 0; r < k; r++) {
+            ncls[r] = G->cls[nbr[q * k + r]];
+            ndist[r] = sqrt(d2[q * k + r]);
+            hit |= ncls[r] == Q->cls[q];
+            recall[q * k + r] = (uint8_t)hit;
+            recall_at[r] += hit;
+        }
+        pred[q] = metrics_vote(ncls, ndist, k);
+        correct_sum += pred[q] == Q->cls[q];
+    }
+    for (int r = 0; r < k; r++)
+        recall_at[r] /= (double)nq;
+
+    stream_header *h = header_new("knn", 0);
+    header_provenance(h, argc, args);
+    header_add_input(h, qin->header);
+    if (gin)
+        header_add_input(h, gin->header);
+    header_copy_meta(h, qin->header);
+    header_set_int(h, "k", k);
+    header_set_str(h, "knn_distance", o.expected ? "expected" : "mean");
+    header_set_str(h, "knn_gallery", o.gallery ? o.gallery : "leave-one-out");
+    header_set_int(h, "knn_gallery_n", ng);
+    header_set_float(h, "accuracy", correct_sum / (double)nq);
+    int64_t kshape[1] = {k};
+    tensor *rt = tensor_view(DT_F64, 1, kshape, recall_at);
+    header_set_tensor(h, "recall_at", rt);
+    tensor_free(rt);
+    header_add_field(h, "id", DT_I64, 0, NULL);
+    header_add_field(h, "class", DT_I32, 0, NULL);
+    header_add_field(h, "predicted", DT_I32, 0, NULL);
+    header_add_field(h, "correct", DT_U8, 0, NULL);
+    header_add_field(h, "recall", DT_U8, 1, kshape);
+    header_add_field(h, "nn_dist", DT_F32, 0, NULL);
+    header_add_field(h, "neighbors", DT_I64, 1, kshape);
+    if (Q->eta)
+        header_add_field(h, "eta", DT_F32, 0, NULL);
+    int64_t nocc[1] = {Q->nocc};
+    if (Q->occ)
+        header_add_field(h, "occluded", DT_U8, 1, nocc);
+    stream_writer *w = stream_create(stdout, h);
+    int64_t *nid = emalloc((size_t)k * sizeof *nid);
+    for (int64_t q = 0; q < nq; q++) {
+        uint8_t ok = pred[q] == Q->cls[q];
+        float nn = (float)sqrt(d2[q * k]);
+        for (int r = 0; r < k; r++)
+            nid[r] = G->id[nbr[q * k + r]];
+        void *data[9] = {&Q->id[q], &Q->cls[q], &pred[q], &ok, recall + q * k, &nn, nid};
+        int f = 7;
+        if (Q->eta)
+            data[f++] = &Q->eta[q];
+        if (Q->occ)
+            data[f++] = Q->occ + q * Q->nocc;
+        stream_write_data(w, data, 0);
+    }
+    stream_finish(w);
+
+    if (o.json) {
+        FILE *f = fopen(o.json, "w");
+        if (!f)
+            die("cannot write %s: %s", o.json, strerror(errno));
+        print_summary(f, nq, k, correct_sum / (double)nq, recall_at, o.expected ? "expected" : "mean", ng,
+                      o.gallery ? "gallery" : "leave-one-out");
+        if (fclose(f))
+            die("cannot write %s", o.json);
+    }
+    free(nid);
+    free(ndist);
+    free(ncls);
+    free(recall_at);
+    free(recall);
+    free(pred);
+    free(d2);
+    free(nbr);
+    if (gm != qm)
+        free(gm);
+    free(qm);
+    if (gtv != qtv)
+        free(gtv);
+    free(qtv);
+    free(exclude);
+    header_free(h);
+    if (G != Q)
+        match_set_free(G);
+    match_set_free(Q);
+    if (gin)
+        stream_close(gin);
+    stream_close(qin);
+    free(args);
+    close_stdout();
+    return 0;
+}

@@ -1,0 +1,200 @@
+/* ktau: does performance fall as uncertainty rises? Items sorted by uncertainty into equal-size
+ * bins, per-bin performance, and Kendall's tau-b between bin index and performance with the sign
+ * inverted (hib-oh-2019 section 4.4, Table 2). Definitions: lib/metrics.h.
+ */
+#include <errno.h>
+#include <getopt.h>
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "metrics.h"
+#include "stream.h"
+#include "util.h"
+
+static const char *usage =
+    "usage: ktau [-b BINS] [-u FIELD] [-m accuracy:FIELD | -m ap:SCORE:LABEL] [-o FILE.tsv] [--json] [INPUT]\n"
+    "  Reads a stream (INPUT or stdin), sorts its items by uncertainty, ascending (equal values keep\n"
+    "  their stream order), cuts them into BINS equal-size bins (the first n mod BINS bins, the least\n"
+    "  uncertain, hold one item more), computes each bin's performance and Kendall's tau-b between\n"
+    "  bin index and performance with the sign inverted: tau > 0 when performance falls as\n"
+    "  uncertainty rises. Bins whose performance is undefined (AP of a bin without positives) are\n"
+    "  printed as nan and left out of tau.\n"
+    "  Defaults by kind: `knn` -u eta -m accuracy:correct; `pairscores` -u eta -m ap:p:match.\n"
+    "  -b BINS            bins (default 20)\n"
+    "  -u FIELD           the uncertainty field\n"
+    "  -m accuracy:FIELD  performance = mean of FIELD over the bin (0/1 values: the accuracy)\n"
+    "  -m ap:SCORE:LABEL  performance = average precision of SCORE against LABEL (nonzero = positive)\n"
+    "  -o FILE.tsv        also write the table as TSV (a # header line, then bin n mean perf)\n"
+    "  --json             print a one-line JSON summary instead of the text table\n"
+    "  -h                 this help\n"
+    "  Prints: one line per bin (bin, n, mean uncertainty, performance), then `n N` and `tau T`.\n";
+
+typedef struct {
+    int bins;
+    const char *ufield;
+    const char *perf;
+    const char *tsv;
+    int json;
+    const char *input;
+} options;
+
+int main(int argc, char **argv)
+{
+    util_init(argv[0]);
+    util_usage = usage;
+    options o = {.bins = 20};
+    static const struct option lopts[] = {{"json", no_argument, 0, 'J'}, {"help", no_argument, 0, 'h'}, {0, 0, 0, 0}};
+    int c;
+    opterr = 0; /* our own message, then the usage */
+    while ((c = getopt_long(argc, argv, "b:u:m:o:h", lopts, NULL)) != -1) {
+        switch (c) {
+        case 'b': o.bins = (int)parse_long("-b", optarg, 1, 1000000); break;
+        case 'u': o.ufield = optarg; break;
+        case 'm': o.perf = optarg; break;
+        case 'o': o.tsv = optarg; break;
+        case 'J': o.json = 1; break;
+        case 'h': usage_help();
+        default: usage_die("unknown option or missing value: %s", argv[optind - 1]);
+        }
+    }
+    if (argc - optind > 1)
+        usage_die("at most one input");
+    /* the performance spec: accuracy:FIELD or ap:SCORE:LABEL */
+    int is_ap = 0;
+    char *spec = NULL, *f1 = NULL, *f2 = NULL;
+    if (o.perf) {
+        spec = estrdup(o.perf);
+        char *colon = strchr(spec, ':');
+        if (!colon)
+            usage_die("-m: expected accuracy:FIELD or ap:SCORE:LABEL, got '%s'", o.perf);
+        *colon = 0;
+        f1 = colon + 1;
+        if (!strcmp(spec, "accuracy")) {
+            if (!*f1 || strchr(f1, ':'))
+                usage_die("-m: expected accuracy:FIELD, got '%s'", o.perf);
+        } else if (!strcmp(spec, "ap")) {
+            is_ap = 1;
+            f2 = strchr(f1, ':');
+            if (!f2 || f2 == f1 || !f2[1] || strchr(f2 + 1, ':'))
+                usage_die("-m: expected ap:SCORE:LABEL, got '%s'", o.perf);
+            *f2++ = 0;
+        } else
+            usage_die("-m: '%s' is neither accuracy nor ap", spec);
+    }
+    o.input = optind < argc ? argv[optind] : "-";
+
+    stream_reader *in = stream_open_path(o.input);
+    const char *kind = in->header->kind;
+    if (!strcmp(kind, "knn") || !strcmp(kind, "pairscores")) {
+        if (!o.ufield)
+            o.ufield = "eta";
+        if (!o.perf) {
+            is_ap = !strcmp(kind, "pairscores");
+            f1 = is_ap ? "p" : "correct";
+            f2 = is_ap ? "match" : NULL;
+        }
+    } else if (!o.ufield || !o.perf)
+        die("%s: a stream of kind '%s' has no default uncertainty and performance: give -u and -m",
+            in->name, kind);
+    if (!strcmp(o.ufield, "eta") && header_field_find(in->header, "eta") < 0)
+        die("%s: no field 'eta' in this %s stream (for knn: run pairscore --self before knn; or choose "
+            "another uncertainty with -u, e.g. -u nn_dist)",
+            in->name, kind);
+    const char *names[3] = {o.ufield, f1, f2};
+    double *cols[3];
+    int64_t n = metrics_read_columns(in, is_ap ? 3 : 2, names, cols);
+    if (!n)
+        die("%s: the stream has no records", in->name);
+    if (n < o.bins)
+        die("%lld items cannot fill %d bins", (long long)n, o.bins);
+    for (int64_t i = 0; i < n; i++)
+        if (!isfinite(cols[0][i]) || !isfinite(cols[1][i]))
+            die("%s: record %lld: %s %g is not finite", in->name, (long long)i,
+                !isfinite(cols[0][i]) ? o.ufield : f1, !isfinite(cols[0][i]) ? cols[0][i] : cols[1][i]);
+
+    int B = o.bins;
+    int64_t *order = emalloc((size_t)n * sizeof *order), *start = emalloc((size_t)(B + 1) * sizeof *start);
+    metrics_argsort(cols[0], n, order);
+    metrics_bins(n, B, start);
+    double *mean_u = emalloc((size_t)B * sizeof *mean_u), *perf = emalloc((size_t)B * sizeof *perf);
+    double *score = emalloc((size_t)n * sizeof *score);
+    uint8_t *label = emalloc((size_t)n);
+    double *bx = emalloc((size_t)B * sizeof *bx), *by = emalloc((size_t)B * sizeof *by);
+    int nvalid = 0;
+    for (int b = 0; b < B; b++) {
+        int64_t s = start[b], e = start[b + 1];
+        double su = 0, sp = 0;
+        for (int64_t t = s; t < e; t++) {
+            int64_t i = order[t];
+            su += cols[0][i];
+            sp += cols[1][i];
+            score[t - s] = cols[1][i];
+            if (is_ap)
+                label[t - s] = cols[2][i] != 0;
+        }
+        mean_u[b] = su / (double)(e - s);
+        perf[b] = is_ap ? metrics_ap(score, label, e - s) : sp / (double)(e - s);
+        if (isfinite(perf[b])) {
+            bx[nvalid] = b;
+            by[nvalid++] = perf[b];
+        }
+    }
+    if (nvalid < B)
+        warn("%d of %d bins have no defined performance (no positives): left out of tau", B - nvalid, B);
+    /* sign inverted: bin index rises with uncertainty, so tau > 0 means performance falls */
+    double tau = nvalid >= 2 ? -metrics_tau_b(bx, by, nvalid, NULL) : NAN;
+    if (tau == 0)
+        tau = 0; /* no "-0" */
+    char pname[128];
+    snprintf(pname, sizeof pname, "%s", is_ap ? "ap" : "accuracy");
+
+    if (o.tsv) {
+        FILE *f = atomic_open(o.tsv);
+        fprintf(f, "# bin\tn\tmean_%s\t%s\n", o.ufield, pname);
+        for (int b = 0; b < B; b++)
+            fprintf(f, "%d\t%lld\t%.9g\t%.9g\n", b, (long long)(start[b + 1] - start[b]), mean_u[b], perf[b]);
+        atomic_commit(f);
+    }
+    if (o.json) {
+        /* top-level n after the bins: a text grep for the last "n" finds the total */
+        printf("{\"program\": \"ktau\", \"tau\": ");
+        metrics_json_num(stdout, tau);
+        printf(", \"nbins\": %d, \"uncertainty\": \"%s\", \"performance\": \"%s:%s%s%s\", \"bins\": [", B,
+               o.ufield, pname, f1, is_ap ? ":" : "", is_ap ? f2 : "");
+        for (int b = 0; b < B; b++) {
+            printf("%s{\"bin\": %d, \"n\": %lld, \"mean_u\": ", b ? ", " : "", b,
+                   (long long)(start[b + 1] - start[b]));
+            metrics_json_num(stdout, mean_u[b]);
+            printf(", \"perf\": ");
+            metrics_json_num(stdout, perf[b]);
+            printf("}");
+        }
+        printf("], \"n\": %lld}\n", (long long)n);
+    } else {
+        char ucol[64];
+        snprintf(ucol, sizeof ucol, "mean_%s", o.ufield);
+        printf("%-4s %8s %12s %12s\n", "bin", "n", ucol, pname);
+        for (int b = 0; b < B; b++)
+            printf("%-4d %8lld %12.6f %12.6f\n", b, (long long)(start[b + 1] - start[b]), mean_u[b], perf[b]);
+        printf("n %lld\n", (long long)n);
+        if (isfinite(tau))
+            printf("tau %.6f\n", tau);
+        else
+            printf("tau nan\n");
+    }
+    for (int f = 0; f < (is_ap ? 3 : 2); f++)
+        free(cols[f]);
+    free(order);
+    free(start);
+    free(mean_u);
+    free(perf);
+    free(score);
+    free(label);
+    free(bx);
+    free(by);
+    free(spec);
+    stream_close(in);
+    close_stdout();
+    return 0;
+}

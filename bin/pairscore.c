@@ -1,0 +1,433 @@
+/* pairscore: match probabilities of image pairs (verification) and the self-mismatch uncertainty
+ * eta of each image, from an `embeddings` stream (hib-oh-2019, Eqs. 2, 5 and 9; lib/match.h).
+ */
+#include <errno.h>
+#include <getopt.h>
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "match.h"
+#include "metrics.h"
+#include "rng.h"
+#include "stream.h"
+#include "util.h"
+
+static const char *usage =
+    "usage: pairscore [-n PAIRS] [-S SEED] [-K SAMPLES] [--pairs FILE] [--mc | --means]\n"
+    "                 [--json FILE] [INPUT]\n"
+    "       pairscore --self [-S SEED] [-K SAMPLES] [--mc | --means] [--json FILE] [INPUT]\n"
+    "  Reads an `embeddings` (or `eta`) stream (INPUT or stdin) and writes `pairscores`: for each\n"
+    "  pair the match probability p(m|x1,x2), sigmoid(-a ||z1 - z2|| + b) with a = meta match_a and\n"
+    "  b = meta match_b, and the self-mismatch eta = 1 - p(m|x,x) of both images and their mean.\n"
+    "  Point embeddings (no `var` field): p exact (mean over component pairs; for C = 1 the closed\n"
+    "  form), and eta = 1 - sigmoid(b) for every image. Stochastic embeddings: Monte Carlo over the\n"
+    "  K x K pairs of K stratified samples per image (K / C per component), eta from two\n"
+    "  independent sample sets of the same image.\n"
+    "  -n PAIRS     random pairs (default 10000), drawn with replacement: even pair numbers match\n"
+    "               (same class, two different images), odd ones do not\n"
+    "  -S SEED      seed of the pairs and of the samples (default 714)\n"
+    "  -K SAMPLES   samples per image for stochastic embeddings (default 8; a multiple of C)\n"
+    "  --pairs FILE score these pairs instead: one pair per line, two values of the `id` field\n"
+    "               (the record index when the input has no `id`); # starts a comment\n"
+    "  --self       write kind `eta` instead: every input field plus `eta`, one record per image\n"
+    "  --mc         insist on Monte Carlo (fails on point embeddings, which have nothing to sample)\n"
+    "  --means      ignore the variances: score the component means exactly, as point embeddings\n"
+    "  --json FILE  also write a one-line JSON summary to FILE (e.g. /dev/stderr)\n"
+    "  -h           this help\n";
+
+typedef struct {
+    long npairs;
+    uint64_t seed;
+    int K;
+    const char *pairs_file;
+    int self, force_mc, means;
+    const char *json;
+    const char *input;
+} options;
+
+/* ------------------------------------------------------------------ pairs */
+
+typedef struct {
+    int64_t i, j;
+} pair;
+
+/* random pairs: pair p uses its own generator, so the set does not depend on anything but
+ * (seed, p, the classes of the records) */
+static pair *random_pairs(const match_set *S, long npairs, uint64_t seed)
+{
+    int64_t n = S->n;
+    /* records ordered by (class, index); each record's class occupies ord[cs .. ce) */
+    double *key = emalloc((size_t)n * sizeof *key);
+    int64_t *ord = emalloc((size_t)n * sizeof *ord), *pos = emalloc((size_t)n * sizeof *pos);
+    int64_t *cs = emalloc((size_t)n * sizeof *cs), *ce = emalloc((size_t)n * sizeof *ce);
+    for (int64_t i = 0; i < n; i++)
+        key[i] = S->cls[i];
+    metrics_argsort(key, n, ord);
+    for (int64_t a = 0; a < n;) {
+        int64_t b = a;
+        while (b < n && S->cls[ord[b]] == S->cls[ord[a]])
+            b++;
+        for (int64_t t = a; t < b; t++) {
+            pos[ord[t]] = t;
+            cs[ord[t]] = a;
+            ce[ord[t]] = b;
+        }
+        a = b;
+    }
+    /* images whose class has another image: the first members of matching pairs */
+    int64_t *elig = emalloc((size_t)n * sizeof *elig), nelig = 0;
+    for (int64_t i = 0; i < n; i++)
+        if (ce[i] - cs[i] >= 2)
+            elig[nelig++] = i;
+    if (!nelig)
+        die("no class has two images: no matching pair can be drawn");
+    if (npairs > 1 && ce[0] - cs[0] == n)
+        die("every image has class %d: no non-matching pair can be drawn", S->cls[0]);
+    pair *P = emalloc((size_t)npairs * sizeof *P);
+    for (long p = 0; p < npairs; p++) {
+        rng r;
+        rng_init(&r, seed, RNG_STREAM('p', 'a', 'i', 'r') ^ (uint64_t)p);
+        int64_t i, t;
+        if (p % 2 == 0) { /* matching: another image of i's class */
+            i = elig[rng_below(&r, (uint64_t)nelig)];
+            t = cs[i] + (int64_t)rng_below(&r, (uint64_t)(ce[i] - cs[i] - 1));
+            if (t >= pos[i])
+                t++;
+        } else { /* non-matching: any image outside i's class */
+            i = (int64_t)rng_below(&r, (uint64_t)n);
+            t = (int64_t)rng_below(&r, (uint64_t)(n - (ce[i] - cs[i])));
+            if (t >= cs[i])
+                t += ce[i] - cs[i];
+        }
+        P[p].i = i;
+        P[p].j = ord[t];
+    }
+    free(key);
+    free(ord);
+    free(pos);
+    free(cs);
+    free(ce);
+    free(elig);
+    return P;
+}
+
+typedef struct {
+    int64_t id, index;
+} id_index;
+
+static int id_cmp(const void *pa, const void *pb)
+{
+    const id_index *a = pa, *b = pb;
+    return (a->id > b->id) - (a->id < b->id);
+}
+
+static int64_t lookup(const id_index *t, int64_t n, int64_t id)
+{
+    id_index k = {id, 0}, *f = bsearch(&k, t, (size_t)n, sizeof *t, id_cmp);
+    return f ? f->index : -1;
+}
+
+static pair *file_pairs(const match_set *S, const char *path, long *npairs)
+{
+    FILE *f = fopen(path, "r");
+    if (!f)
+        die("cannot open pairs file %s: %s", path, strerror(errno));
+    id_index *t = emalloc((size_t)S->n * sizeof *t);
+    for (int64_t i = 0; i < S->n; i++)
+        t[i] = (id_index){S->id[i], i};
+    qsort(t, (size_t)S->n, sizeof *t, id_cmp);
+    for (int64_t i = 1; i < S->n; i++)
+        if (t[i].id == t[i - 1].id)
+            die("id %lld appears twice in the input: a pairs file cannot name it", (long long)t[i].id);
+    pair *P = NULL;
+    long n = 0, cap = 0, lineno = 0;
+    char *line = NULL;
+    size_t lcap = 0;
+    while (getline(&line, &lcap, f) > 0) {
+        lineno++;
+        char *hash = strchr(line, '#');
+        if (hash)
+            *hash = 0;
+        char *p = line, *end;
+        while (*p == ' ' || *p == '\t')
+            p++;
+        if (*p == '\n' || *p == '\r' || !*p)
+            continue;
+        int64_t ids[2];
+        for (int k = 0; k < 2; k++) {
+            errno = 0;
+            ids[k] = strtoll(p, &end, 10);
+            if (end == p || errno)
+                die("pairs file line %ld: expected two ids", lineno);
+            p = end;
+        }
+        while (*p == ' ' || *p == '\t' || *p == '\r' || *p == '\n')
+            p++;
+        if (*p)
+            die("pairs file line %ld: expected two ids, found more", lineno);
+        if (n == cap) {
+            cap = cap ? 2 * cap : 1024;
+            P = erealloc(P, (size_t)cap * sizeof *P);
+        }
+        for (int k = 0; k < 2; k++) {
+            int64_t idx = lookup(t, S->n, ids[k]);
+            if (idx < 0)
+                die("pairs file line %ld names unknown id %lld", lineno, (long long)ids[k]);
+            if (k == 0)
+                P[n].i = idx;
+            else
+                P[n].j = idx;
+        }
+        n++;
+    }
+    if (ferror(f))
+        die("cannot read pairs file %s", path);
+    fclose(f);
+    free(line);
+    free(t);
+    if (!n)
+        die("pairs file %s names no pairs", path);
+    *npairs = n;
+    return P;
+}
+
+/* ------------------------------------------------------------------ output */
+
+static FILE *json_open(const char *path)
+{
+    FILE *f = fopen(path, "w");
+    if (!f)
+        die("cannot write %s: %s", path, strerror(errno));
+    return f;
+}
+
+static void json_close(FILE *f, const char *path)
+{
+    if (fclose(f))
+        die("cannot write %s", path);
+}
+
+static const char *scorer_name(const match_scorer *sc) { return sc->stochastic ? "monte-carlo" : "exact"; }
+
+static void score_pairs(const options *o, stream_reader *in, match_scorer *sc, int argc, char **argv)
+{
+    match_set *S = match_set_read(in);
+    if (!S->cls)
+        die("%s: the input has no 'class' field: pairs cannot be labelled", in->name);
+    long npairs = o->npairs;
+    pair *P = o->pairs_file ? file_pairs(S, o->pairs_file, &npairs) : random_pairs(S, npairs, o->seed);
+
+    stream_header *h = header_new("pairscores", 0);
+    header_provenance(h, argc, argv);
+    if (!o->pairs_file || sc->stochastic)
+        header_set_seed(h, o->seed);
+    header_add_input(h, in->header);
+    header_copy_meta(h, in->header);
+    header_set_int(h, "pairs", npairs);
+    header_set_str(h, "scorer", scorer_name(sc));
+    if (sc->stochastic)
+        header_set_int(h, "K", sc->K);
+    if (o->pairs_file)
+        header_set_str(h, "pairs_file", o->pairs_file);
+    const char *i64f[] = {"i", "j", "id1", "id2"};
+    for (int k = 0; k < 4; k++)
+        header_add_field(h, i64f[k], DT_I64, 0, NULL);
+    header_add_field(h, "class1", DT_I32, 0, NULL);
+    header_add_field(h, "class2", DT_I32, 0, NULL);
+    header_add_field(h, "match", DT_U8, 0, NULL);
+    const char *f32f[] = {"p", "eta1", "eta2", "eta"};
+    for (int k = 0; k < 4; k++)
+        header_add_field(h, f32f[k], DT_F32, 0, NULL);
+    stream_writer *w = stream_create(stdout, h);
+
+    /* eta of an image is computed once, when a pair first needs it */
+    double *eta = emalloc((size_t)S->n * sizeof *eta);
+    for (int64_t i = 0; i < S->n; i++)
+        eta[i] = NAN;
+    double sum_pm = 0, sum_pn = 0, sum_eta = 0;
+    long positives = 0;
+    for (long p = 0; p < npairs; p++) {
+        int64_t i = P[p].i, j = P[p].j;
+        match_emb x = match_set_emb(S, i), y = match_set_emb(S, j);
+        if (isnan(eta[i]))
+            eta[i] = match_eta(sc, &x);
+        if (isnan(eta[j]))
+            eta[j] = match_eta(sc, &y);
+        int64_t id1 = S->id[i], id2 = S->id[j];
+        int32_t c1 = S->cls[i], c2 = S->cls[j];
+        uint8_t m = c1 == c2;
+        float pr = (float)match_prob(sc, &x, &y), e1 = (float)eta[i], e2 = (float)eta[j],
+              e = (float)(0.5 * (eta[i] + eta[j]));
+        void *data[] = {&i, &j, &id1, &id2, &c1, &c2, &m, &pr, &e1, &e2, &e};
+        stream_write_data(w, data, 0);
+        positives += m;
+        if (m)
+            sum_pm += pr;
+        else
+            sum_pn += pr;
+        sum_eta += e;
+    }
+    stream_finish(w);
+    if (o->json) {
+        FILE *f = json_open(o->json);
+        fprintf(f, "{\"program\": \"pairscore\", \"n\": %ld, \"positives\": %ld, \"mean_p_match\": ", npairs,
+                positives);
+        metrics_json_num(f, positives ? sum_pm / positives : NAN);
+        fputs(", \"mean_p_nonmatch\": ", f);
+        metrics_json_num(f, npairs > positives ? sum_pn / (npairs - positives) : NAN);
+        fputs(", \"mean_eta\": ", f);
+        metrics_json_num(f, sum_eta / npairs);
+        fprintf(f, ", \"scorer\": \"%s\", \"K\": %d}\n", scorer_name(sc), sc->stochastic ? sc->K : 0);
+        json_close(f, o->json);
+    }
+    free(eta);
+    free(P);
+    header_free(h);
+    match_set_free(S);
+}
+
+/* --self streams: one record in, the same record plus eta out */
+static void score_self(const options *o, stream_reader *in, match_scorer *sc, int argc, char **argv)
+{
+    const stream_header *ih = in->header;
+    if (strcmp(ih->kind, "embeddings") && strcmp(ih->kind, "eta"))
+        die("%s: expected a stream of kind 'embeddings' (or 'eta'), got '%s' (from %s)", in->name, ih->kind,
+            ih->program);
+    int mi = stream_field_typed(ih, "mu", DT_F32);
+    int vi = header_field_find(ih, "var");
+    const stream_field *mf = &ih->fields[mi];
+    if (mf->ndim != 2)
+        die("%s: field 'mu' must have shape [C, D]", in->name);
+    if (vi >= 0 && (ih->fields[vi].dtype != DT_F32 || ih->fields[vi].ndim != 2 ||
+                    ih->fields[vi].shape[0] != mf->shape[0] || ih->fields[vi].shape[1] != mf->shape[1]))
+        die("%s: field 'var' must be float32 with the shape of 'mu'", in->name);
+    stream_header *h = header_new("eta", 0);
+    header_provenance(h, argc, argv);
+    if (sc->stochastic)
+        header_set_seed(h, o->seed);
+    header_add_input(h, ih);
+    header_copy_meta(h, ih);
+    header_set_str(h, "scorer", scorer_name(sc));
+    if (sc->stochastic)
+        header_set_int(h, "K", sc->K);
+    header_copy_fields(h, ih);
+    int ei = header_field_find(h, "eta");
+    if (ei < 0) {
+        header_add_field(h, "eta", DT_F32, 0, NULL);
+        ei = h->nfields - 1;
+    } else if (h->fields[ei].dtype != DT_F32 || h->fields[ei].ndim != 0)
+        die("%s: the input's 'eta' field is not a float32 scalar", in->name);
+    stream_record rec = {0};
+    if (!stream_read(in, &rec))
+        die("%s: the stream has no records (nothing to evaluate)", in->name);
+    stream_writer *w = stream_create(stdout, h);
+    int C = (int)mf->shape[0], D = (int)mf->shape[1];
+    float etav = 0;
+    double sum = 0, lo = INFINITY, hi = -INFINITY;
+    long n = 0;
+    do {
+        match_emb x = {rec.t[mi].data, vi >= 0 ? rec.t[vi].data : NULL, C, D, (uint64_t)n};
+        double e = match_eta(sc, &x);
+        etav = (float)e;
+        sum += e;
+        lo = e < lo ? e : lo;
+        hi = e > hi ? e : hi;
+        stream_record out = rec;
+        if (ei == ih->nfields) { /* a new last field */
+            out.t[ei] = (tensor){.dtype = DT_F32, .ndim = 0, .data = &etav};
+            out.n = ih->nfields + 1;
+        } else
+            *(float *)out.t[ei].data = etav;
+        stream_write_record(w, &out);
+        n++;
+    } while (stream_read(in, &rec));
+    stream_finish(w);
+    if (o->json) {
+        FILE *f = json_open(o->json);
+        fprintf(f, "{\"program\": \"pairscore\", \"self\": true, \"n\": %ld, \"mean_eta\": ", n);
+        metrics_json_num(f, sum / n);
+        fputs(", \"min_eta\": ", f);
+        metrics_json_num(f, lo);
+        fputs(", \"max_eta\": ", f);
+        metrics_json_num(f, hi);
+        fprintf(f, ", \"scorer\": \"%s\", \"K\": %d}\n", scorer_name(sc), sc->stochastic ? sc->K : 0);
+        json_close(f, o->json);
+    }
+    record_free(&rec);
+    header_free(h);
+}
+
+int main(int argc, char **argv)
+{
+    util_init(argv[0]);
+    util_usage = usage;
+    char **args = emalloc((size_t)(argc + 1) * sizeof *args); /* before getopt permutes argv */
+    memcpy(args, argv, (size_t)(argc + 1) * sizeof *args);
+    options o = {.npairs = 10000, .seed = 714, .K = 8};
+    enum { OPT_PAIRS = 256, OPT_SELF, OPT_MC, OPT_MEANS, OPT_JSON };
+    static const struct option lopts[] = {{"pairs", required_argument, 0, OPT_PAIRS},
+                                          {"self", no_argument, 0, OPT_SELF},
+                                          {"mc", no_argument, 0, OPT_MC},
+                                          {"means", no_argument, 0, OPT_MEANS},
+                                          {"json", required_argument, 0, OPT_JSON},
+                                          {"help", no_argument, 0, 'h'},
+                                          {0, 0, 0, 0}};
+    int c;
+    opterr = 0; /* our own message, then the usage */
+    while ((c = getopt_long(argc, argv, "n:S:K:h", lopts, NULL)) != -1) {
+        switch (c) {
+        case 'n': o.npairs = parse_long("-n", optarg, 1, 1000000000); break;
+        case 'S': o.seed = parse_u64("-S", optarg); break;
+        case 'K': o.K = (int)parse_long("-K", optarg, 1, 4096); break;
+        case OPT_PAIRS: o.pairs_file = optarg; break;
+        case OPT_SELF: o.self = 1; break;
+        case OPT_MC: o.force_mc = 1; break;
+        case OPT_MEANS: o.means = 1; break;
+        case OPT_JSON: o.json = optarg; break;
+        case 'h': usage_help();
+        default: usage_die("unknown option or missing value: %s", argv[optind - 1]);
+        }
+    }
+    if (argc - optind > 1)
+        usage_die("at most one input");
+    if (o.force_mc && o.means)
+        usage_die("--mc and --means contradict each other");
+    if (o.self && o.pairs_file)
+        usage_die("--self scores images, not pairs: drop --pairs");
+    o.input = optind < argc ? argv[optind] : "-";
+
+    stream_reader *in = stream_open_path(o.input);
+    const stream_header *ih = in->header;
+    if (strcmp(ih->kind, "embeddings") && strcmp(ih->kind, "eta"))
+        die("%s: expected a stream of kind 'embeddings' (or 'eta'), got '%s' (from %s)", in->name, ih->kind,
+            ih->program);
+    if (!header_meta(ih, "match_a") || !header_meta(ih, "match_b"))
+        die("%s: the header has no match_a / match_b (the learned a and b of the match probability)", in->name);
+    double a = header_float(ih, "match_a", 0), b = header_float(ih, "match_b", 0);
+    if (!(a > 0) || !isfinite(a) || !isfinite(b))
+        die("%s: match_a = %g, match_b = %g: need a finite a > 0 and a finite b", in->name, a, b);
+    int has_var = header_field_find(ih, "var") >= 0;
+    if (o.force_mc && !has_var)
+        die("%s: --mc needs stochastic embeddings, but the input has no 'var' field (point embeddings: "
+            "p is computed exactly, there is nothing to sample)",
+            in->name);
+    int stochastic = has_var && !o.means;
+    int mi = stream_field_typed(ih, "mu", DT_F32);
+    int64_t C = ih->fields[mi].ndim == 2 ? ih->fields[mi].shape[0] : 1;
+    if (stochastic && C > 0 && o.K % C)
+        die("-K %d is not a multiple of the %lld mixture components (stratified sampling draws K / C "
+            "from each)",
+            o.K, (long long)C);
+    match_scorer sc;
+    match_scorer_init(&sc, a, b, o.K, o.seed, stochastic);
+    if (o.self)
+        score_self(&o, in, &sc, argc, args);
+    else
+        score_pairs(&o, in, &sc, argc, args);
+    match_scorer_free(&sc);
+    stream_close(in);
+    free(args);
+    close_stdout();
+    return 0;
+}

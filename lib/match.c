@@ -1,0 +1,194 @@
+/* match: match probability and self-mismatch, exact for points, Monte Carlo for Gaussians. */
+#include "match.h"
+
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "util.h"
+
+void match_scorer_init(match_scorer *s, double a, double b, int K, uint64_t seed, int stochastic)
+{
+    s->a = a;
+    s->b = b;
+    s->K = K;
+    s->seed = seed;
+    s->stochastic = stochastic;
+    s->z1 = s->z2 = NULL;
+    s->cap = 0;
+}
+
+void match_scorer_free(match_scorer *s)
+{
+    free(s->z1);
+    free(s->z2);
+    s->z1 = s->z2 = NULL;
+    s->cap = 0;
+}
+
+double match_prob_points(const float *z1, const float *z2, int D, double a, double b)
+{
+    double s = 0;
+    for (int d = 0; d < D; d++) {
+        double u = (double)z1[d] - (double)z2[d];
+        s += u * u;
+    }
+    return match_sigmoid(-a * sqrt(s) + b);
+}
+
+double match_prob_sets(const float *z1, int n1, const float *z2, int n2, int D, double a, double b)
+{
+    double sum = 0;
+    for (int i = 0; i < n1; i++)
+        for (int j = 0; j < n2; j++)
+            sum += match_prob_points(z1 + (size_t)i * D, z2 + (size_t)j * D, D, a, b);
+    return sum / ((double)n1 * (double)n2);
+}
+
+void match_draw(const match_emb *x, int K, rng *r, float *z)
+{
+    int per = K / x->C; /* K is a multiple of C: K / C samples per component */
+    for (int k = 0; k < K; k++) {
+        int c = k / per;
+        const float *mu = x->mu + (size_t)c * x->D;
+        const float *var = x->var ? x->var + (size_t)c * x->D : NULL;
+        for (int d = 0; d < x->D; d++)
+            z[(size_t)k * x->D + d] = var ? (float)(mu[d] + sqrt((double)var[d]) * rng_normal(r)) : mu[d];
+    }
+}
+
+double match_prob(match_scorer *s, const match_emb *x1, const match_emb *x2)
+{
+    if (x1->D != x2->D)
+        die("match: embeddings of %d and %d dimensions", x1->D, x2->D);
+    if (!s->stochastic || (!x1->var && !x2->var))
+        return match_prob_sets(x1->mu, x1->C, x2->mu, x2->C, x1->D, s->a, s->b);
+    int K = s->K, D = x1->D;
+    if (K % x1->C || K % x2->C)
+        die("K = %d samples cannot be split evenly over %d components", K, K % x1->C ? x1->C : x2->C);
+    if (s->cap < K * D) {
+        free(s->z1);
+        free(s->z2);
+        s->cap = K * D;
+        s->z1 = emalloc((size_t)s->cap * sizeof(float));
+        s->z2 = emalloc((size_t)s->cap * sizeof(float));
+    }
+    /* the lower index draws set A, the other set B: symmetric, and (x, x) is A against B */
+    const match_emb *lo = x1->index <= x2->index ? x1 : x2, *hi = lo == x1 ? x2 : x1;
+    rng r;
+    rng_init(&r, s->seed, MATCH_SET_A ^ lo->index);
+    match_draw(lo, K, &r, s->z1);
+    rng_init(&r, s->seed, MATCH_SET_B ^ hi->index);
+    match_draw(hi, K, &r, s->z2);
+    return match_prob_sets(s->z1, K, s->z2, K, D, s->a, s->b);
+}
+
+double match_eta(match_scorer *s, const match_emb *x) { return 1.0 - match_prob(s, x, x); }
+
+/* ------------------------------------------------------------------ embedding sets */
+
+static int field_like(const char *src, const stream_header *h, const char *name, int dtype, int ndim, const int64_t *shape)
+{
+    int i = header_field_find(h, name);
+    if (i < 0)
+        return -1;
+    const stream_field *f = &h->fields[i];
+    int ok = f->dtype == dtype && f->ndim == ndim;
+    for (int d = 0; ok && d < ndim; d++)
+        ok = f->shape[d] == shape[d];
+    if (!ok)
+        die("%s: field '%s' is %s with %d dimensions, expected %s with %d", src, name,
+            dtype_name(f->dtype), f->ndim, dtype_name(dtype), ndim);
+    return i;
+}
+
+match_set *match_set_read(stream_reader *r)
+{
+    const stream_header *h = r->header;
+    if (strcmp(h->kind, "embeddings") && strcmp(h->kind, "eta"))
+        die("%s: expected a stream of kind 'embeddings' (or 'eta'), got '%s' (from %s)", r->name, h->kind,
+            h->program);
+    if (h->batched)
+        die("%s: batched embedding streams are not supported", r->name);
+    int mi = stream_field_typed(h, "mu", DT_F32);
+    const stream_field *mf = &h->fields[mi];
+    if (mf->ndim != 2 || mf->shape[0] < 1 || mf->shape[1] < 1)
+        die("%s: field 'mu' must have shape [C, D]", r->name);
+    match_set *S = ecalloc(1, sizeof *S);
+    S->C = (int)mf->shape[0];
+    S->D = (int)mf->shape[1];
+    int vi = field_like(r->name, h, "var", DT_F32, 2, mf->shape);
+    int ci = field_like(r->name, h, "class", DT_I32, 0, NULL);
+    int ii = field_like(r->name, h, "id", DT_I64, 0, NULL);
+    int ei = field_like(r->name, h, "eta", DT_F32, 0, NULL);
+    int oi = header_field_find(h, "occluded");
+    if (oi >= 0) {
+        const stream_field *of = &h->fields[oi];
+        if (of->dtype != DT_U8 || of->ndim != 1)
+            die("%s: field 'occluded' must be uint8 [N]", r->name);
+        S->nocc = (int)of->shape[0];
+    }
+    S->has_id = ii >= 0;
+    size_t cd = (size_t)S->C * S->D;
+    int64_t cap = 0;
+    stream_record rec = {0};
+    while (stream_read(r, &rec)) {
+        int64_t i = S->n++;
+        if (S->n > cap) {
+            cap = cap ? 2 * cap : 1024;
+            S->mu = erealloc(S->mu, (size_t)cap * cd * sizeof(float));
+            if (vi >= 0)
+                S->var = erealloc(S->var, (size_t)cap * cd * sizeof(float));
+            if (ci >= 0)
+                S->cls = erealloc(S->cls, (size_t)cap * sizeof(int32_t));
+            S->id = erealloc(S->id, (size_t)cap * sizeof(int64_t));
+            if (ei >= 0)
+                S->eta = erealloc(S->eta, (size_t)cap * sizeof(float));
+            if (oi >= 0)
+                S->occ = erealloc(S->occ, (size_t)cap * S->nocc);
+        }
+        memcpy(S->mu + i * cd, rec.t[mi].data, cd * sizeof(float));
+        if (vi >= 0) {
+            const float *v = rec.t[vi].data;
+            for (size_t e = 0; e < cd; e++)
+                if (!(v[e] >= 0) || !isfinite(v[e]))
+                    die("%s: record %lld: variance %g is not a finite number >= 0", r->name, (long long)i, v[e]);
+            memcpy(S->var + i * cd, v, cd * sizeof(float));
+        }
+        const float *m = rec.t[mi].data;
+        for (size_t e = 0; e < cd; e++)
+            if (!isfinite(m[e]))
+                die("%s: record %lld: mean %g is not finite", r->name, (long long)i, m[e]);
+        if (ci >= 0)
+            S->cls[i] = *(const int32_t *)rec.t[ci].data;
+        S->id[i] = ii >= 0 ? *(const int64_t *)rec.t[ii].data : i;
+        if (ei >= 0)
+            S->eta[i] = *(const float *)rec.t[ei].data;
+        if (oi >= 0)
+            memcpy(S->occ + i * S->nocc, rec.t[oi].data, S->nocc);
+    }
+    record_free(&rec);
+    if (!S->n)
+        die("%s: the stream has no records (nothing to evaluate)", r->name);
+    return S;
+}
+
+match_emb match_set_emb(const match_set *S, int64_t i)
+{
+    size_t cd = (size_t)S->C * S->D;
+    match_emb x = {S->mu + i * cd, S->var ? S->var + i * cd : NULL, S->C, S->D, (uint64_t)i};
+    return x;
+}
+
+void match_set_free(match_set *S)
+{
+    if (!S)
+        return;
+    free(S->mu);
+    free(S->var);
+    free(S->cls);
+    free(S->id);
+    free(S->eta);
+    free(S->occ);
+    free(S);
+}

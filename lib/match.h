@@ -1,0 +1,98 @@
+/* match: the HIB match probability and the self-mismatch uncertainty (hib-oh-2019, Eqs. 2, 4, 5, 9).
+ *
+ *   p(m | z1, z2) = sigmoid(-a ||z1 - z2||_2 + b)            a > 0, b from the embedding stream
+ *
+ * An embedding is an equal-weight mixture of C diagonal Gaussians, mu and var (C, D), row-major;
+ * var NULL is a point embedding (C = 1), or for C > 1 a mixture of C points.
+ *   - points: p is exact, the mean of the sigmoid over the C1 x C2 component pairs (for C = 1 the
+ *     closed form sigmoid(-a ||mu1 - mu2|| + b)); eta = 1 - p(x, x) = 1 - sigmoid(b) for C = 1.
+ *   - stochastic (var given, scorer.stochastic): Eq. 5, p = mean over the K x K sample pairs, with K
+ *     samples per embedding, stratified (K / C from each component: sample k comes from component
+ *     k / (K / C)), z = mu_c + sqrt(var_c) eps, eps ~ N(0, I). K must be a multiple of C.
+ *
+ * Randomness: an embedding's samples depend only on (seed, its index, which set): set A is drawn
+ * from rng stream MATCH_SET_A ^ index, set B from MATCH_SET_B ^ index. For a pair, the embedding
+ * with the lower index uses set A and the other set B; for (x, x) that is A against B, two
+ * independent sample sets, as Eq. 9 needs. So p is symmetric and eta(x) = 1 - p(x, x). Results
+ * never depend on the order pairs are scored in.
+ *
+ * Ownership: a scorer owns its scratch (two K x D sample buffers); it is not shared by threads.
+ *
+ *   match_scorer s;
+ *   match_scorer_init(&s, a, b, 8, 714, 1);                   // K = 8, seed, stochastic
+ *   match_emb x = {mu, var, C, D, index}, y = {...};
+ *   double p = match_prob(&s, &x, &y), eta = match_eta(&s, &x);
+ *   match_scorer_free(&s);
+ *
+ * An embedding set is a whole `embeddings` (or `eta`) stream in memory, for the programs that need
+ * random access (pairscore, knn); it owns its arrays:
+ *   match_set *S = match_set_read(reader);    // dies on another kind or on no records
+ *   match_emb x = match_set_emb(S, i);
+ *   match_set_free(S);
+ */
+#ifndef HEDGE_MATCH_H
+#define HEDGE_MATCH_H
+#include <stdint.h>
+
+#include "rng.h"
+#include "stream.h"
+
+#define MATCH_SET_A RNG_STREAM('m', 'c', 's', 'A')
+#define MATCH_SET_B RNG_STREAM('m', 'c', 's', 'B')
+
+typedef struct {
+    const float *mu;   /* (C, D) */
+    const float *var;  /* (C, D), or NULL: point components */
+    int C, D;
+    uint64_t index;    /* record index: names the embedding's random streams */
+} match_emb;
+
+typedef struct {
+    double a, b;
+    int K;             /* samples per embedding (stochastic) */
+    uint64_t seed;
+    int stochastic;    /* 1: Monte Carlo on var; 0: exact over component means, var ignored */
+    float *z1, *z2;    /* scratch, K x D each */
+    int cap;           /* floats allocated in each */
+} match_scorer;
+
+static inline double match_sigmoid(double x)
+{
+    return x >= 0 ? 1.0 / (1.0 + __builtin_exp(-x)) : __builtin_exp(x) / (1.0 + __builtin_exp(x));
+}
+
+void match_scorer_init(match_scorer *s, double a, double b, int K, uint64_t seed, int stochastic);
+void match_scorer_free(match_scorer *s);
+
+/* sigmoid(-a ||z1 - z2|| + b) for two D-vectors */
+double match_prob_points(const float *z1, const float *z2, int D, double a, double b);
+/* mean of sigmoid(-a ||z1_i - z2_j|| + b) over all n1 x n2 pairs of rows of z1 (n1, D), z2 (n2, D) */
+double match_prob_sets(const float *z1, int n1, const float *z2, int n2, int D, double a, double b);
+/* K stratified samples of x into z (K, D) from generator r; var NULL: the means repeated */
+void match_draw(const match_emb *x, int K, rng *r, float *z);
+
+/* p(m | x1, x2) by the rules above */
+double match_prob(match_scorer *s, const match_emb *x1, const match_emb *x2);
+/* eta(x) = 1 - p(m | x, x) */
+double match_eta(match_scorer *s, const match_emb *x);
+
+/* a whole embedding stream in memory */
+typedef struct {
+    int64_t n;
+    int C, D;
+    float *mu;        /* (n, C, D) */
+    float *var;       /* (n, C, D), NULL for point embeddings (no `var` field) */
+    int32_t *cls;     /* (n), NULL without a `class` field */
+    int64_t *id;      /* (n): the `id` field, or the record index when there is none */
+    int has_id;
+    float *eta;       /* (n), NULL without an `eta` field */
+    uint8_t *occ;     /* (n, nocc), NULL without an `occluded` field */
+    int nocc;
+} match_set;
+/* reads every record of r, which must be of kind `embeddings` or `eta` with a float32 `mu` [C, D]
+ * (and `var` of the same shape if any); dies on an empty stream ("no records") */
+match_set *match_set_read(stream_reader *r);
+match_emb match_set_emb(const match_set *S, int64_t i);
+void match_set_free(match_set *S);
+
+#endif

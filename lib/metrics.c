@@ -1,0 +1,396 @@
+/* metrics: AP, PR curve, bins, Kendall's tau-b, kNN. Definitions and tie rules: metrics.h. */
+#include "metrics.h"
+
+#include <math.h>
+#include <pthread.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "blas.h"
+#include "stream.h"
+#include "util.h"
+
+/* ------------------------------------------------------------------ sorting */
+
+typedef struct {
+    double key;
+    int64_t i;
+} keyed;
+
+static int keyed_cmp(const void *pa, const void *pb)
+{
+    const keyed *a = pa, *b = pb;
+    if (a->key < b->key)
+        return -1;
+    if (a->key > b->key)
+        return 1;
+    return (a->i > b->i) - (a->i < b->i);
+}
+
+/* items sorted ascending by key (ties by input index); sign -1 sorts descending by the value */
+static keyed *sorted(const double *v, int64_t n, double sign)
+{
+    keyed *s = emalloc((size_t)(n ? n : 1) * sizeof *s);
+    for (int64_t i = 0; i < n; i++) {
+        s[i].key = sign * v[i];
+        s[i].i = i;
+    }
+    qsort(s, (size_t)n, sizeof *s, keyed_cmp);
+    return s;
+}
+
+void metrics_argsort(const double *key, int64_t n, int64_t *idx)
+{
+    keyed *s = sorted(key, n, 1.0);
+    for (int64_t i = 0; i < n; i++)
+        idx[i] = s[i].i;
+    free(s);
+}
+
+/* ------------------------------------------------------------------ AP and PR curve */
+
+int64_t metrics_pr_curve(const double *score, const uint8_t *label, int64_t n, metrics_pr_point *pts)
+{
+    int64_t P = 0;
+    for (int64_t i = 0; i < n; i++)
+        P += label[i] != 0;
+    keyed *s = sorted(score, n, -1.0); /* descending score */
+    int64_t npts = 0, tp = 0, fp = 0;
+    for (int64_t a = 0; a < n;) {
+        int64_t b = a; /* the block of equal scores is [a, b) */
+        while (b < n && s[b].key == s[a].key) {
+            if (label[s[b].i])
+                tp++;
+            else
+                fp++;
+            b++;
+        }
+        metrics_pr_point *p = &pts[npts++];
+        p->threshold = -s[a].key;
+        p->tp = tp;
+        p->fp = fp;
+        p->precision = (double)tp / (double)(tp + fp);
+        p->recall = P ? (double)tp / (double)P : NAN;
+        a = b;
+    }
+    free(s);
+    return npts;
+}
+
+double metrics_pr_step_area(const metrics_pr_point *pts, int64_t npts)
+{
+    double area = 0, r0 = 0;
+    for (int64_t t = 0; t < npts; t++) {
+        area += (pts[t].recall - r0) * pts[t].precision;
+        r0 = pts[t].recall;
+    }
+    return area;
+}
+
+double metrics_pr_trapezoid_area(const metrics_pr_point *pts, int64_t npts)
+{
+    if (npts == 0)
+        return NAN;
+    double area = 0, r0 = 0, p0 = pts[0].precision;
+    for (int64_t t = 0; t < npts; t++) {
+        area += (pts[t].recall - r0) * 0.5 * (pts[t].precision + p0);
+        r0 = pts[t].recall;
+        p0 = pts[t].precision;
+    }
+    return area;
+}
+
+double metrics_ap(const double *score, const uint8_t *label, int64_t n)
+{
+    metrics_pr_point *pts = emalloc((size_t)(n ? n : 1) * sizeof *pts);
+    int64_t npts = metrics_pr_curve(score, label, n, pts);
+    /* sum over blocks of (new positives) x (precision at the block's end), over P: the same as
+     * the step area, but summed in counts so a perfect ranking gives exactly 1 */
+    int64_t P = npts ? pts[npts - 1].tp : 0, prev = 0;
+    double sum = 0;
+    for (int64_t t = 0; t < npts; t++) {
+        sum += (double)(pts[t].tp - prev) * pts[t].precision;
+        prev = pts[t].tp;
+    }
+    free(pts);
+    return P ? sum / (double)P : NAN;
+}
+
+/* ------------------------------------------------------------------ bins and tau */
+
+void metrics_bins(int64_t n, int B, int64_t *start)
+{
+    int64_t q = n / B, r = n % B;
+    start[0] = 0;
+    for (int b = 0; b < B; b++)
+        start[b + 1] = start[b] + q + (b < r);
+}
+
+static int sgn(double v) { return (v > 0) - (v < 0); }
+
+double metrics_tau_b(const double *x, const double *y, int64_t n, metrics_tau_counts *counts)
+{
+    metrics_tau_counts c = {0};
+    for (int64_t i = 0; i < n; i++)
+        for (int64_t j = i + 1; j < n; j++) {
+            int sx = sgn(x[j] - x[i]), sy = sgn(y[j] - y[i]);
+            c.pairs++;
+            if (!sx)
+                c.tied_x++;
+            if (!sy)
+                c.tied_y++;
+            if (!sx && !sy)
+                c.tied_both++;
+            if (sx && sy) {
+                if (sx == sy)
+                    c.concordant++;
+                else
+                    c.discordant++;
+            }
+        }
+    if (counts)
+        *counts = c;
+    double den = sqrt((double)(c.pairs - c.tied_x) * (double)(c.pairs - c.tied_y));
+    return den > 0 ? (double)(c.concordant - c.discordant) / den : NAN;
+}
+
+/* ------------------------------------------------------------------ kNN */
+
+#define SCAN_CHUNK 32
+
+typedef struct {
+    const float *Q, *G;
+    const float *qt, *gt;  /* per-query / per-gallery-item float terms (norm + extra) */
+    int64_t nq, ng;
+    int D, kk;
+    const int64_t *exclude;
+    float *cd;             /* (nq, kk) candidate distances, sorted */
+    int64_t *ci;           /* (nq, kk) candidate indices */
+    int *cnt;              /* (nq) candidates held */
+    int worker, nworkers;  /* this worker takes query blocks worker, worker + nworkers, ... */
+} knn_job;
+
+/* one row of a distance block into query q's sorted candidates */
+static void scan_row(const knn_job *J, int64_t q, const float *row, int64_t g0, int64_t gb)
+{
+    int kk = J->kk;
+    float *cd = J->cd + q * kk;
+    int64_t *ci = J->ci + q * kk;
+    int cnt = J->cnt[q];
+    int64_t ex = J->exclude ? J->exclude[q] - g0 : -1;
+    float base = J->qt[q];
+    float worst = cnt == kk ? cd[kk - 1] : INFINITY;
+    const float *gt = J->gt + g0;
+    for (int64_t j0 = 0; j0 < gb; j0 += SCAN_CHUNK) {
+        int64_t m = gb - j0 < SCAN_CHUNK ? gb - j0 : SCAN_CHUNK;
+        float dv[SCAN_CHUNK];
+        int any = 0;
+        if (m == SCAN_CHUNK) { /* the common case, in a form the compiler vectorises */
+            for (int u = 0; u < SCAN_CHUNK; u++) {
+                dv[u] = base + gt[j0 + u] + row[j0 + u];
+                any |= dv[u] < worst;
+            }
+        } else
+            for (int u = 0; u < m; u++) {
+                dv[u] = base + gt[j0 + u] + row[j0 + u];
+                any |= dv[u] < worst;
+            }
+        if (!any)
+            continue;
+        for (int u = 0; u < m; u++) {
+            float d = dv[u];
+            int64_t j = j0 + u;
+            /* gallery indices arrive in increasing order, so strict < keeps the lower index first
+             * among equal distances */
+            if (!(d < worst) || j == ex)
+                continue;
+            int pos = cnt < kk ? cnt++ : kk - 1;
+            while (pos > 0 && cd[pos - 1] > d) {
+                cd[pos] = cd[pos - 1];
+                ci[pos] = ci[pos - 1];
+                pos--;
+            }
+            cd[pos] = d;
+            ci[pos] = g0 + j;
+            if (cnt == kk)
+                worst = cd[kk - 1];
+        }
+    }
+    J->cnt[q] = cnt;
+}
+
+static void *knn_worker(void *arg)
+{
+    const knn_job *J = arg;
+    int D = J->D;
+    float *dot = ealloc_aligned((size_t)METRICS_QBLOCK * METRICS_GBLOCK * sizeof *dot);
+    for (int64_t q0 = (int64_t)J->worker * METRICS_QBLOCK; q0 < J->nq;
+         q0 += (int64_t)J->nworkers * METRICS_QBLOCK) {
+        int64_t qb = J->nq - q0 < METRICS_QBLOCK ? J->nq - q0 : METRICS_QBLOCK;
+        for (int64_t g0 = 0; g0 < J->ng; g0 += METRICS_GBLOCK) {
+            int64_t gb = J->ng - g0 < METRICS_GBLOCK ? J->ng - g0 : METRICS_GBLOCK;
+            /* dot (qb, gb) = -2 Q[q0 : q0+qb] G[g0 : g0+gb]^T */
+            blas_sgemm(0, 1, (int)qb, (int)gb, D, -2.0f, J->Q + q0 * D, D, J->G + g0 * D, D, 0.0f, dot,
+                       (int)gb);
+            for (int64_t r = 0; r < qb; r++)
+                scan_row(J, q0 + r, dot + r * gb, g0, gb);
+        }
+    }
+    free(dot);
+    return NULL;
+}
+
+void metrics_knn(const float *Q, const float *qx, int64_t nq, const float *G, const float *gx, int64_t ng,
+                 int D, int k, const int64_t *exclude, int threads, int64_t *nbr, double *d2)
+{
+    for (int64_t q = 0; q < nq; q++) {
+        int64_t avail = ng - (exclude && exclude[q] >= 0 && exclude[q] < ng);
+        if (avail < k)
+            die("k = %d needs at least %d gallery items per query, query %lld has %lld", k, k,
+                (long long)q, (long long)avail);
+    }
+    int64_t nblocks = (nq + METRICS_QBLOCK - 1) / METRICS_QBLOCK;
+    if (threads < 1)
+        threads = 1;
+    if (threads > 64)
+        threads = 64;
+    if (threads > nblocks)
+        threads = (int)(nblocks ? nblocks : 1);
+    int kk = k + METRICS_KNN_SLACK;
+    float *qt = emalloc((size_t)nq * sizeof *qt), *gt = emalloc((size_t)ng * sizeof *gt);
+    for (int64_t i = 0; i < nq; i++) {
+        float s = qx ? qx[i] : 0;
+        for (int d = 0; d < D; d++)
+            s += Q[i * D + d] * Q[i * D + d];
+        qt[i] = s;
+    }
+    for (int64_t i = 0; i < ng; i++) {
+        float s = gx ? gx[i] : 0;
+        for (int d = 0; d < D; d++)
+            s += G[i * D + d] * G[i * D + d];
+        gt[i] = s;
+    }
+    float *cd = emalloc((size_t)nq * kk * sizeof *cd);
+    int64_t *ci = emalloc((size_t)nq * kk * sizeof *ci);
+    int *cnt = ecalloc((size_t)nq, sizeof *cnt);
+    /* each worker runs single-threaded sgemms on its own query blocks: BLAS's own threads would
+     * only fight ours, and every block's numbers stay the same whatever the thread count */
+    int blas_saved = blas_threads();
+    blas_set_threads(1);
+    knn_job jobs[64];
+    pthread_t tid[64];
+    for (int t = 0; t < threads; t++)
+        jobs[t] = (knn_job){Q, G, qt, gt, nq, ng, D, kk, exclude, cd, ci, cnt, t, threads};
+    for (int t = 1; t < threads; t++)
+        if (pthread_create(&tid[t], NULL, knn_worker, &jobs[t]))
+            die("cannot start a thread");
+    knn_worker(&jobs[0]);
+    for (int t = 1; t < threads; t++)
+        pthread_join(tid[t], NULL);
+    blas_set_threads(blas_saved);
+    /* the candidates' distances again, directly and in double; best k by (d2, index) */
+    double *dd = emalloc((size_t)kk * sizeof *dd);
+    int64_t *di = emalloc((size_t)kk * sizeof *di);
+    for (int64_t q = 0; q < nq; q++) {
+        int c = cnt[q];
+        for (int r = 0; r < c; r++) {
+            int64_t g = ci[q * kk + r];
+            double s = (qx ? qx[q] : 0.0) + (gx ? gx[g] : 0.0);
+            for (int d = 0; d < D; d++) {
+                double u = (double)Q[q * D + d] - (double)G[g * D + d];
+                s += u * u;
+            }
+            if (s < 0)
+                s = 0;
+            int pos = r;
+            while (pos > 0 && (dd[pos - 1] > s || (dd[pos - 1] == s && di[pos - 1] > g))) {
+                dd[pos] = dd[pos - 1];
+                di[pos] = di[pos - 1];
+                pos--;
+            }
+            dd[pos] = s;
+            di[pos] = g;
+        }
+        for (int r = 0; r < k; r++) {
+            nbr[q * k + r] = di[r];
+            d2[q * k + r] = dd[r];
+        }
+    }
+    free(dd);
+    free(di);
+    free(cnt);
+    free(ci);
+    free(cd);
+    free(gt);
+    free(qt);
+}
+
+int32_t metrics_vote(const int32_t *cls, const double *dist, int k)
+{
+    int best = -1, best_n = 0;
+    double best_sum = 0;
+    for (int r = 0; r < k; r++) {
+        int seen = 0;
+        for (int s = 0; s < r && !seen; s++)
+            seen = cls[s] == cls[r];
+        if (seen)
+            continue; /* each class once, at its best-ranked neighbour */
+        int cntr = 0;
+        double sum = 0;
+        for (int s = r; s < k; s++)
+            if (cls[s] == cls[r]) {
+                cntr++;
+                sum += dist[s];
+            }
+        /* classes are visited in order of their best-ranked neighbour, so keeping the earlier
+         * one on a full tie is the last rule */
+        if (best < 0 || cntr > best_n || (cntr == best_n && sum < best_sum)) {
+            best = r;
+            best_n = cntr;
+            best_sum = sum;
+        }
+    }
+    return best < 0 ? -1 : cls[best];
+}
+
+void metrics_json_num(FILE *f, double v)
+{
+    if (isfinite(v))
+        fprintf(f, "%.10g", v);
+    else
+        fputs("null", f);
+}
+
+int64_t metrics_read_columns(stream_reader *r, int nf, const char *const *names, double **cols)
+{
+    const stream_header *h = r->header;
+    if (h->batched)
+        die("%s: batched streams are not supported here", r->name);
+    int idx[STREAM_MAXFIELDS];
+    for (int f = 0; f < nf; f++) {
+        idx[f] = stream_field_index(h, names[f]);
+        const stream_field *fd = &h->fields[idx[f]];
+        if (shape_numel(fd->ndim, fd->shape) != 1)
+            die("%s: field '%s' holds %lld numbers per record, expected one", r->name, names[f],
+                (long long)shape_numel(fd->ndim, fd->shape));
+    }
+    int64_t n = 0, cap = 0;
+    for (int f = 0; f < nf; f++)
+        cols[f] = NULL;
+    stream_record rec = {0};
+    while (stream_read(r, &rec)) {
+        if (n == cap) {
+            cap = cap ? 2 * cap : 4096;
+            for (int f = 0; f < nf; f++)
+                cols[f] = erealloc(cols[f], (size_t)cap * sizeof **cols);
+        }
+        for (int f = 0; f < nf; f++)
+            cols[f][n] = tensor_get(&rec.t[idx[f]], 0);
+        n++;
+    }
+    record_free(&rec);
+    for (int f = 0; f < nf; f++)
+        if (!cols[f])
+            cols[f] = emalloc(sizeof **cols);
+    return n;
+}

@@ -1,0 +1,107 @@
+/* metrics: the evaluation numbers of the HIB paper (section 4): average precision and the
+ * precision-recall curve, equal-size binning by uncertainty, Kendall's tau-b, and k-nearest-
+ * neighbour search in blocks (distances by blas_sgemm) with a majority vote.
+ *
+ * Every function works on caller-owned arrays and allocates only scratch it frees before
+ * returning. Definitions and tie rules (each is also the documented behaviour of the programs):
+ *
+ *   AP       items sorted by score, descending. Items with equal scores form one block; every
+ *            positive in a block gets the precision at the END of the block (tp / rank of the
+ *            block's last item). AP = mean of that over the positives. This equals the step sum
+ *            sum_t (R_t - R_{t-1}) P_t over the distinct scores t, and it does not depend on the
+ *            input order (sklearn's average_precision_score gives the same number).
+ *   PR curve one point per distinct score t (descending): recall, precision of "score >= t".
+ *   PR-AUC   trapezoids between consecutive points of the curve, starting at
+ *            (recall 0, precision of the first point). AP is the step (rectangle) version of the
+ *            same area; PR-AUC >= AP whenever precision falls with recall.
+ *   bins     n items in B equal-size bins: the first n mod B bins hold one item more
+ *            (ceil(n/B)), the others floor(n/B) (numpy.array_split's rule).
+ *   argsort  ascending by key, equal keys keep their input order (stable).
+ *   tau-b    (nc - nd) / sqrt((n0 - n1)(n0 - n2)), n0 = n(n-1)/2, n1 / n2 = pairs tied in x / in
+ *            y (a pair tied in both counts in both); tied pairs are neither concordant nor
+ *            discordant. NaN when x or y is constant (the denominator is 0).
+ *   kNN      squared Euclidean distances ||q||^2 + ||g||^2 - 2 q.g (float, blas_sgemm) in blocks of
+ *            METRICS_QBLOCK queries x METRICS_GBLOCK gallery items, a sorted top-k per query
+ *            kept while the blocks stream by, the winners' distances then recomputed in double;
+ *            equal distances: the lower gallery index first.
+ *   vote     the class with the most of the k neighbours; tied counts: the smallest sum of
+ *            (Euclidean, not squared) distances among the tied classes; still tied: the class of
+ *            the best-ranked neighbour among them.
+ *
+ *   double ap = metrics_ap(score, label, n);                  // score[n] double, label[n] 0/1
+ *   int64_t start[21]; metrics_bins(n, 20, start);            // bin b is [start[b], start[b+1])
+ *   double tau = metrics_tau_b(x, y, 20, NULL);
+ */
+#ifndef HEDGE_METRICS_H
+#define HEDGE_METRICS_H
+#include <stdint.h>
+
+/* ---- ranking */
+/* idx[0..n) such that key[idx[0]] <= key[idx[1]] <= ...; equal keys in input order */
+void metrics_argsort(const double *key, int64_t n, int64_t *idx);
+
+/* AP of score against label (nonzero = positive) by the tie-block rule above; NaN when there is
+ * no positive. Scores must be finite. */
+double metrics_ap(const double *score, const uint8_t *label, int64_t n);
+
+typedef struct {
+    double threshold;  /* a distinct score; the point is "predict positive when score >= it" */
+    double recall, precision;
+    int64_t tp, fp;
+} metrics_pr_point;
+/* writes one point per distinct score, highest threshold first, into pts (room for n points);
+ * returns how many. Recall is 0/0 = NaN when there is no positive. */
+int64_t metrics_pr_curve(const double *score, const uint8_t *label, int64_t n, metrics_pr_point *pts);
+/* AP from the curve: sum (R_t - R_{t-1}) P_t (equals metrics_ap) */
+double metrics_pr_step_area(const metrics_pr_point *pts, int64_t npts);
+/* trapezoids from (0, P_first) through every point */
+double metrics_pr_trapezoid_area(const metrics_pr_point *pts, int64_t npts);
+
+/* ---- binning and rank correlation */
+/* start[B + 1]: bin b holds sorted items start[b] .. start[b+1]-1. Requires n >= B >= 1. */
+void metrics_bins(int64_t n, int B, int64_t *start);
+
+typedef struct {
+    int64_t concordant, discordant, tied_x, tied_y, tied_both, pairs;
+} metrics_tau_counts;
+/* Kendall's tau-b of (x[i], y[i]), O(n^2) (meant for bins); counts may be NULL */
+double metrics_tau_b(const double *x, const double *y, int64_t n, metrics_tau_counts *counts);
+
+/* ---- k nearest neighbours */
+#ifndef METRICS_QBLOCK
+#define METRICS_QBLOCK 256
+#endif
+#ifndef METRICS_GBLOCK
+#define METRICS_GBLOCK 2048
+#endif
+
+/* For each query q (nq x D, row-major) the k nearest gallery items (ng x D) by
+ *     d2(q, g) = ||q - g||^2 + qx[q] + gx[g]
+ * qx, gx (or NULL for 0): per-item terms added to the squared distance (total variances turn d2
+ * into the expected squared distance between two random embeddings). exclude[q] (or NULL): a
+ * gallery index never returned for query q (the query itself, for leave-one-out), -1 for none.
+ * Needs at least k gallery items left for every query (dies otherwise).
+ * Selection scans float distances from blas_sgemm, keeping the best k + METRICS_KNN_SLACK per
+ * query; those candidates' d2 are then recomputed directly in double and the best k kept, by
+ * (d2, gallery index). Results: nbr[q*k + r] the gallery index of rank r, d2[q*k + r] >= 0.
+ * threads: workers that each take every threads-th block of queries, with single-threaded sgemms
+ * (BLAS threads are set to 1 meanwhile and restored after); the results do not depend on it.
+ * Memory: the inputs, (nq, k + slack) candidates and one block of floats per thread (2 MB). */
+#define METRICS_KNN_SLACK 4
+void metrics_knn(const float *Q, const float *qx, int64_t nq, const float *G, const float *gx, int64_t ng,
+                 int D, int k, const int64_t *exclude, int threads, int64_t *nbr, double *d2);
+
+/* the voted class of one query from its k neighbours' classes and distances (rank order) */
+int32_t metrics_vote(const int32_t *cls, const double *dist, int k);
+
+/* ---- input: scalar fields of every record of a stream as doubles */
+typedef struct stream_reader stream_reader;
+/* cols[f] (allocated here, the caller frees each) gets field names[f] of every record; returns the
+ * number of records. Dies unless each field exists and holds one number per record. */
+int64_t metrics_read_columns(stream_reader *r, int nf, const char *const *names, double **cols);
+
+/* ---- JSON numbers: finite as %.10g, NaN and infinities as null */
+#include <stdio.h>
+void metrics_json_num(FILE *f, double v);
+
+#endif

@@ -1,0 +1,104 @@
+#!/bin/sh
+# pairscore: closed form on hand-placed points, Monte Carlo on the synthetic fixture of
+# tests/unit/test_evalfix.c, pair invariants, --self, determinism, and bad input.
+set -u
+T=$(mktemp -d)
+trap 'rm -rf "$T"' EXIT
+FIX=$BIN/../tests/test_evalfix
+fail() { echo "FAIL: $*" >&2; exit 1; }
+[ -x "$FIX" ] || fail "$FIX is not built"
+# expect_fail CODE 'message part' command...: exit CODE, the message on stderr, nothing on stdout
+expect_fail() {
+    code=$1 msg=$2
+    shift 2
+    "$@" >"$T/out" 2>"$T/err"
+    rc=$?
+    [ $rc -eq "$code" ] || fail "$* exited $rc, expected $code"
+    [ -s "$T/out" ] && fail "$* wrote to stdout"
+    grep -qF -- "$msg" "$T/err" || fail "$*: no '$msg' in: $(cat "$T/err")"
+    return 0
+}
+
+# --- closed form. Points (0,0) id 10 class 0, (3,4) id 11 class 0, (0,1) id 12 class 1; a 2, b 1:
+# p(10,11) = sigmoid(-2*5 + 1) = 1.2339458e-4, p(10,12) = sigmoid(-1) = 0.26894142,
+# p(11,11) = sigmoid(1) = 0.73105858; eta = 1 - sigmoid(1) = 0.26894142 for every point.
+printf '0 0 0 10\n3 4 0 11\n0 1 1 12\n' |
+    "$FIX" table embeddings mu:float32:1x2 class:int32 id:int64 -m match_a=2.0 -m match_b=1.0 >"$T/pts"
+printf '# id id\n10 11\n10 12   # a comment\n\n11 11\n' >"$T/pairs"
+"$BIN/pairscore" --pairs "$T/pairs" "$T/pts" >"$T/ps" || fail "pairscore --pairs exited $?"
+"$FIX" cols i j id1 id2 class1 class2 match p eta1 eta2 eta <"$T/ps" >"$T/c" || fail "cols"
+awk 'NR == 1 { if ($0 != "kind pairscores") exit 1; next }
+     function off(x, y) { return (x - y > 1e-7 || y - x > 1e-7) }
+     { want = NR == 2 ? 1.2339458e-4 : NR == 3 ? 0.26894142 : 0.73105858
+       if (off($8, want) || off($9, 0.26894142) || off($11, 0.26894142)) exit 1 }
+     END { if (NR != 4) exit 1 }' "$T/c" || fail "closed form: $(cat "$T/c")"
+awk 'NR == 3 && !($1 == 0 && $2 == 2 && $3 == 10 && $4 == 12 && $7 == 0) { exit 1 }' "$T/c" ||
+    fail "pair 2 fields: $(sed -n 3p "$T/c")"
+
+# --- Monte Carlo on the fixture (200 images, 10 classes, var 0.0225 or 2.25)
+"$FIX" emb -n 200 >"$T/e" || fail "fixture"
+"$BIN/pairscore" -n 600 --json "$T/json" "$T/e" >"$T/p1" || fail "pairscore exited $?"
+"$FIX" cols i j id1 id2 class1 class2 match p eta1 eta2 eta <"$T/p1" >"$T/c1"
+# invariants: 600 pairs, even pair numbers match, match = (class1 == class2), i != j, id = 1000 + i,
+# 0 <= p <= 1, eta = mean of eta1 and eta2, eta1 >= 1 - sigmoid(1) - MC noise
+awk 'NR == 1 { next }
+     { n++; k = NR - 2
+       if ($7 != (k % 2 == 0) || $7 != ($5 == $6) || $1 == $2 || $3 != 1000 + $1 || $4 != 1000 + $2) exit 1
+       if ($8 < 0 || $8 > 1 || ($11 - ($9 + $10) / 2) ^ 2 > 1e-12 || $9 < 0.2) exit 1 }
+     END { if (n != 600) exit 1 }' "$T/c1" || fail "pair invariants"
+grep -q '"n": 600, "positives": 300' "$T/json" || fail "json summary: $(cat "$T/json")"
+grep -q '"scorer": "monte-carlo", "K": 8' "$T/json" || fail "json scorer: $(cat "$T/json")"
+# matching pairs score higher than non-matching ones on these well separated clusters
+awk '/^kind/ { next } { s[$7] += $8; n[$7]++ } END { exit !(s[1] / n[1] > 0.3 && s[0] / n[0] < 0.05) }' "$T/c1" ||
+    fail "match probabilities do not separate"
+# same seed, same bytes; another seed, other pairs
+"$BIN/pairscore" -n 600 --json "$T/json" "$T/e" | cmp -s - "$T/p1" || fail "same seed gave different bytes"
+"$BIN/pairscore" -n 600 -S 715 <"$T/e" | "$FIX" cols i j p | cmp -s - "$T/c1" && fail "-S 715 changed nothing"
+# --self: every input field plus eta, one record per image; eta of image i is the eta1 of pairs
+# with i first (same seed, same index, same samples)
+"$BIN/pairscore" --self "$T/e" >"$T/s" || fail "--self exited $?"
+"$FIX" cols mu var class id occluded eta <"$T/s" >"$T/cs" || fail "--self lacks a field"
+head -n 1 "$T/cs" | grep -qx 'kind eta' || fail "--self kind"
+[ "$(wc -l <"$T/cs")" -eq 201 ] || fail "--self: not 200 records"
+awk 'FNR == 1 { next } NR == FNR { eta[FNR - 2] = $NF; next } { if (($9 - eta[$1]) ^ 2 > 1e-14) exit 1 }' \
+    "$T/cs" "$T/c1" || fail "--self eta differs from the pairs' eta1"
+# occluded images (i mod 4 == 3) are the uncertain ones
+awk 'FNR == 1 { next } { o = (FNR - 2) % 4 == 3; s[o] += $NF; n[o]++ }
+     END { exit !(s[1] / n[1] > s[0] / n[0] + 0.2) }' "$T/cs" || fail "eta does not rise with variance"
+# --self on an eta stream replaces eta (same numbers again)
+"$FIX" cols eta <"$T/s" >"$T/ce"
+"$BIN/pairscore" --self "$T/s" | "$FIX" cols eta | cmp -s - "$T/ce" || fail "--self on an eta stream"
+# --means scores the means exactly: eta = 1 - sigmoid(1) everywhere
+"$BIN/pairscore" --self --means "$T/e" | "$FIX" cols eta | awk 'NR > 1 && ($1 - 0.26894142) ^ 2 > 1e-14 { exit 1 }' ||
+    fail "--means"
+# mixtures: C = 2 needs K a multiple of 2
+"$FIX" emb -n 40 -C 2 >"$T/e2"
+"$BIN/pairscore" -n 20 -K 4 "$T/e2" >/dev/null || fail "C = 2, K = 4"
+expect_fail 1 'not a multiple' "$BIN/pairscore" -n 20 -K 7 "$T/e2"
+
+# --- bad input: exit 1 with a message, nothing on stdout
+"$FIX" emb -n 50 -p >"$T/pt"
+expect_fail 1 '--mc needs stochastic embeddings' "$BIN/pairscore" --mc "$T/pt"
+printf '1000 1001\n1002 99\n' >"$T/bad"
+expect_fail 1 'pairs file line 2 names unknown id 99' "$BIN/pairscore" --pairs "$T/bad" "$T/pt"
+printf '1000 x\n' >"$T/bad"
+expect_fail 1 'pairs file line 1: expected two ids' "$BIN/pairscore" --pairs "$T/bad" "$T/pt"
+"$FIX" table embeddings mu:float32:1x2 class:int32 id:int64 -m match_a=2.0 -m match_b=1.0 </dev/null >"$T/empty"
+expect_fail 1 'no records' "$BIN/pairscore" "$T/empty"
+expect_fail 1 'no records' "$BIN/pairscore" --self "$T/empty"
+head -c 3000 "$T/e" >"$T/trunc"
+expect_fail 1 'truncated' "$BIN/pairscore" "$T/trunc"
+expect_fail 1 "expected a stream of kind 'embeddings'" "$BIN/pairscore" "$T/p1"
+printf '0 0 0\n1 1 1\n' | "$FIX" table embeddings mu:float32:1x2 class:int32 >"$T/noab"
+expect_fail 1 'match_a' "$BIN/pairscore" "$T/noab"
+printf '0 0 0\n1 1 0\n' | "$FIX" table embeddings mu:float32:1x2 class:int32 -m match_a=1.0 -m match_b=0 >"$T/one"
+expect_fail 1 'no non-matching pair' "$BIN/pairscore" "$T/one"
+# --- misuse: exit 2, nothing on stdout
+expect_fail 2 'usage' "$BIN/pairscore" -x "$T/e"
+expect_fail 2 'usage' "$BIN/pairscore" -n 0 "$T/e"
+expect_fail 2 'usage' "$BIN/pairscore" -K lots "$T/e"
+expect_fail 2 'usage' "$BIN/pairscore" --mc --means "$T/e"
+expect_fail 2 'usage' "$BIN/pairscore" --self --pairs "$T/pairs" "$T/e"
+expect_fail 2 'usage' "$BIN/pairscore" "$T/e" "$T/e"
+"$BIN/pairscore" -h | grep -q '^usage: pairscore' || fail "-h"
+echo "pairscore: ok"
