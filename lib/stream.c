@@ -301,11 +301,6 @@ int64_t record_batch(const stream_record *rec) { return rec->n > 0 && rec->t[0].
 
 /* ------------------------------------------------------------------ packing */
 
-static int write_cb(void *data, const char *buf, size_t len)
-{
-    return fwrite(buf, 1, len, (FILE *)data) == len ? 0 : -1;
-}
-
 static void pack_str(msgpack_packer *pk, const char *s)
 {
     size_t n = strlen(s);
@@ -399,8 +394,18 @@ struct stream_writer {
     FILE *f;
     const stream_header *h;
     msgpack_packer pk;
+    msgpack_sbuffer sb; /* objects are packed here and written in chunks of >= 64 KiB */
     long long count;
 };
+
+static void writer_flush(stream_writer *w, size_t atleast)
+{
+    if (w->sb.size < atleast || !w->sb.size)
+        return;
+    if (fwrite(w->sb.data, 1, w->sb.size, w->f) != w->sb.size)
+        die("cannot write stream: %s", strerror(errno));
+    msgpack_sbuffer_clear(&w->sb);
+}
 
 static void writer_check(stream_writer *w)
 {
@@ -413,8 +418,10 @@ stream_writer *stream_create(FILE *f, const stream_header *h)
     stream_writer *w = ecalloc(1, sizeof *w);
     w->f = f;
     w->h = h;
-    msgpack_packer_init(&w->pk, f, write_cb);
+    msgpack_sbuffer_init(&w->sb);
+    msgpack_packer_init(&w->pk, &w->sb, msgpack_sbuffer_write);
     pack_header(&w->pk, h);
+    writer_flush(w, 0);
     writer_check(w);
     return w;
 }
@@ -444,6 +451,7 @@ void stream_write_record(stream_writer *w, const stream_record *rec)
         pack_str(&w->pk, h->fields[i].name);
         pack_tensor(&w->pk, rec->t[i].dtype, rec->t[i].ndim, rec->t[i].shape, rec->t[i].data);
     }
+    writer_flush(w, 1 << 16);
     writer_check(w);
     w->count++;
 }
@@ -463,6 +471,7 @@ void stream_write_data(stream_writer *w, void *const *data, int64_t batch)
         pack_str(&w->pk, f->name);
         pack_tensor(&w->pk, f->dtype, nd, shape, data[i]);
     }
+    writer_flush(w, 1 << 16);
     writer_check(w);
     w->count++;
 }
@@ -474,6 +483,8 @@ void stream_finish(stream_writer *w)
     msgpack_pack_map(&w->pk, 1);
     pack_str(&w->pk, "end");
     msgpack_pack_int64(&w->pk, w->count);
+    writer_flush(w, 0);
+    msgpack_sbuffer_destroy(&w->sb);
     if (fflush(w->f) != 0)
         die("cannot write stream: %s", strerror(errno));
     writer_check(w);
