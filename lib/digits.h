@@ -1,0 +1,98 @@
+/* digits: N-digit MNIST (HIB paper, appendix A; ../shared/papers/NOTES.md): which numbers are
+ * seen (training) classes, how many images of which classes a split holds, which MNIST digits
+ * make each composite, and the occlusion squares of `occlude`.
+ *
+ * Conventions. A class is the number shown, 0 .. 10^N - 1; position 0 is the leftmost (most
+ * significant) digit, in the image cell of columns 0..27. All randomness comes from rng_init
+ * with a seed and a per-unit stream tag, so the same seeds give the same composites.
+ *
+ * Ownership: digits_plan_make allocates the plan's arrays, digits_plan_free frees them; every
+ * other function writes into memory the caller owns.
+ *
+ *   digits_plan p;
+ *   const char *err = digits_plan_make(&p, 2, DIGITS_TRAIN, 0, 0, 714);   // 70 x 1428
+ *   if (err) usage_die("%s", err);
+ *   int32_t *src = emalloc(digits_plan_total(&p) * p.N * sizeof *src);
+ *   if ((err = digits_draw_sources(&p, mnist.labels, mnist.n, 714, src))) die("%s", err);
+ *   digits_compose(image, 2, cells);                // cells[k]: 784 bytes, MNIST digit src[...]
+ *   digits_plan_free(&p);
+ */
+#ifndef HEDGE_DIGITS_H
+#define HEDGE_DIGITS_H
+#include <stdint.h>
+
+#include "rng.h"
+
+#define DIGITS_MAXN 4
+#define DIGITS_SIDE 28                       /* an MNIST digit is 28 x 28 */
+#define DIGITS_CELL (DIGITS_SIDE * DIGITS_SIDE)
+/* the public generator's defaults */
+#define DIGITS_SEED 714
+#define DIGITS_TRAIN_TOTAL 100000
+#define DIGITS_TEST_TOTAL 10000
+#define DIGITS_MIN_PER_CLASS 100
+
+enum { DIGITS_TRAIN, DIGITS_TEST_SEEN, DIGITS_TEST_UNSEEN };
+/* "train", "test-seen", "test-unseen"; parse returns -1 for anything else */
+const char *digits_split_name(int split);
+int digits_split_parse(const char *s);
+
+/* 10^N */
+int64_t digits_nclasses(int N);
+/* the digit at position k of class c (position 0 = leftmost) */
+int digits_digit(int32_t c, int N, int k);
+
+/* The class split: 0 .. 10^N-1 shuffled with class_seed; the first floor(0.7 * 10^N) of that order
+ * are the seen classes, the rest unseen. order (10^N entries) receives the shuffled order;
+ * returns the number of seen classes. */
+int64_t digits_class_order(int N, uint64_t class_seed, int32_t *order);
+
+typedef struct {
+    int N, split;
+    int64_t per_class;  /* images of each class */
+    int64_t nclasses;   /* classes in the split's stream */
+    int32_t *classes;   /* [nclasses], ascending */
+    int64_t nseen;      /* seen (training) classes: 70% of 10^N */
+    int32_t *seen;      /* [nseen], ascending */
+} digits_plan;
+
+/* How many images of which classes. total <= 0: the default (100,000 for train, 10,000 for the
+ * test splits); per_class <= 0: max(100, floor(total / n)) where n is the number of classes of
+ * the split. When per_class * n > total, only the first floor(total / per_class) classes of the
+ * split in the class-seed order are used: a prefix, so smaller samples nest inside larger ones
+ * (the 100 test-seen classes of 3-digit MNIST are among the train classes even when train is a
+ * sample too). With per_class given and total not, every class of the split is used.
+ * Returns NULL, or a message (for usage_die) when the numbers leave no class to make. */
+const char *digits_plan_make(digits_plan *p, int N, int split, int64_t total, int64_t per_class,
+                             uint64_t class_seed);
+void digits_plan_free(digits_plan *p);
+static inline int64_t digits_plan_total(const digits_plan *p) { return p->nclasses * p->per_class; }
+
+/* Source digits of every composite, in class order: src[(c * per_class + j) * N + k] is the index
+ * (into the MNIST split with labels[0..nlabels)) of the digit at position k of the j-th image of
+ * the plan's c-th class. Each (class, position) draws from its own seeded permutation of the
+ * digits of the needed label, without replacement; when those run out (the npm data has only
+ * ~143 test digits per label) it goes on with a fresh permutation. Returns NULL, or a message
+ * (for die) when a needed label has no digit at all. */
+const char *digits_draw_sources(const digits_plan *p, const uint8_t *labels, int64_t nlabels,
+                                uint64_t seed, int32_t *src);
+
+/* image [28, 28N] from N digits of 784 bytes each, side by side, unshifted */
+void digits_compose(uint8_t *image, int N, const uint8_t *const *cells);
+
+/* --- occlusion (appendix A): per digit, with probability p, a black square of side L ~ U(0, 28)
+ * at top-left (x, y), x and y ~ U(0, 28 - L), inside the digit's cell. Discretised: L uniform
+ * on the integers 0..28 (29 values; L = 0 occludes no pixel but counts as occluded), then x, y
+ * uniform on 0..28-L. x is the column, y the row, relative to the cell. */
+typedef struct {
+    int occluded;
+    int x, y, L;   /* 0 0 0 when not occluded */
+} digits_patch;
+
+/* The patches of one image of N digits. The geometry is drawn for every digit whatever p, so
+ * the same generator gives the same squares for p = 0.2 and p = 1 (only the flags differ). */
+void digits_occlusion_draw(rng *r, double p, int N, digits_patch *patch);
+/* zeroes patch's square in cell k of image [28, 28N] */
+void digits_occlude(uint8_t *image, int N, int k, const digits_patch *patch);
+
+#endif
