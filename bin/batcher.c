@@ -1,0 +1,263 @@
+/* batcher: reads a whole `images` stream into memory and writes training batches, endlessly by
+ * default.
+ *
+ *   -m pairs  (kind pairbatch) HIB's two streams (section 2.3): image1 walks through the random
+ *             stream, a seeded shuffle of all images, epoch after epoch; image2 comes with
+ *             probability 1/2 from the class-specific stream (a random other image of image1's
+ *             class; image1 itself only if its class has one image), otherwise from the random
+ *             stream (a uniformly random image other than image1, drawn independently of the
+ *             epoch shuffle). About half the pairs match; match = (class1 == class2), computed.
+ *   -m pk     (kind groupbatch) P distinct classes x K images each, class-major. The classes
+ *             cycle through a shuffled class order (reshuffled every cycle; the short last batch
+ *             of a cycle is completed with other classes of that cycle); the K images of a class
+ *             are distinct, unless the class has fewer than K, then all of them plus random
+ *             repeats.
+ *   (episodes for prototypical networks: the place is ready in lib/batch.h, not implemented)
+ *
+ * Ending: endless by default, until the reader closes the pipe (EPIPE is a normal end: exit 0,
+ * no message, no trailer). -e E stops after E epochs (pairs: every image once as image1 per
+ * epoch, the last batch of an epoch short; pk: E class cycles); -n N after N batches. Both
+ * write the end trailer. Without -e, pair batches are cut from the endless random stream: all are
+ * full, and one may straddle two epochs.
+ *
+ * Determinism: batch i draws from rng_init(seed, tag ^ i), epoch e's shuffle from
+ * rng_init(seed, tag' ^ e) (lib/batch.h); the same seed gives the same bytes.
+ */
+#include <errno.h>
+#include <getopt.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "batch.h"
+#include "stream.h"
+#include "util.h"
+
+static const char *usage =
+    "usage: batcher [-m pairs|pk] [-b B] [-P P] [-K K] [-e E] [-n N] [-S SEED] [--progress] [IN]\n"
+    "  Reads an `images` stream (IN, or stdin) into memory and writes batches to stdout.\n"
+    "  -m pairs  (default) kind pairbatch: B pairs (image1, image2, class1, class2, match),\n"
+    "            HIB's two streams: image1 from a seeded shuffle, epoch after epoch; image2 with\n"
+    "            probability 1/2 another image of image1's class, else a random other image\n"
+    "  -m pk     kind groupbatch: P distinct classes x K images each (image, class)\n"
+    "  -b B      pairs per batch (default 128)\n"
+    "  -P P, -K K  classes per batch and images per class (default 12 x 4)\n"
+    "  -e E      stop after E epochs (pairs: each image once as image1; pk: each class at least\n"
+    "            once); the last batch of an epoch may be short\n"
+    "  -n N      stop after N batches\n"
+    "  -S SEED   random seed (default 714); the same seed gives the same bytes\n"
+    "  Without -e or -n it runs until the reader closes the pipe, and then exits 0.\n"
+    "  --progress  show progress even when stderr is not a terminal (or HEDGE_PROGRESS=1)\n";
+
+enum { MODE_PAIRS, MODE_PK };
+
+typedef struct {
+    int mode;
+    long batch;        /* -b: pairs per batch */
+    long P, K;         /* -P, -K */
+    long epochs;       /* -e: 0 = no epoch limit */
+    long limit;        /* -n: 0 = no batch limit */
+    uint64_t seed;     /* -S */
+    const char *input; /* "-" = stdin */
+} options;
+
+static options parse_options(int argc, char **argv)
+{
+    options o = {.mode = MODE_PAIRS, .batch = 128, .P = 12, .K = 4, .seed = 714, .input = "-"};
+    static const struct option longs[] = {{"progress", no_argument, 0, 'G'}, {0, 0, 0, 0}};
+    int c;
+    while ((c = getopt_long(argc, argv, "m:b:P:K:e:n:S:h", longs, NULL)) != -1) {
+        switch (c) {
+        case 'm':
+            if (!strcmp(optarg, "pairs"))
+                o.mode = MODE_PAIRS;
+            else if (!strcmp(optarg, "pk"))
+                o.mode = MODE_PK;
+            else
+                usage_die("-m: unknown mode '%s' (pairs or pk)", optarg);
+            break;
+        case 'b': o.batch = parse_long("-b", optarg, 1, 1 << 20); break;
+        case 'P': o.P = parse_long("-P", optarg, 1, 1 << 16); break;
+        case 'K': o.K = parse_long("-K", optarg, 1, 1 << 16); break;
+        case 'e': o.epochs = parse_long("-e", optarg, 1, 1L << 40); break;
+        case 'n': o.limit = parse_long("-n", optarg, 1, 1L << 50); break;
+        case 'S': o.seed = parse_u64("-S", optarg); break;
+        case 'G': progress_force = 1; break;
+        case 'h': usage_help();
+        default: usage_die("unknown option");
+        }
+    }
+    if (argc - optind > 1)
+        usage_die("at most one input, got %d", argc - optind);
+    if (optind < argc)
+        o.input = argv[optind];
+    return o;
+}
+
+/* stdout as a stdio stream whose writes go straight to fd 1, where a reader that has gone
+ * (EPIPE; SIGPIPE is ignored) ends the program quietly with status 0: that is how an endless
+ * batcher is meant to stop. Any other write error reaches the stream writer, which dies. */
+static ssize_t pipe_write(void *cookie, const char *buf, size_t n)
+{
+    size_t done = 0;
+    while (done < n) {
+        ssize_t w = write(STDOUT_FILENO, buf + done, n - done);
+        if (w < 0 && errno == EINTR)
+            continue;
+        if (w < 0 && errno == EPIPE)
+            _exit(0); /* not exit(): stdio would try to flush this very stream again */
+        if (w < 0)
+            return -1;
+        done += (size_t)w;
+    }
+    return (ssize_t)n;
+}
+
+static FILE *open_pipe_out(void)
+{
+    signal(SIGPIPE, SIG_IGN);
+    FILE *f = fopencookie(NULL, "w", (cookie_io_functions_t){.write = pipe_write});
+    if (!f)
+        die("cannot set up standard output: %s", strerror(errno));
+    setvbuf(f, NULL, _IOFBF, 1 << 20);
+    return f;
+}
+
+static void read_pool(stream_reader *in, batch_pool *pool)
+{
+    stream_expect_kind(in, "images");
+    const stream_header *h = in->header;
+    if (h->batched)
+        die("%s: expected unbatched images, the stream is batched", in->name);
+    int fi = stream_field_typed(h, "image", DT_U8), fc = stream_field_typed(h, "class", DT_I32);
+    if (h->fields[fc].ndim != 0)
+        die("%s: field 'class' must be a scalar", in->name);
+    batch_pool_init(pool, shape_numel(h->fields[fi].ndim, h->fields[fi].shape));
+    stream_record rec = {0};
+    progress pr;
+    progress_start(&pr, "reading images", 0);
+    while (stream_read(in, &rec)) {
+        batch_pool_add(pool, rec.t[fi].data, *(const int32_t *)rec.t[fc].data);
+        progress_update(&pr, pool->n, NULL);
+    }
+    progress_end(&pr, pool->n);
+    record_free(&rec);
+    batch_pool_index(pool);
+}
+
+/* the output header: the input's meta, plus batch or P, K; the input as lineage */
+static stream_header *make_header(const options *o, const stream_header *in, int argc, char **argv)
+{
+    const stream_field *img = &in->fields[header_field_find(in, "image")];
+    stream_header *h = header_new(o->mode == MODE_PAIRS ? "pairbatch" : "groupbatch", 1);
+    header_provenance(h, argc, argv);
+    header_set_seed(h, o->seed);
+    header_add_input(h, in);
+    header_copy_meta(h, in);
+    if (o->mode == MODE_PAIRS) {
+        header_add_field(h, "image1", DT_U8, img->ndim, img->shape);
+        header_add_field(h, "image2", DT_U8, img->ndim, img->shape);
+        header_add_field(h, "class1", DT_I32, 0, NULL);
+        header_add_field(h, "class2", DT_I32, 0, NULL);
+        header_add_field(h, "match", DT_U8, 0, NULL);
+        header_set_int(h, "batch", o->batch);
+    } else {
+        header_add_field(h, "image", DT_U8, img->ndim, img->shape);
+        header_add_field(h, "class", DT_I32, 0, NULL);
+        header_set_int(h, "P", o->P);
+        header_set_int(h, "K", o->K);
+    }
+    return h;
+}
+
+static void write_pairs(const options *o, const batch_pool *pool, stream_writer *w, progress *pr)
+{
+    int64_t B = o->batch, n = pool->n, ib = pool->item_bytes;
+    int64_t per_epoch = (n + B - 1) / B;
+    int32_t *a = emalloc(B * sizeof *a), *b = emalloc(B * sizeof *b);
+    uint8_t *img1 = emalloc(B * ib), *img2 = emalloc(B * ib), *match = emalloc(B);
+    int32_t *c1 = emalloc(B * sizeof *c1), *c2 = emalloc(B * sizeof *c2);
+    void *data[] = {img1, img2, c1, c2, match};
+    batch_perm ep;
+    batch_perm_init(&ep, n, o->seed, BATCH_TAG_EPOCH);
+    for (int64_t i = 0; !o->limit || i < o->limit; i++) {
+        int64_t pos = i * B, size = B;
+        if (o->epochs) { /* batches restart at each epoch; its last one is short */
+            int64_t e = i / per_epoch, j = i % per_epoch;
+            if (e >= o->epochs)
+                break;
+            pos = e * n + j * B;
+            size = n - j * B < B ? n - j * B : B;
+        }
+        batch_pairs(pool, &ep, o->seed, i, pos, size, a, b);
+        for (int64_t k = 0; k < size; k++) {
+            memcpy(img1 + k * ib, batch_item(pool, a[k]), ib);
+            memcpy(img2 + k * ib, batch_item(pool, b[k]), ib);
+            c1[k] = pool->cls[a[k]];
+            c2[k] = pool->cls[b[k]];
+            match[k] = c1[k] == c2[k];
+        }
+        stream_write_data(w, data, size);
+        progress_update(pr, i + 1, NULL);
+    }
+    batch_perm_free(&ep);
+    free(a), free(b), free(img1), free(img2), free(match), free(c1), free(c2);
+}
+
+static void write_pk(const options *o, const batch_pool *pool, stream_writer *w, progress *pr)
+{
+    if (o->P > pool->ngroups)
+        die("the input has %d classes, -P %ld needs at least that many", pool->ngroups, o->P);
+    int64_t PK = o->P * o->K, ib = pool->item_bytes, per_cycle = batch_per_cycle(pool, (int)o->P);
+    int32_t *items = emalloc(PK * sizeof *items), *cls = emalloc(PK * sizeof *cls);
+    uint8_t *img = emalloc(PK * ib);
+    void *data[] = {img, cls};
+    batch_perm cy;
+    batch_perm_init(&cy, pool->ngroups, o->seed, BATCH_TAG_CYCLE);
+    for (int64_t i = 0; !o->limit || i < o->limit; i++) {
+        if (o->epochs && i >= o->epochs * per_cycle)
+            break;
+        batch_pk(pool, &cy, o->seed, i, (int)o->P, (int)o->K, items);
+        for (int64_t k = 0; k < PK; k++) {
+            memcpy(img + k * ib, batch_item(pool, items[k]), ib);
+            cls[k] = pool->cls[items[k]];
+        }
+        stream_write_data(w, data, PK);
+        progress_update(pr, i + 1, NULL);
+    }
+    batch_perm_free(&cy);
+    free(items), free(cls), free(img);
+}
+
+int main(int argc, char **argv)
+{
+    util_init(argv[0]);
+    util_usage = usage;
+    options o = parse_options(argc, argv);
+
+    stream_reader *in = stream_open_path(o.input);
+    batch_pool pool;
+    read_pool(in, &pool);
+
+    stream_header *h = make_header(&o, in->header, argc, argv);
+    FILE *out = open_pipe_out();
+    stream_writer *w = stream_create(out, h);
+    progress pr;
+    progress_start(&pr, "batches", o.limit);
+    if (o.mode == MODE_PAIRS)
+        write_pairs(&o, &pool, w, &pr);
+    else
+        write_pk(&o, &pool, w, &pr);
+    progress_end(&pr, stream_written(w));
+    stream_finish(w);
+    if (fclose(out) != 0)
+        die("cannot write standard output: %s", strerror(errno));
+
+    header_free(h);
+    stream_close(in);
+    batch_pool_free(&pool);
+    close_stdout();
+    return 0;
+}

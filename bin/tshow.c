@@ -1,0 +1,356 @@
+/* tshow: inspects a hedge stream. Prints the lineage (one line, from the program that made the
+ * pixels to this stream), the header as one JSON line, and one JSON line per record with, for
+ * each field, its dtype, shape, min, max, mean and first values; then "# N records".
+ *
+ * -H prints the full header with its whole lineage (the headers of every input, recursively)
+ * and stops. -p passes the stream through unchanged (records and trailer re-written: for a
+ * stream written by hedge the output is byte-identical) and sends the report to stderr, so it
+ * can sit in the middle of a pipe. -i writes a contact sheet of the first 64 images.
+ */
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "imgout.h"
+#include "stream.h"
+#include "util.h"
+
+static const char *usage =
+    "usage: tshow [-H] [-q] [-p] [-n N] [-i FILE.png|FILE.pgm [-f FIELD]] [IN]\n"
+    "  Prints a hedge stream's lineage, header (one JSON line) and, per record, one JSON line\n"
+    "  with each field's dtype, shape, min, max, mean and first 8 values; then \"# N records\".\n"
+    "  -H       print the full header with the whole lineage as JSON and stop\n"
+    "  -n N     stop after N records (with -p: pass N records and a trailer saying N)\n"
+    "  -q       no per-record lines: a summary of every field over the whole stream\n"
+    "  -p       pass the stream through to stdout unchanged; the report goes to stderr\n"
+    "  -i FILE  write the first 64 images (8 per row, 1-pixel grey lines) as PNG or PGM;\n"
+    "           uint8 pixels as they are, other dtypes scaled from their min..max to 0..255\n"
+    "  -f FIELD the images for -i (default image; e.g. image1); items of shape [H, W] or [W]\n";
+
+#define NFIRST 8    /* values shown per field */
+#define NSHEET 64   /* images on the -i sheet */
+#define SHEET_COLS 8
+
+typedef struct {
+    int header_only;   /* -H */
+    int quiet;         /* -q */
+    int pass;          /* -p */
+    long limit;        /* -n, 0 = all */
+    const char *sheet; /* -i */
+    const char *field; /* -f */
+    const char *input;
+} options;
+
+static options parse_options(int argc, char **argv)
+{
+    options o = {.field = "image", .input = "-"};
+    int c, have_f = 0;
+    while ((c = getopt(argc, argv, "Hqpn:i:f:h")) != -1) {
+        switch (c) {
+        case 'H': o.header_only = 1; break;
+        case 'q': o.quiet = 1; break;
+        case 'p': o.pass = 1; break;
+        case 'n': o.limit = parse_long("-n", optarg, 1, 1L << 50); break;
+        case 'i': o.sheet = optarg; break;
+        case 'f': o.field = optarg, have_f = 1; break;
+        case 'h': usage_help();
+        default: usage_die("unknown option");
+        }
+    }
+    if (argc - optind > 1)
+        usage_die("at most one input, got %d", argc - optind);
+    if (optind < argc)
+        o.input = argv[optind];
+    if (o.sheet && imgout_format(o.sheet) < 0)
+        usage_die("-i: '%s' must end in .png or .pgm", o.sheet);
+    if (have_f && !o.sheet)
+        usage_die("-f names the images of -i; give -i too");
+    if (o.header_only && (o.pass || o.sheet))
+        usage_die("-H prints only the header; it does not go with -p or -i");
+    return o;
+}
+
+/* ------------------------------------------------------------------ lineage and stats */
+
+static void print_arg(FILE *f, const char *a)
+{
+    if (*a && !strpbrk(a, " \t\n'\"\\$`*?;&|<>()"))
+        fputs(a, f);
+    else {
+        fputc('\'', f);
+        for (; *a; a++)
+            if (*a == '\'')
+                fputs("'\\''", f);
+            else
+                fputc(*a, f);
+        fputc('\'', f);
+    }
+}
+
+/* "mkdigits -N 2 (seed 714) -> occlude -p 0.2 (seed 714) -> batcher -m pairs (seed 714)";
+ * a program with several inputs shows them as "(a + b) -> prog" */
+static void print_lineage(FILE *f, const stream_header *h)
+{
+    if (h->ninputs == 1) {
+        print_lineage(f, h->inputs[0]);
+        fputs(" -> ", f);
+    } else if (h->ninputs > 1) {
+        fputc('(', f);
+        for (int i = 0; i < h->ninputs; i++) {
+            fputs(i ? " + " : "", f);
+            print_lineage(f, h->inputs[i]);
+        }
+        fputs(") -> ", f);
+    }
+    fputs(h->program, f);
+    for (int i = 0; i < h->nargs; i++) {
+        fputc(' ', f);
+        print_arg(f, h->args[i]);
+    }
+    if (h->has_seed)
+        fprintf(f, " (seed %llu)", (unsigned long long)h->seed);
+}
+
+typedef struct {
+    int64_t count;
+    double min, max, sum;
+} stats;
+
+#define STATS_LOOP(type)                                        \
+    do {                                                        \
+        const type *v = t->data;                                \
+        for (int64_t i = 0; i < n; i++) {                       \
+            double x = (double)v[i];                            \
+            lo = x < lo ? x : lo;                               \
+            hi = x > hi ? x : hi;                               \
+            sum += x;                                           \
+        }                                                       \
+    } while (0)
+
+/* adds the elements of t into s (NaNs make the mean NaN; min and max skip them) */
+static void stats_add(stats *s, const tensor *t)
+{
+    int64_t n = tensor_numel(t);
+    double lo = s->count ? s->min : INFINITY, hi = s->count ? s->max : -INFINITY, sum = 0;
+    if (t->dtype == DT_U8) { /* the common case, images: integer sums, exact and fast */
+        const uint8_t *v = t->data;
+        uint64_t isum = 0;
+        uint8_t ilo = 255, ihi = 0;
+        for (int64_t i = 0; i < n; i++) {
+            ilo = v[i] < ilo ? v[i] : ilo;
+            ihi = v[i] > ihi ? v[i] : ihi;
+            isum += v[i];
+        }
+        if (n) {
+            lo = ilo < lo ? ilo : lo;
+            hi = ihi > hi ? ihi : hi;
+        }
+        sum = (double)isum;
+    } else if (t->dtype == DT_I32)
+        STATS_LOOP(int32_t);
+    else if (t->dtype == DT_I64)
+        STATS_LOOP(int64_t);
+    else if (t->dtype == DT_F32)
+        STATS_LOOP(float);
+    else
+        STATS_LOOP(double);
+    s->count += n;
+    s->min = lo;
+    s->max = hi;
+    s->sum += sum;
+}
+
+static void json_num(FILE *f, double v)
+{
+    if (isfinite(v))
+        fprintf(f, "%.7g", v);
+    else
+        fputs("null", f);
+}
+
+static void json_shape(FILE *f, int ndim, const int64_t *shape)
+{
+    fputc('[', f);
+    for (int d = 0; d < ndim; d++)
+        fprintf(f, d ? ", %lld" : "%lld", (long long)shape[d]);
+    fputc(']', f);
+}
+
+static void json_stats(FILE *f, const stats *s)
+{
+    fputs(", \"min\": ", f);
+    json_num(f, s->count ? s->min : NAN);
+    fputs(", \"max\": ", f);
+    json_num(f, s->count ? s->max : NAN);
+    fputs(", \"mean\": ", f);
+    json_num(f, s->count ? s->sum / s->count : NAN);
+}
+
+/* {"record": i, "fields": {"image": {"dtype": ..., "shape": ..., "min": ..., "max": ...,
+ *  "mean": ..., "first": [...]}, ...}} */
+static void print_record(FILE *f, const stream_header *h, const stream_record *rec, long long index)
+{
+    fprintf(f, "{\"record\": %lld, \"fields\": {", index);
+    for (int i = 0; i < h->nfields; i++) {
+        const tensor *t = &rec->t[i];
+        stats s = {0};
+        stats_add(&s, t);
+        fprintf(f, "%s\"%s\": {\"dtype\": \"%s\", \"shape\": ", i ? ", " : "", h->fields[i].name,
+                dtype_name(t->dtype));
+        json_shape(f, t->ndim, t->shape);
+        json_stats(f, &s);
+        fputs(", \"first\": [", f);
+        int64_t n = tensor_numel(t);
+        for (int64_t k = 0; k < n && k < NFIRST; k++) {
+            fputs(k ? ", " : "", f);
+            json_num(f, tensor_get(t, k));
+        }
+        fputs("]}", f);
+    }
+    fputs("}}\n", f);
+}
+
+/* ------------------------------------------------------------------ the -i sheet */
+
+typedef struct {
+    int field, w, h;   /* the field and its item size */
+    int dtype;
+    int n;             /* images collected */
+    double *px;        /* [NSHEET][h][w] */
+} sheet;
+
+static void sheet_init(sheet *s, const stream_header *hd, const char *name)
+{
+    s->field = stream_field_index(hd, name);
+    const stream_field *f = &hd->fields[s->field];
+    if (f->ndim != 1 && f->ndim != 2)
+        die("field '%s' has %d dimensions per item; -i draws items of shape [H, W] or [W]", name, f->ndim);
+    s->h = f->ndim == 2 ? (int)f->shape[0] : 1;
+    s->w = (int)f->shape[f->ndim - 1];
+    if (s->w < 1 || s->h < 1 || (int64_t)s->w * s->h > (1 << 24))
+        die("field '%s' items of %d x %d cannot be drawn", name, s->h, s->w);
+    s->dtype = f->dtype;
+    s->n = 0;
+    s->px = emalloc((size_t)NSHEET * s->w * s->h * sizeof *s->px);
+}
+
+static void sheet_add(sheet *s, const stream_header *hd, const stream_record *rec)
+{
+    const tensor *t = &rec->t[s->field];
+    int64_t items = hd->batched ? t->shape[0] : 1, per = (int64_t)s->w * s->h;
+    for (int64_t k = 0; k < items && s->n < NSHEET; k++, s->n++)
+        for (int64_t i = 0; i < per; i++)
+            s->px[s->n * per + i] = tensor_get(t, k * per + i);
+}
+
+static void sheet_write(sheet *s, const char *path)
+{
+    if (s->n == 0)
+        die("no images to draw into %s", path);
+    int64_t per = (int64_t)s->w * s->h, total = per * s->n;
+    double lo = 0, hi = 255; /* uint8 as it is; anything else scaled from its min..max */
+    if (s->dtype != DT_U8) {
+        lo = INFINITY, hi = -INFINITY;
+        for (int64_t i = 0; i < total; i++)
+            if (isfinite(s->px[i])) {
+                lo = s->px[i] < lo ? s->px[i] : lo;
+                hi = s->px[i] > hi ? s->px[i] : hi;
+            }
+        if (!(hi > lo))
+            hi = lo + 1;
+    }
+    imgout_grid g;
+    imgout_grid_init(&g, s->w, s->h, s->n, SHEET_COLS);
+    uint8_t *cell = emalloc(per);
+    for (int k = 0; k < s->n; k++) {
+        for (int64_t i = 0; i < per; i++) {
+            double v = s->px[k * per + i];
+            v = isfinite(v) ? (v - lo) / (hi - lo) * 255.0 : 0;
+            cell[i] = (uint8_t)(v < 0 ? 0 : v > 255 ? 255 : v + 0.5);
+        }
+        imgout_grid_put(&g, k, cell);
+    }
+    imgout_write(path, g.px, g.w, g.h);
+    imgout_grid_free(&g);
+    free(cell);
+    free(s->px);
+}
+
+/* ------------------------------------------------------------------ main */
+
+int main(int argc, char **argv)
+{
+    util_init(argv[0]);
+    util_usage = usage;
+    options o = parse_options(argc, argv);
+
+    stream_reader *in = stream_open_path(o.input);
+    const stream_header *h = in->header;
+    if (o.header_only) {
+        header_print_json(stdout, h, 1);
+        putchar('\n');
+        stream_close(in);
+        close_stdout();
+        return 0;
+    }
+    FILE *rep = o.pass ? stderr : stdout;
+    if (o.pass)
+        setvbuf(stdout, NULL, _IOFBF, 1 << 20);
+    fputs("# ", rep);
+    print_lineage(rep, h);
+    fputc('\n', rep);
+    header_print_json(rep, h, 0);
+    fputc('\n', rep);
+
+    sheet sh = {0};
+    if (o.sheet)
+        sheet_init(&sh, h, o.field);
+    stream_writer *w = o.pass ? stream_create(stdout, h) : NULL;
+    stats *sum = ecalloc(h->nfields, sizeof *sum);
+    stream_record rec = {0};
+    int stopped = 0;
+    for (;;) {
+        if (o.limit && in->count >= o.limit) {
+            stopped = 1;   /* stop without reading further: the rest is not our business */
+            break;
+        }
+        if (!stream_read(in, &rec))
+            break;
+        if (w)
+            stream_write_record(w, &rec);
+        if (!o.quiet)
+            print_record(rep, h, &rec, in->count - 1);
+        else
+            for (int i = 0; i < h->nfields; i++)
+                stats_add(&sum[i], &rec.t[i]);
+        if (o.sheet && sh.n < NSHEET)
+            sheet_add(&sh, h, &rec);
+    }
+    if (w)
+        stream_finish(w);
+    if (o.sheet)
+        sheet_write(&sh, o.sheet);
+    if (o.quiet) {
+        fprintf(rep, "{\"records\": %lld, \"fields\": {", in->count);
+        for (int i = 0; i < h->nfields; i++) {
+            const stream_field *f = &h->fields[i];
+            fprintf(rep, "%s\"%s\": {\"dtype\": \"%s\", \"shape\": ", i ? ", " : "", f->name,
+                    dtype_name(f->dtype));
+            json_shape(rep, f->ndim, f->shape);
+            fprintf(rep, ", \"count\": %lld", (long long)sum[i].count);
+            json_stats(rep, &sum[i]);
+            fputc('}', rep);
+        }
+        fputs("}}\n", rep);
+    }
+    fprintf(rep, "# %lld record%s%s%s%s\n", in->count, in->count == 1 ? "" : "s",
+            stopped ? " (stopped by -n)" : "", o.sheet ? ", images in " : "", o.sheet ? o.sheet : "");
+
+    free(sum);
+    record_free(&rec);
+    stream_close(in);
+    close_stdout();
+    return 0;
+}

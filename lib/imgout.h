@@ -1,0 +1,36 @@
+/* imgout: grey-scale image files (PNG through libpng, binary PGM by hand) and contact-sheet grids.
+ *
+ * The format follows the file name: ".png" or ".pgm" (imgout_format returns -1 for anything
+ * else, so a program can reject the name before doing any work). Files are written atomically
+ * (util.h atomic_open): a failed write leaves no half file. The grid owns its pixels.
+ *
+ *   imgout_grid g;
+ *   imgout_grid_init(&g, 56, 28, 64, 8);       // 64 cells of 56 x 28 (w x h), 8 per row
+ *   imgout_grid_put(&g, 0, pixels);             // uint8 [28][56], row-major
+ *   imgout_write("sheet.png", g.px, g.w, g.h);  // cells separated by 1-pixel grey lines
+ *   imgout_grid_free(&g);
+ */
+#ifndef HEDGE_IMGOUT_H
+#define HEDGE_IMGOUT_H
+#include <stdint.h>
+
+enum { IMGOUT_PNG, IMGOUT_PGM };
+#define IMGOUT_SEPARATOR 128 /* grey of the grid lines */
+
+int imgout_format(const char *path);
+/* 8-bit grey, w x h, row-major; dies (exit 1) on I/O failure */
+void imgout_write(const char *path, const uint8_t *px, int w, int h);
+
+typedef struct {
+    int cw, ch;        /* cell size */
+    int cols, rows;
+    int w, h;          /* the whole sheet: cols*cw + cols + 1 by rows*ch + rows + 1 */
+    uint8_t *px;       /* [h][w] */
+} imgout_grid;
+
+/* a sheet for n cells (n >= 1), cols per row (fewer if n < cols), background = separator grey */
+void imgout_grid_init(imgout_grid *g, int cw, int ch, int n, int cols);
+void imgout_grid_put(imgout_grid *g, int cell, const uint8_t *px);
+void imgout_grid_free(imgout_grid *g);
+
+#endif

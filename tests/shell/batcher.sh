@@ -1,0 +1,100 @@
+#!/bin/sh
+# batcher: HIB pair batches (match fraction, match field, images from the input), epochs, P x K
+# batches, determinism, -n, the endless mode stopped by its reader, and bad input.
+# Input: mkdigits | occlude when they are built, else the synthetic fixture of test_batcher.
+# The pixel-level checks are done by build/tests/test_batcher --check-* (tests/unit/test_batcher.c).
+set -u
+T=$(mktemp -d)
+trap 'rm -rf "$T"' EXIT
+CHECK=$BIN/../tests/test_batcher
+fail() { echo "FAIL: $*" >&2; exit 1; }
+[ -x "$CHECK" ] || fail "$CHECK is not built"
+
+if [ -x "$BIN/mkdigits" ]; then
+    if [ -x "$BIN/occlude" ]; then
+        "$BIN/mkdigits" -N 2 -n 3000 -s train | "$BIN/occlude" -p 0.2 >"$T/in" || fail "mkdigits | occlude"
+    else
+        "$BIN/mkdigits" -N 2 -n 3000 -s train >"$T/in" || fail "mkdigits"
+    fi
+    echo "input: mkdigits"
+else
+    "$CHECK" --fixture 20 30 >"$T/in" || fail "fixture"
+    echo "input: synthetic fixture (mkdigits is not built)"
+fi
+
+# pairs: >= 50 batches, every image from the input, match == (class1 == class2), match fraction
+"$BIN/batcher" -n 60 "$T/in" >"$T/p1" || fail "batcher -n 60 exited $?"
+"$CHECK" --check-pairs "$T/in" <"$T/p1" || fail "pair batches"
+
+# -n N gives exactly N batches and a trailer
+"$BIN/tshow" -q "$T/p1" | grep -qx '# 60 records' || fail "-n 60 did not give 60 batches"
+"$BIN/batcher" -n 1 -b 7 <"$T/in" | "$BIN/tshow" | grep -q '"shape": \[7, 28, ' || fail "-b 7"
+
+# same seed, same bytes; another seed, other bytes
+"$BIN/batcher" -n 60 "$T/in" | cmp -s - "$T/p1" || fail "same seed gave different bytes"
+"$BIN/batcher" -n 60 -S 715 "$T/in" >"$T/p2" || fail "batcher -S 715"
+# (the records, not just the header that records -S)
+"$BIN/tshow" "$T/p1" | grep '^{"record"' >"$T/r1"
+"$BIN/tshow" "$T/p2" | grep '^{"record"' >"$T/r2"
+[ -s "$T/r1" ] || fail "tshow printed no records"
+cmp -s "$T/r1" "$T/r2" && fail "seeds 714 and 715 gave the same batches"
+"$BIN/batcher" -m pk -n 5 "$T/in" >"$T/k1" && "$BIN/batcher" -m pk -n 5 "$T/in" | cmp -s - "$T/k1" ||
+    fail "pk: same seed gave different bytes"
+
+# epochs: each input image exactly once as image1 per epoch, the last batch short
+"$BIN/batcher" -e 2 -b 100 "$T/in" >"$T/e" || fail "batcher -e 2"
+"$CHECK" --check-epochs "$T/in" 2 100 <"$T/e" || fail "epochs"
+
+# P x K: exactly P distinct classes x K images; each class once per cycle
+"$BIN/batcher" -m pk -P 6 -K 4 -e 3 "$T/in" | "$CHECK" --check-pk "$T/in" 6 4 || fail "pk 6 x 4"
+"$BIN/batcher" -m pk -n 12 "$T/in" | "$CHECK" --check-pk "$T/in" 12 4 || fail "pk 12 x 4 (default)"
+"$BIN/batcher" -m pk -P 3 -K 40 -n 4 "$T/in" | "$CHECK" --check-pk "$T/in" 3 40 || fail "pk 3 x 40"
+
+# classes of 1 and 2 images (the fixture): image2 is image1 only for the class of 1; pk repeats
+# images only in classes smaller than K
+"$CHECK" --fixture 12 20 >"$T/fix" || fail "fixture"
+"$BIN/batcher" -n 50 -b 64 "$T/fix" | "$CHECK" --check-pairs "$T/fix" || fail "pairs with tiny classes"
+"$BIN/batcher" -m pk -P 5 -K 6 -e 4 "$T/fix" | "$CHECK" --check-pk "$T/fix" 5 6 || fail "pk with tiny classes"
+"$BIN/batcher" -m pk -P 12 -K 25 -n 2 "$T/fix" | "$CHECK" --check-pk "$T/fix" 12 25 || fail "pk, every class < K"
+
+# endless: stops when the reader goes away, exit 0 and not a word
+( "$BIN/batcher" "$T/in" 2>"$T/err"; echo $? >"$T/rc" ) | head -c 100000 >/dev/null
+[ "$(cat "$T/rc")" = 0 ] || fail "endless batcher | head exited $(cat "$T/rc")"
+[ -s "$T/err" ] && fail "endless batcher | head wrote: $(cat "$T/err")"
+( "$BIN/batcher" -m pk "$T/in" 2>"$T/err"; echo $? >"$T/rc" ) | "$BIN/tshow" -n 3 >/dev/null
+[ "$(cat "$T/rc")" = 0 ] && [ ! -s "$T/err" ] || fail "endless pk batcher | tshow -n 3"
+
+# bad data: exit 1, a message starting with "batcher:", nothing but what was written before
+expect_fail() { # expect_fail STATUS WHAT COMMAND...: runs COMMAND (stdin from $T/stdin)
+    want=$1 what=$2
+    shift 2
+    "$@" <"$T/stdin" >"$T/out" 2>"$T/err"
+    rc=$?
+    [ $rc = "$want" ] || fail "$what: exit $rc, expected $want ($(cat "$T/err"))"
+    grep -q '^batcher: ' "$T/err" || fail "$what: message does not start with 'batcher:': $(cat "$T/err")"
+    if [ "$want" = 2 ]; then [ -s "$T/out" ] && fail "$what: wrote to stdout"; fi
+    return 0
+}
+cp "$T/p1" "$T/stdin"
+expect_fail 1 "wrong kind" "$BIN/batcher" -n 1
+grep -q "expected a stream of kind 'images'" "$T/err" || fail "wrong kind: $(cat "$T/err")"
+head -c 50000 "$T/in" >"$T/stdin"
+expect_fail 1 "truncated input" "$BIN/batcher" -n 1
+grep -q "truncated" "$T/err" || fail "truncated input: $(cat "$T/err")"
+echo "not a stream" >"$T/stdin"
+expect_fail 1 "garbage input" "$BIN/batcher" -n 1
+: >"$T/stdin"
+expect_fail 1 "empty input" "$BIN/batcher" -n 1
+expect_fail 1 "missing file" "$BIN/batcher" -n 1 "$T/nonexistent"
+cp "$T/in" "$T/stdin"
+expect_fail 1 "-P larger than the number of classes" "$BIN/batcher" -m pk -P 1000 -n 1
+expect_fail 2 "unknown mode" "$BIN/batcher" -m triples
+expect_fail 2 "-b 0" "$BIN/batcher" -b 0
+expect_fail 2 "-b x" "$BIN/batcher" -b x
+expect_fail 2 "-n -3" "$BIN/batcher" -n -3
+expect_fail 2 "-S -1" "$BIN/batcher" -S -1
+expect_fail 2 "unknown option" "$BIN/batcher" -Z
+expect_fail 2 "two inputs" "$BIN/batcher" "$T/in" "$T/in"
+"$BIN/batcher" -h >"$T/out" 2>"$T/err" && grep -q '^usage: batcher' "$T/out" && [ ! -s "$T/err" ] ||
+    fail "-h"
+echo "batcher: all checks passed"
