@@ -1,0 +1,151 @@
+/* centroids: class centroids of an embedding stream, and the appendix D ordering statistics.
+ *
+ * A class's centroid is the mean over its images of the mean of their component means.
+ * --order (HIB appendix D, 1-D embeddings of N-digit numbers): sort the classes by the first
+ * dimension of their centroids and count the adjacent class pairs that share a digit at the
+ * same position (ones or tens for N = 2; the best possible is classes - 1), and the mean length
+ * of a run, a maximal series of consecutive classes in which every adjacent pair shares a digit
+ * (a run has at least two classes; a class sharing with neither neighbour is in no run).
+ */
+#include <getopt.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "stream.h"
+#include "util.h"
+
+static const char *usage =
+    "usage: centroids [--order] [--json] [FILE]\n"
+    "  Reads an `embeddings` (or `eta`) stream. Prints TSV: class, n, centroid[0..D-1].\n"
+    "  --order  sort classes by the first centroid dimension and print, instead, the order and\n"
+    "           the appendix D statistics: adjacent pairs sharing a digit, runs, mean run length\n"
+    "  --json   with --order: one JSON line {\"classes\", \"shared_pairs\", \"runs\", \"mean_run\", \"order\"}\n"
+    "  -h       this help\n";
+
+typedef struct {
+    int cls;
+    long n;
+    double *sum;
+} centroid;
+
+static int by_first(const void *a, const void *b)
+{
+    const centroid *x = a, *y = b;
+    double u = x->sum[0] / x->n, v = y->sum[0] / y->n;
+    return u < v ? -1 : u > v ? 1 : x->cls - y->cls;
+}
+
+static int share_digit(int a, int b, int digits)
+{
+    for (int i = 0; i < digits; i++, a /= 10, b /= 10)
+        if (a % 10 == b % 10)
+            return 1;
+    return 0;
+}
+
+int main(int argc, char **argv)
+{
+    util_init(argv[0]);
+    util_usage = usage;
+    int order = 0, json = 0, c;
+    static const struct option lo[] = {{"order", 0, 0, 'o'}, {"json", 0, 0, 'j'}, {"help", 0, 0, 'h'}, {0, 0, 0, 0}};
+    while ((c = getopt_long(argc, argv, "h", lo, NULL)) != -1) {
+        switch (c) {
+        case 'o': order = 1; break;
+        case 'j': json = 1; break;
+        case 'h': usage_help();
+        default: usage_die("unknown option");
+        }
+    }
+    if (argc - optind > 1)
+        usage_die("at most one input file");
+    stream_reader *in = stream_open_path(optind < argc ? argv[optind] : "-");
+    const stream_header *h = in->header;
+    if (strcmp(h->kind, "embeddings") && strcmp(h->kind, "eta"))
+        die("%s: expected an embeddings stream, got '%s'", in->name, h->kind);
+    int fm = stream_field_typed(h, "mu", DT_F32), fc = stream_field_typed(h, "class", DT_I32);
+    int C = (int)h->fields[fm].shape[0], D = (int)h->fields[fm].shape[1];
+    int digits = (int)header_int(h, "digits", 2);
+    int ncls = 0, cap = 0;
+    centroid *cs = NULL;
+    int *slot = NULL, slotcap = 0; /* class -> index in cs */
+    stream_record rec = {0};
+    while (stream_read(in, &rec)) {
+        int cl = ((int32_t *)rec.t[fc].data)[0];
+        if (cl < 0 || cl > 100000000)
+            die("%s: record %lld has class %d", in->name, in->count, cl);
+        if (cl >= slotcap) {
+            int nc = cl + 1024;
+            slot = erealloc(slot, nc * sizeof *slot);
+            for (int i = slotcap; i < nc; i++)
+                slot[i] = -1;
+            slotcap = nc;
+        }
+        if (slot[cl] < 0) {
+            if (ncls == cap) {
+                cap = cap ? 2 * cap : 128;
+                cs = erealloc(cs, cap * sizeof *cs);
+            }
+            cs[ncls] = (centroid){.cls = cl, .n = 0, .sum = ecalloc(D, sizeof(double))};
+            slot[cl] = ncls++;
+        }
+        centroid *ct = &cs[slot[cl]];
+        const float *mu = rec.t[fm].data;
+        for (int k = 0; k < C; k++)
+            for (int d = 0; d < D; d++)
+                ct->sum[d] += mu[k * D + d] / C;
+        ct->n++;
+    }
+    if (ncls == 0)
+        die("%s: no records", in->name);
+    if (!order) {
+        printf("# class\tn");
+        for (int d = 0; d < D; d++)
+            printf("\tcentroid[%d]", d);
+        putchar('\n');
+        for (int i = 0; i < ncls; i++) {
+            printf("%d\t%ld", cs[i].cls, cs[i].n);
+            for (int d = 0; d < D; d++)
+                printf("\t%.7g", cs[i].sum[d] / cs[i].n);
+            putchar('\n');
+        }
+    } else {
+        qsort(cs, ncls, sizeof *cs, by_first);
+        int shared = 0, runs = 0, inrun = 0, runclasses = 0;
+        for (int i = 0; i + 1 < ncls; i++) {
+            if (share_digit(cs[i].cls, cs[i + 1].cls, digits)) {
+                shared++;
+                if (!inrun) {
+                    runs++;
+                    runclasses += 2;
+                    inrun = 1;
+                } else
+                    runclasses++;
+            } else
+                inrun = 0;
+        }
+        double mean_run = runs ? (double)runclasses / runs : 0;
+        if (json) {
+            printf("{\"program\": \"centroids\", \"classes\": %d, \"shared_pairs\": %d, \"runs\": %d, \"mean_run\": %.4f, \"order\": [",
+                   ncls, shared, runs, mean_run);
+            for (int i = 0; i < ncls; i++)
+                printf(i ? ", %d" : "%d", cs[i].cls);
+            printf("]}\n");
+        } else {
+            printf("order");
+            for (int i = 0; i < ncls; i++)
+                printf(" %0*d", digits, cs[i].cls);
+            printf("\nclasses %d\nshared_pairs %d (of %d adjacent pairs)\nruns %d\nmean_run %.2f\n", ncls, shared,
+                   ncls - 1, runs, mean_run);
+        }
+    }
+    close_stdout();
+    for (int i = 0; i < ncls; i++)
+        free(cs[i].sum);
+    free(cs);
+    free(slot);
+    record_free(&rec);
+    stream_close(in);
+    return 0;
+}

@@ -1,0 +1,92 @@
+/* totsv: a stream's records as tab-separated text, one line per record (or per batch item), for
+ * gnuplot, spreadsheets and quick looks. Tensor fields are flattened into columns named
+ * field[i] (row-major); -f picks and orders the fields.
+ */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "stream.h"
+#include "util.h"
+
+static const char *usage =
+    "usage: totsv [-f FIELD,FIELD,...] [-n N] [-H] [FILE]\n"
+    "  Prints records as TSV with a header line (field or field[i] per column).\n"
+    "  -f LIST   fields to print, in this order (default: all but images)\n"
+    "  -n N      stop after N lines\n"
+    "  -H        no header line\n"
+    "  -h        this help\n";
+
+int main(int argc, char **argv)
+{
+    util_init(argv[0]);
+    util_usage = usage;
+    char *list = NULL;
+    long maxn = -1;
+    int noheader = 0, c;
+    while ((c = getopt(argc, argv, "f:n:Hh")) != -1) {
+        switch (c) {
+        case 'f': list = optarg; break;
+        case 'n': maxn = parse_long("-n", optarg, 0, 1L << 62); break;
+        case 'H': noheader = 1; break;
+        case 'h': usage_help();
+        default: usage_die("unknown option");
+        }
+    }
+    if (argc - optind > 1)
+        usage_die("at most one input file");
+    stream_reader *in = stream_open_path(optind < argc ? argv[optind] : "-");
+    const stream_header *h = in->header;
+    int sel[STREAM_MAXFIELDS], ns = 0;
+    if (list) {
+        for (char *tok = strtok(list, ","); tok; tok = strtok(NULL, ","))
+            if (ns < STREAM_MAXFIELDS)
+                sel[ns++] = stream_field_index(h, tok);
+    } else
+        for (int i = 0; i < h->nfields; i++)
+            if (!(h->fields[i].dtype == DT_U8 && h->fields[i].ndim == 2))
+                sel[ns++] = i;
+    if (!noheader) {
+        for (int k = 0; k < ns; k++) {
+            const stream_field *f = &h->fields[sel[k]];
+            int64_t n = shape_numel(f->ndim, f->shape);
+            for (int64_t i = 0; i < n; i++) {
+                if (k || i)
+                    putchar('\t');
+                if (f->ndim == 0)
+                    fputs(f->name, stdout);
+                else
+                    printf("%s[%lld]", f->name, (long long)i);
+            }
+        }
+        putchar('\n');
+    }
+    stream_record rec = {0};
+    long lines = 0;
+    while ((maxn < 0 || lines < maxn) && stream_read(in, &rec)) {
+        int64_t items = h->batched ? record_batch(&rec) : 1;
+        for (int64_t it = 0; it < items && (maxn < 0 || lines < maxn); it++, lines++) {
+            for (int k = 0; k < ns; k++) {
+                const stream_field *f = &h->fields[sel[k]];
+                const tensor *t = &rec.t[sel[k]];
+                int64_t n = shape_numel(f->ndim, f->shape);
+                for (int64_t i = 0; i < n; i++) {
+                    if (k || i)
+                        putchar('\t');
+                    double v = tensor_get(t, it * n + i);
+                    if (t->dtype == DT_F32 || t->dtype == DT_F64)
+                        printf("%.9g", v);
+                    else
+                        printf("%.0f", v);
+                }
+            }
+            putchar('\n');
+        }
+    }
+    close_stdout();
+    record_free(&rec);
+    if (maxn < 0)
+        stream_close(in);
+    return 0;
+}

@@ -1,0 +1,51 @@
+#!/bin/sh
+# hib-run.sh OUT NAME N D MODEL STEPS [BETA [LOSS [MARGIN]]]
+# Trains one configuration and evaluates it on the clean and corrupt test twins.
+#   MODEL: point | mog1 | mog2 | mog4      LOSS: default softcon (point) or vib (mog)
+# Writes OUT/runs/NAME/: model.ckpt, train.log, and per condition (clean, corrupt):
+#   emb-C.hs (embeddings), pairs-C.hs (10,000 scored test pairs), knn-C.hs (5-NN results),
+#   ap-C.json, knn-C.json, tau-ap-C.json, tau-knn-C.json, bins-ap-C.tsv, bins-knn-C.tsv, pr-C.tsv
+# and results.tsv: one line per number: name condition metric value.
+# Re-running continues where it stopped (train --resume, finished files are kept).
+# Environment: THREADS (train threads, default 1), SEED (714), BATCH (pairs per batch, 128).
+set -eu
+. "$(dirname "$0")/common.sh"
+out=$1 name=$2 N=$3 D=$4 model=$5 steps=$6 beta=${7:-1e-4} loss=${8:-} margin=${9:-1}
+seed=${SEED:-714} threads=${THREADS:-1} batch=${BATCH:-128}
+data=$out/data/N$N run=$out/runs/$name
+mkdir -p "$run"
+case $model in
+point) head="--head point" ;;
+mog*) head="--head mog -C ${model#mog}" ;;
+*) say "hib-run: unknown model '$model'"; exit 2 ;;
+esac
+[ -n "$loss" ] && head="$head --loss $loss"
+[ -s "$data/train.hs" ] || sh "$HEDGE_ROOT/pipelines/hib-data.sh" "$N" "$data"
+
+if [ ! -e "$run/trained" ]; then
+    resume=""
+    [ -s "$run/model.ckpt" ] && resume="--resume $run/model.ckpt"
+    say "hib-run: $name: training $steps steps"
+    batcher -m pairs -b "$batch" -S "$seed" < "$data/train.hs" |
+        train -o "$run/model.ckpt" $resume $head -D "$D" --beta "$beta" --margin "$margin" \
+            -n "$steps" -S "$seed" -t "$threads" --log "$run/train.log"
+    touch "$run/trained"
+fi
+
+: > "$run/results.tsv.tmp"
+for cond in clean corrupt; do
+    make_file "$run/emb-$cond.hs" embed -m "$run/model.ckpt" < "$data/test-$cond.hs"
+    make_file "$run/pairs-$cond.hs" pairscore -S "$seed" < "$run/emb-$cond.hs"
+    make_file "$run/eta-$cond.hs" pairscore --self -S "$seed" < "$run/emb-$cond.hs"
+    make_file "$run/knn-$cond.hs" knn -k 5 < "$run/eta-$cond.hs"
+    make_file "$run/ap-$cond.json" apcurve --json -o "$run/pr-$cond.tsv" < "$run/pairs-$cond.hs"
+    make_file "$run/knn-$cond.json" knn --summary < "$run/knn-$cond.hs"
+    make_file "$run/tau-ap-$cond.json" ktau --json -o "$run/bins-ap-$cond.tsv" < "$run/pairs-$cond.hs"
+    make_file "$run/tau-knn-$cond.json" ktau --json -o "$run/bins-knn-$cond.tsv" < "$run/knn-$cond.hs"
+    printf '%s\t%s\tap\t%s\n' "$name" "$cond" "$(json_get ap < "$run/ap-$cond.json")" >> "$run/results.tsv.tmp"
+    printf '%s\t%s\tknn\t%s\n' "$name" "$cond" "$(json_get accuracy < "$run/knn-$cond.json")" >> "$run/results.tsv.tmp"
+    printf '%s\t%s\ttau_ap\t%s\n' "$name" "$cond" "$(json_get tau < "$run/tau-ap-$cond.json")" >> "$run/results.tsv.tmp"
+    printf '%s\t%s\ttau_knn\t%s\n' "$name" "$cond" "$(json_get tau < "$run/tau-knn-$cond.json")" >> "$run/results.tsv.tmp"
+done
+mv "$run/results.tsv.tmp" "$run/results.tsv"
+say "hib-run: $name done"

@@ -1,0 +1,65 @@
+#!/bin/sh
+# hib.sh EXPERIMENT [--quick | --full] [-j JOBS] [-s STEPS] OUT
+# Runs one of the HIB paper's experiments end to end with GNU parallel over its configurations
+# and prints its table, measured beside the paper's numbers.
+#   EXPERIMENT: table1 (N in {2,3} x D in {2,3} x {point, MoG-1, MoG-2}, clean and corrupt),
+#               table2 (Kendall's tau of the same runs), table4 (N=3, D=4), table5 (beta 0
+#               against 1e-4), appb (soft against hard-margin contrastive over a range of M),
+#               demo (N=2, D=2: point, MoG-1, MoG-2; the main job)
+#   --quick: 3,000 steps per model (minutes); --full: 50,000 steps (see README: the paper ran
+#   500,000 steps on a GPU; 50,000 is what fits a night on two cores). -s overrides.
+#   -j JOBS: configurations in parallel (default 2: one core each; training gets 1 thread).
+# Every run lands in OUT/runs/NAME (see hib-run.sh); GNU parallel's job log is OUT/joblog and a
+# second call resumes: finished runs are kept, interrupted trainings continue from their
+# checkpoints.
+set -eu
+. "$(dirname "$0")/common.sh"
+usage() { sed -n '2,16p' "$0" | sed 's/^# \{0,1\}//' >&2; exit 2; }
+[ $# -ge 2 ] || usage
+exp=$1; shift
+steps=3000 jobs=2
+while [ $# -gt 1 ]; do
+    case $1 in
+    --quick) steps=3000 ;;
+    --full) steps=50000 ;;
+    -j) jobs=$2; shift ;;
+    -s) steps=$2; shift ;;
+    *) usage ;;
+    esac
+    shift
+done
+out=$1
+mkdir -p "$out"
+configs="$out/configs-$exp.txt"
+: > "$configs.tmp"
+add() { echo "$*" >> "$configs.tmp"; } # add NAME N D MODEL BETA LOSS MARGIN
+case $exp in
+table1 | table2)
+    for N in 2 3; do for D in 2 3; do for m in point mog1 mog2; do
+        add "N$N-D$D-$m-b1e-4 $N $D $m 1e-4 - 1"; done; done; done ;;
+table4) for m in point mog1 mog2; do add "N3-D4-$m-b1e-4 3 4 $m 1e-4 - 1"; done ;;
+table5)
+    for nd in "2 2" "3 3"; do set -- $nd
+        for b in 0 1e-4; do add "N$1-D$2-mog1-b$b $1 $2 mog1 $b - 1"; done; done ;;
+appb)
+    add "N2-D2-point-b1e-4 2 2 point 1e-4 - 1"
+    for M in 0.5 1 2 4 8; do add "N2-D2-hardM$M-b1e-4 2 2 point 1e-4 contrastive $M"; done ;;
+demo) for m in point mog1 mog2; do add "N2-D2-$m-b1e-4 2 2 $m 1e-4 - 1"; done ;;
+*) say "hib.sh: unknown experiment '$exp'"; usage ;;
+esac
+mv "$configs.tmp" "$configs"
+
+# the data first, once per N (the runs then share it)
+for N in $(cut -d' ' -f2 "$configs" | sort -u); do
+    say "hib: making the $N-digit data in $out/data/N$N"
+    sh "$HEDGE_ROOT/pipelines/hib-data.sh" "$N" "$out/data/N$N"
+done
+say "hib: $exp: $(wc -l < "$configs") configurations, $steps steps each, $jobs at a time (log: $out/joblog)"
+# each job: hib-run.sh OUT NAME N D MODEL STEPS BETA LOSS MARGIN ("-" loss = the model's default)
+parallel --will-cite --joblog "$out/joblog" --resume-failed -j "$jobs" --colsep ' ' --halt never \
+    'l={6}; [ "$l" = - ] && l=""; THREADS=1 sh '"$HEDGE_ROOT"'/pipelines/hib-run.sh '"$out"' {1} {2} {3} {4} '"$steps"' {5} "$l" {7}' \
+    :::: "$configs" || say "hib: some runs failed; see $out/joblog and run the same command again to retry them"
+case $exp in
+appb) sh "$HEDGE_ROOT/pipelines/tables.sh" runs "$out" ;;
+*) sh "$HEDGE_ROOT/pipelines/tables.sh" "$exp" "$out" ;;
+esac
