@@ -478,6 +478,14 @@ void stream_write_data(stream_writer *w, void *const *data, int64_t batch)
 
 long long stream_written(const stream_writer *w) { return w->count; }
 
+void stream_abort(stream_writer *w)
+{
+    writer_flush(w, 0);
+    msgpack_sbuffer_destroy(&w->sb);
+    fflush(w->f);
+    free(w);
+}
+
 void stream_finish(stream_writer *w)
 {
     msgpack_pack_map(&w->pk, 1);

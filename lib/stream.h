@@ -132,5 +132,8 @@ void stream_write_data(stream_writer *w, void *const *data, int64_t batch);
 /* the trailer; flushes but does not close f. Frees w. */
 void stream_finish(stream_writer *w);
 long long stream_written(const stream_writer *w);
+/* gives up on a stream: writes what is buffered but no trailer, so readers see it as cut
+ * short. Frees w. For programs that fail part way and for tests. */
+void stream_abort(stream_writer *w);
 
 #endif

@@ -41,10 +41,8 @@ static char *write_sample(size_t *len, int records, int with_end)
     }
     if (with_end)
         stream_finish(w);
-    else {
-        fflush(f);
-        free(w);
-    }
+    else
+        stream_abort(w);
     fclose(f);
     header_free(h);
     header_free(src);
