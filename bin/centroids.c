@@ -16,8 +16,9 @@
 #include "util.h"
 
 static const char *usage =
-    "usage: centroids [--order] [--json] [FILE]\n"
-    "  Reads an `embeddings` (or `eta`) stream. Prints TSV: class, n, centroid[0..D-1].\n"
+    "usage: centroids [--order] [--json] [FILE...]\n"
+    "  Reads `embeddings` (or `eta`) streams (several files: their classes together, e.g. the\n"
+    "  seen and unseen test sets). Prints TSV: class, n, centroid[0..D-1].\n"
     "  --order  sort classes by the first centroid dimension and print, instead, the order and\n"
     "           the appendix D statistics: adjacent pairs sharing a digit, runs, mean run length\n"
     "  --json   with --order: one JSON line {\"classes\", \"shared_pairs\", \"runs\", \"mean_run\", \"order\"}\n"
@@ -58,19 +59,23 @@ int main(int argc, char **argv)
         default: usage_die("unknown option");
         }
     }
-    if (argc - optind > 1)
-        usage_die("at most one input file");
-    stream_reader *in = stream_open_path(optind < argc ? argv[optind] : "-");
+    int nfiles = argc - optind;
+    int ncls = 0, cap = 0, D = -1, digits = 2;
+    centroid *cs = NULL;
+    int *slot = NULL, slotcap = 0; /* class -> index in cs */
+    stream_record rec = {0};
+    for (int fi = 0; fi < (nfiles ? nfiles : 1); fi++) {
+    stream_reader *in = stream_open_path(nfiles ? argv[optind + fi] : "-");
     const stream_header *h = in->header;
     if (strcmp(h->kind, "embeddings") && strcmp(h->kind, "eta"))
         die("%s: expected an embeddings stream, got '%s'", in->name, h->kind);
     int fm = stream_field_typed(h, "mu", DT_F32), fc = stream_field_typed(h, "class", DT_I32);
-    int C = (int)h->fields[fm].shape[0], D = (int)h->fields[fm].shape[1];
-    int digits = (int)header_int(h, "digits", 2);
-    int ncls = 0, cap = 0;
-    centroid *cs = NULL;
-    int *slot = NULL, slotcap = 0; /* class -> index in cs */
-    stream_record rec = {0};
+    int C = (int)h->fields[fm].shape[0];
+    if (D >= 0 && D != (int)h->fields[fm].shape[1])
+        die("%s: embeddings of %d dimensions, the first input had %d", in->name, (int)h->fields[fm].shape[1], D);
+    D = (int)h->fields[fm].shape[1];
+    digits = (int)header_int(h, "digits", 2);
+    record_free(&rec);
     while (stream_read(in, &rec)) {
         int cl = ((int32_t *)rec.t[fc].data)[0];
         if (cl < 0 || cl > 100000000)
@@ -97,8 +102,10 @@ int main(int argc, char **argv)
                 ct->sum[d] += mu[k * D + d] / C;
         ct->n++;
     }
+    stream_close(in);
+    }
     if (ncls == 0)
-        die("%s: no records", in->name);
+        die("no records");
     if (!order) {
         printf("# class\tn");
         for (int d = 0; d < D; d++)
@@ -146,6 +153,5 @@ int main(int argc, char **argv)
     free(cs);
     free(slot);
     record_free(&rec);
-    stream_close(in);
     return 0;
 }

@@ -1,0 +1,33 @@
+#!/bin/sh
+# centroids: class centroids and the appendix D ordering statistics, on a hand-made 1-D set.
+. "$(dirname "$0")/../lib.sh"
+FIX=$BIN/../tests/test_evalfix
+# 1-D means, two components each (a centroid is the mean over images of the component mean):
+# class -> centroid: 12 -> 0, 13 -> 1, 23 -> 2, 45 -> 3, 46 -> 4, 99 -> 5 (input order scrambled)
+cat > "$T/in.txt" <<'X'
+45 2.5 3.5
+12 -1 0
+99 5 5
+13 1 1
+12 0.5 0.5
+23 2 2
+46 4 4
+X
+"$FIX" table embeddings class:int32 mu:float32:2x1 -m digits=2 < "$T/in.txt" > "$T/e.hs" || fail "fixture"
+centroids "$T/e.hs" > "$T/c.tsv" || fail "centroids"
+grep -q '^12	2	0$' "$T/c.tsv" || fail "class 12 centroid: $(grep '^12' "$T/c.tsv")"
+grep -q '^45	1	3$' "$T/c.tsv" || fail "class 45 centroid"
+# sorted: 12 13 23 45 46 99. Adjacent pairs sharing a digit at the same position:
+# (12,13) tens 1, (13,23) ones 3, (45,46) tens 4 -> 3 of 5; runs [12 13 23] and [45 46] -> 2 runs,
+# mean run 5 / 2 = 2.5 classes
+centroids --order "$T/e.hs" > "$T/o.txt" || fail "centroids --order"
+grep -qx 'order 12 13 23 45 46 99' "$T/o.txt" || fail "order: $(head -1 "$T/o.txt")"
+grep -q '^shared_pairs 3 ' "$T/o.txt" || fail "shared pairs: $(cat "$T/o.txt")"
+grep -qx 'runs 2' "$T/o.txt" || fail "runs"
+grep -qx 'mean_run 2.50' "$T/o.txt" || fail "mean run"
+centroids --order --json "$T/e.hs" "$T/e.hs" | grep -q '"classes": 6, "shared_pairs": 3, "runs": 2, "mean_run": 2.5000' || fail "json of two files"
+expect_exit 2 "nonsense option" centroids --bogus
+expect_exit 1 "wrong kind" sh -c "mkdigits -N 2 -s test-seen -n 200 | centroids"
+head -c 100 "$T/e.hs" > "$T/cut.hs"
+expect_exit 1 "truncated stream" centroids "$T/cut.hs"
+pass
