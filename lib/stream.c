@@ -6,6 +6,7 @@
 #include <msgpack.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "util.h"
 
@@ -301,23 +302,25 @@ int64_t record_batch(const stream_record *rec) { return rec->n > 0 && rec->t[0].
 
 /* ------------------------------------------------------------------ packing */
 
-static void pack_str(msgpack_packer *pk, const char *s)
+static void pack_strn(msgpack_packer *pk, const char *s, size_t n)
 {
-    size_t n = strlen(s);
     msgpack_pack_str(pk, n);
     msgpack_pack_str_body(pk, s, n);
 }
 
+static void pack_str(msgpack_packer *pk, const char *s) { pack_strn(pk, s, strlen(s)); }
+
 static void pack_tensor(msgpack_packer *pk, int dtype, int ndim, const int64_t *shape, const void *data)
 {
+    static const size_t dtlen[DT_COUNT] = {5, 5, 5, 7, 7}; /* uint8 int32 int64 float32 float64 */
     msgpack_pack_map(pk, 3);
-    pack_str(pk, "dtype");
-    pack_str(pk, dtype_name(dtype));
-    pack_str(pk, "shape");
+    pack_strn(pk, "dtype", 5);
+    pack_strn(pk, dtype_name(dtype), dtlen[dtype]);
+    pack_strn(pk, "shape", 5);
     msgpack_pack_array(pk, ndim);
     for (int i = 0; i < ndim; i++)
         msgpack_pack_int64(pk, shape[i]);
-    pack_str(pk, "data");
+    pack_strn(pk, "data", 4);
     size_t n = (size_t)shape_numel(ndim, shape) * dtype_size(dtype);
     msgpack_pack_bin(pk, n);
     msgpack_pack_bin_body(pk, data, n);
@@ -395,14 +398,30 @@ struct stream_writer {
     const stream_header *h;
     msgpack_packer pk;
     msgpack_sbuffer sb; /* objects are packed here and written in chunks of >= 64 KiB */
+    size_t namelen[STREAM_MAXFIELDS];
     long long count;
 };
 
+/* big chunks go straight to the file descriptor (after whatever stdio holds), saving a copy */
 static void writer_flush(stream_writer *w, size_t atleast)
 {
     if (w->sb.size < atleast || !w->sb.size)
         return;
-    if (fwrite(w->sb.data, 1, w->sb.size, w->f) != w->sb.size)
+    if (w->sb.size >= (1 << 16) && fileno(w->f) >= 0) { /* not for memory or cookie streams */
+        if (fflush(w->f) != 0)
+            die("cannot write stream: %s", strerror(errno));
+        const char *p = w->sb.data;
+        size_t left = w->sb.size;
+        while (left > 0) {
+            ssize_t n = write(fileno(w->f), p, left);
+            if (n < 0 && errno == EINTR)
+                continue;
+            if (n <= 0)
+                die("cannot write stream: %s", strerror(errno));
+            p += n;
+            left -= n;
+        }
+    } else if (fwrite(w->sb.data, 1, w->sb.size, w->f) != w->sb.size)
         die("cannot write stream: %s", strerror(errno));
     msgpack_sbuffer_clear(&w->sb);
 }
@@ -418,6 +437,8 @@ stream_writer *stream_create(FILE *f, const stream_header *h)
     stream_writer *w = ecalloc(1, sizeof *w);
     w->f = f;
     w->h = h;
+    for (int i = 0; i < h->nfields; i++)
+        w->namelen[i] = strlen(h->fields[i].name);
     msgpack_sbuffer_init(&w->sb);
     msgpack_packer_init(&w->pk, &w->sb, msgpack_sbuffer_write);
     pack_header(&w->pk, h);
@@ -448,7 +469,7 @@ void stream_write_record(stream_writer *w, const stream_record *rec)
     msgpack_pack_map(&w->pk, h->nfields);
     for (int i = 0; i < h->nfields; i++) {
         check_shape(w, i, &rec->t[i]);
-        pack_str(&w->pk, h->fields[i].name);
+        pack_strn(&w->pk, h->fields[i].name, w->namelen[i]);
         pack_tensor(&w->pk, rec->t[i].dtype, rec->t[i].ndim, rec->t[i].shape, rec->t[i].data);
     }
     writer_flush(w, 1 << 16);
@@ -468,7 +489,7 @@ void stream_write_data(stream_writer *w, void *const *data, int64_t batch)
             shape[nd++] = batch;
         for (int d = 0; d < f->ndim; d++)
             shape[nd++] = f->shape[d];
-        pack_str(&w->pk, f->name);
+        pack_strn(&w->pk, f->name, w->namelen[i]);
         pack_tensor(&w->pk, f->dtype, nd, shape, data[i]);
     }
     writer_flush(w, 1 << 16);
@@ -589,10 +610,13 @@ static const char *parse_tensor(const msgpack_object *o, int *dtype, int *ndim, 
         return "is not a tensor (needs dtype, shape and data)";
     if (dt->type != MSGPACK_OBJECT_STR)
         return "has a dtype that is not a string";
-    char name[16] = "";
-    if (dt->via.str.size < sizeof name)
-        memcpy(name, dt->via.str.ptr, dt->via.str.size);
-    if ((*dtype = dtype_parse(name)) < 0)
+    *dtype = -1;
+    for (int k = 0; k < DT_COUNT && *dtype < 0; k++) {
+        const char *nm = dtype_name(k);
+        if (dt->via.str.size == strlen(nm) && !memcmp(dt->via.str.ptr, nm, dt->via.str.size))
+            *dtype = k;
+    }
+    if (*dtype < 0)
         return "has an unknown dtype";
     if (sh->type != MSGPACK_OBJECT_ARRAY || sh->via.array.size > TENSOR_MAXDIM)
         return "has a bad shape";
