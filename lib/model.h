@@ -69,6 +69,11 @@ void model_forward(model *m, const uint8_t *images, int n, float *mu, float *var
  * last forward; ADDS into m->grads (the caller zeroes them). */
 void model_backward(model *m, const float *dmu, const float *dvar);
 const model_view *model_view_find(const model *m, const char *name); /* NULL if absent */
+/* Threads the model computes on: 1 to 16, by default blas_threads() when it was created.
+ * Forward and backward give the same bytes for every thread count. (Inside the model, OpenBLAS
+ * runs single-threaded; the caller's BLAS thread count is restored on return.) */
+void model_set_threads(model *m, int threads);
+int model_threads(const model *m);
 /* outputs per image: C x D (point) or C x D means + C x D variances */
 int model_outputs(const model_config *cfg);
 

@@ -1,0 +1,90 @@
+/* optim: Adam and SGD with momentum against two steps worked out by hand (float tolerance). */
+#include <stdlib.h>
+#include <string.h>
+
+#include "check.h"
+#include "optim.h"
+
+int main(void)
+{
+    /* Adam, lr 0.01, betas 0.9 / 0.999, eps 1e-8. Element 0, g = 0.1 then 0.3:
+     *   t=1: m = 0.01, v = 1e-5, m^ = 0.1, v^ = 0.01: p = 1 - 0.01 * 0.1 / (0.1 + 1e-8) = 0.990000001
+     *   t=2: m = 0.039, v = 9.999e-5, m^ = 0.039 / 0.19, v^ = 9.999e-5 / 0.001999:
+     *        p = 0.990000001 - 0.01 * 0.2052632 / (0.2236515 + 1e-8) = 0.980822190
+     * Element 1 (g = -0.2, 0.1) and element 2 (g = 0, -0.5: a zero gradient leaves p alone). */
+    optim *o = optim_create(OPTIM_ADAM, 3, 0.01);
+    CHECK(o->t == 0 && o->beta1 == 0.9 && o->beta2 == 0.999 && o->eps == 1e-8);
+    CHECK(o->m[0] == 0 && o->v[2] == 0);
+    float p[3] = {1.0f, -2.0f, 0.5f}, g1[3] = {0.1f, -0.2f, 0.0f}, g2[3] = {0.3f, 0.1f, -0.5f};
+    optim_step(o, p, g1);
+    CHECK(o->t == 1);
+    CHECK_CLOSE(p[0], 0.990000001, 1e-6);
+    CHECK_CLOSE(p[1], -1.990000001, 1e-6);
+    CHECK(p[2] == 0.5f);
+    CHECK_CLOSE(o->m[0], 0.01, 1e-8);
+    CHECK_CLOSE(o->v[0], 1e-5, 1e-11); /* float: 1e-6 relative */
+    optim_step(o, p, g2);
+    CHECK(o->t == 2);
+    CHECK_CLOSE(p[0], 0.980822190, 1e-6);
+    CHECK_CLOSE(p[1], -1.987336630, 1e-6);
+    CHECK_CLOSE(p[2], 0.507441368, 1e-6);
+    CHECK_CLOSE(o->m[0], 0.039, 4e-8);
+    CHECK_CLOSE(o->v[0], 9.999e-5, 1e-10);
+    optim_free(o);
+
+    /* SGD with momentum 0.9, lr 0.1: u = 0.9 u + g; p -= lr u.
+     *   element 0: u = 0.1, p = 0.99; u = 0.09 + 0.3 = 0.39, p = 0.951 */
+    o = optim_create(OPTIM_SGD, 3, 0.1);
+    CHECK(o->momentum == 0.9 && o->v == NULL);
+    float q[3] = {1.0f, -2.0f, 0.5f};
+    optim_step(o, q, g1);
+    CHECK_CLOSE(q[0], 0.99, 1e-6);
+    CHECK_CLOSE(q[1], -1.98, 1e-6);
+    optim_step(o, q, g2);
+    CHECK_CLOSE(q[0], 0.951, 1e-6);
+    CHECK_CLOSE(q[1], -1.98 - 0.1 * (0.9 * -0.2 + 0.1), 1e-6);
+    CHECK_CLOSE(q[2], 0.55, 1e-6);
+    CHECK(o->t == 2);
+    optim_free(o);
+
+    /* 19 elements: 16 through the 8-lane code, 3 through the scalar tail. Element 17 repeats
+     * element 1: same bytes either way; all against the update in double. */
+    {
+        enum { N = 19 };
+        optim *v = optim_create(OPTIM_ADAM, N, 3e-3);
+        float pv[N], gv[N];
+        double pd[N], md[N] = {0}, vd[N] = {0};
+        for (int i = 0; i < N; i++) {
+            pv[i] = (float)(0.1 * i - 0.7);
+            gv[i] = (float)(0.05 * ((i * 7) % 5) - 0.1);
+        }
+        pv[17] = pv[1], gv[17] = gv[1];
+        for (int i = 0; i < N; i++)
+            pd[i] = pv[i];
+        for (int t = 1; t <= 3; t++) {
+            optim_step(v, pv, gv);
+            for (int i = 0; i < N; i++) {
+                md[i] = 0.9 * md[i] + 0.1 * gv[i];
+                vd[i] = 0.999 * vd[i] + 0.001 * gv[i] * gv[i];
+                pd[i] -= 3e-3 * (md[i] / (1 - pow(0.9, t))) / (sqrt(vd[i] / (1 - pow(0.999, t))) + 1e-8);
+            }
+        }
+        for (int i = 0; i < N; i++)
+            CHECK_CLOSE(pv[i], pd[i], 2e-6);
+        CHECK(pv[17] == pv[1] && v->m[17] == v->m[1] && v->v[17] == v->v[1]);
+        optim_free(v);
+    }
+
+    /* the state is plain arrays: a copy restores the run exactly */
+    optim *a = optim_create(OPTIM_ADAM, 2, 1e-3), *b = optim_create(OPTIM_ADAM, 2, 1e-3);
+    float pa[2] = {0.3f, -0.7f}, pb[2], g[2] = {0.02f, -0.05f};
+    optim_step(a, pa, g);
+    memcpy(pb, pa, sizeof pa);
+    memcpy(b->m, a->m, sizeof pa), memcpy(b->v, a->v, sizeof pa), b->t = a->t;
+    optim_step(a, pa, g2);
+    optim_step(b, pb, g2);
+    CHECK(!memcmp(pa, pb, sizeof pa));
+    optim_free(a);
+    optim_free(b);
+    return check_done("test_optim");
+}
