@@ -1,0 +1,141 @@
+/* embed: images in, embeddings out. Reads an `images` stream and a checkpoint, writes an
+ * `embeddings` stream: for each image the means (and, for a stochastic model, the variances) of
+ * its C components, with every other field of the input passed through. Batched for speed.
+ */
+#include <getopt.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "blas.h"
+#include "ckpt.h"
+#include "model.h"
+#include "stream.h"
+#include "util.h"
+
+static const char *usage =
+    "usage: embed -m MODEL.ckpt [-b BATCH] [-t THREADS] < images > embeddings\n"
+    "  Writes kind `embeddings`: mu float32 [C,D], var float32 [C,D] (stochastic models only),\n"
+    "  and every input field except `image`. The header carries model, C, D, match_a, match_b.\n"
+    "  -m PATH     checkpoint written by train\n"
+    "  -b N        images per forward pass (default 256)\n"
+    "  -t N        threads (default 1: embed usually shares the machine with a pipeline)\n"
+    "  -h          this help\n";
+
+int main(int argc, char **argv)
+{
+    util_init(argv[0]);
+    util_usage = usage;
+    const char *ckpt = NULL;
+    int batch = 256, threads = 1, c;
+    while ((c = getopt(argc, argv, "m:b:t:h")) != -1) {
+        switch (c) {
+        case 'm': ckpt = optarg; break;
+        case 'b': batch = (int)parse_long("-b", optarg, 1, 65536); break;
+        case 't': threads = (int)parse_long("-t", optarg, 1, 64); break;
+        case 'h': usage_help();
+        default: usage_die("unknown option");
+        }
+    }
+    if (optind != argc)
+        usage_die("unexpected argument '%s'", argv[optind]);
+    if (!ckpt)
+        usage_die("-m MODEL.ckpt is required");
+    blas_init(argv, threads);
+
+    ckpt_info ci;
+    stream_header *ch;
+    model *m = ckpt_load(ckpt, &ci, NULL, batch, &ch);
+    stream_reader *in = stream_open(stdin, "stdin");
+    const stream_header *ih = in->header;
+    stream_expect_kind(in, "images");
+    int f_img = stream_field_typed(ih, "image", DT_U8);
+    const stream_field *imf = &ih->fields[f_img];
+    if (imf->ndim != 2 || imf->shape[0] != m->H || imf->shape[1] != m->W)
+        die("images are %lldx%lld but the model %s was trained on %dx%d", (long long)imf->shape[0],
+            imf->ndim > 1 ? (long long)imf->shape[1] : 0LL, ckpt, m->H, m->W);
+
+    int stoch = ci.mc.head == HEAD_MOG, C = ci.mc.C, D = ci.mc.D;
+    stream_header *h = header_new("embeddings", 0);
+    header_provenance(h, argc, argv);
+    header_add_input(h, ih);
+    header_add_input(h, ch);
+    header_copy_meta(h, ih);
+    header_set_str(h, "model", stoch ? "mog" : "point");
+    header_set_int(h, "C", C);
+    header_set_int(h, "D", D);
+    double a, b;
+    ckpt_match_ab(m, &a, &b);
+    header_set_float(h, "match_a", a);
+    header_set_float(h, "match_b", b);
+    header_set_str(h, "checkpoint", ckpt);
+    header_set_str(h, "loss", ci.loss);
+    int64_t cd[2] = {C, D};
+    header_add_field(h, "mu", DT_F32, 2, cd);
+    if (stoch)
+        header_add_field(h, "var", DT_F32, 2, cd);
+    /* pass-through fields: everything but the image */
+    int npass = 0, pass_in[STREAM_MAXFIELDS];
+    size_t pass_bytes[STREAM_MAXFIELDS];
+    for (int i = 0; i < ih->nfields; i++) {
+        if (i == f_img)
+            continue;
+        const stream_field *f = &ih->fields[i];
+        if (header_field_find(h, f->name) >= 0)
+            die("input field '%s' clashes with an output field", f->name);
+        header_add_field(h, f->name, f->dtype, f->ndim, f->shape);
+        pass_in[npass] = i;
+        pass_bytes[npass] = (size_t)shape_numel(f->ndim, f->shape) * dtype_size(f->dtype);
+        npass++;
+    }
+    stream_writer *out = stream_create(stdout, h);
+
+    size_t imgbytes = (size_t)m->H * m->W, per = (size_t)C * D;
+    uint8_t *imgs = ealloc_aligned(batch * imgbytes);
+    float *mu = ealloc_aligned(batch * per * 4), *var = stoch ? ealloc_aligned(batch * per * 4) : NULL;
+    uint8_t *pass[STREAM_MAXFIELDS];
+    for (int k = 0; k < npass; k++)
+        pass[k] = ealloc_aligned(batch * pass_bytes[k]);
+
+    stream_record rec = {0};
+    progress pr;
+    progress_start(&pr, "images", -1);
+    long long done = 0;
+    int more = 1;
+    while (more) {
+        int n = 0;
+        while (n < batch && (more = stream_read(in, &rec))) {
+            memcpy(imgs + n * imgbytes, rec.t[f_img].data, imgbytes);
+            for (int k = 0; k < npass; k++)
+                memcpy(pass[k] + n * pass_bytes[k], rec.t[pass_in[k]].data, pass_bytes[k]);
+            n++;
+        }
+        if (n == 0)
+            break;
+        model_forward(m, imgs, n, mu, var);
+        for (int i = 0; i < n; i++) {
+            void *d[STREAM_MAXFIELDS];
+            int j = 0;
+            d[j++] = mu + i * per;
+            if (stoch)
+                d[j++] = var + i * per;
+            for (int k = 0; k < npass; k++)
+                d[j++] = pass[k] + i * pass_bytes[k];
+            stream_write_data(out, d, 0);
+        }
+        done += n;
+        progress_update(&pr, done, NULL);
+    }
+    progress_end(&pr, done);
+    stream_finish(out);
+    close_stdout();
+    record_free(&rec);
+    stream_close(in);
+    header_free(h);
+    header_free(ch);
+    model_free(m);
+    free(imgs); free(mu); free(var);
+    for (int k = 0; k < npass; k++)
+        free(pass[k]);
+    return 0;
+}

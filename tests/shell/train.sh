@@ -1,0 +1,77 @@
+#!/bin/sh
+# train and embed end to end on the default data: learning, determinism, exact resume,
+# checkpoint on SIGINT, NaN handling, bad input.
+set -u
+. "$(dirname "$0")/../lib.sh"
+cd "$T"
+mkdigits -N 2 -s train -n 20000 | occlude -p 0.2 > train.hs || fail "mkdigits train"
+mkdigits -N 2 -s test-seen | occlude -p 0 > test.hs || fail "mkdigits test"
+batches() { batcher -m pairs -b 64 -S 5 < "$T/train.hs"; }
+
+# same seed, data and threads: byte-identical checkpoints (same command, run in two folders)
+mkdir a b c
+(cd a && batches | train -o m.ckpt --head mog -C 2 -D 2 -n 40 -S 3 -t 1 2>/dev/null) || fail "train a"
+(cd b && batches | train -o m.ckpt --head mog -C 2 -D 2 -n 40 -S 3 -t 1 2>/dev/null) || fail "train b"
+cmp -s a/m.ckpt b/m.ckpt || fail "same seed gave different checkpoints"
+(cd c && batches | train -o m.ckpt --head mog -C 2 -D 2 -n 40 -S 4 -t 1 2>/dev/null) || fail "train c"
+cmp -s a/m.ckpt c/m.ckpt && fail "a different seed gave the same checkpoint"
+cp a/m.ckpt a.ckpt
+
+# resume: 20 + 20 steps equal 40 straight (parameters and optimizer state, to the bit)
+batches | train -o r.ckpt --head mog -C 2 -D 2 -n 20 -S 3 -t 1 2>/dev/null || fail "train r"
+batches | train --resume r.ckpt -n 40 -t 1 2>/dev/null || fail "resume r"
+totsv a.ckpt > a.tsv && totsv r.ckpt > r.tsv || fail "totsv"
+cmp -s a.tsv r.tsv || fail "resumed run differs from the uninterrupted one"
+
+# SIGINT: checkpoint written, exit 130, and it resumes
+batches | train -o int.ckpt --head point -D 2 -n 1000000 -t 1 --save-every 1000000 2>int.err &
+pid=$!
+sleep 2
+kill -INT $(pgrep -n -x train) 2>/dev/null
+wait $pid
+rc=$?
+# the pipeline's status is train's
+[ "$rc" = 130 ] || fail "train after SIGINT exited $rc, expected 130"
+[ -s int.ckpt ] || fail "no checkpoint after SIGINT"
+embed -m int.ckpt < test.hs > /dev/null || fail "checkpoint saved on SIGINT is not usable"
+grep -q "resume" int.err || fail "no resume hint after SIGINT"
+
+# a loss that explodes: stop with a message, keep the last good checkpoint
+batches | train -o nan.ckpt --head mog -D 2 -n 200 --lr 1e9 --save-every 1 -t 1 2>nan.err
+rc=$?
+if [ "$rc" != 0 ]; then
+    [ "$rc" = 1 ] || fail "exploding loss exited $rc"
+    grep -q "last good checkpoint" nan.err || fail "no message about the last good checkpoint"
+    [ -s nan.ckpt ] && embed -m nan.ckpt < test.hs > /dev/null || fail "last good checkpoint unusable"
+fi
+
+# learning: loss falls and test classes separate far above chance (1/70) after 300 steps
+batcher -m pairs -b 128 < train.hs | train -o p.ckpt --head point -D 2 -n 300 -t 2 --log p.log 2>/dev/null || fail "train point"
+batcher -m pairs -b 128 < train.hs | train -o g.ckpt --head mog -C 1 -D 2 -n 300 -t 2 --log g.log 2>/dev/null || fail "train mog"
+for m in p g; do
+    first=$(sed -n 2p $m.log | cut -f2) last=$(tail -n 1 $m.log | cut -f2)
+    check_lt "$last" "$first" "$m: final loss $last is not below the first logged $first"
+    embed -m $m.ckpt < test.hs > e.hs || fail "embed $m"
+    acc=$(pairscore --self e.hs | knn | knn --summary | json_get accuracy)
+    check_lt 0.08 "$acc" "$m: 5-NN accuracy $acc is not far above chance (1/70)"
+done
+
+# embed: fields and meta of the embeddings kind
+embed -m g.ckpt < test.hs | tshow -H > h.json || fail "embed | tshow"
+for key in '"kind": "embeddings"' '"name": "mu"' '"name": "var"' '"match_a"' '"name": "occluded"'; do
+    grep -q "$key" h.json || fail "embedding header lacks $key"
+done
+
+# bad input
+expect_exit 1 "train on embeddings" sh -c 'embed -m g.ckpt < test.hs | train -o x.ckpt -n 5'
+mkdigits -N 3 -s test-seen -n 1000 > n3.hs
+expect_exit 1 "embed 3-digit images with a 2-digit model" sh -c 'embed -m g.ckpt < n3.hs'
+head -c 3000 g.ckpt > trunc.ckpt
+expect_exit 1 "embed with a truncated checkpoint" sh -c 'embed -m trunc.ckpt < test.hs'
+expect_exit 1 "embed with a non-checkpoint" sh -c 'embed -m test.hs < test.hs'
+expect_exit 2 "train with nonsense options" sh -c 'train -o x.ckpt -D zero < /dev/null'
+expect_exit 2 "train without -o" sh -c 'train < /dev/null'
+expect_exit 2 "train -K not a multiple of -C" sh -c 'train -o x.ckpt --head mog -C 3 -K 8 < train.hs'
+expect_exit 2 "embed without -m" sh -c 'embed < test.hs'
+[ ! -e x.ckpt ] || fail "a failed train left x.ckpt behind"
+pass
