@@ -25,7 +25,7 @@ DEPS_OK  = $(BUILD)/.deps-ok
 
 ALL_CFLAGS = $(CFLAGS) $(SANFLAGS) -Ilib -DHEDGE_DATA_DIR='"$(DATA)"' -MMD -MP
 
-.PHONY: all test check-unit check-shell sanitize demo data deps bench clean
+.PHONY: all test findings sanitize demo data deps bench clean
 all: $(BINS) $(UNITS)
 
 $(DEPS_OK): pipelines/setup-deps.sh
@@ -56,6 +56,10 @@ $(DATA)/mnist/.ok: $(BUILD)/bin/mnistjson pipelines/fetch-mnist.sh
 
 test: all data
 	BUILD=$(BUILD) DATA=$(DATA) sh tests/run
+
+# the paper's qualitative findings on a small training run (minutes; CI runs it)
+findings: all data
+	BIN=$(CURDIR)/$(BUILD)/bin DATA=$(DATA) sh tests/findings.sh
 
 # the same tests under AddressSanitizer + UndefinedBehaviorSanitizer, in a separate build tree
 sanitize:

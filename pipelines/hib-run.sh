@@ -37,7 +37,8 @@ for cond in clean corrupt; do
     make_file "$run/emb-$cond.hs" embed -m "$run/model.ckpt" < "$data/test-$cond.hs"
     make_file "$run/pairs-$cond.hs" pairscore -S "$seed" < "$run/emb-$cond.hs"
     make_file "$run/eta-$cond.hs" pairscore --self -S "$seed" < "$run/emb-$cond.hs"
-    make_file "$run/knn-$cond.hs" knn -k 5 < "$run/eta-$cond.hs"
+    # KNN between distributions: sqrt(E||z1 - z2||^2) (for points the plain distance); README
+    make_file "$run/knn-$cond.hs" knn -k 5 -d expected < "$run/eta-$cond.hs"
     make_file "$run/ap-$cond.json" apcurve --json -o "$run/pr-$cond.tsv" < "$run/pairs-$cond.hs"
     make_file "$run/knn-$cond.json" knn --summary < "$run/knn-$cond.hs"
     make_file "$run/tau-ap-$cond.json" ktau --json -o "$run/bins-ap-$cond.tsv" < "$run/pairs-$cond.hs"
