@@ -10,6 +10,7 @@ CC       ?= cc
 # x86-64-v3 (AVX2, FMA) is the level every machine of this project has; see README "Speed".
 ARCH     ?= -march=x86-64-v3
 OPT      ?= -O2
+MAKEFLAGS += -j2
 CFLAGS   ?= $(OPT) $(ARCH) -g -std=c11 -D_GNU_SOURCE -Wall -Wextra -Wno-unused-parameter -Wno-sign-compare
 SANFLAGS ?=
 LDLIBS   = -lopenblas -lmsgpackc -lpng -lz -lm -lpthread

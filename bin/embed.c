@@ -3,6 +3,7 @@
  * its C components, with every other field of the input passed through. Batched for speed.
  */
 #include <getopt.h>
+#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -21,6 +22,36 @@ static const char *usage =
     "  -b N        images per forward pass (default 256)\n"
     "  -t N        threads (default 1: embed usually shares the machine with a pipeline)\n"
     "  -h          this help\n";
+
+/* one batch of input: images and the pass-through fields, filled by fill() */
+typedef struct {
+    stream_reader *in;
+    stream_record *rec;
+    int batch, f_img, npass, n, ended;
+    size_t imgbytes;
+    uint8_t *imgs;
+    int pass_in[STREAM_MAXFIELDS];
+    size_t pass_bytes[STREAM_MAXFIELDS];
+    uint8_t *pass[STREAM_MAXFIELDS];
+} batchbuf;
+
+/* reads up to b->batch records (runs on the reader thread; dies like any reader on bad input) */
+static void *fill(void *arg)
+{
+    batchbuf *b = arg;
+    b->n = 0;
+    while (b->n < b->batch) {
+        if (!stream_read(b->in, b->rec)) {
+            b->ended = 1;
+            break;
+        }
+        memcpy(b->imgs + b->n * b->imgbytes, b->rec->t[b->f_img].data, b->imgbytes);
+        for (int k = 0; k < b->npass; k++)
+            memcpy(b->pass[k] + b->n * b->pass_bytes[k], b->rec->t[b->pass_in[k]].data, b->pass_bytes[k]);
+        b->n++;
+    }
+    return NULL;
+}
 
 int main(int argc, char **argv)
 {
@@ -91,40 +122,47 @@ int main(int argc, char **argv)
     stream_writer *out = stream_create(stdout, h);
 
     size_t imgbytes = (size_t)m->H * m->W, per = (size_t)C * D;
-    uint8_t *imgs = ealloc_aligned(batch * imgbytes);
     float *mu = ealloc_aligned(batch * per * 4), *var = stoch ? ealloc_aligned(batch * per * 4) : NULL;
-    uint8_t *pass[STREAM_MAXFIELDS];
-    for (int k = 0; k < npass; k++)
-        pass[k] = ealloc_aligned(batch * pass_bytes[k]);
-
+    /* two batch buffers: a reader thread fills the next batch while this one is embedded */
+    batchbuf bb[2];
+    for (int s = 0; s < 2; s++) {
+        bb[s] = (batchbuf){.in = in, .batch = batch, .f_img = f_img, .imgbytes = imgbytes, .npass = npass};
+        bb[s].imgs = ealloc_aligned(batch * imgbytes);
+        for (int k = 0; k < npass; k++) {
+            bb[s].pass_in[k] = pass_in[k];
+            bb[s].pass_bytes[k] = pass_bytes[k];
+            bb[s].pass[k] = ealloc_aligned(batch * pass_bytes[k]);
+        }
+    }
     stream_record rec = {0};
+    bb[0].rec = bb[1].rec = &rec; /* only one filler runs at a time */
     progress pr;
     progress_start(&pr, "images", -1);
     long long done = 0;
-    int more = 1;
-    while (more) {
-        int n = 0;
-        while (n < batch && (more = stream_read(in, &rec))) {
-            memcpy(imgs + n * imgbytes, rec.t[f_img].data, imgbytes);
-            for (int k = 0; k < npass; k++)
-                memcpy(pass[k] + n * pass_bytes[k], rec.t[pass_in[k]].data, pass_bytes[k]);
-            n++;
-        }
-        if (n == 0)
-            break;
-        model_forward(m, imgs, n, mu, var);
-        for (int i = 0; i < n; i++) {
+    int cur = 0;
+    fill(&bb[0]);
+    while (bb[cur].n > 0) {
+        batchbuf *b = &bb[cur], *next = &bb[1 - cur];
+        pthread_t th;
+        int threaded = !b->ended && pthread_create(&th, NULL, fill, next) == 0;
+        if (!threaded)
+            next->n = 0;
+        model_forward(m, b->imgs, b->n, mu, var);
+        for (int i = 0; i < b->n; i++) {
             void *d[STREAM_MAXFIELDS];
             int j = 0;
             d[j++] = mu + i * per;
             if (stoch)
                 d[j++] = var + i * per;
             for (int k = 0; k < npass; k++)
-                d[j++] = pass[k] + i * pass_bytes[k];
+                d[j++] = b->pass[k] + i * pass_bytes[k];
             stream_write_data(out, d, 0);
         }
-        done += n;
+        done += b->n;
         progress_update(&pr, done, NULL);
+        if (threaded)
+            pthread_join(th, NULL);
+        cur = 1 - cur;
     }
     progress_end(&pr, done);
     stream_finish(out);
@@ -134,8 +172,12 @@ int main(int argc, char **argv)
     header_free(h);
     header_free(ch);
     model_free(m);
-    free(imgs); free(mu); free(var);
-    for (int k = 0; k < npass; k++)
-        free(pass[k]);
+    free(mu);
+    free(var);
+    for (int s = 0; s < 2; s++) {
+        free(bb[s].imgs);
+        for (int k = 0; k < npass; k++)
+            free(bb[s].pass[k]);
+    }
     return 0;
 }

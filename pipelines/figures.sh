@@ -25,12 +25,15 @@ for run in "$out"/runs/*; do
     centroids "$run/emb-clean.hs" | tail -n +2 > "$run/centroids-clean.tsv"
     for cond in clean corrupt; do
         totsv -n 2000 -H -f mu,class "$run/emb-$cond.hs" > "$run/mu-$cond.tsv"
+        what="2000 points; colour = class; squares = clean class centroids"
         case $model in
         mog1)
+            what="2000 points, 300 3-sigma ellipses; colour = class; squares = clean class centroids"
             totsv -n 300 -H -f mu,var,class "$run/emb-$cond.hs" > "$run/muvar-$cond.tsv"
             plot="'$run/muvar-$cond.tsv' using 1:2:(6*sqrt(\$3)):(6*sqrt(\$4)):5 with ellipses lc palette fs transparent solid 0.08 notitle, \
                   '$run/mu-$cond.tsv' using 1:2:3 with points pt 7 ps 0.3 lc palette notitle" ;;
         mog*)
+            what="2000 images, their ${model#mog} component means joined; colour = class; squares = clean centroids"
             totsv -n 2000 -H -f mu,class "$run/emb-$cond.hs" > "$run/mog-$cond.tsv"
             plot="'$run/mog-$cond.tsv' using 1:2:(\$3-\$1):(\$4-\$2):(column(2*${model#mog}+1)) with vectors nohead lc palette lw 0.5 notitle, \
                   '$run/mog-$cond.tsv' using 1:2:(column(2*${model#mog}+1)) with points pt 7 ps 0.3 lc palette notitle, \
@@ -41,7 +44,7 @@ for run in "$out"/runs/*; do
         gnuplot <<GP
 $term
 set output '$fig/embed-$name-$cond.png'
-set title "$name, $cond test images (2000 points, 300 3-sigma ellipses; colour = class; squares = clean class centroids)"
+set title "$name, $cond test images" . "\n" . "($what)"
 set size ratio -1
 unset colorbox
 set palette rgbformulae 33,13,10

@@ -16,6 +16,10 @@ cmp -s a/m.ckpt b/m.ckpt || fail "same seed gave different checkpoints"
 (cd c && batches | train -o m.ckpt --head mog -C 2 -D 2 -n 40 -S 4 -t 1 2>/dev/null) || fail "train c"
 cmp -s a/m.ckpt c/m.ckpt && fail "a different seed gave the same checkpoint"
 cp a/m.ckpt a.ckpt
+# other thread counts give the same parameters and optimizer state too
+(cd c && batches | train -o t2.ckpt --head mog -C 2 -D 2 -n 40 -S 3 -t 2 2>/dev/null) || fail "train -t 2"
+totsv a.ckpt > a1.tsv && totsv c/t2.ckpt > a2.tsv || fail "totsv"
+cmp -s a1.tsv a2.tsv || fail "2 threads gave other parameters than 1 thread"
 
 # resume: 20 + 20 steps equal 40 straight (parameters and optimizer state, to the bit)
 batches | train -o r.ckpt --head mog -C 2 -D 2 -n 20 -S 3 -t 1 2>/dev/null || fail "train r"
@@ -23,15 +27,17 @@ batches | train --resume r.ckpt -n 40 -t 1 2>/dev/null || fail "resume r"
 totsv a.ckpt > a.tsv && totsv r.ckpt > r.tsv || fail "totsv"
 cmp -s a.tsv r.tsv || fail "resumed run differs from the uninterrupted one"
 
-# SIGINT: checkpoint written, exit 130, and it resumes
-batches | train -o int.ckpt --head point -D 2 -n 1000000 -t 1 --save-every 1000000 2>int.err &
+# SIGINT: checkpoint written, exit 130, and it resumes. train reads a FIFO so that $! is its
+# own pid (no pgrep: other trainings may run on the machine).
+mkfifo int.fifo
+batches > int.fifo 2>/dev/null &
+train -o int.ckpt --head point -D 2 -n 100000 -t 1 --save-every 100000 < int.fifo 2>int.err &
 pid=$!
-sleep 2
-kill -INT $(pgrep -n -x train) 2>/dev/null
+sleep 3
+kill -INT $pid
 wait $pid
 rc=$?
-# the pipeline's status is train's
-[ "$rc" = 130 ] || fail "train after SIGINT exited $rc, expected 130"
+[ "$rc" = 130 ] || { kill $pid 2>/dev/null; fail "train after SIGINT exited $rc, expected 130"; }
 [ -s int.ckpt ] || fail "no checkpoint after SIGINT"
 embed -m int.ckpt < test.hs > /dev/null || fail "checkpoint saved on SIGINT is not usable"
 grep -q "resume" int.err || fail "no resume hint after SIGINT"
