@@ -20,4 +20,15 @@ expect_exit() {
     if [ "$want" = 2 ] && [ -s "$T/expect.out" ]; then fail "$what: misuse wrote to stdout"; fi
     return 0
 }
+# expect_fail CODE MESSAGE cmd...: exits CODE, writes nothing on stdout, says MESSAGE on stderr
+expect_fail() {
+    code=$1 msg=$2
+    shift 2
+    "$@" >"$T/out" 2>"$T/err"
+    rc=$?
+    [ $rc -eq "$code" ] || fail "$* exited $rc, expected $code"
+    [ -s "$T/out" ] && fail "$* wrote to stdout"
+    grep -qF -- "$msg" "$T/err" || fail "$*: no '$msg' in: $(cat "$T/err")"
+    return 0
+}
 json_get() { sed -n "s/.*\"$1\": *\([^,}]*\).*/\1/p" | head -n 1; }

@@ -1,22 +1,9 @@
 #!/bin/sh
 # apcurve: AP and PR-AUC with tied scores against hand-derived values, the PR curve TSV, order
 # independence, -s / -l, the chain from the synthetic fixture, and bad input.
-set -u
-T=$(mktemp -d)
-trap 'rm -rf "$T"' EXIT
+. "$(dirname "$0")/../lib.sh"
 FIX=$BIN/../tests/test_evalfix
-fail() { echo "FAIL: $*" >&2; exit 1; }
 [ -x "$FIX" ] || fail "$FIX is not built"
-expect_fail() {
-    code=$1 msg=$2
-    shift 2
-    "$@" >"$T/out" 2>"$T/err"
-    rc=$?
-    [ $rc -eq "$code" ] || fail "$* exited $rc, expected $code"
-    [ -s "$T/out" ] && fail "$* wrote to stdout"
-    grep -qF -- "$msg" "$T/err" || fail "$*: no '$msg' in: $(cat "$T/err")"
-    return 0
-}
 ps_table() { "$FIX" table pairscores p:float32 match:uint8; }
 
 # scores .9 .8 .8 .1, labels 1 0 1 1 (derivation in tests/unit/test_metrics.c):

@@ -1,22 +1,9 @@
 #!/bin/sh
 # knn: tie rules on hand-placed points, pass-through fields, leave-one-out versus gallery, threads,
 # -d expected, determinism, and bad input. Fixtures: tests/unit/test_evalfix.c.
-set -u
-T=$(mktemp -d)
-trap 'rm -rf "$T"' EXIT
+. "$(dirname "$0")/../lib.sh"
 FIX=$BIN/../tests/test_evalfix
-fail() { echo "FAIL: $*" >&2; exit 1; }
 [ -x "$FIX" ] || fail "$FIX is not built"
-expect_fail() {
-    code=$1 msg=$2
-    shift 2
-    "$@" >"$T/out" 2>"$T/err"
-    rc=$?
-    [ $rc -eq "$code" ] || fail "$* exited $rc, expected $code"
-    [ -s "$T/out" ] && fail "$* wrote to stdout"
-    grep -qF -- "$msg" "$T/err" || fail "$*: no '$msg' in: $(cat "$T/err")"
-    return 0
-}
 
 # --- ties, by hand (k = 4, leave-one-out). Points (id: x y class):
 #   100: 0 0 c0   101: 1 0 c1   102: 0 1 c1   103: -1 0 c2   104: 0 -1 c2

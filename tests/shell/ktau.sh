@@ -1,22 +1,9 @@
 #!/bin/sh
 # ktau: binning, per-bin accuracy and AP, tau against hand-derived values, the generic -u / -m
 # mode, the whole chain from the synthetic fixture, and bad input. Fixtures: tests/unit/test_evalfix.c.
-set -u
-T=$(mktemp -d)
-trap 'rm -rf "$T"' EXIT
+. "$(dirname "$0")/../lib.sh"
 FIX=$BIN/../tests/test_evalfix
-fail() { echo "FAIL: $*" >&2; exit 1; }
 [ -x "$FIX" ] || fail "$FIX is not built"
-expect_fail() {
-    code=$1 msg=$2
-    shift 2
-    "$@" >"$T/out" 2>"$T/err"
-    rc=$?
-    [ $rc -eq "$code" ] || fail "$* exited $rc, expected $code"
-    [ -s "$T/out" ] && fail "$* wrote to stdout"
-    grep -qF -- "$msg" "$T/err" || fail "$*: no '$msg' in: $(cat "$T/err")"
-    return 0
-}
 knn_table() { "$FIX" table knn eta:float32 correct:uint8; }
 
 # --- accuracy by hand: 40 items with eta = 0..39, written in a scrambled order (7i mod 40);

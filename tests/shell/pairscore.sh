@@ -1,23 +1,9 @@
 #!/bin/sh
 # pairscore: closed form on hand-placed points, Monte Carlo on the synthetic fixture of
 # tests/unit/test_evalfix.c, pair invariants, --self, determinism, and bad input.
-set -u
-T=$(mktemp -d)
-trap 'rm -rf "$T"' EXIT
+. "$(dirname "$0")/../lib.sh"
 FIX=$BIN/../tests/test_evalfix
-fail() { echo "FAIL: $*" >&2; exit 1; }
 [ -x "$FIX" ] || fail "$FIX is not built"
-# expect_fail CODE 'message part' command...: exit CODE, the message on stderr, nothing on stdout
-expect_fail() {
-    code=$1 msg=$2
-    shift 2
-    "$@" >"$T/out" 2>"$T/err"
-    rc=$?
-    [ $rc -eq "$code" ] || fail "$* exited $rc, expected $code"
-    [ -s "$T/out" ] && fail "$* wrote to stdout"
-    grep -qF -- "$msg" "$T/err" || fail "$*: no '$msg' in: $(cat "$T/err")"
-    return 0
-}
 
 # --- closed form. Points (0,0) id 10 class 0, (3,4) id 11 class 0, (0,1) id 12 class 1; a 2, b 1:
 # p(10,11) = sigmoid(-2*5 + 1) = 1.2339458e-4, p(10,12) = sigmoid(-1) = 0.26894142,
