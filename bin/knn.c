@@ -122,16 +122,6 @@ static void summarize(const char *path)
     stream_close(in);
 }
 
-typedef struct {
-    int64_t id, index;
-} id_index;
-
-static int id_cmp(const void *pa, const void *pb)
-{
-    const id_index *a = pa, *b = pb;
-    return (a->id > b->id) - (a->id < b->id);
-}
-
 int main(int argc, char **argv)
 {
     util_init(argv[0]);
@@ -207,19 +197,15 @@ int main(int argc, char **argv)
         for (int64_t q = 0; q < nq; q++)
             exclude[q] = q;
     } else if (o.exclude_id) {
-        id_index *t = emalloc((size_t)ng * sizeof *t);
-        for (int64_t g = 0; g < ng; g++)
-            t[g] = (id_index){G->id[g], g};
-        qsort(t, (size_t)ng, sizeof *t, id_cmp);
-        for (int64_t g = 1; g < ng; g++)
-            if (t[g].id == t[g - 1].id)
-                die("%s: id %lld appears twice in the gallery: --exclude-id needs unique ids", gin->name,
-                    (long long)t[g].id);
+        int dup;
+        int64_t dup_id;
+        match_id_index *t = match_ids_index(G->id, ng, &dup, &dup_id);
+        if (dup)
+            die("%s: id %lld appears twice in the gallery: --exclude-id needs unique ids", gin->name,
+                (long long)dup_id);
         exclude = emalloc((size_t)nq * sizeof *exclude);
-        for (int64_t q = 0; q < nq; q++) {
-            id_index key = {Q->id[q], 0}, *f = bsearch(&key, t, (size_t)ng, sizeof *t, id_cmp);
-            exclude[q] = f ? f->index : -1;
-        }
+        for (int64_t q = 0; q < nq; q++)
+            exclude[q] = match_ids_lookup(t, ng, Q->id[q]);
         free(t);
     }
 

@@ -112,34 +112,17 @@ static pair *random_pairs(const match_set *S, long npairs, uint64_t seed)
     return P;
 }
 
-typedef struct {
-    int64_t id, index;
-} id_index;
-
-static int id_cmp(const void *pa, const void *pb)
-{
-    const id_index *a = pa, *b = pb;
-    return (a->id > b->id) - (a->id < b->id);
-}
-
-static int64_t lookup(const id_index *t, int64_t n, int64_t id)
-{
-    id_index k = {id, 0}, *f = bsearch(&k, t, (size_t)n, sizeof *t, id_cmp);
-    return f ? f->index : -1;
-}
 
 static pair *file_pairs(const match_set *S, const char *path, long *npairs)
 {
     FILE *f = fopen(path, "r");
     if (!f)
         die("cannot open pairs file %s: %s", path, strerror(errno));
-    id_index *t = emalloc((size_t)S->n * sizeof *t);
-    for (int64_t i = 0; i < S->n; i++)
-        t[i] = (id_index){S->id[i], i};
-    qsort(t, (size_t)S->n, sizeof *t, id_cmp);
-    for (int64_t i = 1; i < S->n; i++)
-        if (t[i].id == t[i - 1].id)
-            die("id %lld appears twice in the input: a pairs file cannot name it", (long long)t[i].id);
+    int dup;
+    int64_t dup_id;
+    match_id_index *t = match_ids_index(S->id, S->n, &dup, &dup_id);
+    if (dup)
+        die("id %lld appears twice in the input: a pairs file cannot name it", (long long)dup_id);
     pair *P = NULL;
     long n = 0, cap = 0, lineno = 0;
     char *line = NULL;
@@ -171,7 +154,7 @@ static pair *file_pairs(const match_set *S, const char *path, long *npairs)
             P = erealloc(P, (size_t)cap * sizeof *P);
         }
         for (int k = 0; k < 2; k++) {
-            int64_t idx = lookup(t, S->n, ids[k]);
+            int64_t idx = match_ids_lookup(t, S->n, ids[k]);
             if (idx < 0)
                 die("pairs file line %ld names unknown id %lld", lineno, (long long)ids[k]);
             if (k == 0)

@@ -192,3 +192,30 @@ void match_set_free(match_set *S)
     free(S->occ);
     free(S);
 }
+
+static int id_cmp(const void *pa, const void *pb)
+{
+    const match_id_index *a = pa, *b = pb;
+    return (a->id > b->id) - (a->id < b->id);
+}
+
+match_id_index *match_ids_index(const int64_t *ids, int64_t n, int *dup, int64_t *dup_id)
+{
+    match_id_index *t = emalloc((size_t)(n > 0 ? n : 1) * sizeof *t);
+    for (int64_t i = 0; i < n; i++)
+        t[i] = (match_id_index){ids[i], i};
+    qsort(t, (size_t)n, sizeof *t, id_cmp);
+    *dup = 0;
+    for (int64_t i = 1; i < n && !*dup; i++)
+        if (t[i].id == t[i - 1].id) {
+            *dup = 1;
+            *dup_id = t[i].id;
+        }
+    return t;
+}
+
+int64_t match_ids_lookup(const match_id_index *t, int64_t n, int64_t id)
+{
+    match_id_index k = {id, 0}, *f = bsearch(&k, t, (size_t)n, sizeof *t, id_cmp);
+    return f ? f->index : -1;
+}

@@ -95,4 +95,14 @@ match_set *match_set_read(stream_reader *r);
 match_emb match_set_emb(const match_set *S, int64_t i);
 void match_set_free(match_set *S);
 
+/* An index from record id to record position, for the programs that look records up by id
+ * (pairscore --pairs, knn --exclude-id). match_ids_index returns the sorted table (owned by the
+ * caller, free()) and sets *dup to 1 and *dup_id to an id that appears twice, if any. */
+typedef struct {
+    int64_t id, index;
+} match_id_index;
+match_id_index *match_ids_index(const int64_t *ids, int64_t n, int *dup, int64_t *dup_id);
+/* position of id in the table's records, -1 if absent */
+int64_t match_ids_lookup(const match_id_index *t, int64_t n, int64_t id);
+
 #endif
