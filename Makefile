@@ -10,7 +10,10 @@ CC       ?= cc
 # x86-64-v3 (AVX2, FMA) is the level every machine of this project has; see README "Speed".
 ARCH     ?= -march=x86-64-v3
 OPT      ?= -O2
+# build on both cores (the top-level make only: sub-makes share its job server)
+ifeq ($(MAKELEVEL),0)
 MAKEFLAGS += -j2
+endif
 CFLAGS   ?= $(OPT) $(ARCH) -g -std=c11 -D_GNU_SOURCE -Wall -Wextra -Wno-unused-parameter -Wno-sign-compare
 SANFLAGS ?=
 LDLIBS   = -lopenblas -lmsgpackc -lpng -lz -lm -lpthread

@@ -11,8 +11,8 @@
 #   --quick: 3,000 steps per model (minutes); --full: 50,000 steps (see README: the paper ran
 #   500,000 steps on a GPU; 50,000 is what fits a night on two cores). -s overrides.
 #   -j JOBS: configurations in parallel (default 2: one core each; training gets 1 thread).
-# Every run lands in OUT/runs/NAME (see hib-run.sh); GNU parallel's job log is OUT/joblog and a
-# second call resumes: finished runs are kept, interrupted trainings continue from their
+# Every run lands in OUT/runs/NAME (see hib-run.sh); GNU parallel's job log is OUT/joblog-EXPERIMENT
+# and a second call resumes: finished runs are kept, interrupted trainings continue from their
 # checkpoints.
 set -eu
 . "$(dirname "$0")/common.sh"
@@ -57,11 +57,11 @@ for N in $(cut -d' ' -f2 "$configs" | sort -u); do
     say "hib: making the $N-digit data in $out/data/N$N"
     sh "$HEDGE_ROOT/pipelines/hib-data.sh" "$N" "$out/data/N$N"
 done
-say "hib: $exp: $(wc -l < "$configs") configurations, $steps steps each, $jobs at a time (log: $out/joblog)"
+say "hib: $exp: $(wc -l < "$configs") configurations, $steps steps each, $jobs at a time (log: $out/joblog-$exp)"
 # each job: hib-run.sh OUT NAME N D MODEL STEPS BETA LOSS MARGIN ("-" loss = the model's default)
-parallel --will-cite --joblog "$out/joblog" --resume-failed -j "$jobs" --colsep ' ' --halt never \
+parallel --will-cite --joblog "$out/joblog-$exp" --resume-failed -j "$jobs" --colsep ' ' --halt never \
     'l={6}; [ "$l" = - ] && l=""; THREADS=1 sh '"$HEDGE_ROOT"'/pipelines/hib-run.sh '"$out"' {1} {2} {3} {4} '"$steps"' {5} "$l" {7}' \
-    :::: "$configs" || say "hib: some runs failed; see $out/joblog and run the same command again to retry them"
+    :::: "$configs" || say "hib: some runs failed; see $out/joblog-$exp and run the same command again to retry them"
 case $exp in
 appb) sh "$HEDGE_ROOT/pipelines/tables.sh" runs "$out" ;;
 appd)
