@@ -5,16 +5,21 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "loss_util.h"
 #include "util.h"
 
 static const char *head_name(int head) { return head == HEAD_POINT ? "point" : "mog"; }
 
 void ckpt_match_ab(const model *m, double *a, double *b)
 {
-    const model_view *va = model_view_find(m, "match.a_raw"), *vb = model_view_find(m, "match.b");
-    double ar = va ? m->params[va->offset] : 0;
-    *a = va ? (ar > 30 ? ar : log1p(exp(ar))) : 1.0;
-    *b = vb ? m->params[vb->offset] : 0.0;
+    /* the loss's parameters {a_raw, b} sit together at the end of the block (lib/loss.h) */
+    const model_view *va = model_view_find(m, "match.a_raw");
+    if (!va) {
+        *a = 1.0;
+        *b = 0.0;
+        return;
+    }
+    loss_match_ab(m->params + va->offset, a, b);
 }
 
 void ckpt_save(const char *path, const ckpt_info *ci, const model *m, const optim *o, int argc,

@@ -27,12 +27,10 @@ BEGIN {
         b = (f[5] == "0") ? "0" : "1e-4"
         key = f[2] SUBSEP f[3] SUBSEP f[4] SUBSEP b SUBSEP f[6] SUBSEP f[7]
         if (f[1] == ptab || (ptab == "table1" && f[1] == "table2")) paper[key] = f[8]
-        if (ptab == "table4") paper[key] = f[8]
     }
-    if (table == "table1" || table == "demo") { metrics = "ap knn"; }
-    else if (table == "table2") { metrics = "tau_ap tau_knn" }
-    else { metrics = "ap knn tau_ap tau_knn" }
-    if (table == "demo") { metrics = "ap knn tau_ap tau_knn" }
+    if (table == "table1") metrics = "ap knn"
+    else if (table == "table2") metrics = "tau_ap tau_knn"
+    else metrics = "ap knn tau_ap tau_knn"
 }
 {
     # name: N2-D2-mog1-b1e-4
