@@ -14,10 +14,30 @@ OPT      ?= -O2
 ifeq ($(MAKELEVEL),0)
 MAKEFLAGS += -j2
 endif
+# An undeclared function is an error, never an implicit int: a header that lacks a declaration
+# (the reference BLAS's cblas.h has no openblas_get_corename) must stop the build, not truncate a
+# pointer at run time.
+WERROR   = -Werror=implicit-function-declaration -Werror=implicit-int -Werror=int-conversion \
+           -Werror=incompatible-pointer-types
 CFLAGS   ?= $(OPT) $(ARCH) -g -std=c11 -D_GNU_SOURCE -Wall -Wextra -Wno-unused-parameter -Wno-sign-compare
 SANFLAGS ?=
-LDLIBS   = -lopenblas -lmsgpackc -lpng -lz -lm -lpthread
 DATA     ?= $(CURDIR)/data
+
+# The Debian packages, checked on every run (dpkg status, a fraction of a second) and installed
+# when missing if we are root; then OpenBLAS's own header and library, by pkg-config, so that
+# the reference BLAS's cblas.h (libblas-dev, often installed too) is never the one compiled in.
+NODEPS_GOALS = clean deps
+ifneq ($(filter-out $(NODEPS_GOALS),$(or $(MAKECMDGOALS),all)),)
+ifneq ($(shell sh pipelines/setup-deps.sh $(if $(filter fuzz,$(MAKECMDGOALS)),fuzz) >&2 && echo ok),ok)
+$(error the Debian packages hedge needs are missing (see above))
+endif
+BLAS_CFLAGS := $(shell pkg-config --cflags openblas)
+BLAS_LIBS   := $(shell pkg-config --libs openblas)
+ifeq ($(BLAS_LIBS),)
+$(error pkg-config does not know openblas: is libopenblas-dev installed?)
+endif
+endif
+LDLIBS   = $(BLAS_LIBS) -lmsgpackc -lpng -lz -lm -lpthread
 
 LIB_SRC  = $(wildcard lib/*.c)
 LIB_OBJ  = $(LIB_SRC:%.c=$(BUILD)/obj/%.o)
@@ -25,19 +45,25 @@ BIN_SRC  = $(wildcard bin/*.c)
 BINS     = $(BIN_SRC:bin/%.c=$(BUILD)/bin/%)
 UNIT_SRC = $(wildcard tests/unit/test_*.c)
 UNITS    = $(UNIT_SRC:tests/unit/%.c=$(BUILD)/tests/%)
-DEPS_OK  = $(BUILD)/.deps-ok
+CONFIG   = $(BUILD)/config
 
-ALL_CFLAGS = $(CFLAGS) $(SANFLAGS) -Ilib -DHEDGE_DATA_DIR='"$(DATA)"' -MMD -MP
+ALL_CFLAGS = $(CFLAGS) $(WERROR) $(SANFLAGS) $(BLAS_CFLAGS) -Ilib -DHEDGE_DATA_DIR='"$(DATA)"' -MMD -MP
 
-.PHONY: all test findings sanitize demo data deps bench clean
+.PHONY: all test findings sanitize demo data deps bench clean FORCE
 all: $(BINS) $(UNITS)
 
-$(DEPS_OK): pipelines/setup-deps.sh
+# What every object depends on besides its sources: the compiler command, the link line and the
+# contents of the BLAS headers really used. Rewritten only when one of them changed, so that
+# installing or upgrading a library (or changing CFLAGS) rebuilds everything and nothing else does.
+$(CONFIG): FORCE
 	@mkdir -p $(BUILD)
-	@sh pipelines/setup-deps.sh
-	@touch $@
+	@{ echo '$(CC) $(ALL_CFLAGS)'; echo '$(LDLIBS)'; \
+	   echo '#include <cblas.h>' | $(CC) $(BLAS_CFLAGS) -M -x c - | tr ' \\' '\n\n' | \
+	   grep '^/' | sort | xargs md5sum; } > $@.new
+	@if cmp -s $@.new $@; then rm -f $@.new; else mv $@.new $@; fi
+FORCE:
 
-$(BUILD)/obj/%.o: %.c $(DEPS_OK)
+$(BUILD)/obj/%.o: %.c $(CONFIG)
 	@mkdir -p $(dir $@)
 	$(CC) $(ALL_CFLAGS) -c -o $@ $<
 
@@ -73,7 +99,7 @@ demo: all data
 	BUILD=$(BUILD) DATA=$(DATA) sh pipelines/demo.sh
 
 bench: all data
-	BUILD=$(BUILD) DATA=$(DATA) sh tests/bench/run.sh
+	BUILD=$(BUILD) DATA=$(DATA) LDLIBS='$(LDLIBS)' sh tests/bench/run.sh
 
 deps:
 	@sh pipelines/setup-deps.sh

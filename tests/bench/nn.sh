@@ -9,5 +9,5 @@ BUILD=${BUILD:-build}
 [ -f "$BUILD/libhedge.a" ] || { echo "nn.sh: $BUILD/libhedge.a is not built (make BUILD=$BUILD)" >&2; exit 1; }
 mkdir -p "$BUILD/bench"
 ${CC:-cc} -O2 -march=x86-64-v3 -g -std=c11 -D_GNU_SOURCE -Wall -Wextra -Ilib -o "$BUILD/bench/nn" \
-    tests/bench/nn.c "$BUILD/libhedge.a" -lopenblas -lmsgpackc -lpng -lz -lm -lpthread
+    tests/bench/nn.c "$BUILD/libhedge.a" ${LDLIBS:-$(pkg-config --libs openblas) -lmsgpackc -lpng -lz -lm -lpthread}
 exec "$BUILD/bench/nn" "$@"
