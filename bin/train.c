@@ -2,6 +2,7 @@
  * forward, loss, backward, update, and writes a checkpoint (formats/checkpoint.md) atomically
  * every --save-every steps, at the end, and on SIGINT/SIGTERM or when its input fails.
  */
+#include <errno.h>
 #include <getopt.h>
 #include <math.h>
 #include <signal.h>
@@ -13,6 +14,7 @@
 #include "ckpt.h"
 #include "loss.h"
 #include "model.h"
+#include "nn.h"
 #include "optim.h"
 #include "rng.h"
 #include "stream.h"
@@ -69,7 +71,10 @@ static saver_state saver;
 
 static void save_now(void)
 {
+    int ok = saver.ok;
+    saver.ok = 0; /* a save that dies must not be tried again by the die hook */
     ckpt_save(saver.path, saver.ci, saver.m, saver.o, saver.argc, saver.argv, saver.input);
+    saver.ok = ok;
 }
 
 static void die_hook(void)
@@ -166,6 +171,9 @@ int main(int argc, char **argv)
             usage_die("-K %d must be a multiple of -C %d (stratified sampling)", K0, C0);
     }
     blas_init(argv, op.threads);
+    /* the checkpoint and the log must be writable before any work: fail now, not at the first
+     * save after --save-every steps */
+    atomic_check(op.out);
 
     stream_reader *in = stream_open(stdin, "stdin");
     const stream_header *ih = in->header;
@@ -196,6 +204,10 @@ int main(int argc, char **argv)
             ci.steps = op.steps;
         fprintf(stderr, "train: resuming %s at step %lld of %lld\n", op.resume, (long long)ci.step,
                 (long long)ci.steps);
+        if (ckpt_note_compute(&ci))
+            warn("%s was trained with OpenBLAS kernel / code path %s / %s so far; the rest runs on %s / %s, so "
+                 "the result may differ in the last bits from an uninterrupted run",
+                 op.resume, ci.blas_core, ci.code_path, blas_corename(), nn_code_path());
     } else {
         memset(&ci, 0, sizeof ci);
         ci.mc = (model_config){.digits = digits, .head = op.head, .C = op.head == HEAD_POINT ? 1 : op.C, .D = op.D};
@@ -215,6 +227,7 @@ int main(int argc, char **argv)
         ci.lr = op.lr;
         ci.steps = op.steps;
         ci.seed = op.seed;
+        ckpt_note_compute(&ci);
         m = model_create(&ci.mc, L->nparams, L->param_names, maxbatch);
         model_init(m, ci.seed);
         L->init_params(&ci.lc, m->params + m->nnet);
@@ -228,7 +241,7 @@ int main(int argc, char **argv)
     if (op.log) {
         logf = fopen(op.log, op.resume ? "a" : "w");
         if (!logf)
-            die("cannot write %s", op.log);
+            die("cannot write %s: %s", op.log, strerror(errno));
         if (!op.resume)
             fprintf(logf, "step\tloss\tnll\tkl\ta\tb\tmean_var\timages_per_s\tseconds\n");
     }

@@ -20,20 +20,37 @@ void blas_set_threads(int threads)
 int blas_threads(void) { return nthreads; }
 const char *blas_corename(void) { return openblas_get_corename(); }
 
+/* the kernel this project uses on this CPU (lib/blas.h), NULL for "whatever OpenBLAS chose" */
+static const char *wanted_core(const char *core)
+{
+    __builtin_cpu_init();
+    if (__builtin_cpu_supports("avx512f") && __builtin_cpu_supports("avx512cd") &&
+        __builtin_cpu_supports("avx512bw") && __builtin_cpu_supports("avx512dq") &&
+        __builtin_cpu_supports("avx512vl"))
+        return "SkylakeX";
+    if (__builtin_cpu_supports("avx2") && !strcasecmp(core, "Prescott"))
+        return "Haswell";
+    return NULL;
+}
+
 void blas_init(char **argv, int threads)
 {
     const char *core = openblas_get_corename();
-    if (argv && !getenv("OPENBLAS_CORETYPE") && !getenv("HEDGE_BLAS_KEEP") && core &&
-        !strcasecmp(core, "Prescott")) {
-        __builtin_cpu_init();
-        const char *want = __builtin_cpu_supports("avx512f") ? "SkylakeX"
-                           : __builtin_cpu_supports("avx2") ? "Haswell"
-                                                           : NULL;
-        if (want) {
+    int again = getenv("HEDGE_BLAS_REEXEC") != NULL; /* we are the re-executed program */
+    unsetenv("HEDGE_BLAS_REEXEC");
+    const char *want = getenv("HEDGE_BLAS_CORE");
+    if (!want || !*want)
+        want = core ? wanted_core(core) : NULL;
+    if (argv && core && want && !getenv("HEDGE_BLAS_KEEP") && strcasecmp(core, want)) {
+        if (again) {
+            warn("OpenBLAS runs its %s kernel although %s was asked for", core, want);
+        } else {
             setenv("OPENBLAS_CORETYPE", want, 1);
+            setenv("HEDGE_BLAS_REEXEC", "1", 1);
             fflush(NULL);
             execv("/proc/self/exe", argv);
-            warn("could not re-execute with OPENBLAS_CORETYPE=%s; using the slow %s kernel", want, core);
+            unsetenv("HEDGE_BLAS_REEXEC");
+            warn("could not re-execute with OPENBLAS_CORETYPE=%s; using the %s kernel", want, core);
         }
     }
     if (threads <= 0) {

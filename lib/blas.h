@@ -1,12 +1,21 @@
 /* blas: the one module that calls OpenBLAS.
  *
- * Kernel selection policy (see README "Speed"): OpenBLAS 0.3.21 picks its kernel at load time
- * from the CPU model. Under hypervisors that hide the model it falls back to the Prescott
- * kernel (about 30 GFLOPS instead of about 100 per core). blas_init() checks
- * openblas_get_corename(); if it is "Prescott" while the CPU has AVX-512 (or AVX2), and the user
- * has not set OPENBLAS_CORETYPE, it re-executes the program once with OPENBLAS_CORETYPE=SkylakeX
- * (or Haswell). Set HEDGE_BLAS_KEEP=1 to keep whatever OpenBLAS chose. Call it first in main,
- * before reading any input.
+ * Kernel selection policy (see README "Speed"): one OpenBLAS kernel on every machine that can
+ * run it, so that the same seed gives the same bytes on all of them. OpenBLAS 0.3.21 picks its
+ * kernel at load time from the CPU model, and machines of this project's kind differ: it says
+ * SkylakeX on one, Cooperlake on another, Haswell on an AVX-512 AMD EPYC (it predates Zen 4)
+ * and Prescott where a hypervisor hides the model. The four kernels round differently (four
+ * different checkpoints from the same run, measured), and Haswell and Prescott are slower on
+ * AVX-512 hardware (sgemm 2048^3, one thread, on the EPYC: Haswell 123 GFLOPS, SkylakeX 237;
+ * training 22,000 against 24,000 images/s). So blas_init() wants SkylakeX whenever the CPU has
+ * AVX-512 (F, CD, BW, DQ, VL: what the SkylakeX kernels use), else Haswell when it has AVX2 and
+ * OpenBLAS fell back to Prescott. If another kernel runs, it re-executes the program once with
+ * OPENBLAS_CORETYPE set to the one it wants. This overrides an OPENBLAS_CORETYPE inherited from
+ * the environment (some machines of this kind set it to Haswell for every process), because
+ * the same bytes everywhere need one kernel everywhere. HEDGE_BLAS_CORE=NAME asks for another
+ * kernel; HEDGE_BLAS_KEEP=1 keeps whatever OpenBLAS (or OPENBLAS_CORETYPE) chose. Call it first
+ * in main, before reading any input. blas_corename() says which kernel runs; train records it
+ * in the checkpoint.
  *
  * Threads: every program sets its thread count on purpose: blas_init(argv, threads) with
  * threads from its -t option; 0 means OPENBLAS_NUM_THREADS if set, else 1 (pipelines run several

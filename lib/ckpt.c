@@ -5,7 +5,9 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "blas.h"
 #include "loss_util.h"
+#include "nn.h"
 #include "util.h"
 
 static const char *head_name(int head) { return head == HEAD_POINT ? "point" : "mog"; }
@@ -58,6 +60,10 @@ void ckpt_save(const char *path, const ckpt_info *ci, const model *m, const opti
     ckpt_match_ab(m, &a, &b);
     header_set_float(h, "match_a", a);
     header_set_float(h, "match_b", b);
+    if (ci->blas_core[0])
+        header_set_str(h, "blas_core", ci->blas_core);
+    if (ci->code_path[0])
+        header_set_str(h, "code_path", ci->code_path);
 
     stream_record rec = {0};
     for (int i = 0; i < m->nviews; i++) {
@@ -88,8 +94,8 @@ void ckpt_save(const char *path, const ckpt_info *ci, const model *m, const opti
         }
         t->data = (void *)src;
     }
-    FILE *f = atomic_open(path);
-    stream_writer *w = stream_create(f, h);
+    FILE *f = atomic_open_fixed(path);
+    stream_writer *w = stream_create_named(f, h, path);
     stream_write_record(w, &rec);
     stream_finish(w);
     atomic_commit(f);
@@ -97,11 +103,91 @@ void ckpt_save(const char *path, const ckpt_info *ci, const model *m, const opti
     header_free(h);
 }
 
-static int64_t need_int(const char *path, const stream_header *h, const char *key)
+/* appends item to the comma-separated list (if it is not in it yet); 1 if it was added */
+static int list_add(char *list, size_t cap, const char *item)
 {
-    if (!header_meta(h, key))
+    size_t n = strlen(item);
+    for (const char *p = list; *p;) {
+        const char *e = strchr(p, ',');
+        size_t len = e ? (size_t)(e - p) : strlen(p);
+        if (len == n && !memcmp(p, item, n))
+            return 0;
+        p += len + (e != NULL);
+    }
+    size_t have = strlen(list);
+    snprintf(list + have, cap - have, "%s%s", have ? "," : "", item);
+    return 1;
+}
+
+int ckpt_note_compute(ckpt_info *ci)
+{
+    const char *core = blas_corename();
+    int had = ci->blas_core[0] || ci->code_path[0];
+    int changed = list_add(ci->blas_core, sizeof ci->blas_core, core ? core : "unknown");
+    changed |= list_add(ci->code_path, sizeof ci->code_path, nn_code_path());
+    return had && changed;
+}
+
+static const stream_meta *need_meta(const char *path, const stream_header *h, const char *key)
+{
+    const stream_meta *m = header_meta(h, key);
+    if (!m)
         die("%s: checkpoint header has no '%s'", path, key);
-    return header_int(h, key, 0);
+    return m;
+}
+
+/* an integer setting in [lo, hi] */
+static int64_t need_int(const char *path, const stream_header *h, const char *key, int64_t lo, int64_t hi)
+{
+    const stream_meta *m = need_meta(path, h, key);
+    if (m->type != META_INT)
+        die("%s: checkpoint header '%s' is not an integer", path, key);
+    if (m->i < lo || m->i > hi)
+        die("%s: checkpoint header '%s' is %lld, outside [%lld, %lld]", path, key, (long long)m->i,
+            (long long)lo, (long long)hi);
+    return m->i;
+}
+
+static int64_t opt_int(const char *path, const stream_header *h, const char *key, int64_t dflt, int64_t lo,
+                       int64_t hi)
+{
+    return header_meta(h, key) ? need_int(path, h, key, lo, hi) : dflt;
+}
+
+/* a finite number in [lo, hi] (dflt when absent) */
+static double opt_float(const char *path, const stream_header *h, const char *key, double dflt, double lo,
+                        double hi)
+{
+    const stream_meta *m = header_meta(h, key);
+    if (!m)
+        return dflt;
+    if (m->type != META_FLOAT && m->type != META_INT)
+        die("%s: checkpoint header '%s' is not a number", path, key);
+    double v = m->type == META_FLOAT ? m->f : (double)m->i;
+    if (!(v >= lo && v <= hi))
+        die("%s: checkpoint header '%s' is %g, outside [%g, %g]", path, key, v, lo, hi);
+    return v;
+}
+
+/* the record's tensor for field name, which must be float32 of exactly this shape */
+static const tensor *need_tensor(const char *path, const stream_header *h, const stream_record *rec,
+                                 const char *name, int ndim, const int64_t *shape)
+{
+    int fi = header_field_find(h, name);
+    if (fi < 0)
+        die("%s: checkpoint has no tensor '%s'", path, name);
+    const tensor *t = &rec->t[fi];
+    int ok = t->dtype == DT_F32 && t->ndim == ndim;
+    for (int d = 0; ok && d < ndim; d++)
+        ok = t->shape[d] == shape[d];
+    if (!ok) {
+        char got[96], want[96];
+        tensor want_t = {.dtype = DT_F32, .ndim = ndim};
+        memcpy(want_t.shape, shape, ndim * sizeof *shape);
+        die("%s: tensor '%s' is %s, the model needs %s", path, name, tensor_describe(t, got, sizeof got),
+            tensor_describe(&want_t, want, sizeof want));
+    }
+    return t;
 }
 
 model *ckpt_load(const char *path, ckpt_info *ci, optim **o, int maxbatch, stream_header **header)
@@ -110,14 +196,14 @@ model *ckpt_load(const char *path, ckpt_info *ci, optim **o, int maxbatch, strea
     const stream_header *h = r->header;
     if (strcmp(h->kind, "checkpoint"))
         die("%s: not a checkpoint (a stream of kind '%s')", path, h->kind);
-    int64_t v = need_int(path, h, "checkpoint_version");
-    if (v != CKPT_VERSION)
-        die("%s: checkpoint version %lld is not supported (this build reads version %d)", path, (long long)v,
-            CKPT_VERSION);
+    const stream_meta *vm = need_meta(path, h, "checkpoint_version");
+    if (vm->type != META_INT || vm->i != CKPT_VERSION)
+        die("%s: checkpoint version %lld is not supported (this build reads version %d)", path,
+            vm->type == META_INT ? (long long)vm->i : -1LL, CKPT_VERSION);
     if (strcmp(header_str(h, "arch", ""), "hib-cnn-1"))
         die("%s: unknown architecture '%s'", path, header_str(h, "arch", ""));
     memset(ci, 0, sizeof *ci);
-    ci->mc.digits = (int)need_int(path, h, "digits");
+    ci->mc.digits = (int)need_int(path, h, "digits", 1, 8);
     const char *head = header_str(h, "head", "");
     if (!strcmp(head, "point"))
         ci->mc.head = HEAD_POINT;
@@ -125,60 +211,68 @@ model *ckpt_load(const char *path, ckpt_info *ci, optim **o, int maxbatch, strea
         ci->mc.head = HEAD_MOG;
     else
         die("%s: unknown head '%s'", path, head);
-    ci->mc.C = (int)need_int(path, h, "C");
-    ci->mc.D = (int)need_int(path, h, "D");
-    if (ci->mc.digits < 1 || ci->mc.digits > 8 || ci->mc.C < 1 || ci->mc.C > 64 || ci->mc.D < 1 ||
-        ci->mc.D > 4096)
-        die("%s: implausible model configuration", path);
+    ci->mc.C = (int)need_int(path, h, "C", 1, 64);
+    ci->mc.D = (int)need_int(path, h, "D", 1, 4096);
+    if (ci->mc.head == HEAD_POINT && ci->mc.C != 1)
+        die("%s: a point model with C = %d components", path, ci->mc.C);
+    if (opt_int(path, h, "height", 28, 28, 28) != 28 ||
+        opt_int(path, h, "width", 28 * ci->mc.digits, 1, 1 << 20) != 28 * ci->mc.digits)
+        die("%s: image size does not match %d digits", path, ci->mc.digits);
     snprintf(ci->loss, sizeof ci->loss, "%s", header_str(h, "loss", ""));
     const loss_kind *L = loss_find(ci->loss);
     if (!L)
         die("%s: unknown loss '%s'", path, ci->loss);
+    if (L->needs_var != (ci->mc.head == HEAD_MOG))
+        die("%s: loss %s does not go with a %s head", path, ci->loss, head);
     ci->lc = loss_defaults;
-    ci->lc.K = (int)header_int(h, "K", loss_defaults.K);
-    ci->lc.beta = header_float(h, "beta", loss_defaults.beta);
-    ci->lc.margin = header_float(h, "margin", loss_defaults.margin);
-    ci->lc.a0 = header_float(h, "a0", loss_defaults.a0);
-    ci->lc.b0 = header_float(h, "b0", loss_defaults.b0);
-    ci->optim_kind = strcmp(header_str(h, "optim", "adam"), "sgd") ? OPTIM_ADAM : OPTIM_SGD;
-    ci->lr = header_float(h, "lr", 1e-3);
-    ci->step = need_int(path, h, "step");
-    ci->steps = header_int(h, "steps", 0);
-    ci->seed = h->has_seed ? h->seed : (uint64_t)header_int(h, "seed", 0);
-    ci->batch_images = (int)header_int(h, "batch_images", 0);
+    ci->lc.K = (int)opt_int(path, h, "K", loss_defaults.K, 1, 1024);
+    if (L->needs_var && ci->lc.K % ci->mc.C)
+        die("%s: K = %d is not a multiple of C = %d", path, ci->lc.K, ci->mc.C);
+    ci->lc.beta = opt_float(path, h, "beta", loss_defaults.beta, 0, 1e6);
+    ci->lc.margin = opt_float(path, h, "margin", loss_defaults.margin, 0, 1e6);
+    ci->lc.a0 = opt_float(path, h, "a0", loss_defaults.a0, 1e-6, 1e6);
+    ci->lc.b0 = opt_float(path, h, "b0", loss_defaults.b0, -1e6, 1e6);
+    const char *optn = header_str(h, "optim", "adam");
+    if (strcmp(optn, "adam") && strcmp(optn, "sgd"))
+        die("%s: unknown optimizer '%s'", path, optn);
+    ci->optim_kind = strcmp(optn, "sgd") ? OPTIM_ADAM : OPTIM_SGD;
+    ci->lr = opt_float(path, h, "lr", 1e-3, 1e-12, 1e9);
+    ci->steps = opt_int(path, h, "steps", 0, 0, INT64_MAX / 2);
+    ci->step = need_int(path, h, "step", 0, INT64_MAX / 2);
+    ci->seed = h->has_seed ? h->seed : (uint64_t)opt_int(path, h, "seed", 0, 0, INT64_MAX);
+    ci->batch_images = (int)opt_int(path, h, "batch_images", 0, 0, 1 << 20);
+    snprintf(ci->blas_core, sizeof ci->blas_core, "%s", header_str(h, "blas_core", ""));
+    snprintf(ci->code_path, sizeof ci->code_path, "%s", header_str(h, "code_path", ""));
 
     model *m = model_create(&ci->mc, L->nparams, L->param_names, maxbatch);
     stream_record rec = {0};
     if (!stream_read(r, &rec))
         die("%s: checkpoint has no record", path);
+    /* exactly the model's tensors and the two optimizer moments: nothing missing, nothing else */
+    if (h->nfields != m->nviews + 2)
+        die("%s: checkpoint has %d tensors, the model it describes has %d (and 2 optimizer moments)", path,
+            h->nfields, m->nviews);
     for (int i = 0; i < m->nviews; i++) {
         const model_view *mv = &m->views[i];
         char name[STREAM_NAMELEN];
         snprintf(name, sizeof name, "param.%s", mv->name);
-        int fi = header_field_find(h, name);
-        if (fi < 0)
-            die("%s: checkpoint has no tensor '%s'", path, name);
-        const tensor *t = &rec.t[fi];
-        if (t->dtype != DT_F32 || (size_t)tensor_numel(t) != mv->size)
-            die("%s: tensor '%s' does not have the shape the architecture needs", path, name);
+        const tensor *t = need_tensor(path, h, &rec, name, mv->ndim, mv->shape);
         memcpy(m->params + mv->offset, t->data, mv->size * sizeof(float));
     }
+    const char *on[2] = {"optim.m", "optim.v"};
+    const int64_t np = (int64_t)m->nparams;
+    const tensor *mom[2];
+    for (int k = 0; k < 2; k++)
+        mom[k] = need_tensor(path, h, &rec, on[k], 1, &np);
     if (o) {
         *o = optim_create(ci->optim_kind, m->nparams, ci->lr);
-        (*o)->beta1 = header_float(h, "beta1", 0.9);
-        (*o)->beta2 = header_float(h, "beta2", 0.999);
-        (*o)->eps = header_float(h, "eps", 1e-8);
-        (*o)->momentum = header_float(h, "momentum", 0.9);
-        (*o)->t = header_int(h, "optim_t", 0);
-        const char *on[2] = {"optim.m", "optim.v"};
-        for (int k = 0; k < 2; k++) {
-            int fi = header_field_find(h, on[k]);
-            if (fi < 0)
-                die("%s: checkpoint has no optimizer state '%s'", path, on[k]);
-            if ((size_t)tensor_numel(&rec.t[fi]) != m->nparams)
-                die("%s: optimizer state '%s' has the wrong size", path, on[k]);
-            memcpy(k ? (*o)->v : (*o)->m, rec.t[fi].data, m->nparams * sizeof(float));
-        }
+        (*o)->beta1 = opt_float(path, h, "beta1", 0.9, 0, 1 - 1e-12);
+        (*o)->beta2 = opt_float(path, h, "beta2", 0.999, 0, 1 - 1e-12);
+        (*o)->eps = opt_float(path, h, "eps", 1e-8, 1e-30, 1);
+        (*o)->momentum = opt_float(path, h, "momentum", 0.9, 0, 1);
+        (*o)->t = opt_int(path, h, "optim_t", 0, 0, INT64_MAX / 2);
+        for (int k = 0; k < 2; k++)
+            memcpy(k ? (*o)->v : (*o)->m, mom[k]->data, m->nparams * sizeof(float));
     }
     if (stream_read(r, &rec))
         die("%s: checkpoint has more than one record", path);

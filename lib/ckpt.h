@@ -26,12 +26,22 @@ typedef struct {
     int64_t step, steps;
     uint64_t seed;
     int batch_images;
+    /* what computed it (provenance, not configuration): the OpenBLAS kernel and the forward
+     * code path of every run that trained it, comma-separated when a resume changed them */
+    char blas_core[96], code_path[32];
 } ckpt_info;
 
-/* argc/argv: provenance of the training run; input: header of the batch stream (may be NULL) */
+/* argc/argv: provenance of the training run; input: header of the batch stream (may be NULL).
+ * Written to PATH.tmp, then renamed: a save that is killed leaves PATH intact, and the next
+ * save reuses PATH.tmp. Dies naming PATH if it cannot be written. */
 void ckpt_save(const char *path, const ckpt_info *ci, const model *m, const optim *o, int argc,
                char **argv, const stream_header *input);
-/* Loads the model (allocated for maxbatch images); *o (if o != NULL) gets the optimizer state;
+/* Records the kernel and code path this process computes with in ci (appended to those of
+ * the runs before it when they differ); returns 1 if they differ from what ci held. */
+int ckpt_note_compute(ckpt_info *ci);
+/* Loads the model (allocated for maxbatch images); *o (if o != NULL) gets the optimizer state.
+ * Every tensor is checked against the model the header describes (dtype, shape, count; no
+ * missing or extra tensor) and every setting for range, before anything is used;
  * *header (if header != NULL) gets a copy of the checkpoint's stream header (for lineage). */
 model *ckpt_load(const char *path, ckpt_info *ci, optim **o, int maxbatch, stream_header **header);
 /* a = softplus(a_raw), b of the match probability stored in the model's extra parameters

@@ -244,6 +244,8 @@ static int have_avx512(void)
     return h;
 }
 
+const char *nn_code_path(void) { return have_avx512() ? "avx512" : "avx2"; }
+
 /* The single-channel layer works on blocks: CB channels from c0, NR conv rows from 2*py (NR = 2
  * or 4: NR/2 pooled rows), conv columns xb..xb+7 -> pooled columns xb/2..xb/2+3 (those < W2
  * are stored). acc[c][r] are the CB*NR accumulators, taps summed in order ky*5 + kx. */

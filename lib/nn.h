@@ -112,4 +112,8 @@ void nn_convpool_backward(float *din, float *dwr, float *db, const float *dout, 
 /* dw (16,Cin,5,5) += dwr (16,5,32) */
 void nn_convpool_unpack_add(float *dw, const float *dwr, int Cin);
 
+/* which forward kernels run: "avx512" or "avx2" (recorded in checkpoints; the bytes are the
+ * same either way) */
+const char *nn_code_path(void);
+
 #endif

@@ -400,6 +400,7 @@ struct stream_writer {
     msgpack_sbuffer sb; /* objects are packed here and written in chunks of >= 64 KiB */
     size_t namelen[STREAM_MAXFIELDS];
     long long count;
+    const char *name; /* for messages: "standard output" or a file name */
 };
 
 /* big chunks go straight to the file descriptor (after whatever stdio holds), saving a copy */
@@ -409,7 +410,7 @@ static void writer_flush(stream_writer *w, size_t atleast)
         return;
     if (w->sb.size >= (1 << 16) && fileno(w->f) >= 0) { /* not for memory or cookie streams */
         if (fflush(w->f) != 0)
-            die("cannot write stream: %s", strerror(errno));
+            die("cannot write %s: %s", w->name, strerror(errno));
         const char *p = w->sb.data;
         size_t left = w->sb.size;
         while (left > 0) {
@@ -417,26 +418,27 @@ static void writer_flush(stream_writer *w, size_t atleast)
             if (n < 0 && errno == EINTR)
                 continue;
             if (n <= 0)
-                die("cannot write stream: %s", strerror(errno));
+                die("cannot write %s: %s", w->name, strerror(errno));
             p += n;
             left -= n;
         }
     } else if (fwrite(w->sb.data, 1, w->sb.size, w->f) != w->sb.size)
-        die("cannot write stream: %s", strerror(errno));
+        die("cannot write %s: %s", w->name, strerror(errno));
     msgpack_sbuffer_clear(&w->sb);
 }
 
 static void writer_check(stream_writer *w)
 {
     if (ferror(w->f))
-        die("cannot write stream: %s", strerror(errno));
+        die("cannot write %s: %s", w->name, strerror(errno));
 }
 
-stream_writer *stream_create(FILE *f, const stream_header *h)
+stream_writer *stream_create_named(FILE *f, const stream_header *h, const char *name)
 {
     stream_writer *w = ecalloc(1, sizeof *w);
     w->f = f;
     w->h = h;
+    w->name = name;
     for (int i = 0; i < h->nfields; i++)
         w->namelen[i] = strlen(h->fields[i].name);
     msgpack_sbuffer_init(&w->sb);
@@ -445,6 +447,11 @@ stream_writer *stream_create(FILE *f, const stream_header *h)
     writer_flush(w, 0);
     writer_check(w);
     return w;
+}
+
+stream_writer *stream_create(FILE *f, const stream_header *h)
+{
+    return stream_create_named(f, h, f == stdout ? "standard output" : "the output stream");
 }
 
 static void check_shape(const stream_writer *w, int i, const tensor *t)
@@ -515,7 +522,7 @@ void stream_finish(stream_writer *w)
     writer_flush(w, 0);
     msgpack_sbuffer_destroy(&w->sb);
     if (fflush(w->f) != 0)
-        die("cannot write stream: %s", strerror(errno));
+        die("cannot write %s: %s", w->name, strerror(errno));
     writer_check(w);
     free(w);
 }
@@ -528,6 +535,7 @@ typedef struct {
     msgpack_unpacker u;
     msgpack_unpacked result;
     int eof;
+    int in_header; /* still reading the header: a cut there is a truncated header */
 } reader_impl;
 
 /* next object into im->result: 1 ok, 0 clean EOF at an object boundary. Dies on corruption. */
@@ -542,11 +550,17 @@ static int next_object(stream_reader *r)
             die("%s: corrupt stream: not valid msgpack (after %lld records)", r->name, r->count);
         if (ret == MSGPACK_UNPACK_NOMEM_ERROR)
             die("%s: out of memory while reading the stream", r->name);
-        /* MSGPACK_UNPACK_CONTINUE: need more bytes */
+        /* MSGPACK_UNPACK_CONTINUE: need more bytes. msgpack-c consumes a partial object into its
+         * parser state (off reaches used), so what tells a cut object from a clean end is the
+         * size of the message in progress: bytes parsed since the last whole object plus those
+         * not parsed yet. */
         if (im->eof) {
-            if (im->u.used > im->u.off)
-                die("%s: truncated stream: input ends inside an object (after %lld records)", r->name,
-                    r->count);
+            if (msgpack_unpacker_message_size(&im->u) > 0) {
+                if (im->in_header)
+                    die("%s: truncated stream: input ends inside the header", r->name);
+                die("%s: truncated stream: input ends inside record %lld (did the program upstream fail?)",
+                    r->name, r->count + 1);
+            }
             return 0;
         }
         if (msgpack_unpacker_buffer_capacity(&im->u) < 65536 &&
@@ -601,6 +615,25 @@ static int obj_int(const msgpack_object *o, int64_t *v)
     return 0;
 }
 
+/* A tensor's data is one msgpack bin, at most 2^32 - 1 bytes, so no shape we accept describes
+ * more than that. The bound also keeps every element count far from int64 overflow, whatever
+ * a program later multiplies (shape_numel, batch x item sizes). Zero-sized dimensions are
+ * allowed; the other dimensions must fit the bound by themselves. */
+static int shape_fits(int dtype, int ndim, const int64_t *shape)
+{
+    uint64_t bytes = dtype_size(dtype);
+    for (int i = 0; i < ndim; i++) {
+        if (shape[i] < 0 || (uint64_t)shape[i] > UINT32_MAX)
+            return 0;
+        if (shape[i] == 0)
+            continue;
+        if (bytes > UINT32_MAX / (uint64_t)shape[i])
+            return 0;
+        bytes *= (uint64_t)shape[i];
+    }
+    return 1;
+}
+
 /* parse a tensor map; on failure returns a message describing the problem */
 static const char *parse_tensor(const msgpack_object *o, int *dtype, int *ndim, int64_t *shape,
                                 const char **data, size_t *len)
@@ -622,8 +655,10 @@ static const char *parse_tensor(const msgpack_object *o, int *dtype, int *ndim, 
         return "has a bad shape";
     *ndim = sh->via.array.size;
     for (int i = 0; i < *ndim; i++)
-        if (!obj_int(&sh->via.array.ptr[i], &shape[i]) || shape[i] < 0 || shape[i] > (1LL << 40))
+        if (!obj_int(&sh->via.array.ptr[i], &shape[i]) || shape[i] < 0)
             return "has a bad shape";
+    if (!shape_fits(*dtype, *ndim, shape))
+        return "has a shape too large for one record (over 4 GiB)";
     if (da->type != MSGPACK_OBJECT_BIN)
         return "has data that is not a msgpack bin";
     double want = (double)dtype_size(*dtype);
@@ -693,6 +728,8 @@ static stream_header *parse_header(const char *src, const msgpack_object *o, int
         for (uint32_t d = 0; d < sh->via.array.size; d++)
             if (!obj_int(&sh->via.array.ptr[d], &shape[d]) || shape[d] < 0)
                 die("%s: field '%s' has a bad shape", src, name);
+        if (!shape_fits(dtype, sh->via.array.size, shape))
+            die("%s: field '%s' has a shape too large for one record (over 4 GiB per item)", src, name);
         if (header_field_find(h, name) >= 0 || !strcmp(name, "end"))
             die("%s: field name '%s' is repeated or reserved", src, name);
         header_add_field(h, name, dtype, sh->via.array.size, shape);
@@ -776,8 +813,10 @@ stream_reader *stream_open(FILE *f, const char *name)
     if (!msgpack_unpacker_init(&im->u, 1 << 20))
         die("out of memory");
     msgpack_unpacked_init(&im->result);
+    im->in_header = 1;
     if (!next_object(r))
         die("%s: empty input: expected a hedge stream", name);
+    im->in_header = 0;
     if (im->result.data.type != MSGPACK_OBJECT_MAP)
         die("%s: not a hedge stream (the first object is not a map)", name);
     r->header = parse_header(name, &im->result.data, 0);
@@ -819,6 +858,14 @@ int stream_read(stream_reader *r, stream_record *rec)
         if (!obj_int(end, &n) || n != r->count)
             die("%s: corrupt stream: end marker says %lld records, read %lld", r->name,
                 obj_int(end, &n) ? (long long)n : -1LL, r->count);
+        /* a stream ends at its trailer; anything after it (a second stream concatenated, a
+         * stray byte) is an error, never silently ignored (formats/stream.md) */
+        if (im->u.used > im->u.off || (!im->eof && fgetc(im->f) != EOF))
+            die("%s: data after the end marker (one stream per input; concatenated streams are "
+                "not supported)", r->name);
+        if (ferror(im->f))
+            die("%s: read error: %s", r->name, strerror(errno));
+        im->eof = 1;
         return 0;
     }
     if (o->via.map.size != (uint32_t)h->nfields)
@@ -887,20 +934,7 @@ void stream_close(stream_reader *r)
 
 /* ------------------------------------------------------------------ JSON printing */
 
-static void json_str(FILE *f, const char *s, size_t n)
-{
-    fputc('"', f);
-    for (size_t i = 0; i < n; i++) {
-        unsigned char c = s[i];
-        if (c == '"' || c == '\\')
-            fprintf(f, "\\%c", c);
-        else if (c < 0x20)
-            fprintf(f, "\\u%04x", c);
-        else
-            fputc(c, f);
-    }
-    fputc('"', f);
-}
+static void json_str(FILE *f, const char *s, size_t n) { json_string(f, s, n); }
 
 static void json_num(FILE *f, double v)
 {
@@ -915,14 +949,15 @@ static void json_tensor_brief(FILE *f, const tensor *t)
     fprintf(f, "{\"dtype\": \"%s\", \"shape\": [", dtype_name(t->dtype));
     for (int i = 0; i < t->ndim; i++)
         fprintf(f, i ? ", %lld" : "%lld", (long long)t->shape[i]);
-    fputs("], \"values\": [", f);
+    /* the first 16 values; "count" says how many there are in all */
     int64_t n = tensor_numel(t);
+    fprintf(f, "], \"count\": %lld, \"values\": [", (long long)n);
     for (int64_t i = 0; i < n && i < 16; i++) {
         if (i)
             fputs(", ", f);
         json_num(f, tensor_get(t, i));
     }
-    fputs(n > 16 ? ", ...]}" : "]}", f);
+    fputs("]}", f);
 }
 
 static void json_object(FILE *f, const msgpack_object *o)
@@ -950,7 +985,20 @@ static void json_object(FILE *f, const msgpack_object *o)
         for (uint32_t i = 0; i < o->via.map.size; i++) {
             if (i)
                 fputs(", ", f);
-            json_object(f, &o->via.map.ptr[i].key);
+            const msgpack_object *key = &o->via.map.ptr[i].key;
+            if (key->type == MSGPACK_OBJECT_STR) {
+                json_object(f, key);
+            } else { /* JSON keys are strings: a number (or anything else) becomes its text */
+                char *buf = NULL;
+                size_t len = 0;
+                FILE *m = open_memstream(&buf, &len);
+                if (!m)
+                    die("out of memory");
+                json_object(m, key);
+                fclose(m);
+                json_str(f, buf, len);
+                free(buf);
+            }
             fputs(": ", f);
             json_object(f, &o->via.map.ptr[i].val);
         }
@@ -967,8 +1015,9 @@ void header_print_json(FILE *f, const stream_header *h, int with_inputs)
     fprintf(f, ", \"batched\": %s, \"fields\": [", h->batched ? "true" : "false");
     for (int i = 0; i < h->nfields; i++) {
         const stream_field *fl = &h->fields[i];
-        fprintf(f, "%s{\"name\": \"%s\", \"dtype\": \"%s\", \"shape\": [", i ? ", " : "", fl->name,
-                dtype_name(fl->dtype));
+        fputs(i ? ", {\"name\": " : "{\"name\": ", f);
+        json_str(f, fl->name, strlen(fl->name));
+        fprintf(f, ", \"dtype\": \"%s\", \"shape\": [", dtype_name(fl->dtype));
         for (int d = 0; d < fl->ndim; d++)
             fprintf(f, d ? ", %lld" : "%lld", (long long)fl->shape[d]);
         fputs("]}", f);

@@ -125,6 +125,8 @@ void stream_close(stream_reader *r);
 typedef struct stream_writer stream_writer;
 /* writes h at once; h must outlive the writer */
 stream_writer *stream_create(FILE *f, const stream_header *h);
+/* the same; name (which must outlive the writer) is the file named in error messages */
+stream_writer *stream_create_named(FILE *f, const stream_header *h, const char *name);
 /* rec must match the header's fields (batch dimension first when batched) */
 void stream_write_record(stream_writer *w, const stream_record *rec);
 /* one pointer per field, in header order; shapes from the header, batch B when batched */

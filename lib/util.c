@@ -1,10 +1,13 @@
 #include "util.h"
 
 #include <errno.h>
+#include <fcntl.h>
 #include <math.h>
+#include <signal.h>
 #include <stdarg.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -49,7 +52,7 @@ void usage_die(const char *fmt, ...)
     va_start(ap, fmt);
     vmsg(fmt, ap);
     va_end(ap);
-    fputs(util_usage, stderr);
+    fprintf(stderr, "Try '%s -h' for help.\n", util_prog);
     exit(2);
 }
 
@@ -149,20 +152,77 @@ uint64_t parse_u64(const char *opt, const char *s)
 #define MAX_ATOMIC 8
 static struct {
     FILE *f;
-    char *path, *tmp;
+    char *path, *tmp; /* tmp NULL: written directly (not a regular file) */
+    int synced;
 } atomics[MAX_ATOMIC];
-static int atexit_set;
+/* for the signal handler: the temp paths, set before a temp file exists and cleared after it
+ * is gone (a handler may only read them) */
+static char *volatile atomic_tmps[MAX_ATOMIC];
+static int cleanup_set;
 
 static void atomic_cleanup(void)
 {
     for (int i = 0; i < MAX_ATOMIC; i++)
-        if (atomics[i].f) {
-            unlink(atomics[i].tmp);
-            atomics[i].f = NULL;
-        }
+        if (atomic_tmps[i])
+            unlink(atomic_tmps[i]);
 }
 
-FILE *atomic_open(const char *path)
+static void atomic_on_signal(int sig)
+{
+    atomic_cleanup();
+    signal(sig, SIG_DFL);
+    raise(sig);
+}
+
+static void cleanup_install(void)
+{
+    if (cleanup_set)
+        return;
+    cleanup_set = 1;
+    atexit(atomic_cleanup);
+    const int sigs[] = {SIGINT, SIGTERM, SIGHUP, SIGPIPE};
+    for (size_t i = 0; i < sizeof sigs / sizeof sigs[0]; i++) {
+        struct sigaction old;
+        if (sigaction(sigs[i], NULL, &old) == 0 && old.sa_handler == SIG_DFL) {
+            struct sigaction sa = {0};
+            sa.sa_handler = atomic_on_signal;
+            sigemptyset(&sa.sa_mask);
+            sigaction(sigs[i], &sa, NULL);
+        }
+    }
+}
+
+/* the file to replace: path itself, or the target of the symbolic link path is */
+static char *atomic_target(const char *path, int *direct)
+{
+    struct stat st;
+    *direct = 0;
+    /* /dev/stdout, /dev/stderr, /dev/fd/N, /proc/self/fd/N name a descriptor that is already
+     * open (a pipe, or a file other output goes to): write to it, never rename over it */
+    if (!strncmp(path, "/dev/", 5) || !strncmp(path, "/proc/", 6)) {
+        *direct = 1;
+        return estrdup(path);
+    }
+    if (lstat(path, &st) != 0)
+        return estrdup(path); /* does not exist yet (or unreadable: fopen will say) */
+    if (S_ISLNK(st.st_mode)) {
+        char *real = realpath(path, NULL);
+        if (!real) { /* a dangling link: write through it (fopen creates its target) */
+            *direct = 1;
+            return estrdup(path);
+        }
+        if (stat(real, &st) == 0 && !S_ISREG(st.st_mode))
+            *direct = 1;
+        return real;
+    }
+    if (S_ISDIR(st.st_mode))
+        die("cannot write %s: it is a directory", path);
+    if (!S_ISREG(st.st_mode))
+        *direct = 1;
+    return estrdup(path);
+}
+
+static FILE *atomic_open_as(const char *path, int fixed)
 {
     int slot = -1;
     for (int i = 0; i < MAX_ATOMIC; i++)
@@ -172,21 +232,38 @@ FILE *atomic_open(const char *path)
         }
     if (slot < 0)
         die("too many files open for atomic writing");
-    if (!atexit_set) {
-        atexit(atomic_cleanup);
-        atexit_set = 1;
+    cleanup_install();
+    int direct;
+    char *target = atomic_target(path, &direct), *tmp = NULL;
+    FILE *f;
+    if (direct) {
+        f = fopen(target, "wb");
+        if (!f)
+            die("cannot write %s: %s", path, strerror(errno));
+    } else {
+        size_t n = strlen(target) + 32;
+        tmp = emalloc(n);
+        if (fixed)
+            snprintf(tmp, n, "%s.tmp", target);
+        else
+            snprintf(tmp, n, "%s.tmp.%ld", target, (long)getpid());
+        atomic_tmps[slot] = tmp;
+        f = fopen(tmp, "wb");
+        if (!f) {
+            int e = errno;
+            atomic_tmps[slot] = NULL;
+            die("cannot write %s: %s", path, strerror(e));
+        }
     }
-    size_t n = strlen(path) + 32;
-    char *tmp = emalloc(n);
-    snprintf(tmp, n, "%s.tmp.%ld", path, (long)getpid());
-    FILE *f = fopen(tmp, "wb");
-    if (!f)
-        die("cannot write %s: %s", tmp, strerror(errno));
     atomics[slot].f = f;
-    atomics[slot].path = estrdup(path);
+    atomics[slot].path = target;
     atomics[slot].tmp = tmp;
+    atomics[slot].synced = 0;
     return f;
 }
+
+FILE *atomic_open(const char *path) { return atomic_open_as(path, 0); }
+FILE *atomic_open_fixed(const char *path) { return atomic_open_as(path, 1); }
 
 static int atomic_find(FILE *f)
 {
@@ -196,33 +273,150 @@ static int atomic_find(FILE *f)
     die("internal error: file was not opened with atomic_open");
 }
 
+static void atomic_release(int i)
+{
+    if (atomics[i].tmp) {
+        atomic_tmps[i] = NULL;
+        unlink(atomics[i].tmp);
+    }
+    atomics[i].f = NULL;
+    free(atomics[i].path);
+    free(atomics[i].tmp);
+    atomics[i].path = atomics[i].tmp = NULL;
+}
+
+static void atomic_fail(int i, int e, const char *what)
+{
+    char *path = atomics[i].path;
+    atomics[i].path = NULL;
+    fclose(atomics[i].f);
+    atomic_release(i);
+    die("cannot %s %s: %s", what, path, strerror(e));
+}
+
+void atomic_sync(FILE *f)
+{
+    int i = atomic_find(f);
+    if (atomics[i].synced)
+        return;
+    errno = 0;
+    if (fflush(f) != 0 || ferror(f))
+        atomic_fail(i, errno ? errno : EIO, "write");
+    /* fsync fails with EINVAL on what cannot be synced (a pipe, /dev/null): nothing to lose */
+    if (atomics[i].tmp && fsync(fileno(f)) != 0 && errno != EINVAL)
+        atomic_fail(i, errno, "write");
+    atomics[i].synced = 1;
+}
+
+static void fsync_dir(const char *path)
+{
+    char *d = estrdup(path), *slash = strrchr(d, '/');
+    if (!slash)
+        strcpy(d, ".");
+    else if (slash == d)
+        d[1] = 0;
+    else
+        *slash = 0;
+    int fd = open(d, O_RDONLY | O_DIRECTORY);
+    if (fd >= 0) {
+        fsync(fd); /* best effort: some file systems cannot sync a directory */
+        close(fd);
+    }
+    free(d);
+}
+
 void atomic_commit(FILE *f)
 {
     int i = atomic_find(f);
-    int bad = fflush(f) != 0 || ferror(f) || fsync(fileno(f)) != 0;
-    bad |= fclose(f) != 0;
-    atomics[i].f = NULL;
-    if (bad) {
-        unlink(atomics[i].tmp);
-        die("cannot write %s: %s", atomics[i].path, strerror(errno));
-    }
-    if (rename(atomics[i].tmp, atomics[i].path) != 0) {
+    atomic_sync(f);
+    if (fclose(f) != 0) {
         int e = errno;
-        unlink(atomics[i].tmp);
-        die("cannot rename %s to %s: %s", atomics[i].tmp, atomics[i].path, strerror(e));
+        char *path = atomics[i].path;
+        atomics[i].path = NULL;
+        atomic_release(i);
+        die("cannot write %s: %s", path, strerror(e));
     }
-    free(atomics[i].path);
-    free(atomics[i].tmp);
+    if (atomics[i].tmp) {
+        if (rename(atomics[i].tmp, atomics[i].path) != 0) {
+            int e = errno;
+            char *path = atomics[i].path;
+            atomics[i].path = NULL;
+            atomic_release(i);
+            die("cannot rename the finished %s into place: %s", path, strerror(e));
+        }
+        atomic_tmps[i] = NULL;
+        fsync_dir(atomics[i].path);
+        free(atomics[i].tmp);
+        atomics[i].tmp = NULL;
+    }
+    atomic_release(i);
 }
 
 void atomic_abort(FILE *f)
 {
     int i = atomic_find(f);
     fclose(f);
-    unlink(atomics[i].tmp);
-    atomics[i].f = NULL;
-    free(atomics[i].path);
-    free(atomics[i].tmp);
+    atomic_release(i);
+}
+
+void atomic_check(const char *path)
+{
+    atomic_abort(atomic_open(path));
+}
+
+/* length of the valid UTF-8 sequence at s (at most n bytes), 0 if it is not one */
+static size_t utf8_len(const unsigned char *s, size_t n)
+{
+    size_t len;
+    uint32_t cp;
+    if (s[0] < 0x80)
+        return 1;
+    if ((s[0] & 0xe0) == 0xc0)
+        len = 2, cp = s[0] & 0x1f;
+    else if ((s[0] & 0xf0) == 0xe0)
+        len = 3, cp = s[0] & 0x0f;
+    else if ((s[0] & 0xf8) == 0xf0)
+        len = 4, cp = s[0] & 0x07;
+    else
+        return 0;
+    if (len > n)
+        return 0;
+    for (size_t i = 1; i < len; i++) {
+        if ((s[i] & 0xc0) != 0x80)
+            return 0;
+        cp = cp << 6 | (s[i] & 0x3f);
+    }
+    static const uint32_t min[5] = {0, 0, 0x80, 0x800, 0x10000};
+    if (cp < min[len] || cp > 0x10ffff || (cp >= 0xd800 && cp <= 0xdfff))
+        return 0; /* overlong, out of range or a surrogate */
+    return len;
+}
+
+void json_string(FILE *f, const char *str, size_t n)
+{
+    const unsigned char *s = (const unsigned char *)str;
+    fputc('"', f);
+    for (size_t i = 0; i < n;) {
+        unsigned char c = s[i];
+        if (c == '"' || c == '\\') {
+            fputc('\\', f);
+            fputc(c, f);
+            i++;
+        } else if (c < 0x20 || c == 0x7f) {
+            fprintf(f, "\\u%04x", c);
+            i++;
+        } else {
+            size_t len = utf8_len(s + i, n - i);
+            if (len) {
+                fwrite(s + i, 1, len, f);
+                i += len;
+            } else {
+                fputs("\\ufffd", f);
+                i++;
+            }
+        }
+    }
+    fputc('"', f);
 }
 
 void close_stdout(void)

@@ -19,7 +19,8 @@
 #include <stdio.h>
 
 extern const char *util_prog;
-/* the usage text printed by usage_die; programs set it to their usage string */
+/* the usage text printed by -h (usage_help); programs set it to their usage string. Misuse
+ * (usage_die) prints only the message and "Try 'prog -h' for help." as GNU tools and sbase do. */
 extern const char *util_usage;
 
 void util_init(const char *argv0);
@@ -43,12 +44,38 @@ long parse_long(const char *opt, const char *s, long lo, long hi);
 double parse_double(const char *opt, const char *s, double lo, double hi);
 uint64_t parse_u64(const char *opt, const char *s);
 
-/* Atomic output: write to "path.tmp.PID", rename over path on commit.
- * atomic_abort removes the temp file. A program that dies leaves the old file intact
- * (the temp file is removed by an atexit handler). */
+/* Output files, all or nothing. A regular file (or a path that does not exist yet) is written
+ * to "path.tmp.PID" and renamed over path on commit; anything else that exists (/dev/null, a
+ * FIFO, a terminal) is written directly, because renaming over it would replace the device
+ * node; so is any path under /dev/ or /proc/ (/dev/stderr may be a link to a regular file
+ * that other output goes to). Any other symbolic link is followed: its target is replaced.
+ *   atomic_open   creates the temp file at once (dies if it cannot: a program fails before any
+ *                 work, not after it)
+ *   atomic_sync   flushes and fsyncs the data (dies on a full disk, naming the file); after it
+ *                 only the rename is left, which needs no space
+ *   atomic_commit atomic_sync if not done, close, rename, fsync the directory
+ *   atomic_abort  removes the temp file
+ * A program that dies or is killed by SIGINT, SIGTERM, SIGHUP or SIGPIPE leaves the old file
+ * intact and no temp file (atexit and signal handlers remove it; a handler a program installed
+ * itself is left alone). Only kill -9 leaves a temp file behind.
+ * A program that writes a stream (or text) on stdout and a file commits neither when either
+ * fails, in this order:
+ *   atomic_sync(f);            // the file's data is safe: a full disk stops us here
+ *   stream_finish(w); close_stdout();   // the stream is whole: a broken pipe stops us here
+ *   atomic_commit(f);          // only the rename is left
+ * atomic_open_fixed names the temp file "path.tmp" instead, so that a writer killed with -9
+ * leaves one file that the next save overwrites (checkpoints, saved again and again). */
 FILE *atomic_open(const char *path);
+FILE *atomic_open_fixed(const char *path);
+void atomic_sync(FILE *f);
 void atomic_commit(FILE *f);
 void atomic_abort(FILE *f);
+/* dies unless path could be written by atomic_open (creates and removes the temp file) */
+void atomic_check(const char *path);
+
+/* s (n bytes) as a JSON string: quotes, backslashes and control characters escaped, bytes that
+ * are not valid UTF-8 replaced by U+FFFD, so the output is valid JSON whatever s holds */
+void json_string(FILE *f, const char *s, size_t n);
 
 /* flush and close stdout, die if the write failed (broken pipe, full disk) */
 void close_stdout(void);

@@ -1,0 +1,26 @@
+#!/bin/sh
+# The OpenBLAS kernel policy (lib/blas.h): SkylakeX on every AVX-512 CPU, whatever OpenBLAS
+# detects and whatever OPENBLAS_CORETYPE the environment sets; HEDGE_BLAS_CORE asks for another
+# kernel, HEDGE_BLAS_KEEP=1 keeps OpenBLAS's choice; the checkpoint records the kernel, and the
+# same seed gives the same bytes under the same kernel only.
+set -u
+. "$(dirname "$0")/../lib.sh"
+cd "$T"
+grep -q avx512f /proc/cpuinfo && grep -q avx512vl /proc/cpuinfo && grep -q avx512bw /proc/cpuinfo ||
+    { echo "blas: skipped, this CPU has no AVX-512 (the policy then keeps OpenBLAS's choice unless it is Prescott)"; pass; }
+mkdigits -N 2 -s train -n 400 2>/dev/null | batcher -m pairs -b 16 -n 10 > b.hs || fail "data"
+core() { tshow -H "$1" | sed -n 's/.*"blas_core": "\([^"]*\)".*/\1/p'; }
+OPENBLAS_CORETYPE=Haswell train -o a.ckpt -n 10 -t 1 < b.hs 2>/dev/null || fail "train"
+[ "$(core a.ckpt)" = SkylakeX ] || fail "an inherited OPENBLAS_CORETYPE=Haswell was kept: $(core a.ckpt)"
+env -u OPENBLAS_CORETYPE train -o b.ckpt -n 10 -t 1 < b.hs 2>/dev/null || fail "train"
+[ "$(core b.ckpt)" = SkylakeX ] || fail "OpenBLAS's own choice was kept: $(core b.ckpt)"
+totsv a.ckpt > a.tsv && totsv b.ckpt > b.tsv && cmp -s a.tsv b.tsv || fail "the same kernel gave other weights"
+OPENBLAS_CORETYPE=Haswell HEDGE_BLAS_KEEP=1 train -o c.ckpt -n 10 -t 1 < b.hs 2>/dev/null || fail "train"
+[ "$(core c.ckpt)" = Haswell ] || fail "HEDGE_BLAS_KEEP=1 did not keep OPENBLAS_CORETYPE: $(core c.ckpt)"
+HEDGE_BLAS_CORE=Haswell train -o d.ckpt -n 10 -t 1 < b.hs 2>/dev/null || fail "train"
+[ "$(core d.ckpt)" = Haswell ] || fail "HEDGE_BLAS_CORE=Haswell was not honoured: $(core d.ckpt)"
+# resuming under another kernel warns and records both
+HEDGE_BLAS_CORE=Haswell train --resume a.ckpt -o e.ckpt -n 12 -t 1 < b.hs 2> e.err || fail "resume"
+grep -q "may differ in the last bits" e.err || fail "no warning on a resume under another kernel: $(cat e.err)"
+[ "$(core e.ckpt)" = "SkylakeX,Haswell" ] || fail "the kernels of a mixed run are not recorded: $(core e.ckpt)"
+pass
