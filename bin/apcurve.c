@@ -23,7 +23,8 @@ static const char *usage =
     "  -s SCORE     the score field (default p; higher = more likely positive)\n"
     "  -l LABEL     the label field (default match; nonzero = positive)\n"
     "  -o FILE.tsv  also write the PR curve as TSV: a # header line, then recall precision threshold\n"
-    "               per distinct score, highest threshold first\n"
+    "               per distinct score, highest threshold first; it is opened before any work and\n"
+    "               committed only when stdout is written\n"
     "  --json       print a one-line JSON summary instead\n"
     "  -h           this help\n";
 
@@ -48,6 +49,8 @@ int main(int argc, char **argv)
     }
     if (argc - optind > 1)
         usage_die("at most one input");
+    /* the TSV exists (as a temp file) before any work: an unwritable path fails now */
+    FILE *tf = tsv ? atomic_open(tsv) : NULL;
     stream_reader *in = stream_open_path(optind < argc ? argv[optind] : "-");
     if (strcmp(in->header->kind, "pairscores") && (!sfield || !lfield))
         die("%s: expected a stream of kind 'pairscores', got '%s' (or name the fields with -s and -l)",
@@ -74,12 +77,11 @@ int main(int argc, char **argv)
     metrics_pr_point *pts = emalloc((size_t)n * sizeof *pts);
     int64_t npts = metrics_pr_curve(cols[0], label, n, pts);
     double ap = metrics_ap(cols[0], label, n), auc = metrics_pr_trapezoid_area(pts, npts);
-    if (tsv) {
-        FILE *f = atomic_open(tsv);
-        fprintf(f, "# recall\tprecision\tthreshold\n");
+    if (tf) {
+        fprintf(tf, "# recall\tprecision\tthreshold\n");
         for (int64_t t = 0; t < npts; t++)
-            fprintf(f, "%.9g\t%.9g\t%.9g\n", pts[t].recall, pts[t].precision, pts[t].threshold);
-        atomic_commit(f);
+            fprintf(tf, "%.9g\t%.9g\t%.9g\n", pts[t].recall, pts[t].precision, pts[t].threshold);
+        atomic_sync(tf); /* the data is safe; it is renamed into place once stdout is written */
     }
     if (json) {
         printf("{\"program\": \"apcurve\", \"n\": %lld, \"positives\": %lld, \"ap\": ", (long long)n,
@@ -87,7 +89,11 @@ int main(int argc, char **argv)
         metrics_json_num(stdout, ap);
         printf(", \"pr_auc\": ");
         metrics_json_num(stdout, auc);
-        printf(", \"thresholds\": %lld, \"score\": \"%s\", \"label\": \"%s\"}\n", (long long)npts, sfield, lfield);
+        printf(", \"thresholds\": %lld, \"score\": ", (long long)npts);
+        json_string(stdout, sfield, strlen(sfield)); /* names from the command line, escaped */
+        printf(", \"label\": ");
+        json_string(stdout, lfield, strlen(lfield));
+        printf("}\n");
     } else
         printf("n %lld\npositives %lld\nap %.6f\npr_auc %.6f\n", (long long)n, (long long)positives, ap, auc);
     free(pts);
@@ -96,5 +102,7 @@ int main(int argc, char **argv)
     free(cols[1]);
     stream_close(in);
     close_stdout();
+    if (tf)
+        atomic_commit(tf);
     return 0;
 }

@@ -42,8 +42,8 @@ static const char *usage =
     "            HIB's two streams: image1 from a seeded shuffle, epoch after epoch; image2 with\n"
     "            probability 1/2 another image of image1's class, else a random other image\n"
     "  -m pk     kind groupbatch: P distinct classes x K images each (image, class)\n"
-    "  -b B      pairs per batch (default 128)\n"
-    "  -P P, -K K  classes per batch and images per class (default 12 x 4)\n"
+    "  -b B      with -m pairs: pairs per batch (default 128)\n"
+    "  -P P, -K K  with -m pk: classes per batch and images per class (default 12 x 4)\n"
     "  -e E      stop after E epochs (pairs: each image once as image1; pk: each class at least\n"
     "            once); the last batch of an epoch may be short\n"
     "  -n N      stop after N batches\n"
@@ -67,7 +67,7 @@ static options parse_options(int argc, char **argv)
 {
     options o = {.mode = MODE_PAIRS, .batch = 128, .P = 12, .K = 4, .seed = 714, .input = "-"};
     static const struct option longs[] = {{"progress", no_argument, 0, 'G'}, {0, 0, 0, 0}};
-    int c;
+    int c, b_given = 0, pk_given = 0;
     while ((c = getopt_long(argc, argv, "m:b:P:K:e:n:S:h", longs, NULL)) != -1) {
         switch (c) {
         case 'm':
@@ -78,9 +78,9 @@ static options parse_options(int argc, char **argv)
             else
                 usage_die("-m: unknown mode '%s' (pairs or pk)", optarg);
             break;
-        case 'b': o.batch = parse_long("-b", optarg, 1, 1 << 20); break;
-        case 'P': o.P = parse_long("-P", optarg, 1, 1 << 16); break;
-        case 'K': o.K = parse_long("-K", optarg, 1, 1 << 16); break;
+        case 'b': o.batch = parse_long("-b", optarg, 1, 1 << 20), b_given = 1; break;
+        case 'P': o.P = parse_long("-P", optarg, 1, 1 << 16), pk_given = 1; break;
+        case 'K': o.K = parse_long("-K", optarg, 1, 1 << 16), pk_given = 1; break;
         case 'e': o.epochs = parse_long("-e", optarg, 1, 1L << 40); break;
         case 'n': o.limit = parse_long("-n", optarg, 1, 1L << 50); break;
         case 'S': o.seed = parse_u64("-S", optarg); break;
@@ -91,6 +91,11 @@ static options parse_options(int argc, char **argv)
     }
     if (argc - optind > 1)
         usage_die("at most one input, got %d", argc - optind);
+    /* an option of the other mode would be silently ignored */
+    if (o.mode == MODE_PAIRS && pk_given)
+        usage_die("-P and -K size the batches of -m pk; -m pairs batches take -b");
+    if (o.mode == MODE_PK && b_given)
+        usage_die("-b sizes the batches of -m pairs; -m pk batches are -P x -K");
     if (optind < argc)
         o.input = argv[optind];
     return o;

@@ -8,6 +8,7 @@
  * (a run has at least two classes; a class sharing with neither neighbour is in no run).
  */
 #include <getopt.h>
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -59,6 +60,8 @@ int main(int argc, char **argv)
         default: usage_die("unknown option");
         }
     }
+    if (json && !order)
+        usage_die("--json is the JSON form of --order's statistics: give --order too");
     int nfiles = argc - optind;
     int ncls = 0, cap = 0, D = -1, digits = 2;
     centroid *cs = NULL;
@@ -74,7 +77,10 @@ int main(int argc, char **argv)
     if (D >= 0 && D != (int)h->fields[fm].shape[1])
         die("%s: embeddings of %d dimensions, the first input had %d", in->name, (int)h->fields[fm].shape[1], D);
     D = (int)h->fields[fm].shape[1];
-    digits = (int)header_int(h, "digits", 2);
+    int dg = (int)header_int(h, "digits", 2);
+    if (fi > 0 && dg != digits)
+        die("%s: %d-digit classes, the first input had %d digits", in->name, dg, digits);
+    digits = dg;
     record_free(&rec);
     while (stream_read(in, &rec)) {
         int cl = ((int32_t *)rec.t[fc].data)[0];
@@ -97,6 +103,9 @@ int main(int argc, char **argv)
         }
         centroid *ct = &cs[slot[cl]];
         const float *mu = rec.t[fm].data;
+        for (int k = 0; k < C * D; k++)
+            if (!isfinite(mu[k]))
+                die("%s: record %lld has a mean that is not finite (%g)", in->name, in->count, mu[k]);
         for (int k = 0; k < C; k++)
             for (int d = 0; d < D; d++)
                 ct->sum[d] += mu[k * D + d] / C;

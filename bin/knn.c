@@ -1,7 +1,7 @@
 /* knn: k-nearest-neighbour identification of embeddings (hib-oh-2019 section 4.3, k = 5), leave-one-
  * out within one set or queries against a gallery; writes kind `knn`. Search and vote: lib/metrics.h.
  */
-#include <errno.h>
+#include <float.h>
 #include <getopt.h>
 #include <math.h>
 #include <stdlib.h>
@@ -32,15 +32,20 @@ static const char *usage =
     "  -d expected   root of the expected squared distance E||z1 - z2||^2 between random embeddings,\n"
     "                = ||m1 - m2||^2 + tv1 + tv2 with tv the total variance of each mixture\n"
     "                (within- plus between-component): uncertain gallery items move away\n"
+    "                Either distance is exact (in double) for any finite mean or variance, however\n"
+    "                large; a mean or variance that is not finite, or a nearest-neighbour\n"
+    "                distance beyond float32 (3.4e38: nn_dist cannot hold it), is an error\n"
+    "                naming the record.\n"
     "  -t THREADS    threads for the distance blocks (default: OPENBLAS_NUM_THREADS, else 1)\n"
-    "  --json FILE   also write a one-line JSON summary to FILE (e.g. /dev/stderr)\n"
+    "  --json FILE   also write a one-line JSON summary to FILE (e.g. /dev/stderr); it is opened\n"
+    "                before any work and committed only when the stream is whole\n"
     "  --summary     read a `knn` stream instead and print its JSON summary line to stdout:\n"
     "                {\"program\": \"knn\", \"n\": N, \"k\": K, \"accuracy\": A, \"recall\": [R@1, ...], ...}\n"
     "  -h            this help\n";
 
 typedef struct {
     int summary;
-    int k;
+    int k, k_given, d_given, t_given;
     const char *gallery;
     int exclude_id;
     int expected;
@@ -49,8 +54,9 @@ typedef struct {
     const char *input;
 } options;
 
-/* the means (n, D) and, for -d expected, the total variances (n) of a set */
-static float *set_means(const match_set *S, float **tv)
+/* the means (n, D) and, for -d expected, the total variances (n, in double: a sum of huge
+ * variances may exceed float) of a set */
+static float *set_means(const match_set *S, double **tv)
 {
     int C = S->C, D = S->D;
     float *m = emalloc((size_t)S->n * D * sizeof *m);
@@ -74,7 +80,7 @@ static float *set_means(const match_set *S, float **tv)
         /* total variance = E||z||^2 - ||E z||^2 = within + (mean of ||mu_c||^2 - ||mean||^2) */
         if (tv) {
             double between = second / C - mean2;
-            (*tv)[i] = (float)(within / C + (between > 0 ? between : 0));
+            (*tv)[i] = within / C + (between > 0 ? between : 0);
         }
     }
     return m;
@@ -139,9 +145,10 @@ int main(int argc, char **argv)
     opterr = 0; /* our own message, then the usage */
     while ((c = getopt_long(argc, argv, "k:g:d:t:h", lopts, NULL)) != -1) {
         switch (c) {
-        case 'k': o.k = (int)parse_long("-k", optarg, 1, 1000); break;
+        case 'k': o.k = (int)parse_long("-k", optarg, 1, 1000), o.k_given = 1; break;
         case 'g': o.gallery = optarg; break;
         case 'd':
+            o.d_given = 1;
             if (!strcmp(optarg, "mean"))
                 o.expected = 0;
             else if (!strcmp(optarg, "expected"))
@@ -149,7 +156,7 @@ int main(int argc, char **argv)
             else
                 usage_die("-d: '%s' is neither mean nor expected", optarg);
             break;
-        case 't': o.threads = (int)parse_long("-t", optarg, 1, 64); break;
+        case 't': o.threads = (int)parse_long("-t", optarg, 1, 64), o.t_given = 1; break;
         case OPT_JSON: o.json = optarg; break;
         case OPT_EXCL: o.exclude_id = 1; break;
         case OPT_SUMMARY: o.summary = 1; break;
@@ -163,13 +170,15 @@ int main(int argc, char **argv)
         usage_die("--exclude-id needs a gallery (-g); leave-one-out already excludes the item itself");
     o.input = optind < argc ? argv[optind] : "-";
     if (o.summary) {
-        if (o.gallery || o.json || o.exclude_id)
-            usage_die("--summary reads a knn stream: no -g, --json or --exclude-id");
+        if (o.gallery || o.json || o.exclude_id || o.k_given || o.d_given || o.t_given)
+            usage_die("--summary reads a knn stream: no -k, -d, -t, -g, --json or --exclude-id");
         summarize(o.input);
         free(args);
         close_stdout();
         return 0;
     }
+    /* the summary file exists (as a temp file) before any work: an unwritable path fails now */
+    FILE *jf = o.json ? atomic_open(o.json) : NULL;
     blas_init(args, o.threads);
     int threads = blas_threads();
 
@@ -209,7 +218,7 @@ int main(int argc, char **argv)
         free(t);
     }
 
-    float *qtv = NULL, *gtv = NULL;
+    double *qtv = NULL, *gtv = NULL;
     float *qm = set_means(Q, o.expected ? &qtv : NULL);
     float *gm = G == Q ? qm : set_means(G, o.expected ? &gtv : NULL);
     if (G == Q)
@@ -217,6 +226,10 @@ int main(int argc, char **argv)
     int64_t *nbr = emalloc((size_t)nq * k * sizeof *nbr);
     double *d2 = emalloc((size_t)nq * k * sizeof *d2);
     metrics_knn(qm, qtv, nq, gm, gtv, ng, D, k, exclude, threads, nbr, d2);
+    for (int64_t q = 0; q < nq; q++)
+        if (!(sqrt(d2[q * k]) <= FLT_MAX))
+            die("%s: record %lld: the distance to its nearest neighbour, %g, is beyond float32 (nn_dist)",
+                qin->name, (long long)q, sqrt(d2[q * k]));
 
     /* votes and recall, then the stream */
     int32_t *pred = emalloc((size_t)nq * sizeof *pred);
@@ -281,17 +294,17 @@ int main(int argc, char **argv)
             data[f++] = Q->occ + q * Q->nocc;
         stream_write_data(w, data, 0);
     }
-    stream_finish(w);
-
-    if (o.json) {
-        FILE *f = fopen(o.json, "w");
-        if (!f)
-            die("cannot write %s: %s", o.json, strerror(errno));
-        print_summary(f, nq, k, correct_sum / (double)nq, recall_at, o.expected ? "expected" : "mean", ng,
+    /* the summary's data is safe first, then the stream whole, then the summary in place: a
+     * failure of either leaves neither a committed summary nor a whole stream */
+    if (jf) {
+        print_summary(jf, nq, k, correct_sum / (double)nq, recall_at, o.expected ? "expected" : "mean", ng,
                       o.gallery ? "gallery" : "leave-one-out");
-        if (fclose(f))
-            die("cannot write %s", o.json);
+        atomic_sync(jf);
     }
+    stream_finish(w);
+    close_stdout();
+    if (jf)
+        atomic_commit(jf);
     free(nid);
     free(ndist);
     free(ncls);
@@ -315,6 +328,5 @@ int main(int argc, char **argv)
         stream_close(gin);
     stream_close(qin);
     free(args);
-    close_stdout();
     return 0;
 }

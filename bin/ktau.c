@@ -1,6 +1,13 @@
 /* ktau: does performance fall as uncertainty rises? Items sorted by uncertainty into equal-size
  * bins, per-bin performance, and Kendall's tau-b between bin index and performance with the sign
  * inverted (hib-oh-2019 section 4.4, Table 2). Definitions: lib/metrics.h.
+ *
+ * Items with equal uncertainty are ordered by a seeded random permutation (-S, default 714), so
+ * the order of the records never matters (in distribution); stream order would put, e.g., all
+ * the correct items of a tie first and make tau up. When the uncertainty is the same for every
+ * item (a point model's eta is the constant 1 - sigmoid(b)) the bins are arbitrary: tau and the
+ * per-bin values are undefined and reported as such (JSON null and a note, text "undefined",
+ * a TSV with its header line only), exit 0.
  */
 #include <errno.h>
 #include <getopt.h>
@@ -13,25 +20,33 @@
 #include "util.h"
 
 static const char *usage =
-    "usage: ktau [-b BINS] [-u FIELD] [-m accuracy:FIELD | -m ap:SCORE:LABEL] [-o FILE.tsv] [--json] [INPUT]\n"
-    "  Reads a stream (INPUT or stdin), sorts its items by uncertainty, ascending (equal values keep\n"
-    "  their stream order), cuts them into BINS equal-size bins (the first n mod BINS bins, the least\n"
-    "  uncertain, hold one item more), computes each bin's performance and Kendall's tau-b between\n"
+    "usage: ktau [-b BINS] [-u FIELD] [-m accuracy:FIELD | -m ap:SCORE:LABEL] [-S SEED] [-o FILE.tsv]\n"
+    "            [--json] [INPUT]\n"
+    "  Reads a stream (INPUT or stdin), sorts its items by uncertainty, ascending (equal values in a\n"
+    "  random order drawn from SEED, so the record order never matters), cuts them into BINS\n"
+    "  equal-size bins (the first n mod BINS bins, the least uncertain, hold one item more),\n"
+    "  computes each bin's performance and Kendall's tau-b between\n"
     "  bin index and performance with the sign inverted: tau > 0 when performance falls as\n"
     "  uncertainty rises. Bins whose performance is undefined (AP of a bin without positives) are\n"
-    "  printed as nan and left out of tau.\n"
+    "  printed as nan and left out of tau. When the uncertainty is the same for every item (a point\n"
+    "  model's eta) the bins and tau are undefined: the text says `tau undefined (constant\n"
+    "  uncertainty)` and no table, the JSON has \"tau\": null, \"bins\": [] and a \"note\",\n"
+    "  the TSV only its header line; the exit status is 0.\n"
     "  Defaults by kind: `knn` -u eta -m accuracy:correct; `pairscores` -u eta -m ap:p:match.\n"
     "  -b BINS            bins (default 20)\n"
     "  -u FIELD           the uncertainty field\n"
     "  -m accuracy:FIELD  performance = mean of FIELD over the bin (0/1 values: the accuracy)\n"
     "  -m ap:SCORE:LABEL  performance = average precision of SCORE against LABEL (nonzero = positive)\n"
-    "  -o FILE.tsv        also write the table as TSV (a # header line, then bin n mean perf)\n"
+    "  -S SEED            seed of the order of equal uncertainties (default 714)\n"
+    "  -o FILE.tsv        also write the table as TSV (a # header line, then bin n mean perf); it is\n"
+    "                     opened before any work and committed only when stdout is written\n"
     "  --json             print a one-line JSON summary instead of the text table\n"
     "  -h                 this help\n"
     "  Prints: one line per bin (bin, n, mean uncertainty, performance), then `n N` and `tau T`.\n";
 
 typedef struct {
     int bins;
+    uint64_t seed;
     const char *ufield;
     const char *perf;
     const char *tsv;
@@ -43,16 +58,17 @@ int main(int argc, char **argv)
 {
     util_init(argv[0]);
     util_usage = usage;
-    options o = {.bins = 20};
+    options o = {.bins = 20, .seed = 714};
     static const struct option lopts[] = {{"json", no_argument, 0, 'J'}, {"help", no_argument, 0, 'h'}, {0, 0, 0, 0}};
     int c;
     opterr = 0; /* our own message, then the usage */
-    while ((c = getopt_long(argc, argv, "b:u:m:o:h", lopts, NULL)) != -1) {
+    while ((c = getopt_long(argc, argv, "b:u:m:o:S:h", lopts, NULL)) != -1) {
         switch (c) {
         case 'b': o.bins = (int)parse_long("-b", optarg, 1, 1000000); break;
         case 'u': o.ufield = optarg; break;
         case 'm': o.perf = optarg; break;
         case 'o': o.tsv = optarg; break;
+        case 'S': o.seed = parse_u64("-S", optarg); break;
         case 'J': o.json = 1; break;
         case 'h': usage_help();
         default: usage_die("unknown option or missing value: %s", argv[optind - 1]);
@@ -84,6 +100,8 @@ int main(int argc, char **argv)
     }
     o.input = optind < argc ? argv[optind] : "-";
 
+    /* the TSV exists (as a temp file) before any work: an unwritable path fails now */
+    FILE *tf = o.tsv ? atomic_open(o.tsv) : NULL;
     stream_reader *in = stream_open_path(o.input);
     const char *kind = in->header->kind;
     if (!strcmp(kind, "knn") || !strcmp(kind, "pairscores")) {
@@ -114,8 +132,14 @@ int main(int argc, char **argv)
                 !isfinite(cols[0][i]) ? o.ufield : f1, !isfinite(cols[0][i]) ? cols[0][i] : cols[1][i]);
 
     int B = o.bins;
+    /* a constant uncertainty ranks nothing: every cut into bins would be arbitrary */
+    int constant = 1;
+    for (int64_t i = 1; i < n && constant; i++)
+        constant = cols[0][i] == cols[0][0];
+    if (constant)
+        warn("%s is %g for every item: the bins and tau are undefined", o.ufield, cols[0][0]);
     int64_t *order = emalloc((size_t)n * sizeof *order), *start = emalloc((size_t)(B + 1) * sizeof *start);
-    metrics_argsort(cols[0], n, order);
+    metrics_argsort_random(cols[0], n, o.seed, order);
     metrics_bins(n, B, start);
     double *mean_u = emalloc((size_t)B * sizeof *mean_u), *perf = emalloc((size_t)B * sizeof *perf);
     double *score = emalloc((size_t)n * sizeof *score);
@@ -140,29 +164,43 @@ int main(int argc, char **argv)
             by[nvalid++] = perf[b];
         }
     }
-    if (nvalid < B)
+    if (nvalid < B && !constant)
         warn("%d of %d bins have no defined performance (no positives): left out of tau", B - nvalid, B);
     /* sign inverted: bin index rises with uncertainty, so tau > 0 means performance falls */
-    double tau = nvalid >= 2 ? -metrics_tau_b(bx, by, nvalid, NULL) : NAN;
+    double tau = nvalid >= 2 && !constant ? -metrics_tau_b(bx, by, nvalid, NULL) : NAN;
     if (tau == 0)
         tau = 0; /* no "-0" */
     char pname[128];
     snprintf(pname, sizeof pname, "%s", is_ap ? "ap" : "accuracy");
 
-    if (o.tsv) {
-        FILE *f = atomic_open(o.tsv);
-        fprintf(f, "# bin\tn\tmean_%s\t%s\n", o.ufield, pname);
-        for (int b = 0; b < B; b++)
-            fprintf(f, "%d\t%lld\t%.9g\t%.9g\n", b, (long long)(start[b + 1] - start[b]), mean_u[b], perf[b]);
-        atomic_commit(f);
+    /* the bins that are reported: none when they are undefined */
+    int Bout = constant ? 0 : B;
+    if (tf) {
+        fprintf(tf, "# bin\tn\tmean_%s\t%s\n", o.ufield, pname);
+        for (int b = 0; b < Bout; b++)
+            fprintf(tf, "%d\t%lld\t%.9g\t%.9g\n", b, (long long)(start[b + 1] - start[b]), mean_u[b], perf[b]);
+        atomic_sync(tf); /* the data is safe; it is renamed into place once stdout is written */
     }
     if (o.json) {
         /* top-level n after the bins: a text grep for the last "n" finds the total */
         printf("{\"program\": \"ktau\", \"tau\": ");
         metrics_json_num(stdout, tau);
-        printf(", \"nbins\": %d, \"uncertainty\": \"%s\", \"performance\": \"%s:%s%s%s\", \"bins\": [", B,
-               o.ufield, pname, f1, is_ap ? ":" : "", is_ap ? f2 : "");
-        for (int b = 0; b < B; b++) {
+        if (constant) {
+            printf(", \"note\": ");
+            char note[256];
+            snprintf(note, sizeof note, "the uncertainty is constant (%s = %.9g for every item): bins and tau are undefined",
+                     o.ufield, cols[0][0]);
+            json_string(stdout, note, strlen(note));
+        }
+        /* field names come from the command line: escaped, so the line stays valid JSON */
+        char pspec[1024];
+        snprintf(pspec, sizeof pspec, "%s:%s%s%s", pname, f1, is_ap ? ":" : "", is_ap ? f2 : "");
+        printf(", \"nbins\": %d, \"uncertainty\": ", B);
+        json_string(stdout, o.ufield, strlen(o.ufield));
+        printf(", \"performance\": ");
+        json_string(stdout, pspec, strlen(pspec));
+        printf(", \"seed\": %llu, \"bins\": [", (unsigned long long)o.seed);
+        for (int b = 0; b < Bout; b++) {
             printf("%s{\"bin\": %d, \"n\": %lld, \"mean_u\": ", b ? ", " : "", b,
                    (long long)(start[b + 1] - start[b]));
             metrics_json_num(stdout, mean_u[b]);
@@ -174,11 +212,14 @@ int main(int argc, char **argv)
     } else {
         char ucol[64];
         snprintf(ucol, sizeof ucol, "mean_%s", o.ufield);
-        printf("%-4s %8s %12s %12s\n", "bin", "n", ucol, pname);
-        for (int b = 0; b < B; b++)
+        if (!constant)
+            printf("%-4s %8s %12s %12s\n", "bin", "n", ucol, pname);
+        for (int b = 0; b < Bout; b++)
             printf("%-4d %8lld %12.6f %12.6f\n", b, (long long)(start[b + 1] - start[b]), mean_u[b], perf[b]);
         printf("n %lld\n", (long long)n);
-        if (isfinite(tau))
+        if (constant)
+            printf("tau undefined (constant uncertainty)\n");
+        else if (isfinite(tau))
             printf("tau %.6f\n", tau);
         else
             printf("tau nan\n");
@@ -196,5 +237,7 @@ int main(int argc, char **argv)
     free(spec);
     stream_close(in);
     close_stdout();
+    if (tf)
+        atomic_commit(tf);
     return 0;
 }

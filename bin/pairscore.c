@@ -25,19 +25,25 @@ static const char *usage =
     "  K x K pairs of K stratified samples per image (K / C per component), eta from two\n"
     "  independent sample sets of the same image.\n"
     "  -n PAIRS     random pairs (default 10000), drawn with replacement: even pair numbers match\n"
-    "               (same class, two different images), odd ones do not\n"
+    "               (same class, two different images), odd ones do not; an error with --pairs or\n"
+    "               --self, which score other pairs\n"
     "  -S SEED      seed of the pairs and of the samples (default 714)\n"
-    "  -K SAMPLES   samples per image for stochastic embeddings (default 8; a multiple of C)\n"
+    "  -K SAMPLES   samples per image for stochastic embeddings (default 8; a multiple of C); an\n"
+    "               error with --means or on point embeddings, which have nothing to sample\n"
     "  --pairs FILE score these pairs instead: one pair per line, two values of the `id` field\n"
     "               (the record index when the input has no `id`); # starts a comment\n"
     "  --self       write kind `eta` instead: every input field plus `eta`, one record per image\n"
     "  --mc         insist on Monte Carlo (fails on point embeddings, which have nothing to sample)\n"
     "  --means      ignore the variances: score the component means exactly, as point embeddings\n"
-    "  --json FILE  also write a one-line JSON summary to FILE (e.g. /dev/stderr)\n"
+    "  --json FILE  also write a one-line JSON summary to FILE (e.g. /dev/stderr); it is opened\n"
+    "               before any work and committed only when the stream is whole\n"
+    "  Means and variances must be finite (an error names the record); any finite value, however\n"
+    "  large, gives a probability in [0, 1]: distances are computed in double.\n"
     "  -h           this help\n";
 
 typedef struct {
     long npairs;
+    int npairs_given, K_given;
     uint64_t seed;
     int K;
     const char *pairs_file;
@@ -177,23 +183,12 @@ static pair *file_pairs(const match_set *S, const char *path, long *npairs)
 
 /* ------------------------------------------------------------------ output */
 
-static FILE *json_open(const char *path)
-{
-    FILE *f = fopen(path, "w");
-    if (!f)
-        die("cannot write %s: %s", path, strerror(errno));
-    return f;
-}
-
-static void json_close(FILE *f, const char *path)
-{
-    if (fclose(f))
-        die("cannot write %s", path);
-}
-
 static const char *scorer_name(const match_scorer *sc) { return sc->stochastic ? "monte-carlo" : "exact"; }
 
-static void score_pairs(const options *o, stream_reader *in, match_scorer *sc, int argc, char **argv)
+/* Both writers end the same way: the JSON summary (jf, from atomic_open, or NULL) written and
+ * synced, then the stream finished; main then closes stdout and commits the summary, so that a
+ * failure of either leaves neither a committed summary nor a whole stream. */
+static void score_pairs(const options *o, stream_reader *in, match_scorer *sc, FILE *jf, int argc, char **argv)
 {
     match_set *S = match_set_read(in);
     if (!S->cls)
@@ -251,9 +246,8 @@ static void score_pairs(const options *o, stream_reader *in, match_scorer *sc, i
             sum_pn += pr;
         sum_eta += e;
     }
-    stream_finish(w);
-    if (o->json) {
-        FILE *f = json_open(o->json);
+    if (jf) {
+        FILE *f = jf;
         fprintf(f, "{\"program\": \"pairscore\", \"n\": %ld, \"positives\": %ld, \"mean_p_match\": ", npairs,
                 positives);
         metrics_json_num(f, positives ? sum_pm / positives : NAN);
@@ -262,8 +256,9 @@ static void score_pairs(const options *o, stream_reader *in, match_scorer *sc, i
         fputs(", \"mean_eta\": ", f);
         metrics_json_num(f, sum_eta / npairs);
         fprintf(f, ", \"scorer\": \"%s\", \"K\": %d}\n", scorer_name(sc), sc->stochastic ? sc->K : 0);
-        json_close(f, o->json);
+        atomic_sync(f);
     }
+    stream_finish(w);
     free(eta);
     free(P);
     header_free(h);
@@ -271,7 +266,7 @@ static void score_pairs(const options *o, stream_reader *in, match_scorer *sc, i
 }
 
 /* --self streams: one record in, the same record plus eta out */
-static void score_self(const options *o, stream_reader *in, match_scorer *sc, int argc, char **argv)
+static void score_self(const options *o, stream_reader *in, match_scorer *sc, FILE *jf, int argc, char **argv)
 {
     const stream_header *ih = in->header;
     if (strcmp(ih->kind, "embeddings") && strcmp(ih->kind, "eta"))
@@ -311,6 +306,12 @@ static void score_self(const options *o, stream_reader *in, match_scorer *sc, in
     long n = 0;
     do {
         match_emb x = {rec.t[mi].data, vi >= 0 ? rec.t[vi].data : NULL, C, D, (uint64_t)n};
+        for (int e = 0; e < C * D; e++) { /* as match_set_read checks for the pair scorer */
+            if (!isfinite(x.mu[e]))
+                die("%s: record %ld: mean %g is not finite", in->name, n, x.mu[e]);
+            if (x.var && (!(x.var[e] >= 0) || !isfinite(x.var[e])))
+                die("%s: record %ld: variance %g is not a finite number >= 0", in->name, n, x.var[e]);
+        }
         double e = match_eta(sc, &x);
         etav = (float)e;
         sum += e;
@@ -325,9 +326,8 @@ static void score_self(const options *o, stream_reader *in, match_scorer *sc, in
         stream_write_record(w, &out);
         n++;
     } while (stream_read(in, &rec));
-    stream_finish(w);
-    if (o->json) {
-        FILE *f = json_open(o->json);
+    if (jf) {
+        FILE *f = jf;
         fprintf(f, "{\"program\": \"pairscore\", \"self\": true, \"n\": %ld, \"mean_eta\": ", n);
         metrics_json_num(f, sum / n);
         fputs(", \"min_eta\": ", f);
@@ -335,8 +335,9 @@ static void score_self(const options *o, stream_reader *in, match_scorer *sc, in
         fputs(", \"max_eta\": ", f);
         metrics_json_num(f, hi);
         fprintf(f, ", \"scorer\": \"%s\", \"K\": %d}\n", scorer_name(sc), sc->stochastic ? sc->K : 0);
-        json_close(f, o->json);
+        atomic_sync(f);
     }
+    stream_finish(w);
     record_free(&rec);
     header_free(h);
 }
@@ -360,9 +361,9 @@ int main(int argc, char **argv)
     opterr = 0; /* our own message, then the usage */
     while ((c = getopt_long(argc, argv, "n:S:K:h", lopts, NULL)) != -1) {
         switch (c) {
-        case 'n': o.npairs = parse_long("-n", optarg, 1, 1000000000); break;
+        case 'n': o.npairs = parse_long("-n", optarg, 1, 1000000000), o.npairs_given = 1; break;
         case 'S': o.seed = parse_u64("-S", optarg); break;
-        case 'K': o.K = (int)parse_long("-K", optarg, 1, 4096); break;
+        case 'K': o.K = (int)parse_long("-K", optarg, 1, 4096), o.K_given = 1; break;
         case OPT_PAIRS: o.pairs_file = optarg; break;
         case OPT_SELF: o.self = 1; break;
         case OPT_MC: o.force_mc = 1; break;
@@ -378,8 +379,16 @@ int main(int argc, char **argv)
         usage_die("--mc and --means contradict each other");
     if (o.self && o.pairs_file)
         usage_die("--self scores images, not pairs: drop --pairs");
+    if (o.self && o.npairs_given)
+        usage_die("--self scores every image, not random pairs: drop -n");
+    if (o.pairs_file && o.npairs_given)
+        usage_die("--pairs scores the pairs of the file, not random pairs: drop -n");
+    if (o.means && o.K_given)
+        usage_die("--means scores the means exactly, there is nothing to sample: drop -K");
     o.input = optind < argc ? argv[optind] : "-";
 
+    /* the summary file exists (as a temp file) before any work: an unwritable path fails now */
+    FILE *jf = o.json ? atomic_open(o.json) : NULL;
     stream_reader *in = stream_open_path(o.input);
     const stream_header *ih = in->header;
     if (strcmp(ih->kind, "embeddings") && strcmp(ih->kind, "eta"))
@@ -395,6 +404,10 @@ int main(int argc, char **argv)
         die("%s: --mc needs stochastic embeddings, but the input has no 'var' field (point embeddings: "
             "p is computed exactly, there is nothing to sample)",
             in->name);
+    if (o.K_given && !has_var)
+        die("%s: -K needs stochastic embeddings, but the input has no 'var' field (point embeddings: "
+            "p is computed exactly, there is nothing to sample)",
+            in->name);
     int stochastic = has_var && !o.means;
     int mi = stream_field_typed(ih, "mu", DT_F32);
     int64_t C = ih->fields[mi].ndim == 2 ? ih->fields[mi].shape[0] : 1;
@@ -405,12 +418,14 @@ int main(int argc, char **argv)
     match_scorer sc;
     match_scorer_init(&sc, a, b, o.K, o.seed, stochastic);
     if (o.self)
-        score_self(&o, in, &sc, argc, args);
+        score_self(&o, in, &sc, jf, argc, args);
     else
-        score_pairs(&o, in, &sc, argc, args);
+        score_pairs(&o, in, &sc, jf, argc, args);
+    close_stdout();
+    if (jf)
+        atomic_commit(jf);
     match_scorer_free(&sc);
     stream_close(in);
     free(args);
-    close_stdout();
     return 0;
 }

@@ -13,7 +13,8 @@
 static const char *usage =
     "usage: totsv [-f FIELD,FIELD,...] [-n N] [-H] [FILE]\n"
     "  Prints records as TSV with a header line (field or field[i] per column).\n"
-    "  -f LIST   fields to print, in this order (default: all but images)\n"
+    "  -f LIST   fields to print, in this order, comma-separated (default: all but images); a\n"
+    "            field may appear more than once, an empty name is an error\n"
     "  -n N      stop after N lines\n"
     "  -H        no header line\n"
     "  -h        this help\n";
@@ -36,13 +37,31 @@ int main(int argc, char **argv)
     }
     if (argc - optind > 1)
         usage_die("at most one input file");
+    /* the names of -f, checked before any input is read: an empty name (",," or a comma at
+     * either end) or more names than a stream has fields is misuse, never silently dropped */
+    char *names[STREAM_MAXFIELDS], *buf = list ? estrdup(list) : NULL;
+    int nnames = 0;
+    if (list) {
+        for (char *p = buf;;) {
+            char *comma = strchr(p, ',');
+            if (comma)
+                *comma = 0;
+            if (!*p)
+                usage_die("-f: empty field name in '%s'", list);
+            if (nnames == STREAM_MAXFIELDS)
+                usage_die("-f: more than %d fields", STREAM_MAXFIELDS);
+            names[nnames++] = p;
+            if (!comma)
+                break;
+            p = comma + 1;
+        }
+    }
     stream_reader *in = stream_open_path(optind < argc ? argv[optind] : "-");
     const stream_header *h = in->header;
     int sel[STREAM_MAXFIELDS], ns = 0;
     if (list) {
-        for (char *tok = strtok(list, ","); tok; tok = strtok(NULL, ","))
-            if (ns < STREAM_MAXFIELDS)
-                sel[ns++] = stream_field_index(h, tok);
+        for (int k = 0; k < nnames; k++)
+            sel[ns++] = stream_field_index(h, names[k]);
     } else
         for (int i = 0; i < h->nfields; i++)
             if (!(h->fields[i].dtype == DT_U8 && h->fields[i].ndim == 2))
@@ -85,8 +104,8 @@ int main(int argc, char **argv)
         }
     }
     close_stdout();
+    free(buf);
     record_free(&rec);
-    if (maxn < 0)
-        stream_close(in);
+    stream_close(in); /* frees the reader only: the rest of a stream cut short by -n is not read */
     return 0;
 }

@@ -67,8 +67,8 @@ static options parse_options(int argc, char **argv)
         usage_die("-i: '%s' must end in .png or .pgm", o.sheet);
     if (have_f && !o.sheet)
         usage_die("-f names the images of -i; give -i too");
-    if (o.header_only && (o.pass || o.sheet))
-        usage_die("-H prints only the header; it does not go with -p or -i");
+    if (o.header_only && (o.pass || o.sheet || o.quiet || o.limit))
+        usage_die("-H prints only the header; it does not go with -p, -i, -q or -n");
     return o;
 }
 
@@ -197,8 +197,9 @@ static void print_record(FILE *f, const stream_header *h, const stream_record *r
         const tensor *t = &rec->t[i];
         stats s = {0};
         stats_add(&s, t);
-        fprintf(f, "%s\"%s\": {\"dtype\": \"%s\", \"shape\": ", i ? ", " : "", h->fields[i].name,
-                dtype_name(t->dtype));
+        fputs(i ? ", " : "", f);
+        json_string(f, h->fields[i].name, strlen(h->fields[i].name));
+        fprintf(f, ": {\"dtype\": \"%s\", \"shape\": ", dtype_name(t->dtype));
         json_shape(f, t->ndim, t->shape);
         json_stats(f, &s);
         fputs(", \"first\": [", f);
@@ -245,7 +246,8 @@ static void sheet_add(sheet *s, const stream_header *hd, const stream_record *re
             s->px[s->n * per + i] = tensor_get(t, k * per + i);
 }
 
-static void sheet_write(sheet *s, const char *path)
+/* the sheet into f (atomic_open(path)), synced: only the rename is left to do */
+static void sheet_write(sheet *s, FILE *f, const char *path)
 {
     if (s->n == 0)
         die("no images to draw into %s", path);
@@ -272,7 +274,8 @@ static void sheet_write(sheet *s, const char *path)
         }
         imgout_grid_put(&g, k, cell);
     }
-    imgout_write(path, g.px, g.w, g.h);
+    imgout_write_file(f, path, g.px, g.w, g.h);
+    atomic_sync(f);
     imgout_grid_free(&g);
     free(cell);
     free(s->px);
@@ -286,6 +289,8 @@ int main(int argc, char **argv)
     util_usage = usage;
     options o = parse_options(argc, argv);
 
+    /* the -i file exists (as a temp file) before any work: an unwritable path fails now */
+    FILE *sf = o.sheet ? atomic_open(o.sheet) : NULL;
     stream_reader *in = stream_open_path(o.input);
     const stream_header *h = in->header;
     if (o.header_only) {
@@ -328,16 +333,19 @@ int main(int argc, char **argv)
         if (o.sheet && sh.n < NSHEET)
             sheet_add(&sh, h, &rec);
     }
+    /* the sheet's data safe first, then stdout whole, then the sheet renamed into place: a
+     * failure of either leaves neither a committed sheet nor a whole stream */
+    if (sf)
+        sheet_write(&sh, sf, o.sheet);
     if (w)
         stream_finish(w);
-    if (o.sheet)
-        sheet_write(&sh, o.sheet);
     if (o.quiet) {
         fprintf(rep, "{\"records\": %lld, \"fields\": {", in->count);
         for (int i = 0; i < h->nfields; i++) {
             const stream_field *f = &h->fields[i];
-            fprintf(rep, "%s\"%s\": {\"dtype\": \"%s\", \"shape\": ", i ? ", " : "", f->name,
-                    dtype_name(f->dtype));
+            fputs(i ? ", " : "", rep);
+            json_string(rep, f->name, strlen(f->name));
+            fprintf(rep, ": {\"dtype\": \"%s\", \"shape\": ", dtype_name(f->dtype));
             json_shape(rep, f->ndim, f->shape);
             fprintf(rep, ", \"count\": %lld", (long long)sum[i].count);
             json_stats(rep, &sum[i]);
@@ -352,5 +360,7 @@ int main(int argc, char **argv)
     record_free(&rec);
     stream_close(in);
     close_stdout();
+    if (sf)
+        atomic_commit(sf);
     return 0;
 }

@@ -49,18 +49,25 @@ static void write_png(FILE *f, const char *path, const uint8_t *px, int w, int h
     png_destroy_write_struct(&png, &info);
 }
 
-void imgout_write(const char *path, const uint8_t *px, int w, int h)
+void imgout_write_file(FILE *f, const char *path, const uint8_t *px, int w, int h)
 {
     int fmt = imgout_format(path);
     if (fmt < 0)
         die("%s: image files must end in .png or .pgm", path);
-    FILE *f = atomic_open(path);
     if (fmt == IMGOUT_PNG)
         write_png(f, path, px, w, h);
     else {
         fprintf(f, "P5\n%d %d\n255\n", w, h);
         fwrite(px, 1, (size_t)w * h, f);
     }
+}
+
+void imgout_write(const char *path, const uint8_t *px, int w, int h)
+{
+    if (imgout_format(path) < 0)
+        die("%s: image files must end in .png or .pgm", path);
+    FILE *f = atomic_open(path);
+    imgout_write_file(f, path, px, w, h);
     atomic_commit(f);
 }
 

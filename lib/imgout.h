@@ -13,6 +13,7 @@
 #ifndef HEDGE_IMGOUT_H
 #define HEDGE_IMGOUT_H
 #include <stdint.h>
+#include <stdio.h>
 
 enum { IMGOUT_PNG, IMGOUT_PGM };
 #define IMGOUT_SEPARATOR 128 /* grey of the grid lines */
@@ -20,6 +21,9 @@ enum { IMGOUT_PNG, IMGOUT_PGM };
 int imgout_format(const char *path);
 /* 8-bit grey, w x h, row-major; dies (exit 1) on I/O failure */
 void imgout_write(const char *path, const uint8_t *px, int w, int h);
+/* the same into f, a file from atomic_open(path) that the caller syncs and commits: a program that
+ * also writes stdout opens the file before any work and commits it last (util.h) */
+void imgout_write_file(FILE *f, const char *path, const uint8_t *px, int w, int h);
 
 typedef struct {
     int cw, ch;        /* cell size */

@@ -14,15 +14,15 @@ void match_scorer_init(match_scorer *s, double a, double b, int K, uint64_t seed
     s->K = K;
     s->seed = seed;
     s->stochastic = stochastic;
-    s->z1 = s->z2 = NULL;
+    s->n1 = s->n2 = NULL;
     s->cap = 0;
 }
 
 void match_scorer_free(match_scorer *s)
 {
-    free(s->z1);
-    free(s->z2);
-    s->z1 = s->z2 = NULL;
+    free(s->n1);
+    free(s->n2);
+    s->n1 = s->n2 = NULL;
     s->cap = 0;
 }
 
@@ -45,16 +45,37 @@ double match_prob_sets(const float *z1, int n1, const float *z2, int n2, int D, 
     return sum / ((double)n1 * (double)n2);
 }
 
-void match_draw(const match_emb *x, int K, rng *r, float *z)
+void match_draw_noise(const match_emb *x, int K, rng *r, double *n)
 {
     int per = K / x->C; /* K is a multiple of C: K / C samples per component */
     for (int k = 0; k < K; k++) {
         int c = k / per;
-        const float *mu = x->mu + (size_t)c * x->D;
         const float *var = x->var ? x->var + (size_t)c * x->D : NULL;
         for (int d = 0; d < x->D; d++)
-            z[(size_t)k * x->D + d] = var ? (float)(mu[d] + sqrt((double)var[d]) * rng_normal(r)) : mu[d];
+            n[(size_t)k * x->D + d] = var ? sqrt((double)var[d]) * rng_normal(r) : 0.0;
     }
+}
+
+/* mean of sigmoid(-a ||z1_i - z2_j|| + b) over the K x K sample pairs, z = mu_c + n (match.h:
+ * the means' difference and the noises' difference apart, so neither swamps the other) */
+static double prob_samples(const match_emb *x1, const double *n1, const match_emb *x2, const double *n2, int K,
+                           double a, double b)
+{
+    int D = x1->D, per1 = K / x1->C, per2 = K / x2->C;
+    double sum = 0;
+    for (int i = 0; i < K; i++) {
+        const float *m1 = x1->mu + (size_t)(i / per1) * D;
+        for (int j = 0; j < K; j++) {
+            const float *m2 = x2->mu + (size_t)(j / per2) * D;
+            double s = 0;
+            for (int d = 0; d < D; d++) {
+                double u = ((double)m1[d] - (double)m2[d]) + (n1[(size_t)i * D + d] - n2[(size_t)j * D + d]);
+                s += u * u;
+            }
+            sum += match_sigmoid(-a * sqrt(s) + b);
+        }
+    }
+    return sum / ((double)K * (double)K);
 }
 
 double match_prob(match_scorer *s, const match_emb *x1, const match_emb *x2)
@@ -67,20 +88,20 @@ double match_prob(match_scorer *s, const match_emb *x1, const match_emb *x2)
     if (K % x1->C || K % x2->C)
         die("K = %d samples cannot be split evenly over %d components", K, K % x1->C ? x1->C : x2->C);
     if (s->cap < K * D) {
-        free(s->z1);
-        free(s->z2);
+        free(s->n1);
+        free(s->n2);
         s->cap = K * D;
-        s->z1 = emalloc((size_t)s->cap * sizeof(float));
-        s->z2 = emalloc((size_t)s->cap * sizeof(float));
+        s->n1 = emalloc((size_t)s->cap * sizeof(double));
+        s->n2 = emalloc((size_t)s->cap * sizeof(double));
     }
     /* the lower index draws set A, the other set B: symmetric, and (x, x) is A against B */
     const match_emb *lo = x1->index <= x2->index ? x1 : x2, *hi = lo == x1 ? x2 : x1;
     rng r;
     rng_init(&r, s->seed, MATCH_SET_A ^ lo->index);
-    match_draw(lo, K, &r, s->z1);
+    match_draw_noise(lo, K, &r, s->n1);
     rng_init(&r, s->seed, MATCH_SET_B ^ hi->index);
-    match_draw(hi, K, &r, s->z2);
-    return match_prob_sets(s->z1, K, s->z2, K, D, s->a, s->b);
+    match_draw_noise(hi, K, &r, s->n2);
+    return prob_samples(lo, s->n1, hi, s->n2, K, s->a, s->b);
 }
 
 double match_eta(match_scorer *s, const match_emb *x) { return 1.0 - match_prob(s, x, x); }

@@ -9,6 +9,11 @@
  *   - stochastic (var given, scorer.stochastic): Eq. 5, p = mean over the K x K sample pairs, with K
  *     samples per embedding, stratified (K / C from each component: sample k comes from component
  *     k / (K / C)), z = mu_c + sqrt(var_c) eps, eps ~ N(0, I). K must be a multiple of C.
+ *     Precision: a sample is kept as its component and its noise n = sqrt(var_c) eps in double, and
+ *     z1 - z2 is computed as (mu_c1 - mu_c2) + (n1 - n2), never as a difference of rounded samples:
+ *     so any finite mean and variance give the right p, e.g. eta does not depend on where the
+ *     embedding sits (a mean of 1e20 with variance 1 has the eta of a mean of 0 with variance 1),
+ *     and a variance of 3e38 gives eta near 1 instead of collapsing the samples onto the mean.
  *
  * Randomness: an embedding's samples depend only on (seed, its index, which set): set A is drawn
  * from rng stream MATCH_SET_A ^ index, set B from MATCH_SET_B ^ index. For a pair, the embedding
@@ -16,7 +21,7 @@
  * independent sample sets, as Eq. 9 needs. So p is symmetric and eta(x) = 1 - p(x, x). Results
  * never depend on the order pairs are scored in.
  *
- * Ownership: a scorer owns its scratch (two K x D sample buffers); it is not shared by threads.
+ * Ownership: a scorer owns its scratch (two K x D noise buffers); it is not shared by threads.
  *
  *   match_scorer s;
  *   match_scorer_init(&s, a, b, 8, 714, 1);                   // K = 8, seed, stochastic
@@ -52,8 +57,8 @@ typedef struct {
     int K;             /* samples per embedding (stochastic) */
     uint64_t seed;
     int stochastic;    /* 1: Monte Carlo on var; 0: exact over component means, var ignored */
-    float *z1, *z2;    /* scratch, K x D each */
-    int cap;           /* floats allocated in each */
+    double *n1, *n2;   /* scratch, K x D each: the samples' noise around their components */
+    int cap;           /* doubles allocated in each */
 } match_scorer;
 
 static inline double match_sigmoid(double x)
@@ -68,8 +73,9 @@ void match_scorer_free(match_scorer *s);
 double match_prob_points(const float *z1, const float *z2, int D, double a, double b);
 /* mean of sigmoid(-a ||z1_i - z2_j|| + b) over all n1 x n2 pairs of rows of z1 (n1, D), z2 (n2, D) */
 double match_prob_sets(const float *z1, int n1, const float *z2, int n2, int D, double a, double b);
-/* K stratified samples of x into z (K, D) from generator r; var NULL: the means repeated */
-void match_draw(const match_emb *x, int K, rng *r, float *z);
+/* K stratified samples of x from generator r as noise n (K, D) around their components: sample k
+ * is mu[k / (K / C)] + n[k], n = sqrt(var) eps (var NULL: n = 0) */
+void match_draw_noise(const match_emb *x, int K, rng *r, double *n);
 
 /* p(m | x1, x2) by the rules above */
 double match_prob(match_scorer *s, const match_emb *x1, const match_emb *x2);

@@ -1,12 +1,14 @@
 /* metrics: AP, PR curve, bins, Kendall's tau-b, kNN. Definitions and tie rules: metrics.h. */
 #include "metrics.h"
 
+#include <float.h>
 #include <math.h>
 #include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "blas.h"
+#include "rng.h"
 #include "stream.h"
 #include "util.h"
 
@@ -45,6 +47,31 @@ void metrics_argsort(const double *key, int64_t n, int64_t *idx)
     for (int64_t i = 0; i < n; i++)
         idx[i] = s[i].i;
     free(s);
+}
+
+void metrics_argsort_random(const double *key, int64_t n, uint64_t seed, int64_t *idx)
+{
+    /* a seeded random permutation of the positions, then a stable sort by key: equal keys end up
+     * in the permutation's order, whatever their order in the input */
+    int64_t *perm = emalloc((size_t)(n ? n : 1) * sizeof *perm);
+    for (int64_t i = 0; i < n; i++)
+        perm[i] = i;
+    rng r;
+    rng_init(&r, seed, RNG_STREAM('t', 'i', 'e', 's'));
+    for (int64_t i = n - 1; i > 0; i--) {
+        int64_t j = (int64_t)rng_below(&r, (uint64_t)i + 1), t = perm[i];
+        perm[i] = perm[j];
+        perm[j] = t;
+    }
+    double *shuffled = emalloc((size_t)(n ? n : 1) * sizeof *shuffled);
+    for (int64_t t = 0; t < n; t++)
+        shuffled[t] = key[perm[t]];
+    keyed *s = sorted(shuffled, n, 1.0);
+    for (int64_t t = 0; t < n; t++)
+        idx[t] = perm[s[t].i];
+    free(s);
+    free(shuffled);
+    free(perm);
 }
 
 /* ------------------------------------------------------------------ AP and PR curve */
@@ -157,10 +184,16 @@ double metrics_tau_b(const double *x, const double *y, int64_t n, metrics_tau_co
 /* ------------------------------------------------------------------ kNN */
 
 #define SCAN_CHUNK 32
+/* an item whose squared norm or added term exceeds this stays out of the float screen: with every
+ * term below it, ||q||^2 + x + ||g||^2 + x' - 2 q.g stays below 6/16 of FLT_MAX, so no float sum
+ * can overflow (coordinates up to about 4.6e18) */
+#define KNN_FLOAT_LIMIT ((double)FLT_MAX / 16)
 
 typedef struct {
     const float *Q, *G;
-    const float *qt, *gt;  /* per-query / per-gallery-item float terms (norm + extra) */
+    const float *qt, *gt;  /* per-query / per-gallery-item float terms (norm + extra); gt is
+                            * INFINITY for a huge gallery item, which the screen never keeps */
+    const uint8_t *qbig;   /* (nq) 1: a huge query, searched in double only */
     int64_t nq, ng;
     int D, kk;
     const int64_t *exclude;
@@ -201,7 +234,7 @@ static void scan_row(const knn_job *J, int64_t q, const float *row, int64_t g0, 
             float d = dv[u];
             int64_t j = j0 + u;
             /* gallery indices arrive in increasing order, so strict < keeps the lower index first
-             * among equal distances */
+             * among equal distances; an infinite or NaN d (a huge gallery item) is never kept */
             if (!(d < worst) || j == ex)
                 continue;
             int pos = cnt < kk ? cnt++ : kk - 1;
@@ -233,14 +266,63 @@ static void *knn_worker(void *arg)
             blas_sgemm(0, 1, (int)qb, (int)gb, D, -2.0f, J->Q + q0 * D, D, J->G + g0 * D, D, 0.0f, dot,
                        (int)gb);
             for (int64_t r = 0; r < qb; r++)
-                scan_row(J, q0 + r, dot + r * gb, g0, gb);
+                if (!J->qbig[q0 + r])
+                    scan_row(J, q0 + r, dot + r * gb, g0, gb);
         }
     }
     free(dot);
     return NULL;
 }
 
-void metrics_knn(const float *Q, const float *qx, int64_t nq, const float *G, const float *gx, int64_t ng,
+/* ||q - g||^2 + extra, directly in double: no overflow for float coordinates */
+static double dist2(const float *q, const float *g, int D, double extra)
+{
+    double s = extra;
+    for (int d = 0; d < D; d++) {
+        double u = (double)q[d] - (double)g[d];
+        s += u * u;
+    }
+    return s;
+}
+
+/* (s, g) into the best cap of dd/di, sorted by (distance, index); *cnt held so far */
+static void best_push(double *dd, int64_t *di, int *cnt, int cap, double s, int64_t g)
+{
+    int c = *cnt;
+    if (c == cap && !(s < dd[c - 1] || (s == dd[c - 1] && g < di[c - 1])))
+        return;
+    int pos = c < cap ? c++ : cap - 1;
+    while (pos > 0 && (dd[pos - 1] > s || (dd[pos - 1] == s && di[pos - 1] > g))) {
+        dd[pos] = dd[pos - 1];
+        di[pos] = di[pos - 1];
+        pos--;
+    }
+    dd[pos] = s;
+    di[pos] = g;
+    *cnt = c;
+}
+
+/* the float term of each item (squared norm + extra), and whether it is too large to screen */
+static float *knn_terms(const char *what, const float *X, const double *x, int64_t n, int D, uint8_t *big)
+{
+    float *t = emalloc((size_t)(n ? n : 1) * sizeof *t);
+    for (int64_t i = 0; i < n; i++) {
+        double norm = 0, e = x ? x[i] : 0.0;
+        for (int d = 0; d < D; d++) {
+            double v = X[i * D + d];
+            if (!isfinite(v))
+                die("kNN: %s %lld has a coordinate %g that is not finite", what, (long long)i, v);
+            norm += v * v;
+        }
+        if (!(e >= 0) || !isfinite(e))
+            die("kNN: %s %lld: the added term %g is not a finite number >= 0", what, (long long)i, e);
+        big[i] = !(norm <= KNN_FLOAT_LIMIT && e <= KNN_FLOAT_LIMIT);
+        t[i] = big[i] ? INFINITY : (float)(norm + e);
+    }
+    return t;
+}
+
+void metrics_knn(const float *Q, const double *qx, int64_t nq, const float *G, const double *gx, int64_t ng,
                  int D, int k, const int64_t *exclude, int threads, int64_t *nbr, double *d2)
 {
     for (int64_t q = 0; q < nq; q++) {
@@ -257,19 +339,12 @@ void metrics_knn(const float *Q, const float *qx, int64_t nq, const float *G, co
     if (threads > nblocks)
         threads = (int)(nblocks ? nblocks : 1);
     int kk = k + METRICS_KNN_SLACK;
-    float *qt = emalloc((size_t)nq * sizeof *qt), *gt = emalloc((size_t)ng * sizeof *gt);
-    for (int64_t i = 0; i < nq; i++) {
-        float s = qx ? qx[i] : 0;
-        for (int d = 0; d < D; d++)
-            s += Q[i * D + d] * Q[i * D + d];
-        qt[i] = s;
-    }
-    for (int64_t i = 0; i < ng; i++) {
-        float s = gx ? gx[i] : 0;
-        for (int d = 0; d < D; d++)
-            s += G[i * D + d] * G[i * D + d];
-        gt[i] = s;
-    }
+    uint8_t *qbig = emalloc((size_t)(nq ? nq : 1)), *gbig = emalloc((size_t)(ng ? ng : 1));
+    float *qt = knn_terms("query", Q, qx, nq, D, qbig), *gt = knn_terms("gallery item", G, gx, ng, D, gbig);
+    int64_t *bigs = emalloc((size_t)(ng ? ng : 1) * sizeof *bigs), nbig = 0; /* the huge gallery items */
+    for (int64_t g = 0; g < ng; g++)
+        if (gbig[g])
+            bigs[nbig++] = g;
     float *cd = emalloc((size_t)nq * kk * sizeof *cd);
     int64_t *ci = emalloc((size_t)nq * kk * sizeof *ci);
     int *cnt = ecalloc((size_t)nq, sizeof *cnt);
@@ -280,7 +355,7 @@ void metrics_knn(const float *Q, const float *qx, int64_t nq, const float *G, co
     knn_job jobs[64];
     pthread_t tid[64];
     for (int t = 0; t < threads; t++)
-        jobs[t] = (knn_job){Q, G, qt, gt, nq, ng, D, kk, exclude, cd, ci, cnt, t, threads};
+        jobs[t] = (knn_job){Q, G, qt, gt, qbig, nq, ng, D, kk, exclude, cd, ci, cnt, t, threads};
     for (int t = 1; t < threads; t++)
         if (pthread_create(&tid[t], NULL, knn_worker, &jobs[t]))
             die("cannot start a thread");
@@ -288,29 +363,32 @@ void metrics_knn(const float *Q, const float *qx, int64_t nq, const float *G, co
     for (int t = 1; t < threads; t++)
         pthread_join(tid[t], NULL);
     blas_set_threads(blas_saved);
-    /* the candidates' distances again, directly and in double; best k by (d2, index) */
-    double *dd = emalloc((size_t)kk * sizeof *dd);
-    int64_t *di = emalloc((size_t)kk * sizeof *di);
+    /* the candidates' distances again, directly and in double, best k by (d2, index): the float
+     * screen's candidates and every huge gallery item; a huge query against the whole gallery */
+    double *dd = emalloc((size_t)k * sizeof *dd);
+    int64_t *di = emalloc((size_t)k * sizeof *di);
     for (int64_t q = 0; q < nq; q++) {
-        int c = cnt[q];
-        for (int r = 0; r < c; r++) {
-            int64_t g = ci[q * kk + r];
-            double s = (qx ? qx[q] : 0.0) + (gx ? gx[g] : 0.0);
-            for (int d = 0; d < D; d++) {
-                double u = (double)Q[q * D + d] - (double)G[g * D + d];
-                s += u * u;
+        const float *qv = Q + q * D;
+        double xq = qx ? qx[q] : 0.0;
+        int64_t ex = exclude ? exclude[q] : -1;
+        int c = 0;
+        if (qbig[q]) {
+            for (int64_t g = 0; g < ng; g++)
+                if (g != ex)
+                    best_push(dd, di, &c, k, dist2(qv, G + g * D, D, xq + (gx ? gx[g] : 0.0)), g);
+        } else {
+            for (int r = 0; r < cnt[q]; r++) {
+                int64_t g = ci[q * kk + r];
+                best_push(dd, di, &c, k, dist2(qv, G + g * D, D, xq + (gx ? gx[g] : 0.0)), g);
             }
-            if (s < 0)
-                s = 0;
-            int pos = r;
-            while (pos > 0 && (dd[pos - 1] > s || (dd[pos - 1] == s && di[pos - 1] > g))) {
-                dd[pos] = dd[pos - 1];
-                di[pos] = di[pos - 1];
-                pos--;
+            for (int64_t b = 0; b < nbig; b++) {
+                int64_t g = bigs[b];
+                if (g != ex)
+                    best_push(dd, di, &c, k, dist2(qv, G + g * D, D, xq + (gx ? gx[g] : 0.0)), g);
             }
-            dd[pos] = s;
-            di[pos] = g;
         }
+        if (c < k) /* cannot happen: avail >= k and every finite distance is a candidate */
+            die("internal error: kNN found %d of %d neighbours for query %lld", c, k, (long long)q);
         for (int r = 0; r < k; r++) {
             nbr[q * k + r] = di[r];
             d2[q * k + r] = dd[r];
@@ -318,11 +396,14 @@ void metrics_knn(const float *Q, const float *qx, int64_t nq, const float *G, co
     }
     free(dd);
     free(di);
+    free(bigs);
     free(cnt);
     free(ci);
     free(cd);
     free(gt);
     free(qt);
+    free(gbig);
+    free(qbig);
 }
 
 int32_t metrics_vote(const int32_t *cls, const double *dist, int k)

@@ -17,13 +17,20 @@
  *   bins     n items in B equal-size bins: the first n mod B bins hold one item more
  *            (ceil(n/B)), the others floor(n/B) (numpy.array_split's rule).
  *   argsort  ascending by key, equal keys keep their input order (stable).
+ *   argsort_random  ascending by key, equal keys in a seeded random order (a random permutation
+ *            of the input positions drawn from the seed): the order of the input never matters,
+ *            in distribution, for ranking by a key with ties (ktau's uncertainty bins).
  *   tau-b    (nc - nd) / sqrt((n0 - n1)(n0 - n2)), n0 = n(n-1)/2, n1 / n2 = pairs tied in x / in
  *            y (a pair tied in both counts in both); tied pairs are neither concordant nor
  *            discordant. NaN when x or y is constant (the denominator is 0).
  *   kNN      squared Euclidean distances ||q||^2 + ||g||^2 - 2 q.g (float, blas_sgemm) in blocks of
  *            METRICS_QBLOCK queries x METRICS_GBLOCK gallery items, a sorted top-k per query
  *            kept while the blocks stream by, the winners' distances then recomputed in double;
- *            equal distances: the lower gallery index first.
+ *            equal distances: the lower gallery index first. Items whose squared norm (or added
+ *            term) exceeds FLT_MAX / 16 (coordinates beyond about 4.6e18) could overflow the float
+ *            sums: they are kept out of the float screen and compared exactly in double (a huge
+ *            query against the whole gallery, every query against the huge gallery items), so
+ *            no finite input overflows the screen or leaves a query without its k neighbours.
  *   vote     the class with the most of the k neighbours; tied counts: the smallest sum of
  *            (Euclidean, not squared) distances among the tied classes; still tied: the class of
  *            the best-ranked neighbour among them.
@@ -39,6 +46,8 @@
 /* ---- ranking */
 /* idx[0..n) such that key[idx[0]] <= key[idx[1]] <= ...; equal keys in input order */
 void metrics_argsort(const double *key, int64_t n, int64_t *idx);
+/* the same, but equal keys in a random order drawn from seed (the same seed, the same order) */
+void metrics_argsort_random(const double *key, int64_t n, uint64_t seed, int64_t *idx);
 
 /* AP of score against label (nonzero = positive) by the tie-block rule above; NaN when there is
  * no positive. Scores must be finite. */
@@ -78,7 +87,9 @@ double metrics_tau_b(const double *x, const double *y, int64_t n, metrics_tau_co
 /* For each query q (nq x D, row-major) the k nearest gallery items (ng x D) by
  *     d2(q, g) = ||q - g||^2 + qx[q] + gx[g]
  * qx, gx (or NULL for 0): per-item terms added to the squared distance (total variances turn d2
- * into the expected squared distance between two random embeddings). exclude[q] (or NULL): a
+ * into the expected squared distance between two random embeddings), finite and >= 0, in double
+ * so that huge variances do not overflow. Coordinates must be finite (dies otherwise, naming the
+ * query or gallery index). exclude[q] (or NULL): a
  * gallery index never returned for query q (the query itself, for leave-one-out), -1 for none.
  * Needs at least k gallery items left for every query (dies otherwise).
  * Selection scans float distances from blas_sgemm, keeping the best k + METRICS_KNN_SLACK per
@@ -88,7 +99,7 @@ double metrics_tau_b(const double *x, const double *y, int64_t n, metrics_tau_co
  * (BLAS threads are set to 1 meanwhile and restored after); the results do not depend on it.
  * Memory: the inputs, (nq, k + slack) candidates and one block of floats per thread (2 MB). */
 #define METRICS_KNN_SLACK 4
-void metrics_knn(const float *Q, const float *qx, int64_t nq, const float *G, const float *gx, int64_t ng,
+void metrics_knn(const float *Q, const double *qx, int64_t nq, const float *G, const double *gx, int64_t ng,
                  int D, int k, const int64_t *exclude, int threads, int64_t *nbr, double *d2);
 
 /* the voted class of one query from its k neighbours' classes and distances (rank order) */

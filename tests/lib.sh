@@ -32,3 +32,43 @@ expect_fail() {
     return 0
 }
 json_get() { sed -n "s/.*\"$1\": *\([^,}]*\).*/\1/p" | head -n 1; }
+# with_file PATH cmd...: runs cmd with every argument that is the word @FILE@ replaced by PATH
+with_file() {
+    wf_path=$1; shift
+    wf_n=$#
+    while [ "$wf_n" -gt 0 ]; do
+        wf_a=$1; shift
+        [ "$wf_a" = @FILE@ ] && wf_a=$wf_path
+        set -- "$@" "$wf_a"
+        wf_n=$((wf_n - 1))
+    done
+    "$@"
+}
+# check_out_file cmd...: cmd writes an output file where the word @FILE@ stands (-o, --json, -i)
+# besides its stdout; file and stdout are all or nothing (util.h atomic_open):
+#   a path in a missing directory fails (exit 1) before anything reaches stdout;
+#   stdout on /dev/full fails (exit 1) and leaves neither the file nor a temp file;
+#   a FIFO and a link to /dev/null are written through, not replaced.
+# CF_SUFFIX (e.g. .png) ends every file name used.
+check_out_file() {
+    cf_name=$(basename "$1") cf_sfx=${CF_SUFFIX:-}
+    expect_fail 1 "cannot write $T/no-such-dir/" with_file "$T/no-such-dir/out$cf_sfx" "$@"
+    rm -f "$T/cf-out"*
+    with_file "$T/cf-out$cf_sfx" "$@" > /dev/full 2> "$T/cf-err"
+    cf_rc=$?
+    [ "$cf_rc" = 1 ] || fail "$cf_name, stdout on /dev/full: exit $cf_rc, expected 1 ($(cat "$T/cf-err"))"
+    ls "$T/cf-out"* > /dev/null 2>&1 && fail "$cf_name, stdout on /dev/full: left $(ls "$T/cf-out"*)"
+    rm -f "$T/cf-fifo$cf_sfx" "$T/cf-fifo.out"
+    mkfifo "$T/cf-fifo$cf_sfx" || fail "mkfifo"
+    timeout 60 cat "$T/cf-fifo$cf_sfx" > "$T/cf-fifo.out" &
+    cf_pid=$!
+    with_file "$T/cf-fifo$cf_sfx" "$@" > /dev/null 2> "$T/cf-err" || fail "$cf_name into a FIFO: $(cat "$T/cf-err")"
+    wait $cf_pid || fail "$cf_name into a FIFO: the reader failed"
+    [ -p "$T/cf-fifo$cf_sfx" ] || fail "$cf_name replaced the FIFO"
+    [ -s "$T/cf-fifo.out" ] || fail "$cf_name wrote nothing into the FIFO"
+    rm -f "$T/cf-null$cf_sfx"
+    ln -s /dev/null "$T/cf-null$cf_sfx"
+    with_file "$T/cf-null$cf_sfx" "$@" > /dev/null 2> "$T/cf-err" || fail "$cf_name into a link to /dev/null: $(cat "$T/cf-err")"
+    [ -c /dev/null ] && [ -L "$T/cf-null$cf_sfx" ] || fail "$cf_name replaced /dev/null or the link to it"
+    return 0
+}

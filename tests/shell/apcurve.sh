@@ -45,9 +45,13 @@ expect_fail 1 'truncated' "$BIN/apcurve" "$T/trunc"
 expect_fail 1 "no field 'q'" "$BIN/apcurve" -s q "$T/a"
 printf 'nan 1\n0.5 0\n' | ps_table >"$T/nan"
 expect_fail 1 'not finite' "$BIN/apcurve" "$T/nan"
+# --- the curve and stdout, all or nothing: the TSV is opened before any work, committed last
+check_out_file "$BIN/apcurve" -o @FILE@ "$T/a"
+check_out_file "$BIN/apcurve" --json -o @FILE@ "$T/a"
+expect_fail 1 'cannot write /dev/full' "$BIN/apcurve" -o /dev/full "$T/a"
 # --- misuse
-expect_fail 2 'usage' "$BIN/apcurve" -x "$T/a"
-expect_fail 2 'usage' "$BIN/apcurve" -s
-expect_fail 2 'usage' "$BIN/apcurve" "$T/a" "$T/a"
+expect_fail 2 "for help" "$BIN/apcurve" -x "$T/a"
+expect_fail 2 "for help" "$BIN/apcurve" -s
+expect_fail 2 "for help" "$BIN/apcurve" "$T/a" "$T/a"
 "$BIN/apcurve" -h | grep -q '^usage: apcurve' || fail "-h"
 echo "apcurve: ok"

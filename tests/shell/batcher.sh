@@ -95,6 +95,10 @@ expect_fail 2 "-n -3" "$BIN/batcher" -n -3
 expect_fail 2 "-S -1" "$BIN/batcher" -S -1
 expect_fail 2 "unknown option" "$BIN/batcher" -Z
 expect_fail 2 "two inputs" "$BIN/batcher" "$T/in" "$T/in"
+# an option of the other mode would be silently ignored
+expect_fail 2 "-P with -m pairs" "$BIN/batcher" -P 4 -n 1
+expect_fail 2 "-K with -m pairs" "$BIN/batcher" -m pairs -K 2 -n 1
+expect_fail 2 "-b with -m pk" "$BIN/batcher" -b 64 -m pk -n 1
 "$BIN/batcher" -h >"$T/out" 2>"$T/err" && grep -q '^usage: batcher' "$T/out" && [ ! -s "$T/err" ] ||
     fail "-h"
 echo "batcher: all checks passed"

@@ -27,6 +27,8 @@ grep -qx 'runs 2' "$T/o.txt" || fail "runs"
 grep -qx 'mean_run 2.50' "$T/o.txt" || fail "mean run"
 centroids --order --json "$T/e.hs" "$T/e.hs" | grep -q '"classes": 6, "shared_pairs": 3, "runs": 2, "mean_run": 2.5000' || fail "json of two files"
 expect_exit 2 "nonsense option" centroids --bogus
+# --json is the JSON form of --order: alone it would be silently ignored
+expect_exit 2 "--json without --order" centroids --json "$T/e.hs"
 expect_exit 1 "wrong kind" sh -c "mkdigits -N 2 -s test-seen -n 200 | centroids"
 head -c 100 "$T/e.hs" > "$T/cut.hs"
 expect_exit 1 "truncated stream" centroids "$T/cut.hs"

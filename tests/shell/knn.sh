@@ -74,6 +74,47 @@ awk 'NR > 1 && ($4 != ($3 == $2) || $5 > $6 || $6 > $7 || $7 > $8 || $8 > $9) { 
 # eta passes through from pairscore --self
 "$BIN/pairscore" --self "$T/e" | "$BIN/knn" | "$FIX" cols eta >/dev/null || fail "eta not passed through"
 
+# --- huge values: squares that overflow float32 (the float screen found no candidate for them:
+# a crash, or silently the previous query's neighbours). 60 ordinary points in 3 classes, then
+# 1060 (1e20, 0), 1061 (1e20, 1e15), 1062 (1e20, 3e15): exact distances in double.
+awk 'BEGIN { for (i = 0; i < 60; i++) { c = i % 3; printf "%d %.3f %d %d 0.01 0.01\n", 10 * c + (i % 7) * 0.1, (i % 5) * 0.1, c, 1000 + i } }' >"$T/norm.txt"
+huge_table() { "$FIX" table embeddings mu:float32:1x2 class:int32 id:int64 var:float32:1x2; }
+huge_table <"$T/norm.txt" >"$T/norm" || fail "fixture"
+{ cat "$T/norm.txt"; printf '1e20 0 0 1060 0 0\n1e20 1e15 0 1061 0 0\n1e20 3e15 1 1062 0 0\n'; } | huge_table >"$T/huge" || fail "fixture"
+"$BIN/knn" -k 3 "$T/huge" >"$T/kh" || fail "knn on huge means exited $?"
+"$FIX" cols id neighbors nn_dist <"$T/kh" >"$T/ch" || fail "knn on huge means: not a whole stream"
+# (float32 1e15 is 999999986991104; the third neighbour is at (1e20)^2 from all the ordinary
+# points alike in double, so the lowest record index)
+grep -qx '1060 1061 1062 1000 9.99999987e+14' "$T/ch" || fail "query 1060: $(grep '^1060' "$T/ch")"
+grep -qx '1061 1060 1062 1000 9.99999987e+14' "$T/ch" || fail "query 1061: $(grep '^1061' "$T/ch")"
+grep -qx '1062 1061 1060 1000 2.00000011e+15' "$T/ch" || fail "query 1062: $(grep '^1062' "$T/ch")"
+# the ordinary points keep the neighbours they have without the huge ones
+"$BIN/knn" -k 3 "$T/norm" | "$FIX" cols id neighbors nn_dist predicted >"$T/cn"
+"$FIX" cols id neighbors nn_dist predicted <"$T/kh" | head -n 61 | cmp -s - "$T/cn" || fail "huge means changed the others' neighbours"
+# -d expected with a total variance beyond float32 (3e38 + 3e38): exact in double; every distance
+# from it is 6e38 + a little, equal in double: the lowest indices; nobody else picks it
+{ cat "$T/norm.txt"; printf '0 0 2 1060 3e38 3e38\n'; } | huge_table >"$T/hugevar" || fail "fixture"
+"$BIN/knn" -k 3 -d expected "$T/hugevar" >"$T/kv" || fail "knn -d expected on a huge variance exited $?"
+"$FIX" cols id neighbors nn_dist <"$T/kv" >"$T/cv" || fail "knn -d expected on a huge variance: not a whole stream"
+grep -qx '1060 1000 1001 1002 2.44948981e+19' "$T/cv" || fail "query 1060 (variance 3e38): $(grep '^1060' "$T/cv")"
+"$BIN/knn" -k 3 -d expected "$T/norm" | "$FIX" cols id neighbors nn_dist predicted >"$T/cn"
+"$FIX" cols id neighbors nn_dist predicted <"$T/kv" | head -n 61 | cmp -s - "$T/cn" || fail "a huge variance changed the others' neighbours"
+# a nearest-neighbour distance beyond float32 cannot be stored in nn_dist: an error naming the record
+{ cat "$T/norm.txt"; printf '3e38 3e38 0 1060 0 0\n'; } | huge_table >"$T/far" || fail "fixture"
+expect_fail 1 'record 60: the distance to its nearest neighbour' "$BIN/knn" -k 3 "$T/far"
+# means or variances that are not finite: an error naming the record
+{ cat "$T/norm.txt"; printf 'inf 0 0 1060 0 0\n'; } | huge_table >"$T/inf" || fail "fixture"
+expect_fail 1 'record 60: mean inf is not finite' "$BIN/knn" "$T/inf"
+{ cat "$T/norm.txt"; printf '0 0 0 1060 nan 0\n'; } | huge_table >"$T/nanv" || fail "fixture"
+expect_fail 1 'record 60: variance nan is not a finite number' "$BIN/knn" -d expected "$T/nanv"
+
+# --- the summary and the stream, all or nothing: --json is opened before any work, synced before
+# the stream's end marker and renamed into place after it
+check_out_file "$BIN/knn" --json @FILE@ "$T/tie"
+"$BIN/knn" --json /dev/full "$T/tie" >"$T/full.hs" 2>"$T/err" && fail "knn --json /dev/full succeeded"
+grep -q 'cannot write /dev/full' "$T/err" || fail "knn --json /dev/full: $(cat "$T/err")"
+"$BIN/tshow" -q "$T/full.hs" >/dev/null 2>&1 && fail "knn --json /dev/full left a whole stream on stdout"
+
 # --- bad input
 "$FIX" table embeddings mu:float32:1x2 class:int32 id:int64 </dev/null >"$T/empty"
 expect_fail 1 'no records' "$BIN/knn" "$T/empty"
@@ -85,13 +126,17 @@ expect_fail 1 'dimensions' "$BIN/knn" -g "$T/d3" "$T/e"
 printf '0 0 5\n1 1 6\n' | "$FIX" table embeddings mu:float32:1x2 id:int64 >"$T/nocls"
 expect_fail 1 "no 'class' field" "$BIN/knn" -k 1 "$T/nocls"
 # --- misuse
-expect_fail 2 'usage' "$BIN/knn" -k 0 "$T/e"
-expect_fail 2 'usage' "$BIN/knn" -d median "$T/e"
-expect_fail 2 'usage' "$BIN/knn" --exclude-id "$T/e"
-expect_fail 2 'usage' "$BIN/knn" -t 0 "$T/e"
-expect_fail 2 'usage' "$BIN/knn" --bogus "$T/e"
-expect_fail 2 'usage' "$BIN/knn" "$T/e" "$T/e"
-expect_fail 2 'usage' "$BIN/knn" --summary -g "$T/e" "$T/k1"
+expect_fail 2 "for help" "$BIN/knn" -k 0 "$T/e"
+expect_fail 2 "for help" "$BIN/knn" -d median "$T/e"
+expect_fail 2 "for help" "$BIN/knn" --exclude-id "$T/e"
+expect_fail 2 "for help" "$BIN/knn" -t 0 "$T/e"
+expect_fail 2 "for help" "$BIN/knn" --bogus "$T/e"
+expect_fail 2 "for help" "$BIN/knn" "$T/e" "$T/e"
+expect_fail 2 "for help" "$BIN/knn" --summary -g "$T/e" "$T/k1"
+# options --summary would ignore
+expect_fail 2 "for help" "$BIN/knn" --summary -k 3 "$T/k1"
+expect_fail 2 "for help" "$BIN/knn" --summary -d expected "$T/k1"
+expect_fail 2 "for help" "$BIN/knn" --summary -t 2 "$T/k1"
 expect_fail 1 "expected a stream of kind 'knn'" "$BIN/knn" --summary "$T/e"
 "$BIN/knn" -h | grep -q '^usage: knn' || fail "-h"
 echo "knn: ok"

@@ -34,9 +34,53 @@ grep -q '{"bin": 6, "n": 3, ' "$T/json" && grep -q '{"bin": 7, "n": 2, ' "$T/jso
 grep -q '"tau": null' "$T/json" || fail "constant accuracy must give tau null"
 "$BIN/ktau" "$T/47" | grep -qx 'tau nan' || fail "constant accuracy must give tau nan"
 
-# --- equal uncertainties keep their stream order: 10 right then 10 wrong, 2 bins: 1.0 then 0.0
-awk 'BEGIN { for (i = 0; i < 20; i++) print 0.5, i < 10 }' | knn_table | "$BIN/ktau" -b 2 >"$T/txt" || fail "ties"
-grep -qx 'tau 1.000000' "$T/txt" && grep -Eq '^1 +10 +0.500000 +0.000000$' "$T/txt" || fail "ties: $(cat "$T/txt")"
+# --- ties in the uncertainty are ordered by a seeded random permutation, never by record order.
+# 4000 items, eta 0.1 or 0.2 at random, correctness at random: the same records once with the
+# correct ones first, once with them last. Stream order gave tau +0.32 and -0.39; now tau is about
+# 0 for both (mean over 8 seeds; one run's sd is about 0.08 here) and the two agree.
+ties() { awk -v first="$1" 'BEGIN { srand(1); n = 4000
+    for (i = 0; i < n; i++) { e[i] = rand() < 0.5 ? 0.1 : 0.2; c[i] = rand() < 0.5 }
+    for (p = 0; p < 2; p++) for (i = 0; i < n; i++) if (c[i] == (p == 0 ? first : 1 - first)) print e[i], c[i] }' | knn_table; }
+ties 1 >"$T/tie-first" && ties 0 >"$T/tie-last" || fail "tie fixtures"
+first=$("$BIN/ktau" "$T/tie-first" | tail -n 1) last=$("$BIN/ktau" "$T/tie-last" | tail -n 1)
+awk -v a="${first#tau }" -v b="${last#tau }" 'BEGIN { exit !(a * a < 0.09 && b * b < 0.09) }' ||
+    fail "ties, default seed: $first with the correct items first, $last with them last"
+for f in tie-first tie-last; do
+    for s in 1 2 3 4 5 6 7 8; do "$BIN/ktau" -S $s "$T/$f" | tail -n 1; done |
+        awk '$1 == "tau" { s += $2; n++ } END { if (n == 8) print s / n }' >"$T/$f.mean"
+done
+first=$(cat "$T/tie-first.mean") last=$(cat "$T/tie-last.mean")
+awk -v a="$first" -v b="$last" 'BEGIN { d = a - b; exit !(a != "" && b != "" && a * a < 0.04 && b * b < 0.04 && d * d < 0.01) }' ||
+    fail "ties: mean tau $first with the correct items first, $last with them last: both should be near 0"
+# the seed decides the order of ties: the same seed the same bytes, another seed other bins
+"$BIN/ktau" -S 5 "$T/tie-first" >"$T/s5" && "$BIN/ktau" -S 5 "$T/tie-first" | cmp -s - "$T/s5" || fail "-S 5 twice differs"
+"$BIN/ktau" -S 6 "$T/tie-first" | cmp -s - "$T/s5" && fail "-S 6 changed nothing"
+"$BIN/ktau" --json "$T/tie-first" | grep -q '"seed": 714, ' || fail "json: no seed"
+# untied uncertainties do not depend on the seed (the hand-derived table above)
+"$BIN/ktau" -b 4 -S 99 "$T/acc" | grep -qx 'tau 0.912871' || fail "-S changed a table without ties"
+
+# --- constant uncertainty (a point model: eta = 1 - sigmoid(b) for every image): bins and tau
+# are undefined, whatever the record order: no number anywhere, exit 0
+for first in 1 0; do
+    awk -v first=$first 'BEGIN { srand(2); for (i = 0; i < 200; i++) c[i] = rand() < 0.5
+        for (p = 0; p < 2; p++) for (i = 0; i < 200; i++) if (c[i] == (p == 0 ? first : 1 - first)) print 0.26894142, c[i] }' |
+        knn_table >"$T/const" || fail "constant fixture"
+    "$BIN/ktau" --json -o "$T/const.tsv" "$T/const" >"$T/json" 2>"$T/err" || fail "constant eta: exit $?"
+    grep -q '^{"program": "ktau", "tau": null, "note": "the uncertainty is constant' "$T/json" ||
+        fail "constant eta: json $(cat "$T/json")"
+    grep -q '"bins": \[\], "n": 200}$' "$T/json" || fail "constant eta: json bins $(cat "$T/json")"
+    [ "$(json_get tau <"$T/json")" = null ] || fail "constant eta: the pipelines' tau extraction"
+    grep -q 'for every item' "$T/err" || fail "constant eta: no warning"
+    printf '# bin\tn\tmean_eta\taccuracy\n' | cmp -s - "$T/const.tsv" || fail "constant eta: tsv $(cat "$T/const.tsv")"
+    "$BIN/ktau" "$T/const" 2>/dev/null >"$T/txt" || fail "constant eta, text: exit $?"
+    grep -qx 'tau undefined (constant uncertainty)' "$T/txt" || fail "constant eta: text $(cat "$T/txt")"
+    grep -q '^[0-9]' "$T/txt" && fail "constant eta: bin lines in $(cat "$T/txt")"
+    grep -qx 'n 200' "$T/txt" || fail "constant eta: n"
+done
+# the AP form too
+awk 'BEGIN { for (i = 0; i < 40; i++) print i / 40, i % 3 == 0, 0.5 }' |
+    "$FIX" table pairscores p:float32 match:uint8 eta:float32 | "$BIN/ktau" --json 2>/dev/null |
+    grep -q '"tau": null, "note": ' || fail "constant eta on pairscores"
 
 # --- AP per bin on pairscores: low-eta bin ranks both matches first (AP 1); the high-eta bin
 # ranks them last, AP = (1/3 + 2/4) / 2 = 5/12 = 0.416667; tau 1
@@ -85,12 +129,17 @@ expect_fail 1 'truncated' "$BIN/ktau" "$T/trunc"
 expect_fail 1 "no field 'correct'" "$BIN/ktau" -m accuracy:correct "$T/ps"
 awk 'BEGIN { for (i = 0; i < 30; i++) print i % 2 }' | "$FIX" table knn correct:uint8 >"$T/noeta"
 expect_fail 1 "no field 'eta'" "$BIN/ktau" "$T/noeta"
+# --- the TSV and stdout, all or nothing: the TSV is opened before any work, committed last
+check_out_file "$BIN/ktau" -b 4 -o @FILE@ "$T/acc"
+check_out_file "$BIN/ktau" -b 4 --json -o @FILE@ "$T/acc"
+expect_fail 1 'cannot write /dev/full' "$BIN/ktau" -b 4 -o /dev/full "$T/acc"
 # --- misuse
-expect_fail 2 'usage' "$BIN/ktau" -b 0 "$T/acc"
-expect_fail 2 'usage' "$BIN/ktau" -m precision:p "$T/acc"
-expect_fail 2 'usage' "$BIN/ktau" -m ap:p "$T/acc"
-expect_fail 2 'usage' "$BIN/ktau" -m accuracy: "$T/acc"
-expect_fail 2 'usage' "$BIN/ktau" --bogus "$T/acc"
-expect_fail 2 'usage' "$BIN/ktau" "$T/acc" "$T/acc"
+expect_fail 2 "for help" "$BIN/ktau" -S -1 "$T/acc"
+expect_fail 2 "for help" "$BIN/ktau" -b 0 "$T/acc"
+expect_fail 2 "for help" "$BIN/ktau" -m precision:p "$T/acc"
+expect_fail 2 "for help" "$BIN/ktau" -m ap:p "$T/acc"
+expect_fail 2 "for help" "$BIN/ktau" -m accuracy: "$T/acc"
+expect_fail 2 "for help" "$BIN/ktau" --bogus "$T/acc"
+expect_fail 2 "for help" "$BIN/ktau" "$T/acc" "$T/acc"
 "$BIN/ktau" -h | grep -q '^usage: ktau' || fail "-h"
 echo "ktau: ok"

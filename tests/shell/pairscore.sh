@@ -62,9 +62,48 @@ awk 'FNR == 1 { next } { o = (FNR - 2) % 4 == 3; s[o] += $NF; n[o]++ }
 "$BIN/pairscore" -n 20 -K 4 "$T/e2" >/dev/null || fail "C = 2, K = 4"
 expect_fail 1 'not a multiple' "$BIN/pairscore" -n 20 -K 7 "$T/e2"
 
+# --- huge means and variances: the means' and the noises' differences are kept apart (lib/match.h),
+# so a mean of 1e20 or 3e38 (float spacing 8.8e12 and 2e31) does not swallow a variance of 0.5:
+# every eta equals that of the same embeddings at the origin; a variance of 3e38 gives eta ~ 1
+# (the samples used to collapse onto the mean: eta = 1 - sigmoid(b) for all of them)
+emb_table() { "$FIX" table embeddings mu:float32:1x2 var:float32:1x2 class:int32 id:int64 -m match_a=2.0 -m match_b=1.0; }
+awk 'BEGIN { for (i = 0; i < 20; i++) print 0, 0, 0.5, 0.5, i % 2, 100 + i }' | emb_table >"$T/o0"
+awk 'BEGIN { for (i = 0; i < 20; i++) print (i < 10 ? 1e20 : 3e38), -1e20, 0.5, 0.5, i % 2, 100 + i }' | emb_table >"$T/o20"
+"$BIN/pairscore" --self "$T/o0" | "$FIX" cols eta >"$T/eta0" || fail "--self at the origin"
+"$BIN/pairscore" --self "$T/o20" | "$FIX" cols eta >"$T/eta20" || fail "--self on huge means exited $?"
+cmp -s "$T/eta0" "$T/eta20" || fail "huge means changed eta: $(paste "$T/eta0" "$T/eta20" | head -n 4)"
+awk 'NR > 1 && !($1 > 0.4) { exit 1 }' "$T/eta20" || fail "huge means: eta collapsed to 1 - sigmoid(b)"
+"$BIN/pairscore" -n 40 "$T/o0" | "$FIX" cols match p >"$T/p0"
+"$BIN/pairscore" -n 40 "$T/o20" | "$FIX" cols match p >"$T/p20" || fail "pairs on huge means exited $?"
+awk 'NR > 1 && !($2 >= 0 && $2 <= 1) { exit 1 }' "$T/p20" || fail "huge means: p out of [0, 1]"
+awk 'BEGIN { for (i = 0; i < 20; i++) print 3e38, -3e38, 3e38, 3e38, i % 2, 100 + i }' | emb_table >"$T/v38"
+"$BIN/pairscore" --self --json "$T/v38.json" "$T/v38" | "$FIX" cols eta >"$T/etav" || fail "--self on variances 3e38 exited $?"
+awk 'NR > 1 && !($1 > 0.999 && $1 <= 1) { exit 1 }' "$T/etav" || fail "variance 3e38: eta $(sed -n 2p "$T/etav"), expected ~1"
+check_lt 0.999 "$(json_get min_eta <"$T/v38.json")" "variance 3e38: json $(cat "$T/v38.json")"
+"$BIN/pairscore" -n 40 "$T/v38" | "$FIX" cols p eta | awk 'NR > 1 && !($1 >= 0 && $1 <= 1 && $2 > 0.999) { exit 1 }' ||
+    fail "variance 3e38: pairs"
+# means and variances that are not finite are errors naming the record (--self reads records itself)
+awk 'BEGIN { for (i = 0; i < 20; i++) print (i == 7 ? "nan" : 0), 0, 0.5, 0.5, i % 2, 100 + i }' | emb_table >"$T/nanm"
+expect_fail 1 'record 7: mean nan is not finite' sh -c '"$BIN/pairscore" --self "$1" > /dev/null' sh "$T/nanm"
+expect_fail 1 'record 7: mean nan is not finite' "$BIN/pairscore" -n 10 "$T/nanm"
+awk 'BEGIN { for (i = 0; i < 20; i++) print 0, 0, 0.5, (i == 3 ? "inf" : 0.5), i % 2, 100 + i }' | emb_table >"$T/infv"
+expect_fail 1 'record 3: variance inf is not a finite number' sh -c '"$BIN/pairscore" --self "$1" > /dev/null' sh "$T/infv"
+expect_fail 1 'record 3: variance inf is not a finite number' "$BIN/pairscore" -n 10 "$T/infv"
+
+# --- the summary and the stream, all or nothing: --json is opened before any work, synced before
+# the stream's end marker and renamed into place after it
+check_out_file "$BIN/pairscore" -n 50 --json @FILE@ "$T/e"
+check_out_file "$BIN/pairscore" --self --json @FILE@ "$T/e"
+for self in "" --self; do
+    "$BIN/pairscore" $self --json /dev/full "$T/e" >"$T/full.hs" 2>"$T/err" && fail "pairscore $self --json /dev/full succeeded"
+    grep -q 'cannot write /dev/full' "$T/err" || fail "pairscore $self --json /dev/full: $(cat "$T/err")"
+    "$BIN/tshow" -q "$T/full.hs" >/dev/null 2>&1 && fail "pairscore $self --json /dev/full left a whole stream on stdout"
+done
+
 # --- bad input: exit 1 with a message, nothing on stdout
 "$FIX" emb -n 50 -p >"$T/pt"
 expect_fail 1 '--mc needs stochastic embeddings' "$BIN/pairscore" --mc "$T/pt"
+expect_fail 1 '-K needs stochastic embeddings' "$BIN/pairscore" -K 16 "$T/pt"
 printf '1000 1001\n1002 99\n' >"$T/bad"
 expect_fail 1 'pairs file line 2 names unknown id 99' "$BIN/pairscore" --pairs "$T/bad" "$T/pt"
 printf '1000 x\n' >"$T/bad"
@@ -80,11 +119,15 @@ expect_fail 1 'match_a' "$BIN/pairscore" "$T/noab"
 printf '0 0 0\n1 1 0\n' | "$FIX" table embeddings mu:float32:1x2 class:int32 -m match_a=1.0 -m match_b=0 >"$T/one"
 expect_fail 1 'no non-matching pair' "$BIN/pairscore" "$T/one"
 # --- misuse: exit 2, nothing on stdout
-expect_fail 2 'usage' "$BIN/pairscore" -x "$T/e"
-expect_fail 2 'usage' "$BIN/pairscore" -n 0 "$T/e"
-expect_fail 2 'usage' "$BIN/pairscore" -K lots "$T/e"
-expect_fail 2 'usage' "$BIN/pairscore" --mc --means "$T/e"
-expect_fail 2 'usage' "$BIN/pairscore" --self --pairs "$T/pairs" "$T/e"
-expect_fail 2 'usage' "$BIN/pairscore" "$T/e" "$T/e"
+expect_fail 2 "for help" "$BIN/pairscore" -x "$T/e"
+expect_fail 2 "for help" "$BIN/pairscore" -n 0 "$T/e"
+expect_fail 2 "for help" "$BIN/pairscore" -K lots "$T/e"
+expect_fail 2 "for help" "$BIN/pairscore" --mc --means "$T/e"
+expect_fail 2 "for help" "$BIN/pairscore" --self --pairs "$T/pairs" "$T/e"
+expect_fail 2 "for help" "$BIN/pairscore" "$T/e" "$T/e"
+# options that would be silently ignored
+expect_fail 2 "for help" "$BIN/pairscore" --self -n 5 "$T/e"
+expect_fail 2 "for help" "$BIN/pairscore" --pairs "$T/pairs" -n 5 "$T/pts"
+expect_fail 2 "for help" "$BIN/pairscore" --means -K 16 "$T/e"
 "$BIN/pairscore" -h | grep -q '^usage: pairscore' || fail "-h"
 echo "pairscore: ok"

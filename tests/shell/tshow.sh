@@ -106,6 +106,16 @@ check_png "$T/three.png" 172 30     # 3 images in one row: 3*57+1, 29+1
 printf 'P5\n457 59\n255\n' >"$T/pgmhead"
 head -c 14 "$T/ten.pgm" | cmp -s - "$T/pgmhead" || fail "PGM header"
 [ "$(wc -c <"$T/ten.pgm")" -eq $((14 + 457 * 59)) ] || fail "PGM size"
+# the sheet and stdout, all or nothing: -i is opened before any work, committed last
+# (check_out_file is in tests/lib.sh, sourced in a subshell: it brings its own T and fail)
+in=$T/in
+( . "$(dirname "$0")/../lib.sh"
+  CF_SUFFIX=.png check_out_file "$BIN/tshow" -q -n 3 -i @FILE@ "$in"
+  CF_SUFFIX=.pgm check_out_file "$BIN/tshow" -p -q -n 3 -i @FILE@ "$in" ) || fail "tshow -i with stdout"
+ln -s /dev/full "$T/full.png"
+"$BIN/tshow" -p -q -n 3 -i "$T/full.png" "$T/in" >"$T/full.hs" 2>"$T/err" && fail "tshow -p -i (a link to) /dev/full succeeded"
+grep -q 'cannot write /dev/full' "$T/err" || fail "tshow -i /dev/full: $(cat "$T/err")"
+"$BIN/tshow" -q "$T/full.hs" >/dev/null 2>&1 && fail "tshow -p -i /dev/full left a whole stream on stdout"
 
 # bad input: exit 1 with "tshow:"; misuse: exit 2, nothing on stdout
 bad() { # bad STATUS WHAT COMMAND... (stdin from $T/stdin)

@@ -122,6 +122,23 @@ int main(void)
     CHECK(match_prob(&mc, &y, &x) == p1);
     CHECK(match_prob(&mc, &x, &y) == p1);
 
+    /* huge means and variances: z1 - z2 is (mu1 - mu2) + (n1 - n2) in double, so a mean of 1e20
+     * (float spacing there 8.8e12) does not swallow a variance of 0.5: eta and p equal those at
+     * the origin exactly (the same index, the same eps); a variance of 3e38 (sd 1.7e19) puts the
+     * two sample sets far apart: eta ~ 1, not the 1 - sigmoid(b) of samples collapsed onto mu */
+    float far[] = {1e20f, -1e20f}, far2[] = {1e20f, -1e20f}, origin[] = {0, 0}, hv[] = {0.5f, 0.5f};
+    float top[] = {3e38f, -3e38f}, huge_var[] = {3e38f, 3e38f};
+    match_emb xf = {far, hv, 1, 2, 11}, xo = {origin, hv, 1, 2, 11};
+    CHECK(match_eta(&mc, &xf) == match_eta(&mc, &xo));
+    CHECK(match_eta(&mc, &xf) > 0.4); /* var 0.5: about 0.60 (above), far from 0.27 */
+    match_emb yf = {far2, hv, 1, 2, 12}, yo = {origin, hv, 1, 2, 12};
+    CHECK(match_prob(&mc, &xf, &yf) == match_prob(&mc, &xo, &yo));
+    match_emb xh = {top, huge_var, 1, 2, 13};
+    double eh = match_eta(&mc, &xh);
+    CHECK(isfinite(eh) && eh > 0.999 && eh <= 1);
+    match_emb xt = {top, hv, 1, 2, 11};
+    CHECK(match_eta(&mc, &xt) == match_eta(&mc, &xo)); /* even at 3e38 */
+
     match_scorer_free(&mc);
     match_scorer_free(&ex);
     match_scorer_free(&big);

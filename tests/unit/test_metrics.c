@@ -99,6 +99,45 @@ static void test_bins_and_sort(void)
     CHECK(idx[0] == 4 && idx[1] == 1 && idx[2] == 3 && idx[3] == 0 && idx[4] == 2);
 }
 
+/* equal keys in a seeded random order: sorted by key, a permutation, the same for the same seed,
+ * and each tie order about equally likely whatever the input order */
+static void test_argsort_random(void)
+{
+    enum { N = 40 };
+    double key[N];
+    for (int i = 0; i < N; i++)
+        key[i] = i % 3; /* three values, 13 or 14 items each */
+    int64_t a[N], b[N], c[N];
+    metrics_argsort_random(key, N, 714, a);
+    metrics_argsort_random(key, N, 714, b);
+    metrics_argsort_random(key, N, 715, c);
+    int sorted_ok = 1, perm_ok = 1, same = 1, differ = 0, stable = 1;
+    int seen[N] = {0};
+    for (int t = 0; t < N; t++) {
+        if (t)
+            sorted_ok &= key[a[t - 1]] <= key[a[t]];
+        perm_ok &= a[t] >= 0 && a[t] < N && !seen[a[t]]++;
+        same &= a[t] == b[t];
+        differ |= a[t] != c[t];
+        if (t && key[a[t - 1]] == key[a[t]])
+            stable &= a[t - 1] < a[t];
+    }
+    CHECK(sorted_ok);
+    CHECK(perm_ok);
+    CHECK(same);
+    CHECK(differ);
+    CHECK(!stable); /* ties are not left in input order */
+    /* two equal keys: over 4000 seeds item 0 comes first in about half (binomial sd 32) */
+    double two[2] = {5, 5};
+    int first0 = 0;
+    for (uint64_t seed = 1; seed <= 4000; seed++) {
+        int64_t o[2];
+        metrics_argsort_random(two, 2, seed, o);
+        first0 += o[0] == 0;
+    }
+    CHECK(first0 > 1800 && first0 < 2200);
+}
+
 static void test_tau(void)
 {
     /* x = 1 2 3 4 5, y = 1 3 2 2 5. The 10 pairs (i < j):
@@ -168,7 +207,7 @@ static void test_knn_ties(void)
     CHECK(nbr[0] == 0 && nbr[1] == 2 && nbr[2] == 3 && nbr[3] == 4 && nbr[4] == 5);
     CHECK_CLOSE(d2[4], 9, 0);
     /* added terms: gx[0] = 10 pushes g0 to 11, behind g5 (9) */
-    float gx[] = {10, 0, 0, 0, 0, 0};
+    double gx[] = {10, 0, 0, 0, 0, 0};
     metrics_knn(Q, NULL, 1, G, gx, 6, 2, 5, NULL, 1, nbr, d2);
     CHECK(nbr[0] == 1 && nbr[1] == 2 && nbr[2] == 3 && nbr[3] == 4 && nbr[4] == 5);
     /* k = 4 and votes with classes 7 3 3 7 for g0..g3: 2-2, equal sums, g0's class 7 wins */
@@ -195,13 +234,14 @@ static void test_knn_random(void)
     enum { NQ = 300, NG = 4500, D = 3, K = 5 }; /* 2 query blocks, 3 gallery blocks */
     rng r;
     rng_init(&r, 714, 2);
-    float *Q = malloc(NQ * D * sizeof *Q), *G = malloc(NG * D * sizeof *G), *gx = malloc(NG * sizeof *gx);
+    float *Q = malloc(NQ * D * sizeof *Q), *G = malloc(NG * D * sizeof *G);
+    double *gx = malloc(NG * sizeof *gx);
     for (int i = 0; i < NQ * D; i++)
         Q[i] = (float)(3 * rng_normal(&r));
     for (int i = 0; i < NG * D; i++)
         G[i] = (float)(3 * rng_normal(&r));
     for (int i = 0; i < NG; i++)
-        gx[i] = (float)rng_uniform(&r);
+        gx[i] = rng_uniform(&r);
     int64_t *nb1 = malloc(NQ * K * sizeof *nb1), *nb2 = malloc(NQ * K * sizeof *nb2);
     double *d1 = malloc(NQ * K * sizeof *d1), *d2 = malloc(NQ * K * sizeof *d2);
     double *all = malloc(NG * sizeof *all);
@@ -241,6 +281,105 @@ static void test_knn_random(void)
     free(ord);
 }
 
+/* brute force in double: the k nearest by (d2, index), exclusion ex */
+static void knn_brute(const float *q, double xq, const float *G, const double *gx, int64_t ng, int D, int k,
+                      int64_t ex, int64_t *nbr, double *d2)
+{
+    double *all = malloc(ng * sizeof *all);
+    int64_t *ord = malloc(ng * sizeof *ord);
+    for (int64_t g = 0; g < ng; g++) {
+        double s = xq + (gx ? gx[g] : 0);
+        for (int d = 0; d < D; d++)
+            s += ((double)q[d] - G[g * D + d]) * ((double)q[d] - G[g * D + d]);
+        all[g] = g == ex ? INFINITY : s;
+    }
+    metrics_argsort(all, ng, ord); /* stable: equal distances by index */
+    for (int r = 0; r < k; r++) {
+        nbr[r] = ord[r];
+        d2[r] = all[ord[r]];
+    }
+    free(all);
+    free(ord);
+}
+
+/* values whose squares overflow float (the old float screen found no candidate for them and the
+ * result was stale or a crash): huge means and huge added terms are compared exactly in double */
+static void test_knn_huge(void)
+{
+    /* leave-one-out, k = 3. Items 0..3 near the origin; 4 (1e20, 0), 5 (1e20, 1e15),
+     * 6 (1e20, 3e15); item 7 (1, 1) with an added term 6e38 (a huge variance).
+     * Query 4: 5 at d2 1e30, 6 at 9e30, then the near-origin items, all at (1e20)^2 in double
+     * (the small offsets are below its precision): the lowest index, 0. */
+    float S[] = {0, 0, 1, 0, 0, 2, 3, 3, 1e20f, 0, 1e20f, 1e15f, 1e20f, 3e15f, 1, 1};
+    double sx[8] = {0, 0, 0, 0, 0, 0, 0, 6e38};
+    int64_t ex[8] = {0, 1, 2, 3, 4, 5, 6, 7}, nbr[8 * 3];
+    double d2[8 * 3];
+    for (int withx = 0; withx < 2; withx++) {
+        metrics_knn(S, withx ? sx : NULL, 8, S, withx ? sx : NULL, 8, 2, 3, ex, 1, nbr, d2);
+        CHECK(nbr[4 * 3 + 0] == 5 && nbr[4 * 3 + 1] == 6 && nbr[4 * 3 + 2] == 0);
+        CHECK_CLOSE(d2[4 * 3 + 0] / 1e30, 1, 1e-6); /* (float)1e15 is not exactly 1e15 */
+        CHECK(nbr[5 * 3 + 0] == 4 && nbr[5 * 3 + 1] == 6);
+        CHECK(nbr[6 * 3 + 0] == 5 && nbr[6 * 3 + 1] == 4);
+        /* the near-origin items find each other, never a huge one */
+        /* (item 7 at (1, 1) is second without its added term, gone with it) */
+        CHECK(nbr[0] == 1 && nbr[1] == (withx ? 2 : 7) && nbr[2] == (withx ? 3 : 2));
+        /* item 7: with its added term every distance is 6e38 + a little: ties by index */
+        if (withx) {
+            CHECK(nbr[7 * 3 + 0] == 0 && nbr[7 * 3 + 1] == 1 && nbr[7 * 3 + 2] == 2);
+            CHECK_CLOSE(d2[7 * 3] / 6e38, 1, 1e-12);
+        }
+        int finite = 1;
+        for (int i = 0; i < 8 * 3; i++)
+            finite &= isfinite(d2[i]) && d2[i] >= 0;
+        CHECK(finite);
+    }
+    /* random sets with 2% huge items (coordinates of magnitude 1e20 to 1e30) and 2% huge added
+     * terms (1e38 to 3e38), against brute force in double; threads 1 and 2 agree */
+    enum { NQ = 300, NG = 2500, D = 3, K = 5 };
+    rng r;
+    rng_init(&r, 714, 3);
+    float *Q = malloc(NQ * D * sizeof *Q), *G = malloc(NG * D * sizeof *G);
+    double *qx = malloc(NQ * sizeof *qx), *gx = malloc(NG * sizeof *gx);
+    for (int i = 0; i < NQ; i++) {
+        int huge = rng_uniform(&r) < 0.02;
+        for (int d = 0; d < D; d++)
+            Q[i * D + d] = (float)(huge ? (rng_uniform(&r) < 0.5 ? -1 : 1) * pow(10, 20 + 10 * rng_uniform(&r))
+                                         : 3 * rng_normal(&r));
+        qx[i] = rng_uniform(&r) < 0.02 ? 1e38 + 2e38 * rng_uniform(&r) : rng_uniform(&r);
+    }
+    for (int i = 0; i < NG; i++) {
+        int huge = rng_uniform(&r) < 0.02;
+        for (int d = 0; d < D; d++)
+            G[i * D + d] = (float)(huge ? (rng_uniform(&r) < 0.5 ? -1 : 1) * pow(10, 20 + 10 * rng_uniform(&r))
+                                         : 3 * rng_normal(&r));
+        gx[i] = rng_uniform(&r) < 0.02 ? 1e38 + 2e38 * rng_uniform(&r) : rng_uniform(&r);
+    }
+    int64_t *nb1 = malloc(NQ * K * sizeof *nb1), *nb2 = malloc(NQ * K * sizeof *nb2), bn[K];
+    double *d1 = malloc(NQ * K * sizeof *d1), *dd = malloc(NQ * K * sizeof *dd), bd[K];
+    for (int withx = 0; withx < 2; withx++) {
+        metrics_knn(Q, withx ? qx : NULL, NQ, G, withx ? gx : NULL, NG, D, K, NULL, 1, nb1, d1);
+        metrics_knn(Q, withx ? qx : NULL, NQ, G, withx ? gx : NULL, NG, D, K, NULL, 2, nb2, dd);
+        int same = 1, brute = 1;
+        for (int q = 0; q < NQ; q++) {
+            knn_brute(Q + q * D, withx ? qx[q] : 0, G, withx ? gx : NULL, NG, D, K, -1, bn, bd);
+            for (int rk = 0; rk < K; rk++) {
+                same &= nb1[q * K + rk] == nb2[q * K + rk] && d1[q * K + rk] == dd[q * K + rk];
+                brute &= nb1[q * K + rk] == bn[rk] && d1[q * K + rk] == bd[rk];
+            }
+        }
+        CHECK(same);
+        CHECK(brute);
+    }
+    free(Q);
+    free(G);
+    free(qx);
+    free(gx);
+    free(nb1);
+    free(nb2);
+    free(d1);
+    free(dd);
+}
+
 int main(int argc, char **argv)
 {
     util_init("test_metrics");
@@ -251,5 +390,7 @@ int main(int argc, char **argv)
     test_vote();
     test_knn_ties();
     test_knn_random();
+    test_knn_huge();
+    test_argsort_random();
     return check_done("test_metrics");
 }
