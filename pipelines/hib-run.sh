@@ -5,7 +5,8 @@
 # Writes OUT/runs/NAME/: model.ckpt, train.log, and per condition (clean, corrupt):
 #   emb-C.hs (embeddings), pairs-C.hs (10,000 scored test pairs), knn-C.hs (5-NN results),
 #   ap-C.json, knn-C.json, tau-ap-C.json, tau-knn-C.json, bins-ap-C.tsv, bins-knn-C.tsv, pr-C.tsv
-# and results.tsv: one line per number: name condition metric value.
+# and results.tsv: one line per number: name condition metric value (no line for a number that
+# is undefined, such as tau when eta is constant).
 # Re-running continues where it stopped (train --resume, finished files are kept).
 # Environment: THREADS (train threads, default 1), SEED (714), BATCH (pairs per batch, 128).
 set -eu
@@ -32,6 +33,14 @@ if [ ! -e "$run/trained" ]; then
     touch "$run/trained"
 fi
 
+# result CONDITION METRIC VALUE: one line of results.tsv; a number, or nothing when undefined
+result() {
+    case $3 in
+    null) ;;
+    "" | *[!0-9.eE+-]*) say "hib-run: $name: $1 $2 is not a number: '$3'"; exit 1 ;;
+    *) printf '%s\t%s\t%s\t%s\n' "$name" "$1" "$2" "$3" >> "$run/results.tsv.tmp" ;;
+    esac
+}
 : > "$run/results.tsv.tmp"
 for cond in clean corrupt; do
     make_file "$run/emb-$cond.hs" embed -m "$run/model.ckpt" < "$data/test-$cond.hs"
@@ -43,10 +52,11 @@ for cond in clean corrupt; do
     make_file "$run/knn-$cond.json" knn --summary < "$run/knn-$cond.hs"
     make_file "$run/tau-ap-$cond.json" ktau --json -o "$run/bins-ap-$cond.tsv" < "$run/pairs-$cond.hs"
     make_file "$run/tau-knn-$cond.json" ktau --json -o "$run/bins-knn-$cond.tsv" < "$run/knn-$cond.hs"
-    printf '%s\t%s\tap\t%s\n' "$name" "$cond" "$(json_get ap < "$run/ap-$cond.json")" >> "$run/results.tsv.tmp"
-    printf '%s\t%s\tknn\t%s\n' "$name" "$cond" "$(json_get accuracy < "$run/knn-$cond.json")" >> "$run/results.tsv.tmp"
-    printf '%s\t%s\ttau_ap\t%s\n' "$name" "$cond" "$(json_get tau < "$run/tau-ap-$cond.json")" >> "$run/results.tsv.tmp"
-    printf '%s\t%s\ttau_knn\t%s\n' "$name" "$cond" "$(json_get tau < "$run/tau-knn-$cond.json")" >> "$run/results.tsv.tmp"
+    result "$cond" ap "$(json_get ap < "$run/ap-$cond.json")"
+    result "$cond" knn "$(json_get accuracy < "$run/knn-$cond.json")"
+    # tau is undefined (null) when eta is constant, as for a point model: then no line at all
+    result "$cond" tau_ap "$(json_get tau < "$run/tau-ap-$cond.json")"
+    result "$cond" tau_knn "$(json_get tau < "$run/tau-knn-$cond.json")"
 done
 mv "$run/results.tsv.tmp" "$run/results.tsv"
 say "hib-run: $name done"

@@ -11,9 +11,12 @@
 #   --quick: 3,000 steps per model (minutes); --full: 50,000 steps (see README: the paper ran
 #   500,000 steps on a GPU; 50,000 is what fits a night on two cores). -s overrides.
 #   -j JOBS: configurations in parallel (default 2: one core each; training gets 1 thread).
-# Every run lands in OUT/runs/NAME (see hib-run.sh); GNU parallel's job log is OUT/joblog-EXPERIMENT
-# and a second call resumes: finished runs are kept, interrupted trainings continue from their
-# checkpoints.
+# Every run lands in OUT/runs/NAME (see hib-run.sh) with its log in OUT/runs/NAME/run.log; GNU
+# parallel's job log is OUT/joblog-EXPERIMENT and a second call resumes: finished runs are kept,
+# interrupted trainings continue from their checkpoints.
+# Exit status: 0 only when every run finished. Otherwise the table of the runs that did is still
+# printed, each failed run is named on stderr with the last lines of its log, and the exit
+# status is 1.
 set -eu
 . "$(dirname "$0")/common.sh"
 usage() { sed -n '2,16p' "$0" | sed 's/^# \{0,1\}//' >&2; exit 2; }
@@ -58,10 +61,15 @@ for N in $(cut -d' ' -f2 "$configs" | sort -u); do
     sh "$HEDGE_ROOT/pipelines/hib-data.sh" "$N" "$out/data/N$N"
 done
 say "hib: $exp: $(wc -l < "$configs") configurations, $steps steps each, $jobs at a time (log: $out/joblog-$exp)"
-# each job: hib-run.sh OUT NAME N D MODEL STEPS BETA LOSS MARGIN ("-" loss = the model's default)
+# each job: hib-run.sh OUT NAME N D MODEL STEPS BETA LOSS MARGIN ("-" loss = the model's default),
+# its output kept in runs/NAME/run.log and passed on (GNU parallel prints it when the job ends)
 parallel --will-cite --joblog "$out/joblog-$exp" --resume-failed -j "$jobs" --colsep ' ' --halt never \
-    'l={6}; [ "$l" = - ] && l=""; THREADS=1 sh '"$HEDGE_ROOT"'/pipelines/hib-run.sh '"$out"' {1} {2} {3} {4} '"$steps"' {5} "$l" {7}' \
-    :::: "$configs" || say "hib: some runs failed; see $out/joblog-$exp and run the same command again to retry them"
+    'l={6}; [ "$l" = - ] && l=""; mkdir -p '"$out"'/runs/{1}; THREADS=1 sh '"$HEDGE_ROOT"'/pipelines/hib-run.sh '"$out"' {1} {2} {3} {4} '"$steps"' {5} "$l" {7} > '"$out"'/runs/{1}/run.log 2>&1; rc=$?; cat '"$out"'/runs/{1}/run.log >&2; exit $rc' \
+    :::: "$configs" || true # which runs finished is read from their results below, not from parallel's status
+finished="" failed=""
+while read -r name _; do
+    if [ -s "$out/runs/$name/results.tsv" ]; then finished="$finished $name"; else failed="$failed $name"; fi
+done < "$configs"
 case $exp in
 appb) sh "$HEDGE_ROOT/pipelines/tables.sh" runs "$out" ;;
 appd)
@@ -78,3 +86,19 @@ appd)
     echo "| paper (4 trials): point | 42 to 74 | | 3.0 |" ;;
 *) sh "$HEDGE_ROOT/pipelines/tables.sh" "$exp" "$out" ;;
 esac
+
+if [ -n "$failed" ]; then
+    say "hib: FAILED: $(echo $failed | wc -w) of $(wc -l < "$configs") runs of $exp did not finish (the table above has only the others)"
+    for name in $failed; do
+        log=$out/runs/$name/run.log
+        if [ -s "$log" ]; then
+            say "hib: failed run $name; the last lines of $log:"
+            tail -n 8 "$log" | sed 's/^/    /' >&2
+        else
+            say "hib: failed run $name: it never started (no $log; see $out/joblog-$exp)"
+        fi
+    done
+    say "hib: finished:${finished:- none}"
+    say "hib: run the same command again to retry the failed runs (finished runs are kept)"
+    exit 1
+fi

@@ -1,7 +1,8 @@
 #!/bin/sh
 # tables.sh TABLE OUT: prints a markdown table of the measured numbers in OUT/runs/*/results.tsv
 # beside the paper's (pipelines/paper-hib.tsv). TABLE: table1 table2 table4 table5 demo.
-# Run names are N<N>-D<D>-<model>-b<beta> (hib-run.sh). awk here only lays text out.
+# Run names are N<N>-D<D>-<model>-b<beta> (hib-run.sh). awk here only lays text out. A number
+# missing from results.tsv (tau of a point model, whose eta is constant) is printed as "–".
 set -eu
 . "$(dirname "$0")/common.sh"
 table=$1 out=$2
@@ -12,9 +13,10 @@ if [ "$table" = runs ]; then # every run, one row each (appendix B and ad-hoc ru
     cat "$out"/runs/*/results.tsv 2>/dev/null | awk -F'\t' '
         !($1 in seen) { seen[$1] = 1; order[++n] = $1 }
         { v[$1 SUBSEP $2 SUBSEP $3] = sprintf("%.3f", $4) }
+        function g(r, c, m) { k = r SUBSEP c SUBSEP m; return (k in v) ? v[k] : "–" }
         END { for (i = 1; i <= n; i++) { r = order[i]
-            printf "| %s | %s | %s | %s | %s | %s | %s |\n", r, v[r SUBSEP "clean" SUBSEP "ap"], v[r SUBSEP "corrupt" SUBSEP "ap"],
-                v[r SUBSEP "clean" SUBSEP "knn"], v[r SUBSEP "corrupt" SUBSEP "knn"], v[r SUBSEP "corrupt" SUBSEP "tau_ap"], v[r SUBSEP "corrupt" SUBSEP "tau_knn"] } }'
+            printf "| %s | %s | %s | %s | %s | %s | %s |\n", r, g(r, "clean", "ap"), g(r, "corrupt", "ap"),
+                g(r, "clean", "knn"), g(r, "corrupt", "knn"), g(r, "corrupt", "tau_ap"), g(r, "corrupt", "tau_knn") } }'
     exit 0
 fi
 cat "$out"/runs/*/results.tsv 2>/dev/null | awk -F'\t' -v table="$table" -v paperfile="$paper" '
@@ -66,7 +68,6 @@ END {
             v = val[cols[i] SUBSEP cond SUBSEP ms[k]]
             pv = paper[cols[i] SUBSEP cond SUBSEP ms[k]]
             cell = (v == "" ? "–" : v == "null" ? "n/a" : sprintf("%.3f", v)) " / " (pv == "" ? "–" : sprintf("%.3f", pv))
-            if (ms[k] ~ /^tau/ && cols[i] ~ (SUBSEP "point" SUBSEP)) cell = "– / –"
             row = row " " cell " |"
         }
         print row

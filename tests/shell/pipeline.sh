@@ -1,0 +1,53 @@
+#!/bin/sh
+# Failures are loud: a pipeline whose runs do not all finish names each failed run with the end
+# of its log and exits non-zero, and `make demo` (pipelines/demo.sh) never says "finished" then.
+# The programs come from a build folder of links to the real ones in which `train` fails for
+# point models only, so one run of the demo dies and the two others finish.
+set -u
+. "$(dirname "$0")/../lib.sh"
+root=$(cd "$(dirname "$0")/../.." && pwd)
+mkdir -p "$T/fake/bin"
+for p in "$BIN"/*; do ln -s "$p" "$T/fake/bin/$(basename "$p")"; done
+rm "$T/fake/bin/train"
+cat > "$T/fake/bin/train" <<EOF
+#!/bin/sh
+case "\$*" in
+*point*) echo "train: simulated failure of a point run" >&2; exit 1 ;;
+esac
+exec "$BIN/train" "\$@"
+EOF
+chmod +x "$T/fake/bin/train"
+
+# hib.sh: the table of what finished on stdout, the failed run named with its log, exit 1
+BUILD=$T/fake sh "$root/pipelines/hib.sh" demo -s 30 -j 2 "$T/hib" > "$T/table" 2> "$T/err"
+rc=$?
+[ "$rc" = 1 ] || fail "hib.sh with a failing run exited $rc, expected 1"
+grep -q "failed run N2-D2-point-b1e-4" "$T/err" || fail "the failed run is not named: $(tail -n 20 "$T/err")"
+grep -q "simulated failure of a point run" "$T/err" || fail "the end of the failed run's log is not shown"
+grep -q "finished: N2-D2-mog1-b1e-4 N2-D2-mog2-b1e-4" "$T/err" || fail "what finished is not said: $(tail -n 20 "$T/err")"
+grep -q "N=2 D=2 MoG-1" "$T/table" || fail "the finished runs' table is missing: $(cat "$T/table")"
+grep -q "N=2 D=2 point" "$T/table" && fail "the table has a column for the failed run"
+
+# a second call retries the failed run and keeps the finished ones
+before=$(ls -l --time-style=+%s.%N "$T/hib/runs/N2-D2-mog1-b1e-4/results.tsv")
+BUILD=$T/fake sh "$root/pipelines/hib.sh" demo -s 30 -j 2 "$T/hib" > /dev/null 2> "$T/err2"
+[ $? = 1 ] || fail "the retry of a run that fails again did not exit 1"
+[ "$before" = "$(ls -l --time-style=+%s.%N "$T/hib/runs/N2-D2-mog1-b1e-4/results.tsv")" ] ||
+    fail "the retry redid a finished run"
+grep -q "simulated failure" "$T/hib/runs/N2-D2-point-b1e-4/run.log" || fail "the failed run was not retried"
+
+# demo.sh: exit 1, the failure on stderr, and never "finished"
+STEPS=30 BUILD=$T/fake sh "$root/pipelines/demo.sh" "$T/hib" > "$T/demo.out" 2> "$T/demo.err"
+rc=$?
+[ "$rc" = 1 ] || fail "demo.sh with a failing run exited $rc, expected 1"
+grep -q "finished" "$T/demo.out" && fail "demo.sh said finished: $(cat "$T/demo.out")"
+grep -q "demo: FAILED" "$T/demo.err" || fail "demo.sh did not say it failed: $(cat "$T/demo.err")"
+grep -q "failed run N2-D2-point-b1e-4" "$T/demo.err" || fail "demo.sh did not name the failed run"
+
+# and with every run finishing, exit 0 (the real programs)
+rm -rf "$T/hib/runs/N2-D2-point-b1e-4"
+BUILD=$(dirname "$BIN") sh "$root/pipelines/hib.sh" demo -s 30 -j 2 "$T/hib" > "$T/table" 2> "$T/err" ||
+    fail "hib.sh with every run finishing exited $?: $(tail -n 20 "$T/err")"
+grep -q "N=2 D=2 point" "$T/table" || fail "the retried run is not in the table"
+grep -q "τ (AP, η), corrupt | – / – | " "$T/table" || fail "a point model's tau is not undefined: $(cat "$T/table")"
+pass
