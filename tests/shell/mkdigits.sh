@@ -276,5 +276,15 @@ check split 3 "$t/ts3" "$t/all3"
 gen tr -N 2 --per-class 200
 check disjoint "$MN" "$t/tr" "$t/ts2" "$t/tu2"
 [ -s "$t/fashion" ] && check fashion "$FASHION" "$t/fashion"
+# --holdout: val is made of the held-out training digits only, train of the others; val has
+# exactly the seen classes (those of test-seen)
+"$BIN/mkdigits" -N 2 -s val --holdout 10000 > "$t/val" || fail "mkdigits -s val"
+"$BIN/totsv" -f source "$t/val" | awk 'NR > 1 && ($1 < 50000 || $2 < 50000) { bad = 1 } END { exit bad }' ||
+    fail "val uses digits that are not held out"
+"$BIN/mkdigits" -N 2 --holdout 10000 --per-class 300 | "$BIN/totsv" -f source |
+    awk 'NR > 1 && ($1 >= 50000 || $2 >= 50000) { bad = 1 } END { exit bad }' || fail "train --holdout uses held-out digits"
+[ "$("$BIN/totsv" -f class "$t/val" | tail -n +2 | sort -u)" = "$("$BIN/totsv" -f class "$t/ts2" | tail -n +2 | sort -u)" ] ||
+    fail "val's classes are not the seen classes"
+"$BIN/mkdigits" -s val > /dev/null 2>&1 && fail "-s val without --holdout was accepted"
 "$PY" "$t/check.py" "$t/checks" || fail "stream checks"
 echo "mkdigits: ok"
