@@ -35,20 +35,28 @@ static const char *usage =
     "      --margin M       margin of the hard contrastive loss (default 1)\n"
     "      --a0 X --b0 X    initial a > 0 and b of the match probability\n"
     "      --optim NAME     adam | sgd (default adam, momentum 0.9 for sgd)\n"
-    "      --lr X           learning rate (default 1e-3)\n"
+    "      --lr X           learning rate, the peak of the schedule (default 1e-3)\n"
+    "      --warmup N       linear warm-up of the rate over the first N steps (default 0)\n"
+    "      --decay NAME     none | cosine | linear: after warm-up, decay the rate to lr x FRAC at the\n"
+    "                       last step (-n); default none (the paper's recipe: Adam 1e-3, constant)\n"
+    "      --lr-end FRAC    the last step's rate as a fraction of --lr (default 0)\n"
     "  -n, --steps N        training steps (default 20000; the paper used 500000)\n"
     "  -S, --seed N         seed of the initial weights and the samples (default 714)\n"
     "  -t, --threads N      threads (default 2: the machine's two cores)\n"
     "      --save-every N   checkpoint every N steps (default 1000)\n"
-    "      --log FILE       training log, TSV: step loss nll kl a b mean_var images_per_s seconds\n"
+    "      --snapshot-every N  also keep a copy of the checkpoint every N steps, as PATH.stepS\n"
+    "                       (PATH without its .ckpt, S the step, 9 digits) + .ckpt: for curves\n"
+    "      --log FILE       training log, TSV: step loss nll kl a b mean_var images_per_s seconds lr\n"
     "      --progress       progress on stderr even when it is not a terminal\n"
     "  -h                   this help\n";
 
 typedef struct {
     const char *out, *resume, *log, *loss;
     int head, C, D, K, optim, threads, progress;
-    double beta, margin, a0, b0, lr;
-    long steps, save_every;
+    double beta, margin, a0, b0, lr, lr_end;
+    long warmup;
+    int decay;
+    long steps, save_every, snapshot_every;
     int steps_set;
     uint64_t seed;
 } options;
@@ -94,12 +102,14 @@ int main(int argc, char **argv)
     options op = {.head = HEAD_MOG, .C = 1, .D = 2, .K = -1, .beta = -1, .margin = -1, .a0 = NAN,
                   .b0 = NAN, .lr = 1e-3, .steps = 20000, .save_every = 1000, .seed = 714, .threads = 2,
                   .optim = OPTIM_ADAM};
-    enum { O_RESUME = 256, O_HEAD, O_LOSS, O_BETA, O_MARGIN, O_A0, O_B0, O_OPTIM, O_LR, O_SAVE, O_LOG, O_PROG };
+    enum { O_RESUME = 256, O_HEAD, O_LOSS, O_BETA, O_MARGIN, O_A0, O_B0, O_OPTIM, O_LR, O_SAVE, O_LOG, O_PROG,
+           O_WARMUP, O_DECAY, O_LREND, O_SNAP };
     static const struct option lo[] = {
         {"out", 1, 0, 'o'},        {"resume", 1, 0, O_RESUME}, {"head", 1, 0, O_HEAD}, {"loss", 1, 0, O_LOSS},
         {"beta", 1, 0, O_BETA},    {"margin", 1, 0, O_MARGIN}, {"a0", 1, 0, O_A0},     {"b0", 1, 0, O_B0},
         {"optim", 1, 0, O_OPTIM},  {"lr", 1, 0, O_LR},         {"steps", 1, 0, 'n'},   {"seed", 1, 0, 'S'},
         {"threads", 1, 0, 't'},    {"save-every", 1, 0, O_SAVE}, {"log", 1, 0, O_LOG}, {"progress", 0, 0, O_PROG},
+        {"snapshot-every", 1, 0, O_SNAP}, {"warmup", 1, 0, O_WARMUP}, {"decay", 1, 0, O_DECAY}, {"lr-end", 1, 0, O_LREND},
         {"help", 0, 0, 'h'},       {0, 0, 0, 0}};
     int c, set_c = 0;
     while ((c = getopt_long(argc, argv, "o:C:D:K:n:S:t:h", lo, NULL)) != -1) {
@@ -131,10 +141,17 @@ int main(int argc, char **argv)
                 usage_die("--optim: '%s' is not adam or sgd", optarg);
             break;
         case O_LR: op.lr = parse_double("--lr", optarg, 1e-12, 1e9); break;
+        case O_WARMUP: op.warmup = parse_long("--warmup", optarg, 0, 1000000000L); break;
+        case O_DECAY:
+            if ((op.decay = decay_parse(optarg)) < 0)
+                usage_die("--decay: '%s' is not none, cosine or linear", optarg);
+            break;
+        case O_LREND: op.lr_end = parse_double("--lr-end", optarg, 0, 1); break;
         case 'n': op.steps = parse_long("--steps", optarg, 0, 1000000000L); op.steps_set = 1; break;
         case 'S': op.seed = parse_u64("--seed", optarg); break;
         case 't': op.threads = (int)parse_long("--threads", optarg, 1, 64); break;
         case O_SAVE: op.save_every = parse_long("--save-every", optarg, 1, 1000000000L); break;
+        case O_SNAP: op.snapshot_every = parse_long("--snapshot-every", optarg, 1, 1000000000L); break;
         case O_LOG: op.log = optarg; break;
         case O_PROG: progress_force = 1; break;
         case 'h': usage_help();
@@ -225,6 +242,9 @@ int main(int argc, char **argv)
             ci.lc.b0 = op.b0;
         ci.optim_kind = op.optim;
         ci.lr = op.lr;
+        ci.warmup = op.warmup;
+        ci.decay = op.decay;
+        ci.lr_end = op.lr_end;
         ci.steps = op.steps;
         ci.seed = op.seed;
         ckpt_note_compute(&ci);
@@ -243,7 +263,7 @@ int main(int argc, char **argv)
         if (!logf)
             die("cannot write %s: %s", op.log, strerror(errno));
         if (!op.resume)
-            fprintf(logf, "step\tloss\tnll\tkl\ta\tb\tmean_var\timages_per_s\tseconds\n");
+            fprintf(logf, "step\tloss\tnll\tkl\ta\tb\tmean_var\timages_per_s\tseconds\tlr\n");
     }
 
     /* on resume, the same batcher command is fed again: skip the batches already trained on */
@@ -309,6 +329,9 @@ int main(int argc, char **argv)
             exit(1);
         }
         model_backward(m, dmu, dvar);
+        lr_schedule sched = {.lr = ci.lr, .warmup = ci.warmup, .decay = ci.decay, .end_frac = ci.lr_end,
+                             .steps = ci.steps};
+        o->lr = lr_at(&sched, ci.step);
         optim_step(o, m->params, m->grads);
         ci.step++;
         images_done += n;
@@ -316,8 +339,8 @@ int main(int argc, char **argv)
         double t = now_seconds();
         if (logf && (ci.step % 50 == 0 || ci.step == ci.steps)) {
             double rate = (images_done - images_last) / (t - tlast > 0 ? t - tlast : 1e-9);
-            fprintf(logf, "%lld\t%.6g\t%.6g\t%.6g\t%.6g\t%.6g\t%.6g\t%.0f\t%.2f\n", (long long)ci.step, lv, st.nll,
-                    st.kl, st.a, st.b, st.mean_var, rate, t - t0);
+            fprintf(logf, "%lld\t%.6g\t%.6g\t%.6g\t%.6g\t%.6g\t%.6g\t%.0f\t%.2f\t%.6g\n", (long long)ci.step, lv, st.nll,
+                    st.kl, st.a, st.b, st.mean_var, rate, t - t0, o->lr);
             tlast = t;
             images_last = images_done;
         }
@@ -328,6 +351,15 @@ int main(int argc, char **argv)
         if (ci.step % op.save_every == 0 && ci.step < ci.steps) {
             save_now();
             last_saved = ci.step;
+        }
+        if (op.snapshot_every && ci.step % op.snapshot_every == 0) {
+            char snap[4096];
+            size_t n = strlen(op.out);
+            int base = n > 5 && !strcmp(op.out + n - 5, ".ckpt") ? (int)n - 5 : (int)n;
+            snprintf(snap, sizeof snap, "%.*s.step%09lld.ckpt", base, op.out, (long long)ci.step);
+            saver.ok = 0;
+            ckpt_save(snap, &ci, m, o, argc, argv, ih);
+            saver.ok = 1;
         }
     }
     progress_end(&pr, ci.step);

@@ -47,7 +47,10 @@ void ckpt_save(const char *path, const ckpt_info *ci, const model *m, const opti
     header_set_float(h, "a0", ci->lc.a0);
     header_set_float(h, "b0", ci->lc.b0);
     header_set_str(h, "optim", o && o->kind == OPTIM_SGD ? "sgd" : "adam");
-    header_set_float(h, "lr", o ? o->lr : ci->lr);
+    header_set_float(h, "lr", ci->lr);
+    header_set_int(h, "warmup", ci->warmup);
+    header_set_str(h, "decay", decay_name(ci->decay));
+    header_set_float(h, "lr_end", ci->lr_end);
     header_set_float(h, "beta1", o ? o->beta1 : 0.9);
     header_set_float(h, "beta2", o ? o->beta2 : 0.999);
     header_set_float(h, "eps", o ? o->eps : 1e-8);
@@ -237,6 +240,11 @@ model *ckpt_load(const char *path, ckpt_info *ci, optim **o, int maxbatch, strea
         die("%s: unknown optimizer '%s'", path, optn);
     ci->optim_kind = strcmp(optn, "sgd") ? OPTIM_ADAM : OPTIM_SGD;
     ci->lr = opt_float(path, h, "lr", 1e-3, 1e-12, 1e9);
+    ci->warmup = opt_int(path, h, "warmup", 0, 0, INT64_MAX / 2);
+    ci->decay = decay_parse(header_str(h, "decay", "none"));
+    if (ci->decay < 0)
+        die("%s: unknown learning-rate decay '%s'", path, header_str(h, "decay", ""));
+    ci->lr_end = opt_float(path, h, "lr_end", 0, 0, 1);
     ci->steps = opt_int(path, h, "steps", 0, 0, INT64_MAX / 2);
     ci->step = need_int(path, h, "step", 0, INT64_MAX / 2);
     ci->seed = h->has_seed ? h->seed : (uint64_t)opt_int(path, h, "seed", 0, 0, INT64_MAX);

@@ -22,7 +22,10 @@ typedef struct {
     char loss[32];
     loss_config lc;
     int optim_kind;
-    double lr;
+    double lr;           /* the base (peak) rate of the schedule */
+    int64_t warmup;      /* the learning-rate schedule (lib/optim.h lr_schedule) */
+    int decay;
+    double lr_end;       /* the last step's rate as a fraction of lr */
     int64_t step, steps;
     uint64_t seed;
     int batch_images;

@@ -5,6 +5,7 @@
 #include <immintrin.h>
 #include <math.h>
 #include <stdlib.h>
+#include <string.h>
 
 #include "util.h"
 
@@ -85,4 +86,28 @@ void optim_step(optim *o, float *params, const float *grads)
         v[i] = vi;
         params[i] -= lr * (mi * c1) / (sqrtf(vi * c2) + eps);
     }
+}
+
+double lr_at(const lr_schedule *sc, int64_t s)
+{
+    if (s < sc->warmup)
+        return sc->lr * (double)(s + 1) / (double)sc->warmup;
+    if (sc->decay == DECAY_NONE || sc->steps <= sc->warmup + 1)
+        return sc->lr;
+    /* progress through the decay: 0 at the first step after warm-up, 1 at the last step */
+    double x = (double)(s - sc->warmup) / (double)(sc->steps - 1 - sc->warmup);
+    if (x > 1)
+        x = 1;
+    double f = sc->decay == DECAY_COSINE ? 0.5 * (1 + cos(M_PI * x)) : 1 - x;
+    return sc->lr * (sc->end_frac + (1 - sc->end_frac) * f);
+}
+
+static const char *decay_names[] = {"none", "cosine", "linear"};
+const char *decay_name(int decay) { return decay >= 0 && decay < 3 ? decay_names[decay] : "?"; }
+int decay_parse(const char *name)
+{
+    for (int i = 0; i < 3; i++)
+        if (!strcmp(name, decay_names[i]))
+            return i;
+    return -1;
 }

@@ -21,6 +21,23 @@ typedef struct {
     float *m, *v;                  /* Adam moments; SGD uses m as velocity; owned, n each */
 } optim;
 
+/* The learning-rate schedule: a function of the step only, so a resumed run follows it exactly.
+ * Linear warm-up from lr / warmup to lr over the first `warmup` steps, then constant (the
+ * paper's recipe: warmup 0, DECAY_NONE) or decayed to lr * end_frac at step `steps`, by a
+ * cosine (DECAY_COSINE) or linearly (DECAY_LINEAR). */
+enum { DECAY_NONE = 0, DECAY_COSINE = 1, DECAY_LINEAR = 2 };
+typedef struct {
+    double lr;           /* the peak (base) rate */
+    int64_t warmup;      /* steps of linear warm-up */
+    int decay;           /* DECAY_* */
+    double end_frac;     /* the last step's rate, as a fraction of lr */
+    int64_t steps;       /* the length of the run: where the decay ends */
+} lr_schedule;
+/* the rate of step s (0-based: the step being taken) */
+double lr_at(const lr_schedule *sc, int64_t s);
+const char *decay_name(int decay);   /* "none", "cosine", "linear" */
+int decay_parse(const char *name);   /* -1 if unknown */
+
 optim *optim_create(int kind, size_t n, double lr);
 void optim_free(optim *o);
 void optim_step(optim *o, float *params, const float *grads);

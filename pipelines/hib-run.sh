@@ -8,7 +8,8 @@
 # and results.tsv: one line per number: name condition metric value (no line for a number that
 # is undefined, such as tau when eta is constant).
 # Re-running continues where it stopped (train --resume, finished files are kept).
-# Environment: THREADS (train threads, default 1), SEED (714), BATCH (pairs per batch, 128).
+# Environment: THREADS (train threads, default 1), SEED (714), BATCH (pairs per batch, 128),
+# TRAIN_ARGS (more train options: the recipe, e.g. "--lr 3e-3 --warmup 500 --decay cosine").
 set -eu
 . "$(dirname "$0")/common.sh"
 out=$1 name=$2 N=$3 D=$4 model=$5 steps=$6 beta=${7:-1e-4} loss=${8:-} margin=${9:-1}
@@ -29,34 +30,10 @@ if [ ! -e "$run/trained" ]; then
     say "hib-run: $name: training $steps steps"
     batcher -m pairs -b "$batch" -S "$seed" < "$data/train.hs" |
         train -o "$run/model.ckpt" $resume $head -D "$D" --beta "$beta" --margin "$margin" \
-            -n "$steps" -S "$seed" -t "$threads" --log "$run/train.log"
+            -n "$steps" -S "$seed" -t "$threads" --log "$run/train.log" ${TRAIN_ARGS:-}
     touch "$run/trained"
 fi
 
-# result CONDITION METRIC VALUE: one line of results.tsv; a number, or nothing when undefined
-result() {
-    case $3 in
-    null) ;;
-    "" | *[!0-9.eE+-]*) say "hib-run: $name: $1 $2 is not a number: '$3'"; exit 1 ;;
-    *) printf '%s\t%s\t%s\t%s\n' "$name" "$1" "$2" "$3" >> "$run/results.tsv.tmp" ;;
-    esac
-}
-: > "$run/results.tsv.tmp"
-for cond in clean corrupt; do
-    make_file "$run/emb-$cond.hs" embed -m "$run/model.ckpt" < "$data/test-$cond.hs"
-    make_file "$run/pairs-$cond.hs" pairscore -S "$seed" < "$run/emb-$cond.hs"
-    make_file "$run/eta-$cond.hs" pairscore --self -S "$seed" < "$run/emb-$cond.hs"
-    # KNN between distributions: sqrt(E||z1 - z2||^2) (for points the plain distance); README
-    make_file "$run/knn-$cond.hs" knn -k 5 -d expected < "$run/eta-$cond.hs"
-    make_file "$run/ap-$cond.json" apcurve --json -o "$run/pr-$cond.tsv" < "$run/pairs-$cond.hs"
-    make_file "$run/knn-$cond.json" knn --summary < "$run/knn-$cond.hs"
-    make_file "$run/tau-ap-$cond.json" ktau --json -o "$run/bins-ap-$cond.tsv" < "$run/pairs-$cond.hs"
-    make_file "$run/tau-knn-$cond.json" ktau --json -o "$run/bins-knn-$cond.tsv" < "$run/knn-$cond.hs"
-    result "$cond" ap "$(json_get ap < "$run/ap-$cond.json")"
-    result "$cond" knn "$(json_get accuracy < "$run/knn-$cond.json")"
-    # tau is undefined (null) when eta is constant, as for a point model: then no line at all
-    result "$cond" tau_ap "$(json_get tau < "$run/tau-ap-$cond.json")"
-    result "$cond" tau_knn "$(json_get tau < "$run/tau-knn-$cond.json")"
-done
+sh "$HEDGE_ROOT/pipelines/hib-eval.sh" "$name" "$run/model.ckpt" "$data" "$run" clean corrupt > "$run/results.tsv.tmp"
 mv "$run/results.tsv.tmp" "$run/results.tsv"
 say "hib-run: $name done"

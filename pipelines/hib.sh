@@ -1,5 +1,5 @@
 #!/bin/sh
-# hib.sh EXPERIMENT [--quick | --full] [-j JOBS] [-s STEPS] OUT
+# hib.sh EXPERIMENT [--quick | --full] [-j JOBS] [-t THREADS] [-s STEPS] [--recipe R] OUT
 # Runs one of the HIB paper's experiments end to end with GNU parallel over its configurations
 # and prints its table, measured beside the paper's numbers.
 #   EXPERIMENT: table1 (N in {2,3} x D in {2,3} x {point, MoG-1, MoG-2}, clean and corrupt),
@@ -10,7 +10,11 @@
 #               demo (N=2, D=2: point, MoG-1, MoG-2; the main job)
 #   --quick: 3,000 steps per model (minutes); --full: 50,000 steps (see README: the paper ran
 #   500,000 steps on a GPU; 50,000 is what fits a night on two cores). -s overrides.
-#   -j JOBS: configurations in parallel (default 2: one core each; training gets 1 thread).
+#   -j JOBS: configurations in parallel (default 2: one core each); -t THREADS: training
+#   threads per run (default 1; -j 1 -t 2 gives each run both cores).
+#   --recipe fast (default) | paper: the training recipe (pipelines/common.sh, README "Recipes");
+#   TRAIN_ARGS adds train options after the recipe's. HOLDOUT=K trains without the last K MNIST
+#   training digits (for choosing a recipe on the validation twins).
 # Every run lands in OUT/runs/NAME (see hib-run.sh) with its log in OUT/runs/NAME/run.log; GNU
 # parallel's job log is OUT/joblog-EXPERIMENT and a second call resumes: finished runs are kept,
 # interrupted trainings continue from their checkpoints.
@@ -19,22 +23,27 @@
 # status is 1.
 set -eu
 . "$(dirname "$0")/common.sh"
-usage() { sed -n '2,16p' "$0" | sed 's/^# \{0,1\}//' >&2; exit 2; }
+usage() { sed -n '2,20p' "$0" | sed 's/^# \{0,1\}//' >&2; exit 2; }
 [ $# -ge 2 ] || usage
 exp=$1; shift
-steps=3000 jobs=2
+steps=3000 jobs=2 threads=1 recipe=fast
 while [ $# -gt 1 ]; do
     case $1 in
     --quick) steps=3000 ;;
     --full) steps=50000 ;;
     -j) jobs=$2; shift ;;
     -s) steps=$2; shift ;;
+    -t) threads=$2; shift ;;
+    --recipe) recipe=$2; shift ;;
     *) usage ;;
     esac
     shift
 done
 out=$1
 mkdir -p "$out"
+rargs=$(recipe_args "$recipe") || usage
+TRAIN_ARGS="$rargs ${TRAIN_ARGS:-}"
+export TRAIN_ARGS
 configs="$out/configs-$exp.txt"
 : > "$configs.tmp"
 add() { echo "$*" >> "$configs.tmp"; } # add NAME N D MODEL BETA LOSS MARGIN
@@ -60,11 +69,11 @@ for N in $(cut -d' ' -f2 "$configs" | sort -u); do
     say "hib: making the $N-digit data in $out/data/N$N"
     sh "$HEDGE_ROOT/pipelines/hib-data.sh" "$N" "$out/data/N$N"
 done
-say "hib: $exp: $(wc -l < "$configs") configurations, $steps steps each, $jobs at a time (log: $out/joblog-$exp)"
+say "hib: $exp: $(wc -l < "$configs") configurations, $steps steps each, $jobs at a time with $threads threads, recipe $recipe (train options:$TRAIN_ARGS) (log: $out/joblog-$exp)"
 # each job: hib-run.sh OUT NAME N D MODEL STEPS BETA LOSS MARGIN ("-" loss = the model's default),
 # its output kept in runs/NAME/run.log and passed on (GNU parallel prints it when the job ends)
 parallel --will-cite --joblog "$out/joblog-$exp" --resume-failed -j "$jobs" --colsep ' ' --halt never \
-    'l={6}; [ "$l" = - ] && l=""; mkdir -p '"$out"'/runs/{1}; THREADS=1 sh '"$HEDGE_ROOT"'/pipelines/hib-run.sh '"$out"' {1} {2} {3} {4} '"$steps"' {5} "$l" {7} > '"$out"'/runs/{1}/run.log 2>&1; rc=$?; cat '"$out"'/runs/{1}/run.log >&2; exit $rc' \
+    'l={6}; [ "$l" = - ] && l=""; mkdir -p '"$out"'/runs/{1}; THREADS='"$threads"' sh '"$HEDGE_ROOT"'/pipelines/hib-run.sh '"$out"' {1} {2} {3} {4} '"$steps"' {5} "$l" {7} > '"$out"'/runs/{1}/run.log 2>&1; rc=$?; cat '"$out"'/runs/{1}/run.log >&2; exit $rc' \
     :::: "$configs" || true # which runs finished is read from their results below, not from parallel's status
 finished="" failed=""
 while read -r name _; do

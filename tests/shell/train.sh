@@ -27,6 +27,22 @@ batches | train --resume r.ckpt -n 40 -t 1 2>/dev/null || fail "resume r"
 totsv a.ckpt > a.tsv && totsv r.ckpt > r.tsv || fail "totsv"
 cmp -s a.tsv r.tsv || fail "resumed run differs from the uninterrupted one"
 
+# the same with a learning-rate schedule (warm-up, cosine decay to the 40th step): it is a
+# function of the step, so 20 + 20 equal 40; snapshots are kept every 10 steps
+batches | train -o s40.ckpt --head mog -D 2 -n 40 -S 3 -t 1 --lr 3e-3 --warmup 10 --decay cosine --lr-end 0.1 \
+    --snapshot-every 10 --log s40.log 2>/dev/null || fail "train with a schedule"
+batches | train -o s20.ckpt --head mog -D 2 -n 20 -S 3 -t 1 --lr 3e-3 --warmup 10 --decay cosine --lr-end 0.1 2>/dev/null ||
+    fail "train s20"
+# the first 20 steps of a 40-step cosine are not those of a 20-step one: resume from a snapshot
+batches | train --resume s40.step000000020.ckpt -o s2.ckpt -t 1 2>/dev/null || fail "resume from a snapshot"
+totsv s40.ckpt > s40.tsv && totsv s2.ckpt > s2.tsv || fail "totsv"
+cmp -s s40.tsv s2.tsv || fail "a scheduled run resumed from its snapshot differs from the uninterrupted one"
+totsv s20.ckpt > s20.tsv && cmp -s s20.tsv s40.tsv && fail "-n changed nothing in a decayed schedule"
+for st in 10 20 30 40; do
+    [ -s s40.step0000000$st.ckpt ] || fail "no snapshot at step $st"
+done
+awk -F'\t' 'NR > 1 && $1 == 40 { exit !($10 > 2.9e-4 && $10 < 3.1e-4) }' s40.log || fail "the last step's rate is not lr x 0.1: $(tail -n 1 s40.log)"
+
 # SIGINT: checkpoint written, exit 130, and it resumes. train reads a FIFO so that $! is its
 # own pid (no pgrep: other trainings may run on the machine).
 mkfifo int.fifo

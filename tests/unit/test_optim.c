@@ -86,5 +86,28 @@ int main(void)
     CHECK(!memcmp(pa, pb, sizeof pa));
     optim_free(a);
     optim_free(b);
+
+    /* the learning-rate schedule, by hand: lr 1e-2, warm-up 4 steps, then decay over steps 4..13
+     * (steps = 14, so x = (s - 4) / 9) to lr * 0.1 */
+    lr_schedule sc = {.lr = 1e-2, .warmup = 4, .decay = DECAY_NONE, .end_frac = 0.1, .steps = 14};
+    CHECK_CLOSE(lr_at(&sc, 0), 2.5e-3, 1e-15);   /* (0 + 1) / 4 */
+    CHECK_CLOSE(lr_at(&sc, 3), 1e-2, 1e-15);     /* the last warm-up step reaches lr */
+    CHECK_CLOSE(lr_at(&sc, 13), 1e-2, 1e-15);    /* none: constant after the warm-up */
+    sc.decay = DECAY_LINEAR;
+    CHECK_CLOSE(lr_at(&sc, 4), 1e-2, 1e-15);     /* x = 0 */
+    CHECK_CLOSE(lr_at(&sc, 7), 1e-2 * (0.1 + 0.9 * (1 - 3.0 / 9)), 1e-15);
+    CHECK_CLOSE(lr_at(&sc, 13), 1e-3, 1e-15);    /* x = 1: lr * end_frac */
+    CHECK_CLOSE(lr_at(&sc, 20), 1e-3, 1e-15);    /* past the end (a longer resumed run): stays */
+    sc.decay = DECAY_COSINE;
+    CHECK_CLOSE(lr_at(&sc, 4), 1e-2, 1e-15);
+    CHECK_CLOSE(lr_at(&sc, 13), 1e-3, 1e-15);
+    /* halfway through (x = 1/2 needs s - 4 = 4.5: use 19 steps, x = (s - 4) / 14, s = 11) */
+    sc.steps = 19;
+    CHECK_CLOSE(lr_at(&sc, 11), 1e-2 * (0.1 + 0.9 * 0.5), 1e-15);
+    /* no warm-up: the first step runs at lr */
+    lr_schedule flat = {.lr = 1e-3, .steps = 100};
+    CHECK_CLOSE(lr_at(&flat, 0), 1e-3, 1e-18);
+    CHECK(decay_parse("cosine") == DECAY_COSINE && decay_parse("none") == DECAY_NONE && decay_parse("x") < 0);
+    CHECK(!strcmp(decay_name(DECAY_LINEAR), "linear"));
     return check_done("test_optim");
 }

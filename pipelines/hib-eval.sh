@@ -1,0 +1,44 @@
+#!/bin/sh
+# hib-eval.sh NAME CKPT DATA OUT COND...: evaluates one checkpoint as the paper does and prints
+# its numbers on stdout as TSV lines `NAME COND METRIC VALUE` (METRIC: ap, knn, tau_ap, tau_knn;
+# no line for a number that is undefined, such as tau when eta is constant).
+#   COND: clean, corrupt (DATA/test-COND.hs, the seen-class test twins of hib-data.sh), or any
+#   other twin DATA/COND.hs (val-clean, val-corrupt, unseen-clean, ...).
+# Writes into OUT, per COND: emb-COND.hs (embeddings), pairs-COND.hs (10,000 scored test pairs),
+# eta-COND.hs, knn-COND.hs (5-NN between distributions), ap-COND.json, knn-COND.json,
+# tau-ap-COND.json, tau-knn-COND.json, bins-ap-COND.tsv, bins-knn-COND.tsv, pr-COND.tsv.
+# Files that exist are kept (a second call continues). Environment: SEED (714), TAU=0 skips
+# Kendall's tau (the time-to-accuracy curve needs only AP and KNN accuracy).
+set -eu
+. "$(dirname "$0")/common.sh"
+name=$1 ckpt=$2 data=$3 out=$4
+shift 4
+seed=${SEED:-714}
+mkdir -p "$out"
+# result CONDITION METRIC VALUE: a number, or nothing when undefined (null)
+result() {
+    case $3 in
+    null) ;;
+    "" | *[!0-9.eE+-]*) say "hib-eval: $name: $1 $2 is not a number: '$3'"; exit 1 ;;
+    *) printf '%s\t%s\t%s\t%s\n' "$name" "$1" "$2" "$3" ;;
+    esac
+}
+for cond; do
+    in=$data/test-$cond.hs
+    [ -s "$in" ] || in=$data/$cond.hs
+    [ -s "$in" ] || { say "hib-eval: no test images for '$cond' in $data"; exit 1; }
+    make_file "$out/emb-$cond.hs" embed -m "$ckpt" < "$in"
+    make_file "$out/pairs-$cond.hs" pairscore -S "$seed" < "$out/emb-$cond.hs"
+    make_file "$out/eta-$cond.hs" pairscore --self -S "$seed" < "$out/emb-$cond.hs"
+    # KNN between distributions: sqrt(E||z1 - z2||^2) (for points the plain distance); README
+    make_file "$out/knn-$cond.hs" knn -k 5 -d expected < "$out/eta-$cond.hs"
+    make_file "$out/ap-$cond.json" apcurve --json -o "$out/pr-$cond.tsv" < "$out/pairs-$cond.hs"
+    make_file "$out/knn-$cond.json" knn --summary < "$out/knn-$cond.hs"
+    result "$cond" ap "$(json_get ap < "$out/ap-$cond.json")"
+    result "$cond" knn "$(json_get accuracy < "$out/knn-$cond.json")"
+    [ "${TAU:-1}" = 0 ] && continue
+    make_file "$out/tau-ap-$cond.json" ktau --json -S "$seed" -o "$out/bins-ap-$cond.tsv" < "$out/pairs-$cond.hs"
+    make_file "$out/tau-knn-$cond.json" ktau --json -S "$seed" -o "$out/bins-knn-$cond.tsv" < "$out/knn-$cond.hs"
+    result "$cond" tau_ap "$(json_get tau < "$out/tau-ap-$cond.json")"
+    result "$cond" tau_knn "$(json_get tau < "$out/tau-knn-$cond.json")"
+done
