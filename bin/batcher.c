@@ -123,6 +123,7 @@ static ssize_t pipe_write(void *cookie, const char *buf, size_t n)
 static FILE *open_pipe_out(void)
 {
     signal(SIGPIPE, SIG_IGN);
+    stream_pipe_grow(STDOUT_FILENO);
     FILE *f = fopencookie(NULL, "w", (cookie_io_functions_t){.write = pipe_write});
     if (!f)
         die("cannot set up standard output: %s", strerror(errno));

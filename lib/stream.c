@@ -2,10 +2,12 @@
 #include "stream.h"
 
 #include <errno.h>
+#include <fcntl.h>
 #include <math.h>
 #include <msgpack.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include "util.h"
@@ -433,12 +435,23 @@ static void writer_check(stream_writer *w)
         die("cannot write %s: %s", w->name, strerror(errno));
 }
 
+/* A pipe holds 64 KiB by default: less than one batch record (400 KB for 128 pairs), so writer
+ * and reader would take turns at every record. 1 MiB (the default /proc/sys/fs/pipe-max-size)
+ * lets them run side by side. Best effort: not a pipe, or not allowed, changes nothing. */
+void stream_pipe_grow(int fd)
+{
+    struct stat st;
+    if (fd >= 0 && fstat(fd, &st) == 0 && S_ISFIFO(st.st_mode))
+        fcntl(fd, F_SETPIPE_SZ, 1 << 20);
+}
+
 stream_writer *stream_create_named(FILE *f, const stream_header *h, const char *name)
 {
     stream_writer *w = ecalloc(1, sizeof *w);
     w->f = f;
     w->h = h;
     w->name = name;
+    stream_pipe_grow(fileno(f));
     for (int i = 0; i < h->nfields; i++)
         w->namelen[i] = strlen(h->fields[i].name);
     msgpack_sbuffer_init(&w->sb);
@@ -536,7 +549,28 @@ typedef struct {
     msgpack_unpacked result;
     int eof;
     int in_header; /* still reading the header: a cut there is a truncated header */
+    int read_error; /* errno of a failed read() */
 } reader_impl;
+
+/* Up to cap bytes of input, as soon as there are any. fread would wait until the whole buffer
+ * (1 MiB) is filled, and on a pipe that serialises the two programs: the writer blocks on a
+ * full pipe while the reader parses the megabyte it waited for. A read() returns what the pipe
+ * holds, so parsing overlaps with the writer. FILEs without a descriptor (fmemopen) use fread. */
+static size_t read_some(reader_impl *im, char *buf, size_t cap)
+{
+    int fd = fileno(im->f);
+    if (fd < 0)
+        return fread(buf, 1, cap, im->f);
+    for (;;) {
+        ssize_t n = read(fd, buf, cap);
+        if (n >= 0)
+            return (size_t)n;
+        if (errno != EINTR) {
+            im->read_error = errno;
+            return 0;
+        }
+    }
+}
 
 /* next object into im->result: 1 ok, 0 clean EOF at an object boundary. Dies on corruption. */
 static int next_object(stream_reader *r)
@@ -566,10 +600,10 @@ static int next_object(stream_reader *r)
         if (msgpack_unpacker_buffer_capacity(&im->u) < 65536 &&
             !msgpack_unpacker_reserve_buffer(&im->u, 1 << 20))
             die("%s: out of memory while reading the stream", r->name);
-        size_t n = fread(msgpack_unpacker_buffer(&im->u), 1, msgpack_unpacker_buffer_capacity(&im->u), im->f);
+        size_t n = read_some(im, msgpack_unpacker_buffer(&im->u), msgpack_unpacker_buffer_capacity(&im->u));
         if (n == 0) {
-            if (ferror(im->f))
-                die("%s: read error: %s", r->name, strerror(errno));
+            if (ferror(im->f) || im->read_error)
+                die("%s: read error: %s", r->name, strerror(im->read_error ? im->read_error : errno));
             im->eof = 1;
         }
         msgpack_unpacker_buffer_consumed(&im->u, n);
@@ -813,6 +847,7 @@ stream_reader *stream_open(FILE *f, const char *name)
     if (!msgpack_unpacker_init(&im->u, 1 << 20))
         die("out of memory");
     msgpack_unpacked_init(&im->result);
+    stream_pipe_grow(fileno(f));
     im->in_header = 1;
     if (!next_object(r))
         die("%s: empty input: expected a hedge stream", name);
@@ -988,6 +1023,10 @@ static void json_object(FILE *f, const msgpack_object *o)
             const msgpack_object *key = &o->via.map.ptr[i].key;
             if (key->type == MSGPACK_OBJECT_STR) {
                 json_object(f, key);
+            } else if (key->type == MSGPACK_OBJECT_ARRAY || key->type == MSGPACK_OBJECT_MAP) {
+                /* not its text: quoting a key that holds keys doubles the backslashes at every
+                 * level, 2^depth bytes out of a few bytes in */
+                fputs(key->type == MSGPACK_OBJECT_MAP ? "\"<map>\"" : "\"<array>\"", f);
             } else { /* JSON keys are strings: a number (or anything else) becomes its text */
                 char *buf = NULL;
                 size_t len = 0;

@@ -131,6 +131,10 @@ stream_writer *stream_create_named(FILE *f, const stream_header *h, const char *
 void stream_write_record(stream_writer *w, const stream_record *rec);
 /* one pointer per field, in header order; shapes from the header, batch B when batched */
 void stream_write_data(stream_writer *w, void *const *data, int64_t batch);
+/* A pipe holds 64 KiB by default, less than one batch record, so writer and reader would take
+ * turns at every record: readers and writers grow the pipes they use to 1 MiB (best effort).
+ * For programs that write to a descriptor behind their own FILE (batcher). */
+void stream_pipe_grow(int fd);
 /* the trailer; flushes but does not close f. Frees w. */
 void stream_finish(stream_writer *w);
 long long stream_written(const stream_writer *w);
