@@ -49,7 +49,7 @@ CONFIG   = $(BUILD)/config
 
 ALL_CFLAGS = $(CFLAGS) $(WERROR) $(SANFLAGS) $(BLAS_CFLAGS) -Ilib -DHEDGE_DATA_DIR='"$(DATA)"' -MMD -MP
 
-.PHONY: all test findings sanitize demo data deps bench clean FORCE
+.PHONY: all test findings sanitize fuzz fuzz-replay demo data deps bench clean FORCE
 all: $(BINS) $(UNITS)
 
 # What every object depends on besides its sources: the compiler command, the link line and the
@@ -95,6 +95,37 @@ findings: all data
 sanitize:
 	$(MAKE) BUILD=build-san OPT=-O1 SANFLAGS='-fsanitize=address,undefined -fno-omit-frame-pointer -fno-sanitize-recover=undefined' test
 
+# Fuzzing the three input parsers (tests/fuzz/: the stream, checkpoint and idx readers).
+# `make fuzz` builds the libFuzzer harnesses with clang into build-fuzz/ and fuzzes each target
+# for FUZZ_SECONDS, one after the other, from its saved corpus tests/fuzz/corpus/TARGET, which
+# then gets what was found, minimized (crashes: build-fuzz/artifacts/TARGET/). `make
+# fuzz-replay` (CI) never fuzzes: it replays the saved corpus and tests/fuzz/regressions under
+# ASan + UBSan, built with $(CC) into build-replay/.
+FUZZ_TARGETS = stream ckpt idx
+FUZZ_SECONDS ?= 60
+FUZZ_SAN     = -fno-omit-frame-pointer -fno-sanitize-recover=undefined
+# A header may declare sizes far beyond the input (msgpack-c allocates a declared array at
+# once): allocations over 64 MB fail, as on a small machine, and hedge must report it cleanly.
+FUZZ_ASAN    = allocator_may_return_null=1:max_allocation_size_mb=64
+# the harnesses close the files a rejected input left open (tests/fuzz/fuzz.h)
+FUZZ_WRAP    = -Wl,--wrap=fopen,--wrap=fclose,--wrap=gzopen,--wrap=gzclose
+
+$(BUILD)/fuzz/fuzz_%: $(BUILD)/obj/tests/fuzz/fuzz_%.o $(BUILD)/obj/tests/fuzz/fuzz.o $(FUZZ_MAIN) $(BUILD)/libhedge.a
+	@mkdir -p $(dir $@)
+	$(CC) $(CFLAGS) $(SANFLAGS) $(FUZZ_LINK) -o $@ $(filter %.o,$^) $(BUILD)/libhedge.a $(LDLIBS) $(FUZZ_WRAP)
+
+fuzz:
+	$(MAKE) BUILD=build-fuzz CC=clang OPT=-O1 FUZZ_LINK=-fsanitize=fuzzer \
+	    SANFLAGS='-fsanitize=fuzzer-no-link,address,undefined $(FUZZ_SAN)' $(FUZZ_TARGETS:%=build-fuzz/fuzz/fuzz_%)
+	ASAN_OPTIONS=$(FUZZ_ASAN) FUZZ_BUILD=build-fuzz FUZZ_SECONDS=$(FUZZ_SECONDS) sh tests/fuzz/run.sh $(FUZZ_TARGETS)
+
+fuzz-replay:
+	$(MAKE) BUILD=build-replay OPT=-O1 FUZZ_MAIN=build-replay/obj/tests/fuzz/replay.o \
+	    SANFLAGS='-fsanitize=address,undefined $(FUZZ_SAN)' $(FUZZ_TARGETS:%=build-replay/fuzz/fuzz_%)
+	for t in $(FUZZ_TARGETS); do \
+	    ASAN_OPTIONS=$(FUZZ_ASAN) build-replay/fuzz/fuzz_$$t tests/fuzz/corpus/$$t tests/fuzz/regressions/$$t || exit 1; \
+	done
+
 demo: all data
 	BUILD=$(BUILD) DATA=$(DATA) sh pipelines/demo.sh
 
@@ -105,7 +136,8 @@ deps:
 	@sh pipelines/setup-deps.sh
 
 clean:
-	rm -rf build build-san
+	rm -rf build build-san build-fuzz build-replay
 
--include $(LIB_OBJ:.o=.d) $(BIN_SRC:bin/%.c=$(BUILD)/obj/bin/%.d) $(UNIT_SRC:tests/unit/%.c=$(BUILD)/obj/tests/unit/%.d)
+-include $(LIB_OBJ:.o=.d) $(BIN_SRC:bin/%.c=$(BUILD)/obj/bin/%.d) $(UNIT_SRC:tests/unit/%.c=$(BUILD)/obj/tests/unit/%.d) \
+         $(wildcard $(BUILD)/obj/tests/fuzz/*.d)
 .SECONDARY:

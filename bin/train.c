@@ -164,6 +164,8 @@ int main(int argc, char **argv)
         op.out = op.resume;
     if (!op.out)
         usage_die("-o MODEL.ckpt is required");
+    if (op.C * op.D > 4096)
+        usage_die("-C %d x -D %d: at most 4096 embedding outputs", op.C, op.D);
     if (op.head == HEAD_POINT && set_c && op.C != 1)
         usage_die("a point model has one component (-C 1)");
     /* options are checked before any input is read */

@@ -58,12 +58,23 @@ uint8_t *idx_read(const char *path, int *ndim, int64_t dims[4])
         dims[i] = ((int64_t)b[0] << 24) | (b[1] << 16) | (b[2] << 8) | b[3];
         if (dims[i] <= 0 || dims[i] > 100000000)
             die("%s: implausible idx dimension %lld", path, (long long)dims[i]);
-        total *= dims[i];
+        total *= dims[i]; /* total <= 2^34 and dims[i] < 2^27 here: no overflow */
+        if (total > (int64_t)1 << 34)
+            die("%s: idx file too large", path);
     }
-    if (total > (int64_t)1 << 34)
-        die("%s: idx file too large", path);
-    uint8_t *data = emalloc(total);
-    gz_need(g, data, total, path, "the data");
+    /* the buffer grows as data arrives (64 MiB at a time): a 16-byte header that declares
+     * 16 GiB costs a read error, not 16 GiB */
+    size_t cap = total < (1 << 26) ? (size_t)total : (size_t)1 << 26, got = 0;
+    uint8_t *data = emalloc(cap);
+    while (got < (size_t)total) {
+        if (got == cap) {
+            cap = (size_t)total - cap < cap ? (size_t)total : 2 * cap;
+            data = erealloc(data, cap);
+        }
+        size_t want = cap - got;
+        gz_need(g, data + got, want, path, "the data");
+        got += want;
+    }
     char extra;
     if (gzread(g, &extra, 1) > 0)
         die("%s: idx file has trailing bytes after its data", path);

@@ -117,12 +117,15 @@ def extra(H, R):
     R["param.extra"] = {"dtype": "float32", "shape": [1], "data": b"\0\0\0\0"}
 variant("extra.ckpt", fr=extra)
 variant("nanlr.ckpt", fh=lambda H: H["meta"].__setitem__("lr", float("nan")))
+variant("huge.ckpt", fh=lambda H: (H["meta"].__setitem__("C", 64), H["meta"].__setitem__("D", 4096)))
 EOF
 expect_fail 1 "optim.m" sh -c 'train --resume u8.ckpt -n 4 -t 1 < b.hs'
 expect_fail 1 "'step' is -5" sh -c 'train --resume negstep.ckpt -n 4 -t 1 < b.hs'
 expect_fail 1 "param.fc1.w" sh -c 'embed -m transposed.ckpt < a.hs'
 expect_fail 1 "tensors" sh -c 'embed -m extra.ckpt < a.hs'
 expect_fail 1 "'lr'" sh -c 'train --resume nanlr.ckpt -n 4 -t 1 < b.hs'
+# a header that would make the model cost gigabytes before its tensors can be checked
+expect_fail 1 "more than 4096" sh -c 'embed -m huge.ckpt < a.hs'
 embed -m m.ckpt < a.hs > /dev/null || fail "the untouched checkpoint is rejected"
 
 # the kernel and code path that computed it are in the checkpoint
