@@ -5,7 +5,8 @@
  * -H prints the full header with its whole lineage (the headers of every input, recursively)
  * and stops. -p passes the stream through unchanged (records and trailer re-written: for a
  * stream written by hedge the output is byte-identical) and sends the report to stderr, so it
- * can sit in the middle of a pipe. -i writes a contact sheet of the first 64 images.
+ * can sit in the middle of a pipe. -i writes a contact sheet of the first 64 images: grey for
+ * items of shape [H, W] or [W], colour (PNG only) for [3, H, W], channels first (mkshapes).
  */
 #include <math.h>
 #include <stdio.h>
@@ -27,7 +28,8 @@ static const char *usage =
     "  -p       pass the stream through to stdout unchanged; the report goes to stderr\n"
     "  -i FILE  write the first 64 images (8 per row, 1-pixel grey lines) as PNG or PGM;\n"
     "           uint8 pixels as they are, other dtypes scaled from their min..max to 0..255\n"
-    "  -f FIELD the images for -i (default image; e.g. image1); items of shape [H, W] or [W]\n";
+    "  -f FIELD the images for -i (default image; e.g. image1); items of shape [H, W] or [W]\n"
+    "           (grey), or [3, H, W] (RGB planes, channels first: colour, PNG only)\n";
 
 #define NFIRST 8    /* values shown per field */
 #define NSHEET 64   /* images on the -i sheet */
@@ -217,30 +219,35 @@ static void print_record(FILE *f, const stream_header *h, const stream_record *r
 
 typedef struct {
     int field, w, h;   /* the field and its item size */
+    int channels;      /* 1, or 3 for [3, H, W] items (RGB planes) */
     int dtype;
     int n;             /* images collected */
-    double *px;        /* [NSHEET][h][w] */
+    double *px;        /* [NSHEET][channels][h][w] */
 } sheet;
 
-static void sheet_init(sheet *s, const stream_header *hd, const char *name)
+static void sheet_init(sheet *s, const stream_header *hd, const char *name, const char *path)
 {
     s->field = stream_field_index(hd, name);
     const stream_field *f = &hd->fields[s->field];
-    if (f->ndim != 1 && f->ndim != 2)
-        die("field '%s' has %d dimensions per item; -i draws items of shape [H, W] or [W]", name, f->ndim);
-    s->h = f->ndim == 2 ? (int)f->shape[0] : 1;
+    s->channels = f->ndim == 3 && f->shape[0] == 3 ? 3 : 1;
+    if (f->ndim != 1 && f->ndim != 2 && s->channels != 3)
+        die("field '%s' has %d dimensions per item; -i draws items of shape [H, W], [W] or [3, H, W]", name,
+            f->ndim);
+    if (s->channels == 3 && imgout_format(path) != IMGOUT_PNG)
+        die("field '%s' holds colour images [3, H, W]; PGM holds grey images only: name the file .png", name);
+    s->h = f->ndim >= 2 ? (int)f->shape[f->ndim - 2] : 1;
     s->w = (int)f->shape[f->ndim - 1];
     if (s->w < 1 || s->h < 1 || (int64_t)s->w * s->h > (1 << 24))
         die("field '%s' items of %d x %d cannot be drawn", name, s->h, s->w);
     s->dtype = f->dtype;
     s->n = 0;
-    s->px = emalloc((size_t)NSHEET * s->w * s->h * sizeof *s->px);
+    s->px = emalloc((size_t)NSHEET * s->channels * s->w * s->h * sizeof *s->px);
 }
 
 static void sheet_add(sheet *s, const stream_header *hd, const stream_record *rec)
 {
     const tensor *t = &rec->t[s->field];
-    int64_t items = hd->batched ? t->shape[0] : 1, per = (int64_t)s->w * s->h;
+    int64_t items = hd->batched ? t->shape[0] : 1, per = (int64_t)s->channels * s->w * s->h;
     for (int64_t k = 0; k < items && s->n < NSHEET; k++, s->n++)
         for (int64_t i = 0; i < per; i++)
             s->px[s->n * per + i] = tensor_get(t, k * per + i);
@@ -251,7 +258,7 @@ static void sheet_write(sheet *s, FILE *f, const char *path)
 {
     if (s->n == 0)
         die("no images to draw into %s", path);
-    int64_t per = (int64_t)s->w * s->h, total = per * s->n;
+    int64_t plane = (int64_t)s->w * s->h, per = plane * s->channels, total = per * s->n;
     double lo = 0, hi = 255; /* uint8 as it is; anything else scaled from its min..max */
     if (s->dtype != DT_U8) {
         lo = INFINITY, hi = -INFINITY;
@@ -264,17 +271,24 @@ static void sheet_write(sheet *s, FILE *f, const char *path)
             hi = lo + 1;
     }
     imgout_grid g;
-    imgout_grid_init(&g, s->w, s->h, s->n, SHEET_COLS);
+    if (s->channels == 3)
+        imgout_grid_init_rgb(&g, s->w, s->h, s->n, SHEET_COLS);
+    else
+        imgout_grid_init(&g, s->w, s->h, s->n, SHEET_COLS);
     uint8_t *cell = emalloc(per);
     for (int k = 0; k < s->n; k++) {
-        for (int64_t i = 0; i < per; i++) {
+        for (int64_t i = 0; i < per; i++) { /* channel c of pixel p: planes in, interleaved out */
+            int64_t c = i / plane, p = i % plane;
             double v = s->px[k * per + i];
             v = isfinite(v) ? (v - lo) / (hi - lo) * 255.0 : 0;
-            cell[i] = (uint8_t)(v < 0 ? 0 : v > 255 ? 255 : v + 0.5);
+            cell[p * s->channels + c] = (uint8_t)(v < 0 ? 0 : v > 255 ? 255 : v + 0.5);
         }
         imgout_grid_put(&g, k, cell);
     }
-    imgout_write_file(f, path, g.px, g.w, g.h);
+    if (s->channels == 3)
+        imgout_write_rgb_file(f, path, g.px, g.w, g.h);
+    else
+        imgout_write_file(f, path, g.px, g.w, g.h);
     atomic_sync(f);
     imgout_grid_free(&g);
     free(cell);
@@ -300,6 +314,9 @@ int main(int argc, char **argv)
         close_stdout();
         return 0;
     }
+    sheet sh = {0};
+    if (o.sheet) /* before any output: a field -i cannot draw fails with nothing written */
+        sheet_init(&sh, h, o.field, o.sheet);
     FILE *rep = o.pass ? stderr : stdout;
     if (o.pass)
         setvbuf(stdout, NULL, _IOFBF, 1 << 20);
@@ -309,9 +326,6 @@ int main(int argc, char **argv)
     header_print_json(rep, h, 0);
     fputc('\n', rep);
 
-    sheet sh = {0};
-    if (o.sheet)
-        sheet_init(&sh, h, o.field);
     stream_writer *w = o.pass ? stream_create(stdout, h) : NULL;
     stats *sum = ecalloc(h->nfields, sizeof *sum);
     stream_record rec = {0};
