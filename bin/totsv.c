@@ -64,7 +64,7 @@ int main(int argc, char **argv)
             sel[ns++] = stream_field_index(h, names[k]);
     } else
         for (int i = 0; i < h->nfields; i++)
-            if (!(h->fields[i].dtype == DT_U8 && h->fields[i].ndim == 2))
+            if (!(h->fields[i].dtype == DT_U8 && h->fields[i].ndim >= 2)) /* images: [H, W] or [C, H, W] */
                 sel[ns++] = i;
     if (!noheader) {
         for (int k = 0; k < ns; k++) {

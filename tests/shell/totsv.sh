@@ -23,4 +23,7 @@ expect_fail 2 "for help" totsv -Z "$T/s"
 expect_fail 2 "for help" totsv "$T/s" "$T/s"
 expect_fail 1 "no field 'nope'" totsv -f c,nope "$T/s"
 totsv -h | grep -q '^usage: totsv' || fail "-h"
+# colour images [3, H, W] are images too: left out by default
+[ "$(mkshapes -n 2 | totsv | head -n 1)" = "$(printf 'class\tid\torientation\thue\tleg[0]\tleg[1]\thue_noise')" ] ||
+    fail "totsv prints colour images by default: $(mkshapes -n 2 | totsv | head -n 1 | cut -c1-100)"
 pass
