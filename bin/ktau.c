@@ -32,7 +32,8 @@ static const char *usage =
     "  model's eta) the bins and tau are undefined: the text says `tau undefined (constant\n"
     "  uncertainty)` and no table, the JSON has \"tau\": null, \"bins\": [] and a \"note\",\n"
     "  the TSV only its header line; the exit status is 0.\n"
-    "  Defaults by kind: `knn` -u eta -m accuracy:correct; `pairscores` -u eta -m ap:p:match.\n"
+    "  Defaults by kind: `knn` and `fewshot` -u eta -m accuracy:correct;\n"
+    "  `pairscores` -u eta -m ap:p:match.\n"
     "  -b BINS            bins (default 20)\n"
     "  -u FIELD           the uncertainty field\n"
     "  -m accuracy:FIELD  performance = mean of FIELD over the bin (0/1 values: the accuracy)\n"
@@ -104,7 +105,7 @@ int main(int argc, char **argv)
     FILE *tf = o.tsv ? atomic_open(o.tsv) : NULL;
     stream_reader *in = stream_open_path(o.input);
     const char *kind = in->header->kind;
-    if (!strcmp(kind, "knn") || !strcmp(kind, "pairscores")) {
+    if (!strcmp(kind, "knn") || !strcmp(kind, "fewshot") || !strcmp(kind, "pairscores")) {
         if (!o.ufield)
             o.ufield = "eta";
         if (!o.perf) {
