@@ -104,7 +104,9 @@ for metric in ap knn; do
             i=$((i + 1))
         done
         label=$([ $metric = ap ] && echo "verification AP" || echo "KNN accuracy")
+        key=$([ $cond = clean ] && echo "bottom right" || echo "center right")
         plots="$plots
+set key $key
 set title '$label, $cond test images'
 set ylabel '$label'
 plot ${p%,}"
@@ -115,7 +117,7 @@ set terminal pngcairo size 1200,900 font ",10"
 set output '$out/tta.png'
 set multiplot layout 2,2 title 'Time to accuracy: N=2, D=2 on the full MNIST, two cores (recipe: ${TRAIN_ARGS:-paper})'
 set xlabel 'training minutes (both cores)'
-set key bottom right
+set xrange [0:*]
 set grid
 $plots
 unset multiplot
