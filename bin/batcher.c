@@ -12,13 +12,23 @@
  *             of a cycle is completed with other classes of that cycle); the K images of a class
  *             are distinct, unless the class has fewer than K, then all of them plus random
  *             repeats.
- *   (episodes for prototypical networks: the place is ready in lib/batch.h, not implemented)
+ *   -m episodes  (kind episodes) prototypical-network episodes: one record holds n classes x
+ *             (S support + Q query) images, the n*S support images class-major, then the n*Q
+ *             queries class-major in the same class order; field `query` says which is which.
+ *             n = all classes (the default): every episode holds every class, in increasing
+ *             class order; n smaller: the classes cycle as in pk (ceil(classes / n) episodes a
+ *             cycle, each with n distinct classes). The S + Q images of a class are distinct
+ *             unless the class has fewer, then all of them plus random repeats, and a query may
+ *             be one of the support images (a warning says so once, at the start).
  *
  * Ending: endless by default, until the reader closes the pipe (EPIPE is a normal end: exit 0,
  * no message, no trailer). -e E stops after E epochs (pairs: every image once as image1 per
- * epoch, the last batch of an epoch short; pk: E class cycles); -n N after N batches. Both
- * write the end trailer. Without -e, pair batches are cut from the endless random stream: all are
- * full, and one may straddle two epochs.
+ * epoch, the last batch of an epoch short; pk: E class cycles; episodes of n < all classes: E
+ * class cycles; episodes of all classes, where a cycle would be one episode: E times
+ * ceil(images / (n (S + Q))) episodes, as many images as the input holds per epoch, drawn
+ * independently, so not each image once); -n N after N batches (episodes). Both write the end
+ * trailer. Without -e, pair batches are cut from the endless random stream: all are full, and
+ * one may straddle two epochs.
  *
  * Determinism: batch i draws from rng_init(seed, tag ^ i), epoch e's shuffle from
  * rng_init(seed, tag' ^ e) (lib/batch.h); the same seed gives the same bytes.
@@ -36,27 +46,38 @@
 #include "util.h"
 
 static const char *usage =
-    "usage: batcher [-m pairs|pk] [-b B] [-P P] [-K K] [-e E] [-n N] [-S SEED] [--progress] [IN]\n"
+    "usage: batcher [-m pairs|pk|episodes] [-b B] [-P P] [-K K] [-c N] [-s S] [-q Q] [-e E] [-n N]\n"
+    "               [-S SEED] [--progress] [IN]\n"
     "  Reads an `images` stream (IN, or stdin) into memory and writes batches to stdout.\n"
     "  -m pairs  (default) kind pairbatch: B pairs (image1, image2, class1, class2, match),\n"
     "            HIB's two streams: image1 from a seeded shuffle, epoch after epoch; image2 with\n"
     "            probability 1/2 another image of image1's class, else a random other image\n"
     "  -m pk     kind groupbatch: P distinct classes x K images each (image, class)\n"
+    "  -m episodes  kind episodes, one per record: N classes x (S support + Q query) images\n"
+    "            (image, class, query = 0 or 1): the N*S support images class-major, then the\n"
+    "            N*Q queries in the same class order; a class of fewer than S + Q images repeats\n"
+    "            some, and a query may then be a support image (warned)\n"
     "  -b B      with -m pairs: pairs per batch (default 128)\n"
     "  -P P, -K K  with -m pk: classes per batch and images per class (default 12 x 4)\n"
-    "  -e E      stop after E epochs (pairs: each image once as image1; pk: each class at least\n"
-    "            once); the last batch of an epoch may be short\n"
-    "  -n N      stop after N batches\n"
+    "  -c N      with -m episodes: classes per episode, 2 .. all (default all: every episode\n"
+    "            holds every class in increasing order; fewer: the classes cycle as in pk)\n"
+    "  -s S, -q Q  with -m episodes: support and query images per class (default 5 and 5)\n"
+    "  -e E      stop after E epochs (pairs: each image once as image1; pk, and episodes of\n"
+    "            fewer than all classes: each class at least once; episodes of all classes:\n"
+    "            ceil(images / (N (S + Q))) episodes); the last pair batch of an epoch may be short\n"
+    "  -n N      stop after N batches (episodes)\n"
     "  -S SEED   random seed (default 714); the same seed gives the same bytes\n"
     "  Without -e or -n it runs until the reader closes the pipe, and then exits 0.\n"
     "  --progress  show progress even when stderr is not a terminal (or HEDGE_PROGRESS=1)\n";
 
-enum { MODE_PAIRS, MODE_PK };
+enum { MODE_PAIRS, MODE_PK, MODE_EPISODES };
 
 typedef struct {
     int mode;
     long batch;        /* -b: pairs per batch */
     long P, K;         /* -P, -K */
+    long ways;         /* -c: classes per episode, 0 = all the input has */
+    long shots, queries; /* -s, -q: support and query images per class of an episode */
     long epochs;       /* -e: 0 = no epoch limit */
     long limit;        /* -n: 0 = no batch limit */
     uint64_t seed;     /* -S */
@@ -65,22 +86,28 @@ typedef struct {
 
 static options parse_options(int argc, char **argv)
 {
-    options o = {.mode = MODE_PAIRS, .batch = 128, .P = 12, .K = 4, .seed = 714, .input = "-"};
+    options o = {.mode = MODE_PAIRS, .batch = 128, .P = 12, .K = 4, .ways = 0, .shots = 5, .queries = 5,
+                 .seed = 714, .input = "-"};
     static const struct option longs[] = {{"progress", no_argument, 0, 'G'}, {0, 0, 0, 0}};
-    int c, b_given = 0, pk_given = 0;
-    while ((c = getopt_long(argc, argv, "m:b:P:K:e:n:S:h", longs, NULL)) != -1) {
+    int c, b_given = 0, pk_given = 0, ep_given = 0;
+    while ((c = getopt_long(argc, argv, "m:b:P:K:c:s:q:e:n:S:h", longs, NULL)) != -1) {
         switch (c) {
         case 'm':
             if (!strcmp(optarg, "pairs"))
                 o.mode = MODE_PAIRS;
             else if (!strcmp(optarg, "pk"))
                 o.mode = MODE_PK;
+            else if (!strcmp(optarg, "episodes"))
+                o.mode = MODE_EPISODES;
             else
-                usage_die("-m: unknown mode '%s' (pairs or pk)", optarg);
+                usage_die("-m: unknown mode '%s' (pairs, pk or episodes)", optarg);
             break;
         case 'b': o.batch = parse_long("-b", optarg, 1, 1 << 20), b_given = 1; break;
         case 'P': o.P = parse_long("-P", optarg, 1, 1 << 16), pk_given = 1; break;
         case 'K': o.K = parse_long("-K", optarg, 1, 1 << 16), pk_given = 1; break;
+        case 'c': o.ways = parse_long("-c", optarg, 2, INT32_MAX), ep_given = 1; break;
+        case 's': o.shots = parse_long("-s", optarg, 1, 1 << 16), ep_given = 1; break;
+        case 'q': o.queries = parse_long("-q", optarg, 1, 1 << 16), ep_given = 1; break;
         case 'e': o.epochs = parse_long("-e", optarg, 1, 1L << 40); break;
         case 'n': o.limit = parse_long("-n", optarg, 1, 1L << 50); break;
         case 'S': o.seed = parse_u64("-S", optarg); break;
@@ -96,6 +123,12 @@ static options parse_options(int argc, char **argv)
         usage_die("-P and -K size the batches of -m pk; -m pairs batches take -b");
     if (o.mode == MODE_PK && b_given)
         usage_die("-b sizes the batches of -m pairs; -m pk batches are -P x -K");
+    if (o.mode == MODE_EPISODES && (b_given || pk_given))
+        usage_die("%s the batches of -m %s; -m episodes are -c x (-s + -q)",
+                  b_given ? "-b sizes" : "-P and -K size", b_given ? "pairs" : "pk");
+    if (o.mode != MODE_EPISODES && ep_given)
+        usage_die("-c, -s and -q shape the episodes of -m episodes; -m %s batches take %s",
+                  o.mode == MODE_PAIRS ? "pairs" : "pk", o.mode == MODE_PAIRS ? "-b" : "-P and -K");
     if (optind < argc)
         o.input = argv[optind];
     return o;
@@ -153,11 +186,14 @@ static void read_pool(stream_reader *in, batch_pool *pool)
     batch_pool_index(pool);
 }
 
-/* the output header: the input's meta, plus batch or P, K; the input as lineage */
+/* the output header: the input's meta, plus batch, or P, K, or ways, shots, queries; the input
+ * as lineage */
 static stream_header *make_header(const options *o, const stream_header *in, int argc, char **argv)
 {
+    static const char *kind[] = {[MODE_PAIRS] = "pairbatch", [MODE_PK] = "groupbatch",
+                                 [MODE_EPISODES] = "episodes"};
     const stream_field *img = &in->fields[header_field_find(in, "image")];
-    stream_header *h = header_new(o->mode == MODE_PAIRS ? "pairbatch" : "groupbatch", 1);
+    stream_header *h = header_new(kind[o->mode], 1);
     header_provenance(h, argc, argv);
     header_set_seed(h, o->seed);
     header_add_input(h, in);
@@ -169,11 +205,18 @@ static stream_header *make_header(const options *o, const stream_header *in, int
         header_add_field(h, "class2", DT_I32, 0, NULL);
         header_add_field(h, "match", DT_U8, 0, NULL);
         header_set_int(h, "batch", o->batch);
-    } else {
+    } else if (o->mode == MODE_PK) {
         header_add_field(h, "image", DT_U8, img->ndim, img->shape);
         header_add_field(h, "class", DT_I32, 0, NULL);
         header_set_int(h, "P", o->P);
         header_set_int(h, "K", o->K);
+    } else {
+        header_add_field(h, "image", DT_U8, img->ndim, img->shape);
+        header_add_field(h, "class", DT_I32, 0, NULL);
+        header_add_field(h, "query", DT_U8, 0, NULL);
+        header_set_int(h, "ways", o->ways);
+        header_set_int(h, "shots", o->shots);
+        header_set_int(h, "queries", o->queries);
     }
     return h;
 }
@@ -237,6 +280,63 @@ static void write_pk(const options *o, const batch_pool *pool, stream_writer *w,
     free(items), free(cls), free(img);
 }
 
+/* -m episodes: n = -c (all classes when not given) must fit the input, and an episode must fit
+ * one record; classes smaller than S + Q are warned about once. Before any output. */
+static void check_episodes(options *o, const batch_pool *pool)
+{
+    if (!o->ways)
+        o->ways = pool->ngroups;
+    if (pool->ngroups < 2)
+        die("the input has 1 class; an episode needs at least 2");
+    if (o->ways > pool->ngroups)
+        die("the input has %d classes, -c %ld needs at least that many", pool->ngroups, o->ways);
+    int64_t B = o->ways * (o->shots + o->queries);
+    if (pool->item_bytes && B > (int64_t)(UINT32_MAX / (uint64_t)pool->item_bytes))
+        die("an episode of %lld images of %lld bytes does not fit one record (4 GB at most)",
+            (long long)B, (long long)pool->item_bytes);
+    int32_t small = 0, smallest = 0;
+    for (int32_t g = 0; g < pool->ngroups; g++)
+        if (batch_group_size(pool, g) < o->shots + o->queries) {
+            if (!small++ || batch_group_size(pool, g) < batch_group_size(pool, smallest))
+                smallest = g;
+        }
+    if (small)
+        warn("%d of %d classes have fewer than S + Q = %ld images (class %d has %lld): their "
+             "episodes repeat images, and a query may be one of the support images", small,
+             pool->ngroups, o->shots + o->queries, pool->group_class[smallest],
+             (long long)batch_group_size(pool, smallest));
+}
+
+/* one record per episode: the n*S support images class-major, then the n*Q queries */
+static void write_episodes(const options *o, const batch_pool *pool, stream_writer *w, progress *pr)
+{
+    int n = (int)o->ways, S = (int)o->shots, Q = (int)o->queries;
+    int64_t nS = (int64_t)n * S, nQ = (int64_t)n * Q, B = nS + nQ, ib = pool->item_bytes;
+    /* an epoch: a class cycle; with all classes in every episode, as many images as the input */
+    int64_t per_epoch = n == pool->ngroups ? (pool->n + B - 1) / B : batch_per_cycle(pool, n);
+    int32_t *groups = emalloc(n * sizeof *groups);
+    int32_t *items = emalloc(B * sizeof *items), *cls = emalloc(B * sizeof *cls);
+    uint8_t *img = emalloc(B * ib), *query = emalloc(B);
+    memset(query, 0, nS);
+    memset(query + nS, 1, nQ);
+    void *data[] = {img, cls, query};
+    batch_perm cy;
+    batch_perm_init(&cy, pool->ngroups, o->seed, BATCH_TAG_CYCLE);
+    for (int64_t i = 0; !o->limit || i < o->limit; i++) {
+        if (o->epochs && i / per_epoch >= o->epochs)
+            break;
+        batch_episode(pool, &cy, o->seed, i, n, S, Q, groups, items, items + nS);
+        for (int64_t k = 0; k < B; k++) {
+            memcpy(img + k * ib, batch_item(pool, items[k]), ib);
+            cls[k] = pool->cls[items[k]];
+        }
+        stream_write_data(w, data, B);
+        progress_update(pr, i + 1, NULL);
+    }
+    batch_perm_free(&cy);
+    free(groups), free(items), free(cls), free(img), free(query);
+}
+
 int main(int argc, char **argv)
 {
     util_init(argv[0]);
@@ -246,16 +346,20 @@ int main(int argc, char **argv)
     stream_reader *in = stream_open_path(o.input);
     batch_pool pool;
     read_pool(in, &pool);
+    if (o.mode == MODE_EPISODES)
+        check_episodes(&o, &pool);
 
     stream_header *h = make_header(&o, in->header, argc, argv);
     FILE *out = open_pipe_out();
     stream_writer *w = stream_create(out, h);
     progress pr;
-    progress_start(&pr, "batches", o.limit);
+    progress_start(&pr, o.mode == MODE_EPISODES ? "episodes" : "batches", o.limit);
     if (o.mode == MODE_PAIRS)
         write_pairs(&o, &pool, w, &pr);
-    else
+    else if (o.mode == MODE_PK)
         write_pk(&o, &pool, w, &pr);
+    else
+        write_episodes(&o, &pool, w, &pr);
     progress_end(&pr, stream_written(w));
     stream_finish(w);
     if (fclose(out) != 0)

@@ -1,4 +1,4 @@
-/* batch.c: pools of labelled items and the pair / pk batch draws. See batch.h. */
+/* batch.c: pools of labelled items and the pair, pk and episode draws. See batch.h. */
 #include "batch.h"
 
 #include <stdlib.h>
@@ -204,4 +204,27 @@ void batch_pk(const batch_pool *p, batch_perm *cy, uint64_t seed, int64_t index,
     for (int j = 0; j < P; j++)
         batch_pick(p, groups[j], K, &r, items + (int64_t)K * j);
     free(groups);
+}
+
+/* ------------------------------------------------------------------ episodes */
+
+void batch_episode(const batch_pool *p, batch_perm *cy, uint64_t seed, int64_t index, int n, int S,
+                   int Q, int32_t *groups, int32_t *support, int32_t *query)
+{
+    if (n < 1 || n > p->ngroups || S < 0 || Q < 0)
+        die("batch_episode: %d classes x (%d + %d) items from %d classes", n, S, Q, p->ngroups);
+    rng r;
+    rng_init(&r, seed, BATCH_TAG_EPISODE ^ (uint64_t)index);
+    if (n == p->ngroups)
+        for (int j = 0; j < n; j++)
+            groups[j] = j;
+    else
+        batch_classes(p, cy, index, n, &r, groups);
+    int32_t *pick = emalloc(((int64_t)S + Q ? (int64_t)S + Q : 1) * sizeof *pick);
+    for (int j = 0; j < n; j++) {
+        batch_pick(p, groups[j], S + Q, &r, pick);
+        memcpy(support + (int64_t)j * S, pick, (size_t)S * sizeof *pick);
+        memcpy(query + (int64_t)j * Q, pick + S, (size_t)Q * sizeof *pick);
+    }
+    free(pick);
 }

@@ -21,12 +21,14 @@
  *   int32_t a[128], b[128];
  *   batch_pairs(&p, &ep, seed, i, (int64_t)i * 128, 128, a, b);   // pair batch i
  *   ... batch_item(&p, a[0]) is the pixels of the first image ...
+ *   int32_t g[70], sup[70 * 5], qry[70 * 15];                // 70 classes: all of them
+ *   batch_episode(&p, NULL, seed, i, 70, 5, 15, g, sup, qry); // episode i, 5 shots, 15 queries
  *   batch_perm_free(&ep); batch_pool_free(&p);
  *
  * The three batch shapes:
  *   pairs    (HIB section 2.3, "two streams"): batch_pairs
  *   pk       P classes x K instances (F-statistic, triplet losses): batch_classes + batch_pick
- *   episodes (prototypical networks; NOT IMPLEMENTED YET), see the note at the end.
+ *   episodes (prototypical networks): batch_episode, n classes x (S support + Q query)
  */
 #ifndef HEDGE_BATCH_H
 #define HEDGE_BATCH_H
@@ -39,7 +41,7 @@
 #define BATCH_TAG_PAIR RNG_STREAM('p', 'a', 'i', 'r')    /* pair batch i */
 #define BATCH_TAG_CYCLE RNG_STREAM('c', 'y', 'c', 'l')   /* class order of pk cycle c */
 #define BATCH_TAG_PK RNG_STREAM('p', 'k', 'b', 't')      /* pk batch i */
-#define BATCH_TAG_EPISODE RNG_STREAM('e', 'p', 'i', 's') /* reserved: episode i */
+#define BATCH_TAG_EPISODE RNG_STREAM('e', 'p', 'i', 's') /* episode i */
 
 typedef struct {
     int64_t n, cap;
@@ -114,14 +116,21 @@ void batch_pick(const batch_pool *p, int32_t g, int K, rng *r, int32_t *out);
 void batch_pk(const batch_pool *p, batch_perm *cy, uint64_t seed, int64_t index, int P, int K,
               int32_t *items);
 
-/* (c) episodes, for prototypical networks -- the place for them, not implemented yet.
- * Episode i would draw from rng_init(&r, seed, BATCH_TAG_EPISODE ^ i): choose its n classes
- * (all of them, or batch_classes with P = n for a class cycle), then batch_pick S + Q items of
- * each, the first S the support set and the last Q the query set:
- *
- *   void batch_episode(const batch_pool *p, batch_perm *cy, uint64_t seed, int64_t index,
- *                      int n, int S, int Q, int32_t *support, int32_t *query);
- *
- * batcher would then gain `-m episodes -c n -s S -q Q` writing kind `episodes`. */
+/* Episode `index` for prototypical networks, from rng_init(seed, BATCH_TAG_EPISODE ^ index).
+ * Its n classes (1 <= n <= p->ngroups) go to groups[0 .. n-1]:
+ *   n == p->ngroups: every group, in increasing class order (the SPE paper's N-digit MNIST
+ *                    setting: each episode holds all 70 training classes); cy is not used and
+ *                    may be NULL;
+ *   n <  p->ngroups: the n distinct groups of batch_classes(p, cy, index, n, ...), so episodes
+ *                    walk through class cycles as pk batches do (cy: a batch_perm over
+ *                    p->ngroups with tag BATCH_TAG_CYCLE; batch_per_cycle(p, n) episodes a cycle).
+ * Then, for each j, batch_pick draws S + Q items of groups[j]: the first S are
+ * support[j*S .. j*S+S-1], the last Q are query[j*Q .. j*Q+Q-1]. The S + Q items are distinct
+ * when the class has at least S + Q items. A smaller class gives every one of its items once and
+ * then repeats (batch_pick): an item may then appear twice in the support, twice in the query,
+ * or in both, i.e. a query may be its own support image (batcher warns about such classes).
+ * groups: [n], support: [n * S], query: [n * Q] item indices. */
+void batch_episode(const batch_pool *p, batch_perm *cy, uint64_t seed, int64_t index, int n, int S,
+                   int Q, int32_t *groups, int32_t *support, int32_t *query);
 
 #endif

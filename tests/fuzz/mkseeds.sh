@@ -21,6 +21,7 @@ s=$OUT/stream
 "$BIN/mkdigits" -N 1 -s train -n 20 --per-class 2 > "$tmp/train.hs"
 "$BIN/batcher" -b 2 -n 2 < "$tmp/train.hs" > "$s/pairbatch.hs"
 "$BIN/batcher" -m pk -P 2 -K 2 -n 1 < "$tmp/train.hs" > "$s/groupbatch.hs"
+"$BIN/batcher" -m episodes -c 2 -s 1 -q 1 -n 1 < "$tmp/train.hs" > "$s/episodes.hs"
 "$BIN/train" -n 2 -D 2 --head point --save-every 1 -t 1 -o "$tmp/point.ckpt" < "$s/pairbatch.hs" 2> /dev/null
 "$BIN/train" -n 2 -D 2 --head mog -C 2 -K 2 --save-every 1 -t 1 -o "$tmp/mog.ckpt" < "$s/pairbatch.hs" 2> /dev/null
 cp "$tmp/point.ckpt" "$OUT/ckpt/point.ckpt"

@@ -1,6 +1,7 @@
 /* batcher: unit tests of lib/batch.c, and the helpers of tests/shell/batcher.sh.
  *
- *   test_batcher                          unit tests of the pool, epochs, pairs and pk draws
+ *   test_batcher                          unit tests of the pool, epochs, pairs, pk and episode
+ *                                         draws
  *   test_batcher --fixture C M            a synthetic `images` stream on stdout: C classes, M
  *                                         images each, except one class of 1 and one of 2
  *                                         images; every image distinct
@@ -9,6 +10,9 @@
  *   test_batcher --check-epochs IN E B    ... that it is E epochs of batches of B pairs, each
  *                                         epoch every input image exactly once as image1
  *   test_batcher --check-pk IN P K        checks the groupbatch stream on stdin
+ *   test_batcher --check-episodes IN n S Q E   checks the episodes stream on stdin: n classes
+ *                                         (0: all of IN's) x (S support + Q query); E > 0: it
+ *                                         is E epochs long (see check_episodes)
  *
  * The checkers identify each batch image with the input image of the same pixels (and class),
  * so they work on any images stream (mkdigits' as well as the fixture). They print what they
@@ -162,6 +166,101 @@ static void test_pk(void)
             CHECK(cover[g] >= 1); /* every class at least once per cycle */
     }
     batch_perm_free(&cy);
+    batch_pool_free(&p);
+}
+
+/* the checks every episode must pass: groups[j] is the class of support[j*S ..] and
+ * query[j*Q ..]; the n groups are distinct; the S + Q items of a class are distinct when it has
+ * at least S + Q items, and otherwise hold every item of the class (batch_pick) */
+static void check_episode(const batch_pool *p, int n, int S, int Q, const int32_t *groups,
+                          const int32_t *support, const int32_t *query)
+{
+    int *seen = calloc(p->n, sizeof *seen);
+    for (int j = 0; j < n; j++) {
+        int32_t g = groups[j];
+        CHECK(g >= 0 && g < p->ngroups);
+        for (int h = 0; h < j; h++)
+            CHECK(groups[h] != g);
+        for (int k = 0; k < S + Q; k++) {
+            int32_t it = k < S ? support[j * S + k] : query[j * Q + k - S];
+            CHECK(it >= 0 && it < p->n);
+            CHECK(p->item_group[it] == g);
+            seen[it]++;
+        }
+        int64_t m = batch_group_size(p, g);
+        for (int64_t r = 0; r < m; r++) {
+            int c = seen[p->by_group[p->group_start[g] + r]];
+            CHECK(m >= S + Q ? c <= 1 : c >= 1);
+        }
+    }
+    free(seen);
+}
+
+static void test_episodes(void)
+{
+    batch_pool p;
+    make_pool(&p, 10, 20); /* classes of 1, 2, 3 and seven of 20 items */
+    enum { S = 3, Q = 4, NE = 30, M = 10 };
+    int32_t g[M], sup[M * S], qry[M * Q], g2[M], sup2[M * S], qry2[M * Q];
+
+    /* n = all classes: every group in increasing class order; cy is not needed */
+    int32_t allg[NE][M], alls[NE][M * S], allq[NE][M * Q];
+    for (int i = 0; i < NE; i++) {
+        batch_episode(&p, NULL, 714, i, M, S, Q, allg[i], alls[i], allq[i]);
+        for (int j = 0; j < M; j++)
+            CHECK(allg[i][j] == j);
+        check_episode(&p, M, S, Q, allg[i], alls[i], allq[i]);
+    }
+    /* episode i alone (after others, out of order) equals the sequential one */
+    batch_episode(&p, NULL, 714, 29, M, S, Q, g, sup, qry);
+    batch_episode(&p, NULL, 714, 11, M, S, Q, g, sup, qry);
+    CHECK(!memcmp(sup, alls[11], sizeof sup) && !memcmp(qry, allq[11], sizeof qry));
+    /* episodes differ from one another, and with the seed */
+    CHECK(memcmp(alls[11], alls[12], sizeof sup) != 0);
+    batch_episode(&p, NULL, 715, 11, M, S, Q, g, sup, qry);
+    CHECK(memcmp(sup, alls[11], sizeof sup) != 0);
+
+    /* n < all: n distinct classes, cycling (ceil(10 / 4) = 3 episodes a cycle, every class in
+     * each); episode i alone equals the sequential one, whatever cy cached */
+    enum { N = 4 };
+    batch_perm cy, cy2;
+    batch_perm_init(&cy, p.ngroups, 714, BATCH_TAG_CYCLE);
+    batch_perm_init(&cy2, p.ngroups, 714, BATCH_TAG_CYCLE);
+    CHECK(batch_per_cycle(&p, N) == 3);
+    int32_t seqg[NE][N], seqs[NE][N * S], seqq[NE][N * Q];
+    for (int c = 0; c < NE / 3; c++) {
+        int cover[M] = {0};
+        for (int j = 0; j < 3; j++) {
+            int i = c * 3 + j;
+            batch_episode(&p, &cy, 714, i, N, S, Q, seqg[i], seqs[i], seqq[i]);
+            check_episode(&p, N, S, Q, seqg[i], seqs[i], seqq[i]);
+            for (int k = 0; k < N; k++)
+                cover[seqg[i][k]]++;
+        }
+        for (int k = 0; k < M; k++)
+            CHECK(cover[k] >= 1);
+    }
+    batch_episode(&p, &cy2, 714, 25, N, S, Q, g2, sup2, qry2);
+    batch_episode(&p, &cy2, 714, 4, N, S, Q, g2, sup2, qry2);
+    CHECK(!memcmp(g2, seqg[4], N * sizeof *g2));
+    CHECK(!memcmp(sup2, seqs[4], N * S * sizeof *sup2) && !memcmp(qry2, seqq[4], N * Q * sizeof *qry2));
+    /* the classes are those of pk's cycles (batch_classes on the episode's generator) */
+    rng r;
+    rng_init(&r, 714, BATCH_TAG_EPISODE ^ 4);
+    batch_classes(&p, &cy2, 4, N, &r, g2);
+    CHECK(!memcmp(g2, seqg[4], N * sizeof *g2));
+
+    /* S + Q = 20, the size of the big classes: each is drawn whole, every item once, so
+     * support and query are disjoint (check_episode); group 0, the class of one item, gives
+     * that item 20 times: it is then its own query */
+    int32_t bs[M * 10], bq[M * 10];
+    batch_episode(&p, NULL, 714, 3, M, 10, 10, g, bs, bq);
+    check_episode(&p, M, 10, 10, g, bs, bq);
+    CHECK(batch_group_size(&p, 0) == 1);
+    for (int k = 0; k < 10; k++)
+        CHECK(bs[k] == p.by_group[0] && bq[k] == p.by_group[0]);
+    batch_perm_free(&cy);
+    batch_perm_free(&cy2);
     batch_pool_free(&p);
 }
 
@@ -452,6 +551,100 @@ static int check_pk(const char *input, long P, long K)
     return check_done("check-pk");
 }
 
+/* n (0: every class of the input) classes x (S + Q) images per record: field query 0 for the
+ * n*S first (the support, class-major), 1 for the n*Q last (the queries, class-major in the same
+ * class order); n distinct classes, every image an input image of its class; the S + Q images
+ * of a class distinct when it has that many; with every class, the classes in increasing order,
+ * else every complete cycle of ceil(classes / n) episodes shows every class; meta ways, shots,
+ * queries and the input's; E > 0: E epochs, of one cycle, or with every class of
+ * ceil(images / (n (S + Q))) episodes */
+static int check_episodes(const char *input, long n, long S, long Q, long E)
+{
+    image_set s;
+    load_images(&s, input);
+    if (!n)
+        n = s.pool.ngroups;
+    stream_reader *r = open_batches("episodes");
+    const stream_header *h = r->header, *inh = h->inputs[0];
+    int fi = stream_field_typed(h, "image", DT_U8), fc = stream_field_typed(h, "class", DT_I32);
+    int fq = stream_field_typed(h, "query", DT_U8);
+    CHECK(h->fields[fc].ndim == 0 && h->fields[fq].ndim == 0);
+    const stream_field *inimg = &inh->fields[header_field_find(inh, "image")];
+    CHECK(h->fields[fi].ndim == inimg->ndim);
+    for (int d = 0; d < inimg->ndim && d < h->fields[fi].ndim; d++)
+        CHECK(h->fields[fi].shape[d] == inimg->shape[d]);
+    CHECK(header_int(h, "ways", -1) == n && header_int(h, "shots", -1) == S &&
+          header_int(h, "queries", -1) == Q);
+    CHECK(header_int(h, "height", -1) == header_int(inh, "height", -2)); /* meta copied */
+    int all = n == s.pool.ngroups;
+    int64_t ib = s.pool.item_bytes, B = n * (S + Q), nS = n * S;
+    int64_t per = all ? (s.pool.n + B - 1) / B : batch_per_cycle(&s.pool, (int)n);
+    int *cover = calloc(s.pool.ngroups, sizeof *cover);
+    int32_t *idx = malloc((S + Q) * sizeof *idx);
+    stream_record rec = {0};
+    long bad_size = 0, bad_flag = 0, not_found = 0, bad_group = 0, bad_order = 0, repeats = 0,
+         bad_cover = 0, small_episodes = 0;
+    while (stream_read(r, &rec)) {
+        bad_size += record_batch(&rec) != B;
+        if (record_batch(&rec) != B)
+            continue;
+        const int32_t *y = rec.t[fc].data;
+        const uint8_t *x = rec.t[fi].data, *q = rec.t[fq].data;
+        for (int64_t k = 0; k < B; k++)
+            bad_flag += q[k] != (k >= nS);
+        for (long j = 0; j < n; j++) {
+            int32_t cls = y[j * S];
+            long dup = 0;
+            for (long k = 0; k < S + Q; k++) {
+                int64_t at = k < S ? j * S + k : nS + j * Q + (k - S); /* record position */
+                bad_group += y[at] != cls;
+                idx[k] = find_image(&s, x + at * ib, y[at]);
+                not_found += idx[k] < 0;
+                for (long l = 0; l < k; l++)
+                    dup += idx[k] >= 0 && idx[k] == idx[l];
+            }
+            for (long l = 0; l < j; l++)
+                bad_group += y[l * S] == cls;
+            if (idx[0] < 0)
+                continue;
+            int32_t g = s.pool.item_group[idx[0]];
+            bad_order += all && g != j;
+            cover[g]++;
+            if (batch_group_size(&s.pool, g) >= S + Q)
+                repeats += dup; /* a class with S + Q or more images: no repeats */
+            else
+                small_episodes += dup > 0;
+        }
+        if (r->count % per == 0 && !all) { /* a cycle is complete */
+            for (int g = 0; g < s.pool.ngroups; g++)
+                bad_cover += cover[g] == 0;
+            memset(cover, 0, s.pool.ngroups * sizeof *cover);
+        }
+    }
+    long small = 0;
+    for (int g = 0; g < s.pool.ngroups; g++)
+        small += batch_group_size(&s.pool, g) < S + Q;
+    printf("check-episodes: %lld episodes of %ld x (%ld + %ld), %d classes (%ld smaller than S + Q, "
+           "repeats in %ld class draws), %lld episodes an epoch\n", r->count, n, S, Q, s.pool.ngroups,
+           small, small_episodes, (long long)per);
+    CHECK(r->count > 0);
+    if (E > 0)
+        CHECK(r->count == E * per);
+    CHECK(bad_size == 0);
+    CHECK(bad_flag == 0);
+    CHECK(not_found == 0);
+    CHECK(bad_group == 0);
+    CHECK(bad_order == 0);
+    CHECK(repeats == 0);
+    CHECK(bad_cover == 0);
+    free(cover);
+    free(idx);
+    record_free(&rec);
+    stream_close(r);
+    free_images(&s);
+    return check_done("check-episodes");
+}
+
 int main(int argc, char **argv)
 {
     util_init(argv[0]);
@@ -463,14 +656,18 @@ int main(int argc, char **argv)
         return check_epochs(argv[2], atol(argv[3]), atol(argv[4]));
     if (argc == 5 && !strcmp(argv[1], "--check-pk"))
         return check_pk(argv[2], atol(argv[3]), atol(argv[4]));
+    if (argc == 7 && !strcmp(argv[1], "--check-episodes"))
+        return check_episodes(argv[2], atol(argv[3]), atol(argv[4]), atol(argv[5]), atol(argv[6]));
     if (argc != 1) {
         fprintf(stderr, "usage: test_batcher [--fixture C M | --check-pairs IN | "
-                        "--check-epochs IN E B | --check-pk IN P K] (see the source)\n");
+                        "--check-epochs IN E B | --check-pk IN P K | --check-episodes IN n S Q E] "
+                        "(see the source)\n");
         return 2;
     }
     test_pool();
     test_perm();
     test_pairs();
     test_pk();
+    test_episodes();
     return check_done("test_batcher");
 }
