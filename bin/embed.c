@@ -3,6 +3,7 @@
  * its C components, with every other field of the input passed through. Batched for speed.
  */
 #include <getopt.h>
+#include <math.h>
 #include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -17,7 +18,8 @@
 static const char *usage =
     "usage: embed -m MODEL.ckpt [-b BATCH] [-t THREADS] < images > embeddings\n"
     "  Writes kind `embeddings`: mu float32 [C,D], var float32 [C,D] (stochastic models only),\n"
-    "  and every input field except `image`. The header carries model, C, D, match_a, match_b.\n"
+    "  and every input field except `image`. The header carries model, C, D, match_a, match_b\n"
+    "  (and spe_se2, the learned s_e^2 of an SPE model).\n"
     "  -m PATH     checkpoint written by train\n"
     "  -b N        images per forward pass (default 256)\n"
     "  -t N        threads (default 1: embed usually shares the machine with a pipeline)\n"
@@ -101,6 +103,9 @@ int main(int argc, char **argv)
     header_set_float(h, "match_b", b);
     header_set_str(h, "checkpoint", ckpt);
     header_set_str(h, "loss", ci.loss);
+    double se2 = ckpt_spe_se2(m);
+    if (!isnan(se2))
+        header_set_float(h, "spe_se2", se2);
     int64_t cd[2] = {C, D};
     header_add_field(h, "mu", DT_F32, 2, cd);
     if (stoch)

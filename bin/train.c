@@ -1,6 +1,8 @@
-/* train: the feedback loop. Reads training batches from stdin (from `batcher`), repeats
- * forward, loss, backward, update, and writes a checkpoint (formats/checkpoint.md) atomically
- * every --save-every steps, at the end, and on SIGINT/SIGTERM or when its input fails.
+/* train: the feedback loop. Reads training batches from stdin (from `batcher`: pairs, P x K
+ * groups or episodes; lib/feed.h turns a record into a loss input, and the loss says which kinds
+ * it takes), repeats forward, loss, backward, update, and writes a checkpoint
+ * (formats/checkpoint.md) atomically every --save-every steps, at the end, and on SIGINT/SIGTERM
+ * or when its input fails.
  */
 #include <errno.h>
 #include <getopt.h>
@@ -12,17 +14,20 @@
 
 #include "blas.h"
 #include "ckpt.h"
+#include "feed.h"
 #include "loss.h"
 #include "model.h"
 #include "nn.h"
 #include "optim.h"
 #include "rng.h"
 #include "stream.h"
+#include "loss_util.h"
 #include "util.h"
 
 static const char *usage =
     "usage: train -o MODEL.ckpt [options] < batches\n"
-    "  Trains an embedding network on a batch stream (kind pairbatch, from `batcher -m pairs`).\n"
+    "  Trains an embedding network on a batch stream from `batcher`: pairbatch (-m pairs),\n"
+    "  groupbatch (-m pk) or episodes (-m episodes), as the loss requires.\n"
     "  -o, --out PATH       checkpoint to write (atomically)\n"
     "      --resume PATH    continue exactly from PATH (its settings win; -o defaults to PATH).\n"
     "                       Feed the same batcher command: the first STEP batches are skipped.\n"
@@ -30,10 +35,12 @@ static const char *usage =
     "  -C N                 mixture components (default 1; point: 1)\n"
     "  -D N                 embedding dimensions (default 2)\n"
     "      --loss NAME      default softcon for point, vib for mog; see below\n"
-    "  -K N                 samples per input for vib (default 8)\n"
+    "  -K N                 samples per input for vib (default 8), per query for spe (default 1)\n"
     "      --beta X         KL weight for vib (default 1e-4)\n"
     "      --margin M       margin of the hard contrastive loss (default 1)\n"
     "      --a0 X --b0 X    initial a > 0 and b of the match probability\n"
+    "      --se2-0 X        spe: initial s_e^2 > 0 (default: gamma = shots x D x 0.01, SPE appendix B)\n"
+    "      --sampler NAME   spe: intersection (default, as the paper trains) | naive\n"
     "      --optim NAME     adam | sgd (default adam, momentum 0.9 for sgd)\n"
     "      --lr X           learning rate, the peak of the schedule (default 1e-3)\n"
     "      --warmup N       linear warm-up of the rate over the first N steps (default 0)\n"
@@ -47,19 +54,104 @@ static const char *usage =
     "      --snapshot-every N  also keep a copy of the checkpoint every N steps, as PATH.stepS\n"
     "                       (PATH without its .ckpt, S the step, 9 digits) + .ckpt: for curves\n"
     "      --log FILE       training log, TSV: step loss nll kl a b mean_var images_per_s seconds lr\n"
+    "                       acc se2 (acc: query accuracy of episode losses; se2: spe's s_e^2)\n"
     "      --progress       progress on stderr even when it is not a terminal\n"
     "  -h                   this help\n";
 
+
 typedef struct {
     const char *out, *resume, *log, *loss;
-    int head, C, D, K, optim, threads, progress;
-    double beta, margin, a0, b0, lr, lr_end;
+    int head, C, D, K, optim, threads, sampler;
+    double beta, margin, a0, b0, se2_0, lr, lr_end;
     long warmup;
     int decay;
     long steps, save_every, snapshot_every;
-    int steps_set;
+    int steps_set, C_set;
     uint64_t seed;
 } options;
+
+static options parse_options(int argc, char **argv)
+{
+    options op = {.head = HEAD_MOG, .C = 1, .D = 2, .K = -1, .beta = -1, .margin = -1, .a0 = NAN,
+                  .b0 = NAN, .se2_0 = NAN, .sampler = -1, .lr = 1e-3, .steps = 20000, .save_every = 1000,
+                  .seed = 714, .threads = 2, .optim = OPTIM_ADAM};
+    enum { O_RESUME = 256, O_HEAD, O_LOSS, O_BETA, O_MARGIN, O_A0, O_B0, O_OPTIM, O_LR, O_SAVE, O_LOG, O_PROG,
+           O_WARMUP, O_DECAY, O_LREND, O_SNAP, O_SE2, O_SAMPLER };
+    static const struct option lo[] = {
+        {"out", 1, 0, 'o'},        {"resume", 1, 0, O_RESUME}, {"head", 1, 0, O_HEAD}, {"loss", 1, 0, O_LOSS},
+        {"beta", 1, 0, O_BETA},    {"margin", 1, 0, O_MARGIN}, {"a0", 1, 0, O_A0},     {"b0", 1, 0, O_B0},
+        {"optim", 1, 0, O_OPTIM},  {"lr", 1, 0, O_LR},         {"steps", 1, 0, 'n'},   {"seed", 1, 0, 'S'},
+        {"threads", 1, 0, 't'},    {"save-every", 1, 0, O_SAVE}, {"log", 1, 0, O_LOG}, {"progress", 0, 0, O_PROG},
+        {"snapshot-every", 1, 0, O_SNAP}, {"warmup", 1, 0, O_WARMUP}, {"decay", 1, 0, O_DECAY}, {"lr-end", 1, 0, O_LREND},
+        {"se2-0", 1, 0, O_SE2},    {"sampler", 1, 0, O_SAMPLER}, {"help", 0, 0, 'h'},  {0, 0, 0, 0}};
+    int c;
+    while ((c = getopt_long(argc, argv, "o:C:D:K:n:S:t:h", lo, NULL)) != -1) {
+        switch (c) {
+        case 'o': op.out = optarg; break;
+        case O_RESUME: op.resume = optarg; break;
+        case O_HEAD:
+            if (!strcmp(optarg, "point"))
+                op.head = HEAD_POINT;
+            else if (!strcmp(optarg, "mog"))
+                op.head = HEAD_MOG;
+            else
+                usage_die("--head: '%s' is not point or mog", optarg);
+            break;
+        case 'C': op.C = (int)parse_long("-C", optarg, 1, 64); op.C_set = 1; break;
+        case 'D': op.D = (int)parse_long("-D", optarg, 1, 4096); break;
+        case 'K': op.K = (int)parse_long("-K", optarg, 1, 1024); break;
+        case O_LOSS: op.loss = optarg; break;
+        case O_BETA: op.beta = parse_double("--beta", optarg, 0, 1e6); break;
+        case O_MARGIN: op.margin = parse_double("--margin", optarg, 0, 1e6); break;
+        case O_A0: op.a0 = parse_double("--a0", optarg, 1e-6, 1e6); break;
+        case O_B0: op.b0 = parse_double("--b0", optarg, -1e6, 1e6); break;
+        case O_SE2: op.se2_0 = parse_double("--se2-0", optarg, 1e-6, 1e6); break;
+        case O_SAMPLER:
+            if (!strcmp(optarg, "intersection"))
+                op.sampler = LOSS_SAMPLER_INTERSECTION;
+            else if (!strcmp(optarg, "naive"))
+                op.sampler = LOSS_SAMPLER_NAIVE;
+            else
+                usage_die("--sampler: '%s' is not intersection or naive", optarg);
+            break;
+        case O_OPTIM:
+            if (!strcmp(optarg, "adam"))
+                op.optim = OPTIM_ADAM;
+            else if (!strcmp(optarg, "sgd"))
+                op.optim = OPTIM_SGD;
+            else
+                usage_die("--optim: '%s' is not adam or sgd", optarg);
+            break;
+        case O_LR: op.lr = parse_double("--lr", optarg, 1e-12, 1e9); break;
+        case O_WARMUP: op.warmup = parse_long("--warmup", optarg, 0, 1000000000L); break;
+        case O_DECAY:
+            if ((op.decay = decay_parse(optarg)) < 0)
+                usage_die("--decay: '%s' is not none, cosine or linear", optarg);
+            break;
+        case O_LREND: op.lr_end = parse_double("--lr-end", optarg, 0, 1); break;
+        case 'n': op.steps = parse_long("--steps", optarg, 0, 1000000000L); op.steps_set = 1; break;
+        case 'S': op.seed = parse_u64("--seed", optarg); break;
+        case 't': op.threads = (int)parse_long("--threads", optarg, 1, 64); break;
+        case O_SAVE: op.save_every = parse_long("--save-every", optarg, 1, 1000000000L); break;
+        case O_SNAP: op.snapshot_every = parse_long("--snapshot-every", optarg, 1, 1000000000L); break;
+        case O_LOG: op.log = optarg; break;
+        case O_PROG: progress_force = 1; break;
+        case 'h': usage_help();
+        default: usage_die("unknown option");
+        }
+    }
+    if (optind != argc)
+        usage_die("unexpected argument '%s'", argv[optind]);
+    if (!op.out)
+        op.out = op.resume;
+    if (!op.out)
+        usage_die("-o MODEL.ckpt is required");
+    if (op.C * op.D > 4096)
+        usage_die("-C %d x -D %d: at most 4096 embedding outputs", op.C, op.D);
+    if (op.head == HEAD_POINT && op.C_set && op.C != 1)
+        usage_die("a point model has one component (-C 1)");
+    return op;
+}
 
 static volatile sig_atomic_t got_signal;
 static void on_signal(int sig) { got_signal = sig; }
@@ -95,100 +187,156 @@ static void die_hook(void)
     }
 }
 
+/* the loss of a new run, checked against the head before any input is read */
+static const loss_kind *choose_loss(const options *op)
+{
+    const char *ln = op->loss ? op->loss : (op->head == HEAD_POINT ? "softcon" : "vib");
+    const loss_kind *L = loss_find(ln);
+    if (!L) {
+        fprintf(stderr, "train: unknown loss '%s'; known:", ln);
+        for (int i = 0; loss_kinds[i]; i++)
+            fprintf(stderr, " %s", loss_kinds[i]->name);
+        fputc('\n', stderr);
+        exit(2);
+    }
+    if (L->needs_var && op->head == HEAD_POINT)
+        usage_die("loss %s needs a stochastic head (--head mog)", ln);
+    if (!L->needs_var && op->head == HEAD_MOG)
+        usage_die("loss %s works on point embeddings (--head point)", ln);
+    int C0 = op->head == HEAD_POINT ? 1 : op->C;
+    int K0 = op->K > 0 ? op->K : L->default_K ? L->default_K : loss_defaults.K;
+    if (L->max_C && C0 > L->max_C)
+        usage_die("loss %s takes %d component%s per image (-C %d)", ln, L->max_C, L->max_C > 1 ? "s" : "",
+                  L->max_C);
+    if (L->needs_var && K0 % C0)
+        usage_die("-K %d must be a multiple of -C %d (stratified sampling)", K0, C0);
+    if (strcmp(ln, "spe") && (!isnan(op->se2_0) || op->sampler >= 0))
+        usage_die("--se2-0 and --sampler are options of the spe loss");
+    return L;
+}
+
+/* a new run: settings from the options, fresh weights */
+static model *start(const options *op, const loss_kind *L, const feed *f, ckpt_info *ci, optim **o)
+{
+    memset(ci, 0, sizeof *ci);
+    ci->mc = (model_config){.digits = f->digits, .head = op->head, .C = op->head == HEAD_POINT ? 1 : op->C,
+                            .D = op->D};
+    snprintf(ci->loss, sizeof ci->loss, "%s", L->name);
+    ci->lc = loss_defaults;
+    ci->lc.K = op->K > 0 ? op->K : L->default_K ? L->default_K : loss_defaults.K;
+    if (op->beta >= 0)
+        ci->lc.beta = op->beta;
+    if (op->margin >= 0)
+        ci->lc.margin = op->margin;
+    if (!isnan(op->a0))
+        ci->lc.a0 = op->a0;
+    if (!isnan(op->b0))
+        ci->lc.b0 = op->b0;
+    if (op->sampler >= 0)
+        ci->lc.sampler = op->sampler;
+    /* SPE appendix B: gamma = |S| d theta with theta = 0.01 (our reading of an equation the
+     * extraction garbled), |S| the support per class of the training episodes, d = D */
+    if (!isnan(op->se2_0))
+        ci->lc.gamma0 = loss_softplus_inv(op->se2_0);
+    else
+        ci->lc.gamma0 = (f->shots > 0 ? f->shots : 1) * op->D * 0.01;
+    ci->optim_kind = op->optim;
+    ci->lr = op->lr;
+    ci->warmup = op->warmup;
+    ci->decay = op->decay;
+    ci->lr_end = op->lr_end;
+    ci->steps = op->steps;
+    ci->seed = op->seed;
+    ckpt_note_compute(ci);
+    model *m = model_create(&ci->mc, L->nparams, L->param_names, f->maxbatch);
+    model_init(m, ci->seed);
+    L->init_params(&ci->lc, m->params + m->nnet);
+    *o = optim_create(op->optim, m->nparams, op->lr);
+    return m;
+}
+
+/* a resumed run: settings from the checkpoint */
+static model *resume(const options *op, const feed *f, ckpt_info *ci, optim **o)
+{
+    model *m = ckpt_load(op->resume, ci, o, f->maxbatch, NULL);
+    if (ci->mc.digits != f->digits)
+        die("%s was trained on %d-digit images, the input has %d digits", op->resume, ci->mc.digits, f->digits);
+    if (op->steps_set)
+        ci->steps = op->steps;
+    fprintf(stderr, "train: resuming %s at step %lld of %lld\n", op->resume, (long long)ci->step,
+            (long long)ci->steps);
+    if (ckpt_note_compute(ci))
+        warn("%s was trained with OpenBLAS kernel / code path %s / %s so far; the rest runs on %s / %s, so "
+             "the result may differ in the last bits from an uninterrupted run",
+             op->resume, ci->blas_core, ci->code_path, blas_corename(), nn_code_path());
+    return m;
+}
+
+/* one step's work: the model, its loss and the buffers of one batch */
+typedef struct {
+    model *m;
+    optim *o;
+    const loss_kind *L;
+    ckpt_info *ci;
+    float *mu, *var, *dmu, *dvar;
+} trainer;
+
+/* forward, loss, backward, update on the batch in f / li; returns the loss (not finite: nothing
+ * was updated) */
+static double train_step(trainer *t, const feed *f, loss_input *li, loss_stats *st)
+{
+    model *m = t->m;
+    ckpt_info *ci = t->ci;
+    model_forward(m, f->images, li->n, t->mu, t->var);
+    li->C = ci->mc.C;
+    li->D = ci->mc.D;
+    li->mu = t->mu;
+    li->var = t->var;
+    memset(m->grads, 0, m->nparams * sizeof(float));
+    rng r;
+    rng_init(&r, ci->seed, RNG_STREAM('l', 'o', 's', 's') ^ (uint64_t)ci->step);
+    double lv = t->L->forward_backward(&ci->lc, li, m->params + m->nnet, m->grads + m->nnet, t->dmu, t->dvar, &r, st);
+    if (!isfinite(lv))
+        return lv;
+    model_backward(m, t->dmu, t->dvar);
+    lr_schedule sched = {.lr = ci->lr, .warmup = ci->warmup, .decay = ci->decay, .end_frac = ci->lr_end,
+                         .steps = ci->steps};
+    t->o->lr = lr_at(&sched, ci->step);
+    optim_step(t->o, m->params, m->grads);
+    ci->step++;
+    return lv;
+}
+
+static FILE *open_log(const options *op)
+{
+    if (!op->log)
+        return NULL;
+    FILE *logf = fopen(op->log, op->resume ? "a" : "w");
+    if (!logf)
+        die("cannot write %s: %s", op->log, strerror(errno));
+    if (!op->resume)
+        fprintf(logf, "step\tloss\tnll\tkl\ta\tb\tmean_var\timages_per_s\tseconds\tlr\tacc\tse2\n");
+    return logf;
+}
+
+/* PATH without .ckpt + .stepSSSSSSSSS.ckpt */
+static void save_snapshot(const options *op, int argc, char **argv, const stream_header *ih)
+{
+    char snap[4096];
+    size_t n = strlen(op->out);
+    int base = n > 5 && !strcmp(op->out + n - 5, ".ckpt") ? (int)n - 5 : (int)n;
+    snprintf(snap, sizeof snap, "%.*s.step%09lld.ckpt", base, op->out, (long long)saver.ci->step);
+    saver.ok = 0;
+    ckpt_save(snap, saver.ci, saver.m, saver.o, argc, argv, ih);
+    saver.ok = 1;
+}
+
 int main(int argc, char **argv)
 {
     util_init(argv[0]);
     util_usage = usage;
-    options op = {.head = HEAD_MOG, .C = 1, .D = 2, .K = -1, .beta = -1, .margin = -1, .a0 = NAN,
-                  .b0 = NAN, .lr = 1e-3, .steps = 20000, .save_every = 1000, .seed = 714, .threads = 2,
-                  .optim = OPTIM_ADAM};
-    enum { O_RESUME = 256, O_HEAD, O_LOSS, O_BETA, O_MARGIN, O_A0, O_B0, O_OPTIM, O_LR, O_SAVE, O_LOG, O_PROG,
-           O_WARMUP, O_DECAY, O_LREND, O_SNAP };
-    static const struct option lo[] = {
-        {"out", 1, 0, 'o'},        {"resume", 1, 0, O_RESUME}, {"head", 1, 0, O_HEAD}, {"loss", 1, 0, O_LOSS},
-        {"beta", 1, 0, O_BETA},    {"margin", 1, 0, O_MARGIN}, {"a0", 1, 0, O_A0},     {"b0", 1, 0, O_B0},
-        {"optim", 1, 0, O_OPTIM},  {"lr", 1, 0, O_LR},         {"steps", 1, 0, 'n'},   {"seed", 1, 0, 'S'},
-        {"threads", 1, 0, 't'},    {"save-every", 1, 0, O_SAVE}, {"log", 1, 0, O_LOG}, {"progress", 0, 0, O_PROG},
-        {"snapshot-every", 1, 0, O_SNAP}, {"warmup", 1, 0, O_WARMUP}, {"decay", 1, 0, O_DECAY}, {"lr-end", 1, 0, O_LREND},
-        {"help", 0, 0, 'h'},       {0, 0, 0, 0}};
-    int c, set_c = 0;
-    while ((c = getopt_long(argc, argv, "o:C:D:K:n:S:t:h", lo, NULL)) != -1) {
-        switch (c) {
-        case 'o': op.out = optarg; break;
-        case O_RESUME: op.resume = optarg; break;
-        case O_HEAD:
-            if (!strcmp(optarg, "point"))
-                op.head = HEAD_POINT;
-            else if (!strcmp(optarg, "mog"))
-                op.head = HEAD_MOG;
-            else
-                usage_die("--head: '%s' is not point or mog", optarg);
-            break;
-        case 'C': op.C = (int)parse_long("-C", optarg, 1, 64); set_c = 1; break;
-        case 'D': op.D = (int)parse_long("-D", optarg, 1, 4096); break;
-        case 'K': op.K = (int)parse_long("-K", optarg, 1, 1024); break;
-        case O_LOSS: op.loss = optarg; break;
-        case O_BETA: op.beta = parse_double("--beta", optarg, 0, 1e6); break;
-        case O_MARGIN: op.margin = parse_double("--margin", optarg, 0, 1e6); break;
-        case O_A0: op.a0 = parse_double("--a0", optarg, 1e-6, 1e6); break;
-        case O_B0: op.b0 = parse_double("--b0", optarg, -1e6, 1e6); break;
-        case O_OPTIM:
-            if (!strcmp(optarg, "adam"))
-                op.optim = OPTIM_ADAM;
-            else if (!strcmp(optarg, "sgd"))
-                op.optim = OPTIM_SGD;
-            else
-                usage_die("--optim: '%s' is not adam or sgd", optarg);
-            break;
-        case O_LR: op.lr = parse_double("--lr", optarg, 1e-12, 1e9); break;
-        case O_WARMUP: op.warmup = parse_long("--warmup", optarg, 0, 1000000000L); break;
-        case O_DECAY:
-            if ((op.decay = decay_parse(optarg)) < 0)
-                usage_die("--decay: '%s' is not none, cosine or linear", optarg);
-            break;
-        case O_LREND: op.lr_end = parse_double("--lr-end", optarg, 0, 1); break;
-        case 'n': op.steps = parse_long("--steps", optarg, 0, 1000000000L); op.steps_set = 1; break;
-        case 'S': op.seed = parse_u64("--seed", optarg); break;
-        case 't': op.threads = (int)parse_long("--threads", optarg, 1, 64); break;
-        case O_SAVE: op.save_every = parse_long("--save-every", optarg, 1, 1000000000L); break;
-        case O_SNAP: op.snapshot_every = parse_long("--snapshot-every", optarg, 1, 1000000000L); break;
-        case O_LOG: op.log = optarg; break;
-        case O_PROG: progress_force = 1; break;
-        case 'h': usage_help();
-        default: usage_die("unknown option");
-        }
-    }
-    if (optind != argc)
-        usage_die("unexpected argument '%s'", argv[optind]);
-    if (!op.out)
-        op.out = op.resume;
-    if (!op.out)
-        usage_die("-o MODEL.ckpt is required");
-    if (op.C * op.D > 4096)
-        usage_die("-C %d x -D %d: at most 4096 embedding outputs", op.C, op.D);
-    if (op.head == HEAD_POINT && set_c && op.C != 1)
-        usage_die("a point model has one component (-C 1)");
-    /* options are checked before any input is read */
-    const loss_kind *L = NULL;
-    const char *ln = NULL;
-    if (!op.resume) {
-        ln = op.loss ? op.loss : (op.head == HEAD_POINT ? "softcon" : "vib");
-        L = loss_find(ln);
-        if (!L) {
-            fprintf(stderr, "train: unknown loss '%s'; known:", ln);
-            for (int i = 0; loss_kinds[i]; i++)
-                fprintf(stderr, " %s", loss_kinds[i]->name);
-            fputc('\n', stderr);
-            exit(2);
-        }
-        if (L->needs_var && op.head == HEAD_POINT)
-            usage_die("loss %s needs a stochastic head (--head mog)", ln);
-        if (!L->needs_var && op.head == HEAD_MOG)
-            usage_die("loss %s works on point embeddings (--head point)", ln);
-        int C0 = op.head == HEAD_POINT ? 1 : op.C, K0 = op.K > 0 ? op.K : loss_defaults.K;
-        if (L->needs_var && K0 % C0)
-            usage_die("-K %d must be a multiple of -C %d (stratified sampling)", K0, C0);
-    }
+    options op = parse_options(argc, argv);
+    const loss_kind *L = op.resume ? NULL : choose_loss(&op);
     blas_init(argv, op.threads);
     /* the checkpoint and the log must be writable before any work: fail now, not at the first
      * save after --save-every steps */
@@ -196,77 +344,17 @@ int main(int argc, char **argv)
 
     stream_reader *in = stream_open(stdin, "stdin");
     const stream_header *ih = in->header;
-    if (strcmp(ih->kind, "pairbatch"))
-        die("expected a stream of kind 'pairbatch' (from `batcher -m pairs`), got '%s' (from %s)", ih->kind,
-            ih->program);
-    int f_i1 = stream_field_typed(ih, "image1", DT_U8), f_i2 = stream_field_typed(ih, "image2", DT_U8);
-    int f_c1 = stream_field_typed(ih, "class1", DT_I32), f_c2 = stream_field_typed(ih, "class2", DT_I32);
-    int f_m = stream_field_typed(ih, "match", DT_U8);
-    const stream_field *imf = &ih->fields[f_i1];
-    if (imf->ndim != 2 || imf->shape[0] != 28 || imf->shape[1] % 28 || imf->shape[1] / 28 < 1)
-        die("input images are not 28 x 28N");
-    int digits = (int)(imf->shape[1] / 28);
-    int64_t pairs_max = header_int(ih, "batch", 128);
-    if (pairs_max < 1 || pairs_max > 65536)
-        die("input header has an implausible batch size %lld", (long long)pairs_max);
-
+    feed f;
+    feed_open(&f, ih);
     ckpt_info ci;
-    model *m;
     optim *o;
-    int maxbatch = (int)(2 * pairs_max);
-    if (op.resume) {
-        m = ckpt_load(op.resume, &ci, &o, maxbatch, NULL);
-        L = loss_find(ci.loss);
-        if (ci.mc.digits != digits)
-            die("%s was trained on %d-digit images, the input has %d digits", op.resume, ci.mc.digits, digits);
-        if (op.steps_set)
-            ci.steps = op.steps;
-        fprintf(stderr, "train: resuming %s at step %lld of %lld\n", op.resume, (long long)ci.step,
-                (long long)ci.steps);
-        if (ckpt_note_compute(&ci))
-            warn("%s was trained with OpenBLAS kernel / code path %s / %s so far; the rest runs on %s / %s, so "
-                 "the result may differ in the last bits from an uninterrupted run",
-                 op.resume, ci.blas_core, ci.code_path, blas_corename(), nn_code_path());
-    } else {
-        memset(&ci, 0, sizeof ci);
-        ci.mc = (model_config){.digits = digits, .head = op.head, .C = op.head == HEAD_POINT ? 1 : op.C, .D = op.D};
-        snprintf(ci.loss, sizeof ci.loss, "%s", ln);
-        ci.lc = loss_defaults;
-        if (op.K > 0)
-            ci.lc.K = op.K;
-        if (op.beta >= 0)
-            ci.lc.beta = op.beta;
-        if (op.margin >= 0)
-            ci.lc.margin = op.margin;
-        if (!isnan(op.a0))
-            ci.lc.a0 = op.a0;
-        if (!isnan(op.b0))
-            ci.lc.b0 = op.b0;
-        ci.optim_kind = op.optim;
-        ci.lr = op.lr;
-        ci.warmup = op.warmup;
-        ci.decay = op.decay;
-        ci.lr_end = op.lr_end;
-        ci.steps = op.steps;
-        ci.seed = op.seed;
-        ckpt_note_compute(&ci);
-        m = model_create(&ci.mc, L->nparams, L->param_names, maxbatch);
-        model_init(m, ci.seed);
-        L->init_params(&ci.lc, m->params + m->nnet);
-        o = optim_create(op.optim, m->nparams, op.lr);
-    }
-    if (L->needs_pairs == 0)
-        die("loss %s does not take pair batches", ci.loss);
-    ci.batch_images = maxbatch;
-
-    FILE *logf = NULL;
-    if (op.log) {
-        logf = fopen(op.log, op.resume ? "a" : "w");
-        if (!logf)
-            die("cannot write %s: %s", op.log, strerror(errno));
-        if (!op.resume)
-            fprintf(logf, "step\tloss\tnll\tkl\ta\tb\tmean_var\timages_per_s\tseconds\tlr\n");
-    }
+    model *m = op.resume ? resume(&op, &f, &ci, &o) : start(&op, L, &f, &ci, &o);
+    L = loss_find(ci.loss);
+    if (!(L->batches & f.kind))
+        die("loss %s does not take %s batches; feed it `%s`", ci.loss, loss_batch_name(f.kind),
+            feed_batcher_mode(L->batches));
+    ci.batch_images = f.maxbatch;
+    FILE *logf = open_log(&op);
 
     /* on resume, the same batcher command is fed again: skip the batches already trained on */
     stream_record rec = {0};
@@ -274,14 +362,10 @@ int main(int argc, char **argv)
         if (!stream_read(in, &rec))
             die("input ended while skipping the %lld batches already trained on", (long long)ci.step);
 
-    int C = ci.mc.C, D = ci.mc.D, stoch = ci.mc.head == HEAD_MOG;
-    size_t per = (size_t)C * D;
-    uint8_t *imgs = ealloc_aligned((size_t)maxbatch * 28 * 28 * digits);
-    int32_t *cls = ealloc_aligned(maxbatch * sizeof *cls), *pa = ealloc_aligned(pairs_max * 4),
-            *pb = ealloc_aligned(pairs_max * 4);
-    uint8_t *match = ealloc_aligned(pairs_max);
-    float *mu = ealloc_aligned(maxbatch * per * 4), *var = stoch ? ealloc_aligned(maxbatch * per * 4) : NULL;
-    float *dmu = ealloc_aligned(maxbatch * per * 4), *dvar = stoch ? ealloc_aligned(maxbatch * per * 4) : NULL;
+    size_t outs = (size_t)f.maxbatch * ci.mc.C * ci.mc.D * sizeof(float);
+    int stoch = ci.mc.head == HEAD_MOG;
+    trainer t = {.m = m, .o = o, .L = L, .ci = &ci, .mu = ealloc_aligned(outs), .dmu = ealloc_aligned(outs),
+                 .var = stoch ? ealloc_aligned(outs) : NULL, .dvar = stoch ? ealloc_aligned(outs) : NULL};
 
     struct sigaction sa = {0};
     sa.sa_handler = on_signal;
@@ -296,73 +380,49 @@ int main(int argc, char **argv)
     double t0 = now_seconds(), tlast = t0;
     long long images_done = 0, images_last = 0;
     int64_t last_saved = ci.step;
-    const size_t imgbytes = (size_t)28 * 28 * digits;
     int ended = 0;
     while (ci.step < ci.steps && !got_signal) {
         if (!stream_read(in, &rec)) {
             ended = 1;
             break;
         }
-        int P = (int)record_batch(&rec), n = 2 * P;
-        if (P > pairs_max)
-            die("batch of %d pairs is larger than the header's %lld", P, (long long)pairs_max);
-        memcpy(imgs, rec.t[f_i1].data, P * imgbytes);
-        memcpy(imgs + P * imgbytes, rec.t[f_i2].data, P * imgbytes);
-        memcpy(cls, rec.t[f_c1].data, P * 4);
-        memcpy(cls + P, rec.t[f_c2].data, P * 4);
-        memcpy(match, rec.t[f_m].data, P);
-        for (int k = 0; k < P; k++) {
-            pa[k] = k;
-            pb[k] = P + k;
-        }
+        loss_input li;
+        int n = feed_next(&f, &rec, &li);
         saver.ok = 0; /* parameters change from here until the step is complete */
-        model_forward(m, imgs, n, mu, var);
-        loss_input li = {.n = n, .C = C, .D = D, .mu = mu, .var = var, .cls = cls, .npairs = P, .pair_a = pa,
-                         .pair_b = pb, .match = match};
-        memset(m->grads, 0, m->nparams * sizeof(float));
-        rng r;
-        rng_init(&r, ci.seed, RNG_STREAM('l', 'o', 's', 's') ^ (uint64_t)ci.step);
         loss_stats st = {0};
-        double lv = L->forward_backward(&ci.lc, &li, m->params + m->nnet, m->grads + m->nnet, dmu, dvar, &r, &st);
+        double lv = train_step(&t, &f, &li, &st);
         if (!isfinite(lv)) {
             fprintf(stderr, "train: loss is %g at step %lld; stopping. The last good checkpoint (step %lld) is %s\n",
                     lv, (long long)ci.step + 1, (long long)last_saved, op.out);
             util_die_hook = NULL;
             exit(1);
         }
-        model_backward(m, dmu, dvar);
-        lr_schedule sched = {.lr = ci.lr, .warmup = ci.warmup, .decay = ci.decay, .end_frac = ci.lr_end,
-                             .steps = ci.steps};
-        o->lr = lr_at(&sched, ci.step);
-        optim_step(o, m->params, m->grads);
-        ci.step++;
         images_done += n;
         saver.ok = 1;
-        double t = now_seconds();
+        double now = now_seconds();
         if (logf && (ci.step % 50 == 0 || ci.step == ci.steps)) {
-            double rate = (images_done - images_last) / (t - tlast > 0 ? t - tlast : 1e-9);
-            fprintf(logf, "%lld\t%.6g\t%.6g\t%.6g\t%.6g\t%.6g\t%.6g\t%.0f\t%.2f\t%.6g\n", (long long)ci.step, lv, st.nll,
-                    st.kl, st.a, st.b, st.mean_var, rate, t - t0, o->lr);
-            tlast = t;
+            double rate = (images_done - images_last) / (now - tlast > 0 ? now - tlast : 1e-9);
+            fprintf(logf, "%lld\t%.6g\t%.6g\t%.6g\t%.6g\t%.6g\t%.6g\t%.0f\t%.2f\t%.6g\t%.6g\t%.6g\n",
+                    (long long)ci.step, lv, st.nll, st.kl, st.a, st.b, st.mean_var, rate, now - t0, o->lr, st.acc,
+                    st.se2);
+            tlast = now;
             images_last = images_done;
         }
         char extra[160];
-        snprintf(extra, sizeof extra, "loss %.4f a %.3f b %.3f var %.3g %.0f img/s", lv, st.a, st.b, st.mean_var,
-                 images_done / (t - t0 > 0 ? t - t0 : 1e-9));
+        double rate = images_done / (now - t0 > 0 ? now - t0 : 1e-9);
+        if (f.kind == LOSS_EPISODES)
+            snprintf(extra, sizeof extra, "loss %.4f acc %.3f se2 %.3g var %.3g %.0f img/s", lv, st.acc, st.se2,
+                     st.mean_var, rate);
+        else
+            snprintf(extra, sizeof extra, "loss %.4f a %.3f b %.3f var %.3g %.0f img/s", lv, st.a, st.b,
+                     st.mean_var, rate);
         progress_update(&pr, ci.step, extra);
         if (ci.step % op.save_every == 0 && ci.step < ci.steps) {
             save_now();
             last_saved = ci.step;
         }
-        if (op.snapshot_every && ci.step % op.snapshot_every == 0) {
-            char snap[4096];
-            size_t n = strlen(op.out);
-            int base = n > 5 && !strcmp(op.out + n - 5, ".ckpt") ? (int)n - 5 : (int)n;
-            snprintf(snap, sizeof snap, "%.*s.step%09lld.ckpt", base, op.out, (long long)ci.step);
-            saver.ok = 0;
-            ckpt_save(snap, &ci, m, o, argc, argv, ih);
-            saver.ok = 1;
-        }
+        if (op.snapshot_every && ci.step % op.snapshot_every == 0)
+            save_snapshot(&op, argc, argv, ih);
     }
     progress_end(&pr, ci.step);
     util_die_hook = NULL;
@@ -381,8 +441,9 @@ int main(int argc, char **argv)
     }
     record_free(&rec);
     stream_close(in);
+    feed_free(&f);
     model_free(m);
     optim_free(o);
-    free(imgs); free(cls); free(pa); free(pb); free(match); free(mu); free(var); free(dmu); free(dvar);
+    free(t.mu); free(t.var); free(t.dmu); free(t.dvar);
     return rc;
 }

@@ -24,6 +24,12 @@ void ckpt_match_ab(const model *m, double *a, double *b)
     loss_match_ab(m->params + va->offset, a, b);
 }
 
+double ckpt_spe_se2(const model *m)
+{
+    const model_view *v = model_view_find(m, "spe.gamma");
+    return v ? loss_softplus(m->params[v->offset]) : NAN;
+}
+
 void ckpt_save(const char *path, const ckpt_info *ci, const model *m, const optim *o, int argc,
                char **argv, const stream_header *input)
 {
@@ -46,6 +52,10 @@ void ckpt_save(const char *path, const ckpt_info *ci, const model *m, const opti
     header_set_float(h, "margin", ci->lc.margin);
     header_set_float(h, "a0", ci->lc.a0);
     header_set_float(h, "b0", ci->lc.b0);
+    if (!strcmp(ci->loss, "spe")) {
+        header_set_float(h, "gamma0", ci->lc.gamma0);
+        header_set_str(h, "sampler", ci->lc.sampler == LOSS_SAMPLER_NAIVE ? "naive" : "intersection");
+    }
     header_set_str(h, "optim", o && o->kind == OPTIM_SGD ? "sgd" : "adam");
     header_set_float(h, "lr", ci->lr);
     header_set_int(h, "warmup", ci->warmup);
@@ -239,6 +249,13 @@ model *ckpt_load(const char *path, ckpt_info *ci, optim **o, int maxbatch, strea
     ci->lc.margin = opt_float(path, h, "margin", loss_defaults.margin, 0, 1e6);
     ci->lc.a0 = opt_float(path, h, "a0", loss_defaults.a0, 1e-6, 1e6);
     ci->lc.b0 = opt_float(path, h, "b0", loss_defaults.b0, -1e6, 1e6);
+    ci->lc.gamma0 = opt_float(path, h, "gamma0", loss_defaults.gamma0, -1e6, 1e6);
+    const char *smp = header_str(h, "sampler", "intersection");
+    if (strcmp(smp, "intersection") && strcmp(smp, "naive"))
+        die("%s: unknown sampler '%s'", path, smp);
+    ci->lc.sampler = strcmp(smp, "naive") ? LOSS_SAMPLER_INTERSECTION : LOSS_SAMPLER_NAIVE;
+    if (L->max_C && ci->mc.C > L->max_C)
+        die("%s: loss %s with C = %d components", path, ci->loss, ci->mc.C);
     const char *optn = header_str(h, "optim", "adam");
     if (strcmp(optn, "adam") && strcmp(optn, "sgd"))
         die("%s: unknown optimizer '%s'", path, optn);

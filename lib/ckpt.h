@@ -50,5 +50,7 @@ model *ckpt_load(const char *path, ckpt_info *ci, optim **o, int maxbatch, strea
 /* a = softplus(a_raw), b of the match probability stored in the model's extra parameters
  * (1, 0 when the loss has none) */
 void ckpt_match_ab(const model *m, double *a, double *b);
+/* SPE's s_e^2 = softplus(gamma) of the loss parameter spe.gamma; NaN when the loss has none */
+double ckpt_spe_se2(const model *m);
 
 #endif

@@ -19,12 +19,16 @@ const loss_config loss_defaults = {
     .margin = 1.0,
     .a0 = 1.0,
     .b0 = 0.0,
+    .gamma0 = 0.0,
+    .sampler = LOSS_SAMPLER_INTERSECTION,
 };
 
 const loss_kind *const loss_kinds[] = {
     &loss_softcon,
     &loss_contrastive,
     &loss_vib,
+    &loss_proto,
+    &loss_spe,
     NULL,
 };
 
@@ -36,4 +40,14 @@ const loss_kind *loss_find(const char *name)
         if (!strcmp(loss_kinds[i]->name, name))
             return loss_kinds[i];
     return NULL;
+}
+
+const char *loss_batch_name(int kind)
+{
+    switch (kind) {
+    case LOSS_PAIRS: return "pairbatch";
+    case LOSS_GROUPS: return "groupbatch";
+    case LOSS_EPISODES: return "episodes";
+    }
+    return "?";
 }

@@ -22,12 +22,23 @@
 
 #include "rng.h"
 
+/* the batch kinds a loss may take (loss_kind.batches, a bit set); lib/feed.h turns the records
+ * of each kind into a loss_input */
+enum {
+    LOSS_PAIRS = 1,    /* pairbatch (batcher -m pairs): npairs pairs with their match labels */
+    LOSS_GROUPS = 2,   /* groupbatch (batcher -m pk): P classes x K images, classes in cls */
+    LOSS_EPISODES = 4, /* episodes (batcher -m episodes): support and query images, query[] */
+};
+
 typedef struct {
-    int K;          /* samples per input (VIB), 8 */
+    int K;          /* samples per input (VIB), 8; samples per query (SPE), 1 */
     double beta;    /* KL weight (VIB), 1e-4 */
     double margin;  /* M of the hard-margin contrastive loss (Eq. 1), 1.0 */
     double a0, b0;  /* initial a (> 0) and b of the match probability */
+    double gamma0;  /* SPE: initial gamma, s_e^2 = softplus(gamma) (train fills it in) */
+    int sampler;    /* SPE: LOSS_SAMPLER_INTERSECTION (training default) or LOSS_SAMPLER_NAIVE */
 } loss_config;
+enum { LOSS_SAMPLER_INTERSECTION = 0, LOSS_SAMPLER_NAIVE = 1 };
 extern const loss_config loss_defaults;
 
 typedef struct {
@@ -40,6 +51,8 @@ typedef struct {
     int npairs;
     const int32_t *pair_a, *pair_b;
     const uint8_t *match;
+    /* episodes: query[i] = 1 for a query image, 0 for a support image (NULL otherwise) */
+    const uint8_t *query;
 } loss_input;
 
 typedef struct {
@@ -47,6 +60,8 @@ typedef struct {
     double kl;        /* mean KL per image (VIB), 0 otherwise */
     double a, b;      /* current match-probability parameters (a after softplus) */
     double mean_var;  /* mean variance over the batch (0 for point) */
+    double acc;       /* episodes: fraction of the queries classified right (NaN otherwise) */
+    double se2;       /* SPE: s_e^2 (NaN otherwise) */
 } loss_stats;
 
 typedef struct loss_kind loss_kind;
@@ -54,7 +69,9 @@ struct loss_kind {
     const char *name;       /* "softcon", "contrastive", "vib", ... */
     const char *help;       /* one line for usage texts */
     int needs_var;          /* 1: needs a stochastic (MoG) head; 0: point embeddings */
-    int needs_pairs;        /* 1: needs pair batches (npairs > 0) */
+    int batches;            /* the batch kinds it takes: LOSS_PAIRS | LOSS_GROUPS | LOSS_EPISODES */
+    int default_K;          /* K when the user gives none (0: loss_defaults.K) */
+    int max_C;              /* mixture components per image it takes at most (0: any) */
     int nparams;            /* learnable parameters of the loss itself */
     const char *const *param_names;
     void (*init_params)(const loss_config *cfg, float *params);
@@ -64,6 +81,8 @@ struct loss_kind {
 };
 
 const loss_kind *loss_find(const char *name);
+/* "pairbatch", "groupbatch" or "episodes" for one LOSS_* bit */
+const char *loss_batch_name(int kind);
 /* NULL-terminated list of all losses, for usage texts */
 extern const loss_kind *const loss_kinds[];
 

@@ -12,6 +12,7 @@
 #include "check.h"
 #include "loss.h"
 #include "loss_util.h"
+#include "proto.h"
 #include "rng.h"
 #include "util.h"
 
@@ -24,8 +25,8 @@
 typedef struct {
     loss_input in;
     float *mu, *var;
-    int32_t *pa, *pb;
-    uint8_t *match;
+    int32_t *pa, *pb, *cls;
+    uint8_t *match, *query;
 } batch;
 
 /* n images with random (mu, var) of shape (n, C, D); P = n/2 disjoint pairs (2k, 2k+1), with
@@ -64,6 +65,36 @@ static void free_batch(batch *bt)
     free(bt->pa);
     free(bt->pb);
     free(bt->match);
+    free(bt->cls);
+    free(bt->query);
+}
+
+/* an episode of nc classes (values 40, 33, 26, ...: not 0 .. nc-1, and decreasing), S support and
+ * Q query images each, in a scrambled order (image i is a query when i % (S + Q) >= S, of class
+ * (i * 7) % nc); random (mu, var) of shape (n, 1, D), the means near their class's centre so that
+ * the classes are neither trivially separated nor hopeless */
+static batch make_episode(int nc, int S, int Q, int D, int with_var, uint64_t seed)
+{
+    batch bt = {0};
+    int n = nc * (S + Q);
+    rng r;
+    rng_init(&r, seed, 2);
+    bt.mu = emalloc(sizeof(float) * n * D);
+    bt.var = with_var ? emalloc(sizeof(float) * n * D) : NULL;
+    bt.cls = emalloc(sizeof(int32_t) * n);
+    bt.query = emalloc(n);
+    for (int i = 0; i < n; i++) {
+        int c = (i * 7) % nc;
+        bt.cls[i] = 40 - 7 * c;
+        bt.query[i] = i % (S + Q) >= S;
+        for (int d = 0; d < D; d++) {
+            bt.mu[i * D + d] = (float)(0.6 * ((c >> d) & 1) + 0.3 * c / nc + 0.5 * (rng_uniform(&r) - 0.5));
+            if (bt.var)
+                bt.var[i * D + d] = (float)(0.05 + 0.3 * rng_uniform(&r));
+        }
+    }
+    bt.in = (loss_input){.n = n, .C = 1, .D = D, .mu = bt.mu, .var = bt.var, .cls = bt.cls, .query = bt.query};
+    return bt;
 }
 
 /* the loss with a freshly initialised rng (same samples every time) */
@@ -154,7 +185,7 @@ static void test_registry(void)
         CHECK(!strcmp(L->name, names[i]));
         CHECK(L->nparams == nparams[i]);
         CHECK(L->needs_var == needs_var[i]);
-        CHECK(L->needs_pairs == 1);
+        CHECK(L->batches == LOSS_PAIRS);
         CHECK(L->help && L->init_params && L->forward_backward);
     }
     CHECK(loss_find("nope") == NULL);
@@ -572,6 +603,134 @@ static void bench(void)
     }
 }
 
+/* the episode losses: hand-derived values, agreement with lib/proto (an independent
+ * implementation of the SPE posterior), gradients against finite differences */
+static void test_episodes(void)
+{
+    const loss_kind *P = loss_find("proto"), *E = loss_find("spe");
+    CHECK(P && E);
+    if (!P || !E)
+        return;
+    CHECK(P->batches == LOSS_EPISODES && E->batches == LOSS_EPISODES);
+    CHECK(P->nparams == 0 && E->nparams == 1 && !P->needs_var && E->needs_var && E->default_K == 1);
+    loss_config lc = loss_defaults;
+    loss_stats st;
+
+    /* proto by hand, D = 1: class 5 has support 0 and 2 (m = 1), class 9 support 5 (m = 5);
+     * a query of class 5 at 1.5: s = (-0.25, -12.25), loss = log(1 + e^-12); a query of class 9
+     * at 2.9: s = (-3.61, -4.41), loss = log(1 + e^0.8); mean of the two */
+    float mu[5] = {0, 1.5f, 5, 2, 2.9f};
+    int32_t cls[5] = {5, 5, 9, 5, 9};
+    uint8_t q[5] = {0, 1, 0, 0, 1};
+    loss_input in = {.n = 5, .C = 1, .D = 1, .mu = mu, .cls = cls, .query = q};
+    float dmu[5];
+    double l = eval(P, &lc, &in, NULL, NULL, dmu, NULL, &st);
+    double want = (log1p(exp(-12.0)) + log1p(exp(0.8))) / 2;
+    CHECK_CLOSE(l, want, 1e-6);
+    CHECK_CLOSE(st.acc, 0.5, 0);  /* the class-9 query at 2.9 is nearer m = 1 */
+    /* dL/dq for the second query (target 9): (1/2) sum_y (p_y - [y = t]) (-2) (q - m_y)
+     * = (1/2) (p_5 (-2)(1.9) + (p_9 - 1)(-2)(-2.1)) = (1/2) (-3.8 p_5 - 4.2 p_5) = -4 p_5 */
+    double p5 = 1 / (1 + exp(-0.8)), want_dq = -4 * p5;
+    CHECK_CLOSE(dmu[4], want_dq, 1e-6);
+
+    /* spe: every var = 0 but one, the naive sampler and K = 1: z = mu, so the loss is
+     * -log softmax_y log N(mu; m_y, V_y) exactly, with lib/proto's prototypes */
+    float var[5] = {0, 0, 0.5f, 0.2f, 0};
+    in.var = var;
+    float gamma = 0.3f;
+    lc.K = 1;
+    lc.sampler = LOSS_SAMPLER_NAIVE;
+    l = eval(E, &lc, &in, &gamma, NULL, NULL, NULL, &st);
+    proto_set ps;
+    proto_init(&ps, 2, 1);
+    double smu[3] = {0, 5, 2}, svar[3] = {0, 0.5, 0.2}, z, dens[2], pp[2];
+    int lab[3] = {0, 1, 0};
+    double se2 = loss_softplus(gamma);
+    proto_fit_spe(&ps, smu, svar, lab, 3, se2);
+    want = 0;
+    for (int k = 0; k < 2; k++) {
+        z = k ? 2.9 : 1.5;
+        proto_spe_logdens(&ps, &z, dens);
+        proto_softmax(dens, 2, pp);
+        want -= log(pp[k]) / 2;
+    }
+    CHECK_CLOSE(l, want, 1e-6);
+    CHECK_CLOSE(st.se2, se2, 1e-7);
+
+    /* the two samplers estimate the same p(t|x,S) (lib/proto's naive sampler, many samples) */
+    float qv[5] = {0.1f, 0.8f, 0.3f, 0.2f, 0.6f};
+    in.var = qv;
+    double svar2[3] = {0.1, 0.3, 0.2};
+    proto_fit_spe(&ps, smu, svar2, lab, 3, se2);
+    int K = 20000;
+    double *eps = emalloc(sizeof(double) * K);
+    rng r;
+    rng_init(&r, 5, 5);
+    for (int k = 0; k < K; k++)
+        eps[k] = rng_normal(&r);
+    double qmu[2] = {1.5, 2.9}, qvar[2] = {0.8, 0.6}, pt[2];
+    for (int k = 0; k < 2; k++) {
+        proto_spe_naive(&ps, &qmu[k], &qvar[k], eps, K, pp);
+        pt[k] = pp[k];
+    }
+    free(eps);
+    lc.K = K;
+    for (int smp = 0; smp < 2; smp++) {
+        lc.sampler = smp;
+        /* one query at a time (the support, then that query): the loss is -log of the
+         * estimate of p(t|x,S) */
+        for (int k = 0; k < 2; k++) {
+            int j = k ? 4 : 1;
+            float m1[4] = {mu[0], mu[2], mu[3], mu[j]}, v1[4] = {qv[0], qv[2], qv[3], qv[j]};
+            int32_t c1[4] = {cls[0], cls[2], cls[3], cls[j]};
+            uint8_t q1[4] = {0, 0, 0, 1};
+            loss_input i1 = {.n = 4, .C = 1, .D = 1, .mu = m1, .var = v1, .cls = c1, .query = q1};
+            l = eval(E, &lc, &i1, &gamma, NULL, NULL, NULL, NULL);
+            CHECK_CLOSE(exp(-l), pt[k], 0.01 * pt[k] + 0.002);
+        }
+    }
+    proto_free(&ps);
+
+    /* gradients against finite differences */
+    batch bt = make_episode(4, 3, 2, 2, 0, 41);
+    lc = loss_defaults;
+    gradcheck("proto 4 ways D=2", P, &lc, &bt, NULL);
+    free_batch(&bt);
+    bt = make_episode(3, 2, 2, 3, 0, 42);
+    gradcheck("proto 3 ways D=3", P, &lc, &bt, NULL);
+    free_batch(&bt);
+    float gp[1] = {0.4f};
+    bt = make_episode(4, 3, 2, 2, 1, 43);
+    lc.K = 1;
+    gradcheck("spe intersection K=1 D=2", E, &lc, &bt, gp);
+    lc.K = 3;
+    gradcheck("spe intersection K=3 D=2", E, &lc, &bt, gp);
+    lc.sampler = LOSS_SAMPLER_NAIVE;
+    lc.K = 4;
+    gradcheck("spe naive K=4 D=2", E, &lc, &bt, gp);
+    free_batch(&bt);
+    bt = make_episode(3, 2, 3, 3, 1, 44);
+    gp[0] = -1.2f;
+    lc.sampler = LOSS_SAMPLER_INTERSECTION;
+    lc.K = 2;
+    gradcheck("spe intersection K=2 D=3", E, &lc, &bt, gp);
+    /* misuse: a query class without support, no queries, a point batch for spe */
+    uint8_t keep[15];
+    memcpy(keep, bt.query, 15);
+    for (int i = 0; i < 15; i++)
+        if (bt.cls[i] == 40)
+            bt.query[i] = 1;  /* class 40 loses its support images */
+    CHECK(dies(E, &lc, &bt.in, gp));
+    CHECK(dies(P, &lc, &bt.in, gp));
+    memcpy(bt.query, keep, 15);
+    CHECK(!dies(E, &lc, &bt.in, gp));
+    bt.in.var = NULL;
+    CHECK(dies(E, &lc, &bt.in, gp));
+    bt.in.query = NULL;
+    CHECK(dies(P, &lc, &bt.in, gp));
+    free_batch(&bt);
+}
+
 int main(void)
 {
     test_registry();
@@ -583,6 +742,7 @@ int main(void)
     test_stratified();
     test_huge_distances();
     test_misuse();
+    test_episodes();
     bench();
     return check_done("test_loss");
 }

@@ -1,0 +1,126 @@
+/* feed: batch records to loss inputs (lib/feed.h) */
+#include "feed.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+#include "util.h"
+
+/* the image field: uint8 [28, 28N]; returns N */
+static int image_digits(const stream_header *h, int fi)
+{
+    const stream_field *f = &h->fields[fi];
+    if (f->ndim != 2 || f->shape[0] != 28 || f->shape[1] % 28 || f->shape[1] / 28 < 1 || f->shape[1] / 28 > 64)
+        die("input images are not 28 x 28N (the network takes N-digit images)");
+    return (int)(f->shape[1] / 28);
+}
+
+static int64_t need_meta(const stream_header *h, const char *key, int64_t lo, int64_t hi)
+{
+    int64_t v = header_int(h, key, -1);
+    if (v < lo || v > hi)
+        die("input header: %s stream without a plausible '%s' (%lld)", h->kind, key, (long long)v);
+    return v;
+}
+
+void feed_open(feed *f, const stream_header *h)
+{
+    memset(f, 0, sizeof *f);
+    f->f_img2 = f->f_cls2 = f->f_match = f->f_query = -1;
+    if (!strcmp(h->kind, "pairbatch")) {
+        f->kind = LOSS_PAIRS;
+        f->f_img = stream_field_typed(h, "image1", DT_U8);
+        f->f_img2 = stream_field_typed(h, "image2", DT_U8);
+        f->f_cls = stream_field_typed(h, "class1", DT_I32);
+        f->f_cls2 = stream_field_typed(h, "class2", DT_I32);
+        f->f_match = stream_field_typed(h, "match", DT_U8);
+        if (image_digits(h, f->f_img2) != image_digits(h, f->f_img))
+            die("input image1 and image2 differ in size");
+        int64_t B = header_int(h, "batch", 128);
+        if (B < 1 || B > 65536)
+            die("input header has an implausible batch size %lld", (long long)B);
+        f->maxbatch = (int)(2 * B);
+    } else if (!strcmp(h->kind, "groupbatch")) {
+        f->kind = LOSS_GROUPS;
+        f->f_img = stream_field_typed(h, "image", DT_U8);
+        f->f_cls = stream_field_typed(h, "class", DT_I32);
+        int64_t P = need_meta(h, "P", 1, 65536), K = need_meta(h, "K", 1, 65536);
+        if (P * K > 131072)
+            die("input header: P x K = %lld images per batch, more than 131072", (long long)(P * K));
+        f->maxbatch = (int)(P * K);
+    } else if (!strcmp(h->kind, "episodes")) {
+        f->kind = LOSS_EPISODES;
+        f->f_img = stream_field_typed(h, "image", DT_U8);
+        f->f_cls = stream_field_typed(h, "class", DT_I32);
+        f->f_query = stream_field_typed(h, "query", DT_U8);
+        f->ways = (int)need_meta(h, "ways", 2, 65536);
+        f->shots = (int)need_meta(h, "shots", 1, 65536);
+        f->queries = (int)need_meta(h, "queries", 1, 65536);
+        int64_t n = (int64_t)f->ways * (f->shots + f->queries);
+        if (n > 131072)
+            die("input header: episodes of %lld images, more than 131072", (long long)n);
+        f->maxbatch = (int)n;
+    } else {
+        die("expected a batch stream (kind pairbatch, groupbatch or episodes, from `batcher`), got '%s' (from %s)",
+            h->kind, h->program);
+    }
+    f->digits = image_digits(h, f->f_img);
+    size_t nb = (size_t)f->maxbatch;
+    f->images = ealloc_aligned(nb * 28 * 28 * f->digits);
+    f->cls = ealloc_aligned(nb * sizeof(int32_t));
+    f->pa = ealloc_aligned(nb * sizeof(int32_t));
+    f->pb = ealloc_aligned(nb * sizeof(int32_t));
+    f->match = ealloc_aligned(nb);
+    f->query = ealloc_aligned(nb);
+}
+
+int feed_next(feed *f, const stream_record *rec, loss_input *li)
+{
+    size_t img = (size_t)28 * 28 * f->digits;
+    int64_t B = record_batch(rec);
+    int64_t n = f->kind == LOSS_PAIRS ? 2 * B : B;
+    if (n < 1 || n > f->maxbatch)
+        die("a batch of %lld images; the header announced at most %d", (long long)n, f->maxbatch);
+    memset(li, 0, sizeof *li);
+    li->n = (int)n;
+    li->cls = f->cls;
+    memcpy(f->images, rec->t[f->f_img].data, B * img);
+    memcpy(f->cls, rec->t[f->f_cls].data, B * sizeof(int32_t));
+    if (f->kind == LOSS_PAIRS) {
+        memcpy(f->images + B * img, rec->t[f->f_img2].data, B * img);
+        memcpy(f->cls + B, rec->t[f->f_cls2].data, B * sizeof(int32_t));
+        memcpy(f->match, rec->t[f->f_match].data, B);
+        for (int64_t k = 0; k < B; k++) {
+            f->pa[k] = (int32_t)k;
+            f->pb[k] = (int32_t)(B + k);
+        }
+        li->npairs = (int)B;
+        li->pair_a = f->pa;
+        li->pair_b = f->pb;
+        li->match = f->match;
+    } else if (f->kind == LOSS_EPISODES) {
+        memcpy(f->query, rec->t[f->f_query].data, B);
+        li->query = f->query;
+    }
+    return (int)n;
+}
+
+void feed_free(feed *f)
+{
+    free(f->images);
+    free(f->cls);
+    free(f->pa);
+    free(f->pb);
+    free(f->match);
+    free(f->query);
+    memset(f, 0, sizeof *f);
+}
+
+const char *feed_batcher_mode(int kinds)
+{
+    if (kinds & LOSS_PAIRS)
+        return "batcher -m pairs";
+    if (kinds & LOSS_EPISODES)
+        return "batcher -m episodes";
+    return "batcher -m pk";
+}

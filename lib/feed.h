@@ -1,0 +1,56 @@
+/* feed: the records of a batch stream turned into the input of one training step. It knows the
+ * three batch kinds of `batcher` (formats/stream.md):
+ *
+ *   pairbatch  (LOSS_PAIRS)    image1, image2, class1, class2, match: B pairs; the images are
+ *                              laid out as the B first images, then the B second ones, and pair
+ *                              k is (k, B + k)
+ *   groupbatch (LOSS_GROUPS)   image, class: P x K images, class-major, as they come
+ *   episodes   (LOSS_EPISODES) image, class, query: support and query images, as they come
+ *
+ * so that `train` and the losses never copy fields by hand, and a new loss that takes one of
+ * these kinds needs no change to `train`. The images must be 28 x 28N (the HIB network).
+ *
+ * Ownership: a feed owns its buffers (sized for the largest batch the header announces) and
+ * points the loss_input it fills into them; they stay valid until the next feed_next or
+ * feed_free.
+ *
+ *   feed f;
+ *   feed_open(&f, header);                      // dies on a kind or field it cannot use
+ *   if (!(L->batches & f.kind)) die(...);
+ *   while (stream_read(in, &rec)) {
+ *       loss_input li;
+ *       int n = feed_next(&f, &rec, &li);       // f.images holds n images; li: cls, pairs, query
+ *       model_forward(m, f.images, n, mu, var); li.mu = mu; li.var = var; li.C = C; li.D = D;
+ *       ...
+ *   }
+ *   feed_free(&f);
+ */
+#ifndef HEDGE_FEED_H
+#define HEDGE_FEED_H
+#include <stdint.h>
+
+#include "loss.h"
+#include "stream.h"
+
+typedef struct {
+    int kind;          /* LOSS_PAIRS, LOSS_GROUPS or LOSS_EPISODES */
+    int digits;        /* N: the images are 28 x 28N */
+    int maxbatch;      /* images per record at most, from the header */
+    int ways, shots, queries;  /* episodes: classes, support and queries per class (meta) */
+    /* field indices: image (image1), image2, class (class1), class2, match, query; -1 if none */
+    int f_img, f_img2, f_cls, f_cls2, f_match, f_query;
+    uint8_t *images;   /* (maxbatch, 28, 28N) */
+    int32_t *cls, *pa, *pb;
+    uint8_t *match, *query;
+} feed;
+
+void feed_open(feed *f, const stream_header *h);
+/* the images of record rec into f->images; returns their number n and fills li (n, cls and,
+ * by kind, the pairs or the query flags; mu, var, C and D are the caller's). Dies on a record
+ * larger than the header announced. */
+int feed_next(feed *f, const stream_record *rec, loss_input *li);
+void feed_free(feed *f);
+/* the batcher command that makes each kind in a bit set, for messages: "batcher -m pairs" ... */
+const char *feed_batcher_mode(int kinds);
+
+#endif
