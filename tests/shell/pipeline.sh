@@ -50,4 +50,24 @@ BUILD=$(dirname "$BIN") sh "$root/pipelines/hib.sh" demo -s 30 -j 2 "$T/hib" > "
     fail "hib.sh with every run finishing exited $?: $(tail -n 20 "$T/err")"
 grep -q "N=2 D=2 point" "$T/table" || fail "the retried run is not in the table"
 grep -q "τ (AP, η), corrupt | – / – | " "$T/table" || fail "a point model's tau is not undefined: $(cat "$T/table")"
+
+# spe.sh, in the same OUT (it shares hib.sh's data): loud on failed runs (point and PN, both
+# point models, fail), then whole
+REPEATS=3 BUILD=$T/fake sh "$root/pipelines/spe.sh" demo -s 3 -j 2 "$T/hib" > "$T/spe" 2> "$T/spe.err"
+rc=$?
+[ "$rc" = 1 ] || fail "spe.sh with a failing run exited $rc, expected 1"
+grep -q "failed run N2-D2-point" "$T/spe.err" || fail "spe.sh did not name the failed run: $(tail -n 20 "$T/spe.err")"
+grep -q "failed run N2-D2-pn" "$T/spe.err" || fail "spe.sh did not name the failed PN run"
+grep -q "finished: N2-D2-hib N2-D2-spe" "$T/spe.err" || fail "spe.sh did not say what finished: $(tail -n 30 "$T/spe.err")"
+grep -q "^| SPE | [0-9.]* / 93.0 | [0-9.]* / 90.0 |" "$T/spe" || fail "no SPE row in spe.sh's table: $(cat "$T/spe")"
+grep -q "^| point" "$T/spe" && fail "spe.sh's table has a row for the failed run"
+grep -q "^| PN" "$T/spe" && fail "spe.sh's table has a row for the failed PN run"
+before=$(ls -l --time-style=+%s.%N "$T/hib/runs/N2-D2-spe/results.tsv")
+REPEATS=3 BUILD=$(dirname "$BIN") sh "$root/pipelines/spe.sh" demo -s 3 -j 2 "$T/hib" > "$T/spe" 2> "$T/spe.err" ||
+    fail "spe.sh with every run finishing exited $?: $(tail -n 20 "$T/spe.err")"
+[ "$before" = "$(ls -l --time-style=+%s.%N "$T/hib/runs/N2-D2-spe/results.tsv")" ] || fail "spe.sh redid a finished run"
+for row in "point (soft" "HIB (MoG-1" "PN" "SPE"; do
+    [ "$(grep -c "^| $row" "$T/spe")" = 3 ] || fail "spe.sh: no row '$row' in each of the three tables"
+done
+grep -q "spe_naive" "$T/hib/runs/N2-D2-spe/fs-unseen-xc.json" || fail "SPE was not scored by its sampler"
 pass

@@ -1,0 +1,91 @@
+#!/bin/sh
+# spe-run.sh OUT NAME N D MODEL STEPS: trains one configuration of the SPE paper's N-digit MNIST
+# comparison (its Table 2) and evaluates it by few-shot classification.
+#   MODEL: pn    Prototypical Networks: point embeddings, loss proto, on episodes
+#          spe   Stochastic Prototype Embeddings: one Gaussian per image, loss spe (intersection
+#                sampler, one sample per query), on episodes
+#          hib   HIB: one Gaussian per image, loss vib, on pairs (128 per batch)
+#          point point embeddings, loss softcon, on pairs (the paper's "contrastive" row)
+#   Episodes as the paper trains them: N = 2: all 70 training classes x 50 support; N = 3: 100
+#   classes (cycling through the 700) x 20 support; QUERIES (default 5; the paper does not say for
+#   N-digit MNIST, its Omniglot episodes have 5) queries per class. STEPS counts episodes; the
+#   pair models train on as many images: STEPS x episode images / 256 steps of 128 pairs.
+# Evaluation (the paper's protocol): R random test episodes (REPEATS, default 1000) of every class
+# of the split, 50 support images per class and 15 queries (fewshot -k 50 -q 15), on the seen and
+# unseen test classes, with clean support and clean query (cc), corrupt support and clean query
+# (xc), clean support and corrupt query (cx); twins never meet in an episode. The scorer: spe's
+# naive sampler (200 samples, the paper's evaluation) for spe, the nearest prototype of the means
+# for the others.
+# Writes OUT/runs/NAME/: model.ckpt, train.log, emb-{seen,unseen}-{clean,corrupt}.hs,
+# fs-SPLIT-COND.json, and results.tsv: lines `NAME SPLIT-COND METRIC VALUE` (METRIC: acc, ci95,
+# and acc_pn, acc_spe_naive, acc_spe_closed for every scorer that applies).
+# Re-running continues where it stopped. Environment: THREADS (train threads, 1), SEED (714),
+# TRAIN_ARGS (the recipe), QUERIES, REPEATS.
+set -eu
+. "$(dirname "$0")/common.sh"
+out=$1 name=$2 N=$3 D=$4 model=$5 steps=$6
+seed=${SEED:-714} threads=${THREADS:-1} Q=${QUERIES:-5} R=${REPEATS:-1000}
+data=$out/data/N$N run=$out/runs/$name
+mkdir -p "$run"
+case $N in
+2) ep="-s 50 -q $Q" ep_images=$((70 * (50 + Q))) ;;
+3) ep="-c 100 -s 20 -q $Q" ep_images=$((100 * (20 + Q))) ;;
+*) say "spe-run: N = $N: the SPE paper has N = 2 and 3"; exit 2 ;;
+esac
+pair_steps=$(( (steps * ep_images + 255) / 256 ))
+case $model in
+pn) batches="batcher -m episodes $ep -S $seed" net="--head point --loss proto" n=$steps score=pn ;;
+spe) batches="batcher -m episodes $ep -S $seed" net="--head mog -C 1 --loss spe" n=$steps score=spe-naive ;;
+hib) batches="batcher -m pairs -b 128 -S $seed" net="--head mog -C 1 --loss vib" n=$pair_steps score=pn ;;
+point) batches="batcher -m pairs -b 128 -S $seed" net="--head point --loss softcon" n=$pair_steps score=pn ;;
+*) say "spe-run: unknown model '$model' (pn, spe, hib, point)"; exit 2 ;;
+esac
+[ -s "$data/train.hs" ] || sh "$HEDGE_ROOT/pipelines/hib-data.sh" "$N" "$data"
+
+if [ ! -e "$run/trained" ]; then
+    resume=""
+    [ -s "$run/model.ckpt" ] && resume="--resume $run/model.ckpt"
+    say "spe-run: $name: training $n steps ($batches)"
+    $batches < "$data/train.hs" |
+        train -o "$run/model.ckpt" $resume $net -D "$D" -n "$n" -S "$seed" -t "$threads" \
+            --log "$run/train.log" ${TRAIN_ARGS:-}
+    touch "$run/trained"
+fi
+
+for split in seen unseen; do
+    for c in clean corrupt; do
+        src=$data/test-$c.hs
+        [ $split = unseen ] && src=$data/unseen-$c.hs
+        make_file "$run/emb-$split-$c.hs" embed -m "$run/model.ckpt" < "$src"
+    done
+done
+: > "$run/results.tsv.tmp"
+for split in seen unseen; do
+    for cond in cc xc cx; do
+        case $cond in
+        cc) s=clean q=clean ;;
+        xc) s=corrupt q=clean ;;
+        cx) s=clean q=corrupt ;;
+        esac
+        j=$run/fs-$split-$cond.json
+        if [ ! -s "$j" ]; then
+            fewshot -s "$run/emb-$split-$s.hs" -k 50 -q 15 -R "$R" -S "$seed" --score "$score" --json "$j.tmp" \
+                "$run/emb-$split-$q.hs" > /dev/null
+            mv "$j.tmp" "$j"
+        fi
+        # the chosen scorer's accuracy and interval, then every scorer's accuracy
+        key=$(echo "$score" | tr - _)
+        for m in pn spe_naive spe_closed; do
+            v=$(sed -n "s/.*\"$m\": {\"accuracy\": \([^,]*\), \"ci95\": \([^}]*\)}.*/\1 \2/p" "$j")
+            [ -n "$v" ] || continue
+            set -- $v
+            printf '%s\t%s-%s\tacc_%s\t%s\n' "$name" "$split" "$cond" "$m" "$1" >> "$run/results.tsv.tmp"
+            if [ "$m" = "$key" ]; then
+                printf '%s\t%s-%s\tacc\t%s\n' "$name" "$split" "$cond" "$1" >> "$run/results.tsv.tmp"
+                printf '%s\t%s-%s\tci95\t%s\n' "$name" "$split" "$cond" "$2" >> "$run/results.tsv.tmp"
+            fi
+        done
+    done
+done
+mv "$run/results.tsv.tmp" "$run/results.tsv"
+say "spe-run: $name done"

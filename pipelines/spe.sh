@@ -1,0 +1,90 @@
+#!/bin/sh
+# spe.sh EXPERIMENT [--quick | --full] [-j JOBS] [-t THREADS] [-s STEPS] [--recipe R] OUT
+# The Stochastic Prototype Embeddings paper (Scott et al. 2019) on N-digit MNIST: PN and SPE
+# trained on episodes, HIB and point embeddings on pairs with as many images, all evaluated by
+# few-shot classification (fewshot) on the seen and unseen test classes with clean and corrupt
+# support and query; the paper's Table 2 beside ours (pipelines/spe-tables.sh).
+#   EXPERIMENT: table2 (N in {2, 3} x D in {2, 3} x {point, hib, pn, spe}: the paper's Table 2),
+#               demo (N = 2, D = 2: the four models)
+#   --quick: 300 episodes per model, 100 test episodes (minutes); --full: 12,000 episodes per
+#   model (N = 2: 46 million images, as many as hib.sh --full's 180,000 pair steps), 1,000 test
+#   episodes as the paper. -s sets any other number of episodes (REPEATS the test episodes).
+#   -j JOBS: configurations in parallel (default 2, one core each); -t THREADS: training threads.
+#   --recipe fast (default) | paper: fast = Adam 3e-3 peak, warm-up over the first 5 % of the
+#   steps, cosine decay to 1 %; paper = Adam 1e-3 constant (the paper halves it every 50 epochs
+#   and stops early on a validation split: not done here). TRAIN_ARGS adds train options.
+# Runs land in OUT/runs/NAME (spe-run.sh), the job log in OUT/joblog-spe-EXPERIMENT, the data in
+# OUT/data/N* (shared with hib.sh: the same OUT can hold both). Re-running the same command
+# resumes: finished runs are kept, an interrupted training continues from its checkpoint.
+# Prints the tables (markdown) on stdout; exits 1, naming each failed run with the end of its
+# log, when a run did not finish.
+set -eu
+. "$(dirname "$0")/common.sh"
+usage() { sed -n '2,20p' "$0" | sed 's/^# \{0,1\}//' >&2; exit 2; }
+[ $# -ge 2 ] || usage
+exp=$1; shift
+steps=300 repeats=100 jobs=2 threads=1 recipe=fast
+while [ $# -gt 1 ]; do
+    case $1 in
+    --quick) steps=300 repeats=100 ;;
+    --full) steps=12000 repeats=1000 ;;
+    -j) jobs=$2; shift ;;
+    -s) steps=$2; shift ;;
+    -t) threads=$2; shift ;;
+    --recipe) recipe=$2; shift ;;
+    *) usage ;;
+    esac
+    shift
+done
+out=$1
+repeats=${REPEATS:-$repeats}
+mkdir -p "$out"
+case $recipe in
+fast) rargs="--lr 3e-3 --warmup $(( steps / 20 )) --decay cosine --lr-end 0.01" ;;
+paper) rargs="" ;;
+*) usage ;;
+esac
+TRAIN_ARGS="$rargs ${TRAIN_ARGS:-}"
+REPEATS=$repeats
+export TRAIN_ARGS REPEATS
+configs="$out/configs-spe-$exp.txt"
+: > "$configs.tmp"
+case $exp in
+table2) for N in 2 3; do for D in 2 3; do for m in point hib pn spe; do
+        echo "N$N-D$D-$m $N $D $m" >> "$configs.tmp"; done; done; done ;;
+demo) for m in point hib pn spe; do echo "N2-D2-$m 2 2 $m" >> "$configs.tmp"; done ;;
+*) say "spe.sh: unknown experiment '$exp'"; usage ;;
+esac
+mv "$configs.tmp" "$configs"
+
+for N in $(cut -d' ' -f2 "$configs" | sort -u); do
+    say "spe: making the $N-digit data in $out/data/N$N"
+    sh "$HEDGE_ROOT/pipelines/hib-data.sh" "$N" "$out/data/N$N"
+done
+say "spe: $exp: $(wc -l < "$configs") configurations, $steps episodes each (pair models: as many images), $repeats test episodes, $jobs at a time with $threads threads, recipe $recipe (train options:$TRAIN_ARGS) (log: $out/joblog-spe-$exp)"
+parallel --will-cite --joblog "$out/joblog-spe-$exp" --resume-failed -j "$jobs" --colsep ' ' --halt never \
+    'mkdir -p '"$out"'/runs/{1}; THREADS='"$threads"' sh '"$HEDGE_ROOT"'/pipelines/spe-run.sh '"$out"' {1} {2} {3} {4} '"$steps"' > '"$out"'/runs/{1}/run.log 2>&1; rc=$?; cat '"$out"'/runs/{1}/run.log >&2; exit $rc' \
+    :::: "$configs" || true # which runs finished is read from their results below
+finished="" failed=""
+while read -r name _; do
+    if [ -s "$out/runs/$name/results.tsv" ]; then finished="$finished $name"; else failed="$failed $name"; fi
+done < "$configs"
+echo "## SPE paper, Table 2: few-shot accuracy on N-digit MNIST (ours / paper)"
+echo
+echo "Ours: $steps training episodes per model (pair models: as many images), recipe $recipe; $repeats random test episodes of every class of the split, 50 support and 15 query images per class; SPE scored by its naive sampler (200 samples), the others by the nearest prototype of their means. The paper: appendix D.2, its own N-digit MNIST data (same generator, other draws), trained to early stopping."
+sh "$HEDGE_ROOT/pipelines/spe-tables.sh" "$out"
+if [ -n "$failed" ]; then
+    say "spe: FAILED: $(echo $failed | wc -w) of $(wc -l < "$configs") runs of $exp did not finish (the tables above have only the others)"
+    for name in $failed; do
+        log=$out/runs/$name/run.log
+        if [ -s "$log" ]; then
+            say "spe: failed run $name; the last lines of $log:"
+            tail -n 8 "$log" | sed 's/^/    /' >&2
+        else
+            say "spe: failed run $name: it never started (see $out/joblog-spe-$exp)"
+        fi
+    done
+    say "spe: finished:${finished:- none}"
+    say "spe: run the same command again to retry the failed runs (finished runs are kept)"
+    exit 1
+fi
