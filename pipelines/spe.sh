@@ -10,8 +10,8 @@
 #   model (N = 2: 46 million images, as many as hib.sh --full's 180,000 pair steps), 1,000 test
 #   episodes as the paper. -s sets any other number of episodes (REPEATS the test episodes).
 #   -j JOBS: configurations in parallel (default 2, one core each); -t THREADS: training threads.
-#   --recipe fast (default) | paper: fast = Adam 3e-3 peak, warm-up over the first 5 % of the
-#   steps, cosine decay to 1 %; paper = Adam 1e-3 constant (the paper halves it every 50 epochs
+#   --recipe fast (default) | paper: fast = Adam 3e-3 peak, warm-up over the first 5 % of each
+#   model's steps, cosine decay to 1 %; paper = Adam 1e-3 constant (the paper halves it every 50 epochs
 #   and stops early on a validation split: not done here). TRAIN_ARGS adds train options.
 # Runs land in OUT/runs/NAME (spe-run.sh), the job log in OUT/joblog-spe-EXPERIMENT, the data in
 # OUT/data/N* (shared with hib.sh: the same OUT can hold both). Re-running the same command
@@ -39,14 +39,9 @@ done
 out=$1
 repeats=${REPEATS:-$repeats}
 mkdir -p "$out"
-case $recipe in
-fast) rargs="--lr 3e-3 --warmup $(( steps / 20 )) --decay cosine --lr-end 0.01" ;;
-paper) rargs="" ;;
-*) usage ;;
-esac
-TRAIN_ARGS="$rargs ${TRAIN_ARGS:-}"
-REPEATS=$repeats
-export TRAIN_ARGS REPEATS
+case $recipe in fast | paper) ;; *) usage ;; esac
+RECIPE=$recipe REPEATS=$repeats
+export RECIPE REPEATS
 configs="$out/configs-spe-$exp.txt"
 : > "$configs.tmp"
 case $exp in
@@ -61,7 +56,7 @@ for N in $(cut -d' ' -f2 "$configs" | sort -u); do
     say "spe: making the $N-digit data in $out/data/N$N"
     sh "$HEDGE_ROOT/pipelines/hib-data.sh" "$N" "$out/data/N$N"
 done
-say "spe: $exp: $(wc -l < "$configs") configurations, $steps episodes each (pair models: as many images), $repeats test episodes, $jobs at a time with $threads threads, recipe $recipe (train options:$TRAIN_ARGS) (log: $out/joblog-spe-$exp)"
+say "spe: $exp: $(wc -l < "$configs") configurations, $steps episodes each (pair models: as many images), $repeats test episodes, $jobs at a time with $threads threads, recipe $recipe (more train options:${TRAIN_ARGS:- none}) (log: $out/joblog-spe-$exp)"
 parallel --will-cite --joblog "$out/joblog-spe-$exp" --resume-failed -j "$jobs" --colsep ' ' --halt never \
     'mkdir -p '"$out"'/runs/{1}; THREADS='"$threads"' sh '"$HEDGE_ROOT"'/pipelines/spe-run.sh '"$out"' {1} {2} {3} {4} '"$steps"' > '"$out"'/runs/{1}/run.log 2>&1; rc=$?; cat '"$out"'/runs/{1}/run.log >&2; exit $rc' \
     :::: "$configs" || true # which runs finished is read from their results below
