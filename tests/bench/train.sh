@@ -2,8 +2,11 @@
 # train.sh: training and embedding speed of the real programs, with the sgemm probe, in one run
 # (a benchmark, not part of `make test`). For each head (point, MoG-1, MoG-2; N = 2, D = 2,
 # batches of 128 pairs = 256 images, K = 8): `batcher | train -t 2` images per second; then
-# `embed` images per second over the 100,000 training images (1 and 2 threads); then the OpenBLAS sgemm probe's GFLOPS; then the
-# ratios. The network costs about 8 MFLOP per 2-digit image for forward + backward and 2.7 for
+# `embed` images per second over the 100,000 training images (1 and 2 threads); the episode
+# losses (PN: proto, point head; SPE: spe, one Gaussian) on `batcher -m episodes` of the SPE
+# paper's 2-digit shape (all 70 classes x 50 support + 5 queries = 3,850 images per step, STEPS
+# / 20 steps, about as many images as the pair runs) with 2 threads; then the OpenBLAS sgemm
+# probe's GFLOPS; then the ratios. The network costs about 8 MFLOP per 2-digit image for forward + backward and 2.7 for
 # forward, so effective GFLOPS = images/s x MFLOP / 1000.
 #   BUILD=build sh tests/bench/train.sh [STEPS]
 set -eu
@@ -27,6 +30,14 @@ for head in point mog1 mog2; do
     echo "train_$head images_per_s $r"
     eval "train_$head=$r"
 done
+for loss in proto spe; do
+    case $loss in proto) h="--head point" ;; spe) h="--head mog -C 1" ;; esac
+    batcher -m episodes -s 50 -q 5 < "$T/train.hs" |
+        train -o "$T/$loss.ckpt" $h --loss $loss -D 2 -n $((steps / 20 > 0 ? steps / 20 : 1)) -t 2 2> "$T/$loss.err"
+    r=$(sed -n 's/.*(\([0-9]*\) images\/s).*/\1/p' "$T/$loss.err")
+    echo "train_episodes_$loss images_per_s $r"
+    eval "train_episodes_$loss=$r"
+done
 for t in 1 2; do
     a=$(now); embed -m "$T/mog2.ckpt" -t $t < "$T/train.hs" > /dev/null; b=$(now)
     n=$(tshow -q "$T/train.hs" | tail -n 1 | sed 's/# \([0-9]*\) records.*/\1/')
@@ -38,7 +49,7 @@ done
 cat "$T/probe.txt" | sed 's/^/sgemm_/'
 g2=$(sed -n 's/gflops2 //p' "$T/probe.txt")
 echo "# ratios: effective GFLOPS (8 MFLOP/image train, 2.7 embed) / sgemm probe with 2 threads ($g2 GFLOPS)"
-for head in point mog1 mog2; do
+for head in point mog1 mog2 episodes_proto episodes_spe; do
     eval "r=\$train_$head"
     awk -v r="$r" -v g="$g2" -v h="$head" 'BEGIN { printf "train_%s %.1f GFLOPS = %.2f of the probe; target 15000 images/s: %s\n", h, r * 8e-3, r * 8e-3 / g, (r >= 15000 ? "met" : "NOT met") }'
 done
