@@ -1,6 +1,7 @@
 /* proto: prototypes and class posteriors of PN and SPE (definitions in proto.h) */
 #include "proto.h"
 
+#include <immintrin.h>
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
@@ -22,8 +23,11 @@ void proto_init(proto_set *P, int n, int D)
     P->V = emalloc(nd * sizeof *P->V);
     P->iV = emalloc(nd * sizeof *P->iV);
     P->logc = emalloc((size_t)n * sizeof *P->logc);
-    /* naive: sd, lo, hi, e (D each); ub, kc, ld (n each); delta, ka (n, D each); keep (n) */
+    /* naive: sd, lo, hi, e (D each); ub, kc, ld (n each); delta, ka (n, D each); keep (n); the
+     * kept classes packed for 4 lanes: kc, acc, lv (n4 each), delta, ka (D, n4 each) */
+    size_t n4 = ((size_t)n + 3) / 4 * 4;
     P->work = emalloc((4 * (size_t)D + 3 * (size_t)n + 2 * nd) * sizeof *P->work);
+    P->pack = ealloc_aligned((3 * n4 + 2 * (size_t)D * n4) * sizeof *P->pack);
     P->iwork = emalloc((size_t)n * sizeof *P->iwork);
 }
 
@@ -35,6 +39,7 @@ void proto_free(proto_set *P)
     free(P->iV);
     free(P->logc);
     free(P->work);
+    free(P->pack);
     free(P->iwork);
     memset(P, 0, sizeof *P);
 }
@@ -235,6 +240,26 @@ static void noise_box(const double *eps, int K, int D, const double *sd, double 
     }
 }
 
+/* e^x for x in [-PROTO_CUTOFF, 0], 4 lanes: x = n ln2 + f with n = round(x / ln2) (the 1.5 x
+ * 2^52 trick) and |f| <= ln2 / 2 (Cody and Waite's two-part ln2), e^f by its Taylor polynomial
+ * to degree 12 (truncation error below 2e-16 relative), scaled by 2^n in the exponent bits.
+ * e^0 = 1 exactly. No denormals in this range. */
+static inline __m256d proto_exp4(__m256d x)
+{
+    const __m256d magic = _mm256_set1_pd(6755399441055744.0);
+    __m256d t = _mm256_fmadd_pd(x, _mm256_set1_pd(1.4426950408889634074), magic);
+    __m256d n = _mm256_sub_pd(t, magic);
+    __m256d f = _mm256_fnmadd_pd(n, _mm256_set1_pd(6.93147180369123816490e-01), x);
+    f = _mm256_fnmadd_pd(n, _mm256_set1_pd(1.90821492927058770002e-10), f);
+    static const double c[13] = {1.0 / 479001600, 1.0 / 39916800, 1.0 / 3628800, 1.0 / 362880, 1.0 / 40320,
+                                 1.0 / 5040, 1.0 / 720, 1.0 / 120, 1.0 / 24, 1.0 / 6, 0.5, 1, 1};
+    __m256d p = _mm256_set1_pd(c[0]);
+    for (int i = 1; i < 13; i++)
+        p = _mm256_fmadd_pd(p, f, _mm256_set1_pd(c[i]));
+    __m256i sc = _mm256_slli_epi64(_mm256_sub_epi64(_mm256_castpd_si256(t), _mm256_castpd_si256(magic)), 52);
+    return _mm256_castsi256_pd(_mm256_add_epi64(_mm256_castpd_si256(p), sc));
+}
+
 void proto_spe_naive(proto_set *P, const double *mu, const double *var, const double *eps, int K, double *p)
 {
     need_spe(P, "proto_spe_naive");
@@ -269,41 +294,54 @@ void proto_spe_naive(proto_set *P, const double *mu, const double *var, const do
         p[keep[0]] = 1;
         return;
     }
-    /* the kept classes' parameters, packed (nk, D) */
-    for (int j = 0; j < nk; j++) {
-        int y = keep[j];
-        kc[j] = kc[y];
+    /* the kept classes' parameters, packed dimension-major for 4 lanes and padded to n4 with
+     * classes whose log density is -1e300 (they fall below the cutoff at every sample) */
+    int n4 = (nk + 3) / 4 * 4;
+    double *pk = P->pack, *acc = pk + n4, *lv = acc + n4, *pd = lv + n4, *pa = pd + (size_t)D * n4;
+    for (int j = 0; j < n4; j++) {
+        int y = j < nk ? keep[j] : keep[0];
+        pk[j] = j < nk ? kc[y] : -1e300;
+        acc[j] = 0;
         for (int d = 0; d < D; d++) {
-            delta[(size_t)j * D + d] = delta[(size_t)y * D + d];
-            ka[(size_t)j * D + d] = ka[(size_t)y * D + d];
+            pd[(size_t)d * n4 + j] = delta[(size_t)y * D + d];
+            pa[(size_t)d * n4 + j] = ka[(size_t)y * D + d];
         }
     }
     /* per sample, the kept classes' log densities, then their softmax, where a class more than
-     * CUTOFF below the sample's best gets 0 */
+     * CUTOFF below the sample's best gets 0; 4 classes per AVX2 vector */
+    const __m256d cut = _mm256_set1_pd(-PROTO_CUTOFF);
     for (int k = 0; k < K; k++) {
         for (int d = 0; d < D; d++)
             e[d] = sd[d] * eps[(size_t)k * D + d];
-        double mx = -INFINITY;
-        for (int j = 0; j < nk; j++) {
-            const double *dl = delta + (size_t)j * D, *a = ka + (size_t)j * D;
-            double l = kc[j];
+        __m256d vmx = _mm256_set1_pd(-INFINITY);
+        for (int j = 0; j < n4; j += 4) {
+            __m256d l = _mm256_load_pd(pk + j);
             for (int d = 0; d < D; d++) {
-                double u = dl[d] + e[d];
-                l -= a[d] * u * u;
+                __m256d u = _mm256_add_pd(_mm256_load_pd(pd + (size_t)d * n4 + j), _mm256_set1_pd(e[d]));
+                l = _mm256_fnmadd_pd(_mm256_mul_pd(_mm256_load_pd(pa + (size_t)d * n4 + j), u), u, l);
             }
-            ld[j] = l;
-            mx = l > mx ? l : mx;
+            _mm256_store_pd(lv + j, l);
+            vmx = _mm256_max_pd(vmx, l);
         }
-        double s = 0;
-        for (int j = 0; j < nk; j++) {
-            double x = ld[j] - mx;
-            ld[j] = x < -PROTO_CUTOFF ? 0 : x == 0 ? 1 : exp(x);
-            s += ld[j];
+        double m4[4];
+        _mm256_storeu_pd(m4, vmx);
+        double mx = fmax(fmax(m4[0], m4[1]), fmax(m4[2], m4[3]));
+        __m256d vm = _mm256_set1_pd(mx), vs = _mm256_setzero_pd();
+        for (int j = 0; j < n4; j += 4) {
+            __m256d x = _mm256_sub_pd(_mm256_load_pd(lv + j), vm);
+            __m256d keepm = _mm256_cmp_pd(x, cut, _CMP_GE_OQ);
+            __m256d w = _mm256_and_pd(proto_exp4(_mm256_max_pd(x, cut)), keepm);
+            _mm256_store_pd(lv + j, w);
+            vs = _mm256_add_pd(vs, w);
         }
-        double inv = 1 / s;
-        for (int j = 0; j < nk; j++)
-            p[keep[j]] += ld[j] * inv;
+        double s4[4];
+        _mm256_storeu_pd(s4, vs);
+        __m256d inv = _mm256_set1_pd(1 / ((s4[0] + s4[1]) + (s4[2] + s4[3])));
+        for (int j = 0; j < n4; j += 4)
+            _mm256_store_pd(acc + j, _mm256_fmadd_pd(_mm256_load_pd(lv + j), inv, _mm256_load_pd(acc + j)));
     }
+    for (int j = 0; j < nk; j++)
+        p[keep[j]] = acc[j];
     for (int y = 0; y < n; y++)
         p[y] /= K;
 }

@@ -81,6 +81,7 @@ typedef struct {
     double *iV;       /* (n, D) SPE: 1 / V_y */
     double *logc;     /* (n) SPE: -1/2 sum_d log(2 pi V_yd), the log normaliser of N(.; m_y, V_y) */
     double *work;     /* scratch */
+    double *pack;     /* scratch, 32-byte aligned: the naive sampler's classes packed for AVX2 */
     int *iwork;       /* scratch */
 } proto_set;
 
