@@ -1,6 +1,9 @@
 /* centroids: class centroids of an embedding stream, and the appendix D ordering statistics.
  *
  * A class's centroid is the mean over its images of the mean of their component means.
+ * --var adds, per dimension, the mean over the class's images of their variance (a mixture's by
+ * its moments, lib/proto.h proto_gaussian): how uncertain the embeddings of that class are along
+ * each axis (the SPE paper's Figure 3 reads it per noise level).
  * --order (HIB appendix D, 1-D embeddings of N-digit numbers): sort the classes by the first
  * dimension of their centroids and count the adjacent class pairs that share a digit at the
  * same position (ones or tens for N = 2; the best possible is classes - 1), and the mean length
@@ -13,13 +16,16 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "proto.h"
 #include "stream.h"
 #include "util.h"
 
 static const char *usage =
-    "usage: centroids [--order] [--json] [FILE...]\n"
+    "usage: centroids [--var | --order [--json]] [FILE...]\n"
     "  Reads `embeddings` (or `eta`) streams (several files: their classes together, e.g. the\n"
     "  seen and unseen test sets). Prints TSV: class, n, centroid[0..D-1].\n"
+    "  --var    also var[0..D-1]: the mean variance of the class's embeddings per dimension\n"
+    "           (stochastic embeddings; a mixture by its moments)\n"
     "  --order  sort classes by the first centroid dimension and print, instead, the order and\n"
     "           the appendix D statistics: adjacent pairs sharing a digit, runs, mean run length\n"
     "  --json   with --order: one JSON line {\"classes\", \"shared_pairs\", \"runs\", \"mean_run\", \"order\"}\n"
@@ -29,6 +35,7 @@ typedef struct {
     int cls;
     long n;
     double *sum;
+    double *vsum;  /* --var: sum of the variances per dimension */
 } centroid;
 
 static int by_first(const void *a, const void *b)
@@ -50,18 +57,22 @@ int main(int argc, char **argv)
 {
     util_init(argv[0]);
     util_usage = usage;
-    int order = 0, json = 0, c;
-    static const struct option lo[] = {{"order", 0, 0, 'o'}, {"json", 0, 0, 'j'}, {"help", 0, 0, 'h'}, {0, 0, 0, 0}};
+    int order = 0, json = 0, wvar = 0, c;
+    static const struct option lo[] = {{"order", 0, 0, 'o'}, {"json", 0, 0, 'j'}, {"var", 0, 0, 'v'},
+                                       {"help", 0, 0, 'h'}, {0, 0, 0, 0}};
     while ((c = getopt_long(argc, argv, "h", lo, NULL)) != -1) {
         switch (c) {
         case 'o': order = 1; break;
         case 'j': json = 1; break;
+        case 'v': wvar = 1; break;
         case 'h': usage_help();
         default: usage_die("unknown option");
         }
     }
     if (json && !order)
         usage_die("--json is the JSON form of --order's statistics: give --order too");
+    if (wvar && order)
+        usage_die("--var adds columns to the centroid table, which --order replaces");
     int nfiles = argc - optind;
     int ncls = 0, cap = 0, D = -1, digits = 2;
     centroid *cs = NULL;
@@ -74,6 +85,11 @@ int main(int argc, char **argv)
         die("%s: expected an embeddings stream, got '%s'", in->name, h->kind);
     int fm = stream_field_typed(h, "mu", DT_F32), fc = stream_field_typed(h, "class", DT_I32);
     int C = (int)h->fields[fm].shape[0];
+    int fv = wvar ? header_field_find(h, "var") : -1;
+    if (wvar && fv < 0)
+        die("%s: --var needs stochastic embeddings (a `var` field); these are points", in->name);
+    if (wvar)
+        stream_field_typed(h, "var", DT_F32);
     if (D >= 0 && D != (int)h->fields[fm].shape[1])
         die("%s: embeddings of %d dimensions, the first input had %d", in->name, (int)h->fields[fm].shape[1], D);
     D = (int)h->fields[fm].shape[1];
@@ -98,7 +114,8 @@ int main(int argc, char **argv)
                 cap = cap ? 2 * cap : 128;
                 cs = erealloc(cs, cap * sizeof *cs);
             }
-            cs[ncls] = (centroid){.cls = cl, .n = 0, .sum = ecalloc(D, sizeof(double))};
+            cs[ncls] = (centroid){.cls = cl, .n = 0, .sum = ecalloc(D, sizeof(double)),
+                                  .vsum = ecalloc(D, sizeof(double))};
             slot[cl] = ncls++;
         }
         centroid *ct = &cs[slot[cl]];
@@ -109,6 +126,19 @@ int main(int argc, char **argv)
         for (int k = 0; k < C; k++)
             for (int d = 0; d < D; d++)
                 ct->sum[d] += mu[k * D + d] / C;
+        if (wvar) {
+            const float *var = rec.t[fv].data;
+            double mean[64], v[64];
+            if (D > 64)
+                die("--var: at most 64 dimensions, the embeddings have %d", D);
+            for (int k = 0; k < C * D; k++)
+                if (!isfinite(var[k]) || var[k] < 0)
+                    die("%s: record %lld has a variance that is not a finite number >= 0 (%g)", in->name, in->count,
+                        var[k]);
+            proto_gaussian(mu, var, C, D, mean, v);
+            for (int d = 0; d < D; d++)
+                ct->vsum[d] += v[d];
+        }
         ct->n++;
     }
     stream_close(in);
@@ -119,11 +149,15 @@ int main(int argc, char **argv)
         printf("# class\tn");
         for (int d = 0; d < D; d++)
             printf("\tcentroid[%d]", d);
+        for (int d = 0; wvar && d < D; d++)
+            printf("\tvar[%d]", d);
         putchar('\n');
         for (int i = 0; i < ncls; i++) {
             printf("%d\t%ld", cs[i].cls, cs[i].n);
             for (int d = 0; d < D; d++)
                 printf("\t%.7g", cs[i].sum[d] / cs[i].n);
+            for (int d = 0; wvar && d < D; d++)
+                printf("\t%.7g", cs[i].vsum[d] / cs[i].n);
             putchar('\n');
         }
     } else {
@@ -157,8 +191,10 @@ int main(int argc, char **argv)
         }
     }
     close_stdout();
-    for (int i = 0; i < ncls; i++)
+    for (int i = 0; i < ncls; i++) {
         free(cs[i].sum);
+        free(cs[i].vsum);
+    }
     free(cs);
     free(slot);
     record_free(&rec);
