@@ -19,7 +19,8 @@ static const char *usage =
     "usage: embed -m MODEL.ckpt [-b BATCH] [-t THREADS] < images > embeddings\n"
     "  Writes kind `embeddings`: mu float32 [C,D], var float32 [C,D] (stochastic models only),\n"
     "  and every input field except `image`. The header carries model, C, D, match_a, match_b\n"
-    "  (and spe_se2, the learned s_e^2 of an SPE model).\n"
+    "  (and spe_se2, the learned s_e^2 of an SPE model). The images, uint8 [H, W] or [C, H, W],\n"
+    "  must have the size the model was trained on.\n"
     "  -m PATH     checkpoint written by train\n"
     "  -b N        images per forward pass (default 256)\n"
     "  -t N        threads (default 1: embed usually shares the machine with a pipeline)\n"
@@ -83,10 +84,15 @@ int main(int argc, char **argv)
     const stream_header *ih = in->header;
     stream_expect_kind(in, "images");
     int f_img = stream_field_typed(ih, "image", DT_U8);
+    /* [H, W] is one channel; [C, H, W] is channel-major, as the model takes it */
     const stream_field *imf = &ih->fields[f_img];
-    if (imf->ndim != 2 || imf->shape[0] != m->H || imf->shape[1] != m->W)
-        die("images are %lldx%lld but the model %s was trained on %dx%d", (long long)imf->shape[0],
-            imf->ndim > 1 ? (long long)imf->shape[1] : 0LL, ckpt, m->H, m->W);
+    int nd = imf->ndim;
+    if (nd < 2 || nd > 3)
+        die("the image field has %d dimensions; images are [H, W] or [C, H, W]", nd);
+    long long img_c = nd == 3 ? (long long)imf->shape[0] : 1, img_h = imf->shape[nd - 2], img_w = imf->shape[nd - 1];
+    if (img_c != m->Cin || img_h != m->H || img_w != m->W)
+        die("images are %lldx%lldx%lld but the model %s was trained on %dx%dx%d", img_c, img_h, img_w, ckpt,
+            m->Cin, m->H, m->W);
 
     int stoch = ci.mc.head == HEAD_MOG, C = ci.mc.C, D = ci.mc.D;
     stream_header *h = header_new("embeddings", 0);
@@ -126,7 +132,7 @@ int main(int argc, char **argv)
     }
     stream_writer *out = stream_create(stdout, h);
 
-    size_t imgbytes = (size_t)m->H * m->W, per = (size_t)C * D;
+    size_t imgbytes = (size_t)m->Cin * m->H * m->W, per = (size_t)C * D;
     float *mu = ealloc_aligned(batch * per * 4), *var = stoch ? ealloc_aligned(batch * per * 4) : NULL;
     /* two batch buffers: a reader thread fills the next batch while this one is embedded */
     batchbuf bb[2];

@@ -27,7 +27,9 @@
 static const char *usage =
     "usage: train -o MODEL.ckpt [options] < batches\n"
     "  Trains an embedding network on a batch stream from `batcher`: pairbatch (-m pairs),\n"
-    "  groupbatch (-m pk) or episodes (-m episodes), as the loss requires.\n"
+    "  groupbatch (-m pk) or episodes (-m episodes), as the loss requires. The network takes\n"
+    "  the images' size from the stream: uint8 [H, W] or [C, H, W] (N-digit MNIST 28 x 28N,\n"
+    "  mkshapes 3 x 64 x 64; sides multiples of 4).\n"
     "  -o, --out PATH       checkpoint to write (atomically)\n"
     "      --resume PATH    continue exactly from PATH (its settings win; -o defaults to PATH).\n"
     "                       Feed the same batcher command: the first STEP batches are skipped.\n"
@@ -220,7 +222,7 @@ static model *start(const options *op, const loss_kind *L, const feed *f, ckpt_i
 {
     memset(ci, 0, sizeof *ci);
     ci->mc = (model_config){.digits = f->digits, .head = op->head, .C = op->head == HEAD_POINT ? 1 : op->C,
-                            .D = op->D};
+                            .D = op->D, .channels = f->channels, .height = f->height, .width = f->width};
     snprintf(ci->loss, sizeof ci->loss, "%s", L->name);
     ci->lc = loss_defaults;
     ci->lc.K = op->K > 0 ? op->K : L->default_K ? L->default_K : loss_defaults.K;
@@ -259,8 +261,9 @@ static model *start(const options *op, const loss_kind *L, const feed *f, ckpt_i
 static model *resume(const options *op, const feed *f, ckpt_info *ci, optim **o)
 {
     model *m = ckpt_load(op->resume, ci, o, f->maxbatch, NULL);
-    if (ci->mc.digits != f->digits)
-        die("%s was trained on %d-digit images, the input has %d digits", op->resume, ci->mc.digits, f->digits);
+    if (m->Cin != f->channels || m->H != f->height || m->W != f->width)
+        die("%s was trained on %dx%dx%d images, the input has %dx%dx%d images", op->resume, m->Cin, m->H, m->W,
+            f->channels, f->height, f->width);
     if (op->steps_set)
         ci->steps = op->steps;
     fprintf(stderr, "train: resuming %s at step %lld of %lld\n", op->resume, (long long)ci->step,

@@ -40,7 +40,12 @@ void ckpt_save(const char *path, const ckpt_info *ci, const model *m, const opti
         header_add_input(h, input);
     header_set_int(h, "checkpoint_version", CKPT_VERSION);
     header_set_str(h, "arch", "hib-cnn-1");
-    header_set_int(h, "digits", ci->mc.digits);
+    /* digits only for N-digit models and channels only above 1 (absent = 1): the checkpoints
+     * of one-channel models keep the bytes of the versions before channels */
+    if (m->cfg.digits)
+        header_set_int(h, "digits", m->cfg.digits);
+    if (m->Cin != 1)
+        header_set_int(h, "channels", m->Cin);
     header_set_int(h, "height", m->H);
     header_set_int(h, "width", m->W);
     header_set_str(h, "head", head_name(ci->mc.head));
@@ -216,7 +221,21 @@ model *ckpt_load(const char *path, ckpt_info *ci, optim **o, int maxbatch, strea
     if (strcmp(header_str(h, "arch", ""), "hib-cnn-1"))
         die("%s: unknown architecture '%s'", path, header_str(h, "arch", ""));
     memset(ci, 0, sizeof *ci);
-    ci->mc.digits = (int)need_int(path, h, "digits", 1, 8);
+    /* the input: digits N means 1 x 28 x 28N (height and width may say so too); otherwise
+     * channels (absent: 1), height and width, bounded before the model is allocated from them */
+    ci->mc.digits = (int)opt_int(path, h, "digits", 0, 0, MODEL_MAX_PIXELS / (28 * 28));
+    int dg = ci->mc.digits;
+    ci->mc.channels = (int)opt_int(path, h, "channels", 1, 1, MODEL_MAX_CHANNELS);
+    ci->mc.height = (int)(dg ? opt_int(path, h, "height", 28, 1, MODEL_MAX_PIXELS)
+                             : need_int(path, h, "height", 1, MODEL_MAX_PIXELS));
+    ci->mc.width = (int)(dg ? opt_int(path, h, "width", 28 * dg, 1, MODEL_MAX_PIXELS)
+                            : need_int(path, h, "width", 1, MODEL_MAX_PIXELS));
+    if (dg && (ci->mc.channels != 1 || ci->mc.height != 28 || ci->mc.width != 28 * dg))
+        die("%s: image size %dx%dx%d does not match %d digits (1x28x%d)", path, ci->mc.channels, ci->mc.height,
+            ci->mc.width, dg, 28 * dg);
+    const char *bad = model_check_input(ci->mc.channels, ci->mc.height, ci->mc.width);
+    if (bad)
+        die("%s: images of %dx%dx%d: %s", path, ci->mc.channels, ci->mc.height, ci->mc.width, bad);
     const char *head = header_str(h, "head", "");
     if (!strcmp(head, "point"))
         ci->mc.head = HEAD_POINT;
@@ -232,9 +251,6 @@ model *ckpt_load(const char *path, ckpt_info *ci, optim **o, int maxbatch, strea
         die("%s: C x D = %d embedding outputs, more than 4096", path, ci->mc.C * ci->mc.D);
     if (ci->mc.head == HEAD_POINT && ci->mc.C != 1)
         die("%s: a point model with C = %d components", path, ci->mc.C);
-    if (opt_int(path, h, "height", 28, 28, 28) != 28 ||
-        opt_int(path, h, "width", 28 * ci->mc.digits, 1, 1 << 20) != 28 * ci->mc.digits)
-        die("%s: image size does not match %d digits", path, ci->mc.digits);
     snprintf(ci->loss, sizeof ci->loss, "%s", header_str(h, "loss", ""));
     const loss_kind *L = loss_find(ci->loss);
     if (!L)

@@ -4,15 +4,24 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "model.h"
 #include "util.h"
 
-/* the image field: uint8 [28, 28N]; returns N */
-static int image_digits(const stream_header *h, int fi)
+/* the geometry of image field fi: uint8 [H, W] or [C, H, W], one the network takes */
+static void image_geometry(feed *f, const stream_header *h, int fi)
 {
-    const stream_field *f = &h->fields[fi];
-    if (f->ndim != 2 || f->shape[0] != 28 || f->shape[1] % 28 || f->shape[1] / 28 < 1 || f->shape[1] / 28 > 64)
-        die("input images are not 28 x 28N (the network takes N-digit images)");
-    return (int)(f->shape[1] / 28);
+    const stream_field *sf = &h->fields[fi];
+    if (sf->ndim != 2 && sf->ndim != 3)
+        die("input field '%s' has %d dimensions; images are [H, W] or [C, H, W]", sf->name, sf->ndim);
+    int64_t C = sf->ndim == 3 ? sf->shape[0] : 1, H = sf->shape[sf->ndim - 2], W = sf->shape[sf->ndim - 1];
+    /* (sizes beyond any bound before they are cut to int) */
+    const char *bad = C > 1 << 20 || H > 1 << 20 || W > 1 << 20 ? "far too large for the network"
+                                                              : model_check_input((int)C, (int)H, (int)W);
+    if (bad)
+        die("input images are %lldx%lldx%lld: %s", (long long)C, (long long)H, (long long)W, bad);
+    f->channels = (int)C;
+    f->height = (int)H;
+    f->width = (int)W;
 }
 
 static int64_t need_meta(const stream_header *h, const char *key, int64_t lo, int64_t hi)
@@ -34,7 +43,10 @@ void feed_open(feed *f, const stream_header *h)
         f->f_cls = stream_field_typed(h, "class1", DT_I32);
         f->f_cls2 = stream_field_typed(h, "class2", DT_I32);
         f->f_match = stream_field_typed(h, "match", DT_U8);
-        if (image_digits(h, f->f_img2) != image_digits(h, f->f_img))
+        image_geometry(f, h, f->f_img2);
+        int c2 = f->channels, h2 = f->height, w2 = f->width;
+        image_geometry(f, h, f->f_img);
+        if (c2 != f->channels || h2 != f->height || w2 != f->width)
             die("input image1 and image2 differ in size");
         int64_t B = header_int(h, "batch", 128);
         if (B < 1 || B > 65536)
@@ -64,9 +76,11 @@ void feed_open(feed *f, const stream_header *h)
         die("expected a batch stream (kind pairbatch, groupbatch or episodes, from `batcher`), got '%s' (from %s)",
             h->kind, h->program);
     }
-    f->digits = image_digits(h, f->f_img);
+    image_geometry(f, h, f->f_img);
+    f->digits = f->channels == 1 && f->height == 28 && f->width % 28 == 0 ? f->width / 28 : 0;
+    f->image_bytes = (size_t)f->channels * f->height * f->width;
     size_t nb = (size_t)f->maxbatch;
-    f->images = ealloc_aligned(nb * 28 * 28 * f->digits);
+    f->images = ealloc_aligned(nb * f->image_bytes);
     f->cls = ealloc_aligned(nb * sizeof(int32_t));
     f->pa = ealloc_aligned(nb * sizeof(int32_t));
     f->pb = ealloc_aligned(nb * sizeof(int32_t));
@@ -76,7 +90,7 @@ void feed_open(feed *f, const stream_header *h)
 
 int feed_next(feed *f, const stream_record *rec, loss_input *li)
 {
-    size_t img = (size_t)28 * 28 * f->digits;
+    size_t img = f->image_bytes;
     int64_t B = record_batch(rec);
     int64_t n = f->kind == LOSS_PAIRS ? 2 * B : B;
     if (n < 1 || n > f->maxbatch)

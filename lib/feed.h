@@ -8,7 +8,9 @@
  *   episodes   (LOSS_EPISODES) image, class, query: support and query images, as they come
  *
  * so that `train` and the losses never copy fields by hand, and a new loss that takes one of
- * these kinds needs no change to `train`. The images must be 28 x 28N (the HIB network).
+ * these kinds needs no change to `train`. The images are uint8 [H, W] (one channel) or
+ * [C, H, W] (channel-major, e.g. the L-shapes' [3, 64, 64]), of a size the network takes
+ * (model_check_input); their geometry is what `train` builds the model for.
  *
  * Ownership: a feed owns its buffers (sized for the largest batch the header announces) and
  * points the loss_input it fills into them; they stay valid until the next feed_next or
@@ -34,12 +36,14 @@
 
 typedef struct {
     int kind;          /* LOSS_PAIRS, LOSS_GROUPS or LOSS_EPISODES */
-    int digits;        /* N: the images are 28 x 28N */
+    int channels, height, width;  /* of the images */
+    int digits;        /* N when they are 1 x 28 x 28N (N-digit MNIST), else 0 */
+    size_t image_bytes;  /* channels x height x width */
     int maxbatch;      /* images per record at most, from the header */
     int ways, shots, queries;  /* episodes: classes, support and queries per class (meta) */
     /* field indices: image (image1), image2, class (class1), class2, match, query; -1 if none */
     int f_img, f_img2, f_cls, f_cls2, f_match, f_query;
-    uint8_t *images;   /* (maxbatch, 28, 28N) */
+    uint8_t *images;   /* (maxbatch, channels, height, width) */
     int32_t *cls, *pa, *pb;
     uint8_t *match, *query;
 } feed;

@@ -2,7 +2,7 @@
  * layers of nn.h, on a small pool of threads.
  *
  * Layouts (per image; NHWC = channels innermost):
- *   img   (H, W) bytes, kept from the forward for the backward
+ *   img   (Cin, H, W) bytes, kept from the forward for the backward
  *   p1    (H/2+4, W/2+4, 6) floats, conv1 -> ReLU -> pool, zero border of 2 (conv2's padding)
  *   p2    (H/4, W/4, 16) floats = the fc1 input; fc1.w columns follow this (y, x, c) order
  *   h1    (120) after ReLU;  ho (HO) raw head outputs
@@ -41,8 +41,8 @@ enum { C1 = 6, C2 = NN_CONVPOOL_COUT, FC = 120 };
 /* Work units: small ones balance the threads at the end of a phase. The backward's conv chunks
  * each have a gradient buffer, summed at the end (so not too small); the forward's have none. */
 enum { FWD_CHUNK = 2, CHUNK = 4, FC_ROWS = 64, FC_COL_UNITS = 8, MAXTHREADS = 16 };
-/* per conv chunk: dw1 (C1*25), db1 (C1), dwr2 (NN_DWR_SIZE), db2 (C2), padded to 16 floats */
-#define CGRAD_SIZE ((C1 * 25 + C1 + NN_DWR_SIZE + C2 + 15) / 16 * 16)
+/* per conv chunk: dw1 (C1*Cin*25), db1 (C1), dwr2 (NN_DWR_SIZE), db2 (C2), padded to 16 floats */
+static size_t cgrad_size(int Cin) { return (C1 * Cin * 25 + C1 + NN_DWR_SIZE + C2 + 15) / 16 * 16; }
 
 typedef struct model_impl model_impl;
 
@@ -108,8 +108,10 @@ typedef struct {
 
 struct model_impl {
     model *m;
-    int H, W, H2, W2, H4, W4, HO, fc_in;
+    int Cin, H, W, H2, W2, H4, W4, HO, fc_in;
+    size_t img_size; /* bytes per image */
     size_t p1_size; /* floats per image */
+    size_t cgrad_size; /* floats per conv chunk */
     int n;          /* batch of the last forward */
     /* activations, maxbatch images */
     uint8_t *img, *a1, *a2;
@@ -202,19 +204,47 @@ static void add_view(model *m, const char *name, int ndim, const int64_t *shape)
 
 static float *falloc(size_t n) { return ealloc_aligned((n ? n : 1) * sizeof(float)); }
 
+const char *model_check_input(int channels, int height, int width)
+{
+    static _Thread_local char why[96];
+    if (channels < 1 || channels > MODEL_MAX_CHANNELS)
+        snprintf(why, sizeof why, "%d channels, the network takes 1 to %d", channels, MODEL_MAX_CHANNELS);
+    else if (height < 4 || height % 4)
+        snprintf(why, sizeof why, "height %d is not a positive multiple of 4", height);
+    else if (width < 4 || width % 4)
+        snprintf(why, sizeof why, "width %d is not a positive multiple of 4", width);
+    else if ((long long)height * width > MODEL_MAX_PIXELS)
+        snprintf(why, sizeof why, "%d x %d = %lld pixels, more than %d", height, width, (long long)height * width,
+                 MODEL_MAX_PIXELS);
+    else
+        return NULL;
+    return why;
+}
+
 model *model_create(const model_config *cfg, int nextra, const char *const *extra_names, int maxbatch)
 {
-    if (cfg->digits < 1 || cfg->digits > 64 || cfg->C < 1 || cfg->D < 1 || maxbatch < 1 || nextra < 0 ||
-        (cfg->head != HEAD_POINT && cfg->head != HEAD_MOG) || (cfg->head == HEAD_POINT && cfg->C != 1))
-        die("model: bad configuration (digits %d, head %d, C %d, D %d, maxbatch %d)", cfg->digits,
-            cfg->head, cfg->C, cfg->D, maxbatch);
+    model_config c = *cfg;
+    if (!c.channels && !c.height && !c.width && c.digits >= 1 && c.digits <= MODEL_MAX_PIXELS / (28 * 28)) {
+        c.channels = 1;
+        c.height = 28;
+        c.width = 28 * c.digits;
+    }
+    const char *bad = model_check_input(c.channels, c.height, c.width);
+    if (bad || c.digits < 0 || (c.digits && (c.channels != 1 || c.height != 28 || c.width != 28 * c.digits)) ||
+        c.C < 1 || c.D < 1 || maxbatch < 1 || nextra < 0 || (c.head != HEAD_POINT && c.head != HEAD_MOG) ||
+        (c.head == HEAD_POINT && c.C != 1))
+        die("model: bad configuration (digits %d, input %dx%dx%d%s%s, head %d, C %d, D %d, maxbatch %d)", c.digits,
+            c.channels, c.height, c.width, bad ? ": " : "", bad ? bad : "", c.head, c.C, c.D, maxbatch);
     model *m = ecalloc(1, sizeof *m);
     model_impl *im = ecalloc(1, sizeof *im);
     m->impl = im;
     im->m = m;
-    m->cfg = *cfg;
-    m->H = im->H = 28;
-    m->W = im->W = 28 * cfg->digits;
+    m->cfg = c;
+    m->Cin = im->Cin = c.channels;
+    m->H = im->H = c.height;
+    m->W = im->W = c.width;
+    im->img_size = (size_t)im->Cin * im->H * im->W;
+    im->cgrad_size = cgrad_size(im->Cin);
     im->H2 = im->H / 2;
     im->W2 = im->W / 2;
     im->H4 = im->H / 4;
@@ -223,7 +253,7 @@ model *model_create(const model_config *cfg, int nextra, const char *const *extr
     im->fc_in = C2 * im->H4 * im->W4;
     m->maxbatch = maxbatch;
 
-    add_view(m, "conv1.w", 4, (int64_t[]){C1, 1, 5, 5});
+    add_view(m, "conv1.w", 4, (int64_t[]){C1, im->Cin, 5, 5});
     add_view(m, "conv1.b", 1, (int64_t[]){C1});
     add_view(m, "conv2.w", 4, (int64_t[]){C2, C1, 5, 5});
     add_view(m, "conv2.b", 1, (int64_t[]){C2});
@@ -242,7 +272,7 @@ model *model_create(const model_config *cfg, int nextra, const char *const *extr
      * image's outputs do not depend on the batch size */
     size_t nb = maxbatch, nbr = (nb + FC_ROWS - 1) / FC_ROWS * FC_ROWS;
     im->p1_size = p1_size(im->H2, im->W2);
-    im->img = ealloc_aligned(nb * im->H * im->W);
+    im->img = ealloc_aligned(nb * im->img_size);
     im->p1 = falloc(nb * im->p1_size + NN_DIN_SLACK);
     im->a1 = ealloc_aligned(nb * im->H2 * im->W2 * C1);
     im->p2 = falloc(nbr * im->fc_in);
@@ -252,7 +282,7 @@ model *model_create(const model_config *cfg, int nextra, const char *const *extr
     im->dho = falloc(nb * im->HO);
     im->dh1 = falloc(nbr * FC);
     im->dp2 = falloc(nbr * im->fc_in);
-    im->cgrad = falloc((nb + CHUNK - 1) / CHUNK * CGRAD_SIZE);
+    im->cgrad = falloc((nb + CHUNK - 1) / CHUNK * im->cgrad_size);
     im->wk2 = falloc(NN_WK_SIZE(C1));
     im->wr2 = falloc(NN_WR_SIZE);
 
@@ -276,7 +306,7 @@ void model_set_threads(model *m, int threads)
     for (int t = 0; t < MAXTHREADS; t++) {
         workspace *w = &im->ws[t];
         if (t < threads && !w->planes) {
-            w->planes = falloc(nn_planes_size(im->H, im->W));
+            w->planes = falloc(nn_planes_size(im->Cin, im->H, im->W));
             w->dp1 = falloc(im->p1_size + NN_DIN_SLACK);
             w->scratch = ealloc_aligned(nn_convpool_scratch(im->H2, im->W2));
         }
@@ -360,10 +390,10 @@ static void conv_forward_task(model_impl *im, int c, int tid)
     workspace *ws = &im->ws[tid];
     int i1 = (c + 1) * FWD_CHUNK < im->n ? (c + 1) * FWD_CHUNK : im->n;
     for (int i = c * FWD_CHUNK; i < i1; i++) {
-        nn_planes_fill(ws->planes, im->img + (size_t)i * im->H * im->W, im->H, im->W, 1.0f / 255, 5);
+        nn_planes_fill(ws->planes, im->img + i * im->img_size, im->Cin, im->H, im->W, 1.0f / 255, 5);
         float *p1 = im->p1 + i * im->p1_size;
         nn_convpool1_forward(p1, im->a1 + (size_t)i * im->H2 * im->W2 * C1, ws->planes, param(m, V_C1W),
-                             param(m, V_C1B), im->H, im->W, C1);
+                             param(m, V_C1B), im->Cin, im->H, im->W, C1);
         nn_convpool_forward(im->p2 + (size_t)i * im->fc_in, im->a2 + (size_t)i * im->fc_in, p1, im->wk2,
                             param(m, V_C2B), im->H2, im->W2, C1);
     }
@@ -448,7 +478,7 @@ void model_forward(model *m, const uint8_t *images, int n, float *mu, float *var
     if (n == 0)
         return;
     int bt = blas_enter();
-    memcpy(im->img, images, (size_t)n * im->H * im->W);
+    memcpy(im->img, images, n * im->img_size);
     nn_convpool_pack(im->wk2, im->wr2, param(m, V_C2W), C1);
     im->mu = mu;
     im->var = var;
@@ -485,18 +515,18 @@ static void fc_backward_task(model_impl *im, int u, int tid)
 static void conv_backward_task(model_impl *im, int c, int tid)
 {
     workspace *ws = &im->ws[tid];
-    float *g = im->cgrad + (size_t)c * CGRAD_SIZE;
-    memset(g, 0, CGRAD_SIZE * sizeof(float));
-    float *dw1 = g, *db1 = dw1 + C1 * 25, *dwr2 = db1 + C1, *db2 = dwr2 + NN_DWR_SIZE;
+    float *g = im->cgrad + c * im->cgrad_size;
+    memset(g, 0, im->cgrad_size * sizeof(float));
+    float *dw1 = g, *db1 = dw1 + C1 * im->Cin * 25, *dwr2 = db1 + C1, *db2 = dwr2 + NN_DWR_SIZE;
     int i1 = (c + 1) * CHUNK < im->n ? (c + 1) * CHUNK : im->n;
     for (int i = c * CHUNK; i < i1; i++) {
         const float *p1 = im->p1 + i * im->p1_size;
         memset(ws->dp1, 0, (im->p1_size + NN_DIN_SLACK) * sizeof(float));
         nn_convpool_backward(ws->dp1, dwr2, db2, im->dp2 + (size_t)i * im->fc_in, im->p2 + (size_t)i * im->fc_in,
                              im->a2 + (size_t)i * im->fc_in, p1, im->wr2, im->H2, im->W2, C1, ws->scratch);
-        nn_planes_fill(ws->planes, im->img + (size_t)i * im->H * im->W, im->H, im->W, 1.0f / 255, 1);
+        nn_planes_fill(ws->planes, im->img + i * im->img_size, im->Cin, im->H, im->W, 1.0f / 255, 1);
         nn_convpool1_backward(dw1, db1, ws->dp1, p1, im->a1 + (size_t)i * im->H2 * im->W2 * C1, ws->planes,
-                              im->H, im->W, C1);
+                              im->Cin, im->H, im->W, C1);
     }
 }
 
@@ -541,13 +571,13 @@ void model_backward(model *m, const float *dmu, const float *dvar)
     // the chunks' conv gradients, summed in chunk order
     float *sum = im->cgrad; /* chunk 0 accumulates the others */
     for (int c = 1; c < nchunks; c++) {
-        const float *g = im->cgrad + (size_t)c * CGRAD_SIZE;
-        for (int k = 0; k < CGRAD_SIZE; k++)
+        const float *g = im->cgrad + c * im->cgrad_size;
+        for (size_t k = 0; k < im->cgrad_size; k++)
             sum[k] += g[k];
     }
-    float *dw1 = sum, *db1 = dw1 + C1 * 25, *dwr2 = db1 + C1, *db2 = dwr2 + NN_DWR_SIZE;
+    float *dw1 = sum, *db1 = dw1 + C1 * im->Cin * 25, *dwr2 = db1 + C1, *db2 = dwr2 + NN_DWR_SIZE;
     float *g1w = grad(m, V_C1W), *g1b = grad(m, V_C1B), *g2b = grad(m, V_C2B);
-    for (int k = 0; k < C1 * 25; k++)
+    for (int k = 0; k < C1 * im->Cin * 25; k++)
         g1w[k] += dw1[k];
     for (int k = 0; k < C1; k++)
         g1b[k] += db1[k];

@@ -1,8 +1,9 @@
 /* model: the embedding network of the HIB paper (NOTES.md) and its heads, on one parameter block.
  *
- *   input u8 image (n, 28, W) with W = 28 N, scaled to [0, 1]
- *   conv 5x5, 6 filters, pad 2  -> ReLU -> maxpool 2   (n, 6, 14, W/2)
- *   conv 5x5, 16 filters, pad 2 -> ReLU -> maxpool 2   (n, 16, 7, W/4)
+ *   input u8 image (n, Cin, H, W), channel-major, scaled to [0, 1]: N-digit MNIST is 1 x 28 x 28N,
+ *         the SPE paper's L-shapes 3 x 64 x 64 (H and W multiples of 4)
+ *   conv 5x5, 6 filters, pad 2  -> ReLU -> maxpool 2   (n, 6, H/2, W/2)
+ *   conv 5x5, 16 filters, pad 2 -> ReLU -> maxpool 2   (n, 16, H/4, W/4)
  *   fc 120 -> ReLU                                      (n, 120)
  *   head: fc to D (point) or to C x 2D (mixture of C Gaussians: per component D means, then D
  *         raw variances; var = softplus(raw) + MODEL_VAR_FLOOR keeps variances positive)
@@ -14,7 +15,8 @@
  *
  * Ownership: the model owns params, grads and its activation buffers (sized for maxbatch).
  *
- *   model_config cfg = {.digits = 2, .head = HEAD_MOG, .C = 1, .D = 2};
+ *   model_config cfg = {.digits = 2, .head = HEAD_MOG, .C = 1, .D = 2};     // 1 x 28 x 56
+ *   // or {.head = HEAD_MOG, .C = 1, .D = 2, .channels = 3, .height = 64, .width = 64}
  *   model *m = model_create(&cfg, 2, (const char *[]){"match.a_raw", "match.b"}, 256);
  *   model_init(m, seed);                         // Xavier uniform weights, zero biases
  *   model_forward(m, images, n, mu, var);        // mu, var: (n, C, D); var NULL for point
@@ -29,11 +31,19 @@
 enum { HEAD_POINT = 0, HEAD_MOG = 1 };
 #define MODEL_VAR_FLOOR 1e-6f
 
+/* Input bounds, checked wherever a geometry comes from outside (model_check_input): fc1 alone
+ * has 120 x H x W weights, so that a hostile checkpoint header cannot make the model allocate
+ * more than a few tens of MB. */
+#define MODEL_MAX_CHANNELS 4
+#define MODEL_MAX_PIXELS 16384 /* H x W: 128 x 128, or 28 x 28N up to N = 20 */
+
 typedef struct {
-    int digits;     /* N: images are 28 x 28N */
+    int digits;     /* N for N-digit MNIST (1 x 28 x 28N); 0 for other images */
     int head;       /* HEAD_POINT or HEAD_MOG */
     int C;          /* mixture components (1 for point) */
     int D;          /* embedding dimensions */
+    /* the input geometry; all 0: that of digits (1, 28, 28N) */
+    int channels, height, width;
 } model_config;
 
 typedef struct {
@@ -46,8 +56,8 @@ typedef struct {
 
 typedef struct model model;
 struct model {
-    model_config cfg;
-    int H, W;               /* 28, 28N */
+    model_config cfg;       /* with the geometry filled in */
+    int Cin, H, W;          /* input channels, height, width */
     size_t nparams;         /* network + extra */
     size_t nnet;            /* network parameters only; extra ones start here */
     int nextra;
@@ -63,7 +73,7 @@ void model_free(model *m);
 /* Xavier uniform for weights, zero biases; deterministic in seed. Extra parameters are left at
  * 0 for the loss to initialise. */
 void model_init(model *m, uint64_t seed);
-/* images: n x H x W bytes (n <= maxbatch); mu: n x C x D; var: n x C x D (NULL for point) */
+/* images: n x Cin x H x W bytes (n <= maxbatch); mu: n x C x D; var: n x C x D (NULL for point) */
 void model_forward(model *m, const uint8_t *images, int n, float *mu, float *var);
 /* gradients of the loss with respect to mu and var (var: NULL for point) for the batch of the
  * last forward; ADDS into m->grads (the caller zeroes them). */
@@ -76,5 +86,10 @@ void model_set_threads(model *m, int threads);
 int model_threads(const model *m);
 /* outputs per image: C x D (point) or C x D means + C x D variances */
 int model_outputs(const model_config *cfg);
+/* NULL if the network takes images of channels x height x width (1 to MODEL_MAX_CHANNELS
+ * channels, sides multiples of 4, at most MODEL_MAX_PIXELS pixels), else what is wrong, e.g.
+ * "height 30 is not a positive multiple of 4" (in a thread-local buffer, valid until the next
+ * call) */
+const char *model_check_input(int channels, int height, int width);
 
 #endif

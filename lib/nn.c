@@ -174,27 +174,30 @@ void nn_fc_backward(float *din, float *dw, float *db, const float *dout, const f
 /* ---------------------------------------------------------------- fused conv + ReLU + pool */
 
 int nn_plane_stride(int W) { return (W + 7) / 8 * 8 + 8; }
-size_t nn_planes_size(int H, int W) { return (size_t)5 * (H + 4) * nn_plane_stride(W); }
+size_t nn_planes_size(int Cin, int H, int W) { return (size_t)Cin * 5 * (H + 4) * nn_plane_stride(W); }
 
-void nn_planes_fill(float *planes, const uint8_t *img, int H, int W, float scale, int nplanes)
+void nn_planes_fill(float *planes, const uint8_t *img, int Cin, int H, int W, float scale, int nplanes)
 {
     int XS = nn_plane_stride(W);
     size_t PS = (size_t)(H + 4) * XS;
     float row[W + 8];
     __m256 s8 = _mm256_set1_ps(scale);
-    for (int y = 0; y < H; y++) {
-        const uint8_t *s = img + (size_t)y * W;
-        int x = 0;
-        for (; x + 8 <= W; x += 8) {
-            __m256i v = _mm256_cvtepu8_epi32(_mm_loadl_epi64((const __m128i *)(s + x)));
-            _mm256_storeu_ps(row + x, _mm256_mul_ps(_mm256_cvtepi32_ps(v), s8));
-        }
-        for (; x < W; x++)
-            row[x] = s[x] * scale;
-        // image column x is padded column x + 2, which lands at column x + 2 - kx of plane kx
-        for (int kx = 0; kx < nplanes; kx++) {
-            int x0 = kx > 2 ? kx - 2 : 0;
-            memcpy(planes + kx * PS + (size_t)(y + 2) * XS + x0 + 2 - kx, row + x0, (W - x0) * sizeof(float));
+    for (int ci = 0; ci < Cin; ci++) {
+        float *cp = planes + (size_t)ci * 5 * PS;
+        for (int y = 0; y < H; y++) {
+            const uint8_t *s = img + ((size_t)ci * H + y) * W;
+            int x = 0;
+            for (; x + 8 <= W; x += 8) {
+                __m256i v = _mm256_cvtepu8_epi32(_mm_loadl_epi64((const __m128i *)(s + x)));
+                _mm256_storeu_ps(row + x, _mm256_mul_ps(_mm256_cvtepi32_ps(v), s8));
+            }
+            for (; x < W; x++)
+                row[x] = s[x] * scale;
+            // image column x is padded column x + 2, which lands at column x + 2 - kx of plane kx
+            for (int kx = 0; kx < nplanes; kx++) {
+                int x0 = kx > 2 ? kx - 2 : 0;
+                memcpy(cp + kx * PS + (size_t)(y + 2) * XS + x0 + 2 - kx, row + x0, (W - x0) * sizeof(float));
+            }
         }
     }
 }
@@ -246,14 +249,17 @@ static int have_avx512(void)
 
 const char *nn_code_path(void) { return have_avx512() ? "avx512" : "avx2"; }
 
-/* The single-channel layer works on blocks: CB channels from c0, NR conv rows from 2*py (NR = 2
- * or 4: NR/2 pooled rows), conv columns xb..xb+7 -> pooled columns xb/2..xb/2+3 (those < W2
- * are stored). acc[c][r] are the CB*NR accumulators, taps summed in order ky*5 + kx. */
+/* The first layer works on blocks: CB output channels from c0, NR conv rows from 2*py (NR = 2 or
+ * 4: NR/2 pooled rows), conv columns xb..xb+7 -> pooled columns xb/2..xb/2+3 (those < W2 are
+ * stored). acc[c][r] are the CB*NR accumulators, taps summed in order (ci, ky, kx). The kernels
+ * take CIN, the input channels, as a constant: CIN = 1 (N-digit MNIST) compiles to the
+ * single-channel code with nothing of the channel loop left; CIN = 0 means a->Cin channels. */
 typedef struct {
     float *out;
     uint8_t *argmax;
     const float *in, *w, *b;
-    int H, XS, W2, Cout;
+    int H, XS, W2, Cout, Cin;
+    size_t CS; /* floats between the planes of two input channels: 5 (H+4) XS */
 } convpool1_args;
 
 /* bias, ReLU, pool and store one block's accumulators */
@@ -310,57 +316,69 @@ static inline __attribute__((always_inline)) void convpool1_store(const convpool
     }
 }
 
-/* Whether the input under a block (padded rows 2py .. 2py+NR+3, columns xb .. xb+11: plane 0 and
- * plane 4 at xb) is all zero, as in the background of digit images (about half the blocks of
- * 2-digit MNIST). Then every product is w * +0 and the sums stay exactly +0: skipping them
- * changes no bit. */
-static inline __attribute__((always_inline)) int convpool1_zero(const convpool1_args *a, int py, int xb,
-                                                                const int NR)
+/* Which input channels are all zero under a block (padded rows 2py .. 2py+NR+3, columns xb ..
+ * xb+11: plane 0 and plane 4 at xb), bit ci for channel ci: the background of digit images
+ * (about half the blocks of 2-digit MNIST), and of the L-shapes, whose colour often leaves one
+ * channel empty. Then every product of that channel is w * +0 and the sums stay exactly what
+ * they were: skipping it changes no bit. */
+static inline __attribute__((always_inline)) unsigned convpool1_zero(const convpool1_args *a, int py, int xb,
+                                                                     const int NR, const int CIN)
 {
+    const int cin = CIN ? CIN : a->Cin;
     int XS = a->XS;
-    const float *p0 = a->in + (size_t)(2 * py) * XS + xb, *p4 = p0 + 4 * (size_t)(a->H + 4) * XS;
-    __m256i any = _mm256_setzero_si256();
+    unsigned zero = 0;
+    for (int ci = 0; ci < cin; ci++) {
+        const float *p0 = a->in + ci * a->CS + (size_t)(2 * py) * XS + xb, *p4 = p0 + 4 * (size_t)(a->H + 4) * XS;
+        __m256i any = _mm256_setzero_si256();
 #pragma GCC unroll 8
-    for (int r = 0; r < NR + 4; r++)
-        any = _mm256_or_si256(any, _mm256_or_si256(_mm256_load_si256((const __m256i *)(p0 + r * XS)),
-                                                   _mm256_load_si256((const __m256i *)(p4 + r * XS))));
-    return _mm256_testz_si256(any, any);
+        for (int r = 0; r < NR + 4; r++)
+            any = _mm256_or_si256(any, _mm256_or_si256(_mm256_load_si256((const __m256i *)(p0 + r * XS)),
+                                                       _mm256_load_si256((const __m256i *)(p4 + r * XS))));
+        zero |= (unsigned)_mm256_testz_si256(any, any) << ci;
+    }
+    return zero;
 }
 
 /* AVX2 block, CB <= 2 (8 accumulators: no spills in 16 registers). ky stays a loop: unrolled,
  * the compiler keeps the loads shared by (ky, r) pairs alive across iterations and spills. */
 static inline __attribute__((always_inline)) void convpool1_block(const convpool1_args *a, int c0, int py, int xb,
-                                                                  int zero, const int CB, const int NR)
+                                                                  unsigned zero, const int CB, const int NR,
+                                                                  const int CIN)
 {
+    const int cin = CIN ? CIN : a->Cin;
     __m256 acc[6][4];
 #pragma GCC unroll 2
     for (int c = 0; c < CB; c++)
 #pragma GCC unroll 4
         for (int r = 0; r < NR; r++)
             acc[c][r] = _mm256_setzero_ps();
-    if (zero) {
+    if (zero == (1u << cin) - 1) {
         convpool1_store(a, acc, c0, py, xb, CB, NR);
         return;
     }
     int XS = a->XS;
-    const float *src = a->in + (size_t)(2 * py) * XS + xb;
     size_t PS = (size_t)(a->H + 4) * XS;
-    const float *w0 = a->w + c0 * 25;
+    for (int ci = 0; ci < cin; ci++) {
+        if (CIN != 1 && zero >> ci & 1)
+            continue;
+        const float *src = a->in + ci * a->CS + (size_t)(2 * py) * XS + xb;
+        const float *w0 = a->w + (c0 * cin + ci) * 25;
 #pragma GCC unroll 1
-    for (int ky = 0; ky < 5; ky++, src += XS, w0 += 5)
+        for (int ky = 0; ky < 5; ky++, src += XS, w0 += 5)
 #pragma GCC unroll 5
-        for (int kx = 0; kx < 5; kx++) {
-            __m256 wv0 = _mm256_broadcast_ss(w0 + kx);
-            __m256 wv1 = CB > 1 ? _mm256_broadcast_ss(w0 + 25 + kx) : wv0;
+            for (int kx = 0; kx < 5; kx++) {
+                __m256 wv0 = _mm256_broadcast_ss(w0 + kx);
+                __m256 wv1 = CB > 1 ? _mm256_broadcast_ss(w0 + 25 * cin + kx) : wv0;
 #pragma GCC unroll 4
-            for (int r = 0; r < NR; r++) {
-                __m256 v = _mm256_load_ps(src + kx * PS + r * XS);
-                NN_OPAQUE(v);
-                acc[0][r] = _mm256_fmadd_ps(wv0, v, acc[0][r]);
-                if (CB > 1)
-                    acc[1][r] = _mm256_fmadd_ps(wv1, v, acc[1][r]);
+                for (int r = 0; r < NR; r++) {
+                    __m256 v = _mm256_load_ps(src + kx * PS + r * XS);
+                    NN_OPAQUE(v);
+                    acc[0][r] = _mm256_fmadd_ps(wv0, v, acc[0][r]);
+                    if (CB > 1)
+                        acc[1][r] = _mm256_fmadd_ps(wv1, v, acc[1][r]);
+                }
             }
-        }
+    }
     convpool1_store(a, acc, c0, py, xb, CB, NR);
 }
 
@@ -368,103 +386,124 @@ static inline __attribute__((always_inline)) void convpool1_block(const convpool
  * not unrolled (unrolled, the compiler keeps dozens of addresses alive and spills). Same sums
  * in the same order as convpool1_block. */
 static inline __attribute__((always_inline)) void convpool1_block_wide(const convpool1_args *a, int c0, int py,
-                                                                       int xb, int zero, const int CB, const int NR)
+                                                                       int xb, unsigned zero, const int CB,
+                                                                       const int NR, const int CIN)
 {
+    const int cin = CIN ? CIN : a->Cin;
     __m256 acc[6][4];
 #pragma GCC unroll 6
     for (int c = 0; c < CB; c++)
 #pragma GCC unroll 4
         for (int r = 0; r < NR; r++)
             acc[c][r] = _mm256_setzero_ps();
-    if (zero) {
+    if (zero == (1u << cin) - 1) {
         convpool1_store(a, acc, c0, py, xb, CB, NR);
         return;
     }
     int XS = a->XS;
-    const float *src = a->in + (size_t)(2 * py) * XS + xb;
     size_t PS = (size_t)(a->H + 4) * XS;
-    const float *w0 = a->w + c0 * 25;
+    for (int ci = 0; ci < cin; ci++) {
+        if (CIN != 1 && zero >> ci & 1)
+            continue;
+        const float *src = a->in + ci * a->CS + (size_t)(2 * py) * XS + xb;
+        const float *w0 = a->w + (c0 * cin + ci) * 25;
 #pragma GCC unroll 1
-    for (int t = 0; t < 25; t++) {
-        const float *p = src + (t % 5) * PS + (t / 5) * XS;
-        __m256 v[4];
-#pragma GCC unroll 4
-        for (int r = 0; r < NR; r++)
-            v[r] = _mm256_load_ps(p + r * XS);
-#pragma GCC unroll 6
-        for (int c = 0; c < CB; c++) {
-            __m256 wv = _mm256_broadcast_ss(w0 + c * 25 + t);
+        for (int t = 0; t < 25; t++) {
+            const float *p = src + (t % 5) * PS + (t / 5) * XS;
+            __m256 v[4];
 #pragma GCC unroll 4
             for (int r = 0; r < NR; r++)
-                acc[c][r] = _mm256_fmadd_ps(wv, v[r], acc[c][r]);
+                v[r] = _mm256_load_ps(p + r * XS);
+#pragma GCC unroll 6
+            for (int c = 0; c < CB; c++) {
+                __m256 wv = _mm256_broadcast_ss(w0 + c * 25 * cin + t);
+#pragma GCC unroll 4
+                for (int r = 0; r < NR; r++)
+                    acc[c][r] = _mm256_fmadd_ps(wv, v[r], acc[c][r]);
+            }
         }
     }
     convpool1_store(a, acc, c0, py, xb, CB, NR);
 }
 
 /* the blocks of one image: CB channels per block where possible, then single channels */
-#define CONVPOOL1_IMAGE(a, H, W, BLOCK, CB)                                                    \
-    for (int py = 0; py < (H) / 2; py += 2)                                                    \
-        for (int xb = 0; xb < (W); xb += 8) {                                                  \
-            int c0 = 0, full = py + 1 < (H) / 2;                                               \
-            int zero = full ? convpool1_zero(a, py, xb, 4) : convpool1_zero(a, py, xb, 2);     \
-            for (; c0 + (CB) <= (a)->Cout; c0 += (CB))                                         \
-                full ? BLOCK(a, c0, py, xb, zero, CB, 4) : BLOCK(a, c0, py, xb, zero, CB, 2);  \
-            for (; c0 < (a)->Cout; c0++)                                                       \
-                full ? BLOCK(a, c0, py, xb, zero, 1, 4) : BLOCK(a, c0, py, xb, zero, 1, 2);    \
+#define CONVPOOL1_IMAGE(a, H, W, BLOCK, CB, CIN)                                                         \
+    for (int py = 0; py < (H) / 2; py += 2)                                                              \
+        for (int xb = 0; xb < (W); xb += 8) {                                                            \
+            int c0 = 0, full = py + 1 < (H) / 2;                                                         \
+            unsigned zero = full ? convpool1_zero(a, py, xb, 4, CIN) : convpool1_zero(a, py, xb, 2, CIN); \
+            for (; c0 + (CB) <= (a)->Cout; c0 += (CB))                                                   \
+                full ? BLOCK(a, c0, py, xb, zero, CB, 4, CIN) : BLOCK(a, c0, py, xb, zero, CB, 2, CIN);  \
+            for (; c0 < (a)->Cout; c0++)                                                                 \
+                full ? BLOCK(a, c0, py, xb, zero, 1, 4, CIN) : BLOCK(a, c0, py, xb, zero, 1, 2, CIN);    \
         }
 
 __attribute__((target("avx512f,avx512vl"))) static void convpool1_forward_avx512(const convpool1_args *a, int H,
                                                                                  int W)
 {
-    CONVPOOL1_IMAGE(a, H, W, convpool1_block_wide, 6)
+    CONVPOOL1_IMAGE(a, H, W, convpool1_block_wide, 6, 1)
+}
+__attribute__((target("avx512f,avx512vl"))) static void convpool1_forward_avx512_multi(const convpool1_args *a,
+                                                                                       int H, int W)
+{
+    CONVPOOL1_IMAGE(a, H, W, convpool1_block_wide, 6, 0)
+}
+static void convpool1_forward_avx2(const convpool1_args *a, int H, int W) { CONVPOOL1_IMAGE(a, H, W, convpool1_block, 2, 1) }
+static void convpool1_forward_avx2_multi(const convpool1_args *a, int H, int W)
+{
+    CONVPOOL1_IMAGE(a, H, W, convpool1_block, 2, 0)
 }
 
-static void convpool1_forward_avx2(const convpool1_args *a, int H, int W) { CONVPOOL1_IMAGE(a, H, W, convpool1_block, 2) }
-
 void nn_convpool1_forward(float *out, uint8_t *argmax, const float *in, const float *w,
-                          const float *b, int H, int W, int Cout)
+                          const float *b, int Cin, int H, int W, int Cout)
 {
-    convpool1_args a = {out, argmax, in, w, b, H, nn_plane_stride(W), W / 2, Cout};
+    if (Cin < 1 || Cin > NN_CONVPOOL1_MAXCIN)
+        die("nn_convpool1_forward: %d input channels (1 to %d)", Cin, NN_CONVPOOL1_MAXCIN);
+    int XS = nn_plane_stride(W);
+    convpool1_args a = {out, argmax, in, w, b, H, XS, W / 2, Cout, Cin, (size_t)5 * (H + 4) * XS};
     if (have_avx512())
-        convpool1_forward_avx512(&a, H, W);
+        (Cin == 1 ? convpool1_forward_avx512 : convpool1_forward_avx512_multi)(&a, H, W);
     else
-        convpool1_forward_avx2(&a, H, W);
+        (Cin == 1 ? convpool1_forward_avx2 : convpool1_forward_avx2_multi)(&a, H, W);
 }
 
 void nn_convpool1_backward(float *dw, float *db, const float *dout, const float *out,
-                           const uint8_t *argmax, const float *in, int H, int W, int Cout)
+                           const uint8_t *argmax, const float *in, int Cin, int H, int W, int Cout)
 {
     int XS = nn_plane_stride(W), H2 = H / 2, W2 = W / 2, Wp = W2 + 4;
-    for (int c = 0; c < Cout; c++) {
-        // dw[c] (5 rows of 8 lanes, lanes 5..7 junk) += g * the input patch under the argmax
-        // (measured: this plain loop beats branch-free and two-accumulator-set variants)
-        __m256 acc[5];
-        for (int r = 0; r < 5; r++)
-            acc[r] = _mm256_setzero_ps();
-        float gsum = 0;
-        for (int py = 0; py < H2; py++)
-            for (int px = 0; px < W2; px++) {
-                size_t k = ((size_t)(py + 2) * Wp + px + 2) * Cout + c;
-                if (!(out[k] > 0))
-                    continue;
-                float g = dout[k];
-                int a = argmax[((size_t)py * W2 + px) * Cout + c];
-                const float *p = in + (size_t)(2 * py + (a >> 1)) * XS + 2 * px + (a & 1);
-                __m256 gv = _mm256_set1_ps(g);
-                gsum += g;
+    size_t CS = (size_t)5 * (H + 4) * XS;
+    for (int c = 0; c < Cout; c++)
+        for (int ci = 0; ci < Cin; ci++) {
+            // dw[c][ci] (5 rows of 8 lanes, lanes 5..7 junk) += g * the input patch under the argmax
+            // (measured: this plain loop beats branch-free and two-accumulator-set variants)
+            const float *inc = in + ci * CS;
+            __m256 acc[5];
+            for (int r = 0; r < 5; r++)
+                acc[r] = _mm256_setzero_ps();
+            float gsum = 0;
+            for (int py = 0; py < H2; py++)
+                for (int px = 0; px < W2; px++) {
+                    size_t k = ((size_t)(py + 2) * Wp + px + 2) * Cout + c;
+                    if (!(out[k] > 0))
+                        continue;
+                    float g = dout[k];
+                    int a = argmax[((size_t)py * W2 + px) * Cout + c];
+                    const float *p = inc + (size_t)(2 * py + (a >> 1)) * XS + 2 * px + (a & 1);
+                    __m256 gv = _mm256_set1_ps(g);
+                    gsum += g;
 #pragma GCC unroll 5
-                for (int r = 0; r < 5; r++)
-                    acc[r] = _mm256_fmadd_ps(gv, _mm256_loadu_ps(p + r * XS), acc[r]);
+                    for (int r = 0; r < 5; r++)
+                        acc[r] = _mm256_fmadd_ps(gv, _mm256_loadu_ps(p + r * XS), acc[r]);
+                }
+            if (ci == 0)
+                db[c] += gsum;
+            float t[8];
+            for (int r = 0; r < 5; r++) {
+                _mm256_storeu_ps(t, acc[r]);
+                for (int kx = 0; kx < 5; kx++)
+                    dw[(c * Cin + ci) * 25 + r * 5 + kx] += t[kx];
             }
-        db[c] += gsum;
-        float t[8];
-        for (int r = 0; r < 5; r++) {
-            _mm256_storeu_ps(t, acc[r]);
-            for (int kx = 0; kx < 5; kx++)
-                dw[c * 25 + r * 5 + kx] += t[kx];
         }
-    }
 }
 
 void nn_convpool_pack(float *wk, float *wr, const float *w, int Cin)

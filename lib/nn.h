@@ -16,10 +16,11 @@
  *    input of each 2x2 window gets a gradient: they scatter from the pooled positions (4x fewer
  *    multiply-adds than a dense backward) and skip positions whose ReLU is off. Layouts
  *    (row-major, "padded" = 2 zero rows/columns on each side, which the caller keeps zero):
- *      planes  single-channel input as 5 padded planes, (5, H+4, nn_plane_stride(W)): plane kx is
- *              the padded image shifted left by kx columns, so that every vector load of the
- *              convolution is aligned (unaligned loads crossing cache lines made that loop
- *              ~1.5x slower); 64-byte aligned; nn_planes_fill writes it from bytes
+ *      planes  the first layer's input, each channel as 5 padded planes,
+ *              (Cin, 5, H+4, nn_plane_stride(W)): plane kx is the padded channel shifted left by
+ *              kx columns, so that every vector load of the convolution is aligned (unaligned
+ *              loads crossing cache lines made that loop ~1.5x slower); 64-byte aligned;
+ *              nn_planes_fill writes it from channel-major bytes (Cin, H, W)
  *      nhwc    (H+4, W+4, C) padded, or (H, W, C) unpadded where said
  *      argmax  (H/2, W/2, C) bytes: which input of the 2x2 window won, dy*2 + dx
  *
@@ -66,21 +67,23 @@ void nn_fc_backward(float *din, float *dw, float *db, const float *dout, const f
 
 /* row stride in floats of a padded input plane for width W (room for whole-vector reads) */
 int nn_plane_stride(int W);
-/* floats of the 5 planes */
-size_t nn_planes_size(int H, int W);
-/* the image pixels (times scale) into the first nplanes planes (5, or 1 for the backward,
- * which reads plane 0 only); writes only the pixels' places, so the borders of a buffer zeroed
- * once stay zero */
-void nn_planes_fill(float *planes, const uint8_t *img, int H, int W, float scale, int nplanes);
-/* Single input channel (the first layer), any Cout.
- * in: planes (5, H+4, nn_plane_stride(W)); w (Cout,1,5,5); b (Cout)
+/* floats of the planes of Cin channels */
+size_t nn_planes_size(int Cin, int H, int W);
+/* the image's pixels, img (Cin, H, W) bytes, times scale, into the first nplanes planes of
+ * each channel (5, or 1 for the backward, which reads plane 0 only); writes only the pixels'
+ * places, so the borders of a buffer zeroed once stay zero */
+void nn_planes_fill(float *planes, const uint8_t *img, int Cin, int H, int W, float scale, int nplanes);
+/* The first layer: 1 <= Cin <= NN_CONVPOOL1_MAXCIN input channels, any Cout. The one-channel
+ * case (N-digit MNIST) has code of its own, compiled without the channel loop.
+ * in: planes (Cin, 5, H+4, nn_plane_stride(W)); w (Cout,Cin,5,5); b (Cout)
  * -> out: nhwc padded (H/2+4, W/2+4, Cout), interior only written; argmax (H/2, W/2, Cout) */
+#define NN_CONVPOOL1_MAXCIN 16
 void nn_convpool1_forward(float *out, uint8_t *argmax, const float *in, const float *w,
-                          const float *b, int H, int W, int Cout);
+                          const float *b, int Cin, int H, int W, int Cout);
 /* dout: gradient of out, same padded layout (interior read); out, argmax, in from the forward.
- * += into dw (Cout,1,5,5), db (Cout). No input gradient (the input is data). */
+ * += into dw (Cout,Cin,5,5), db (Cout). No input gradient (the input is data). */
 void nn_convpool1_backward(float *dw, float *db, const float *dout, const float *out,
-                           const uint8_t *argmax, const float *in, int H, int W, int Cout);
+                           const uint8_t *argmax, const float *in, int Cin, int H, int W, int Cout);
 
 /* Multi-channel NHWC layer, Cout = NN_CONVPOOL_COUT, 1 <= Cin <= NN_CONVPOOL_MAXCIN.
  * Its weights are repacked once per step from the (Cout,Cin,5,5) parameters:

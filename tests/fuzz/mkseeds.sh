@@ -7,6 +7,7 @@
 #           hand-made edge cases (empty, cut short, no records, raw meta values, two streams)
 #   ckpt:   a real checkpoint (1.17 MB: the smallest model has 97k parameters) and small
 #           checkpoint streams whose tensors do not fit the model, for the header and shape checks
+#           (one of them of a 3-channel model, for the input geometry)
 #   idx:    small idx files, raw and gzipped
 set -eu
 BIN=$1
@@ -77,6 +78,10 @@ for name in ('point', 'mog'):
     rec = {f['name']: t(f['dtype'], [1], 4) for f in h['fields']}
     write('%s/ckpt/%s-small-tensors.ckpt' % (out, name), [small, rec, {'end': 1}])
     write('%s/ckpt/%s-no-record.ckpt' % (out, name), [h, {'end': 0}])
+    if name == 'point':  # a 3-channel model's header: no digits; channels, height, width
+        meta = {k: v for k, v in small['meta'].items() if k != 'digits'}
+        meta.update(channels=3, height=8, width=12)
+        write('%s/ckpt/rgb-small-tensors.ckpt' % out, [dict(small, meta=meta), rec, {'end': 1}])
     if name == 'mog':
         sgd = dict(small, meta=dict(small['meta'], optim='sgd', momentum=0.5, beta2=0.0, step=0, optim_t=0))
         write('%s/ckpt/mog-sgd-small-tensors.ckpt' % out, [sgd, rec, {'end': 1}])

@@ -1,7 +1,8 @@
 /* model: parameter views, Xavier init statistics and reproducibility, forward and backward
  * against the same network built from the reference NCHW layers of nn.h, gradients against
  * central finite differences (point and MoG C=2 heads, every tensor, the softplus variance
- * path), and identical bytes for every thread count. */
+ * path), and identical bytes for every thread count; on N-digit images (1 x 28 x 28N) and on
+ * multi-channel ones (3 x 8 x 12, and the L-shapes' 3 x 64 x 64); the input bounds. */
 #include <stdlib.h>
 #include <string.h>
 #include <sys/wait.h>
@@ -16,10 +17,12 @@
 
 static rng R;
 
-static uint8_t *rand_images(int n, int H, int W)
+/* n images of the model's input size */
+static uint8_t *rand_images(const model *m, int n)
 {
-    uint8_t *img = malloc((size_t)n * H * W);
-    for (size_t i = 0; i < (size_t)n * H * W; i++)
+    size_t k = (size_t)n * m->Cin * m->H * m->W;
+    uint8_t *img = malloc(k);
+    for (size_t i = 0; i < k; i++)
         img[i] = (uint8_t)rng_below(&R, 256);
     return img;
 }
@@ -86,6 +89,43 @@ static void test_views_and_init(void)
     CHECK(memcmp(m->params, m2->params, m->nnet * sizeof(float)) != 0);
     model_free(m);
     model_free(m2);
+
+    /* the L-shapes: 3 x 64 x 64, conv1 takes 3 channels, fc1 16 x 16 x 16 inputs */
+    model_config rgb = {.head = HEAD_POINT, .C = 1, .D = 2, .channels = 3, .height = 64, .width = 64};
+    m = model_create(&rgb, 0, NULL, 2);
+    CHECK(m->Cin == 3 && m->H == 64 && m->W == 64 && m->cfg.digits == 0 && m->cfg.channels == 3);
+    c1 = model_view_find(m, "conv1.w");
+    CHECK(c1->shape[0] == 6 && c1->shape[1] == 3 && c1->size == 450);
+    CHECK(model_view_find(m, "fc1.w")->shape[1] == 16 * 16 * 16);
+    CHECK(m->nparams == 450 + 6 + 2400 + 16 + 120 * 4096 + 120 + 2 * 120 + 2);
+    model_init(m, 714);
+    double limit = sqrt(6.0 / (75 + 150)), worst = 0;
+    for (size_t i = 0; i < c1->size; i++)
+        worst = fmax(worst, fabs(m->params[c1->offset + i]));
+    CHECK(worst <= limit && worst > 0.9 * limit); /* fan-in 3 x 25 */
+    model_free(m);
+    /* digits fill in the geometry: 1 x 28 x 28N */
+    m = model_create(&(model_config){.digits = 3, .head = HEAD_POINT, .C = 1, .D = 2}, 0, NULL, 1);
+    CHECK(m->Cin == 1 && m->H == 28 && m->W == 84 && m->cfg.channels == 1 && m->cfg.width == 84);
+    model_free(m);
+}
+
+static void test_check_input(void)
+{
+    CHECK(model_check_input(1, 28, 56) == NULL);
+    CHECK(model_check_input(3, 64, 64) == NULL);
+    CHECK(model_check_input(MODEL_MAX_CHANNELS, 128, 128) == NULL);
+    CHECK(model_check_input(4, 4, 4) == NULL);
+    const char *why = model_check_input(MODEL_MAX_CHANNELS + 1, 64, 64);
+    CHECK(why && strstr(why, "channels"));
+    CHECK(model_check_input(0, 64, 64) != NULL);
+    why = model_check_input(3, 30, 64);
+    CHECK(why && strstr(why, "height 30"));
+    CHECK(model_check_input(3, 64, 66) != NULL);
+    CHECK(model_check_input(3, 0, 64) != NULL && model_check_input(3, 64, -4) != NULL);
+    why = model_check_input(1, 132, 128);
+    CHECK(why && strstr(why, "pixels"));
+    CHECK(model_check_input(1, 4, MODEL_MAX_PIXELS / 4) == NULL && model_check_input(1, 8, MODEL_MAX_PIXELS / 4) != NULL);
 }
 
 /* ---- the same network from the reference layers (NCHW; fc1 columns permuted) ---- */
@@ -98,19 +138,19 @@ static float softplus_ref(float x) { return x > 0 ? x + log1pf(expf(-x)) : log1p
 
 static void ref_forward(refnet *r, const model *m, const uint8_t *img, int n, float *mu, float *var)
 {
-    int H = m->H, W = m->W, H2 = H / 2, W2 = W / 2, H4 = H / 4, W4 = W / 4, fc_in = 16 * H4 * W4;
+    int Cin = m->Cin, H = m->H, W = m->W, H2 = H / 2, W2 = W / 2, H4 = H / 4, W4 = W / 4, fc_in = 16 * H4 * W4;
     int HO = model_outputs(&m->cfg), C = m->cfg.C, D = m->cfg.D;
     memset(r, 0, sizeof *r);
     r->n = n, r->H = H, r->W = W, r->H2 = H2, r->W2 = W2, r->H4 = H4, r->W4 = W4, r->fc_in = fc_in, r->HO = HO;
-    r->x = malloc((size_t)n * H * W * 4);
-    for (size_t i = 0; i < (size_t)n * H * W; i++)
+    r->x = malloc((size_t)n * Cin * H * W * 4);
+    for (size_t i = 0; i < (size_t)n * Cin * H * W; i++)
         r->x[i] = img[i] / 255.0f;
     const float *P = m->params;
 #define V(name) (P + model_view_find(m, name)->offset)
     size_t s1 = (size_t)n * 6 * H * W, s2 = (size_t)n * 16 * H2 * W2;
     r->c1 = malloc(s1 * 4), r->a1 = malloc(s1 * 4), r->q1 = malloc(s1);
     r->c2 = malloc(s2 * 4), r->a2 = malloc(s2 * 4), r->q2 = malloc(s2);
-    nn_conv_forward(r->c1, r->x, V("conv1.w"), V("conv1.b"), n, 1, H, W, 6);
+    nn_conv_forward(r->c1, r->x, V("conv1.w"), V("conv1.b"), n, Cin, H, W, 6);
     nn_relu_forward(r->a1, r->c1, s1);
     nn_maxpool_forward(r->q1, r->a1, n, 6, H, W);
     nn_conv_forward(r->c2, r->q1, V("conv2.w"), V("conv2.b"), n, 6, H2, W2, 16);
@@ -179,7 +219,7 @@ static void ref_backward(refnet *r, const model *m, const float *dmu, const floa
     nn_conv_backward(dq1, G("conv2.w"), G("conv2.b"), dc2, r->q1, V("conv2.w"), n, 6, H2, W2, 16);
     nn_maxpool_backward(da1, dq1, r->a1, n, 6, H, W);
     nn_relu_backward(dc1, da1, r->c1, s1);
-    nn_conv_backward(NULL, G("conv1.w"), G("conv1.b"), dc1, r->x, V("conv1.w"), n, 1, H, W, 6);
+    nn_conv_backward(NULL, G("conv1.w"), G("conv1.b"), dc1, r->x, V("conv1.w"), n, m->Cin, H, W, 6);
     free(dho), free(dh1), free(dz1), free(dq2), free(dwperm), free(da2), free(dc2), free(dq1), free(da1), free(dc1);
 }
 
@@ -211,7 +251,7 @@ static void test_gradients(model_config cfg, int n, double *maxrel)
             m->params[m->views[t].offset + i] =
                 (float)((rng_below(&R, 2) ? 1 : -1) * (0.05 + 0.1 * rng_uniform(&R)));
     int k = n * cfg.C * cfg.D, mog = cfg.head == HEAD_MOG;
-    uint8_t *img = rand_images(n, m->H, m->W);
+    uint8_t *img = rand_images(m, n);
     float *mu = malloc(k * 4), *var = mog ? malloc(k * 4) : NULL, *rmu = malloc(k * 4), *rvar = malloc(k * 4);
     float *Rmu = randv(k), *Rvar = randv(k), *rg = malloc(m->nparams * 4);
     model_forward(m, img, n, mu, var);
@@ -277,8 +317,8 @@ static void test_gradients(model_config cfg, int n, double *maxrel)
         }
         printf("  %-8s largest |gradient - difference| / tolerance %.2f\n", v->name, worst);
     }
-    printf("%s head, C=%d: %d parameters checked against central differences, %d skipped (kinks)\n",
-           mog ? "MoG" : "point", cfg.C, checked, skipped);
+    printf("%s head, C=%d, input %dx%dx%d: %d parameters checked against central differences, %d skipped "
+           "(kinks)\n", mog ? "MoG" : "point", cfg.C, m->Cin, m->H, m->W, checked, skipped);
     CHECK(skipped <= checked / 8);
     ref_free(&r);
     free(img), free(mu), free(var), free(rmu), free(rvar), free(Rmu), free(Rvar), free(rg);
@@ -286,14 +326,13 @@ static void test_gradients(model_config cfg, int n, double *maxrel)
 }
 
 /* same bytes whatever the thread count, and from one run to the next */
-static void test_threads(void)
+static void test_threads(model_config cfg)
 {
-    model_config cfg = {.digits = 2, .head = HEAD_MOG, .C = 2, .D = 2};
     int n = 45; /* not a multiple of any unit size */
     model *m = model_create(&cfg, 0, NULL, 64);
     model_init(m, 7);
     int k = n * 4;
-    uint8_t *img = rand_images(n, m->H, m->W);
+    uint8_t *img = rand_images(m, n);
     float *Rmu = randv(k), *Rvar = randv(k);
     float *mu[4], *var[4], *g[4];
     int threads[4] = {1, 2, 3, 2};
@@ -327,16 +366,16 @@ static void test_threads(void)
 }
 
 /* One fixed forward + backward: mu, var and the gradients into out (returns the floats written) */
-static size_t fixed_run(float *out)
+static size_t fixed_run(model_config cfg, float *out)
 {
-    model_config cfg = {.digits = 2, .head = HEAD_MOG, .C = 2, .D = 2};
     int n = 19, k = n * 4;
     model *m = model_create(&cfg, 0, NULL, n);
     model_init(m, 3);
     rng r;
     rng_init(&r, 3, 3);
-    uint8_t *img = malloc((size_t)n * m->H * m->W);
-    for (size_t i = 0; i < (size_t)n * m->H * m->W; i++)
+    size_t npix = (size_t)n * m->Cin * m->H * m->W;
+    uint8_t *img = malloc(npix);
+    for (size_t i = 0; i < npix; i++)
         img[i] = (uint8_t)rng_below(&r, 256);
     float *d = malloc(2 * k * 4);
     for (int i = 0; i < 2 * k; i++)
@@ -353,16 +392,23 @@ static size_t fixed_run(float *out)
 
 /* The AVX-512 kernels give the same bytes as the AVX2 ones: a child process computes with
  * HEDGE_NO_AVX512=1 (read once, at the first kernel call, so this runs first). */
+static const model_config same_cfg[2] = {{.digits = 2, .head = HEAD_MOG, .C = 2, .D = 2},
+                                         {.head = HEAD_MOG, .C = 2, .D = 2, .channels = 3, .height = 64, .width = 64}};
+static size_t fixed_runs(float *out)
+{
+    size_t n = fixed_run(same_cfg[0], out);
+    return n + fixed_run(same_cfg[1], out + n);
+}
 static void test_avx2_avx512_same(void)
 {
-    enum { MAXF = 200000 };
+    enum { MAXF = 1200000 };
     float *a = malloc(MAXF * 4), *b = malloc(MAXF * 4);
     int fd[2];
     CHECK(pipe(fd) == 0);
     pid_t pid = fork();
     if (pid == 0) {
         setenv("HEDGE_NO_AVX512", "1", 1);
-        size_t n = fixed_run(a);
+        size_t n = fixed_runs(a);
         FILE *f = fdopen(fd[1], "w");
         fwrite(&n, sizeof n, 1, f);
         fwrite(a, 4, n, f);
@@ -370,7 +416,7 @@ static void test_avx2_avx512_same(void)
         _exit(0);
     }
     close(fd[1]);
-    size_t n = fixed_run(a), nb = 0;
+    size_t n = fixed_runs(a), nb = 0;
     FILE *f = fdopen(fd[0], "r");
     CHECK(fread(&nb, sizeof nb, 1, f) == 1 && nb == n && n <= MAXF);
     CHECK(fread(b, 4, n, f) == n);
@@ -391,12 +437,21 @@ int main(void)
     rng_init(&R, 714, RNG_STREAM('t', 'm', 'o', 'd'));
     test_avx2_avx512_same();
     test_views_and_init();
+    test_check_input();
     double maxrel = 0;
     test_gradients((model_config){.digits = 2, .head = HEAD_POINT, .C = 1, .D = 2}, 3, &maxrel);
     test_gradients((model_config){.digits = 2, .head = HEAD_MOG, .C = 2, .D = 2}, 3, &maxrel);
     test_gradients((model_config){.digits = 1, .head = HEAD_MOG, .C = 1, .D = 3}, 2, &maxrel);
+    test_gradients((model_config){.head = HEAD_POINT, .C = 1, .D = 2, .channels = 3, .height = 8, .width = 12}, 3,
+                   &maxrel);
+    test_gradients((model_config){.head = HEAD_MOG, .C = 2, .D = 2, .channels = 3, .height = 8, .width = 12}, 3,
+                   &maxrel);
+    test_gradients((model_config){.head = HEAD_MOG, .C = 1, .D = 2, .channels = 2, .height = 12, .width = 8}, 2,
+                   &maxrel);
     printf("largest relative difference, model gradient vs central differences (gradients above 10%% "
            "of their tensor's largest): %.3g\n", maxrel);
-    test_threads();
+    test_threads((model_config){.digits = 2, .head = HEAD_MOG, .C = 2, .D = 2});
+    test_threads((model_config){.head = HEAD_MOG, .C = 2, .D = 2, .channels = 3, .height = 8, .width = 12});
+    test_threads((model_config){.head = HEAD_MOG, .C = 2, .D = 2, .channels = 3, .height = 64, .width = 64});
     return check_done("test_model");
 }

@@ -185,35 +185,38 @@ static void ref_convpool_backward(float *din, float *dw, float *db, const float 
     free(dact), free(dconv);
 }
 
-/* ---- the first-layer kernel (1 input channel, planes in, NHWC padded out) ---- */
-/* sparse: zero except a few random strokes (rectangles), like digits: exercises the kernel's
- * skipping of all-zero blocks */
-static void test_convpool1(int H, int W, int Cout, int sparse)
+/* ---- the first-layer kernel (Cin input channels as planes in, NHWC padded out) ---- */
+/* sparse: zero except a few random strokes (rectangles), like digits, and with more than one
+ * channel channel 1 all zero, as the L-shapes often have one: exercises the kernel's skipping of
+ * all-zero blocks and channels */
+static void test_convpool1(int Cin, int H, int W, int Cout, int sparse)
 {
     int H2 = H / 2, W2 = W / 2, Wp = W2 + 4;
-    uint8_t *img = calloc((size_t)H * W, 1);
-    float *x = ealloc_aligned((size_t)H * W * 4);
-    for (int i = 0; i < H * W; i++)
+    size_t npix = (size_t)Cin * H * W;
+    uint8_t *img = calloc(npix, 1);
+    float *x = ealloc_aligned(npix * 4);
+    for (size_t i = 0; i < npix; i++)
         img[i] = sparse ? 0 : (uint8_t)rng_below(&R, 256);
-    for (int k = 0; sparse && k < 3; k++) {
-        int y0 = (int)rng_below(&R, H - 3), x0 = (int)rng_below(&R, W / 2);
-        for (int y = y0; y < y0 + 3; y++)
-            for (int xx = x0; xx < x0 + 5 && xx < W; xx++)
-                img[y * W + xx] = (uint8_t)(1 + rng_below(&R, 255));
-    }
-    for (int i = 0; i < H * W; i++)
+    for (int ci = 0; sparse && ci < Cin; ci++)
+        for (int k = 0; k < 3 && !(Cin > 1 && ci == 1); k++) {
+            int y0 = (int)rng_below(&R, H - 3), x0 = (int)rng_below(&R, W / 2);
+            for (int y = y0; y < y0 + 3; y++)
+                for (int xx = x0; xx < x0 + 5 && xx < W; xx++)
+                    img[((size_t)ci * H + y) * W + xx] = (uint8_t)(1 + rng_below(&R, 255));
+        }
+    for (size_t i = 0; i < npix; i++)
         x[i] = img[i] / 255.0f;
-    float *w = randv(Cout * 25, 0.5f), *b = randv(Cout, 0.3f);
-    float *planes = ealloc_aligned(nn_planes_size(H, W) * 4);
-    nn_planes_fill(planes, img, H, W, 1 / 255.0f, 5);
+    float *w = randv(Cout * Cin * 25, 0.5f), *b = randv(Cout, 0.3f);
+    float *planes = ealloc_aligned(nn_planes_size(Cin, H, W) * 4);
+    nn_planes_fill(planes, img, Cin, H, W, 1 / 255.0f, 5);
     size_t np = (size_t)(H2 + 4) * Wp * Cout;
     float *out = ealloc_aligned(np * 4);
     uint8_t *am = ealloc_aligned((size_t)H2 * W2 * Cout);
-    nn_convpool1_forward(out, am, planes, w, b, H, W, Cout);
+    nn_convpool1_forward(out, am, planes, w, b, Cin, H, W, Cout);
 
     size_t n = (size_t)Cout * H * W;
     float *conv = calloc(n, 4), *act = calloc(n, 4), *pool = calloc(n / 4, 4);
-    ref_convpool(pool, conv, act, x, w, b, 1, H, W, Cout);
+    ref_convpool(pool, conv, act, x, w, b, Cin, H, W, Cout);
     int border_zero = 1;
     for (int y = 0; y < H2 + 4; y++)
         for (int px = 0; px < Wp; px++)
@@ -224,12 +227,12 @@ static void test_convpool1(int H, int W, int Cout, int sparse)
                     continue;
                 }
                 int py = y - 2, qx = px - 2;
-                CHECK_CLOSE(v, pool[((size_t)c * H2 + py) * W2 + qx], 2e-5);
+                CHECK_CLOSE(v, pool[((size_t)c * H2 + py) * W2 + qx], 2e-5 * Cin);
                 // the argmax is the first maximum of the window
                 const float *a = conv + ((size_t)c * H + 2 * py) * W + 2 * qx;
                 int k = am[((size_t)py * W2 + qx) * Cout + c];
                 float best = fmaxf(fmaxf(a[0], a[1]), fmaxf(a[W], a[W + 1]));
-                CHECK_CLOSE(a[(k >> 1) * W + (k & 1)], best, 2e-5);
+                CHECK_CLOSE(a[(k >> 1) * W + (k & 1)], best, 2e-5 * Cin);
             }
     CHECK(border_zero);
 
@@ -242,13 +245,19 @@ static void test_convpool1(int H, int W, int Cout, int sparse)
                 dout[((size_t)(py + 2) * Wp + qx + 2) * Cout + c] = g;
                 dpool[((size_t)c * H2 + py) * W2 + qx] = g;
             }
-    float *dw = calloc(Cout * 25, 4), *db = calloc(Cout, 4), *rdw = calloc(Cout * 25, 4), *rdb = calloc(Cout, 4);
-    nn_convpool1_backward(dw, db, dout, out, am, planes, H, W, Cout);
-    ref_convpool_backward(NULL, rdw, rdb, dpool, conv, act, x, w, 1, H, W, Cout);
-    for (int i = 0; i < Cout * 25; i++)
+    int nw = Cout * Cin * 25;
+    float *dw = calloc(nw, 4), *db = calloc(Cout, 4), *rdw = calloc(nw, 4), *rdb = calloc(Cout, 4);
+    nn_convpool1_backward(dw, db, dout, out, am, planes, Cin, H, W, Cout);
+    ref_convpool_backward(NULL, rdw, rdb, dpool, conv, act, x, w, Cin, H, W, Cout);
+    double worst = 0;
+    for (int i = 0; i < nw; i++) {
         CHECK_CLOSE(dw[i], rdw[i], 1e-4 * (1 + fabs(rdw[i])));
+        worst = fmax(worst, fabs(dw[i] - rdw[i]));
+    }
     for (int i = 0; i < Cout; i++)
         CHECK_CLOSE(db[i], rdb[i], 1e-4 * (1 + fabs(rdb[i])));
+    printf("convpool1 %dx%dx%d -> %d%s: largest |dw - reference| %.2g\n", Cin, H, W, Cout, sparse ? " (sparse)" : "",
+           worst);
     free(img), free(x), free(w), free(b), free(planes), free(out), free(am), free(conv), free(act), free(pool);
     free(dout), free(dpool), free(dw), free(db), free(rdw), free(rdb);
 }
@@ -323,10 +332,10 @@ static void test_fused_ties(void)
     for (int i = 0; i < 32; i++)
         img[i] = (uint8_t)(i * 7);
     float w[25] = {0}, b[1] = {0.5f};
-    float *planes = ealloc_aligned(nn_planes_size(H, W) * 4), *out = ealloc_aligned((H2 + 4) * (W2 + 4) * 4);
+    float *planes = ealloc_aligned(nn_planes_size(1, H, W) * 4), *out = ealloc_aligned((H2 + 4) * (W2 + 4) * 4);
     uint8_t am[8];
-    nn_planes_fill(planes, img, H, W, 1 / 255.0f, 5);
-    nn_convpool1_forward(out, am, planes, w, b, H, W, 1);
+    nn_planes_fill(planes, img, 1, H, W, 1 / 255.0f, 5);
+    nn_convpool1_forward(out, am, planes, w, b, 1, H, W, 1);
     int zero = 1;
     for (int i = 0; i < 8; i++)
         zero &= am[i] == 0;
@@ -341,11 +350,16 @@ int main(void)
     rng_init(&R, 714, RNG_STREAM('t', 'n', 'n', 0));
     test_conv();
     test_relu_pool_fc();
-    test_convpool1(28, 56, 6, 0); /* the model's first layer, 2 digits */
-    test_convpool1(28, 56, 6, 1); /* mostly zero, like digits */
-    test_convpool1(28, 28, 6, 0); /* 1 digit: partial vectors at the right edge */
-    test_convpool1(6, 20, 3, 0);  /* odd pooled row count, channel block remainder */
-    test_convpool1(6, 20, 3, 1);
+    test_convpool1(1, 28, 56, 6, 0); /* the model's first layer, 2 digits */
+    test_convpool1(1, 28, 56, 6, 1); /* mostly zero, like digits */
+    test_convpool1(1, 28, 28, 6, 0); /* 1 digit: partial vectors at the right edge */
+    test_convpool1(1, 6, 20, 3, 0);  /* odd pooled row count, channel block remainder */
+    test_convpool1(1, 6, 20, 3, 1);
+    test_convpool1(3, 64, 64, 6, 0); /* the L-shapes: RGB */
+    test_convpool1(3, 64, 64, 6, 1); /* mostly zero, channel 1 empty */
+    test_convpool1(3, 8, 12, 6, 0);  /* small, partial vectors */
+    test_convpool1(2, 6, 20, 3, 1);
+    test_convpool1(4, 12, 16, 7, 0);
     test_convpool(14, 28, 6);   /* the model's second layer, 2 digits */
     test_convpool(14, 14, 6);
     test_convpool(6, 10, 2);
