@@ -6,6 +6,7 @@
 # test images, both well above chance 0.25); embed and train --resume refuse images of another
 # size than the model's; bad geometries in streams and checkpoints are refused.
 set -u
+root=$(cd "$(dirname "$0")/../.." && pwd)
 . "$(dirname "$0")/../lib.sh"
 cd "$T"
 mkshapes -n 2000 > train.hs || fail "mkshapes train"
@@ -118,4 +119,12 @@ expect_fail 1 "param.conv1.w" sh -c 'embed -m c1.ckpt < test.hs'
 expect_fail 1 "does not match 2 digits" sh -c 'embed -m digits.ckpt < test.hs'
 embed -m d-nosize.ckpt < digits.hs > /dev/null || fail "a digits checkpoint without height and width is refused"
 [ ! -e x.ckpt ] || fail "a refused train left x.ckpt behind"
+# pipelines/shapes.sh end to end, briefly: the summary table and Figure 3's two sweeps
+tab=$(printf '\t')
+BUILD=$(dirname "$BIN") REPEATS=20 sh "$root/pipelines/shapes.sh" -s 30 -t 1 "$T/pipe" > "$T/pipe.md" 2> "$T/pipe.err" ||
+    fail "shapes.sh: $(tail -n 5 "$T/pipe.err")"
+grep -q '^| Bayes-optimal accuracy of the generator | 0.870842 | about 0.87 |$' "$T/pipe.md" || fail "shapes.sh: no Bayes row: $(cat "$T/pipe.md")"
+grep -q '^| few-shot accuracy, .* | 0\.[0-9]* ± 0\.[0-9]* | about 0.86 |$' "$T/pipe.md" || fail "shapes.sh: no accuracy row"
+[ "$(grep -c "^90$tab" "$T/pipe/fig3-hue.tsv")" = 4 ] || fail "shapes.sh: fig3-hue.tsv lacks the 4 classes at hue noise 90"
+[ "$(grep -c "^0.2$tab" "$T/pipe/fig3-legs.tsv")" = 4 ] || fail "shapes.sh: fig3-legs.tsv lacks the 4 classes at legs 0.2"
 pass
