@@ -16,7 +16,9 @@
 #   cosine decay (the paper: 1e-4 with early stopping). TRAIN_ARGS adds train options, REPEATS
 #   sets the test episodes.
 # Writes OUT/: train.hs, test.hs, model.ckpt, train.log, emb-test.hs, fewshot.json,
-# fig3-hue.tsv, fig3-legs.tsv (class, n, centroid, var per dimension, by level) and prints a
+# fig3-hue.tsv, fig3-legs.tsv (class, n, centroid, var per dimension, by level), and with gnuplot
+# embed.png (the test embeddings: means and 1-sd ellipses, colour = class; cf. Figure 2c) and
+# fig3.png (the variance per dimension against hue noise and leg length; cf. Figure 3); prints a
 # markdown summary. Re-running continues (finished files are kept).
 set -eu
 . "$(dirname "$0")/common.sh"
@@ -67,6 +69,38 @@ fig() { # fig FILE OPTION LEVELS...
 }
 fig "$out/fig3-hue.tsv" --hue-noise 0 18 36 54 72 90
 fig "$out/fig3-legs.tsv" --short-legs 1 0.8 0.6 0.4 0.2
+if command -v gnuplot > /dev/null; then
+    term='set terminal pngcairo size 900,800 font ",11"'
+    gnuplot -e 'set terminal pngcairo' -e 'exit' 2>/dev/null || term='set terminal png size 900,800'
+    totsv -n 600 -H -f mu,var,class "$out/emb-test.hs" > "$out/embed.tsv"
+    gnuplot <<GP
+$term
+set output '$out/embed.png'
+set title "2-D SPE of 600 test L-shapes: means and 1-sd ellipses; colour = class" . "\n" . "(classes 0, 2: orientation 90; 1, 3: 180; 0, 1: hue 90; 2, 3: hue 180)"
+set size ratio -1
+set palette defined (0 "red", 1 "orange", 2 "blue", 3 "purple")
+set cbrange [0:3]
+set cbtics 1
+plot '$out/embed.tsv' using 1:2:(2*sqrt(\$3)):(2*sqrt(\$4)):5 with ellipses lc palette fs transparent solid 0.1 notitle, \
+     '' using 1:2:5 with points pt 7 ps 0.4 lc palette notitle
+GP
+    gnuplot <<GP
+$term
+set output '$out/fig3.png'
+set multiplot layout 2,1 title "Mean embedding variance at the four class centres (400 images per level)"
+set key top left
+set logscale y
+set xlabel "per-pixel hue noise, sd (degrees)"
+set ylabel "variance"
+plot '$out/fig3-hue.tsv' using 1:6 with points pt 7 lc rgb "grey50" title "dimension 0 (orientation)", \
+     '' using 1:7 with points pt 9 lc rgb "black" title "dimension 1 (colour)"
+set xlabel "leg length (fraction of full)"
+set xrange [1.05:0.15]
+plot '$out/fig3-legs.tsv' using 1:6 with points pt 7 lc rgb "grey50" title "dimension 0 (orientation)", \
+     '' using 1:7 with points pt 9 lc rgb "black" title "dimension 1 (colour)"
+unset multiplot
+GP
+fi
 bayes=$(mkshapes --bayes)
 acc=$(sed -n 's/.*"spe_naive": {"accuracy": \([^,]*\), "ci95": \([^}]*\)}.*/\1 ± \2/p' "$out/fewshot.json")
 pn=$(sed -n 's/.*"pn": {"accuracy": \([^,]*\),.*/\1/p' "$out/fewshot.json")
