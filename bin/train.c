@@ -39,10 +39,13 @@ static const char *usage =
     "      --loss NAME      default softcon for point, vib for mog; see below\n"
     "  -K N                 samples per input for vib (default 8), per query for spe (default 1)\n"
     "      --beta X         KL weight for vib (default 1e-4)\n"
-    "      --margin M       margin of the hard contrastive loss (default 1)\n"
+    "      --margin M       margin of the hard contrastive loss and the triplet hinge (default 1)\n"
     "      --a0 X --b0 X    initial a > 0 and b of the match probability\n"
     "      --se2-0 X        spe: initial s_e^2 > 0 (default: gamma = shots x D x 0.01, SPE appendix B)\n"
     "      --sampler NAME   spe: intersection (default, as the paper trains) | naive\n"
+    "      --triplet FORM   triplet: soft (softplus(D(a,p) - D(a,n)), default) | hinge (with --margin)\n"
+    "      --mining NAME    triplet: semihard (default) | hard (batch-hard) | all\n"
+    "      --fstat-dims N   fstat: d, the best-separated dimensions per class pair (default: all D)\n"
     "      --optim NAME     adam | sgd (default adam, momentum 0.9 for sgd)\n"
     "      --lr X           learning rate, the peak of the schedule (default 1e-3)\n"
     "      --warmup N       linear warm-up of the rate over the first N steps (default 0)\n"
@@ -56,14 +59,16 @@ static const char *usage =
     "      --snapshot-every N  also keep a copy of the checkpoint every N steps, as PATH.stepS\n"
     "                       (PATH without its .ckpt, S the step, 9 digits) + .ckpt: for curves\n"
     "      --log FILE       training log, TSV: step loss nll kl a b mean_var images_per_s seconds lr\n"
-    "                       acc se2 (acc: query accuracy of episode losses; se2: spe's s_e^2)\n"
+    "                       acc se2 (acc: query accuracy of episode losses, nearest-neighbour\n"
+    "                       accuracy within the batch for triplet; se2: spe's s_e^2)\n"
     "      --progress       progress on stderr even when it is not a terminal\n"
     "  -h                   this help\n";
 
 
 typedef struct {
     const char *out, *resume, *log, *loss;
-    int head, C, D, K, optim, threads, sampler;
+    int head, C, D, K, optim, threads, sampler, triplet_form, mining;
+    int fstat_dims; /* 0: not given */
     double beta, margin, a0, b0, se2_0, lr, lr_end;
     long warmup;
     int decay;
@@ -75,17 +80,22 @@ typedef struct {
 static options parse_options(int argc, char **argv)
 {
     options op = {.head = HEAD_MOG, .C = 1, .D = 2, .K = -1, .beta = -1, .margin = -1, .a0 = NAN,
-                  .b0 = NAN, .se2_0 = NAN, .sampler = -1, .lr = 1e-3, .steps = 20000, .save_every = 1000,
+                  .b0 = NAN, .se2_0 = NAN, .sampler = -1, .triplet_form = -1, .mining = -1, .lr = 1e-3,
+                  .steps = 20000, .save_every = 1000,
                   .seed = 714, .threads = 2, .optim = OPTIM_ADAM};
     enum { O_RESUME = 256, O_HEAD, O_LOSS, O_BETA, O_MARGIN, O_A0, O_B0, O_OPTIM, O_LR, O_SAVE, O_LOG, O_PROG,
-           O_WARMUP, O_DECAY, O_LREND, O_SNAP, O_SE2, O_SAMPLER };
+           O_WARMUP, O_DECAY, O_LREND, O_SNAP, O_SE2, O_SAMPLER,
+           O_TRIPLET, O_MINING,
+           O_FSTAT_DIMS };
     static const struct option lo[] = {
         {"out", 1, 0, 'o'},        {"resume", 1, 0, O_RESUME}, {"head", 1, 0, O_HEAD}, {"loss", 1, 0, O_LOSS},
         {"beta", 1, 0, O_BETA},    {"margin", 1, 0, O_MARGIN}, {"a0", 1, 0, O_A0},     {"b0", 1, 0, O_B0},
         {"optim", 1, 0, O_OPTIM},  {"lr", 1, 0, O_LR},         {"steps", 1, 0, 'n'},   {"seed", 1, 0, 'S'},
         {"threads", 1, 0, 't'},    {"save-every", 1, 0, O_SAVE}, {"log", 1, 0, O_LOG}, {"progress", 0, 0, O_PROG},
         {"snapshot-every", 1, 0, O_SNAP}, {"warmup", 1, 0, O_WARMUP}, {"decay", 1, 0, O_DECAY}, {"lr-end", 1, 0, O_LREND},
-        {"se2-0", 1, 0, O_SE2},    {"sampler", 1, 0, O_SAMPLER}, {"help", 0, 0, 'h'},  {0, 0, 0, 0}};
+        {"se2-0", 1, 0, O_SE2},    {"sampler", 1, 0, O_SAMPLER}, {"triplet", 1, 0, O_TRIPLET}, {"mining", 1, 0, O_MINING},
+        {"fstat-dims", 1, 0, O_FSTAT_DIMS},
+        {"help", 0, 0, 'h'},       {0, 0, 0, 0}};
     int c;
     while ((c = getopt_long(argc, argv, "o:C:D:K:n:S:t:h", lo, NULL)) != -1) {
         switch (c) {
@@ -116,6 +126,15 @@ static options parse_options(int argc, char **argv)
             else
                 usage_die("--sampler: '%s' is not intersection or naive", optarg);
             break;
+        case O_TRIPLET:
+            if ((op.triplet_form = loss_triplet_form_parse(optarg)) < 0)
+                usage_die("--triplet: '%s' is not soft or hinge", optarg);
+            break;
+        case O_MINING:
+            if ((op.mining = loss_mining_parse(optarg)) < 0)
+                usage_die("--mining: '%s' is not all, hard or semihard", optarg);
+            break;
+        case O_FSTAT_DIMS: op.fstat_dims = (int)parse_long("--fstat-dims", optarg, 1, 4096); break;
         case O_OPTIM:
             if (!strcmp(optarg, "adam"))
                 op.optim = OPTIM_ADAM;
@@ -214,6 +233,12 @@ static const loss_kind *choose_loss(const options *op)
         usage_die("-K %d must be a multiple of -C %d (stratified sampling)", K0, C0);
     if (strcmp(ln, "spe") && (!isnan(op->se2_0) || op->sampler >= 0))
         usage_die("--se2-0 and --sampler are options of the spe loss");
+    if (strcmp(ln, "triplet") && (op->triplet_form >= 0 || op->mining >= 0))
+        usage_die("--triplet and --mining are options of the triplet loss");
+    if (strcmp(ln, "fstat") && op->fstat_dims)
+        usage_die("--fstat-dims is an option of the fstat loss");
+    if (op->fstat_dims > op->D)
+        usage_die("--fstat-dims %d: the embedding has %d dimensions (-D)", op->fstat_dims, op->D);
     return L;
 }
 
@@ -236,6 +261,12 @@ static model *start(const options *op, const loss_kind *L, const feed *f, ckpt_i
         ci->lc.b0 = op->b0;
     if (op->sampler >= 0)
         ci->lc.sampler = op->sampler;
+    if (op->triplet_form >= 0)
+        ci->lc.triplet_form = op->triplet_form;
+    if (op->mining >= 0)
+        ci->lc.mining = op->mining;
+    if (op->fstat_dims)
+        ci->lc.fstat_dims = op->fstat_dims;
     /* SPE appendix B: gamma = |S| d theta with theta = 0.01 (our reading of an equation the
      * extraction garbled), |S| the support per class of the training episodes, d = D */
     if (!isnan(op->se2_0))
@@ -413,7 +444,7 @@ int main(int argc, char **argv)
         }
         char extra[160];
         double rate = images_done / (now - t0 > 0 ? now - t0 : 1e-9);
-        if (f.kind == LOSS_EPISODES)
+        if (f.kind != LOSS_PAIRS) /* episodes: query accuracy; groups (triplet): batch 1-NN accuracy */
             snprintf(extra, sizeof extra, "loss %.4f acc %.3f se2 %.3g var %.3g %.0f img/s", lv, st.acc, st.se2,
                      st.mean_var, rate);
         else

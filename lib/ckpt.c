@@ -61,6 +61,12 @@ void ckpt_save(const char *path, const ckpt_info *ci, const model *m, const opti
         header_set_float(h, "gamma0", ci->lc.gamma0);
         header_set_str(h, "sampler", ci->lc.sampler == LOSS_SAMPLER_NAIVE ? "naive" : "intersection");
     }
+    if (!strcmp(ci->loss, "triplet")) {
+        header_set_str(h, "triplet", loss_triplet_form_name(ci->lc.triplet_form));
+        header_set_str(h, "mining", loss_mining_name(ci->lc.mining));
+    }
+    if (!strcmp(ci->loss, "fstat"))
+        header_set_int(h, "fstat_dims", ci->lc.fstat_dims);
     header_set_str(h, "optim", o && o->kind == OPTIM_SGD ? "sgd" : "adam");
     header_set_float(h, "lr", ci->lr);
     header_set_int(h, "warmup", ci->warmup);
@@ -270,6 +276,13 @@ model *ckpt_load(const char *path, ckpt_info *ci, optim **o, int maxbatch, strea
     if (strcmp(smp, "intersection") && strcmp(smp, "naive"))
         die("%s: unknown sampler '%s'", path, smp);
     ci->lc.sampler = strcmp(smp, "naive") ? LOSS_SAMPLER_INTERSECTION : LOSS_SAMPLER_NAIVE;
+    const char *tf = header_str(h, "triplet", loss_triplet_form_name(loss_defaults.triplet_form));
+    if ((ci->lc.triplet_form = loss_triplet_form_parse(tf)) < 0)
+        die("%s: unknown triplet form '%s'", path, tf);
+    const char *mn = header_str(h, "mining", loss_mining_name(loss_defaults.mining));
+    if ((ci->lc.mining = loss_mining_parse(mn)) < 0)
+        die("%s: unknown triplet mining '%s'", path, mn);
+    ci->lc.fstat_dims = (int)opt_int(path, h, "fstat_dims", loss_defaults.fstat_dims, 0, ci->mc.D);
     if (L->max_C && ci->mc.C > L->max_C)
         die("%s: loss %s with C = %d components", path, ci->loss, ci->mc.C);
     const char *optn = header_str(h, "optim", "adam");

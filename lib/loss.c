@@ -21,6 +21,9 @@ const loss_config loss_defaults = {
     .b0 = 0.0,
     .gamma0 = 0.0,
     .sampler = LOSS_SAMPLER_INTERSECTION,
+    .triplet_form = LOSS_TRIPLET_SOFT,
+    .mining = LOSS_MINING_SEMIHARD,
+    .fstat_dims = 0,
 };
 
 const loss_kind *const loss_kinds[] = {
@@ -29,6 +32,8 @@ const loss_kind *const loss_kinds[] = {
     &loss_vib,
     &loss_proto,
     &loss_spe,
+    &loss_triplet,
+    &loss_fstat,
     NULL,
 };
 

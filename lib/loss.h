@@ -37,8 +37,19 @@ typedef struct {
     double a0, b0;  /* initial a (> 0) and b of the match probability */
     double gamma0;  /* SPE: initial gamma, s_e^2 = softplus(gamma) (train fills it in) */
     int sampler;    /* SPE: LOSS_SAMPLER_INTERSECTION (training default) or LOSS_SAMPLER_NAIVE */
+    int triplet_form; /* triplet: LOSS_TRIPLET_SOFT (softplus, default) or LOSS_TRIPLET_HINGE (margin) */
+    int mining;     /* triplet: LOSS_MINING_SEMIHARD (default), _HARD (batch-hard) or _ALL */
+    int fstat_dims; /* fstat: d, the best-separated dimensions per class pair; 0 (default): all D */
 } loss_config;
 enum { LOSS_SAMPLER_INTERSECTION = 0, LOSS_SAMPLER_NAIVE = 1 };
+enum { LOSS_TRIPLET_SOFT = 0, LOSS_TRIPLET_HINGE = 1 };
+enum { LOSS_MINING_ALL = 0, LOSS_MINING_HARD = 1, LOSS_MINING_SEMIHARD = 2 };
+/* triplet settings by name ("soft", "hinge"; "all", "hard", "semihard"): parse returns -1 for
+ * an unknown name */
+const char *loss_triplet_form_name(int form);
+const char *loss_mining_name(int mining);
+int loss_triplet_form_parse(const char *s);
+int loss_mining_parse(const char *s);
 extern const loss_config loss_defaults;
 
 typedef struct {
