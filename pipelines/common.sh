@@ -34,3 +34,28 @@ make_file() { # make_file FILE cmd...
     "$@" > "$f.tmp.$$" || { rm -f "$f.tmp.$$"; say "pipeline: failed to make $f"; return 1; }
     mv "$f.tmp.$$" "$f"
 }
+
+# check_runs PREFIX OUT CONFIGS JOBLOG: after a pipeline's tables, every run of CONFIGS (first
+# word of each line: the run's name) must have OUT/runs/NAME/results.tsv. If some have not, say
+# so on stderr (how many, each failed run with the last lines of its run.log, what finished, how
+# to retry) and return 1.
+check_runs() {
+    cr_p=$1 cr_out=$2 cr_conf=$3 cr_job=$4 cr_fin="" cr_fail=""
+    while read -r cr_name _; do
+        if [ -s "$cr_out/runs/$cr_name/results.tsv" ]; then cr_fin="$cr_fin $cr_name"; else cr_fail="$cr_fail $cr_name"; fi
+    done < "$cr_conf"
+    [ -z "$cr_fail" ] && return 0
+    say "$cr_p: FAILED: $(echo $cr_fail | wc -w) of $(wc -l < "$cr_conf") runs did not finish (the tables above have only the others)"
+    for cr_name in $cr_fail; do
+        cr_log=$cr_out/runs/$cr_name/run.log
+        if [ -s "$cr_log" ]; then
+            say "$cr_p: failed run $cr_name; the last lines of $cr_log:"
+            tail -n 8 "$cr_log" | sed 's/^/    /' >&2
+        else
+            say "$cr_p: failed run $cr_name: it never started (no $cr_log; see $cr_job)"
+        fi
+    done
+    say "$cr_p: finished:${cr_fin:- none}"
+    say "$cr_p: run the same command again to retry the failed runs (finished runs are kept)"
+    return 1
+}

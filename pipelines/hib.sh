@@ -76,10 +76,6 @@ say "hib: $exp: $(wc -l < "$configs") configurations, $steps steps each, $jobs a
 parallel --will-cite --joblog "$out/joblog-$exp" --resume-failed -j "$jobs" --colsep ' ' --halt never \
     'l={6}; [ "$l" = - ] && l=""; mkdir -p '"$out"'/runs/{1}; THREADS='"$threads"' sh '"$HEDGE_ROOT"'/pipelines/hib-run.sh '"$out"' {1} {2} {3} {4} '"$steps"' {5} "$l" {7} > '"$out"'/runs/{1}/run.log 2>&1; rc=$?; cat '"$out"'/runs/{1}/run.log >&2; exit $rc' \
     :::: "$configs" || true # which runs finished is read from their results below, not from parallel's status
-finished="" failed=""
-while read -r name _; do
-    if [ -s "$out/runs/$name/results.tsv" ]; then finished="$finished $name"; else failed="$failed $name"; fi
-done < "$configs"
 case $exp in
 appb) sh "$HEDGE_ROOT/pipelines/tables.sh" runs "$out" ;;
 appd)
@@ -97,18 +93,4 @@ appd)
 *) sh "$HEDGE_ROOT/pipelines/tables.sh" "$exp" "$out" ;;
 esac
 
-if [ -n "$failed" ]; then
-    say "hib: FAILED: $(echo $failed | wc -w) of $(wc -l < "$configs") runs of $exp did not finish (the table above has only the others)"
-    for name in $failed; do
-        log=$out/runs/$name/run.log
-        if [ -s "$log" ]; then
-            say "hib: failed run $name; the last lines of $log:"
-            tail -n 8 "$log" | sed 's/^/    /' >&2
-        else
-            say "hib: failed run $name: it never started (no $log; see $out/joblog-$exp)"
-        fi
-    done
-    say "hib: finished:${finished:- none}"
-    say "hib: run the same command again to retry the failed runs (finished runs are kept)"
-    exit 1
-fi
+check_runs hib "$out" "$configs" "$out/joblog-$exp" || exit 1

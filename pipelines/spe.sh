@@ -60,26 +60,8 @@ say "spe: $exp: $(wc -l < "$configs") configurations, $steps episodes each (pair
 parallel --will-cite --joblog "$out/joblog-spe-$exp" --resume-failed -j "$jobs" --colsep ' ' --halt never \
     'mkdir -p '"$out"'/runs/{1}; THREADS='"$threads"' sh '"$HEDGE_ROOT"'/pipelines/spe-run.sh '"$out"' {1} {2} {3} {4} '"$steps"' > '"$out"'/runs/{1}/run.log 2>&1; rc=$?; cat '"$out"'/runs/{1}/run.log >&2; exit $rc' \
     :::: "$configs" || true # which runs finished is read from their results below
-finished="" failed=""
-while read -r name _; do
-    if [ -s "$out/runs/$name/results.tsv" ]; then finished="$finished $name"; else failed="$failed $name"; fi
-done < "$configs"
 echo "## SPE paper, Table 2: few-shot accuracy on N-digit MNIST (ours / paper)"
 echo
 echo "Ours: $steps training episodes per model (pair models: as many images), recipe $recipe; $repeats random test episodes of every class of the split, 50 support and 15 query images per class; SPE scored by its naive sampler (200 samples), the others by the nearest prototype of their means. The paper: appendix D.2, its own N-digit MNIST data (same generator, other draws), trained to early stopping."
 sh "$HEDGE_ROOT/pipelines/spe-tables.sh" "$out"
-if [ -n "$failed" ]; then
-    say "spe: FAILED: $(echo $failed | wc -w) of $(wc -l < "$configs") runs of $exp did not finish (the tables above have only the others)"
-    for name in $failed; do
-        log=$out/runs/$name/run.log
-        if [ -s "$log" ]; then
-            say "spe: failed run $name; the last lines of $log:"
-            tail -n 8 "$log" | sed 's/^/    /' >&2
-        else
-            say "spe: failed run $name: it never started (see $out/joblog-spe-$exp)"
-        fi
-    done
-    say "spe: finished:${finished:- none}"
-    say "spe: run the same command again to retry the failed runs (finished runs are kept)"
-    exit 1
-fi
+check_runs spe "$out" "$configs" "$out/joblog-spe-$exp" || exit 1
