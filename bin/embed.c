@@ -94,13 +94,13 @@ int main(int argc, char **argv)
         die("images are %lldx%lldx%lld but the model %s was trained on %dx%dx%d", img_c, img_h, img_w, ckpt,
             m->Cin, m->H, m->W);
 
-    int stoch = ci.mc.head == HEAD_MOG, C = ci.mc.C, D = ci.mc.D;
+    int stoch = ci.mc.head != HEAD_POINT, C = ci.mc.C, D = ci.mc.D;
     stream_header *h = header_new("embeddings", 0);
     header_provenance(h, argc, argv);
     header_add_input(h, ih);
     header_add_input(h, ch);
     header_copy_meta(h, ih);
-    header_set_str(h, "model", stoch ? "mog" : "point");
+    header_set_str(h, "model", model_head_name(ci.mc.head));
     header_set_int(h, "C", C);
     header_set_int(h, "D", D);
     double a, b;

@@ -33,7 +33,10 @@ static const char *usage =
     "  -o, --out PATH       checkpoint to write (atomically)\n"
     "      --resume PATH    continue exactly from PATH (its settings win; -o defaults to PATH).\n"
     "                       Feed the same batcher command: the first STEP batches are skipped.\n"
-    "      --head H         point | mog (default mog)\n"
+    "      --head H         point | mog | iso (D means and one log-variance s, var = exp(s) in\n"
+    "                       every dimension); default: the loss's (point for softcon, contrastive,\n"
+    "                       proto, triplet, fstat; mog for vib, spe; iso for hetriplet), mog when\n"
+    "                       neither is given\n"
     "  -C N                 mixture components (default 1; point: 1)\n"
     "  -D N                 embedding dimensions (default 2)\n"
     "      --loss NAME      default softcon for point, vib for mog; see below\n"
@@ -43,8 +46,8 @@ static const char *usage =
     "      --a0 X --b0 X    initial a > 0 and b of the match probability\n"
     "      --se2-0 X        spe: initial s_e^2 > 0 (default: gamma = shots x D x 0.01, SPE appendix B)\n"
     "      --sampler NAME   spe: intersection (default, as the paper trains) | naive\n"
-    "      --triplet FORM   triplet: soft (softplus(D(a,p) - D(a,n)), default) | hinge (with --margin)\n"
-    "      --mining NAME    triplet: semihard (default) | hard (batch-hard) | all\n"
+    "      --triplet FORM   triplet, hetriplet: soft (softplus(D(a,p) - D(a,n)), default) | hinge (with --margin)\n"
+    "      --mining NAME    triplet, hetriplet: semihard (default) | hard (batch-hard) | all\n"
     "      --fstat-dims N   fstat: d, the best-separated dimensions per class pair (default: all D)\n"
     "      --optim NAME     adam | sgd (default adam, momentum 0.9 for sgd)\n"
     "      --lr X           learning rate, the peak of the schedule (default 1e-3)\n"
@@ -79,7 +82,7 @@ typedef struct {
 
 static options parse_options(int argc, char **argv)
 {
-    options op = {.head = HEAD_MOG, .C = 1, .D = 2, .K = -1, .beta = -1, .margin = -1, .a0 = NAN,
+    options op = {.head = -1, .C = 1, .D = 2, .K = -1, .beta = -1, .margin = -1, .a0 = NAN,
                   .b0 = NAN, .se2_0 = NAN, .sampler = -1, .triplet_form = -1, .mining = -1, .lr = 1e-3,
                   .steps = 20000, .save_every = 1000,
                   .seed = 714, .threads = 2, .optim = OPTIM_ADAM};
@@ -102,12 +105,8 @@ static options parse_options(int argc, char **argv)
         case 'o': op.out = optarg; break;
         case O_RESUME: op.resume = optarg; break;
         case O_HEAD:
-            if (!strcmp(optarg, "point"))
-                op.head = HEAD_POINT;
-            else if (!strcmp(optarg, "mog"))
-                op.head = HEAD_MOG;
-            else
-                usage_die("--head: '%s' is not point or mog", optarg);
+            if ((op.head = model_head_parse(optarg)) < 0)
+                usage_die("--head: '%s' is not point, mog or iso", optarg);
             break;
         case 'C': op.C = (int)parse_long("-C", optarg, 1, 64); op.C_set = 1; break;
         case 'D': op.D = (int)parse_long("-D", optarg, 1, 4096); break;
@@ -169,8 +168,6 @@ static options parse_options(int argc, char **argv)
         usage_die("-o MODEL.ckpt is required");
     if (op.C * op.D > 4096)
         usage_die("-C %d x -D %d: at most 4096 embedding outputs", op.C, op.D);
-    if (op.head == HEAD_POINT && op.C_set && op.C != 1)
-        usage_die("a point model has one component (-C 1)");
     return op;
 }
 
@@ -209,7 +206,7 @@ static void die_hook(void)
 }
 
 /* the loss of a new run, checked against the head before any input is read */
-static const loss_kind *choose_loss(const options *op)
+static const loss_kind *choose_loss(options *op)
 {
     const char *ln = op->loss ? op->loss : (op->head == HEAD_POINT ? "softcon" : "vib");
     const loss_kind *L = loss_find(ln);
@@ -220,10 +217,14 @@ static const loss_kind *choose_loss(const options *op)
         fputc('\n', stderr);
         exit(2);
     }
+    if (op->head < 0) /* no --head: the loss's own */
+        op->head = model_head_parse(L->default_head ? L->default_head : L->needs_var ? "mog" : "point");
     if (L->needs_var && op->head == HEAD_POINT)
-        usage_die("loss %s needs a stochastic head (--head mog)", ln);
-    if (!L->needs_var && op->head == HEAD_MOG)
+        usage_die("loss %s needs a stochastic head (--head %s)", ln, L->default_head ? L->default_head : "mog");
+    if (!L->needs_var && op->head != HEAD_POINT)
         usage_die("loss %s works on point embeddings (--head point)", ln);
+    if (op->head == HEAD_POINT && op->C_set && op->C != 1)
+        usage_die("a point model has one component (-C 1)");
     int C0 = op->head == HEAD_POINT ? 1 : op->C;
     int K0 = op->K > 0 ? op->K : L->default_K ? L->default_K : loss_defaults.K;
     if (L->max_C && C0 > L->max_C)
@@ -233,8 +234,8 @@ static const loss_kind *choose_loss(const options *op)
         usage_die("-K %d must be a multiple of -C %d (stratified sampling)", K0, C0);
     if (strcmp(ln, "spe") && (!isnan(op->se2_0) || op->sampler >= 0))
         usage_die("--se2-0 and --sampler are options of the spe loss");
-    if (strcmp(ln, "triplet") && (op->triplet_form >= 0 || op->mining >= 0))
-        usage_die("--triplet and --mining are options of the triplet loss");
+    if (strcmp(ln, "triplet") && strcmp(ln, "hetriplet") && (op->triplet_form >= 0 || op->mining >= 0))
+        usage_die("--triplet and --mining are options of the triplet and hetriplet losses");
     if (strcmp(ln, "fstat") && op->fstat_dims)
         usage_die("--fstat-dims is an option of the fstat loss");
     if (op->fstat_dims > op->D)
@@ -397,7 +398,7 @@ int main(int argc, char **argv)
             die("input ended while skipping the %lld batches already trained on", (long long)ci.step);
 
     size_t outs = (size_t)f.maxbatch * ci.mc.C * ci.mc.D * sizeof(float);
-    int stoch = ci.mc.head == HEAD_MOG;
+    int stoch = ci.mc.head != HEAD_POINT;
     trainer t = {.m = m, .o = o, .L = L, .ci = &ci, .mu = ealloc_aligned(outs), .dmu = ealloc_aligned(outs),
                  .var = stoch ? ealloc_aligned(outs) : NULL, .dvar = stoch ? ealloc_aligned(outs) : NULL};
 

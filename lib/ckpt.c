@@ -10,7 +10,6 @@
 #include "nn.h"
 #include "util.h"
 
-static const char *head_name(int head) { return head == HEAD_POINT ? "point" : "mog"; }
 
 void ckpt_match_ab(const model *m, double *a, double *b)
 {
@@ -48,7 +47,7 @@ void ckpt_save(const char *path, const ckpt_info *ci, const model *m, const opti
         header_set_int(h, "channels", m->Cin);
     header_set_int(h, "height", m->H);
     header_set_int(h, "width", m->W);
-    header_set_str(h, "head", head_name(ci->mc.head));
+    header_set_str(h, "head", model_head_name(ci->mc.head));
     header_set_int(h, "C", ci->mc.C);
     header_set_int(h, "D", ci->mc.D);
     header_set_str(h, "loss", ci->loss);
@@ -61,7 +60,7 @@ void ckpt_save(const char *path, const ckpt_info *ci, const model *m, const opti
         header_set_float(h, "gamma0", ci->lc.gamma0);
         header_set_str(h, "sampler", ci->lc.sampler == LOSS_SAMPLER_NAIVE ? "naive" : "intersection");
     }
-    if (!strcmp(ci->loss, "triplet")) {
+    if (!strcmp(ci->loss, "triplet") || !strcmp(ci->loss, "hetriplet")) {
         header_set_str(h, "triplet", loss_triplet_form_name(ci->lc.triplet_form));
         header_set_str(h, "mining", loss_mining_name(ci->lc.mining));
     }
@@ -243,11 +242,8 @@ model *ckpt_load(const char *path, ckpt_info *ci, optim **o, int maxbatch, strea
     if (bad)
         die("%s: images of %dx%dx%d: %s", path, ci->mc.channels, ci->mc.height, ci->mc.width, bad);
     const char *head = header_str(h, "head", "");
-    if (!strcmp(head, "point"))
-        ci->mc.head = HEAD_POINT;
-    else if (!strcmp(head, "mog"))
-        ci->mc.head = HEAD_MOG;
-    else
+    ci->mc.head = model_head_parse(head);
+    if (ci->mc.head < 0)
         die("%s: unknown head '%s'", path, head);
     ci->mc.C = (int)need_int(path, h, "C", 1, 64);
     ci->mc.D = (int)need_int(path, h, "D", 1, 4096);
@@ -261,7 +257,7 @@ model *ckpt_load(const char *path, ckpt_info *ci, optim **o, int maxbatch, strea
     const loss_kind *L = loss_find(ci->loss);
     if (!L)
         die("%s: unknown loss '%s'", path, ci->loss);
-    if (L->needs_var != (ci->mc.head == HEAD_MOG))
+    if (L->needs_var != (ci->mc.head != HEAD_POINT))
         die("%s: loss %s does not go with a %s head", path, ci->loss, head);
     ci->lc = loss_defaults;
     ci->lc.K = (int)opt_int(path, h, "K", loss_defaults.K, 1, 1024);

@@ -33,6 +33,7 @@ const loss_kind *const loss_kinds[] = {
     &loss_proto,
     &loss_spe,
     &loss_triplet,
+    &loss_hetriplet,
     &loss_fstat,
     NULL,
 };

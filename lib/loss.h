@@ -79,7 +79,9 @@ typedef struct loss_kind loss_kind;
 struct loss_kind {
     const char *name;       /* "softcon", "contrastive", "vib", ... */
     const char *help;       /* one line for usage texts */
-    int needs_var;          /* 1: needs a stochastic (MoG) head; 0: point embeddings */
+    int needs_var;          /* 1: needs a stochastic head (mog or iso); 0: point embeddings */
+    const char *default_head; /* the head train builds without --head: NULL = mog if needs_var,
+                               * else point; "iso" for hetriplet */
     int batches;            /* the batch kinds it takes: LOSS_PAIRS | LOSS_GROUPS | LOSS_EPISODES */
     int default_K;          /* K when the user gives none (0: loss_defaults.K) */
     int max_C;              /* mixture components per image it takes at most (0: any) */

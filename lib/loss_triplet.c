@@ -30,10 +30,20 @@
  * semihard, are not anchors). A batch of one class has no negatives, and a batch with no two
  * images of one class has no positives: both die with a message.
  *
+ * hetriplet (hetero-triplet-taha-2019 section 3, Eq. 11): the same mined triplets, each term
+ * weighted by the images' s = log sigma^2,
+ *   (e^{-s_a} + e^{-s_p} + e^{-s_n}) f(x) / 2 + (s_a + s_p + s_n) / 2,   loss = mean over the terms,
+ * mining on the means alone (as the paper: the uncertainty weights, it does not choose). The
+ * variance comes in as var (n, 1, D); s is the mean over dimensions of log var, which is exactly
+ * s for the iso head (one variance per image, lib/model.h) and also defined for a diagonal
+ * head; dvar = dL/ds / (D var). At the optimum of one term in s, e^{s} = f: the learned
+ * variance tracks the image's triplet loss, large for confusing images.
+ *
  * Stats: nll = the loss; acc = fraction of the images with a positive in the batch whose nearest
  * other image (Euclidean, lowest index on ties) is of their class: a batch-level retrieval
  * accuracy (NaN when no image has a positive, which the checks above already exclude);
- * a, b, se2 = NaN; kl, mean_var = 0. dmu may be NULL (loss value only); dvar is not written.
+ * a, b, se2 = NaN; kl = 0; mean_var = 0 (triplet) or the batch's mean variance (hetriplet). dmu
+ * may be NULL (loss value only); dvar is written by hetriplet only (when not NULL).
  */
 #include <math.h>
 #include <stdlib.h>
@@ -55,20 +65,51 @@ static double triplet_f(const loss_config *cfg, double x, double *df)
     return loss_softplus(x);
 }
 
-static double triplet_forward_backward(const loss_config *cfg, const loss_input *in, const float *params,
-                                       float *dparams, float *dmu, float *dvar, rng *r, loss_stats *st)
+/* the running sums of the chosen triplets' terms (see the header comment): plain triplet when
+ * s == NULL, else the heteroscedastic weighting by the images' s = log sigma^2 */
+typedef struct {
+    const loss_config *cfg;
+    const double *dist, *s; /* dist (n, n); s (n) or NULL */
+    double *G, *ds;         /* dL/dD(i, j) (n, n) and dL/ds (n), before the division by terms */
+    int n;
+    double sum;
+    long terms;
+} triplet_acc;
+
+static void triplet_term(triplet_acc *t, int a, int p, int k)
 {
-    (void)params, (void)dparams, (void)dvar, (void)r;
+    const double *da = t->dist + (size_t)a * t->n;
+    double df, f = triplet_f(t->cfg, da[p] - da[k], &df), w = 1;
+    if (t->s) {
+        const double *s = t->s;
+        double ea = exp(-s[a]), ep = exp(-s[p]), en = exp(-s[k]);
+        w = (ea + ep + en) / 2;
+        t->sum += w * f + (s[a] + s[p] + s[k]) / 2;
+        t->ds[a] += 0.5 - ea * f / 2;
+        t->ds[p] += 0.5 - ep * f / 2;
+        t->ds[k] += 0.5 - en * f / 2;
+    } else
+        t->sum += f;
+    t->G[(size_t)a * t->n + p] += w * df;
+    t->G[(size_t)a * t->n + k] -= w * df;
+    t->terms++;
+}
+
+static double triplet_common(const char *name, const loss_config *cfg, const loss_input *in, float *dmu, float *dvar,
+                             loss_stats *st, int hetero)
+{
     int n = in->n, D = in->D;
     const int32_t *cls = in->cls;
     if (in->C != 1)
-        die("triplet loss: needs one embedding per image (C = 1), got C = %d", in->C);
+        die("%s loss: needs one embedding per image (C = 1), got C = %d", name, in->C);
     if (!cls)
-        die("triplet loss: needs the class of every image (P x K batches; batcher -m pk)");
+        die("%s loss: needs the class of every image (P x K batches; batcher -m pk)", name);
+    if (hetero && !in->var)
+        die("%s loss: needs a variance per image (a stochastic head: --head iso)", name);
     if (cfg->triplet_form != LOSS_TRIPLET_SOFT && cfg->triplet_form != LOSS_TRIPLET_HINGE)
-        die("triplet loss: unknown form %d", cfg->triplet_form);
+        die("%s loss: unknown form %d", name, cfg->triplet_form);
     if (cfg->mining != LOSS_MINING_ALL && cfg->mining != LOSS_MINING_HARD && cfg->mining != LOSS_MINING_SEMIHARD)
-        die("triplet loss: unknown mining %d", cfg->mining);
+        die("%s loss: unknown mining %d", name, cfg->mining);
     int has_neg = 0, has_pos = 0;
     for (int i = 0; i < n && !(has_neg && has_pos); i++)
         for (int j = i + 1; j < n; j++) {
@@ -76,13 +117,15 @@ static double triplet_forward_backward(const loss_config *cfg, const loss_input 
             has_pos |= cls[j] == cls[i];
         }
     if (!has_neg)
-        die("triplet loss: a batch of one class has no negatives (batcher -m pk -P 2 or more)");
+        die("%s loss: a batch of one class has no negatives (batcher -m pk -P 2 or more)", name);
     if (!has_pos)
-        die("triplet loss: no class has two images in the batch, so there are no positives (batcher -m pk -K 2 or more)");
+        die("%s loss: no class has two images in the batch, so there are no positives (batcher -m pk -K 2 or more)",
+            name);
 
-    /* dist (n, n) in double; G (n, n): dL/dD(i, j), accumulated as D(i, j) enters the loss */
-    double *dist = emalloc(sizeof(double) * ((size_t)2 * n * n + (size_t)2 * D));
-    double *G = dist + (size_t)n * n, *xi = G + (size_t)n * n, *xj = xi + D;
+    /* dist (n, n) in double; G (n, n): dL/dD(i, j), accumulated as D(i, j) enters the loss;
+     * hetero: s (n), ds (n) */
+    double *dist = emalloc(sizeof(double) * ((size_t)2 * n * n + (size_t)2 * D + (size_t)2 * n));
+    double *G = dist + (size_t)n * n, *xi = G + (size_t)n * n, *xj = xi + D, *s = xj + D, *ds = s + n;
     memset(G, 0, sizeof(double) * n * n);
     for (int i = 0; i < n; i++) {
         dist[(size_t)i * n + i] = 0;
@@ -94,15 +137,27 @@ static double triplet_forward_backward(const loss_config *cfg, const loss_input 
             dist[(size_t)i * n + j] = dist[(size_t)j * n + i] = loss_dist(xi, xj, D);
         }
     }
+    double mean_var = 0;
+    if (hetero)
+        for (int i = 0; i < n; i++) {
+            /* s = the mean over dimensions of log var: exactly s for the iso head */
+            double si = 0;
+            for (int d = 0; d < D; d++) {
+                double v = in->var[(size_t)i * D + d];
+                if (!(v > 0) || !isfinite(v))
+                    die("%s loss: variance %g of image %d is not positive and finite", name, v, i);
+                si += log(v);
+                mean_var += v;
+            }
+            s[i] = si / D;
+            ds[i] = 0;
+        }
 
-    /* the terms of the loss: sum f over the chosen triplets, then divide by their number; G
-     * first collects df/dx per triplet and is scaled at the end */
-    double sum = 0, df;
-    long terms = 0;
+    /* the terms of the loss: sum over the chosen triplets, then divide by their number */
+    triplet_acc t = {.cfg = cfg, .dist = dist, .s = hetero ? s : NULL, .G = G, .ds = ds, .n = n};
     int right = 0, anchors = 0;
     for (int a = 0; a < n; a++) {
         const double *da = dist + (size_t)a * n;
-        double *ga = G + (size_t)a * n;
         int pos = -1, neg = -1, near = -1;
         for (int j = 0; j < n; j++) {
             if (j == a)
@@ -120,24 +175,16 @@ static double triplet_forward_backward(const loss_config *cfg, const loss_input 
         anchors++;
         right += cls[near] == cls[a];
         if (cfg->mining == LOSS_MINING_HARD) {
-            sum += triplet_f(cfg, da[pos] - da[neg], &df);
-            ga[pos] += df;
-            ga[neg] -= df;
-            terms++;
+            triplet_term(&t, a, pos, neg);
             continue;
         }
         for (int p = 0; p < n; p++) {
             if (p == a || cls[p] != cls[a])
                 continue;
             if (cfg->mining == LOSS_MINING_ALL) {
-                for (int k = 0; k < n; k++) {
-                    if (cls[k] == cls[a])
-                        continue;
-                    sum += triplet_f(cfg, da[p] - da[k], &df);
-                    ga[p] += df;
-                    ga[k] -= df;
-                    terms++;
-                }
+                for (int k = 0; k < n; k++)
+                    if (cls[k] != cls[a])
+                        triplet_term(&t, a, p, k);
                 continue;
             }
             /* semihard: the nearest negative farther than p (hinge: and within the margin) */
@@ -146,14 +193,11 @@ static double triplet_forward_backward(const loss_config *cfg, const loss_input 
             for (int k = 0; k < n; k++)
                 if (cls[k] != cls[a] && da[k] > da[p] && da[k] < hi && (semi < 0 || da[k] < da[semi]))
                     semi = k;
-            int k = semi >= 0 ? semi : neg;
-            sum += triplet_f(cfg, da[p] - da[k], &df);
-            ga[p] += df;
-            ga[k] -= df;
-            terms++;
+            triplet_term(&t, a, p, semi >= 0 ? semi : neg);
         }
     }
-    double loss = sum / terms;
+    long terms = t.terms;
+    double loss = t.sum / terms;
 
     if (dmu) {
         /* dD(i, j)/dmu_i = (mu_i - mu_j) / D(i, j) = -dD(i, j)/dmu_j */
@@ -176,14 +220,34 @@ static double triplet_forward_backward(const loss_config *cfg, const loss_input 
             dmu[k] = (float)g[k];
         free(g);
     }
+    if (hetero && dvar)
+        /* s = mean_d log var[d]: ds/dvar[d] = 1 / (D var[d]) */
+        for (int i = 0; i < n; i++)
+            for (int d = 0; d < D; d++)
+                dvar[(size_t)i * D + d] = (float)(ds[i] / terms / (D * (double)in->var[(size_t)i * D + d]));
     if (st) {
         memset(st, 0, sizeof *st);
         st->nll = loss;
         st->acc = anchors ? (double)right / anchors : NAN;
         st->a = st->b = st->se2 = NAN;
+        st->mean_var = hetero ? mean_var / ((double)n * D) : 0;
     }
     free(dist);
     return loss;
+}
+
+static double triplet_forward_backward(const loss_config *cfg, const loss_input *in, const float *params,
+                                       float *dparams, float *dmu, float *dvar, rng *r, loss_stats *st)
+{
+    (void)params, (void)dparams, (void)dvar, (void)r;
+    return triplet_common("triplet", cfg, in, dmu, NULL, st, 0);
+}
+
+static double hetriplet_forward_backward(const loss_config *cfg, const loss_input *in, const float *params,
+                                         float *dparams, float *dmu, float *dvar, rng *r, loss_stats *st)
+{
+    (void)params, (void)dparams, (void)r;
+    return triplet_common("hetriplet", cfg, in, dmu, dvar, st, 1);
 }
 
 static const char *const triplet_param_names[] = {NULL};
@@ -199,6 +263,19 @@ const loss_kind loss_triplet = {
     .param_names = triplet_param_names,
     .init_params = triplet_init_params,
     .forward_backward = triplet_forward_backward,
+};
+
+const loss_kind loss_hetriplet = {
+    .name = "hetriplet",
+    .help = "heteroscedastic triplet loss (Taha et al.), weighted by each image's learned sigma^2 (P x K batches, --head iso)",
+    .needs_var = 1,
+    .default_head = "iso",
+    .batches = LOSS_GROUPS,
+    .max_C = 1,
+    .nparams = 0,
+    .param_names = triplet_param_names,
+    .init_params = triplet_init_params,
+    .forward_backward = hetriplet_forward_backward,
 };
 
 /* the names of the settings, for train's options and the checkpoint */

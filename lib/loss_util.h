@@ -80,7 +80,7 @@ double loss_kl_gauss(const float *mu, const float *var, int D);
 
 /* the loss kinds, gathered by the registry in loss.c */
 extern const loss_kind loss_softcon, loss_contrastive, loss_vib, loss_proto, loss_spe;
-extern const loss_kind loss_triplet;
+extern const loss_kind loss_triplet, loss_hetriplet;
 extern const loss_kind loss_fstat;
 /* the {a_raw, b} parameters shared by softcon and vib */
 extern const char *const loss_match_param_names[];

@@ -183,7 +183,16 @@ static void stop_threads(model_impl *im)
 
 int model_outputs(const model_config *cfg)
 {
-    return cfg->head == HEAD_MOG ? 2 * cfg->C * cfg->D : cfg->C * cfg->D;
+    return cfg->head == HEAD_MOG ? 2 * cfg->C * cfg->D : cfg->head == HEAD_ISO ? cfg->C * (cfg->D + 1) : cfg->C * cfg->D;
+}
+
+const char *model_head_name(int head)
+{
+    return head == HEAD_POINT ? "point" : head == HEAD_MOG ? "mog" : head == HEAD_ISO ? "iso" : "?";
+}
+int model_head_parse(const char *name)
+{
+    return !strcmp(name, "point") ? HEAD_POINT : !strcmp(name, "mog") ? HEAD_MOG : !strcmp(name, "iso") ? HEAD_ISO : -1;
 }
 
 static void add_view(model *m, const char *name, int ndim, const int64_t *shape)
@@ -231,7 +240,7 @@ model *model_create(const model_config *cfg, int nextra, const char *const *extr
     }
     const char *bad = model_check_input(c.channels, c.height, c.width);
     if (bad || c.digits < 0 || (c.digits && (c.channels != 1 || c.height != 28 || c.width != 28 * c.digits)) ||
-        c.C < 1 || c.D < 1 || maxbatch < 1 || nextra < 0 || (c.head != HEAD_POINT && c.head != HEAD_MOG) ||
+        c.C < 1 || c.D < 1 || maxbatch < 1 || nextra < 0 || (c.head != HEAD_POINT && c.head != HEAD_MOG && c.head != HEAD_ISO) ||
         (c.head == HEAD_POINT && c.C != 1))
         die("model: bad configuration (digits %d, input %dx%dx%d%s%s, head %d, C %d, D %d, maxbatch %d)", c.digits,
             c.channels, c.height, c.width, bad ? ": " : "", bad ? bad : "", c.head, c.C, c.D, maxbatch);
@@ -378,6 +387,7 @@ void model_init(model *m, uint64_t seed)
 
 static float softplus(float x) { return x > 0 ? x + log1pf(expf(-x)) : log1pf(expf(x)); }
 static float sigmoid(float x) { return 1.0f / (1.0f + expf(-x)); }
+static float clamp_logvar(float s) { return s < -MODEL_LOGVAR_MAX ? -MODEL_LOGVAR_MAX : s > MODEL_LOGVAR_MAX ? MODEL_LOGVAR_MAX : s; }
 
 static const float *param(const model *m, int view) { return m->params + m->views[view].offset; }
 static float *grad(const model *m, int view) { return m->grads + m->views[view].offset; }
@@ -446,6 +456,18 @@ static void fc_forward_task(model_impl *im, int u, int tid)
             continue;
         }
         float *var = im->var ? im->var + (size_t)(r0 + i) * C * D : NULL;
+        if (m->cfg.head == HEAD_ISO) {
+            for (int c = 0; c < C; c++) {
+                const float *hc = ho + c * (D + 1);
+                float v = expf(clamp_logvar(hc[D]));
+                for (int d = 0; d < D; d++) {
+                    mu[c * D + d] = hc[d];
+                    if (var)
+                        var[c * D + d] = v;
+                }
+            }
+            continue;
+        }
         for (int c = 0; c < C; c++)
             for (int d = 0; d < D; d++) {
                 mu[c * D + d] = ho[c * 2 * D + d];
@@ -546,6 +568,16 @@ void model_backward(model *m, const float *dmu, const float *dvar)
         const float *dm = dmu + (size_t)i * C * D;
         if (m->cfg.head == HEAD_POINT)
             memcpy(dho, dm, (size_t)HO * sizeof(float));
+        else if (m->cfg.head == HEAD_ISO)
+            for (int c = 0; c < C; c++) {
+                // var = exp(s) in every dimension: ds = exp(s) sum_d dvar[d] (0 where s is clamped)
+                float *dc = dho + c * (D + 1), s = ho[c * (D + 1) + D], g = 0;
+                for (int d = 0; d < D; d++) {
+                    dc[d] = dm[c * D + d];
+                    g += dvar ? dvar[(size_t)i * C * D + c * D + d] : 0.0f;
+                }
+                dc[D] = fabsf(s) < MODEL_LOGVAR_MAX ? g * expf(s) : 0.0f;
+            }
         else
             for (int c = 0; c < C; c++)
                 for (int d = 0; d < D; d++) {

@@ -6,7 +6,10 @@
  *   conv 5x5, 16 filters, pad 2 -> ReLU -> maxpool 2   (n, 16, H/4, W/4)
  *   fc 120 -> ReLU                                      (n, 120)
  *   head: fc to D (point) or to C x 2D (mixture of C Gaussians: per component D means, then D
- *         raw variances; var = softplus(raw) + MODEL_VAR_FLOOR keeps variances positive)
+ *         raw variances; var = softplus(raw) + MODEL_VAR_FLOOR keeps variances positive), or
+ *         to C x (D + 1) (iso: per component D means and one s = log sigma^2, the same variance
+ *         exp(s) in every dimension, as the heteroscedastic triplet loss of Taha et al. learns
+ *         it; s is clamped to [-MODEL_LOGVAR_MAX, MODEL_LOGVAR_MAX], no gradient beyond)
  *
  * All parameters live in one float block (m->params, m->nparams) with a named view per tensor
  * (m->views), followed by `nextra` extra parameters owned by the loss (the learned a and b of
@@ -28,8 +31,12 @@
 #include <stddef.h>
 #include <stdint.h>
 
-enum { HEAD_POINT = 0, HEAD_MOG = 1 };
+enum { HEAD_POINT = 0, HEAD_MOG = 1, HEAD_ISO = 2 };
 #define MODEL_VAR_FLOOR 1e-6f
+#define MODEL_LOGVAR_MAX 20.0f
+/* "point", "mog", "iso"; parse returns -1 for an unknown name */
+const char *model_head_name(int head);
+int model_head_parse(const char *name);
 
 /* Input bounds, checked wherever a geometry comes from outside (model_check_input): fc1 alone
  * has 120 x H x W weights, so that a hostile checkpoint header cannot make the model allocate
@@ -39,7 +46,7 @@ enum { HEAD_POINT = 0, HEAD_MOG = 1 };
 
 typedef struct {
     int digits;     /* N for N-digit MNIST (1 x 28 x 28N); 0 for other images */
-    int head;       /* HEAD_POINT or HEAD_MOG */
+    int head;       /* HEAD_POINT, HEAD_MOG or HEAD_ISO (var: NULL only for HEAD_POINT) */
     int C;          /* mixture components (1 for point) */
     int D;          /* embedding dimensions */
     /* the input geometry; all 0: that of digits (1, 28, 28N) */
@@ -84,7 +91,7 @@ const model_view *model_view_find(const model *m, const char *name); /* NULL if 
  * runs single-threaded; the caller's BLAS thread count is restored on return.) */
 void model_set_threads(model *m, int threads);
 int model_threads(const model *m);
-/* outputs per image: C x D (point) or C x D means + C x D variances */
+/* raw head outputs per image: C x D (point), C x 2D (mog) or C x (D + 1) (iso) */
 int model_outputs(const model_config *cfg);
 /* NULL if the network takes images of channels x height x width (1 to MODEL_MAX_CHANNELS
  * channels, sides multiples of 4, at most MODEL_MAX_PIXELS pixels), else what is wrong, e.g.

@@ -173,6 +173,9 @@ static void ref_forward(refnet *r, const model *m, const uint8_t *img, int n, fl
                 const float *o = r->ho + (size_t)i * HO;
                 if (m->cfg.head == HEAD_POINT) {
                     mu[(size_t)i * C * D + c * D + d] = o[c * D + d];
+                } else if (m->cfg.head == HEAD_ISO) { /* D means, one log-variance per component */
+                    mu[(size_t)i * C * D + c * D + d] = o[c * (D + 1) + d];
+                    var[(size_t)i * C * D + c * D + d] = expf(o[c * (D + 1) + D]);
                 } else {
                     mu[(size_t)i * C * D + c * D + d] = o[c * 2 * D + d];
                     var[(size_t)i * C * D + c * D + d] = softplus_ref(o[c * 2 * D + D + d]) + MODEL_VAR_FLOOR;
@@ -195,6 +198,10 @@ static void ref_backward(refnet *r, const model *m, const float *dmu, const floa
                 size_t k = (size_t)i * C * D + c * D + d;
                 if (m->cfg.head == HEAD_POINT) {
                     dho[(size_t)i * HO + c * D + d] = dmu[k];
+                } else if (m->cfg.head == HEAD_ISO) {
+                    float raw = r->ho[(size_t)i * HO + c * (D + 1) + D];
+                    dho[(size_t)i * HO + c * (D + 1) + d] = dmu[k];
+                    dho[(size_t)i * HO + c * (D + 1) + D] += dvar[k] * expf(raw);
                 } else {
                     float raw = r->ho[(size_t)i * HO + c * 2 * D + D + d];
                     dho[(size_t)i * HO + c * 2 * D + d] = dmu[k];
@@ -250,7 +257,7 @@ static void test_gradients(model_config cfg, int n, double *maxrel)
         for (size_t i = 0; i < m->views[t].size; i++)
             m->params[m->views[t].offset + i] =
                 (float)((rng_below(&R, 2) ? 1 : -1) * (0.05 + 0.1 * rng_uniform(&R)));
-    int k = n * cfg.C * cfg.D, mog = cfg.head == HEAD_MOG;
+    int k = n * cfg.C * cfg.D, mog = cfg.head != HEAD_POINT;
     uint8_t *img = rand_images(m, n);
     float *mu = malloc(k * 4), *var = mog ? malloc(k * 4) : NULL, *rmu = malloc(k * 4), *rvar = malloc(k * 4);
     float *Rmu = randv(k), *Rvar = randv(k), *rg = malloc(m->nparams * 4);
@@ -318,7 +325,7 @@ static void test_gradients(model_config cfg, int n, double *maxrel)
         printf("  %-8s largest |gradient - difference| / tolerance %.2f\n", v->name, worst);
     }
     printf("%s head, C=%d, input %dx%dx%d: %d parameters checked against central differences, %d skipped "
-           "(kinks)\n", mog ? "MoG" : "point", cfg.C, m->Cin, m->H, m->W, checked, skipped);
+           "(kinks)\n", cfg.head == HEAD_ISO ? "iso" : mog ? "MoG" : "point", cfg.C, m->Cin, m->H, m->W, checked, skipped);
     CHECK(skipped <= checked / 8);
     ref_free(&r);
     free(img), free(mu), free(var), free(rmu), free(rvar), free(Rmu), free(Rvar), free(rg);
@@ -331,7 +338,7 @@ static void test_threads(model_config cfg)
     int n = 45; /* not a multiple of any unit size */
     model *m = model_create(&cfg, 0, NULL, 64);
     model_init(m, 7);
-    int k = n * 4;
+    int cd = cfg.C * cfg.D, k = n * cd;
     uint8_t *img = rand_images(m, n);
     float *Rmu = randv(k), *Rvar = randv(k);
     float *mu[4], *var[4], *g[4];
@@ -358,7 +365,7 @@ static void test_threads(model_config cfg)
     CHECK(twice);
     /* a forward of fewer images reuses the buffers; point head: var may be NULL */
     model_forward(m, img, 3, mu[1], var[1]);
-    CHECK(!memcmp(mu[1], mu[0], 3 * 4 * 4) && !memcmp(var[1], var[0], 3 * 4 * 4));
+    CHECK(!memcmp(mu[1], mu[0], 3 * cd * 4) && !memcmp(var[1], var[0], 3 * cd * 4));
     for (int r = 0; r < 4; r++)
         free(mu[r]), free(var[r]), free(g[r]);
     free(img), free(Rmu), free(Rvar);
@@ -448,10 +455,14 @@ int main(void)
                    &maxrel);
     test_gradients((model_config){.head = HEAD_MOG, .C = 1, .D = 2, .channels = 2, .height = 12, .width = 8}, 2,
                    &maxrel);
+    test_gradients((model_config){.digits = 2, .head = HEAD_ISO, .C = 1, .D = 3}, 3, &maxrel);
+    test_gradients((model_config){.head = HEAD_ISO, .C = 2, .D = 2, .channels = 3, .height = 8, .width = 12}, 2,
+                   &maxrel);
     printf("largest relative difference, model gradient vs central differences (gradients above 10%% "
            "of their tensor's largest): %.3g\n", maxrel);
     test_threads((model_config){.digits = 2, .head = HEAD_MOG, .C = 2, .D = 2});
     test_threads((model_config){.head = HEAD_MOG, .C = 2, .D = 2, .channels = 3, .height = 8, .width = 12});
     test_threads((model_config){.head = HEAD_MOG, .C = 2, .D = 2, .channels = 3, .height = 64, .width = 64});
+    test_threads((model_config){.digits = 2, .head = HEAD_ISO, .C = 1, .D = 3});
     return check_done("test_model");
 }

@@ -275,6 +275,117 @@ static void test_gradients(void)
     free(bt.cls);
 }
 
+/* ---- hetriplet: the same triplets weighted by s = log sigma^2 (Taha et al. Eq. 11) */
+static double eval_h(const loss_config *cfg, const loss_input *in, float *dmu, float *dvar, loss_stats *st)
+{
+    rng r;
+    rng_init(&r, 714, 0);
+    return loss_find("hetriplet")->forward_backward(cfg, in, NULL, NULL, dmu, dvar, &r, st);
+}
+
+/* The 1-D batch of test_values under batch-hard mining, soft form: triplets (a, p, n) and x =
+ * (0,1,2) -0.5, (1,0,2) 0.5, (2,3,1) 2, (3,2,1) -0.5. With s = (0.2, -0.4, 0.7, 0) the loss is
+ * the mean over the four of (e^-s_a + e^-s_p + e^-s_n) softplus(x) / 2 + (s_a + s_p + s_n) / 2,
+ * written out term by term below. With every s = 0 each term is 3/2 softplus(x): 1.5 x triplet,
+ * for every form and mining. */
+static void test_hetero_values(void)
+{
+    const loss_kind *L = loss_find("hetriplet");
+    CHECK(L != NULL);
+    CHECK(L->batches == LOSS_GROUPS && L->needs_var && L->max_C == 1 && L->nparams == 0);
+    CHECK(L->default_head && !strcmp(L->default_head, "iso"));
+    float x[4] = {0, 1, 1.5f, 4}, var[4];
+    int32_t cls[4] = {5, 5, 2, 2};
+    double s[4] = {0.2, -0.4, 0.7, 0};
+    for (int i = 0; i < 4; i++)
+        var[i] = (float)exp(s[i]);
+    loss_input in = input_1d(4, x, cls);
+    in.var = var;
+    loss_config lc = config(LOSS_TRIPLET_SOFT, LOSS_MINING_HARD, 1);
+    int tri[4][3] = {{0, 1, 2}, {1, 0, 2}, {2, 3, 1}, {3, 2, 1}};
+    double xs[4] = {-0.5, 0.5, 2, -0.5}, want = 0;
+    for (int t = 0; t < 4; t++) {
+        int a = tri[t][0], p = tri[t][1], k = tri[t][2];
+        want += ((exp(-s[a]) + exp(-s[p]) + exp(-s[k])) * loss_softplus(xs[t]) / 2 + (s[a] + s[p] + s[k]) / 2) / 4;
+    }
+    loss_stats st;
+    double got = eval_h(&lc, &in, NULL, NULL, &st);
+    /* var is float: s carries a relative error of about 6e-8 */
+    CHECK_CLOSE(got, want, 1e-6);
+    CHECK_CLOSE(st.mean_var, (var[0] + var[1] + var[2] + var[3]) / 4.0, 1e-6);
+    printf("hetriplet soft hard on the 1-D batch: %.9f (by hand %.9f)\n", got, want);
+    for (int i = 0; i < 4; i++)
+        var[i] = 1;
+    for (int f = 0; f < 2; f++)
+        for (int m = 0; m < 3; m++) {
+            lc = config(f, m, 1);
+            double h = eval_h(&lc, &in, NULL, NULL, NULL), t = eval(&lc, &in, NULL, NULL);
+            CHECK_CLOSE(h, 1.5 * t, 1e-12);
+        }
+}
+
+/* gradients in mu and in every var entry, on an iso batch (one variance per image) and on a
+ * diagonal one (a variance per dimension: s is then the mean of the log variances) */
+static void test_hetero_gradients(void)
+{
+    const int P = 3, K = 4, D = 3;
+    double margin = 0.5, overall = 0;
+    uint64_t seed = 1;
+    batch bt = make_pk(P, K, D, seed);
+    while (kink_gap(&bt, margin) < 10 * FD_H) {
+        free(bt.mu);
+        free(bt.cls);
+        bt = make_pk(P, K, D, ++seed);
+    }
+    int n = P * K;
+    float *var = emalloc(sizeof(float) * n * D), *dmu = emalloc(sizeof(float) * n * D),
+          *dvar = emalloc(sizeof(float) * n * D);
+    rng r;
+    rng_init(&r, 99, 0);
+    for (int iso = 1; iso >= 0; iso--) {
+        for (int i = 0; i < n; i++) {
+            double si = 1.5 * (rng_uniform(&r) - 0.5);
+            for (int d = 0; d < D; d++)
+                var[i * D + d] = (float)exp(iso ? si : si + 0.8 * (rng_uniform(&r) - 0.5));
+        }
+        bt.in.var = var;
+        for (int f = 0; f < 2; f++)
+            for (int m = 0; m < 3; m++) {
+                loss_config lc = config(f, m, margin);
+                double loss = eval_h(&lc, &bt.in, dmu, dvar, NULL), worst = 0, gmax = 0, vmax = 0;
+                for (int which = 0; which < 2; which++)
+                    for (int i = 0; i < n * D; i++) {
+                        float *x = which ? var : bt.mu, *an = which ? dvar : dmu;
+                        float x0 = x[i], xp = (float)(x0 + FD_H * (which ? x0 : 1)),
+                              xm = (float)(x0 - FD_H * (which ? x0 : 1));
+                        x[i] = xp;
+                        double lp = eval_h(&lc, &bt.in, NULL, NULL, NULL);
+                        x[i] = xm;
+                        double lm = eval_h(&lc, &bt.in, NULL, NULL, NULL);
+                        x[i] = x0;
+                        double g = (lp - lm) / ((double)xp - (double)xm);
+                        CHECK_CLOSE(an[i], g, 1e-6 * fmax(1, fabs(g)));
+                        worst = fmax(worst, fabs(an[i] - g) / fmax(1, fabs(g)));
+                        if (which)
+                            vmax = fmax(vmax, fabs(g));
+                        else
+                            gmax = fmax(gmax, fabs(g));
+                    }
+                CHECK(gmax > 1e-3 && vmax > 1e-3);
+                overall = fmax(overall, worst);
+                printf("gradcheck hetriplet %s %-5s %-8s loss %.5f, largest |dL/dmu| %.3g, |dL/dvar| %.3g, "
+                       "largest |analytic - fd| / max(1, |fd|) = %.2g\n",
+                       iso ? "iso " : "diag", form_names[f], mining_names[m], loss, gmax, vmax, worst);
+            }
+    }
+    printf("gradcheck hetriplet: worst %.2g\n", overall);
+    free(var);
+    free(dmu);
+    free(dvar);
+    free(bt.mu);
+    free(bt.cls);
+}
+
 /* misuse dies with exit 1 and a message */
 static int dies(const loss_config *lc, const loss_input *in)
 {
@@ -285,6 +396,22 @@ static int dies(const loss_config *lc, const loss_input *in)
             _exit(3);
         float g[64];
         eval(lc, in, g, NULL);
+        _exit(0);
+    }
+    int status;
+    waitpid(pid, &status, 0);
+    return WIFEXITED(status) && WEXITSTATUS(status) == 1;
+}
+
+static int dies_h(const loss_config *lc, const loss_input *in)
+{
+    fflush(NULL);
+    pid_t pid = fork();
+    if (pid == 0) {
+        if (!freopen("/dev/null", "w", stderr))
+            _exit(3);
+        float g[64], gv[64];
+        eval_h(lc, in, g, gv, NULL);
         _exit(0);
     }
     int status;
@@ -315,6 +442,14 @@ static void test_misuse(void)
     CHECK(dies(&lc, &in));
     lc = config(LOSS_TRIPLET_SOFT, 9, 1);
     CHECK(dies(&lc, &in));
+    /* hetriplet: no variance, a variance that is not positive */
+    lc = config(LOSS_TRIPLET_SOFT, LOSS_MINING_HARD, 1);
+    CHECK(dies_h(&lc, &in));
+    float var[4] = {1, 1, 0, 1};
+    in.var = var;
+    CHECK(dies_h(&lc, &in));
+    var[2] = 2;
+    CHECK(!dies_h(&lc, &in));
 }
 
 int main(void)
@@ -323,6 +458,8 @@ int main(void)
     test_values();
     test_ties();
     test_gradients();
+    test_hetero_values();
+    test_hetero_gradients();
     test_misuse();
     return check_done("test_triplet");
 }
