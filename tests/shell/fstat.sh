@@ -26,12 +26,15 @@ tshow -H r.ckpt | grep -q '"fstat_dims": 2[,}]' || fail "fstat_dims 2 not record
 
 # learning: the loss of the first batch under the initial weights (a one-step run) against the
 # last logged of 300 steps, and the test classes separate far above chance (1/70), both with
-# d = 2 (the paper's setting of its Figure 3) and with the default d = D
+# the default d = 2 (the paper's setting of its Figure 3) and with d = D
 pk | train -o f1.ckpt --head point -D 4 --loss fstat --fstat-dims 2 -n 1 -t 1 --log f1.log 2>/dev/null || fail "train 1 step"
-pk | train -o f.ckpt --head point -D 4 --loss fstat --fstat-dims 2 -n 300 -t 1 --lr 3e-3 --log f.log 2>/dev/null ||
-    fail "train fstat d 2"
-pk | train -o g.ckpt --head point -D 4 --loss fstat -n 300 -t 1 --lr 3e-3 --log g.log 2>/dev/null || fail "train fstat"
-tshow -H g.ckpt | grep -q '"fstat_dims": 0[,}]' || fail "default fstat_dims not recorded as 0"
+pk | train -o f.ckpt --head point -D 4 --loss fstat -n 300 -t 1 --lr 3e-3 --log f.log 2>/dev/null ||
+    fail "train fstat (default d)"
+tshow -H f.ckpt | grep -q '"fstat_dims": 2[,}]' || fail "the default fstat_dims not recorded as 2"
+pk | train -o g.ckpt --head point -D 4 --loss fstat --fstat-dims 4 -n 300 -t 1 --lr 3e-3 --log g.log 2>/dev/null ||
+    fail "train fstat d = D"
+pk -n 1 | train -o one.ckpt --head point -D 1 --loss fstat -n 1 -t 1 2>/dev/null || fail "train fstat -D 1"
+tshow -H one.ckpt | grep -q '"fstat_dims": 1[,}]' || fail "the default fstat_dims with -D 1 not recorded as 1"
 first=$(tail -n 1 f1.log | cut -f2) last=$(tail -n 1 f.log | cut -f2)
 check_lt "$last" "$first" "final loss $last is not below the initial $first"
 for m in f g; do
