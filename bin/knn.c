@@ -54,38 +54,6 @@ typedef struct {
     const char *input;
 } options;
 
-/* the means (n, D) and, for -d expected, the total variances (n, in double: a sum of huge
- * variances may exceed float) of a set */
-static float *set_means(const match_set *S, double **tv)
-{
-    int C = S->C, D = S->D;
-    float *m = emalloc((size_t)S->n * D * sizeof *m);
-    if (tv)
-        *tv = emalloc((size_t)S->n * sizeof **tv);
-    for (int64_t i = 0; i < S->n; i++) {
-        const float *mu = S->mu + (size_t)i * C * D, *var = S->var ? S->var + (size_t)i * C * D : NULL;
-        double within = 0, second = 0, mean2 = 0;
-        for (int d = 0; d < D; d++) {
-            double s = 0;
-            for (int c = 0; c < C; c++) {
-                double u = mu[c * D + d];
-                s += u;
-                second += u * u;
-                if (var)
-                    within += var[c * D + d];
-            }
-            m[i * D + d] = (float)(s / C);
-            mean2 += (s / C) * (s / C);
-        }
-        /* total variance = E||z||^2 - ||E z||^2 = within + (mean of ||mu_c||^2 - ||mean||^2) */
-        if (tv) {
-            double between = second / C - mean2;
-            (*tv)[i] = within / C + (between > 0 ? between : 0);
-        }
-    }
-    return m;
-}
-
 static void print_summary(FILE *f, int64_t n, int k, double accuracy, const double *recall_at,
                           const char *distance, int64_t ng, const char *mode)
 {
@@ -219,8 +187,8 @@ int main(int argc, char **argv)
     }
 
     double *qtv = NULL, *gtv = NULL;
-    float *qm = set_means(Q, o.expected ? &qtv : NULL);
-    float *gm = G == Q ? qm : set_means(G, o.expected ? &gtv : NULL);
+    float *qm = match_set_means(Q, o.expected ? &qtv : NULL);
+    float *gm = G == Q ? qm : match_set_means(G, o.expected ? &gtv : NULL);
     if (G == Q)
         gtv = qtv;
     int64_t *nbr = emalloc((size_t)nq * k * sizeof *nbr);

@@ -201,6 +201,36 @@ match_emb match_set_emb(const match_set *S, int64_t i)
     return x;
 }
 
+float *match_set_means(const match_set *S, double **tv)
+{
+    int C = S->C, D = S->D;
+    float *m = emalloc((size_t)S->n * D * sizeof *m);
+    if (tv)
+        *tv = emalloc((size_t)S->n * sizeof **tv);
+    for (int64_t i = 0; i < S->n; i++) {
+        const float *mu = S->mu + (size_t)i * C * D, *var = S->var ? S->var + (size_t)i * C * D : NULL;
+        double within = 0, second = 0, mean2 = 0;
+        for (int d = 0; d < D; d++) {
+            double s = 0;
+            for (int c = 0; c < C; c++) {
+                double u = mu[c * D + d];
+                s += u;
+                second += u * u;
+                if (var)
+                    within += var[c * D + d];
+            }
+            m[i * D + d] = (float)(s / C);
+            mean2 += (s / C) * (s / C);
+        }
+        /* total variance = E||z||^2 - ||E z||^2 = within + (mean of ||mu_c||^2 - ||mean||^2) */
+        if (tv) {
+            double between = second / C - mean2;
+            (*tv)[i] = within / C + (between > 0 ? between : 0);
+        }
+    }
+    return m;
+}
+
 void match_set_free(match_set *S)
 {
     if (!S)

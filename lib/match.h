@@ -100,6 +100,11 @@ typedef struct {
 match_set *match_set_read(stream_reader *r);
 match_emb match_set_emb(const match_set *S, int64_t i);
 void match_set_free(match_set *S);
+/* each item's centre, the mean of its C component means (n, D; the distance of knn -d mean and
+ * retrieve), and, when tv is not NULL, its total variance E||z - E z||^2 (within- plus
+ * between-component, n doubles: a sum of huge variances may exceed float) in *tv. The caller
+ * frees both. */
+float *match_set_means(const match_set *S, double **tv);
 
 /* An index from record id to record position, for the programs that look records up by id
  * (pairscore --pairs, knn --exclude-id). match_ids_index returns the sorted table (owned by the

@@ -1,0 +1,429 @@
+/* retrieval: positives' ranks by binary search over blocks of sgemm distances; cleaning masks.
+ * Definitions, tie rule and determinism: retrieval.h. */
+#include "retrieval.h"
+
+#include <float.h>
+#include <math.h>
+#include <pthread.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "blas.h"
+#include "metrics.h"
+#include "util.h"
+
+void retrieval_from_ranks(const int64_t *rank, int64_t R, const int *ks, int nk, retrieval_query *out)
+{
+    memset(out, 0, sizeof *out);
+    out->npos = (int32_t)R;
+    if (!R) {
+        out->ap = out->rprec = out->map_r = NAN;
+        return;
+    }
+    double ap = 0, map_r = 0;
+    int64_t within = 0; /* positives in the top R */
+    for (int64_t i = 0; i < R; i++) {
+        double precision = (double)(i + 1) / (double)rank[i]; /* at the rank of the (i+1)-th positive */
+        ap += precision;
+        if (rank[i] <= R) {
+            within++;
+            map_r += precision;
+        }
+    }
+    out->ap = (float)(ap / (double)R);
+    out->rprec = (float)((double)within / (double)R);
+    out->map_r = (float)(map_r / (double)R);
+    out->p1 = rank[0] == 1;
+    for (int j = 0; j < nk; j++)
+        out->recall[j] = rank[0] <= ks[j];
+}
+
+void retrieval_summary_add(retrieval_summary *s, const retrieval_query *q, int nk)
+{
+    if (!q->npos) {
+        s->no_positive++;
+        return;
+    }
+    s->queries++;
+    s->map += q->ap;
+    s->map_r += q->map_r;
+    s->rprec += q->rprec;
+    s->p1 += q->p1;
+    for (int j = 0; j < nk; j++)
+        s->recall[j] += q->recall[j];
+}
+
+void retrieval_summary_finish(retrieval_summary *s, int nk)
+{
+    double n = s->queries ? (double)s->queries : NAN;
+    s->map /= n;
+    s->map_r /= n;
+    s->rprec /= n;
+    s->p1 /= n;
+    for (int j = 0; j < nk; j++)
+        s->recall[j] /= n;
+}
+
+/* ------------------------------------------------------------------ one query */
+
+/* the sort key of a gallery item: its d2's float bits (monotone for d2 >= 0) above its gallery
+ * index, so that comparing keys is comparing (d2, index) */
+static inline uint64_t item_key(float qn, float gn, float dot, uint32_t g)
+{
+    float d = qn + gn + dot;
+    d = d > 0 ? d : 0.0f; /* rounding below 0, and -0, to +0 */
+    uint32_t b;
+    memcpy(&b, &d, sizeof b);
+    return (uint64_t)b << 32 | g;
+}
+
+/* a[0..n) distinct keys in increasing gallery index (the low word) sorted by (d2, index): a
+ * stable sort on the high word, by radix (4 passes of 8 bits; a pass whose byte is the same for
+ * every key is skipped), or by insertion for a few keys */
+static void sort_keys(uint64_t *a, uint64_t *tmp, int64_t n)
+{
+    if (n < 48) {
+        for (int64_t i = 1; i < n; i++) {
+            uint64_t v = a[i];
+            int64_t j = i;
+            for (; j > 0 && a[j - 1] > v; j--)
+                a[j] = a[j - 1];
+            a[j] = v;
+        }
+        return;
+    }
+    uint32_t count[4][256] = {{0}};
+    for (int64_t i = 0; i < n; i++) {
+        uint32_t h = (uint32_t)(a[i] >> 32);
+        for (int p = 0; p < 4; p++)
+            count[p][h >> (8 * p) & 255]++;
+    }
+    uint64_t *src = a, *dst = tmp;
+    for (int p = 0; p < 4; p++) {
+        int shift = 32 + 8 * p;
+        if (count[p][src[0] >> shift & 255] == (uint32_t)n)
+            continue;
+        uint32_t off = 0;
+        for (int b = 0; b < 256; b++) {
+            uint32_t c = count[p][b];
+            count[p][b] = off;
+            off += c;
+        }
+        for (int64_t i = 0; i < n; i++)
+            dst[count[p][src[i] >> shift & 255]++] = src[i];
+        uint64_t *t = src;
+        src = dst;
+        dst = t;
+    }
+    if (src != a)
+        memcpy(a, src, (size_t)n * sizeof *a);
+}
+
+/* how many of the sorted keys a[0..n) (n >= 1) are below key: a branchless binary search */
+static inline int64_t keys_below(const uint64_t *a, int64_t n, uint64_t key)
+{
+    const uint64_t *base = a;
+    while (n > 1) {
+        int64_t half = n >> 1;
+        base = base[half] < key ? base + half : base;
+        n -= half;
+    }
+    return (base - a) + (*base < key);
+}
+
+typedef struct {
+    const retrieval_job *J;
+    const float *gs;         /* (ng, D) the gallery sorted by (class, index) */
+    const float *gn, *qn;    /* (ng) squared norms at sorted positions, (nq) the queries' */
+    const uint32_t *gidx;    /* (ng) sorted position -> gallery index */
+    const int32_t *scls;     /* (ng) class at each sorted position */
+    const int64_t *spos;     /* (ng) gallery index -> sorted position */
+    const uint32_t *smask;   /* (ng) masks at sorted positions */
+    const uint32_t *mask;    /* (ng) masks by gallery index */
+    int64_t maxp;            /* the largest class */
+    retrieval_query *per;    /* (nq) gallery 0 */
+    retrieval_summary *part; /* (nblocks, nmask) sums per block of queries */
+    int worker, nworkers;
+} rwork;
+
+typedef struct {
+    float *row;              /* (RETRIEVAL_QBLOCK, ng) -2 q.g */
+    uint64_t *pk, *tmp;      /* (maxp) the positives' keys, sorted */
+    int32_t *cnt;            /* (nmask, maxp + 1): negatives with t positives before them */
+    int64_t *rank;           /* (maxp) */
+} rscratch;
+
+/* first sorted position whose class is >= c (upper: > c) */
+static int64_t class_bound(const int32_t *scls, int64_t n, int32_t c, int upper)
+{
+    int64_t lo = 0, hi = n;
+    while (lo < hi) {
+        int64_t mid = lo + (hi - lo) / 2;
+        if (scls[mid] < c || (upper && scls[mid] == c))
+            lo = mid + 1;
+        else
+            hi = mid;
+    }
+    return lo;
+}
+
+/* query q (its row of -2 q.g at sorted positions) into res[nmask] */
+static void one_query(const rwork *W, rscratch *S, int64_t q, const float *row, retrieval_query *res)
+{
+    const retrieval_job *J = W->J;
+    int64_t ng = J->ng, s = class_bound(W->scls, ng, J->qcls[q], 0), e = class_bound(W->scls, ng, J->qcls[q], 1);
+    int64_t ex = J->exclude ? J->exclude[q] : -1, exs = ex >= 0 && ex < ng ? W->spos[ex] : -1;
+    float qn = W->qn[q];
+    const float *gn = W->gn;
+    const uint32_t *gidx = W->gidx;
+    int nm = J->nmask;
+    uint64_t *pk = S->pk;
+    int64_t P = 0;
+    for (int64_t j = s; j < e; j++)
+        if (j != exs)
+            pk[P++] = item_key(qn, gn[j], row[j], gidx[j]);
+    if (!P) {
+        for (int m = 0; m < nm; m++)
+            retrieval_from_ranks(NULL, 0, J->ks, J->nk, &res[m]);
+        return;
+    }
+    sort_keys(pk, S->tmp, P);
+    uint64_t last = pk[P - 1];
+    int32_t *cnt = S->cnt;
+    memset(cnt, 0, (size_t)nm * (P + 1) * sizeof *cnt);
+    /* the negatives: those after every positive change no rank */
+    for (int part = 0; part < 2; part++) {
+        int64_t a = part ? e : 0, b = part ? ng : s;
+        for (int64_t j = a; j < b; j++) {
+            uint64_t key = item_key(qn, gn[j], row[j], gidx[j]);
+            if (key > last || j == exs)
+                continue;
+            int64_t t = keys_below(pk, P, key);
+            if (nm == 1)
+                cnt[t]++;
+            else
+                for (uint32_t bits = W->smask[j]; bits; bits &= bits - 1)
+                    cnt[__builtin_ctz(bits) * (P + 1) + t]++;
+        }
+    }
+    /* positive t (sorted) ranks after the kept positives before it and the kept negatives with at
+     * most t positives before them */
+    for (int m = 0; m < nm; m++) {
+        const int32_t *cm = cnt + m * (P + 1);
+        int64_t neg = 0, R = 0;
+        for (int64_t t = 0; t < P; t++) {
+            neg += cm[t];
+            if (W->mask[(uint32_t)pk[t]] >> m & 1) {
+                S->rank[R] = R + 1 + neg;
+                R++;
+            }
+        }
+        retrieval_from_ranks(S->rank, R, J->ks, J->nk, &res[m]);
+    }
+}
+
+static void *rworker(void *arg)
+{
+    const rwork *W = arg;
+    const retrieval_job *J = W->J;
+    int64_t ng = J->ng;
+    int nm = J->nmask;
+    rscratch S;
+    S.row = ealloc_aligned((size_t)RETRIEVAL_QBLOCK * ng * sizeof *S.row);
+    S.pk = emalloc((size_t)(W->maxp + 1) * sizeof *S.pk);
+    S.tmp = emalloc((size_t)(W->maxp + 1) * sizeof *S.tmp);
+    S.cnt = emalloc((size_t)nm * (W->maxp + 1) * sizeof *S.cnt);
+    S.rank = emalloc((size_t)(W->maxp + 1) * sizeof *S.rank);
+    retrieval_query res[RETRIEVAL_MAXMASK];
+    for (int64_t q0 = (int64_t)W->worker * RETRIEVAL_QBLOCK; q0 < J->nq;
+         q0 += (int64_t)W->nworkers * RETRIEVAL_QBLOCK) {
+        int64_t qb = J->nq - q0 < RETRIEVAL_QBLOCK ? J->nq - q0 : RETRIEVAL_QBLOCK;
+        /* row (qb, ng) = -2 Q[q0 : q0+qb] Gsorted^T */
+        blas_sgemm(0, 1, (int)qb, (int)ng, J->D, -2.0f, J->Q + q0 * J->D, J->D, W->gs, J->D, 0.0f, S.row,
+                   (int)ng);
+        retrieval_summary *part = W->part + (q0 / RETRIEVAL_QBLOCK) * nm;
+        for (int64_t r = 0; r < qb; r++) {
+            one_query(W, &S, q0 + r, S.row + r * ng, res);
+            W->per[q0 + r] = res[0];
+            for (int m = 0; m < nm; m++)
+                retrieval_summary_add(&part[m], &res[m], J->nk);
+        }
+    }
+    free(S.row);
+    free(S.pk);
+    free(S.tmp);
+    free(S.cnt);
+    free(S.rank);
+    return NULL;
+}
+
+/* squared norms in float; dies on a coordinate or norm the float sums cannot hold */
+static float *sq_norms(const char *what, const float *X, int64_t n, int D)
+{
+    float *t = emalloc((size_t)(n ? n : 1) * sizeof *t);
+    for (int64_t i = 0; i < n; i++) {
+        double s = 0;
+        for (int d = 0; d < D; d++) {
+            double v = X[i * D + d];
+            if (!isfinite(v))
+                die("%s %lld has a coordinate %g that is not finite", what, (long long)i, v);
+            s += v * v;
+        }
+        if (!(s <= (double)FLT_MAX / 16))
+            die("%s %lld: squared norm %g is too large for float32 distances (at most %g)", what, (long long)i, s,
+                (double)FLT_MAX / 16);
+        t[i] = (float)s;
+    }
+    return t;
+}
+
+void retrieval_run(const retrieval_job *J, retrieval_query *per, retrieval_summary *sum)
+{
+    int64_t ng = J->ng, nq = J->nq;
+    int D = J->D, nm = J->nmask;
+    if (nm < 1 || nm > RETRIEVAL_MAXMASK || J->nk < 1 || J->nk > RETRIEVAL_MAXK || ng < 1 || ng > UINT32_MAX ||
+        ng > 2147483647)
+        die("internal error: retrieval_run: %d galleries, %d k, %lld gallery items", nm, J->nk, (long long)ng);
+    /* the gallery sorted by (class, index): a query's positives are one run of positions */
+    double *ckey = emalloc((size_t)ng * sizeof *ckey);
+    int64_t *order = emalloc((size_t)ng * sizeof *order);
+    for (int64_t g = 0; g < ng; g++)
+        ckey[g] = J->gcls[g];
+    metrics_argsort(ckey, ng, order); /* stable: equal classes keep the index order */
+    float *gs = emalloc((size_t)ng * D * sizeof *gs);
+    uint32_t *gidx = emalloc((size_t)ng * sizeof *gidx), *smask = emalloc((size_t)ng * sizeof *smask);
+    uint32_t *allmask = NULL;
+    int32_t *scls = emalloc((size_t)ng * sizeof *scls);
+    int64_t *spos = emalloc((size_t)ng * sizeof *spos), maxp = 0;
+    if (!J->mask) {
+        allmask = emalloc((size_t)ng * sizeof *allmask);
+        for (int64_t g = 0; g < ng; g++)
+            allmask[g] = 1;
+    }
+    const uint32_t *mask = J->mask ? J->mask : allmask;
+    for (int64_t j = 0, run = 0; j < ng; j++) {
+        int64_t g = order[j];
+        memcpy(gs + j * D, J->G + g * D, (size_t)D * sizeof *gs);
+        gidx[j] = (uint32_t)g;
+        scls[j] = J->gcls[g];
+        spos[g] = j;
+        smask[j] = mask[g];
+        run = j && scls[j] == scls[j - 1] ? run + 1 : 1;
+        if (run > maxp)
+            maxp = run;
+    }
+    free(ckey);
+    free(order);
+    float *qn = sq_norms("query", J->Q, nq, D), *gn_orig = sq_norms("gallery item", J->G, ng, D);
+    float *gn = emalloc((size_t)ng * sizeof *gn);
+    for (int64_t j = 0; j < ng; j++)
+        gn[j] = gn_orig[gidx[j]];
+    free(gn_orig);
+
+    int64_t nblocks = (nq + RETRIEVAL_QBLOCK - 1) / RETRIEVAL_QBLOCK;
+    retrieval_summary *part = ecalloc((size_t)(nblocks ? nblocks : 1) * nm, sizeof *part);
+    int threads = J->threads < 1 ? 1 : J->threads > 64 ? 64 : J->threads;
+    if (threads > nblocks)
+        threads = (int)(nblocks ? nblocks : 1);
+    /* single-threaded sgemms in each worker: the numbers of a block never depend on the threads */
+    int blas_saved = blas_threads();
+    blas_set_threads(1);
+    rwork W[64];
+    pthread_t tid[64];
+    for (int t = 0; t < threads; t++)
+        W[t] = (rwork){J, gs, gn, qn, gidx, scls, spos, smask, mask, maxp, per, part, t, threads};
+    for (int t = 1; t < threads; t++)
+        if (pthread_create(&tid[t], NULL, rworker, &W[t]))
+            die("cannot start a thread");
+    rworker(&W[0]);
+    for (int t = 1; t < threads; t++)
+        pthread_join(tid[t], NULL);
+    blas_set_threads(blas_saved);
+
+    /* gallery 0 over the queries in order; the others block by block */
+    memset(sum, 0, (size_t)nm * sizeof *sum);
+    for (int64_t q = 0; q < nq; q++)
+        retrieval_summary_add(&sum[0], &per[q], J->nk);
+    for (int m = 1; m < nm; m++)
+        for (int64_t b = 0; b < nblocks; b++) {
+            const retrieval_summary *p = &part[b * nm + m];
+            sum[m].queries += p->queries;
+            sum[m].no_positive += p->no_positive;
+            sum[m].map += p->map;
+            sum[m].map_r += p->map_r;
+            sum[m].rprec += p->rprec;
+            sum[m].p1 += p->p1;
+            for (int j = 0; j < J->nk; j++)
+                sum[m].recall[j] += p->recall[j];
+        }
+    for (int m = 0; m < nm; m++)
+        retrieval_summary_finish(&sum[m], J->nk);
+    free(part);
+    free(gn);
+    free(qn);
+    free(allmask);
+    free(spos);
+    free(scls);
+    free(smask);
+    free(gidx);
+    free(gs);
+}
+
+/* ------------------------------------------------------------------ cleaning */
+
+int64_t retrieval_clean_masks(const double *u, int64_t ng, double percent, int draws, uint64_t seed,
+                              uint32_t *mask)
+{
+    if (draws < 0 || draws > RETRIEVAL_MAXMASK - 2)
+        die("internal error: %d cleaning draws", draws);
+    int64_t ndrop = (int64_t)floor((double)ng * percent / 100.0);
+    if (ndrop < 0)
+        ndrop = 0;
+    if (ndrop > ng)
+        ndrop = ng;
+    uint32_t all = 3u | (uint32_t)((1ull << draws) - 1) << 2;
+    double *neg = emalloc((size_t)(ng ? ng : 1) * sizeof *neg);
+    for (int64_t g = 0; g < ng; g++) {
+        if (!isfinite(u[g]))
+            die("gallery item %lld: uncertainty %g is not finite", (long long)g, u[g]);
+        mask[g] = all;
+        neg[g] = -u[g];
+    }
+    /* ascending -u: the most uncertain first, ties in the seed's random order */
+    int64_t *order = emalloc((size_t)(ng ? ng : 1) * sizeof *order);
+    metrics_argsort_random(neg, ng, seed, order);
+    for (int64_t t = 0; t < ndrop; t++)
+        mask[order[t]] &= ~2u;
+    /* each draw: the first ndrop of a partial Fisher-Yates shuffle */
+    for (int r = 0; r < draws; r++) {
+        rng g;
+        rng_init(&g, seed, RETRIEVAL_DRAW ^ (uint64_t)r);
+        for (int64_t i = 0; i < ng; i++)
+            order[i] = i;
+        for (int64_t t = 0; t < ndrop; t++) {
+            int64_t j = t + (int64_t)rng_below(&g, (uint64_t)(ng - t)), v = order[t];
+            order[t] = order[j];
+            order[j] = v;
+            mask[order[t]] &= ~(4u << r);
+        }
+    }
+    free(order);
+    free(neg);
+    return ndrop;
+}
+
+double retrieval_pearson(const double *x, const double *y, int64_t n)
+{
+    if (n < 2)
+        return NAN;
+    double mx = 0, my = 0;
+    for (int64_t i = 0; i < n; i++)
+        mx += x[i], my += y[i];
+    mx /= (double)n, my /= (double)n;
+    double sxy = 0, sxx = 0, syy = 0;
+    for (int64_t i = 0; i < n; i++) {
+        double dx = x[i] - mx, dy = y[i] - my;
+        sxy += dx * dy, sxx += dx * dx, syy += dy * dy;
+    }
+    return sxx > 0 && syy > 0 ? sxy / sqrt(sxx * syy) : NAN;
+}

@@ -1,0 +1,410 @@
+/* retrieval: the metrics from ranks and from points by hand (derivations in the comments), the
+ * blocked search against a brute force (a full sort by (d2, gallery index), then the textbook
+ * formulas) on random cases full of ties, several galleries and exclusions, thread independence,
+ * and the cleaning masks. */
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "blas.h"
+#include "check.h"
+#include "retrieval.h"
+#include "rng.h"
+#include "util.h"
+
+static void test_from_ranks(void)
+{
+    int ks[3] = {1, 2, 4};
+    retrieval_query q;
+    /* positives at ranks 1, 3, 6 (R = 3):
+     *   precision at each: 1/1, 2/3, 3/6  -> AP = (1 + 2/3 + 1/2) / 3 = 13/18
+     *   in the top R = 3: ranks 1 and 3    -> R-precision 2/3, MAP@R = (1 + 2/3) / 3 = 5/9
+     *   first positive at rank 1           -> P@1 1, Recall@1,2,4 = 1 1 1 */
+    int64_t r1[] = {1, 3, 6};
+    retrieval_from_ranks(r1, 3, ks, 3, &q);
+    CHECK_CLOSE(q.ap, 13.0 / 18, 1e-7);
+    CHECK_CLOSE(q.rprec, 2.0 / 3, 1e-7);
+    CHECK_CLOSE(q.map_r, 5.0 / 9, 1e-7);
+    CHECK(q.p1 == 1 && q.npos == 3);
+    CHECK(q.recall[0] == 1 && q.recall[1] == 1 && q.recall[2] == 1);
+    /* positives at ranks 2, 5 (R = 2): AP = (1/2 + 2/5) / 2 = 0.45; top 2 holds rank 2 only:
+     * R-precision 1/2, MAP@R = (1/2) / 2 = 1/4; P@1 0; Recall@1,2,4 = 0 1 1 */
+    int64_t r2[] = {2, 5};
+    retrieval_from_ranks(r2, 2, ks, 3, &q);
+    CHECK_CLOSE(q.ap, 0.45, 1e-7);
+    CHECK_CLOSE(q.rprec, 0.5, 0);
+    CHECK_CLOSE(q.map_r, 0.25, 0);
+    CHECK(q.p1 == 0 && q.recall[0] == 0 && q.recall[1] == 1 && q.recall[2] == 1);
+    /* positives at ranks 5, 6 (R = 2): nothing in the top 2 or 4: AP = (1/5 + 2/6) / 2 = 4/15 */
+    int64_t r3[] = {5, 6};
+    retrieval_from_ranks(r3, 2, ks, 3, &q);
+    CHECK_CLOSE(q.ap, 4.0 / 15, 1e-7);
+    CHECK_CLOSE(q.rprec, 0, 0);
+    CHECK_CLOSE(q.map_r, 0, 0);
+    CHECK(q.recall[0] == 0 && q.recall[1] == 0 && q.recall[2] == 0);
+    /* no positive: NaN, npos 0; the summary counts it and leaves it out */
+    retrieval_query none;
+    retrieval_from_ranks(NULL, 0, ks, 3, &none);
+    CHECK(none.npos == 0 && isnan(none.ap) && isnan(none.rprec) && isnan(none.map_r));
+    retrieval_summary s = {0};
+    retrieval_summary_add(&s, &q, 3);
+    retrieval_summary_add(&s, &none, 3);
+    retrieval_from_ranks(r1, 3, ks, 3, &q);
+    retrieval_summary_add(&s, &q, 3);
+    retrieval_summary_finish(&s, 3);
+    CHECK(s.queries == 2 && s.no_positive == 1);
+    CHECK_CLOSE(s.map, (4.0 / 15 + 13.0 / 18) / 2, 1e-7);
+    CHECK_CLOSE(s.recall[0], 0.5, 0);
+    CHECK_CLOSE(s.p1, 0.5, 0);
+}
+
+/* Six points on a line (index: x, class), leave-one-out, squared distances:
+ *   0: 0 c0   1: 1 c1   2: -1 c0   3: 2 c1   4: -2 c0   5: 3 c2
+ * query 0: 1 (d2 1, neg), 2 (1, pos), 3 (4, neg), 4 (4, pos), 5 (9): ties by index, positives at
+ *          ranks 2, 4: AP (1/2 + 2/4) / 2 = 1/2, R-prec 1/2, MAP@R (1/2) / 2 = 1/4, P@1 0,
+ *          Recall@1 0, Recall@2 1
+ * query 1: 0 (1), 3 (1, pos), 2 (4), 5 (4), 4 (9): rank 2, R = 1: AP 1/2, R-prec 0, MAP@R 0, R@2 1
+ * query 2: 0 (1, pos), 4 (1, pos), 1, 3, 5: ranks 1, 2: everything 1
+ * query 3: 1 (1, pos), 5 (1), 0 (4), 2, 4: rank 1: everything 1
+ * query 4: 2 (1, pos), 0 (4, pos), ...: ranks 1, 2: everything 1
+ * query 5: class 2 has no other item: no positive
+ * means over the 5 queries with a positive: mAP (1/2 + 1/2 + 3) / 5 = 0.8, R-prec (1/2 + 0 + 3) / 5
+ * = 0.7, MAP@R (1/4 + 0 + 3) / 5 = 0.65, P@1 3/5, Recall@1 3/5, Recall@2 1; no_positive 1.
+ * Gallery 1 drops item 2: query 0 then sees 1 (1), 3 (4), 4 (4, pos), 5: rank 3, AP 1/3, and no
+ * other query changes (for query 1 item 2 was a negative behind its positive; for query 2 it is
+ * itself): mAP (1/3 + 1/2 + 3) / 5 = 23/30, Recall@2 4/5. */
+static void test_by_hand(void)
+{
+    float X[12] = {0, 0, 1, 0, -1, 0, 2, 0, -2, 0, 3, 0};
+    int32_t cls[6] = {0, 1, 0, 1, 0, 2};
+    int64_t ex[6] = {0, 1, 2, 3, 4, 5};
+    uint32_t mask[6] = {3, 3, 1, 3, 3, 3};
+    int ks[2] = {1, 2};
+    retrieval_job J = {X, cls, 6, X, cls, 6, 2, ex, mask, 2, ks, 2, 1};
+    retrieval_query per[6];
+    retrieval_summary sum[2];
+    retrieval_run(&J, per, sum);
+    CHECK_CLOSE(per[0].ap, 0.5, 0);
+    CHECK_CLOSE(per[0].rprec, 0.5, 0);
+    CHECK_CLOSE(per[0].map_r, 0.25, 0);
+    CHECK(per[0].p1 == 0 && per[0].recall[0] == 0 && per[0].recall[1] == 1 && per[0].npos == 2);
+    CHECK_CLOSE(per[1].ap, 0.5, 0);
+    CHECK_CLOSE(per[1].rprec, 0, 0);
+    CHECK_CLOSE(per[1].map_r, 0, 0);
+    CHECK(per[1].p1 == 0 && per[1].recall[1] == 1 && per[1].npos == 1);
+    for (int q = 2; q <= 4; q++) {
+        CHECK_CLOSE(per[q].ap, 1, 0);
+        CHECK_CLOSE(per[q].rprec, 1, 0);
+        CHECK_CLOSE(per[q].map_r, 1, 0);
+        CHECK(per[q].p1 == 1 && per[q].recall[0] == 1);
+    }
+    CHECK(per[5].npos == 0 && isnan(per[5].ap));
+    CHECK(sum[0].queries == 5 && sum[0].no_positive == 1);
+    CHECK_CLOSE(sum[0].map, 0.8, 1e-15);
+    CHECK_CLOSE(sum[0].rprec, 0.7, 1e-15);
+    CHECK_CLOSE(sum[0].map_r, 0.65, 1e-15);
+    CHECK_CLOSE(sum[0].p1, 0.6, 1e-15);
+    CHECK_CLOSE(sum[0].recall[0], 0.6, 1e-15);
+    CHECK_CLOSE(sum[0].recall[1], 1, 0);
+    CHECK(sum[1].queries == 5);
+    CHECK_CLOSE(sum[1].map, 23.0 / 30, 1e-7);
+    CHECK_CLOSE(sum[1].recall[1], 0.8, 1e-15);
+    /* the same points as a gallery without exclusion: every query finds itself first, so
+     * P@1 = 1 for all six, and query 5 has itself as its one positive */
+    J.exclude = NULL;
+    J.mask = NULL;
+    J.nmask = 1;
+    retrieval_run(&J, per, sum);
+    CHECK(sum[0].queries == 6 && sum[0].no_positive == 0);
+    CHECK_CLOSE(sum[0].p1, 1, 0);
+    CHECK_CLOSE(per[5].ap, 1, 0);
+    /* query 0 with itself: 0 (0, pos), 1 (1), 2 (1, pos), 3 (4), 4 (4, pos): ranks 1, 3, 5:
+     * AP (1 + 2/3 + 3/5) / 3 = 34/45 */
+    CHECK_CLOSE(per[0].ap, 34.0 / 45, 1e-7);
+}
+
+/* ---- brute force: every gallery item's exact d2 (integer coordinates), a full sort by
+ * (d2, index), then the textbook definitions */
+typedef struct {
+    double d;
+    int64_t g;
+} item;
+
+static int item_cmp(const void *pa, const void *pb)
+{
+    const item *a = pa, *b = pb;
+    if (a->d != b->d)
+        return a->d < b->d ? -1 : 1;
+    return (a->g > b->g) - (a->g < b->g);
+}
+
+/* the metrics of query q in gallery m: out[0..3] = ap, rprec, map_r, p1, out[4..] recall; returns R */
+static int64_t brute_query(const float *Q, const int32_t *qcls, int64_t q, const float *G, const int32_t *gcls,
+                           int64_t ng, int D, int64_t ex, const uint32_t *mask, int m, const int *ks, int nk,
+                           double *out)
+{
+    item *it = malloc((size_t)ng * sizeof *it);
+    int64_t n = 0, R = 0;
+    for (int64_t g = 0; g < ng; g++) {
+        if (g == ex || (mask && !(mask[g] >> m & 1)))
+            continue;
+        double d = 0;
+        for (int k = 0; k < D; k++)
+            d += ((double)Q[q * D + k] - G[g * D + k]) * ((double)Q[q * D + k] - G[g * D + k]);
+        it[n++] = (item){d, g};
+        R += gcls[g] == qcls[q];
+    }
+    qsort(it, (size_t)n, sizeof *it, item_cmp);
+    if (R) {
+        /* precision@i for every cutoff i; AP = mean of precision@i at the positives' positions */
+        double ap = 0, map_r = 0, hits_R = 0;
+        int64_t hits = 0, first = -1;
+        for (int64_t i = 0; i < n; i++) {
+            int pos = gcls[it[i].g] == qcls[q];
+            hits += pos;
+            if (pos && first < 0)
+                first = i + 1;
+            if (pos) {
+                ap += (double)hits / (double)(i + 1);
+                if (i < R)
+                    map_r += (double)hits / (double)(i + 1);
+            }
+            if (i + 1 == R)
+                hits_R = (double)hits;
+        }
+        out[0] = ap / R;
+        out[1] = hits_R / R;
+        out[2] = map_r / R;
+        out[3] = first == 1;
+        for (int j = 0; j < nk; j++)
+            out[4 + j] = first <= ks[j];
+    }
+    free(it);
+    return R;
+}
+
+static void test_brute(void)
+{
+    rng r;
+    rng_init(&r, 714, RNG_STREAM('t', 'r', 'e', 't'));
+    int ks[4] = {1, 3, 5, 20};
+    double worst = 0;
+    for (int trial = 0; trial < 24; trial++) {
+        int D = 1 + (int)rng_below(&r, 3), classes = 1 + (int)rng_below(&r, trial % 3 ? 8 : 2);
+        int span = 2 + (int)rng_below(&r, 4); /* coordinates 0 .. span-1: many equal distances */
+        int loo = trial % 2 == 0;
+        int64_t nq = 1 + (int64_t)rng_below(&r, 200), ng = loo ? nq : 1 + (int64_t)rng_below(&r, 300);
+        float *Q = malloc((size_t)nq * D * sizeof *Q), *G = loo ? Q : malloc((size_t)ng * D * sizeof *G);
+        int32_t *qc = malloc((size_t)nq * sizeof *qc), *gc = loo ? qc : malloc((size_t)ng * sizeof *gc);
+        for (int64_t i = 0; i < nq * D; i++)
+            Q[i] = (float)((int)rng_below(&r, (uint64_t)span) - span / 2);
+        for (int64_t i = 0; i < nq; i++)
+            qc[i] = (int32_t)rng_below(&r, (uint64_t)classes + (trial % 4 == 1)); /* some classes not in the gallery */
+        if (!loo) {
+            for (int64_t i = 0; i < ng * D; i++)
+                G[i] = (float)((int)rng_below(&r, (uint64_t)span) - span / 2);
+            for (int64_t i = 0; i < ng; i++)
+                gc[i] = (int32_t)rng_below(&r, (uint64_t)classes);
+        }
+        int64_t *ex = NULL;
+        if (loo || trial % 4 == 3) {
+            ex = malloc((size_t)nq * sizeof *ex);
+            for (int64_t q = 0; q < nq; q++)
+                ex[q] = loo ? q : (int64_t)rng_below(&r, (uint64_t)ng + 1) - 1; /* -1: none */
+        }
+        int nmask = 1 + (int)rng_below(&r, 5);
+        uint32_t *mask = malloc((size_t)ng * sizeof *mask);
+        for (int64_t g = 0; g < ng; g++)
+            mask[g] = 1u | ((uint32_t)rng_u64(&r) & ((1u << nmask) - 2));
+        retrieval_job J = {Q, qc, nq, G, gc, ng, D, ex, mask, nmask, ks, 4, 1};
+        retrieval_query *per = malloc((size_t)nq * sizeof *per), *per3 = malloc((size_t)nq * sizeof *per3);
+        retrieval_summary sum[8], sum3[8];
+        retrieval_run(&J, per, sum);
+        J.threads = 3;
+        retrieval_run(&J, per3, sum3);
+        CHECK(!memcmp(per, per3, (size_t)nq * sizeof *per));
+        CHECK(!memcmp(sum, sum3, (size_t)nmask * sizeof *sum));
+        for (int m = 0; m < nmask; m++) {
+            double acc[8] = {0};
+            int64_t nqp = 0, nnp = 0;
+            for (int64_t q = 0; q < nq; q++) {
+                double out[8];
+                int64_t R = brute_query(Q, qc, q, G, gc, ng, D, ex ? ex[q] : -1, mask, m, ks, 4, out);
+                if (!R) {
+                    nnp++;
+                    if (m == 0)
+                        CHECK(per[q].npos == 0 && isnan(per[q].ap));
+                    continue;
+                }
+                nqp++;
+                for (int v = 0; v < 8; v++)
+                    acc[v] += v < 3 ? (double)(float)out[v] : out[v];
+                if (m == 0) {
+                    const retrieval_query *p = &per[q];
+                    double got[8] = {p->ap, p->rprec, p->map_r, p->p1, p->recall[0], p->recall[1], p->recall[2],
+                                     p->recall[3]};
+                    CHECK(p->npos == R);
+                    for (int v = 0; v < 8; v++) {
+                        double d = fabs(got[v] - out[v]);
+                        worst = d > worst ? d : worst;
+                        if (!(d <= 1e-6)) {
+                            CHECK_CLOSE(got[v], out[v], 1e-6);
+                            fprintf(stderr, "  trial %d query %lld value %d\n", trial, (long long)q, v);
+                        }
+                    }
+                }
+            }
+            CHECK(sum[m].queries == nqp && sum[m].no_positive == nnp);
+            if (nqp) {
+                double want[8], got[8] = {sum[m].map, sum[m].rprec, sum[m].map_r, sum[m].p1, sum[m].recall[0],
+                                          sum[m].recall[1], sum[m].recall[2], sum[m].recall[3]};
+                for (int v = 0; v < 8; v++) {
+                    want[v] = acc[v] / nqp;
+                    CHECK_CLOSE(got[v], want[v], 1e-9);
+                }
+            }
+        }
+        free(per);
+        free(per3);
+        free(mask);
+        free(ex);
+        if (!loo) {
+            free(G);
+            free(gc);
+        }
+        free(Q);
+        free(qc);
+    }
+    printf("brute force: largest per-query difference %.3g\n", worst);
+}
+
+/* a class of 100 items (the radix sort's path, beyond the insertion sort's 48) with distances
+ * spread over many float exponents, against the brute force */
+static void test_large_class(void)
+{
+    enum { N = 300 };
+    float X[N];
+    int32_t c[N];
+    int64_t ex[N];
+    rng r;
+    rng_init(&r, 714, RNG_STREAM('t', 'r', 'e', 'l'));
+    for (int i = 0; i < N; i++) {
+        X[i] = (float)((int)rng_below(&r, 4001) - 2000); /* d2 up to 1.6e7: all four bytes vary */
+        c[i] = i % 3;
+        ex[i] = i;
+    }
+    int ks[1] = {1};
+    retrieval_job J = {X, c, N, X, c, N, 1, ex, NULL, 1, ks, 1, 1};
+    retrieval_query per[N];
+    retrieval_summary sum[1];
+    retrieval_run(&J, per, sum);
+    for (int q = 0; q < N; q++) {
+        double out[5];
+        brute_query(X, c, q, X, c, N, 1, q, NULL, 0, ks, 1, out);
+        CHECK_CLOSE(per[q].ap, out[0], 1e-6);
+        CHECK_CLOSE(per[q].map_r, out[2], 1e-6);
+        CHECK(per[q].recall[0] == out[4]);
+    }
+}
+
+/* a query in its own gallery ranks itself first: its d2 = (|q|^2 + |q|^2) - 2 q.q may round
+ * below 0 (the norm in double, the dot product in float sgemm), which must count as 0, never as
+ * the largest key */
+static void test_self_first(void)
+{
+    enum { N = 500, D = 16 };
+    float *X = malloc(N * D * sizeof *X);
+    int32_t c[N];
+    rng r;
+    rng_init(&r, 714, RNG_STREAM('t', 'r', 'e', 's'));
+    for (int i = 0; i < N * D; i++)
+        X[i] = (float)(3 * rng_normal(&r));
+    for (int i = 0; i < N; i++)
+        c[i] = i % 7;
+    int ks[1] = {1};
+    retrieval_job J = {X, c, N, X, c, N, D, NULL, NULL, 1, ks, 1, 1};
+    retrieval_query per[N];
+    retrieval_summary sum[1];
+    retrieval_run(&J, per, sum);
+    CHECK_CLOSE(sum[0].p1, 1, 0);
+    CHECK_CLOSE(sum[0].recall[0], 1, 0);
+    free(X);
+}
+
+static void test_masks(void)
+{
+    /* 20 % of 10: floor(2) = 2 dropped, the two most uncertain (0.9 and 0.8) */
+    double u[10] = {0.1, 0.9, 0.5, 0.3, 0.2, 0.3, 0.8, 0.05, 0.6, 0.4};
+    uint32_t mask[10], again[10], other[10];
+    int64_t nd = retrieval_clean_masks(u, 10, 20, 4, 714, mask);
+    CHECK(nd == 2);
+    for (int g = 0; g < 10; g++) {
+        CHECK(mask[g] & 1);                                /* the full gallery */
+        CHECK(!(mask[g] & 2) == (g == 1 || g == 6));       /* uncertain: items 1 and 6 out */
+    }
+    for (int r = 0; r < 4; r++) { /* each random draw drops exactly 2 */
+        int kept = 0;
+        for (int g = 0; g < 10; g++)
+            kept += mask[g] >> (2 + r) & 1;
+        CHECK(kept == 8);
+    }
+    for (int g = 0; g < 10; g++)
+        CHECK(!(mask[g] >> 6)); /* no bits beyond the 2 + 4 galleries */
+    retrieval_clean_masks(u, 10, 20, 4, 714, again);
+    CHECK(!memcmp(mask, again, sizeof mask));               /* same seed, same masks */
+    /* floor: 25 % of 10 is 2.5 -> 2; 30 % -> 3 (0.9, 0.8, 0.6) */
+    CHECK(retrieval_clean_masks(u, 10, 25, 1, 714, other) == 2);
+    CHECK(retrieval_clean_masks(u, 10, 30, 1, 714, other) == 3);
+    for (int g = 0; g < 10; g++)
+        CHECK(!(other[g] & 2) == (g == 1 || g == 6 || g == 8));
+    /* ties at the cut: four items at 0.7, one dropped; which one comes from the seed, and over
+     * seeds each of them is chosen */
+    double tie[6] = {0.7, 0.1, 0.7, 0.7, 0.2, 0.7};
+    int chosen[6] = {0};
+    for (uint64_t seed = 0; seed < 64; seed++) {
+        retrieval_clean_masks(tie, 6, 20, 1, seed, other); /* floor(1.2) = 1 */
+        int out = 0;
+        for (int g = 0; g < 6; g++)
+            if (!(other[g] & 2)) {
+                out++;
+                chosen[g]++;
+            }
+        CHECK(out == 1);
+    }
+    CHECK(chosen[1] == 0 && chosen[4] == 0);
+    CHECK(chosen[0] && chosen[2] && chosen[3] && chosen[5]);
+    /* random draws: another seed gives other masks, and the draws differ from each other; each of
+     * 100 items is dropped in about 20 % of 28 draws of 20 */
+    double flat[100];
+    uint32_t big[100], big2[100];
+    for (int g = 0; g < 100; g++)
+        flat[g] = g;
+    retrieval_clean_masks(flat, 100, 20, 28, 714, big);
+    retrieval_clean_masks(flat, 100, 20, 28, 715, big2);
+    CHECK(memcmp(big, big2, sizeof big));
+    int never = 0, differ = 0;
+    for (int g = 0; g < 100; g++) {
+        int dropped = 0;
+        for (int r = 0; r < 28; r++)
+            dropped += !(big[g] >> (2 + r) & 1);
+        never += dropped == 0;
+        differ += (big[g] >> 2 & 1) != (big[g] >> 3 & 1);
+        CHECK(!(big[g] & 2) == (g >= 80)); /* the 20 most uncertain: u = 80 .. 99 */
+    }
+    /* P(an item is never dropped in 28 draws) = 0.8^28 = 0.2 %: expect 0.2 of 100 */
+    CHECK(never <= 3);
+    CHECK(differ > 0);
+}
+
+int main(void)
+{
+    util_init("test_retrieval");
+    blas_init(NULL, 1);
+    test_from_ranks();
+    test_by_hand();
+    test_brute();
+    test_large_class();
+    test_self_first();
+    test_masks();
+    return check_done("test_retrieval");
+}
