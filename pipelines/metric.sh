@@ -1,0 +1,66 @@
+#!/bin/sh
+# metric.sh PAPER EXPERIMENT [--quick | --full] [-j JOBS] [-t THREADS] [-s STEPS] [--recipe R] OUT
+# The metric-learning papers on N-digit MNIST, P x K batches (pipelines/metric-run.sh for one
+# run): called as pipelines/hetriplet.sh and pipelines/fstat.sh, which pass PAPER.
+#   PAPER hetriplet (Taha et al. 2019): triplet vs heteroscedastic triplet, retrieval on noisy
+#         sets (half the digits occluded), gallery cleaning by uncertainty vs at random, the
+#         uncertainty-AP correlation.
+#   PAPER fstat (Ridgeway & Mozer 2018): triplet (all triplets) vs F-statistic loss, Recall@1..8
+#         on held-out classes and disentanglement (per digit position, the best single dimension).
+#   EXPERIMENT: table (N in {2, 3} x D in {8, 22} x the two models), demo (N = 2, D = 8)
+#   --quick: 500 steps of 16 x 8 images per model (minutes in all); --full: 20,000 steps (2.56
+#   million images per model). -s sets any other number of steps.
+#   -j JOBS: configurations in parallel (default 2, one core each); -t THREADS: training threads.
+#   --recipe fast (default) | paper (see metric-run.sh). TRAIN_ARGS adds train options.
+# Runs land in OUT/runs/NAME, the job log in OUT/joblog-PAPER-EXPERIMENT, the data in OUT/data/N*
+# (shared with hib.sh and spe.sh). Re-running the same command resumes. Prints the table
+# (markdown) on stdout; exits 1, naming each failed run with the end of its log, when a run did
+# not finish.
+set -eu
+. "$(dirname "$0")/common.sh"
+usage() { sed -n '2,19p' "$HEDGE_ROOT/pipelines/metric.sh" | sed 's/^# \{0,1\}//' >&2; exit 2; }
+[ $# -ge 3 ] || usage
+paper=$1 exp=$2; shift 2
+steps=500 jobs=2 threads=1 recipe=fast
+while [ $# -gt 1 ]; do
+    case $1 in
+    --quick) steps=500 ;;
+    --full) steps=20000 ;;
+    -j) jobs=$2; shift ;;
+    -s) steps=$2; shift ;;
+    -t) threads=$2; shift ;;
+    --recipe) recipe=$2; shift ;;
+    *) usage ;;
+    esac
+    shift
+done
+out=$1
+case $recipe in fast | paper) ;; *) usage ;; esac
+case $paper in
+hetriplet) models="triplet hetriplet" ;;
+fstat) models="triplet-all fstat" ;;
+*) say "metric.sh: unknown paper '$paper' (hetriplet, fstat)"; usage ;;
+esac
+mkdir -p "$out"
+RECIPE=$recipe
+export RECIPE
+configs="$out/configs-$paper-$exp.txt"
+: > "$configs.tmp"
+case $exp in
+table) for N in 2 3; do for D in 8 22; do for m in $models; do
+        echo "N$N-D$D-$m $N $D $m" >> "$configs.tmp"; done; done; done ;;
+demo) for m in $models; do echo "N2-D8-$m 2 8 $m" >> "$configs.tmp"; done ;;
+*) say "$paper.sh: unknown experiment '$exp'"; usage ;;
+esac
+mv "$configs.tmp" "$configs"
+
+for N in $(cut -d' ' -f2 "$configs" | sort -u); do
+    say "$paper: making the $N-digit data in $out/data/N$N"
+    sh "$HEDGE_ROOT/pipelines/hib-data.sh" "$N" "$out/data/N$N"
+done
+say "$paper: $exp: $(wc -l < "$configs") configurations, $steps steps of 16 x 8 each, $jobs at a time with $threads threads, recipe $recipe (more train options:${TRAIN_ARGS:- none}) (log: $out/joblog-$paper-$exp)"
+parallel --will-cite --joblog "$out/joblog-$paper-$exp" --resume-failed -j "$jobs" --colsep ' ' --halt never \
+    'mkdir -p '"$out"'/runs/{1}; THREADS='"$threads"' sh '"$HEDGE_ROOT"'/pipelines/metric-run.sh '"$out"' {1} {2} {3} {4} '"$steps"' > '"$out"'/runs/{1}/run.log 2>&1; rc=$?; cat '"$out"'/runs/{1}/run.log >&2; exit $rc' \
+    :::: "$configs" || true # which runs finished is read from their results below
+sh "$HEDGE_ROOT/pipelines/metric-tables.sh" "$paper" "$out" "$configs" "$steps" "$recipe"
+check_runs "$paper" "$out" "$configs" "$out/joblog-$paper-$exp" || exit 1
