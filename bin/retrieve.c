@@ -1,7 +1,8 @@
 /* retrieve: the retrieval evaluation of metric learning (Recall@k, P@1, R-precision, MAP@R, AP,
- * mAP), leave-one-out or against a gallery, and gallery cleaning by uncertainty against random
- * cleaning (hetero-triplet-taha-2019 section 5); writes kind `retrieval`. Definitions, tie rule
- * and the blocked computation: lib/retrieval.h.
+ * mAP), leave-one-out or against a gallery (the union of one or more streams: distractors), gallery
+ * cleaning by uncertainty against random cleaning (hetero-triplet-taha-2019 section 5), and global
+ * precision-recall over every pair (cross-example-softmax-veit-2020's calibration measure); writes
+ * kind `retrieval`. Definitions, tie rules and the blocked computation: lib/retrieval.h.
  */
 #include <getopt.h>
 #include <math.h>
@@ -16,9 +17,9 @@
 #include "util.h"
 
 static const char *usage =
-    "usage: retrieve [-k K1,K2,...] [-g GALLERY [--exclude-id]]\n"
+    "usage: retrieve [-k K1,K2,...] [-g GALLERY [-g GALLERY2 ...] [--exclude-id]]\n"
     "                [--clean X | --clean-random X [--clean-draws R] [-S SEED]]\n"
-    "                [-t THREADS] [--json FILE] [INPUT]\n"
+    "                [--global] [--global-tsv FILE] [-t THREADS] [--json FILE] [INPUT]\n"
     "       retrieve --summary [INPUT]\n"
     "  Reads an `embeddings` (or `eta`) stream of queries (INPUT or stdin) and ranks, for each, the\n"
     "  gallery: leave-one-out within INPUT (the query itself never counts) or with -g the GALLERY's\n"
@@ -39,8 +40,25 @@ static const char *usage =
     "  gets recall_at (the k), recall, p1, rprec, map_r, map (means over the records), queries,\n"
     "  no_positive, gallery_n.\n"
     "  -k K1,K2,...   the k of Recall@k, increasing, at most 16 (default 1,2,4,8)\n"
-    "  -g GALLERY     an embedding stream to search instead of the input itself\n"
-    "  --exclude-id   with -g: never rank the gallery item with the query's own id (for twin sets)\n"
+    "  -g GALLERY     an embedding stream to search instead of the input itself; several -g: their\n"
+    "                 union in order (same D, a class each; e.g. distractor images added to a\n"
+    "                 gallery), meta retrieval_gallery the paths comma-joined, gallery_part_n the\n"
+    "                 items of each (gallery record indices count through the union)\n"
+    "  --exclude-id   with -g: never rank the gallery item with the query's own id (for twin sets;\n"
+    "                 ids unique over the union, several -g: an id field in each)\n"
+    "  --global       also global precision-recall (one threshold for every query: the calibration\n"
+    "                 measure of Cross-Example Softmax) over ALL (query, gallery item) pairs of the\n"
+    "                 run (leave-one-out: every other item; the --exclude-id item left out; queries\n"
+    "                 without a positive too), positive = same class, ranked by the squared\n"
+    "                 distance's key: its float32 bits with the mantissa cut to 14 bits (2^22 bins,\n"
+    "                 each 2^-14 of d2 wide); equal keys tie (one block, as apcurve's equal scores).\n"
+    "                 Exact for that rule; constant memory. Meta and JSON: global_pr_auc\n"
+    "                 (trapezoids, apcurve's pr_auc), global_ap (steps, apcurve's ap),\n"
+    "                 global_pairs, global_positives; meta also global_points (distinct keys),\n"
+    "                 global_mantissa_bits\n"
+    "  --global-tsv FILE  --global, and its curve as TSV for plotting: a # header line, then\n"
+    "                 recall precision threshold (the bin's largest d2: \"same class when d2 <= it\"),\n"
+    "                 by increasing d2, every point or at most 1000 spread along the curve\n"
     "  --clean X      also drop the X % (0 < X < 100; floor(X n / 100) items) most uncertain gallery\n"
     "                 items (the gallery's eta, else its mean var; equal values in a random order\n"
     "                 from SEED), and R times as many items drawn at random; the mAP and Recall@k\n"
@@ -59,14 +77,17 @@ static const char *usage =
     "  --summary      read a `retrieval` stream instead and print its JSON summary line to stdout:\n"
     "                 {\"program\": \"retrieve\", \"queries\": N, \"no_positive\": M, \"gallery\": G,\n"
     "                  \"mode\": ..., \"recall_at\": [1, ...], \"recall\": [...], \"p1\": P, \"rprec\": ...,\n"
-    "                  \"map_r\": ..., \"map\": ... [, \"clean_percent\": X, ...]}\n"
+    "                  \"map_r\": ..., \"map\": ... [, \"global_pr_auc\": ...] [, \"clean_percent\": X, ...]}\n"
     "  -h             this help\n";
 
 typedef struct {
     int summary;
     int ks[RETRIEVAL_MAXK], nk, k_given, t_given, draws_given, seed_given;
-    const char *gallery;
+    const char **gallery;  /* the -g streams, in order */
+    int ngal;
     int exclude_id;
+    int global;            /* --global */
+    const char *global_tsv;
     double clean;   /* percent, 0: no cleaning */
     int clean_random_only; /* --clean-random: no uncertainty needed, the random draws only */
     int draws;
@@ -85,6 +106,18 @@ typedef struct {
     double uncertain_map, uncertain_recall[RETRIEVAL_MAXK];
     double random_map, random_map_sd, random_recall[RETRIEVAL_MAXK];
 } cleaning;
+/* the gallery: the union of the -g streams in order, or the queries themselves (leave-one-out) */
+typedef struct {
+    int64_t n;
+    float *mean;           /* (n, D) the items' centres (match_set_means) */
+    int32_t *cls;          /* (n) */
+    int64_t *id;           /* (n) */
+    double *u;             /* (n) the uncertainty (--clean: eta, else the mean var), or NULL */
+    const char *ukind;     /* "eta", "var" or NULL */
+    int64_t *part_n;       /* (streams) the items of each -g stream */
+    char *names;           /* the -g paths, comma-joined */
+} gallery;
+
 /* random cleaning only: no uncertain gallery reported */
 static int clean_has_uncertain(const cleaning *c) { return strcmp(c->uncertainty, "none") != 0; }
 
@@ -117,7 +150,7 @@ static void json_array(FILE *f, const double *v, int n)
 }
 
 static void print_summary(FILE *f, const retrieval_summary *s, int64_t ng, const char *mode, const int *ks, int nk,
-                          const cleaning *c, int has_eta, double pearson)
+                          const cleaning *c, int has_eta, double pearson, const retrieval_global *g)
 {
     fprintf(f, "{\"program\": \"retrieve\", \"queries\": %lld, \"no_positive\": %lld, \"gallery\": %lld, \"mode\": ",
             (long long)s->queries, (long long)s->no_positive, (long long)ng);
@@ -136,6 +169,14 @@ static void print_summary(FILE *f, const retrieval_summary *s, int64_t ng, const
     if (has_eta) {
         fputs(", \"eta_ap_pearson\": ", f);
         metrics_json_num(f, pearson);
+    }
+    if (g) {
+        fputs(", \"global_pr_auc\": ", f);
+        metrics_json_num(f, g->pr_auc);
+        fputs(", \"global_ap\": ", f);
+        metrics_json_num(f, g->ap);
+        fprintf(f, ", \"global_pairs\": %lld, \"global_positives\": %lld", (long long)g->pairs,
+                (long long)g->positives);
     }
     if (c) {
         fputs(", \"clean_percent\": ", f);
@@ -238,10 +279,18 @@ static void summarize(const char *path)
             meta_vector(in, "clean_uncertain_recall", c.uncertain_recall, nk);
         meta_vector(in, "clean_random_recall", c.random_recall, nk);
     }
+    retrieval_global g = {0}, *gp = NULL;
+    if (header_meta(h, "global_ap")) {
+        gp = &g;
+        g.pr_auc = header_float(h, "global_pr_auc", NAN);
+        g.ap = header_float(h, "global_ap", NAN);
+        g.pairs = header_int(h, "global_pairs", -1);
+        g.positives = header_int(h, "global_positives", -1);
+    }
     const char *gal = header_str(h, "retrieval_gallery", "?");
     double r = ei >= 0 ? retrieval_pearson(eta, ap, s.queries) : NAN;
     print_summary(stdout, &s, header_int(h, "gallery_n", -1), !strcmp(gal, "leave-one-out") ? gal : "gallery", ks, nk,
-                  cp, ei >= 0, r);
+                  cp, ei >= 0, r, gp);
     free(eta);
     free(ap);
     record_free(&rec);
@@ -286,6 +335,83 @@ static void clean_report(cleaning *c, const retrieval_summary *sum, int nk)
     c->random_map_sd = c->draws > 1 ? sqrt(m2 / (c->draws - 1)) : NAN;
 }
 
+/* the uncertainty kind of a set: "eta", "var" or NULL */
+static const char *uncertainty_kind(const match_set *S) { return S->eta ? "eta" : S->var ? "var" : NULL; }
+
+/* the union of the -g streams (gin[0 .. ngal), opened here and left open for the provenance): the
+ * same D as the queries, a class each; with --exclude-id, ids (several streams: an `id` field each);
+ * with need_u, the same uncertainty kind in every stream (that of the first) */
+static gallery read_galleries(const options *o, const match_set *Q, int need_u, stream_reader **gin)
+{
+    gallery G = {0};
+    G.part_n = emalloc((size_t)o->ngal * sizeof *G.part_n);
+    size_t len = 1;
+    for (int i = 0; i < o->ngal; i++)
+        len += strlen(o->gallery[i]) + 1;
+    G.names = ecalloc(len, 1);
+    for (int i = 0; i < o->ngal; i++) {
+        gin[i] = stream_open_path(o->gallery[i]);
+        match_set *S = match_set_read(gin[i]);
+        const char *name = gin[i]->name;
+        if (S->D != Q->D)
+            die("%s: the gallery has %d dimensions, the queries %d", name, S->D, Q->D);
+        if (!S->cls)
+            die("%s: no 'class' field: no positives to rank", name);
+        if (o->exclude_id && o->ngal > 1 && !S->has_id)
+            die("%s: no 'id' field: --exclude-id over several galleries needs the ids", name);
+        const char *k = uncertainty_kind(S);
+        if (need_u && i == 0)
+            G.ukind = k;
+        if (need_u && G.ukind && (!k || strcmp(k, G.ukind)))
+            die("%s: no '%s' field: --clean needs the first gallery's uncertainty (%s) in every gallery", name,
+                G.ukind, G.ukind);
+        int64_t n0 = G.n, n = S->n, D = Q->D;
+        G.n += n;
+        G.part_n[i] = n;
+        float *m = match_set_means(S, NULL);
+        G.mean = erealloc(G.mean, (size_t)G.n * D * sizeof *G.mean);
+        memcpy(G.mean + n0 * D, m, (size_t)n * D * sizeof *m);
+        free(m);
+        G.cls = erealloc(G.cls, (size_t)G.n * sizeof *G.cls);
+        memcpy(G.cls + n0, S->cls, (size_t)n * sizeof *G.cls);
+        G.id = erealloc(G.id, (size_t)G.n * sizeof *G.id);
+        memcpy(G.id + n0, S->id, (size_t)n * sizeof *G.id);
+        if (need_u && G.ukind) {
+            double *u = uncertainty(S);
+            G.u = erealloc(G.u, (size_t)G.n * sizeof *G.u);
+            memcpy(G.u + n0, u, (size_t)n * sizeof *u);
+            free(u);
+        }
+        if (i)
+            strcat(G.names, ",");
+        strcat(G.names, o->gallery[i]);
+        match_set_free(S);
+    }
+    return G;
+}
+
+/* the queries as their own gallery (leave-one-out) */
+static gallery self_gallery(const match_set *Q, float *qm, int need_u)
+{
+    gallery G = {.n = Q->n, .mean = qm, .cls = Q->cls, .id = Q->id};
+    if (need_u) {
+        G.ukind = uncertainty_kind(Q);
+        G.u = uncertainty(Q);
+    }
+    return G;
+}
+
+#define GLOBAL_TSV_POINTS 1000 /* the plotted curve's points, at most */
+static void write_global_tsv(FILE *f, const retrieval_hist *h)
+{
+    metrics_pr_point *pts = emalloc(GLOBAL_TSV_POINTS * sizeof *pts);
+    int64_t n = retrieval_hist_curve(h, GLOBAL_TSV_POINTS, pts);
+    fprintf(f, "# recall\tprecision\tthreshold\n");
+    for (int64_t t = 0; t < n; t++)
+        fprintf(f, "%.9g\t%.9g\t%.9g\n", pts[t].recall, pts[t].precision, pts[t].threshold);
+    free(pts);
+}
+
 int main(int argc, char **argv)
 {
     util_init(argv[0]);
@@ -293,13 +419,15 @@ int main(int argc, char **argv)
     char **args = emalloc((size_t)(argc + 1) * sizeof *args); /* before getopt permutes argv */
     memcpy(args, argv, (size_t)(argc + 1) * sizeof *args);
     options o = {.ks = {1, 2, 4, 8}, .nk = 4, .draws = 5, .seed = 714};
-    enum { OPT_JSON = 256, OPT_EXCL, OPT_SUMMARY, OPT_CLEAN, OPT_CLEAN_RANDOM, OPT_DRAWS };
+    enum { OPT_JSON = 256, OPT_EXCL, OPT_SUMMARY, OPT_CLEAN, OPT_CLEAN_RANDOM, OPT_DRAWS, OPT_GLOBAL, OPT_GTSV };
     static const struct option lopts[] = {{"json", required_argument, 0, OPT_JSON},
                                           {"summary", no_argument, 0, OPT_SUMMARY},
                                           {"exclude-id", no_argument, 0, OPT_EXCL},
                                           {"clean", required_argument, 0, OPT_CLEAN},
                                           {"clean-random", required_argument, 0, OPT_CLEAN_RANDOM},
                                           {"clean-draws", required_argument, 0, OPT_DRAWS},
+                                          {"global", no_argument, 0, OPT_GLOBAL},
+                                          {"global-tsv", required_argument, 0, OPT_GTSV},
                                           {"help", no_argument, 0, 'h'},
                                           {0, 0, 0, 0}};
     int c;
@@ -307,7 +435,12 @@ int main(int argc, char **argv)
     while ((c = getopt_long(argc, argv, "k:g:t:S:h", lopts, NULL)) != -1) {
         switch (c) {
         case 'k': parse_ks(&o, optarg), o.k_given = 1; break;
-        case 'g': o.gallery = optarg; break;
+        case 'g':
+            o.gallery = erealloc(o.gallery, (size_t)(o.ngal + 1) * sizeof *o.gallery);
+            o.gallery[o.ngal++] = optarg;
+            break;
+        case OPT_GLOBAL: o.global = 1; break;
+        case OPT_GTSV: o.global_tsv = optarg, o.global = 1; break;
         case 't': o.threads = (int)parse_long("-t", optarg, 1, 64), o.t_given = 1; break;
         case 'S': o.seed = parse_u64("-S", optarg), o.seed_given = 1; break;
         case OPT_JSON: o.json = optarg; break;
@@ -333,50 +466,50 @@ int main(int argc, char **argv)
     }
     if (argc - optind > 1)
         usage_die("at most one input");
-    if (o.exclude_id && !o.gallery)
+    if (o.exclude_id && !o.ngal)
         usage_die("--exclude-id needs a gallery (-g); leave-one-out already excludes the item itself");
     if ((o.draws_given || o.seed_given) && !o.clean)
         usage_die("%s only matters with --clean", o.draws_given ? "--clean-draws" : "-S");
     o.input = optind < argc ? argv[optind] : "-";
     if (o.summary) {
-        if (o.gallery || o.json || o.exclude_id || o.k_given || o.t_given || o.clean)
-            usage_die("--summary reads a retrieval stream: no -k, -t, -g, --json, --exclude-id or --clean");
+        if (o.ngal || o.json || o.exclude_id || o.k_given || o.t_given || o.clean || o.global)
+            usage_die("--summary reads a retrieval stream: no -k, -t, -g, --json, --exclude-id, --clean or "
+                      "--global");
         summarize(o.input);
         free(args);
+        free(o.gallery);
         close_stdout();
         return 0;
     }
-    /* the summary file exists (as a temp file) before any work: an unwritable path fails now */
-    FILE *jf = o.json ? atomic_open(o.json) : NULL;
+    /* the output files exist (as temp files) before any work: an unwritable path fails now */
+    FILE *jf = o.json ? atomic_open(o.json) : NULL, *tf = o.global_tsv ? atomic_open(o.global_tsv) : NULL;
     blas_init(args, o.threads);
 
-    stream_reader *qin = stream_open_path(o.input), *gin = NULL;
-    match_set *Q = match_set_read(qin), *G = Q;
-    if (o.gallery) {
-        gin = stream_open_path(o.gallery);
-        G = match_set_read(gin);
-        if (G->D != Q->D)
-            die("the gallery has %d dimensions, the queries %d", G->D, Q->D);
-    }
-    if (!Q->cls || !G->cls)
-        die("%s: no 'class' field: no positives to rank", !Q->cls ? qin->name : gin->name);
-    int64_t nq = Q->n, ng = G->n, kmax = o.ks[o.nk - 1];
-    if (kmax > ng - (o.gallery ? 0 : 1))
+    stream_reader *qin = stream_open_path(o.input);
+    stream_reader **gin = emalloc((size_t)(o.ngal ? o.ngal : 1) * sizeof *gin);
+    match_set *Q = match_set_read(qin);
+    if (!Q->cls)
+        die("%s: no 'class' field: no positives to rank", qin->name);
+    int need_u = o.clean && !o.clean_random_only;
+    float *qm = match_set_means(Q, NULL);
+    gallery G = o.ngal ? read_galleries(&o, Q, need_u, gin) : self_gallery(Q, qm, need_u);
+    int64_t nq = Q->n, ng = G.n, kmax = o.ks[o.nk - 1];
+    if (kmax > ng - (o.ngal ? 0 : 1))
         die("Recall@%lld needs at least %lld %s items, the %s has %lld", (long long)kmax,
-            (long long)(o.gallery ? kmax : kmax + 1), o.gallery ? "gallery" : "(leave-one-out)",
-            o.gallery ? "gallery" : "input", (long long)ng);
+            (long long)(o.ngal ? kmax : kmax + 1), o.ngal ? "gallery" : "(leave-one-out)",
+            o.ngal ? "gallery" : "input", (long long)ng);
     int64_t *exclude = NULL;
-    if (!o.gallery) {
+    if (!o.ngal) {
         exclude = emalloc((size_t)nq * sizeof *exclude);
         for (int64_t q = 0; q < nq; q++)
             exclude[q] = q;
     } else if (o.exclude_id) {
         int dup;
         int64_t dup_id;
-        match_id_index *t = match_ids_index(G->id, ng, &dup, &dup_id);
+        match_id_index *t = match_ids_index(G.id, ng, &dup, &dup_id);
         if (dup)
-            die("%s: id %lld appears twice in the gallery: --exclude-id needs unique ids", gin->name,
-                (long long)dup_id);
+            die("%s: id %lld appears twice in the gallery: --exclude-id needs unique ids",
+                o.ngal == 1 ? gin[0]->name : G.names, (long long)dup_id);
         exclude = emalloc((size_t)nq * sizeof *exclude);
         for (int64_t q = 0; q < nq; q++)
             exclude[q] = match_ids_lookup(t, ng, Q->id[q]);
@@ -387,21 +520,22 @@ int main(int argc, char **argv)
     uint32_t *mask = NULL;
     int nmask = 1;
     if (o.clean) {
-        double *u = o.clean_random_only ? ecalloc((size_t)(ng ? ng : 1), sizeof *u) : uncertainty(G);
+        double *u = o.clean_random_only ? ecalloc((size_t)(ng ? ng : 1), sizeof *u) : G.u;
         if (!u)
             die("--clean needs an uncertainty: the gallery has neither eta nor var (--clean-random: the random "
                 "draws alone)");
         mask = emalloc((size_t)ng * sizeof *mask);
-        cl = (cleaning){.percent = o.clean, .draws = o.draws,
-                        .uncertainty = o.clean_random_only ? "none" : G->eta ? "eta" : "var"};
+        cl = (cleaning){.percent = o.clean, .draws = o.draws, .uncertainty = o.clean_random_only ? "none" : G.ukind};
         cl.dropped = retrieval_clean_masks(u, ng, o.clean, o.draws, o.seed, mask);
         if (!cl.dropped)
             die("--clean %g drops no item of a gallery of %lld", o.clean, (long long)ng);
         nmask = 2 + o.draws;
-        free(u);
+        if (o.clean_random_only)
+            free(u);
     }
-    float *qm = match_set_means(Q, NULL), *gm = G == Q ? qm : match_set_means(G, NULL);
-    retrieval_job J = {qm, Q->cls, nq, gm, G->cls, ng, Q->D, exclude, mask, nmask, o.ks, o.nk, blas_threads()};
+    retrieval_hist *hist = o.global ? retrieval_hist_new() : NULL;
+    retrieval_job J = {qm, Q->cls, nq, G.mean, G.cls, ng, Q->D, exclude, mask, nmask, o.ks, o.nk, blas_threads(),
+                       hist};
     retrieval_query *per = emalloc((size_t)nq * sizeof *per);
     retrieval_summary sum[RETRIEVAL_MAXMASK];
     retrieval_run(&J, per, sum);
@@ -412,6 +546,9 @@ int main(int argc, char **argv)
              (long long)nq);
     if (o.clean)
         clean_report(&cl, sum, o.nk);
+    retrieval_global glob = {0};
+    if (hist)
+        retrieval_hist_summary(hist, &glob);
     double *qeta = uncertainty(Q), pearson = NAN;
     if (qeta) { /* over the records: the queries with a positive */
         double *e = emalloc((size_t)(nq ? nq : 1) * sizeof *e), *a = emalloc((size_t)(nq ? nq : 1) * sizeof *a);
@@ -431,12 +568,14 @@ int main(int argc, char **argv)
     if (o.clean)
         header_set_seed(h, o.seed);
     header_add_input(h, qin->header);
-    if (gin)
-        header_add_input(h, gin->header);
+    for (int i = 0; i < o.ngal; i++)
+        header_add_input(h, gin[i]->header);
     header_copy_meta(h, qin->header);
     header_set_str(h, "retrieval_distance", "mean");
-    header_set_str(h, "retrieval_gallery", o.gallery ? o.gallery : "leave-one-out");
+    header_set_str(h, "retrieval_gallery", o.ngal ? G.names : "leave-one-out");
     header_set_int(h, "gallery_n", ng);
+    if (o.ngal > 1)
+        set_vector(h, "gallery_part_n", DT_I64, G.part_n, o.ngal);
     header_set_int(h, "queries", sum[0].queries);
     header_set_int(h, "no_positive", sum[0].no_positive);
     int64_t kshape[1] = {o.nk}, kv[RETRIEVAL_MAXK];
@@ -450,6 +589,14 @@ int main(int argc, char **argv)
     header_set_float(h, "map", sum[0].map);
     if (qeta)
         header_set_float(h, "eta_ap_pearson", pearson);
+    if (hist) {
+        header_set_int(h, "global_pairs", glob.pairs);
+        header_set_int(h, "global_positives", glob.positives);
+        header_set_float(h, "global_ap", glob.ap);
+        header_set_float(h, "global_pr_auc", glob.pr_auc);
+        header_set_int(h, "global_points", glob.points);
+        header_set_int(h, "global_mantissa_bits", RETRIEVAL_GLOBAL_MANTISSA);
+    }
     if (o.clean) {
         header_set_float(h, "clean_percent", cl.percent);
         header_set_int(h, "clean_dropped", cl.dropped);
@@ -491,29 +638,42 @@ int main(int argc, char **argv)
             data[f++] = Q->occ + q * Q->nocc;
         stream_write_data(w, data, 0);
     }
-    /* the summary's data is safe first, then the stream whole, then the summary in place */
+    /* the files' data is safe first, then the stream whole, then the files in place */
     if (jf) {
-        print_summary(jf, &sum[0], ng, o.gallery ? "gallery" : "leave-one-out", o.ks, o.nk, o.clean ? &cl : NULL,
-                      qeta != NULL, pearson);
+        print_summary(jf, &sum[0], ng, o.ngal ? "gallery" : "leave-one-out", o.ks, o.nk, o.clean ? &cl : NULL,
+                      qeta != NULL, pearson, hist ? &glob : NULL);
         atomic_sync(jf);
+    }
+    if (tf) {
+        write_global_tsv(tf, hist);
+        atomic_sync(tf);
     }
     stream_finish(w);
     close_stdout();
     if (jf)
         atomic_commit(jf);
+    if (tf)
+        atomic_commit(tf);
+    retrieval_hist_free(hist);
     free(qeta);
     free(per);
-    if (gm != qm)
-        free(gm);
+    if (o.ngal) {
+        free(G.mean);
+        free(G.cls);
+        free(G.id);
+    }
+    free(G.u);
+    free(G.part_n);
+    free(G.names);
     free(qm);
     free(mask);
     free(exclude);
     header_free(h);
-    if (G != Q)
-        match_set_free(G);
     match_set_free(Q);
-    if (gin)
-        stream_close(gin);
+    for (int i = 0; i < o.ngal; i++)
+        stream_close(gin[i]);
+    free(gin);
+    free(o.gallery);
     stream_close(qin);
     free(args);
     return 0;

@@ -1,5 +1,6 @@
-/* retrieval: positives' ranks by binary search over blocks of sgemm distances; cleaning masks.
- * Definitions, tie rule and determinism: retrieval.h. */
+/* retrieval: positives' ranks by binary search over blocks of sgemm distances; the histogram of
+ * every pair's key for global precision-recall; cleaning masks. Definitions, tie rules and
+ * determinism: retrieval.h. */
 #include "retrieval.h"
 
 #include <float.h>
@@ -66,15 +67,185 @@ void retrieval_summary_finish(retrieval_summary *s, int nk)
 
 /* ------------------------------------------------------------------ one query */
 
-/* the sort key of a gallery item: its d2's float bits (monotone for d2 >= 0) above its gallery
- * index, so that comparing keys is comparing (d2, index) */
-static inline uint64_t item_key(float qn, float gn, float dot, uint32_t g)
+/* the bits of a pair's d2 = (||q||^2 + ||g||^2) + (-2 q.g) in float32: monotone for d2 >= 0 */
+static inline uint32_t d2_bits(float qn, float gn, float dot)
 {
     float d = qn + gn + dot;
     d = d > 0 ? d : 0.0f; /* rounding below 0, and -0, to +0 */
     uint32_t b;
     memcpy(&b, &d, sizeof b);
-    return (uint64_t)b << 32 | g;
+    return b;
+}
+
+/* the sort key of a gallery item: its d2's float bits above its gallery index, so that comparing
+ * keys is comparing (d2, index) */
+static inline uint64_t item_key(float qn, float gn, float dot, uint32_t g)
+{
+    return (uint64_t)d2_bits(qn, gn, dot) << 32 | g;
+}
+
+/* ------------------------------------------------------------------ global histogram */
+
+/* page e holds the bins of float exponent e: count[2 * bin + positive], bin = the kept mantissa */
+#define HIST_SHIFT (23 - RETRIEVAL_GLOBAL_MANTISSA)
+#define HIST_PAGE_BINS (1 << RETRIEVAL_GLOBAL_MANTISSA)
+#define HIST_PAGES 256
+struct retrieval_hist {
+    int64_t *page[HIST_PAGES];
+};
+
+retrieval_hist *retrieval_hist_new(void) { return ecalloc(1, sizeof(retrieval_hist)); }
+
+void retrieval_hist_free(retrieval_hist *h)
+{
+    if (!h)
+        return;
+    for (int e = 0; e < HIST_PAGES; e++)
+        free(h->page[e]);
+    free(h);
+}
+
+uint32_t retrieval_global_key(float d2)
+{
+    d2 = d2 > 0 ? d2 : 0.0f;
+    uint32_t b;
+    memcpy(&b, &d2, sizeof b);
+    return b >> HIST_SHIFT;
+}
+
+float retrieval_global_key_max(uint32_t key)
+{
+    uint32_t b = key << HIST_SHIFT | ((1u << HIST_SHIFT) - 1);
+    float f;
+    memcpy(&f, &b, sizeof f);
+    return f;
+}
+
+static int64_t *hist_slot(retrieval_hist *h, uint32_t key, int positive)
+{
+    uint32_t e = key >> RETRIEVAL_GLOBAL_MANTISSA;
+    if (e >= HIST_PAGES)
+        die("internal error: global key %u beyond the histogram", key);
+    if (!h->page[e])
+        h->page[e] = ecalloc(2 * HIST_PAGE_BINS, sizeof *h->page[e]);
+    return &h->page[e][2 * (key & (HIST_PAGE_BINS - 1)) + (positive != 0)];
+}
+
+void retrieval_hist_add(retrieval_hist *h, uint32_t key, int positive, int64_t count)
+{
+    *hist_slot(h, key, positive) += count;
+}
+
+void retrieval_hist_merge(retrieval_hist *h, const retrieval_hist *a)
+{
+    for (int e = 0; e < HIST_PAGES; e++) {
+        if (!a->page[e])
+            continue;
+        if (!h->page[e])
+            h->page[e] = ecalloc(2 * HIST_PAGE_BINS, sizeof *h->page[e]);
+        for (int i = 0; i < 2 * HIST_PAGE_BINS; i++)
+            h->page[e][i] += a->page[e][i];
+    }
+}
+
+/* walks the non-empty bins in ascending key: the running point of metrics_pr_curve */
+typedef struct {
+    const retrieval_hist *h;
+    int64_t P, tp, fp;
+    int e, i;             /* the next bin: page e, bin i */
+    uint32_t key;         /* the current point's bin */
+    double recall, precision;
+} hist_walk;
+
+static void walk_start(hist_walk *w, const retrieval_hist *h, int64_t P)
+{
+    *w = (hist_walk){.h = h, .P = P};
+}
+
+static int walk_next(hist_walk *w)
+{
+    for (; w->e < HIST_PAGES; w->e++, w->i = 0) {
+        const int64_t *p = w->h->page[w->e];
+        if (!p)
+            continue;
+        for (; w->i < HIST_PAGE_BINS; w->i++) {
+            int64_t neg = p[2 * w->i], pos = p[2 * w->i + 1];
+            if (!neg && !pos)
+                continue;
+            w->tp += pos;
+            w->fp += neg;
+            w->key = (uint32_t)w->e << RETRIEVAL_GLOBAL_MANTISSA | (uint32_t)w->i;
+            /* the same operations as metrics_pr_curve: the same doubles */
+            w->precision = (double)w->tp / (double)(w->tp + w->fp);
+            w->recall = w->P ? (double)w->tp / (double)w->P : NAN;
+            w->i++;
+            return 1;
+        }
+    }
+    return 0;
+}
+
+void retrieval_hist_summary(const retrieval_hist *h, retrieval_global *g)
+{
+    memset(g, 0, sizeof *g);
+    for (int e = 0; e < HIST_PAGES; e++)
+        if (h->page[e])
+            for (int i = 0; i < HIST_PAGE_BINS; i++) {
+                g->pairs += h->page[e][2 * i] + h->page[e][2 * i + 1];
+                g->positives += h->page[e][2 * i + 1];
+            }
+    /* metrics_ap: sum over blocks of (new positives) x (precision at the block's end), over P;
+     * metrics_pr_trapezoid_area: trapezoids from (0, the first precision) */
+    hist_walk w;
+    walk_start(&w, h, g->positives);
+    double sum = 0, area = 0, r0 = 0, p0 = 0;
+    int64_t prev = 0;
+    while (walk_next(&w)) {
+        if (!g->points++)
+            p0 = w.precision;
+        sum += (double)(w.tp - prev) * w.precision;
+        prev = w.tp;
+        area += (w.recall - r0) * 0.5 * (w.precision + p0);
+        r0 = w.recall;
+        p0 = w.precision;
+    }
+    g->ap = g->positives ? sum / (double)g->positives : NAN;
+    g->pr_auc = g->points ? area : NAN;
+}
+
+int64_t retrieval_hist_curve(const retrieval_hist *h, int64_t max, metrics_pr_point *pts)
+{
+    if (max < 2)
+        die("internal error: retrieval_hist_curve: room for %lld points", (long long)max);
+    retrieval_global g;
+    retrieval_hist_summary(h, &g);
+    if (!g.points)
+        return 0;
+    /* pass 1: the path length; pass 2: keep a point every length / (max - 2) of it */
+    hist_walk w;
+    double len = 0, r0 = 0, p0 = 0;
+    walk_start(&w, h, g.positives);
+    for (int64_t t = 0; walk_next(&w); t++) {
+        if (t)
+            len += fabs(w.recall - r0) + fabs(w.precision - p0);
+        r0 = w.recall;
+        p0 = w.precision;
+    }
+    double step = len / (double)(max - 2), acc = 0;
+    int64_t n = 0;
+    walk_start(&w, h, g.positives);
+    for (int64_t t = 0; walk_next(&w); t++) {
+        if (t)
+            acc += fabs(w.recall - r0) + fabs(w.precision - p0);
+        r0 = w.recall;
+        p0 = w.precision;
+        int last = t == g.points - 1;
+        if (g.points <= max || t == 0 || last || (acc >= step && n < max - 1)) {
+            pts[n++] = (metrics_pr_point){retrieval_global_key_max(w.key), w.recall, w.precision, w.tp, w.fp};
+            acc = 0;
+        }
+    }
+    return n;
 }
 
 /* a[0..n) distinct keys in increasing gallery index (the low word) sorted by (d2, index): a
@@ -143,6 +314,7 @@ typedef struct {
     int64_t maxp;            /* the largest class */
     retrieval_query *per;    /* (nq) gallery 0 */
     retrieval_summary *part; /* (nblocks, nmask) sums per block of queries */
+    retrieval_hist *global;  /* this worker's pairs, or NULL */
     int worker, nworkers;
 } rwork;
 
@@ -167,6 +339,30 @@ static int64_t class_bound(const int32_t *scls, int64_t n, int32_t c, int upper)
     return lo;
 }
 
+/* the pairs of gallery positions [a, b) (row: their -2 q.g) into the histogram h */
+static void global_range(retrieval_hist *h, float qn, const float *gn, const float *row, int64_t a, int64_t b,
+                         int positive)
+{
+    for (int64_t j = a; j < b; j++) {
+        uint32_t bits = d2_bits(qn, gn[j], row[j]), e = bits >> 23;
+        int64_t *p = h->page[e];
+        if (!p)
+            p = h->page[e] = ecalloc(2 * HIST_PAGE_BINS, sizeof *p);
+        p[(bits >> (HIST_SHIFT - 1) & (2 * HIST_PAGE_BINS - 2)) | (uint32_t)positive]++;
+    }
+}
+
+/* every pair of query q but the excluded one: positives [s, e), negatives the rest */
+static void global_query(retrieval_hist *h, float qn, const float *gn, const float *row, int64_t ng, int64_t s,
+                         int64_t e, int64_t exs)
+{
+    global_range(h, qn, gn, row, 0, s, 0);
+    global_range(h, qn, gn, row, s, e, 1);
+    global_range(h, qn, gn, row, e, ng, 0);
+    if (exs >= 0)
+        (*hist_slot(h, d2_bits(qn, gn[exs], row[exs]) >> HIST_SHIFT, exs >= s && exs < e))--;
+}
+
 /* query q (its row of -2 q.g at sorted positions) into res[nmask] */
 static void one_query(const rwork *W, rscratch *S, int64_t q, const float *row, retrieval_query *res)
 {
@@ -179,6 +375,8 @@ static void one_query(const rwork *W, rscratch *S, int64_t q, const float *row, 
     int nm = J->nmask;
     uint64_t *pk = S->pk;
     int64_t P = 0;
+    if (W->global)
+        global_query(W->global, qn, gn, row, ng, s, e, exs);
     for (int64_t j = s; j < e; j++)
         if (j != exs)
             pk[P++] = item_key(qn, gn[j], row[j], gidx[j]);
@@ -331,7 +529,8 @@ void retrieval_run(const retrieval_job *J, retrieval_query *per, retrieval_summa
     rwork W[64];
     pthread_t tid[64];
     for (int t = 0; t < threads; t++)
-        W[t] = (rwork){J, gs, gn, qn, gidx, scls, spos, smask, mask, maxp, per, part, t, threads};
+        W[t] = (rwork){J, gs, gn, qn, gidx, scls, spos, smask, mask, maxp, per, part,
+                       J->global ? retrieval_hist_new() : NULL, t, threads};
     for (int t = 1; t < threads; t++)
         if (pthread_create(&tid[t], NULL, rworker, &W[t]))
             die("cannot start a thread");
@@ -339,6 +538,20 @@ void retrieval_run(const retrieval_job *J, retrieval_query *per, retrieval_summa
     for (int t = 1; t < threads; t++)
         pthread_join(tid[t], NULL);
     blas_set_threads(blas_saved);
+    /* integer counts: any order gives the same sums; thread order all the same. A page the total
+     * lacks moves there instead of being copied (one thread: no second copy). */
+    for (int t = 0; t < threads; t++) {
+        retrieval_hist *part = W[t].global;
+        if (!part)
+            continue;
+        for (int e = 0; e < HIST_PAGES; e++)
+            if (part->page[e] && !J->global->page[e]) {
+                J->global->page[e] = part->page[e];
+                part->page[e] = NULL;
+            }
+        retrieval_hist_merge(J->global, part);
+        retrieval_hist_free(part);
+    }
 
     /* gallery 0 over the queries in order; the others block by block */
     memset(sum, 0, (size_t)nm * sizeof *sum);

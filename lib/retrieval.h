@@ -28,7 +28,30 @@
  * the queries in order (so a reader of the records gets the same numbers), the others' over
  * fixed blocks of RETRIEVAL_QBLOCK queries, then the blocks in order.
  *
- * Ownership: the caller owns every array; retrieval_run allocates only scratch it frees.
+ * Global precision-recall (the calibration measure of cross-example-softmax-veit-2020: one
+ * threshold for all queries). With J->global set, every (query, gallery item) pair of the run also
+ * goes into a histogram: leave-one-out every query against every other item, with a gallery every
+ * query against every item but its excluded one; gallery 0 only (cleaning masks do not apply);
+ * queries without a positive count too (their pairs are all negatives). Positive: same class.
+ * The pairs are ranked by a key, ascending (descending similarity):
+ *   key(d2)   the float32 bit pattern of the pair's d2 (the float of the per-query ranking, >= +0)
+ *             shifted right by 23 - RETRIEVAL_GLOBAL_MANTISSA: the 8 exponent bits and the top 14
+ *             of the 23 mantissa bits, 2^22 bins. For d2 in [2^e, 2^(e+1)) bin i is
+ *             [2^e (1 + i 2^-14), 2^e (1 + (i+1) 2^-14)): 2^-14 (6.1e-5) of d2 wide; below 2^-126
+ *             (subnormal) 2^-140 wide. Every integer d2 below 2^15 has a bin of its own.
+ *   ties      pairs with equal keys form one block, metrics_ap's tie rule (metrics.h): every
+ *             positive of a block gets the precision at the block's end; the PR curve has one
+ *             point per non-empty bin; global AP = metrics_ap, global PR-AUC =
+ *             metrics_pr_trapezoid_area of that curve. For this rule the numbers are EXACT: the
+ *             same doubles as those functions on every pair's key materialised (test_retrieval).
+ * Cost: one more pass over each row of distances, about 1.5 ns a pair. Counts are integers,
+ * per-thread histograms summed in thread order after the run: the result does not depend on the
+ * thread count. Memory: a page of 2^14 bins (256 KB) per float exponent touched, per thread and
+ * once merged: a few MB on real distances, 64 MB at most per copy (every exponent from 2^-149 to
+ * 2^127 touched); never grows with the pairs.
+ *
+ * Ownership: the caller owns every array and J->global; retrieval_run allocates only scratch it
+ * frees (and the pages it adds to J->global).
  *
  *   uint32_t *mask = emalloc(ng * sizeof *mask);
  *   int64_t dropped = retrieval_clean_masks(u, ng, 20, 5, 714, mask);  // galleries 0 .. 6
@@ -36,11 +59,18 @@
  *   retrieval_query *per = emalloc(nq * sizeof *per);
  *   retrieval_summary sum[7];
  *   retrieval_run(&J, per, sum);       // per: gallery 0; sum[m]: the means in gallery m
+ *
+ *   J.global = retrieval_hist_new();   // also global precision-recall over every pair
+ *   retrieval_run(&J, per, sum);
+ *   retrieval_global g;
+ *   retrieval_hist_summary(J.global, &g);  // g.ap, g.pr_auc, g.pairs, g.positives
+ *   retrieval_hist_free(J.global);
  */
 #ifndef HEDGE_RETRIEVAL_H
 #define HEDGE_RETRIEVAL_H
 #include <stdint.h>
 
+#include "metrics.h"
 #include "rng.h"
 
 #define RETRIEVAL_MAXK 16   /* Recall@k for at most this many k */
@@ -63,6 +93,7 @@ typedef struct {
     const int *ks;            /* (nk) the k of Recall@k, each >= 1 */
     int nk;                   /* 1 .. RETRIEVAL_MAXK */
     int threads;
+    struct retrieval_hist *global; /* or NULL: add every pair of the run to it (above) */
 } retrieval_job;
 
 typedef struct {
@@ -92,6 +123,36 @@ void retrieval_from_ranks(const int64_t *rank, int64_t R, const int *ks, int nk,
 /* sums: start from {0}, add queries (those with npos = 0 are only counted), then finish (means) */
 void retrieval_summary_add(retrieval_summary *s, const retrieval_query *q, int nk);
 void retrieval_summary_finish(retrieval_summary *s, int nk);
+
+/* ---- global precision-recall: the histogram of pair keys and its curve */
+#define RETRIEVAL_GLOBAL_MANTISSA 14 /* mantissa bits kept in a key */
+#define RETRIEVAL_GLOBAL_BINS ((int64_t)1 << (8 + RETRIEVAL_GLOBAL_MANTISSA))
+typedef struct retrieval_hist retrieval_hist;
+
+typedef struct {
+    int64_t pairs, positives;
+    int64_t points;          /* non-empty bins: the curve's points */
+    double ap, pr_auc;       /* NaN without a positive */
+} retrieval_global;
+
+retrieval_hist *retrieval_hist_new(void);
+void retrieval_hist_free(retrieval_hist *h);
+/* the key (bin) of a squared distance d2 (finite; negative and -0 count as +0) */
+uint32_t retrieval_global_key(float d2);
+/* the largest float32 d2 whose key is key: the curve point of bin key is "d2 <= it" */
+float retrieval_global_key_max(uint32_t key);
+/* count pairs with key key (positive or not) */
+void retrieval_hist_add(retrieval_hist *h, uint32_t key, int positive, int64_t count);
+/* h += a */
+void retrieval_hist_merge(retrieval_hist *h, const retrieval_hist *a);
+/* pairs, positives, points, AP and PR-AUC of the histogram (the definitions above) */
+void retrieval_hist_summary(const retrieval_hist *h, retrieval_global *g);
+/* the curve for plotting into pts (room for max >= 2 points), ascending key: every point when
+ * there are at most max; else thinned: the first and the last point and, between them, a point
+ * whenever the path (|d recall| + |d precision|) since the last one kept reaches 1/(max - 2) of
+ * the whole curve's; returns how many (<= max).
+ * threshold = retrieval_global_key_max of the bin (predict "same class" when d2 <= it). */
+int64_t retrieval_hist_curve(const retrieval_hist *h, int64_t max, metrics_pr_point *pts);
 
 /* Cleaning masks for ng gallery items with uncertainty u (ng, finite), dropping
  * ndrop = floor(ng * percent / 100) items (returned):

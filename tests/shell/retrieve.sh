@@ -1,7 +1,8 @@
 #!/bin/sh
 # retrieve: the metrics on hand-placed points with ties, pass-through fields, agreement with knn's
 # recall, leave-one-out versus gallery, threads, cleaning (same seed same bytes), --summary, ktau on
-# per-query AP, and bad input. Fixtures: tests/unit/test_evalfix.c.
+# per-query AP, global precision-recall against apcurve on every pair, several galleries
+# (distractors), and bad input. Fixtures: tests/unit/test_evalfix.c.
 . "$(dirname "$0")/../lib.sh"
 FIX=$BIN/../tests/test_evalfix
 [ -x "$FIX" ] || fail "$FIX is not built"
@@ -167,6 +168,101 @@ awk -v r="$r" 'NR > 1 { n++; x[n] = $12; y[n] = $3; mx += $12; my += $3 }
 "$FIX" emb -n 300 -p | "$BIN/retrieve" --json "$T/jp" >/dev/null && ! grep -q eta_ap_pearson "$T/jp" ||
     fail "eta_ap_pearson without an eta: $(cat "$T/jp")"
 
+# --- global precision-recall (--global): every (query, gallery item) pair ranked by its d2's key.
+# Integer coordinates with d2 below 2^15 have exact float32 d2 and one key per d2, so the numbers
+# must be apcurve's on every pair's score -d2 (written by awk; same class = match).
+# pairs_ap QUERIES GALLERY EXCL: the pairs of the "x y class id" files as a stream for apcurve;
+# EXCL: loo (skip the same line), id (skip the same id), none
+pairs_ap() {
+    awk -v mode="$3" 'FNR == 1 { f++ } f == 1 { qx[FNR] = $1; qy[FNR] = $2; qc[FNR] = $3; qi[FNR] = $4; nq = FNR }
+        f == 2 { gx[FNR] = $1; gy[FNR] = $2; gc[FNR] = $3; gi[FNR] = $4; ng = FNR }
+        END { for (q = 1; q <= nq; q++) for (g = 1; g <= ng; g++) {
+                  if ((mode == "loo" && q == g) || (mode == "id" && qi[q] == gi[g])) continue
+                  printf "%d %d\n", -((qx[q] - gx[g]) ^ 2 + (qy[q] - gy[g]) ^ 2), qc[q] == gc[g] } }' "$1" "$2" |
+        "$FIX" table pairs score:float64 match:uint8 | "$BIN/apcurve" -s score -l match --json
+}
+# same_global JSON_RETRIEVE JSON_APCURVE WHAT
+same_global() {
+    for k in ap pr_auc; do
+        [ "$(json_get "global_$k" <"$1")" = "$(json_get "$k" <"$2")" ] || fail "$3: global_$k differs from apcurve's $k: $(cat "$1") / $(cat "$2")"
+    done
+    [ "$(json_get global_pairs <"$1")" = "$(json_get n <"$2")" ] || fail "$3: global_pairs: $(cat "$1") / $(cat "$2")"
+    [ "$(json_get global_positives <"$1")" = "$(json_get positives <"$2")" ] || fail "$3: global_positives"
+    echo "$3: global_ap $(json_get global_ap <"$1"), global_pr_auc $(json_get global_pr_auc <"$1"): apcurve's"
+}
+mkxy() { "$FIX" table embeddings mu:float32:1x2 class:int32 id:int64; }
+# the hand-placed points: 8 x 7 ordered pairs, 2 + 2 + 6 positives (query 100 has none: 7 negatives)
+awk '{ print $1, $2, $3, $4 }' "$T/tie.txt" >"$T/tie.xy"
+"$BIN/retrieve" -k 1 --global --json "$T/jg1" "$T/tie" >"$T/rg1" 2>/dev/null || fail "--global exited $?"
+pairs_ap "$T/tie.xy" "$T/tie.xy" loo >"$T/ja1" || fail "apcurve on the pairs"
+grep -q '"global_pairs": 56, "global_positives": 10' "$T/jg1" || fail "global pairs: $(cat "$T/jg1")"
+same_global "$T/jg1" "$T/ja1" "leave-one-out, hand-placed"
+# 90 random points (x, y in 0..40, 6 classes; some d2 tie): leave-one-out, then a gallery of two
+# streams (the first 50 and the last 40) with --exclude-id: the same pairs, the same numbers
+awk 'BEGIN { srand(11); for (i = 0; i < 90; i++) printf "%d %d %d %d\n", int(rand() * 41), int(rand() * 41), int(rand() * 6), 500 + i }' >"$T/r.xy"
+mkxy <"$T/r.xy" >"$T/r90"
+head -n 50 "$T/r.xy" | mkxy >"$T/r90a"
+tail -n 40 "$T/r.xy" | mkxy >"$T/r90b"
+"$BIN/retrieve" --global --json "$T/jg2" "$T/r90" >"$T/rg2" || fail "--global on 90 points"
+pairs_ap "$T/r.xy" "$T/r.xy" loo >"$T/ja2"
+same_global "$T/jg2" "$T/ja2" "leave-one-out, 90 points"
+"$BIN/retrieve" --global -g "$T/r90a" -g "$T/r90b" --exclude-id --json "$T/jg3" "$T/r90" >"$T/rg3" ||
+    fail "two galleries --exclude-id"
+sed 's/"mode": "gallery"/"mode": "leave-one-out"/' "$T/jg3" | cmp -s - "$T/jg2" ||
+    fail "two galleries with --exclude-id differ from leave-one-out: $(cat "$T/jg3") / $(cat "$T/jg2")"
+"$FIX" cols $COLS <"$T/rg2" >"$T/c2" 2>/dev/null
+"$FIX" cols $COLS <"$T/rg3" 2>/dev/null | cmp -s - "$T/c2" || fail "two galleries: other records than leave-one-out"
+"$BIN/tshow" -q "$T/rg3" | grep -q "\"retrieval_gallery\": \"$T/r90a,$T/r90b\", \"gallery_n\": 90, \"gallery_part_n\": {\"dtype\": \"int64\", \"shape\": \[2\], \"count\": 2, \"values\": \[50, 40\]}" ||
+    fail "meta of two galleries: $("$BIN/tshow" -q "$T/rg3" | grep -o '"retrieval_gallery[^}]*}')"
+"$BIN/tshow" -q "$T/r1" | grep -q gallery_part_n && fail "gallery_part_n without a gallery"
+# a few queries against the 90 plus 20 distractors of a class no query has (a third stream)
+awk 'BEGIN { srand(12); for (i = 0; i < 20; i++) printf "%d %d 9 %d\n", int(rand() * 41), int(rand() * 41), 900 + i }' >"$T/d.xy"
+mkxy <"$T/d.xy" >"$T/d20"
+head -n 7 "$T/r.xy" | awk '{ print $2, $1, $3, $4 + 1000 }' >"$T/q.xy"
+mkxy <"$T/q.xy" >"$T/q7"
+cat "$T/r.xy" "$T/d.xy" >"$T/rd.xy"
+"$BIN/retrieve" -k 1 --global -g "$T/r90a" -g "$T/r90b" -g "$T/d20" --json "$T/jg4" "$T/q7" >/dev/null ||
+    fail "three galleries"
+pairs_ap "$T/q.xy" "$T/rd.xy" none >"$T/ja4"
+same_global "$T/jg4" "$T/ja4" "7 queries x (90 + 20 distractors)"
+grep -q '"gallery": 110' "$T/jg4" || fail "three galleries: $(cat "$T/jg4")"
+"$BIN/retrieve" -k 1 --global -g "$T/r90a" -g "$T/r90b" --json "$T/jg5" "$T/q7" >/dev/null
+check_lt "$(json_get global_pr_auc <"$T/jg4")" "$(json_get global_pr_auc <"$T/jg5")" "distractors did not lower the PR-AUC"
+# the key's truncation (lib/retrieval.h): a query at the origin, d2 65535 (class 1), 65536 (class 0)
+# and 65538 (class 1) in one bin [65536, 65540), 65540 (class 0) in the next: blocks E | A B | C,
+# global_ap (1/3 + 2/4) / 2 = 5/12, PR-AUC 1/2 (0 + 1/3) / 2 + 1/2 (1/3 + 1/2) / 2 = 7/24, while
+# the exact d2 (apcurve) rank A alone: ap (1/2 + 2/4) / 2 = 0.5
+m4() { "$FIX" table embeddings mu:float32:1x4 class:int32 id:int64; }
+echo '0 0 0 0 0 1' | m4 >"$T/o"
+printf '255 22 5 1 1 11\n256 0 0 0 0 12\n256 1 1 0 1 13\n256 2 0 0 0 14\n' | m4 >"$T/ABC"
+"$BIN/retrieve" -k 1 --global --global-tsv "$T/trunc.tsv" -g "$T/ABC" --json "$T/jt" "$T/o" >/dev/null || fail "truncation case"
+grep -q '"map": 0.5, "global_pr_auc": 0.2916666667, "global_ap": 0.4166666667, "global_pairs": 4, "global_positives": 2' "$T/jt" ||
+    fail "truncation: $(cat "$T/jt")"
+printf '# recall\tprecision\tthreshold\n0\t0\t65535.9961\n0.5\t0.333333333\t65539.9922\n1\t0.5\t65543.9922\n' |
+    cmp -s - "$T/trunc.tsv" || fail "truncation tsv: $(cat "$T/trunc.tsv")"
+# the curve of a long run: at most 1000 points plus the header, from the first to recall 1; its
+# trapezoids near the PR-AUC
+"$BIN/retrieve" --global-tsv "$T/g.tsv" --json "$T/jg6" "$T/e" >"$T/rg6" || fail "--global-tsv"
+n=$(wc -l <"$T/g.tsv")
+[ "$n" -gt 500 ] && [ "$n" -le 1001 ] || fail "--global-tsv: $n lines"
+auc=$(json_get global_pr_auc <"$T/jg6")
+awk -v a="$auc" 'NR == 2 { r0 = 0; p0 = $2 } NR > 1 { s += ($1 - r0) * ($2 + p0) / 2; r0 = $1; p0 = $2 }
+    END { exit !(r0 == 1 && (s - a) ^ 2 < 1e-6 && a > 0.5) }' "$T/g.tsv" || fail "--global-tsv curve against $auc"
+grep -q '"global_pairs": 2248500, "global_positives": 223500' "$T/jg6" || fail "1500 x 1499 pairs: $(cat "$T/jg6")"
+# the records and the other numbers do not change; --summary gives the line back; threads, bytes
+"$FIX" cols $COLS <"$T/rg6" | cmp -s - "$T/c1" || fail "--global changed the records"
+[ "$(json_get map <"$T/jg6")" = "$map" ] || fail "--global changed map"
+"$BIN/retrieve" --summary "$T/rg6" | cmp -s - "$T/jg6" || fail "--summary with --global: $("$BIN/retrieve" --summary "$T/rg6")"
+cp "$T/g.tsv" "$T/g.tsv1"
+cp "$T/jg6" "$T/jg6a"
+"$BIN/retrieve" --global-tsv "$T/g.tsv" --json "$T/jg6" "$T/e" | cmp -s - "$T/rg6" || fail "--global: same input, other bytes"
+cmp -s "$T/g.tsv" "$T/g.tsv1" && cmp -s "$T/jg6" "$T/jg6a" || fail "--global: same input, other files"
+"$BIN/retrieve" -t 2 --global-tsv "$T/g.tsv2" --json "$T/jg6b" "$T/e" >/dev/null || fail "--global -t 2"
+cmp -s "$T/jg6" "$T/jg6b" && cmp -s "$T/g.tsv" "$T/g.tsv2" || fail "--global -t 2 differs"
+"$BIN/retrieve" --clean 20 --global --json "$T/jg7" "$T/e" >/dev/null || fail "--global --clean"
+[ "$(json_get global_pr_auc <"$T/jg7")" = "$auc" ] || fail "--clean changed the global numbers"
+CF_SUFFIX=.tsv check_out_file "$BIN/retrieve" -k 1 --global-tsv @FILE@ "$T/tie"
+
 # --- the summary and the stream, all or nothing
 check_out_file "$BIN/retrieve" -k 1,2 --json @FILE@ "$T/tie"
 "$BIN/retrieve" --json /dev/full "$T/e" >"$T/full.hs" 2>"$T/err" && fail "retrieve --json /dev/full succeeded"
@@ -199,6 +295,14 @@ expect_fail 1 'query 20: squared norm 1e+40 is too large for float32 distances' 
 { cat "$T/ok.txt"; echo '0 0 0 1000'; } | mk >"$T/dup"
 expect_fail 1 'id 1000 appears twice' "$BIN/retrieve" -g "$T/dup" --exclude-id "$T/e"
 
+# bad input over several galleries: the culprit is named; nothing on stdout
+expect_fail 1 "$T/d3: the gallery has 3 dimensions, the queries 2" "$BIN/retrieve" -g "$T/e" -g "$T/d3" "$T/e"
+expect_fail 1 "$T/nocls: no 'class' field" "$BIN/retrieve" -k 1 --global -g "$T/r90a" -g "$T/nocls" "$T/tie"
+printf '0 0 5\n1 1 6\n' | "$FIX" table embeddings mu:float32:1x2 class:int32 >"$T/noid"
+expect_fail 1 "$T/noid: no 'id' field" "$BIN/retrieve" -k 1 --exclude-id -g "$T/r90a" -g "$T/noid" "$T/tie"
+expect_fail 1 'id 500 appears twice' "$BIN/retrieve" -k 1 --exclude-id -g "$T/r90a" -g "$T/r90" "$T/tie"
+expect_fail 1 "no 'eta' field" "$BIN/retrieve" --clean 20 -g "$T/eta" -g "$T/e" "$T/e"
+
 # --- misuse
 expect_fail 2 "for help" "$BIN/retrieve" -k 0 "$T/e"
 expect_fail 2 "for help" "$BIN/retrieve" -k 2,1 "$T/e"
@@ -217,6 +321,8 @@ expect_fail 2 "for help" "$BIN/retrieve" "$T/e" "$T/e"
 expect_fail 2 "for help" "$BIN/retrieve" --summary -k 1 "$T/r1"
 expect_fail 2 "for help" "$BIN/retrieve" --summary --clean 20 "$T/r1"
 expect_fail 2 "for help" "$BIN/retrieve" --summary -g "$T/e" "$T/r1"
+expect_fail 2 "for help" "$BIN/retrieve" --summary --global "$T/r1"
+expect_fail 2 "for help" "$BIN/retrieve" --summary --global-tsv "$T/x.tsv" "$T/r1"
 expect_fail 1 "expected a stream of kind 'retrieval'" "$BIN/retrieve" --summary "$T/e"
 "$BIN/retrieve" -h | grep -q '^usage: retrieve' || fail "-h"
 echo "retrieve: ok"

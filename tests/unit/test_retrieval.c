@@ -1,13 +1,15 @@
 /* retrieval: the metrics from ranks and from points by hand (derivations in the comments), the
  * blocked search against a brute force (a full sort by (d2, gallery index), then the textbook
  * formulas) on random cases full of ties, several galleries and exclusions, thread independence,
- * and the cleaning masks. */
+ * the cleaning masks; global precision-recall: the key's truncation by hand, and the histogram
+ * against metrics_ap / metrics_pr_curve on every pair's key materialised and sorted. */
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "blas.h"
 #include "check.h"
+#include "metrics.h"
 #include "retrieval.h"
 #include "rng.h"
 #include "util.h"
@@ -80,7 +82,7 @@ static void test_by_hand(void)
     int64_t ex[6] = {0, 1, 2, 3, 4, 5};
     uint32_t mask[6] = {3, 3, 1, 3, 3, 3};
     int ks[2] = {1, 2};
-    retrieval_job J = {X, cls, 6, X, cls, 6, 2, ex, mask, 2, ks, 2, 1};
+    retrieval_job J = {X, cls, 6, X, cls, 6, 2, ex, mask, 2, ks, 2, 1, NULL};
     retrieval_query per[6];
     retrieval_summary sum[2];
     retrieval_run(&J, per, sum);
@@ -216,7 +218,7 @@ static void test_brute(void)
         uint32_t *mask = malloc((size_t)ng * sizeof *mask);
         for (int64_t g = 0; g < ng; g++)
             mask[g] = 1u | ((uint32_t)rng_u64(&r) & ((1u << nmask) - 2));
-        retrieval_job J = {Q, qc, nq, G, gc, ng, D, ex, mask, nmask, ks, 4, 1};
+        retrieval_job J = {Q, qc, nq, G, gc, ng, D, ex, mask, nmask, ks, 4, 1, NULL};
         retrieval_query *per = malloc((size_t)nq * sizeof *per), *per3 = malloc((size_t)nq * sizeof *per3);
         retrieval_summary sum[8], sum3[8];
         retrieval_run(&J, per, sum);
@@ -294,7 +296,7 @@ static void test_large_class(void)
         ex[i] = i;
     }
     int ks[1] = {1};
-    retrieval_job J = {X, c, N, X, c, N, 1, ex, NULL, 1, ks, 1, 1};
+    retrieval_job J = {X, c, N, X, c, N, 1, ex, NULL, 1, ks, 1, 1, NULL};
     retrieval_query per[N];
     retrieval_summary sum[1];
     retrieval_run(&J, per, sum);
@@ -322,7 +324,7 @@ static void test_self_first(void)
     for (int i = 0; i < N; i++)
         c[i] = i % 7;
     int ks[1] = {1};
-    retrieval_job J = {X, c, N, X, c, N, D, NULL, NULL, 1, ks, 1, 1};
+    retrieval_job J = {X, c, N, X, c, N, D, NULL, NULL, 1, ks, 1, 1, NULL};
     retrieval_query per[N];
     retrieval_summary sum[1];
     retrieval_run(&J, per, sum);
@@ -396,6 +398,211 @@ static void test_masks(void)
     CHECK(differ > 0);
 }
 
+/* ---- global precision-recall */
+
+/* the key keeps 8 exponent bits and 14 mantissa bits: in [2^e, 2^(e+1)) bins of width 2^(e-14) */
+static void test_global_keys(void)
+{
+    CHECK(RETRIEVAL_GLOBAL_BINS == 1 << 22);
+    CHECK(retrieval_global_key(0.0f) == 0 && retrieval_global_key(-0.0f) == 0 && retrieval_global_key(-1.0f) == 0);
+    /* [2^14, 2^15): bins of width 1, every integer its own; [2^15, 2^16): width 2; [2^16, 2^17): 4 */
+    CHECK(retrieval_global_key(16384) + 1 == retrieval_global_key(16385));
+    CHECK(retrieval_global_key(32767) + 1 == retrieval_global_key(32768));
+    CHECK(retrieval_global_key(32768) == retrieval_global_key(32769));
+    CHECK(retrieval_global_key(65535) + 1 == retrieval_global_key(65536));
+    CHECK(retrieval_global_key(65536) == retrieval_global_key(65539));
+    CHECK(retrieval_global_key(65536) + 1 == retrieval_global_key(65540));
+    /* 1 and 1 + 2^-14 in neighbouring bins; 1 + 2^-15 with 1; the bin of 1 ends at 1 + 511 * 2^-23 */
+    CHECK(retrieval_global_key(1.0f) + 1 == retrieval_global_key(1.0f + 0x1p-14f));
+    CHECK(retrieval_global_key(1.0f) == retrieval_global_key(1.0f + 0x1p-15f));
+    CHECK(retrieval_global_key_max(retrieval_global_key(1.0f)) == 1.0f + 511 * 0x1p-23f);
+    CHECK(retrieval_global_key(1.0f + 512 * 0x1p-23f) == retrieval_global_key(1.0f) + 1);
+    /* subnormals: bins of 2^-140; the largest finite float in the last page but one (exponent 254) */
+    CHECK(retrieval_global_key(0x1p-149f) == 0 && retrieval_global_key(0x1p-140f) == 1);
+    CHECK(retrieval_global_key(3.40282347e38f) == RETRIEVAL_GLOBAL_BINS - (1 << RETRIEVAL_GLOBAL_MANTISSA) - 1);
+}
+
+/* One query at the origin (class 0), four gallery items in D = 4, exact integer d2:
+ *   E (255, 22, 5, 1)  d2 65535  class 1    bin [65534, 65536)
+ *   A (256, 0, 0, 0)   d2 65536  class 0    bin [65536, 65540): A and B tie
+ *   B (256, 1, 1, 0)   d2 65538  class 1
+ *   C (256, 2, 0, 0)   d2 65540  class 0    the next bin
+ * Blocks E | A B | C: A gets the precision at the end of its block, 1/3, C 2/4: AP (1/3 + 1/2) / 2
+ * = 5/12 (without the truncation A would rank alone at 2: AP (1/2 + 2/4) / 2 = 1/2, the per-query
+ * AP). Curve (recall, precision): (0, 0), (1/2, 1/3), (1, 1/2); trapezoids from (0, 0):
+ * 0 + 1/2 (0 + 1/3) / 2 + 1/2 (1/3 + 1/2) / 2 = 1/12 + 5/24 = 7/24. Thresholds: each bin's largest
+ * float (spacing 2^-8 below 2^16, 2^-7 above), 65536 - 2^-8, 65540 - 2^-7, 65544 - 2^-7. */
+static void test_global_by_hand(void)
+{
+    float Q[4] = {0, 0, 0, 0};
+    float G[16] = {255, 22, 5, 1, 256, 0, 0, 0, 256, 1, 1, 0, 256, 2, 0, 0};
+    int32_t qc[1] = {0}, gc[4] = {1, 0, 1, 0};
+    int ks[1] = {1};
+    retrieval_hist *h = retrieval_hist_new();
+    retrieval_job J = {Q, qc, 1, G, gc, 4, 4, NULL, NULL, 1, ks, 1, 1, h};
+    retrieval_query per[1];
+    retrieval_summary sum[1];
+    retrieval_run(&J, per, sum);
+    CHECK_CLOSE(per[0].ap, 0.5, 0);
+    retrieval_global g;
+    retrieval_hist_summary(h, &g);
+    CHECK(g.pairs == 4 && g.positives == 2 && g.points == 3);
+    CHECK_CLOSE(g.ap, 5.0 / 12, 1e-15);
+    CHECK_CLOSE(g.pr_auc, 7.0 / 24, 1e-15);
+    metrics_pr_point pts[3];
+    CHECK(retrieval_hist_curve(h, 3, pts) == 3);
+    CHECK(pts[0].threshold == 65536 - 0x1p-8f && pts[1].threshold == 65540 - 0x1p-7f &&
+          pts[2].threshold == 65544 - 0x1p-7f);
+    CHECK(pts[0].tp == 0 && pts[0].fp == 1 && pts[1].tp == 1 && pts[1].fp == 2 && pts[2].tp == 2 && pts[2].fp == 2);
+    /* merge and add: the same pairs twice give the same AP and curve, twice the counts */
+    retrieval_hist *h2 = retrieval_hist_new();
+    retrieval_hist_merge(h2, h);
+    retrieval_hist_add(h2, retrieval_global_key(65535), 0, 1);
+    retrieval_hist_add(h2, retrieval_global_key(65536), 1, 1);
+    retrieval_hist_add(h2, retrieval_global_key(65538), 0, 1);
+    retrieval_hist_add(h2, retrieval_global_key(65540), 1, 1);
+    retrieval_global g2;
+    retrieval_hist_summary(h2, &g2);
+    CHECK(g2.pairs == 8 && g2.positives == 4 && g2.points == 3 && g2.ap == g.ap && g2.pr_auc == g.pr_auc);
+    retrieval_hist_free(h2);
+    retrieval_hist_free(h);
+}
+
+/* every pair's key materialised (d2 exact: integer coordinates), then metrics_ap and
+ * metrics_pr_curve (score = -key: descending score is ascending key, equal keys tie); *exact_pts:
+ * the curve's points on the exact d2 instead (more than on the keys when the truncation merged) */
+static void brute_global(const float *Q, const int32_t *qc, int64_t nq, const float *G, const int32_t *gc,
+                         int64_t ng, int D, const int64_t *ex, double *ap, double *auc, int64_t *npairs,
+                         metrics_pr_point **curve, int64_t *npts, int64_t *exact_pts)
+{
+    double *score = malloc((size_t)(nq * ng + 1) * sizeof *score), *exact = malloc((size_t)(nq * ng + 1) * sizeof *exact);
+    uint8_t *label = malloc((size_t)(nq * ng + 1));
+    int64_t n = 0;
+    for (int64_t q = 0; q < nq; q++)
+        for (int64_t g = 0; g < ng; g++) {
+            if (ex && ex[q] == g)
+                continue;
+            double d = 0;
+            for (int k = 0; k < D; k++)
+                d += ((double)Q[q * D + k] - G[g * D + k]) * ((double)Q[q * D + k] - G[g * D + k]);
+            score[n] = -(double)retrieval_global_key((float)d);
+            exact[n] = -d;
+            label[n++] = qc[q] == gc[g];
+        }
+    *ap = metrics_ap(score, label, n);
+    *curve = malloc((size_t)(n + 1) * sizeof **curve);
+    *exact_pts = metrics_pr_curve(exact, label, n, *curve);
+    *npts = metrics_pr_curve(score, label, n, *curve);
+    *auc = metrics_pr_trapezoid_area(*curve, *npts);
+    *npairs = n;
+    free(score);
+    free(exact);
+    free(label);
+}
+
+static void test_global_brute(void)
+{
+    rng r;
+    rng_init(&r, 714, RNG_STREAM('t', 'g', 'l', 'o'));
+    int ks[1] = {1};
+    double worst = 0;
+    int64_t total = 0, merged = 0;
+    for (int trial = 0; trial < 40; trial++) {
+        int D = 1 + (int)rng_below(&r, 3), classes = 1 + (int)rng_below(&r, 6);
+        /* coordinates scale * a + b (a < span, b < 2): small scales tie on exact d2; large ones
+         * (d2 up to 1.2e7, bins up to 2^9 wide) put nearby d2 into one bin */
+        static const int scales[5] = {1, 3, 40, 300, 1000};
+        int span = 2 + (int)rng_below(&r, 3), scale = scales[trial % 5];
+        int loo = trial % 2 == 0;
+        int64_t nq = 1 + (int64_t)rng_below(&r, 60), ng = loo ? nq : 1 + (int64_t)rng_below(&r, 80);
+        float *Q = malloc((size_t)nq * D * sizeof *Q), *G = loo ? Q : malloc((size_t)ng * D * sizeof *G);
+        int32_t *qc = malloc((size_t)nq * sizeof *qc), *gc = loo ? qc : malloc((size_t)ng * sizeof *gc);
+        for (int64_t i = 0; i < nq * D; i++)
+            Q[i] = (float)(scale * ((int)rng_below(&r, (uint64_t)span) - span / 2) + (int)rng_below(&r, 2));
+        for (int64_t i = 0; i < nq; i++)
+            qc[i] = (int32_t)rng_below(&r, (uint64_t)classes + 1); /* some classes not in the gallery */
+        if (!loo) {
+            for (int64_t i = 0; i < ng * D; i++)
+                G[i] = (float)(scale * ((int)rng_below(&r, (uint64_t)span) - span / 2) + (int)rng_below(&r, 2));
+            for (int64_t i = 0; i < ng; i++)
+                gc[i] = (int32_t)rng_below(&r, (uint64_t)classes);
+        }
+        int64_t *ex = NULL;
+        if (loo || trial % 4 == 3) {
+            ex = malloc((size_t)nq * sizeof *ex);
+            for (int64_t q = 0; q < nq; q++)
+                ex[q] = loo ? q : (int64_t)rng_below(&r, (uint64_t)ng + 1) - 1; /* -1: none */
+        }
+        /* cleaning masks do not touch the global numbers (gallery 0 only) */
+        uint32_t *mask = malloc((size_t)ng * sizeof *mask);
+        for (int64_t g = 0; g < ng; g++)
+            mask[g] = 1u | ((uint32_t)rng_u64(&r) & 2u);
+        retrieval_hist *h1 = retrieval_hist_new(), *h3 = retrieval_hist_new();
+        retrieval_job J = {Q, qc, nq, G, gc, ng, D, ex, trial % 3 ? mask : NULL, trial % 3 ? 2 : 1, ks, 1, 1, h1};
+        retrieval_query *per = malloc((size_t)nq * sizeof *per);
+        retrieval_summary sum[2];
+        retrieval_run(&J, per, sum);
+        J.threads = 3;
+        J.global = h3;
+        retrieval_run(&J, per, sum);
+        retrieval_global g1, g3;
+        retrieval_hist_summary(h1, &g1);
+        retrieval_hist_summary(h3, &g3);
+        CHECK(!memcmp(&g1, &g3, sizeof g1)); /* the thread count changes nothing */
+
+        double ap, auc;
+        int64_t n, npts, exact_pts;
+        metrics_pr_point *curve;
+        brute_global(Q, qc, nq, G, gc, ng, D, ex, &ap, &auc, &n, &curve, &npts, &exact_pts);
+        int64_t P = npts ? curve[npts - 1].tp : 0;
+        CHECK(g1.pairs == n && g1.positives == P && g1.points == npts);
+        if (P) {
+            double d = fmax(fabs(g1.ap - ap), fabs(g1.pr_auc - auc));
+            worst = d > worst ? d : worst;
+            CHECK_CLOSE(g1.ap, ap, 1e-12);
+            CHECK_CLOSE(g1.pr_auc, auc, 1e-12);
+        } else
+            CHECK(isnan(g1.ap) && isnan(g1.pr_auc));
+        total += npts;
+        merged += exact_pts - npts;
+        /* the curve: with room for every point, metrics_pr_curve's points (threshold: the bin's
+         * largest d2); thinned to 8, a subsequence of them from the first to the last */
+        metrics_pr_point *all = malloc((size_t)(npts + 2) * sizeof *all), few[8];
+        CHECK(retrieval_hist_curve(h1, npts + 2, all) == npts);
+        for (int64_t t = 0; t < npts; t++) {
+            CHECK(all[t].tp == curve[t].tp && all[t].fp == curve[t].fp && all[t].precision == curve[t].precision);
+            CHECK(all[t].threshold == retrieval_global_key_max((uint32_t)-curve[t].threshold));
+        }
+        int64_t nf = retrieval_hist_curve(h1, 8, few);
+        CHECK(nf <= 8 && nf <= npts && nf >= (npts < 2 ? npts : 2));
+        for (int64_t t = 0, u = 0; t < nf; t++, u++) {
+            while (u < npts && curve[u].tp + curve[u].fp < few[t].tp + few[t].fp)
+                u++;
+            CHECK(u < npts && curve[u].tp == few[t].tp && curve[u].fp == few[t].fp);
+        }
+        if (nf) {
+            CHECK(few[0].tp == curve[0].tp && few[0].fp == curve[0].fp);
+            CHECK(few[nf - 1].tp == curve[npts - 1].tp && few[nf - 1].fp == curve[npts - 1].fp);
+        }
+        free(all);
+        free(curve);
+        free(per);
+        free(mask);
+        free(ex);
+        retrieval_hist_free(h1);
+        retrieval_hist_free(h3);
+        if (!loo) {
+            free(G);
+            free(gc);
+        }
+        free(Q);
+        free(qc);
+    }
+    CHECK(merged > 0); /* the truncation was exercised: some bins hold several distinct d2 */
+    printf("global: %lld curve points in 40 cases (%lld more on the exact d2), largest difference from the "
+           "direct computation %.3g\n", (long long)total, (long long)merged, worst);
+}
+
 int main(void)
 {
     util_init("test_retrieval");
@@ -406,5 +613,8 @@ int main(void)
     test_large_class();
     test_self_first();
     test_masks();
+    test_global_keys();
+    test_global_by_hand();
+    test_global_brute();
     return check_done("test_retrieval");
 }
