@@ -20,7 +20,9 @@ static const char *usage =
     "  Writes kind `embeddings`: mu float32 [C,D], var float32 [C,D] (stochastic models only),\n"
     "  and every input field except `image`. The header carries model, C, D, match_a, match_b\n"
     "  (and spe_se2, the learned s_e^2 of an SPE model). The images, uint8 [H, W] or [C, H, W],\n"
-    "  must have the size the model was trained on.\n"
+    "  must have the size the model was trained on. A two-tower model (trained on cosine scores,\n"
+    "  Cross-Example Softmax and kin) gets unit-length mu (meta normalized 1), so that Euclidean\n"
+    "  distances rank as its cosines do; its queries come from `qembed`.\n"
     "  -m PATH     checkpoint written by train\n"
     "  -b N        images per forward pass (default 256)\n"
     "  -t N        threads (default 1: embed usually shares the machine with a pipeline)\n"
@@ -109,6 +111,9 @@ int main(int argc, char **argv)
     header_set_float(h, "match_b", b);
     header_set_str(h, "checkpoint", ckpt);
     header_set_str(h, "loss", ci.loss);
+    int unit = ci.mc.query; /* cosine-trained: unit-length embeddings */
+    if (unit)
+        header_set_int(h, "normalized", 1);
     double se2 = ckpt_spe_se2(m);
     if (!isnan(se2))
         header_set_float(h, "spe_se2", se2);
@@ -159,6 +164,9 @@ int main(int argc, char **argv)
         if (!threaded)
             next->n = 0;
         model_forward(m, b->imgs, b->n, mu, var);
+        if (unit)
+            for (int i = 0; i < b->n; i++)
+                model_unit_length(mu + i * per, (int)per);
         for (int i = 0; i < b->n; i++) {
             void *d[STREAM_MAXFIELDS];
             int j = 0;

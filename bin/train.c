@@ -249,7 +249,11 @@ static model *start(const options *op, const loss_kind *L, const feed *f, ckpt_i
 {
     memset(ci, 0, sizeof *ci);
     ci->mc = (model_config){.digits = f->digits, .head = op->head, .C = op->head == HEAD_POINT ? 1 : op->C,
-                            .D = op->D, .channels = f->channels, .height = f->height, .width = f->width};
+                            .D = op->D, .channels = f->channels, .height = f->height, .width = f->width,
+                            .query = L->needs_query};
+    if (L->needs_query && f->digits < 1)
+        die("loss %s embeds each class's digit string with a query tower: it needs N-digit MNIST batches (meta "
+            "digits), not these", L->name);
     snprintf(ci->loss, sizeof ci->loss, "%s", L->name);
     ci->lc = loss_defaults;
     ci->lc.K = op->K > 0 ? op->K : L->default_K ? L->default_K : loss_defaults.K;
@@ -318,6 +322,10 @@ typedef struct {
     const loss_kind *L;
     ckpt_info *ci;
     float *mu, *var, *dmu, *dvar;
+    /* two-tower losses: the digits of each image's class (maxbatch, N), the query embeddings
+     * and their gradients (maxbatch, D) */
+    uint8_t *qdigits;
+    float *qmu, *dqmu;
 } trainer;
 
 /* forward, loss, backward, update on the batch in f / li; returns the loss (not finite: nothing
@@ -331,6 +339,20 @@ static double train_step(trainer *t, const feed *f, loss_input *li, loss_stats *
     li->D = ci->mc.D;
     li->mu = t->mu;
     li->var = t->var;
+    if (t->qmu) { /* query i: the digit string of image i's class */
+        int64_t top = 1;
+        for (int p = 0; p < ci->mc.digits; p++)
+            top *= 10;
+        for (int i = 0; i < li->n; i++) {
+            if (li->cls[i] < 0 || li->cls[i] >= top)
+                die("class %d is not a %d-digit number: the query tower cannot spell it", (int)li->cls[i],
+                    ci->mc.digits);
+            model_query_digits(ci->mc.digits, li->cls[i], t->qdigits + (size_t)i * ci->mc.digits);
+        }
+        model_query_forward(m, t->qdigits, li->n, t->qmu);
+        li->qmu = t->qmu;
+        li->dqmu = t->dqmu;
+    }
     memset(m->grads, 0, m->nparams * sizeof(float));
     rng r;
     rng_init(&r, ci->seed, RNG_STREAM('l', 'o', 's', 's') ^ (uint64_t)ci->step);
@@ -338,6 +360,8 @@ static double train_step(trainer *t, const feed *f, loss_input *li, loss_stats *
     if (!isfinite(lv))
         return lv;
     model_backward(m, t->dmu, t->dvar);
+    if (t->qmu)
+        model_query_backward(m, t->dqmu);
     lr_schedule sched = {.lr = ci->lr, .warmup = ci->warmup, .decay = ci->decay, .end_frac = ci->lr_end,
                          .steps = ci->steps};
     t->o->lr = lr_at(&sched, ci->step);
@@ -405,6 +429,12 @@ int main(int argc, char **argv)
     int stoch = ci.mc.head != HEAD_POINT;
     trainer t = {.m = m, .o = o, .L = L, .ci = &ci, .mu = ealloc_aligned(outs), .dmu = ealloc_aligned(outs),
                  .var = stoch ? ealloc_aligned(outs) : NULL, .dvar = stoch ? ealloc_aligned(outs) : NULL};
+    if (ci.mc.query) {
+        size_t qouts = (size_t)f.maxbatch * ci.mc.D * sizeof(float);
+        t.qdigits = emalloc((size_t)f.maxbatch * ci.mc.digits);
+        t.qmu = ealloc_aligned(qouts);
+        t.dqmu = ealloc_aligned(qouts);
+    }
 
     struct sigaction sa = {0};
     sa.sa_handler = on_signal;
@@ -483,6 +513,6 @@ int main(int argc, char **argv)
     feed_free(&f);
     model_free(m);
     optim_free(o);
-    free(t.mu); free(t.var); free(t.dmu); free(t.dvar);
+    free(t.mu); free(t.var); free(t.dmu); free(t.dvar); free(t.qdigits); free(t.qmu); free(t.dqmu);
     return rc;
 }

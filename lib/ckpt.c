@@ -50,6 +50,8 @@ void ckpt_save(const char *path, const ckpt_info *ci, const model *m, const opti
     header_set_str(h, "head", model_head_name(ci->mc.head));
     header_set_int(h, "C", ci->mc.C);
     header_set_int(h, "D", ci->mc.D);
+    if (ci->mc.query)
+        header_set_int(h, "query", 1);
     header_set_str(h, "loss", ci->loss);
     header_set_int(h, "K", ci->lc.K);
     header_set_float(h, "beta", ci->lc.beta);
@@ -247,6 +249,7 @@ model *ckpt_load(const char *path, ckpt_info *ci, optim **o, int maxbatch, strea
         die("%s: unknown head '%s'", path, head);
     ci->mc.C = (int)need_int(path, h, "C", 1, 64);
     ci->mc.D = (int)need_int(path, h, "D", 1, 4096);
+    ci->mc.query = (int)opt_int(path, h, "query", 0, 0, 1);
     /* the model is allocated before its tensors can be checked: bound what a header can make
      * it cost (the fuzzer made embed touch 1.6 GB with C = 64, D = 4096) */
     if (ci->mc.C * ci->mc.D > 4096)
@@ -259,6 +262,11 @@ model *ckpt_load(const char *path, ckpt_info *ci, optim **o, int maxbatch, strea
         die("%s: unknown loss '%s'", path, ci->loss);
     if (L->needs_var != (ci->mc.head != HEAD_POINT))
         die("%s: loss %s does not go with a %s head", path, ci->loss, head);
+    if (L->needs_query != ci->mc.query)
+        die("%s: loss %s %s a query tower, the header says %s", path, ci->loss, L->needs_query ? "needs" : "has no",
+            ci->mc.query ? "query 1" : "none");
+    if (ci->mc.query && ci->mc.digits < 1)
+        die("%s: a query tower needs N-digit images (the header has no digits)", path);
     ci->lc = loss_defaults;
     ci->lc.K = (int)opt_int(path, h, "K", loss_defaults.K, 1, 1024);
     if (L->needs_var && ci->lc.K % ci->mc.C)

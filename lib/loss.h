@@ -40,6 +40,9 @@ typedef struct {
     int triplet_form; /* triplet: LOSS_TRIPLET_SOFT (softplus, default) or LOSS_TRIPLET_HINGE (margin) */
     int mining;     /* triplet: LOSS_MINING_SEMIHARD (default), _HARD (batch-hard) or _ALL */
     int fstat_dims; /* fstat: d, the best-separated dimensions per class pair; 0 (default): all D */
+    double ce_scale0; /* two-tower losses: the initial scale of the cosine scores (learned) */
+    int ce_topk;    /* snm: the hardest negatives per query */
+    double ce_frac; /* cenm: the fraction of the batch's non-matching pairs kept (0.5) */
 } loss_config;
 enum { LOSS_SAMPLER_INTERSECTION = 0, LOSS_SAMPLER_NAIVE = 1 };
 enum { LOSS_TRIPLET_SOFT = 0, LOSS_TRIPLET_HINGE = 1 };
@@ -64,6 +67,11 @@ typedef struct {
     const uint8_t *match;
     /* episodes: query[i] = 1 for a query image, 0 for a support image (NULL otherwise) */
     const uint8_t *query;
+    /* two-tower losses (needs_query): qmu (n, Dq) is the query tower's embedding of image i's
+     * class (its digit string), unnormalised, Dq = D; the loss writes dL/dqmu into dqmu (same
+     * shape) when dqmu is not NULL. NULL for every other loss. */
+    const float *qmu;
+    float *dqmu;
 } loss_input;
 
 typedef struct {
@@ -83,6 +91,8 @@ struct loss_kind {
     const char *default_head; /* the head train builds without --head: NULL = mog if needs_var,
                                * else point; "iso" for hetriplet */
     int batches;            /* the batch kinds it takes: LOSS_PAIRS | LOSS_GROUPS | LOSS_EPISODES */
+    int needs_query;        /* 1: a two-tower loss: train builds the query tower (lib/model.h) and
+                             * fills qmu / dqmu; the images' head is point (needs_var 0) */
     int default_K;          /* K when the user gives none (0: loss_defaults.K) */
     int max_C;              /* mixture components per image it takes at most (0: any) */
     int nparams;            /* learnable parameters of the loss itself */

@@ -241,7 +241,7 @@ model *model_create(const model_config *cfg, int nextra, const char *const *extr
     const char *bad = model_check_input(c.channels, c.height, c.width);
     if (bad || c.digits < 0 || (c.digits && (c.channels != 1 || c.height != 28 || c.width != 28 * c.digits)) ||
         c.C < 1 || c.D < 1 || maxbatch < 1 || nextra < 0 || (c.head != HEAD_POINT && c.head != HEAD_MOG && c.head != HEAD_ISO) ||
-        (c.head == HEAD_POINT && c.C != 1))
+        (c.head == HEAD_POINT && c.C != 1) || (c.query && (c.digits < 1 || c.head != HEAD_POINT)))
         die("model: bad configuration (digits %d, input %dx%dx%d%s%s, head %d, C %d, D %d, maxbatch %d)", c.digits,
             c.channels, c.height, c.width, bad ? ": " : "", bad ? bad : "", c.head, c.C, c.D, maxbatch);
     model *m = ecalloc(1, sizeof *m);
@@ -270,6 +270,13 @@ model *model_create(const model_config *cfg, int nextra, const char *const *extr
     add_view(m, "fc1.b", 1, (int64_t[]){FC});
     add_view(m, "head.w", 2, (int64_t[]){im->HO, FC});
     add_view(m, "head.b", 1, (int64_t[]){im->HO});
+    if (c.query) {
+        add_view(m, "query.emb", 3, (int64_t[]){c.digits, 10, MODEL_QUERY_E});
+        add_view(m, "query.w1", 2, (int64_t[]){MODEL_QUERY_H, (int64_t)c.digits * MODEL_QUERY_E});
+        add_view(m, "query.b1", 1, (int64_t[]){MODEL_QUERY_H});
+        add_view(m, "query.w2", 2, (int64_t[]){c.D, MODEL_QUERY_H});
+        add_view(m, "query.b2", 1, (int64_t[]){c.D});
+    }
     m->nnet = m->nparams;
     m->nextra = nextra;
     for (int i = 0; i < nextra; i++)
@@ -344,6 +351,7 @@ void model_free(model *m)
     for (size_t i = 0; i < sizeof bufs / sizeof bufs[0]; i++)
         free(bufs[i]);
     free(im);
+    model_query_free(m);
     free(m->params);
     free(m->grads);
     free(m);
@@ -381,6 +389,8 @@ void model_init(model *m, uint64_t seed)
         for (size_t i = 0; i < v->size; i++)
             p[i] = (float)((2.0 * rng_uniform(&r) - 1.0) * limit);
     }
+    if (m->cfg.query)
+        model_query_init(m, seed);
 }
 
 /* ---------------------------------------------------------------- forward */

@@ -1,15 +1,20 @@
 #!/bin/sh
 # metric.sh PAPER EXPERIMENT [--quick | --full] [-j JOBS] [-t THREADS] [-s STEPS] [--recipe R] OUT
-# The metric-learning papers on N-digit MNIST, P x K batches (pipelines/metric-run.sh for one
-# run): called as pipelines/hetriplet.sh and pipelines/fstat.sh, which pass PAPER.
+# The metric-learning papers on N-digit MNIST, P x K batches (pipelines/metric-run.sh or
+# cesoftmax-run.sh for one run): called as pipelines/hetriplet.sh, fstat.sh and cesoftmax.sh,
+# which pass PAPER.
 #   PAPER hetriplet (Taha et al. 2019): triplet vs heteroscedastic triplet, retrieval on noisy
 #         sets (half the digits occluded), gallery cleaning by uncertainty vs at random, the
 #         uncertainty-AP correlation.
 #   PAPER fstat (Ridgeway & Mozer 2018): triplet (all triplets) vs F-statistic loss, Recall@1..8
 #         on held-out classes and disentanglement (per digit position, the best single dimension).
-#   EXPERIMENT: table (N in {2, 3} x D in {8, 22} x the two models), demo (N = 2, D = 8)
-#   --quick: 500 steps of 16 x 8 images per model (minutes in all); --full: 20,000 steps (2.56
-#   million images per model). -s sets any other number of steps.
+#   PAPER cesoftmax (Veit et al. 2020): two towers (digit strings, images), sampled softmax, SNM,
+#         Cross-Example Softmax, Cross-Example Negative Mining and a margin baseline; text-to-image
+#         Recall@k and global PR-AUC, with unseen-class distractors, and zero-shot on unseen numbers.
+#   EXPERIMENT: table (N in {2, 3} x D in {8, 22} x the two models; cesoftmax: N in {2, 3}, D = 16,
+#   five losses), demo (N = 2, D = 8; cesoftmax: D = 16)
+#   --quick: 500 steps of 128 images per model (16 x 8; cesoftmax 64 x 2) (minutes in all);
+#   --full: 20,000 steps (2.56 million images per model). -s sets any other number of steps.
 #   -j JOBS: configurations in parallel (default 2, one core each); -t THREADS: training threads.
 #   --recipe fast (default) | paper (see metric-run.sh). TRAIN_ARGS adds train options.
 # Runs land in OUT/runs/NAME, the job log in OUT/joblog-PAPER-EXPERIMENT, the data in OUT/data/N*
@@ -18,7 +23,7 @@
 # not finish.
 set -eu
 . "$(dirname "$0")/common.sh"
-usage() { sed -n '2,19p' "$HEDGE_ROOT/pipelines/metric.sh" | sed 's/^# \{0,1\}//' >&2; exit 2; }
+usage() { sed -n '2,25p' "$HEDGE_ROOT/pipelines/metric.sh" | sed 's/^# \{0,1\}//' >&2; exit 2; }
 [ $# -ge 3 ] || usage
 paper=$1 exp=$2; shift 2
 steps=500 jobs=2 threads=1 recipe=fast
@@ -36,10 +41,12 @@ while [ $# -gt 1 ]; do
 done
 out=$1
 case $recipe in fast | paper) ;; *) usage ;; esac
+runner=metric-run.sh dims="8 22" demo_d=8
 case $paper in
 hetriplet) models="triplet hetriplet" ;;
 fstat) models="triplet-all fstat" ;;
-*) say "metric.sh: unknown paper '$paper' (hetriplet, fstat)"; usage ;;
+cesoftmax) models="sampled_softmax snm cesoftmax cenm cemargin" runner=cesoftmax-run.sh dims=16 demo_d=16 ;;
+*) say "metric.sh: unknown paper '$paper' (hetriplet, fstat, cesoftmax)"; usage ;;
 esac
 mkdir -p "$out"
 RECIPE=$recipe
@@ -47,9 +54,9 @@ export RECIPE
 configs="$out/configs-$paper-$exp.txt"
 : > "$configs.tmp"
 case $exp in
-table) for N in 2 3; do for D in 8 22; do for m in $models; do
+table) for N in 2 3; do for D in $dims; do for m in $models; do
         echo "N$N-D$D-$m $N $D $m" >> "$configs.tmp"; done; done; done ;;
-demo) for m in $models; do echo "N2-D8-$m 2 8 $m" >> "$configs.tmp"; done ;;
+demo) for m in $models; do echo "N2-D$demo_d-$m 2 $demo_d $m" >> "$configs.tmp"; done ;;
 *) say "$paper.sh: unknown experiment '$exp'"; usage ;;
 esac
 mv "$configs.tmp" "$configs"
@@ -58,9 +65,9 @@ for N in $(cut -d' ' -f2 "$configs" | sort -u); do
     say "$paper: making the $N-digit data in $out/data/N$N"
     sh "$HEDGE_ROOT/pipelines/hib-data.sh" "$N" "$out/data/N$N"
 done
-say "$paper: $exp: $(wc -l < "$configs") configurations, $steps steps of 16 x 8 each, $jobs at a time with $threads threads, recipe $recipe (more train options:${TRAIN_ARGS:- none}) (log: $out/joblog-$paper-$exp)"
+say "$paper: $exp: $(wc -l < "$configs") configurations, $steps steps of 128 images each, $jobs at a time with $threads threads, recipe $recipe (more train options:${TRAIN_ARGS:- none}) (log: $out/joblog-$paper-$exp)"
 parallel --will-cite --joblog "$out/joblog-$paper-$exp" --resume-failed -j "$jobs" --colsep ' ' --halt never \
-    'mkdir -p '"$out"'/runs/{1}; THREADS='"$threads"' sh '"$HEDGE_ROOT"'/pipelines/metric-run.sh '"$out"' {1} {2} {3} {4} '"$steps"' > '"$out"'/runs/{1}/run.log 2>&1; rc=$?; cat '"$out"'/runs/{1}/run.log >&2; exit $rc' \
+    'mkdir -p '"$out"'/runs/{1}; THREADS='"$threads"' sh '"$HEDGE_ROOT/pipelines/$runner"' '"$out"' {1} {2} {3} {4} '"$steps"' > '"$out"'/runs/{1}/run.log 2>&1; rc=$?; cat '"$out"'/runs/{1}/run.log >&2; exit $rc' \
     :::: "$configs" || true # which runs finished is read from their results below
 sh "$HEDGE_ROOT/pipelines/metric-tables.sh" "$paper" "$out" "$configs" "$steps" "$recipe"
 check_runs "$paper" "$out" "$configs" "$out/joblog-$paper-$exp" || exit 1

@@ -1,0 +1,136 @@
+/* qembed: the query side of a two-tower model (Cross-Example Softmax and kin): embeds digit
+ * strings with the checkpoint's query tower (lib/model.h) and writes them as an `embeddings`
+ * stream, one record per query, so that `retrieve -g IMAGES QUERIES` ranks the images of each
+ * number for its string, seen or never seen in training.
+ */
+#include <getopt.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "blas.h"
+#include "ckpt.h"
+#include "model.h"
+#include "stream.h"
+#include "util.h"
+
+static const char *usage =
+    "usage: qembed -m MODEL.ckpt STRING...\n"
+    "       qembed -m MODEL.ckpt --classes [INPUT]\n"
+    "  Embeds N-digit strings (N: the model's digits) with the checkpoint's query tower and writes\n"
+    "  kind `embeddings`: mu float32 [1, D] (unit length, as `embed` writes a two-tower model's\n"
+    "  images), class int32 (the number the string spells), digits uint8 [N], id int64 (the\n"
+    "  query's index). Meta: model `query`, C 1, D, digits, normalized 1, checkpoint, loss.\n"
+    "  STRING...    the digit strings, e.g. 07 42 (exactly N digits each)\n"
+    "  --classes    instead, every class of the stream INPUT (or stdin): its meta `classes` (an\n"
+    "               `images` or `embeddings` stream of a split: the split's classes), ascending\n"
+    "  -m PATH      a checkpoint of a two-tower loss (train --loss cesoftmax, ...)\n"
+    "  -h           this help\n";
+
+int main(int argc, char **argv)
+{
+    util_init(argv[0]);
+    util_usage = usage;
+    const char *ckpt = NULL;
+    int from_classes = 0, c;
+    enum { OPT_CLASSES = 256 };
+    static const struct option lo[] = {{"classes", 0, 0, OPT_CLASSES}, {"help", 0, 0, 'h'}, {0, 0, 0, 0}};
+    while ((c = getopt_long(argc, argv, "m:h", lo, NULL)) != -1) {
+        switch (c) {
+        case 'm': ckpt = optarg; break;
+        case OPT_CLASSES: from_classes = 1; break;
+        case 'h': usage_help();
+        default: usage_die("unknown option");
+        }
+    }
+    if (!ckpt)
+        usage_die("-m MODEL.ckpt is required");
+    if (from_classes && argc - optind > 1)
+        usage_die("--classes reads one stream");
+    if (!from_classes && optind == argc)
+        usage_die("give the digit strings to embed, or --classes");
+    blas_init(argv, 1);
+
+    ckpt_info ci;
+    stream_header *ch;
+    /* the strings are checked before the checkpoint is read, against its digits below */
+    int nq = 0;
+    int32_t *cls = NULL;
+    stream_reader *in = NULL;
+    if (from_classes) {
+        in = stream_open_path(optind < argc ? argv[optind] : "-");
+        const tensor *t = header_tensor(in->header, "classes");
+        if (!t)
+            die("%s: the header has no meta 'classes' (an images or embeddings stream of one split has)", in->name);
+        nq = (int)tensor_numel(t);
+        if (nq < 1)
+            die("%s: meta 'classes' is empty", in->name);
+        cls = emalloc((size_t)nq * sizeof *cls);
+        for (int i = 0; i < nq; i++) {
+            double v = tensor_get(t, i);
+            if (v != (int32_t)v || v < 0)
+                die("%s: meta 'classes' holds %g, not a number's class", in->name, v);
+            cls[i] = (int32_t)v;
+        }
+    }
+    model *m = ckpt_load(ckpt, &ci, NULL, 1, &ch);
+    int N = ci.mc.digits, D = ci.mc.D;
+    if (!ci.mc.query)
+        die("%s has no query tower (loss %s): qembed embeds the queries of a two-tower model", ckpt, ci.loss);
+    int64_t top = 1;
+    for (int p = 0; p < N; p++)
+        top *= 10;
+    if (!from_classes) {
+        nq = argc - optind;
+        cls = emalloc((size_t)nq * sizeof *cls);
+        for (int i = 0; i < nq; i++) {
+            const char *s = argv[optind + i];
+            if ((int)strlen(s) != N || strspn(s, "0123456789") != (size_t)N)
+                die("'%s' is not a string of %d digits (the model %s embeds %d-digit numbers)", s, N, ckpt, N);
+            cls[i] = (int32_t)strtol(s, NULL, 10);
+        }
+    }
+    for (int i = 0; i < nq; i++)
+        if (cls[i] >= top)
+            die("class %d is not a %d-digit number (the model %s embeds %d-digit numbers)", (int)cls[i], N, ckpt, N);
+
+    stream_header *h = header_new("embeddings", 0);
+    header_provenance(h, argc, argv);
+    if (in)
+        header_add_input(h, in->header);
+    header_add_input(h, ch);
+    header_set_str(h, "model", "query");
+    header_set_int(h, "C", 1);
+    header_set_int(h, "D", D);
+    header_set_int(h, "digits", N);
+    header_set_int(h, "normalized", 1);
+    header_set_str(h, "checkpoint", ckpt);
+    header_set_str(h, "loss", ci.loss);
+    int64_t cd[2] = {1, D}, nd[1] = {N};
+    header_add_field(h, "mu", DT_F32, 2, cd);
+    header_add_field(h, "class", DT_I32, 0, NULL);
+    header_add_field(h, "digits", DT_U8, 1, nd);
+    header_add_field(h, "id", DT_I64, 0, NULL);
+    stream_writer *out = stream_create(stdout, h);
+    float *q = emalloc((size_t)D * sizeof *q);
+    uint8_t *dg = emalloc((size_t)N);
+    for (int i = 0; i < nq; i++) {
+        model_query_digits(N, cls[i], dg);
+        model_query_forward(m, dg, 1, q);
+        model_unit_length(q, D);
+        int64_t id = i;
+        void *d[4] = {q, &cls[i], dg, &id};
+        stream_write_data(out, d, 0);
+    }
+    stream_finish(out);
+    close_stdout();
+    free(q);
+    free(dg);
+    free(cls);
+    header_free(h);
+    header_free(ch);
+    model_free(m);
+    if (in)
+        stream_close(in);
+    return 0;
+}

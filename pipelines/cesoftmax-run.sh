@@ -1,0 +1,73 @@
+#!/bin/sh
+# cesoftmax-run.sh OUT NAME N D LOSS STEPS: trains one two-tower model of the Cross-Example Softmax
+# comparison on N-digit MNIST (queries: the digit strings of the classes, documents: the images)
+# and evaluates text-to-image retrieval and global calibration.
+#   LOSS: sampled_softmax | snm | cesoftmax | cenm | cemargin (lib/loss_ce.c)
+#   Batches: batcher -m pk, P = 64 classes x K = 2 images (128 images per step; K = 2 puts
+#   same-class pairs off the diagonal, which the losses mask out of the negatives).
+# Evaluation (`qembed` for the queries, `embed` for the images, `retrieve --global`): each query
+# is a class's digit string, its relevant images are the test images of that class.
+#   seen        the seen test classes' strings against the seen (clean) test images
+#   distract    the same queries against the seen test images plus every unseen-class test
+#               image as a distractor (the paper's Table 1 right adds 3.3M training images; ours
+#               are of the training classes, relevant, so the unseen images serve)
+#   unseen      the unseen classes' strings against the unseen test images: numbers the query
+#               tower never saw (zero-shot)
+# Numbers per set: global PR-AUC (all (query, image) pairs sorted by score: the calibration the
+# paper measures), global AP, Recall@1,5,10,100, MAP@R, mAP.
+# Writes OUT/runs/NAME/: model.ckpt, train.log, emb-*.hs, q-*.hs, ret-SET.json, results.tsv.
+# Environment: THREADS (1), SEED (714), RECIPE (fast: Adam 3e-3 peak, 5 % warm-up, cosine decay
+# to 1 %; paper: Adam 1e-3 constant), TRAIN_ARGS.
+set -eu
+. "$(dirname "$0")/common.sh"
+out=$1 name=$2 N=$3 D=$4 loss=$5 steps=$6
+seed=${SEED:-714} threads=${THREADS:-1}
+data=$out/data/N$N run=$out/runs/$name
+mkdir -p "$run"
+case $loss in
+sampled_softmax | snm | cesoftmax | cenm | cemargin) ;;
+*) say "cesoftmax-run: unknown loss '$loss'"; exit 2 ;;
+esac
+case ${RECIPE:-fast} in
+fast) recipe="--lr 3e-3 --warmup $((steps / 20)) --decay cosine --lr-end 0.01" ;;
+paper) recipe="" ;;
+*) say "cesoftmax-run: unknown recipe '$RECIPE' (fast or paper)"; exit 2 ;;
+esac
+[ -s "$data/unseen-clean.hs" ] || sh "$HEDGE_ROOT/pipelines/hib-data.sh" "$N" "$data"
+
+if [ ! -e "$run/trained" ]; then
+    resume=""
+    [ -s "$run/model.ckpt" ] && resume="--resume $run/model.ckpt"
+    say "cesoftmax-run: $name: training $steps steps of 64 x 2"
+    batcher -m pk -P 64 -K 2 -S "$seed" < "$data/train.hs" |
+        train -o "$run/model.ckpt" $resume --loss "$loss" -D "$D" -n "$steps" -S "$seed" -t "$threads" \
+            --log "$run/train.log" $recipe ${TRAIN_ARGS:-}
+    touch "$run/trained"
+fi
+
+make_file "$run/emb-seen.hs" embed -m "$run/model.ckpt" < "$data/test-clean.hs"
+make_file "$run/emb-unseen.hs" embed -m "$run/model.ckpt" < "$data/unseen-clean.hs"
+make_file "$run/q-seen.hs" qembed -m "$run/model.ckpt" --classes "$data/test-clean.hs"
+make_file "$run/q-unseen.hs" qembed -m "$run/model.ckpt" --classes "$data/unseen-clean.hs"
+: > "$run/results.tsv.tmp"
+res() { printf '%s\t%s\t%s\t%s\n' "$name" "$1" "$2" "$3" >> "$run/results.tsv.tmp"; }
+for set in seen distract unseen; do
+    case $set in
+    seen) q=$run/q-seen.hs g="-g $run/emb-seen.hs" ;;
+    distract) q=$run/q-seen.hs g="-g $run/emb-seen.hs -g $run/emb-unseen.hs" ;;
+    unseen) q=$run/q-unseen.hs g="-g $run/emb-unseen.hs" ;;
+    esac
+    j=$run/ret-$set.json
+    if [ ! -s "$j" ]; then
+        retrieve -k 1,5,10,100 $g --global --json "$j.tmp" "$q" > /dev/null
+        mv "$j.tmp" "$j"
+    fi
+    for k in global_pr_auc global_ap map map_r; do
+        v=$(json_get "$k" < "$j")
+        [ -n "$v" ] && [ "$v" != null ] && res "$set" "$k" "$v"
+    done
+    set -- $(sed -n 's/.*"recall": \[\([^]]*\)\].*/\1/p' "$j" | tr -d ,)
+    for k in 1 5 10 100; do res "$set" "r$k" "$1"; shift; done
+done
+mv "$run/results.tsv.tmp" "$run/results.tsv"
+say "cesoftmax-run: $name done"
