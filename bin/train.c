@@ -42,12 +42,16 @@ static const char *usage =
     "      --loss NAME      default softcon for point, vib for mog; see below\n"
     "  -K N                 samples per input for vib (default 8), per query for spe (default 1)\n"
     "      --beta X         KL weight for vib (default 1e-4)\n"
-    "      --margin M       margin of the hard contrastive loss and the triplet hinge (default 1)\n"
+    "      --margin M       margin of the hard contrastive loss and the triplet hinge (default 1);\n"
+    "                       cemargin: the angular margin m of L-Softmax, an integer 1..8 (default 2)\n"
     "      --a0 X --b0 X    initial a > 0 and b of the match probability\n"
     "      --se2-0 X        spe: initial s_e^2 > 0 (default: gamma = shots x D x 0.01, SPE appendix B)\n"
     "      --sampler NAME   spe: intersection (default, as the paper trains) | naive\n"
     "      --triplet FORM   triplet, hetriplet: soft (softplus(D(a,p) - D(a,n)), default) | hinge (with --margin)\n"
     "      --mining NAME    triplet, hetriplet: semihard (default) | hard (batch-hard) | all\n"
+    "      --ce-scale0 X    two-tower losses: the initial scale of the cosine scores (learned; default 10)\n"
+    "      --ce-topk K      snm: the hardest negatives kept per query (default 32)\n"
+    "      --ce-frac F      cenm: the fraction of the batch's non-matching pairs kept (default 0.5)\n"
     "      --fstat-dims N   fstat: d, the best-separated dimensions per class pair (default 2, as the\n"
     "                       paper's Figure 3; 1 when -D 1)\n"
     "      --optim NAME     adam | sgd (default adam, momentum 0.9 for sgd)\n"
@@ -73,6 +77,8 @@ typedef struct {
     const char *out, *resume, *log, *loss;
     int head, C, D, K, optim, threads, sampler, triplet_form, mining;
     int fstat_dims; /* 0: not given */
+    double ce_scale0, ce_frac; /* NaN: not given */
+    int ce_topk;    /* 0: not given */
     double beta, margin, a0, b0, se2_0, lr, lr_end;
     long warmup;
     int decay;
@@ -83,14 +89,14 @@ typedef struct {
 
 static options parse_options(int argc, char **argv)
 {
-    options op = {.head = -1, .C = 1, .D = 2, .K = -1, .beta = -1, .margin = -1, .a0 = NAN,
+    options op = {.ce_scale0 = NAN, .ce_frac = NAN, .head = -1, .C = 1, .D = 2, .K = -1, .beta = -1, .margin = -1, .a0 = NAN,
                   .b0 = NAN, .se2_0 = NAN, .sampler = -1, .triplet_form = -1, .mining = -1, .lr = 1e-3,
                   .steps = 20000, .save_every = 1000,
                   .seed = 714, .threads = 2, .optim = OPTIM_ADAM};
     enum { O_RESUME = 256, O_HEAD, O_LOSS, O_BETA, O_MARGIN, O_A0, O_B0, O_OPTIM, O_LR, O_SAVE, O_LOG, O_PROG,
            O_WARMUP, O_DECAY, O_LREND, O_SNAP, O_SE2, O_SAMPLER,
            O_TRIPLET, O_MINING,
-           O_FSTAT_DIMS };
+           O_FSTAT_DIMS, O_CE_SCALE0, O_CE_TOPK, O_CE_FRAC };
     static const struct option lo[] = {
         {"out", 1, 0, 'o'},        {"resume", 1, 0, O_RESUME}, {"head", 1, 0, O_HEAD}, {"loss", 1, 0, O_LOSS},
         {"beta", 1, 0, O_BETA},    {"margin", 1, 0, O_MARGIN}, {"a0", 1, 0, O_A0},     {"b0", 1, 0, O_B0},
@@ -98,7 +104,8 @@ static options parse_options(int argc, char **argv)
         {"threads", 1, 0, 't'},    {"save-every", 1, 0, O_SAVE}, {"log", 1, 0, O_LOG}, {"progress", 0, 0, O_PROG},
         {"snapshot-every", 1, 0, O_SNAP}, {"warmup", 1, 0, O_WARMUP}, {"decay", 1, 0, O_DECAY}, {"lr-end", 1, 0, O_LREND},
         {"se2-0", 1, 0, O_SE2},    {"sampler", 1, 0, O_SAMPLER}, {"triplet", 1, 0, O_TRIPLET}, {"mining", 1, 0, O_MINING},
-        {"fstat-dims", 1, 0, O_FSTAT_DIMS},
+        {"fstat-dims", 1, 0, O_FSTAT_DIMS}, {"ce-scale0", 1, 0, O_CE_SCALE0}, {"ce-topk", 1, 0, O_CE_TOPK},
+        {"ce-frac", 1, 0, O_CE_FRAC},
         {"help", 0, 0, 'h'},       {0, 0, 0, 0}};
     int c;
     while ((c = getopt_long(argc, argv, "o:C:D:K:n:S:t:h", lo, NULL)) != -1) {
@@ -135,6 +142,13 @@ static options parse_options(int argc, char **argv)
                 usage_die("--mining: '%s' is not all, hard or semihard", optarg);
             break;
         case O_FSTAT_DIMS: op.fstat_dims = (int)parse_long("--fstat-dims", optarg, 1, 4096); break;
+        case O_CE_SCALE0: op.ce_scale0 = parse_double("--ce-scale0", optarg, 1e-3, 1e4); break;
+        case O_CE_TOPK: op.ce_topk = (int)parse_long("--ce-topk", optarg, 1, 1000000); break;
+        case O_CE_FRAC:
+            op.ce_frac = parse_double("--ce-frac", optarg, 0, 1);
+            if (!(op.ce_frac > 0))
+                usage_die("--ce-frac: the fraction must be above 0, got '%s'", optarg);
+            break;
         case O_OPTIM:
             if (!strcmp(optarg, "adam"))
                 op.optim = OPTIM_ADAM;
@@ -237,6 +251,14 @@ static const loss_kind *choose_loss(options *op)
         usage_die("--se2-0 and --sampler are options of the spe loss");
     if (strcmp(ln, "triplet") && strcmp(ln, "hetriplet") && (op->triplet_form >= 0 || op->mining >= 0))
         usage_die("--triplet and --mining are options of the triplet and hetriplet losses");
+    if (!L->needs_query && !isnan(op->ce_scale0))
+        usage_die("--ce-scale0 is an option of the two-tower losses (sampled_softmax, snm, cesoftmax, cenm, cemargin)");
+    if (strcmp(ln, "snm") && op->ce_topk)
+        usage_die("--ce-topk is an option of the snm loss");
+    if (strcmp(ln, "cenm") && !isnan(op->ce_frac))
+        usage_die("--ce-frac is an option of the cenm loss");
+    if (!strcmp(ln, "cemargin") && op->margin >= 0 && (op->margin != (int)op->margin || op->margin < 1 || op->margin > 8))
+        usage_die("--margin %g: the cemargin loss takes an integer angular margin 1..8", op->margin);
     if (strcmp(ln, "fstat") && op->fstat_dims)
         usage_die("--fstat-dims is an option of the fstat loss");
     if (op->fstat_dims > op->D)
@@ -271,6 +293,14 @@ static model *start(const options *op, const loss_kind *L, const feed *f, ckpt_i
         ci->lc.triplet_form = op->triplet_form;
     if (op->mining >= 0)
         ci->lc.mining = op->mining;
+    if (!strcmp(L->name, "cemargin") && op->margin < 0)
+        ci->lc.margin = 2; /* L-Softmax's smallest margin: m = 1 is sampled softmax itself */
+    if (!isnan(op->ce_scale0))
+        ci->lc.ce_scale0 = op->ce_scale0;
+    if (op->ce_topk)
+        ci->lc.ce_topk = op->ce_topk;
+    if (!isnan(op->ce_frac))
+        ci->lc.ce_frac = op->ce_frac;
     if (op->fstat_dims)
         ci->lc.fstat_dims = op->fstat_dims;
     else if (!strcmp(L->name, "fstat")) /* the paper's Figure 3 (d = 2); on 2-digit MNIST d = 1 or 2

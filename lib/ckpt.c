@@ -68,6 +68,11 @@ void ckpt_save(const char *path, const ckpt_info *ci, const model *m, const opti
     }
     if (!strcmp(ci->loss, "fstat"))
         header_set_int(h, "fstat_dims", ci->lc.fstat_dims);
+    if (ci->mc.query) {
+        header_set_float(h, "ce_scale0", ci->lc.ce_scale0);
+        header_set_int(h, "ce_topk", ci->lc.ce_topk);
+        header_set_float(h, "ce_frac", ci->lc.ce_frac);
+    }
     header_set_str(h, "optim", o && o->kind == OPTIM_SGD ? "sgd" : "adam");
     header_set_float(h, "lr", ci->lr);
     header_set_int(h, "warmup", ci->warmup);
@@ -287,6 +292,9 @@ model *ckpt_load(const char *path, ckpt_info *ci, optim **o, int maxbatch, strea
     if ((ci->lc.mining = loss_mining_parse(mn)) < 0)
         die("%s: unknown triplet mining '%s'", path, mn);
     ci->lc.fstat_dims = (int)opt_int(path, h, "fstat_dims", loss_defaults.fstat_dims, 0, ci->mc.D);
+    ci->lc.ce_scale0 = opt_float(path, h, "ce_scale0", loss_defaults.ce_scale0, 1e-3, 1e4);
+    ci->lc.ce_topk = (int)opt_int(path, h, "ce_topk", loss_defaults.ce_topk, 1, 1000000);
+    ci->lc.ce_frac = opt_float(path, h, "ce_frac", loss_defaults.ce_frac, 1e-9, 1);
     if (L->max_C && ci->mc.C > L->max_C)
         die("%s: loss %s with C = %d components", path, ci->loss, ci->mc.C);
     const char *optn = header_str(h, "optim", "adam");

@@ -6,6 +6,15 @@
  * b = 0: p = sigmoid(-d), i.e. 0.5 at distance 0 and falling off on the unit scale of a freshly
  * initialised network's embeddings, with gradients of moderate size for every pair; the paper
  * learns a and b and does not give their initial values (a is stored as a_raw = softplus^-1(a)).
+ *
+ * The two-tower losses (loss_ce.c): the scale of the cosine scores starts at ce_scale0 = 10 and is
+ * learned. The paper's value was lost in the extraction ("scaled with a factor of ."); 10 sits
+ * between NormFace's bound for a softmax over normalised vectors to reach probability p = 0.9
+ * against n - 1 negatives, (n-1)/n log((n-1) p / (1-p)) = 7.0 for n = 128 (one query's row), and
+ * the same for a shared set of n^2 pairs, 11.9 (cesoftmax): large enough that the softmax is not
+ * stuck near uniform, small enough that the first steps do not saturate. ce_topk = 32 for snm:
+ * the paper keeps "the 50% largest scores" of each negative set; half of the 63 negatives of a
+ * 64-class batch (2-digit MNIST has 70 training classes). ce_frac = 0.5 for cenm, the paper's.
  */
 #include "loss.h"
 
@@ -24,6 +33,9 @@ const loss_config loss_defaults = {
     .triplet_form = LOSS_TRIPLET_SOFT,
     .mining = LOSS_MINING_SEMIHARD,
     .fstat_dims = 0,
+    .ce_scale0 = 10.0,
+    .ce_topk = 32,
+    .ce_frac = 0.5,
 };
 
 const loss_kind *const loss_kinds[] = {
@@ -35,6 +47,11 @@ const loss_kind *const loss_kinds[] = {
     &loss_triplet,
     &loss_hetriplet,
     &loss_fstat,
+    &loss_sampled_softmax,
+    &loss_snm,
+    &loss_cesoftmax,
+    &loss_cenm,
+    &loss_cemargin,
     NULL,
 };
 

@@ -82,6 +82,7 @@ double loss_kl_gauss(const float *mu, const float *var, int D);
 extern const loss_kind loss_softcon, loss_contrastive, loss_vib, loss_proto, loss_spe;
 extern const loss_kind loss_triplet, loss_hetriplet;
 extern const loss_kind loss_fstat;
+extern const loss_kind loss_sampled_softmax, loss_snm, loss_cesoftmax, loss_cenm, loss_cemargin;
 /* the {a_raw, b} parameters shared by softcon and vib */
 extern const char *const loss_match_param_names[];
 void loss_match_init_params(const loss_config *cfg, float *params);

@@ -6,13 +6,16 @@
 #   Batches: batcher -m pk, P = 64 classes x K = 2 images (128 images per step; K = 2 puts
 #   same-class pairs off the diagonal, which the losses mask out of the negatives).
 # Evaluation (`qembed` for the queries, `embed` for the images, `retrieve --global`): each query
-# is a class's digit string, its relevant images are the test images of that class.
-#   seen        the seen test classes' strings against the seen (clean) test images
-#   distract    the same queries against the seen test images plus every unseen-class test
-#               image as a distractor (the paper's Table 1 right adds 3.3M training images; ours
-#               are of the training classes, relevant, so the unseen images serve)
-#   unseen      the unseen classes' strings against the unseen test images: numbers the query
-#               tower never saw (zero-shot)
+# is a class's digit string, its relevant images are the test images of that class; clean
+# images are easy (Recall@1 is 1 within minutes), so most sets use the corrupt twins (every digit
+# occluded), where the hard cases are.
+#   seen, seenx the seen test classes' strings against the seen test images, clean / corrupt
+#   distractx   the same queries against the corrupt seen test images plus every corrupt
+#               unseen-class test image as a distractor (the paper's Table 1 right adds 3.3M
+#               training images; ours are of the training classes, relevant, so the unseen
+#               images serve)
+#   unseen, unseenx  the unseen classes' strings against the unseen test images, clean /
+#               corrupt: numbers the query tower never saw (zero-shot)
 # Numbers per set: global PR-AUC (all (query, image) pairs sorted by score: the calibration the
 # paper measures), global AP, Recall@1,5,10,100, MAP@R, mAP.
 # Writes OUT/runs/NAME/: model.ckpt, train.log, emb-*.hs, q-*.hs, ret-SET.json, results.tsv.
@@ -45,17 +48,21 @@ if [ ! -e "$run/trained" ]; then
     touch "$run/trained"
 fi
 
-make_file "$run/emb-seen.hs" embed -m "$run/model.ckpt" < "$data/test-clean.hs"
-make_file "$run/emb-unseen.hs" embed -m "$run/model.ckpt" < "$data/unseen-clean.hs"
+for c in clean corrupt; do
+    make_file "$run/emb-seen-$c.hs" embed -m "$run/model.ckpt" < "$data/test-$c.hs"
+    make_file "$run/emb-unseen-$c.hs" embed -m "$run/model.ckpt" < "$data/unseen-$c.hs"
+done
 make_file "$run/q-seen.hs" qembed -m "$run/model.ckpt" --classes "$data/test-clean.hs"
 make_file "$run/q-unseen.hs" qembed -m "$run/model.ckpt" --classes "$data/unseen-clean.hs"
 : > "$run/results.tsv.tmp"
 res() { printf '%s\t%s\t%s\t%s\n' "$name" "$1" "$2" "$3" >> "$run/results.tsv.tmp"; }
-for set in seen distract unseen; do
+for set in seen seenx distractx unseen unseenx; do
     case $set in
-    seen) q=$run/q-seen.hs g="-g $run/emb-seen.hs" ;;
-    distract) q=$run/q-seen.hs g="-g $run/emb-seen.hs -g $run/emb-unseen.hs" ;;
-    unseen) q=$run/q-unseen.hs g="-g $run/emb-unseen.hs" ;;
+    seen) q=$run/q-seen.hs g="-g $run/emb-seen-clean.hs" ;;
+    seenx) q=$run/q-seen.hs g="-g $run/emb-seen-corrupt.hs" ;;
+    distractx) q=$run/q-seen.hs g="-g $run/emb-seen-corrupt.hs -g $run/emb-unseen-corrupt.hs" ;;
+    unseen) q=$run/q-unseen.hs g="-g $run/emb-unseen-clean.hs" ;;
+    unseenx) q=$run/q-unseen.hs g="-g $run/emb-unseen-corrupt.hs" ;;
     esac
     j=$run/ret-$set.json
     if [ ! -s "$j" ]; then
