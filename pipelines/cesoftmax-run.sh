@@ -28,7 +28,8 @@ seed=${SEED:-714} threads=${THREADS:-1}
 data=$out/data/N$N run=$out/runs/$name
 mkdir -p "$run"
 case $loss in
-sampled_softmax | snm | cesoftmax | cenm | cemargin) ;;
+sampled_softmax | cesoftmax | cenm | cemargin) net="--loss $loss" ;;
+snm) net="--loss snm --ce-topk 63" ;; # the paper: the top 50 % of each query's negatives, 126 in a 64 x 2 batch
 *) say "cesoftmax-run: unknown loss '$loss'"; exit 2 ;;
 esac
 case ${RECIPE:-fast} in
@@ -43,7 +44,7 @@ if [ ! -e "$run/trained" ]; then
     [ -s "$run/model.ckpt" ] && resume="--resume $run/model.ckpt"
     say "cesoftmax-run: $name: training $steps steps of 64 x 2"
     batcher -m pk -P 64 -K 2 -S "$seed" < "$data/train.hs" |
-        train -o "$run/model.ckpt" $resume --loss "$loss" -D "$D" -n "$steps" -S "$seed" -t "$threads" \
+        train -o "$run/model.ckpt" $resume $net -D "$D" -n "$steps" -S "$seed" -t "$threads" \
             --log "$run/train.log" $recipe ${TRAIN_ARGS:-}
     touch "$run/trained"
 fi
