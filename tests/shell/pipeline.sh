@@ -70,4 +70,32 @@ for row in "point (soft" "HIB (MoG-1" "PN" "SPE"; do
     [ "$(grep -c "^| $row" "$T/spe")" = 3 ] || fail "spe.sh: no row '$row' in each of the three tables"
 done
 grep -q "spe_naive" "$T/hib/runs/N2-D2-spe/fs-unseen-xc.json" || fail "SPE was not scored by its sampler"
+
+# the metric-learning pipelines (hetriplet.sh, fstat.sh, cesoftmax.sh), same OUT and data: a
+# fake train that fails the hetriplet and cenm runs, then the real one; the tables' rows
+rm "$T/fake/bin/train"
+printf '#!/bin/sh\ncase "$*" in\n*hetriplet* | *cenm*) echo "train: simulated failure" >&2; exit 1 ;;\nesac\nexec "%s/train" "$@"\n' \
+    "$BIN" > "$T/fake/bin/train"
+chmod +x "$T/fake/bin/train"
+for paper in hetriplet cesoftmax; do
+    BUILD=$T/fake sh "$root/pipelines/$paper.sh" demo -s 20 "$T/hib" > "$T/$paper" 2> "$T/$paper.err"
+    rc=$?
+    [ "$rc" = 1 ] || fail "$paper.sh with a failing run exited $rc, expected 1"
+    grep -q "failed run N2-D[0-9]*-hetriplet\|failed run N2-D[0-9]*-cenm" "$T/$paper.err" ||
+        fail "$paper.sh did not name the failed run: $(tail -n 20 "$T/$paper.err")"
+    BUILD=$(dirname "$BIN") sh "$root/pipelines/$paper.sh" demo -s 20 "$T/hib" > "$T/$paper" 2> "$T/$paper.err" ||
+        fail "$paper.sh with every run finishing exited $?: $(tail -n 20 "$T/$paper.err")"
+done
+BUILD=$(dirname "$BIN") sh "$root/pipelines/fstat.sh" demo -s 20 "$T/hib" > "$T/fstat" 2> "$T/fstat.err" ||
+    fail "fstat.sh exited $?: $(tail -n 20 "$T/fstat.err")"
+num='-\{0,1\}[0-9.]*'
+grep -q "^| 2 | 8 | hetriplet | $num | $num | $num | $num | $num | $num | $num |" "$T/hetriplet" ||
+    fail "no whole hetriplet row (cleaning by uncertainty, tau, r): $(cat "$T/hetriplet")"
+grep -q "^| 2 | 8 | triplet | $num | $num | $num | $num | – | – | – |" "$T/hetriplet" ||
+    fail "the triplet row is not whole, or has uncertainty numbers: $(cat "$T/hetriplet")"
+grep -q "^| 2 | 8 | fstat | $num | $num | $num | $num | $num | $num | $num | $num | $num | – | $num |" "$T/fstat" ||
+    fail "no whole fstat row: $(cat "$T/fstat")"
+for L in sampled_softmax snm cesoftmax cenm cemargin; do
+    grep -q "^| 2 | 16 | $L | $num | $num | $num |" "$T/cesoftmax" || fail "no $L row: $(cat "$T/cesoftmax")"
+done
 pass
