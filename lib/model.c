@@ -580,13 +580,16 @@ void model_backward(model *m, const float *dmu, const float *dvar)
             memcpy(dho, dm, (size_t)HO * sizeof(float));
         else if (m->cfg.head == HEAD_ISO)
             for (int c = 0; c < C; c++) {
-                // var = exp(s) in every dimension: ds = exp(s) sum_d dvar[d] (0 where s is clamped)
+                // var = exp(s) in every dimension: ds = exp(s) sum_d dvar[d]; where s is clamped,
+                // the gradient at the bound (straight through), so that a step that threw s past
+                // it can come back (with a zero gradient there, an image, or the whole head, stays
+                // stuck at the bound: seen on 3-digit MNIST at lr 3e-3)
                 float *dc = dho + c * (D + 1), s = ho[c * (D + 1) + D], g = 0;
                 for (int d = 0; d < D; d++) {
                     dc[d] = dm[c * D + d];
                     g += dvar ? dvar[(size_t)i * C * D + c * D + d] : 0.0f;
                 }
-                dc[D] = fabsf(s) < MODEL_LOGVAR_MAX ? g * expf(s) : 0.0f;
+                dc[D] = g * expf(clamp_logvar(s));
             }
         else
             for (int c = 0; c < C; c++)

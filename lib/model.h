@@ -9,7 +9,8 @@
  *         raw variances; var = softplus(raw) + MODEL_VAR_FLOOR keeps variances positive), or
  *         to C x (D + 1) (iso: per component D means and one s = log sigma^2, the same variance
  *         exp(s) in every dimension, as the heteroscedastic triplet loss of Taha et al. learns
- *         it; s is clamped to [-MODEL_LOGVAR_MAX, MODEL_LOGVAR_MAX], no gradient beyond)
+ *         it; s is clamped to [-MODEL_LOGVAR_MAX, MODEL_LOGVAR_MAX], and beyond the bound the
+ *         gradient is the bound's (straight through), so that s can come back)
  *
  * All parameters live in one float block (m->params, m->nparams) with a named view per tensor
  * (m->views), followed by `nextra` extra parameters owned by the loss (the learned a and b of

@@ -438,6 +438,30 @@ static void test_avx2_avx512_same(void)
     free(a), free(b);
 }
 
+/* the iso head's log-variance beyond its bound: var is exp(bound), and the gradient is the
+ * bound's (straight through), never 0, so that an image thrown past the bound comes back */
+static void test_iso_bound(void)
+{
+    model *m = model_create(&(model_config){.digits = 1, .head = HEAD_ISO, .C = 1, .D = 2}, 0, NULL, 2);
+    model_init(m, 3);
+    const model_view *hb = model_view_find(m, "head.b"), *hw = model_view_find(m, "head.w");
+    memset(m->params + hw->offset + 2 * hw->shape[1], 0, hw->shape[1] * sizeof(float)); /* s = its bias */
+    uint8_t *img = rand_images(m, 1);
+    float mu[2], var[2], dmu[2] = {0, 0}, dvar[2] = {1e-9f, 1e-9f};
+    for (int side = -1; side <= 1; side += 2) {
+        m->params[hb->offset + 2] = 50.0f * side;
+        model_forward(m, img, 1, mu, var);
+        CHECK_CLOSE(var[0], exp(MODEL_LOGVAR_MAX * side), 1e-6 * exp(MODEL_LOGVAR_MAX * side));
+        CHECK(var[0] == var[1]);
+        memset(m->grads, 0, m->nparams * sizeof(float));
+        model_backward(m, dmu, dvar);
+        /* ds = exp(bound) (dvar[0] + dvar[1]) */
+        CHECK_CLOSE(m->grads[hb->offset + 2], 2e-9 * exp(MODEL_LOGVAR_MAX * side), 1e-6 * 2e-9 * exp(MODEL_LOGVAR_MAX * side));
+    }
+    free(img);
+    model_free(m);
+}
+
 int main(void)
 {
     blas_init(NULL, 1);
@@ -445,6 +469,7 @@ int main(void)
     test_avx2_avx512_same();
     test_views_and_init();
     test_check_input();
+    test_iso_bound();
     double maxrel = 0;
     test_gradients((model_config){.digits = 2, .head = HEAD_POINT, .C = 1, .D = 2}, 3, &maxrel);
     test_gradients((model_config){.digits = 2, .head = HEAD_MOG, .C = 2, .D = 2}, 3, &maxrel);
