@@ -33,7 +33,8 @@ static const char *usage =
     "  uncertainty)` and no table, the JSON has \"tau\": null, \"bins\": [] and a \"note\",\n"
     "  the TSV only its header line; the exit status is 0.\n"
     "  Defaults by kind: `knn` and `fewshot` -u eta -m accuracy:correct;\n"
-    "  `pairscores` -u eta -m ap:p:match.\n"
+    "  `pairscores` -u eta -m ap:p:match; `retrieval` -u eta -m accuracy:ap (the mean per-query AP\n"
+    "  of each bin: Taha et al.'s uncertainty against retrieval AP).\n"
     "  -b BINS            bins (default 20)\n"
     "  -u FIELD           the uncertainty field\n"
     "  -m accuracy:FIELD  performance = mean of FIELD over the bin (0/1 values: the accuracy)\n"
@@ -105,12 +106,12 @@ int main(int argc, char **argv)
     FILE *tf = o.tsv ? atomic_open(o.tsv) : NULL;
     stream_reader *in = stream_open_path(o.input);
     const char *kind = in->header->kind;
-    if (!strcmp(kind, "knn") || !strcmp(kind, "fewshot") || !strcmp(kind, "pairscores")) {
+    if (!strcmp(kind, "knn") || !strcmp(kind, "fewshot") || !strcmp(kind, "pairscores") || !strcmp(kind, "retrieval")) {
         if (!o.ufield)
             o.ufield = "eta";
         if (!o.perf) {
             is_ap = !strcmp(kind, "pairscores");
-            f1 = is_ap ? "p" : "correct";
+            f1 = is_ap ? "p" : !strcmp(kind, "retrieval") ? "ap" : "correct";
             f2 = is_ap ? "match" : NULL;
         }
     } else if (!o.ufield || !o.perf)

@@ -107,6 +107,9 @@ grep -q '"queries": 1500, "no_positive": 0, "gallery": 600, "mode": "gallery"' "
 awk -F '\t' '$1 == 0 { a = $4 } $1 == 3 { b = $4; u = $3 }
     END { exit !(a > 0.9 && b < 0.7 && u == 2.25) }' "$T/kt.tsv" ||
     fail "ktau bins: $(cat "$T/kt.tsv")"
+# the same by default for kind retrieval
+"$BIN/ktau" -b 4 -o "$T/kt2.tsv" "$T/r1" >/dev/null && cmp -s "$T/kt.tsv" "$T/kt2.tsv" ||
+    fail "ktau's defaults for a retrieval stream are not -u eta -m accuracy:ap"
 
 # --- cleaning: dropping the 20 % most uncertain (the occluded quarter) beats dropping 20 % at random
 "$BIN/retrieve" --clean 20 --json "$T/jc" "$T/e" >"$T/rc" || fail "--clean exited $?"
