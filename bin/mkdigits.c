@@ -8,6 +8,10 @@
  * out (the default npm data has ~143 test digits per label, fewer than the 333 images of a
  * 2-digit test-unseen class). The composites are written in a seeded random order; id is the
  * position in the stream.
+ *
+ * --image-ids FILE instead rebuilds the composites listed by the public generator's standard
+ * data sets (google/n-digit-mnist, the .npz files of standard_datasets; the format in
+ * digits.h), in the file's order, with no randomness at all.
  */
 #include <getopt.h>
 #include <stdio.h>
@@ -29,6 +33,7 @@ static const char *usage =
     "usage: mkdigits [-N DIGITS] [-s SPLIT] [-S SEED] [--class-seed SEED] [-n TOTAL]\n"
     "                [--per-class K] [--holdout K] [--mnist DIR] [--dataset-name NAME] [--progress]\n"
     "                > images\n"
+    "       mkdigits --image-ids FILE [-N DIGITS] [-s SPLIT] [--seen-from FILE] [--mnist DIR] ...\n"
     "  Writes N-digit MNIST composites (uint8 28 x 28N) as a stream of kind `images`.\n"
     "  -N DIGITS          digits per image, 1..4 (default 2)\n"
     "  -s SPLIT           train | test-seen | test-unseen | val (default train)\n"
@@ -50,6 +55,22 @@ static const char *usage =
     "                     default $HEDGE_MNIST, else " DEFAULT_MNIST "\n"
     "  --dataset-name S   meta `dataset` (default mnist for the default data, else DIR)\n"
     "  --progress         show progress even when stderr is not a terminal\n"
+    "  --image-ids FILE   rebuild exactly the composites of the public generator's standard data\n"
+    "                     sets (github.com/google/n-digit-mnist, standard_datasets/\n"
+    "                     dataset_mnist_<N>_<instance|number>_<SPLIT>.npz) in the file's order:\n"
+    "                     an .npz (zip, stored or deflated) with image_ids.npy, integer [K, S, N]:\n"
+    "                     the MNIST index of each digit (position 0 leftmost) of composite s of\n"
+    "                     class row k, and optionally chosen_numbers.npy [K] (row k's class, checked\n"
+    "                     against the digits' labels) and sample_per_number.npy (S, checked); or a\n"
+    "                     bare .npy of ids, [K, S, N] or [M, N] (classes from the labels). Integer\n"
+    "                     dtypes (<i8 as published; i1..i8, u1..u8), C order. The split (train: MNIST\n"
+    "                     train digits; test, test-seen, test-unseen: t10k digits) comes from -s or\n"
+    "                     the name (_train, _test, _test_seen, _test_unseen); N from the file (-N,\n"
+    "                     if given, must agree). No randomness: -S, -n, --per-class, --class-seed,\n"
+    "                     --holdout do not apply. meta classes: those present; seen_classes: those\n"
+    "                     of the train file (itself for train, else --seen-from or the _train file\n"
+    "                     beside FILE; absent when there is none)\n"
+    "  --seen-from FILE   the train ids file whose classes are meta seen_classes (--image-ids)\n"
     "  Train composites use MNIST train digits, test composites MNIST test digits only. Each\n"
     "  position of a class draws the digits of its label without replacement; when they run out\n"
     "  (the default data has ~143 test digits per label) a fresh permutation starts.\n"
@@ -57,10 +78,14 @@ static const char *usage =
 
 typedef struct {
     int N, split;
+    int N_given;
     uint64_t seed, class_seed;
     long total, per_class;      /* 0: default */
     long holdout;               /* MNIST training digits held out of train, for val */
     const char *mnist, *dataset;
+    const char *ids, *seen_from; /* --image-ids, --seen-from */
+    const char *ids_split;      /* with --image-ids: train, test, test-seen or test-unseen */
+    const char *drawing_opt;    /* the last option given that only the drawn composites take */
 } options;
 
 static options parse_options(int argc, char **argv)
@@ -70,7 +95,8 @@ static options parse_options(int argc, char **argv)
         .N = 2, .split = DIGITS_TRAIN, .seed = DIGITS_SEED, .class_seed = DIGITS_SEED,
         .total = 0, .per_class = 0, .mnist = env && *env ? env : DEFAULT_MNIST, .dataset = NULL,
     };
-    enum { OPT_CLASS_SEED = 256, OPT_PER_CLASS, OPT_MNIST, OPT_DATASET, OPT_PROGRESS, OPT_HOLDOUT };
+    enum { OPT_CLASS_SEED = 256, OPT_PER_CLASS, OPT_MNIST, OPT_DATASET, OPT_PROGRESS, OPT_HOLDOUT,
+           OPT_IDS, OPT_SEEN_FROM };
     static const struct option longs[] = {
         {"class-seed", required_argument, 0, OPT_CLASS_SEED},
         {"per-class", required_argument, 0, OPT_PER_CLASS},
@@ -78,37 +104,65 @@ static options parse_options(int argc, char **argv)
         {"dataset-name", required_argument, 0, OPT_DATASET},
         {"progress", no_argument, 0, OPT_PROGRESS},
         {"holdout", required_argument, 0, OPT_HOLDOUT},
+        {"image-ids", required_argument, 0, OPT_IDS},
+        {"seen-from", required_argument, 0, OPT_SEEN_FROM},
         {"help", no_argument, 0, 'h'},
         {0, 0, 0, 0},
     };
+    const char *split = NULL;
     int c;
     while ((c = getopt_long(argc, argv, "N:s:S:n:h", longs, NULL)) != -1) {
         switch (c) {
-        case 'N': o.N = (int)parse_long("-N", optarg, 1, DIGITS_MAXN); break;
-        case 's':
-            if ((o.split = digits_split_parse(optarg)) < 0)
-                usage_die("-s: '%s' is not train, test-seen, test-unseen or val", optarg);
+        case 'N': o.N = (int)parse_long("-N", optarg, 1, DIGITS_MAXN); o.N_given = 1; break;
+        case 's': split = optarg; break;
+        case 'S': o.seed = parse_u64("-S", optarg); o.drawing_opt = "-S"; break;
+        case OPT_CLASS_SEED:
+            o.class_seed = parse_u64("--class-seed", optarg);
+            o.drawing_opt = "--class-seed";
             break;
-        case 'S': o.seed = parse_u64("-S", optarg); break;
-        case OPT_CLASS_SEED: o.class_seed = parse_u64("--class-seed", optarg); break;
-        case 'n': o.total = parse_long("-n", optarg, 1, MAX_IMAGES); break;
-        case OPT_PER_CLASS: o.per_class = parse_long("--per-class", optarg, 1, MAX_IMAGES); break;
+        case 'n': o.total = parse_long("-n", optarg, 1, MAX_IMAGES); o.drawing_opt = "-n"; break;
+        case OPT_PER_CLASS:
+            o.per_class = parse_long("--per-class", optarg, 1, MAX_IMAGES);
+            o.drawing_opt = "--per-class";
+            break;
         case OPT_MNIST: o.mnist = optarg; break;
         case OPT_DATASET: o.dataset = optarg; break;
         case OPT_PROGRESS: progress_force = 1; break;
-        case OPT_HOLDOUT: o.holdout = parse_long("--holdout", optarg, 1, MAX_IMAGES); break;
+        case OPT_HOLDOUT:
+            o.holdout = parse_long("--holdout", optarg, 1, MAX_IMAGES);
+            o.drawing_opt = "--holdout";
+            break;
+        case OPT_IDS: o.ids = optarg; break;
+        case OPT_SEEN_FROM: o.seen_from = optarg; break;
         case 'h': usage_help();
         default: usage_die("unknown option");
         }
     }
     if (optind < argc)
         usage_die("unexpected argument '%s'", argv[optind]);
+    if (!o.dataset)
+        o.dataset = strcmp(o.mnist, DEFAULT_MNIST) ? o.mnist : "mnist";
+    if (o.ids) {
+        if (o.drawing_opt)
+            usage_die("%s does not go with --image-ids: the file fixes every composite", o.drawing_opt);
+        o.ids_split = split ? split : digits_ids_split_of_name(o.ids);
+        if (!o.ids_split)
+            usage_die("--image-ids %s: the file name does not end in _train, _test, _test_seen or "
+                      "_test_unseen (.npz/.npy): give -s train, test, test-seen or test-unseen", o.ids);
+        if (strcmp(o.ids_split, "train") && strcmp(o.ids_split, "test") &&
+            strcmp(o.ids_split, "test-seen") && strcmp(o.ids_split, "test-unseen"))
+            usage_die("-s: '%s' is not train, test, test-seen or test-unseen (with --image-ids)",
+                      o.ids_split);
+        return o;
+    }
+    if (o.seen_from)
+        usage_die("--seen-from goes with --image-ids");
+    if (split && (o.split = digits_split_parse(split)) < 0)
+        usage_die("-s: '%s' is not train, test-seen, test-unseen or val", split);
     if (o.split == DIGITS_VAL && !o.holdout)
         usage_die("-s val is made of held-out training digits: give --holdout K");
     if (o.holdout && (o.split == DIGITS_TEST_SEEN || o.split == DIGITS_TEST_UNSEEN))
         usage_die("--holdout splits the MNIST training digits: it goes with -s train or val");
-    if (!o.dataset)
-        o.dataset = strcmp(o.mnist, DEFAULT_MNIST) ? o.mnist : "mnist";
     return o;
 }
 
@@ -119,11 +173,178 @@ static void set_classes(stream_header *h, const char *key, const int32_t *c, int
     tensor_free(t);
 }
 
+static void need_mnist_dir(const char *dir)
+{
+    struct stat st;
+    if (stat(dir, &st) != 0 || !S_ISDIR(st.st_mode))
+        usage_die("no MNIST directory %s (give --mnist DIR or set HEDGE_MNIST; `make data` makes the "
+                  "default)", dir);
+}
+
+/* the header both ways share: provenance, the fields, and meta up to `dataset` */
+static stream_header *images_header(int argc, char **argv, const uint64_t *seed, int N,
+                                    const char *split, const char *dataset)
+{
+    stream_header *h = header_new("images", 0);
+    header_provenance(h, argc, argv);
+    if (seed)
+        header_set_seed(h, *seed);
+    /* scalars get a non-NULL shape too: header_add_field memcpy's ndim entries from it */
+    int64_t ishape[2] = {DIGITS_SIDE, DIGITS_SIDE * N}, nshape[1] = {N}, scalar[1] = {0};
+    header_add_field(h, "image", DT_U8, 2, ishape);
+    header_add_field(h, "class", DT_I32, 0, scalar);
+    header_add_field(h, "digits", DT_U8, 1, nshape);
+    header_add_field(h, "source", DT_I32, 1, nshape);
+    header_add_field(h, "id", DT_I64, 0, scalar);
+    header_set_int(h, "digits", N);
+    header_set_int(h, "height", DIGITS_SIDE);
+    header_set_int(h, "width", DIGITS_SIDE * N);
+    header_set_str(h, "split", split);
+    header_set_str(h, "dataset", dataset);
+    return h;
+}
+
+static stream_writer *stdout_writer(const stream_header *h)
+{
+    static char obuf[1 << 20];
+    setvbuf(stdout, obuf, _IOFBF, sizeof obuf);
+    __fsetlocking(stdout, FSETLOCKING_BYCALLER); /* one thread: the writer's many small fwrites skip the lock */
+    return stream_create(stdout, h);
+}
+
+/* the distinct values of c[0..n), ascending, in a new array of *m */
+static int32_t *distinct(const int32_t *c, int64_t n, int64_t *m)
+{
+    int64_t n10 = digits_nclasses(DIGITS_MAXN);
+    uint8_t *seen = ecalloc(n10, 1);
+    for (int64_t i = 0; i < n; i++)
+        seen[c[i]] = 1;
+    int32_t *out = emalloc(n10 * sizeof *out);
+    *m = 0;
+    for (int64_t v = 0; v < n10; v++)
+        if (seen[v])
+            out[(*m)++] = (int32_t)v;
+    free(seen);
+    return out;
+}
+
+/* a checked ids file of MNIST split `mnist` (train or test): its composites' classes in cls */
+static void load_ids(digits_ids *d, const char *path, int N, const uint8_t *labels, int64_t nlabels,
+                     const char *mnist, int32_t **cls)
+{
+    const char *err = digits_ids_load(d, path);
+    if (err)
+        die("%s", err);
+    if (N && d->N != N)
+        die("%s holds %d-digit composites, not %d-digit ones", path, d->N, N);
+    if (d->n > MAX_IMAGES)
+        die("%s: %lld composites are more than %ld", path, (long long)d->n, MAX_IMAGES);
+    *cls = emalloc(d->n * sizeof **cls);
+    if ((err = digits_ids_check(d, labels, nlabels, mnist, *cls)))
+        die("%s: %s", path, err);
+}
+
+/* the classes of the train ids file `path` (checked against the MNIST training labels) */
+static int32_t *train_classes(const char *path, const char *mnist_dir, int N, int64_t *m)
+{
+    char lp[4096];
+    snprintf(lp, sizeof lp, "%s/train-labels-idx1-ubyte", mnist_dir);
+    int ndim;
+    int64_t dims[4];
+    uint8_t *labels = idx_read(lp, &ndim, dims);
+    if (ndim != 1)
+        die("%s: expected a 1-dimensional idx file of labels, got %d dimensions", lp, ndim);
+    for (int64_t i = 0; i < dims[0]; i++)
+        if (labels[i] > 9)
+            die("%s: label %d at %lld is not in 0..9", lp, labels[i], (long long)i);
+    digits_ids d;
+    int32_t *cls;
+    load_ids(&d, path, N, labels, dims[0], "train", &cls);
+    int32_t *out = distinct(cls, d.n, m);
+    free(cls);
+    free(labels);
+    digits_ids_free(&d);
+    return out;
+}
+
+/* --image-ids: the composites of the file, in its order, as the stream */
+static int from_ids(const options *o, int argc, char **argv)
+{
+    need_mnist_dir(o->mnist);
+    const int train = !strcmp(o->ids_split, "train");
+    idx_set mn;
+    idx_load_split(&mn, o->mnist, train ? "train" : "test");
+    digits_ids d;
+    int32_t *cls;
+    load_ids(&d, o->ids, o->N_given ? o->N : 0, mn.labels, mn.n, train ? "train" : "t10k", &cls);
+    const int N = d.N, W = DIGITS_SIDE * N;
+    int64_t nclasses, nseen = 0;
+    int32_t *classes = distinct(cls, d.n, &nclasses), *seen = NULL;
+    /* the seen classes: the train file's */
+    char sibling[4096];
+    const char *seen_from = o->seen_from;
+    struct stat st;
+    if (!seen_from && !train && digits_ids_train_name(o->ids, sibling, sizeof sibling) &&
+        stat(sibling, &st) == 0 && S_ISREG(st.st_mode))
+        seen_from = sibling;
+    if (train && !o->seen_from) {
+        seen = emalloc(nclasses * sizeof *seen);
+        memcpy(seen, classes, nclasses * sizeof *seen);
+        nseen = nclasses;
+    } else if (seen_from) {
+        seen = train_classes(seen_from, o->mnist, N, &nseen);
+    }
+
+    stream_header *h = images_header(argc, argv, NULL, N, o->ids_split, o->dataset);
+    header_set_str(h, "image_ids", o->ids);
+    set_classes(h, "classes", classes, nclasses);
+    if (seen) {
+        set_classes(h, "seen_classes", seen, nseen);
+        if (seen_from)
+            header_set_str(h, "seen_from", seen_from);
+    }
+    stream_writer *w = stdout_writer(h);
+    uint8_t *image = emalloc(DIGITS_SIDE * W);
+    uint8_t digits[DIGITS_MAXN];
+    int32_t c, source[DIGITS_MAXN];
+    int64_t id;
+    void *data[] = {image, &c, digits, source, &id};
+    const uint8_t *cells[DIGITS_MAXN];
+    progress pr;
+    progress_start(&pr, "images", d.n);
+    for (id = 0; id < d.n; id++) {
+        c = cls[id];
+        for (int k = 0; k < N; k++) {
+            source[k] = (int32_t)d.ids[id * N + k];
+            digits[k] = mn.labels[source[k]];
+            cells[k] = mn.images + (int64_t)source[k] * DIGITS_CELL;
+        }
+        digits_compose(image, N, cells);
+        stream_write_data(w, data, 0);
+        if ((id & 4095) == 0)
+            progress_update(&pr, id, NULL);
+    }
+    progress_end(&pr, d.n);
+    stream_finish(w);
+    close_stdout();
+
+    free(image);
+    free(seen);
+    free(classes);
+    free(cls);
+    digits_ids_free(&d);
+    idx_set_free(&mn);
+    header_free(h);
+    return 0;
+}
+
 int main(int argc, char **argv)
 {
     util_init(argv[0]);
     util_usage = usage;
     options o = parse_options(argc, argv);
+    if (o.ids)
+        return from_ids(&o, argc, argv);
     const int N = o.N, W = DIGITS_SIDE * N;
 
     digits_plan plan;
@@ -134,10 +355,7 @@ int main(int argc, char **argv)
     if (total > MAX_IMAGES)
         usage_die("%lld images are more than %ld", (long long)total, MAX_IMAGES);
 
-    struct stat st;
-    if (stat(o.mnist, &st) != 0 || !S_ISDIR(st.st_mode))
-        usage_die("no MNIST directory %s (give --mnist DIR or set HEDGE_MNIST; `make data` makes the "
-                  "default)", o.mnist);
+    need_mnist_dir(o.mnist);
     idx_set mn;
     idx_load_split(&mn, o.mnist, o.split == DIGITS_TRAIN || o.split == DIGITS_VAL ? "train" : "test");
     /* the digits this split may use: [first, first + count) of the MNIST file */
@@ -162,30 +380,13 @@ int main(int argc, char **argv)
     rng_init(&r, o.seed, RNG_STREAM('o', 'r', 'd', o.split));
     rng_shuffle_i32(&r, perm, total);
 
-    stream_header *h = header_new("images", 0);
-    header_provenance(h, argc, argv);
-    header_set_seed(h, o.seed);
-    /* scalars get a non-NULL shape too: header_add_field memcpy's ndim entries from it */
-    int64_t ishape[2] = {DIGITS_SIDE, W}, nshape[1] = {N}, scalar[1] = {0};
-    header_add_field(h, "image", DT_U8, 2, ishape);
-    header_add_field(h, "class", DT_I32, 0, scalar);
-    header_add_field(h, "digits", DT_U8, 1, nshape);
-    header_add_field(h, "source", DT_I32, 1, nshape);
-    header_add_field(h, "id", DT_I64, 0, scalar);
-    header_set_int(h, "digits", N);
-    header_set_int(h, "height", DIGITS_SIDE);
-    header_set_int(h, "width", W);
-    header_set_str(h, "split", digits_split_name(o.split));
-    header_set_str(h, "dataset", o.dataset);
+    stream_header *h = images_header(argc, argv, &o.seed, N, digits_split_name(o.split), o.dataset);
     if (o.holdout)
         header_set_int(h, "holdout", o.holdout);
     set_classes(h, "classes", plan.classes, plan.nclasses);
     set_classes(h, "seen_classes", plan.seen, plan.nseen);
 
-    static char obuf[1 << 20];
-    setvbuf(stdout, obuf, _IOFBF, sizeof obuf);
-    __fsetlocking(stdout, FSETLOCKING_BYCALLER); /* one thread: the writer's many small fwrites skip the lock */
-    stream_writer *w = stream_create(stdout, h);
+    stream_writer *w = stdout_writer(h);
     uint8_t *image = emalloc(DIGITS_SIDE * W);
     uint8_t digits[DIGITS_MAXN];
     int32_t cls, source[DIGITS_MAXN];

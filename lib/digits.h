@@ -19,6 +19,7 @@
  */
 #ifndef HEDGE_DIGITS_H
 #define HEDGE_DIGITS_H
+#include <stddef.h>
 #include <stdint.h>
 
 #include "rng.h"
@@ -81,6 +82,54 @@ const char *digits_draw_sources(const digits_plan *p, const uint8_t *labels, int
 
 /* image [28, 28N] from N digits of 784 bytes each, side by side, unshifted */
 void digits_compose(uint8_t *image, int N, const uint8_t *const *cells);
+
+/* --- the public generator's standard data sets (github.com/google/n-digit-mnist): the MNIST
+ * image ids of every composite, as it publishes them in standard_datasets/
+ * dataset_mnist_<N>_<instance|number>_<train|test|test_seen|test_unseen>.npz. That file is a
+ * numpy .npz (a zip archive of .npy arrays, stored or deflated) holding
+ *   image_ids.npy          integer [K, S, N]: the MNIST index of the digit at position n (0 =
+ *                          leftmost) of the s-th composite of the k-th class; MNIST train for
+ *                          the train split, t10k for the others
+ *   chosen_numbers.npy     integer [K] (optional here): the class (the number) of row k
+ *   sample_per_number.npy  integer [] (optional here): S
+ * A bare .npy of image ids ([K, S, N], or [M, N]: one composite per row) is accepted too; a
+ * class is then read off the MNIST labels of its digits. Composites go out in file (C) order:
+ * row k's S composites, then row k + 1's. Integer dtypes only ('<i8' as published, any of
+ * i1..i8, u1..u8 in either byte order), C order; anything else is refused with a message.
+ *
+ *   digits_ids d;
+ *   const char *err = digits_ids_load(&d, "dataset_mnist_2_number_test_seen.npz");
+ *   if (!err) err = digits_ids_check(&d, mnist.labels, mnist.n, "t10k", cls);  // cls: [d.n]
+ *   digit k of composite i: MNIST image d.ids[i * d.N + k]
+ *   digits_ids_free(&d);
+ */
+typedef struct {
+    int N;              /* digits per composite: the last dimension of image_ids */
+    int ndim;           /* 3: image_ids is [K, S, N]; 2: [M, N] */
+    int64_t n;          /* composites (K S, or M) */
+    int64_t rows, per_row; /* K and S of [K, S, N]; M and 1 of [M, N] */
+    int64_t *ids;       /* [n * N], owned */
+    int64_t *chosen;    /* [rows]: chosen_numbers, owned; NULL when the file has none */
+} digits_ids;
+
+/* Parses an .npz or .npy file held in memory (buf[0..len)). Returns NULL, or a message; on
+ * error d holds nothing to free. */
+const char *digits_ids_parse(digits_ids *d, const uint8_t *buf, size_t len);
+/* Reads and parses the file at path; a message names the file. */
+const char *digits_ids_load(digits_ids *d, const char *path);
+void digits_ids_free(digits_ids *d);
+/* Checks every id against the MNIST split it indexes (labels[0..nlabels), named `mnist` in
+ * messages) and chosen_numbers against the labels of its digits, and writes each composite's
+ * class into cls[0..d->n). Returns NULL, or a message naming the first bad entry. */
+const char *digits_ids_check(const digits_ids *d, const uint8_t *labels, int64_t nlabels,
+                             const char *mnist, int32_t *cls);
+/* The split a file name of the generator's convention names ("..._train.npz" -> "train",
+ * "_test" -> "test", "_test_seen" -> "test-seen", "_test_unseen" -> "test-unseen"; .npz or
+ * .npy), or NULL. */
+const char *digits_ids_split_of_name(const char *path);
+/* The train file of the same data set ("..._test_seen.npz" -> "..._train.npz") in out[size];
+ * returns 0 when path is not a test file of that convention (or out is too small). */
+int digits_ids_train_name(const char *path, char *out, size_t size);
 
 /* --- occlusion (appendix A): per digit, with probability p, a black square of side L ~ U(0, 28)
  * at top-left (x, y), x and y ~ U(0, 28 - L), inside the digit's cell. Discretised: L uniform

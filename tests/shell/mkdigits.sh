@@ -2,7 +2,9 @@
 # mkdigits: default counts per class, the 70/30 seen/unseen split, class = digits, train and test
 # composites made of disjoint MNIST digits (compared as 28x28 bitmaps), draws without replacement,
 # seeds, Fashion-MNIST (gzipped idx), and bad input (exit 2 for misuse, 1 for a bad idx file,
-# nothing on stdout either way). The stream checks need /usr/bin/python3 with msgpack and numpy.
+# nothing on stdout either way); --image-ids on hand-made files of the public generator's format
+# (.npy by printf; .npz, stored and deflated, by numpy). The stream checks need /usr/bin/python3
+# with msgpack and numpy.
 set -u
 BIN=${BIN:-$(pwd)/build/bin}
 DATA=${DATA:-$(pwd)/data}
@@ -75,6 +77,70 @@ if [ -d "$FASHION" ]; then
 else
     echo "SKIP: no Fashion-MNIST at $FASHION"
 fi
+
+# --- --image-ids, without python: .npy files written byte by byte. npy FILE DESCR SHAPE DATA
+# (DATA: printf escapes). t10k labels 0..9: 7 2 1 0 4 1 4 9 5 9
+npy() {
+    h="{'descr': '$2', 'fortran_order': False, 'shape': $3, }"
+    { printf '\223NUMPY\001\000'
+      printf "\\$(printf %03o $((${#h} % 256)))\\$(printf %03o $((${#h} / 256)))"
+      printf '%s' "$h"
+      printf "$4"; } >"$1"
+}
+I=$t/ids
+mkdir "$I"
+npy "$I/hand_test.npy" '|u1' '(3, 2)' '\000\001\002\003\004\005'
+"$M" --image-ids "$I/hand_test.npy" >"$t/out" 2>"$t/err" || fail "--image-ids hand_test.npy: $(cat "$t/err")"
+"$BIN/totsv" -f class,digits,source,id "$t/out" >"$t/got"
+printf 'class\tdigits[0]\tdigits[1]\tsource[0]\tsource[1]\tid\n72\t7\t2\t0\t1\t0\n10\t1\t0\t2\t3\t1\n41\t4\t1\t4\t5\t2\n' >"$t/want"
+cmp -s "$t/got" "$t/want" || fail "--image-ids hand_test.npy: records $(cat "$t/got")"
+# the same ids as [1, 3, 2] little-endian int64 (the generator's '<i8'), and as '>i2' in a file
+# whose name says no split (-s test given): the same records
+npy "$I/hand8_test.npy" '<i8' '(1, 3, 2)' "$(for i in 0 1 2 3 4 5; do printf '\\%03o\\000\\000\\000\\000\\000\\000\\000' $i; done)"
+"$M" --image-ids "$I/hand8_test.npy" -N 2 | "$BIN/totsv" -f class,digits,source,id >"$t/got" || fail "--image-ids '<i8'"
+cmp -s "$t/got" "$t/want" || fail "--image-ids '<i8' [1, 3, 2]: records $(cat "$t/got")"
+npy "$I/be.npy" '>i2' '(3, 2)' '\000\000\000\001\000\002\000\003\000\004\000\005'
+"$M" --image-ids "$I/be.npy" -s test | "$BIN/totsv" -f class,digits,source,id >"$t/got" || fail "--image-ids '>i2'"
+cmp -s "$t/got" "$t/want" || fail "--image-ids '>i2': records $(cat "$t/got")"
+# with -s train the same ids name MNIST training digits: other labels, other classes
+"$M" --image-ids "$I/hand_test.npy" -s train >"$t/out" || fail "--image-ids -s train"
+[ "$("$BIN/totsv" -H -f class "$t/out" | tr '\n' ' ')" = "50 41 92 " ] ||
+    fail "-s train: classes $("$BIN/totsv" -H -f class "$t/out" | tr '\n' ' '), expected 50 41 92"
+"$BIN/tshow" -H "$t/out" 2>&1 | grep -q '"split": "train"' || fail "-s train: meta split is not train"
+
+# bad files: exit 1, a message, nothing on stdout
+badids() { # badids WHAT-THE-MESSAGE-SAYS (grep pattern) MKDIGITS-ARGS...
+    want=$1
+    shift
+    "$M" "$@" >"$t/out" 2>"$t/err"
+    rc=$?
+    [ $rc -eq 1 ] || fail "mkdigits $*: exit $rc, expected 1 ($(cat "$t/err"))"
+    [ -s "$t/out" ] && fail "mkdigits $*: wrote to stdout"
+    grep -q "^mkdigits: .*$want" "$t/err" || fail "mkdigits $*: message '$(cat "$t/err")' lacks '$want'"
+}
+npy "$I/f8_test.npy" '<f8' '(1, 1)' '\000\000\000\000\000\000\360\077'
+badids "dtype '<f8' is not an integer type" --image-ids "$I/f8_test.npy"
+npy "$I/range_test.npy" '<i2' '(2, 1)' '\001\000\020\047'   # 1, 10000
+badids 'image_ids\[1, 0\] = 10000: out of range (the MNIST t10k split has 10000 digits' --image-ids "$I/range_test.npy"
+npy "$I/neg_test.npy" '<i2' '(1, 2)' '\001\000\377\377'     # 1, -1
+badids 'image_ids\[0, 1\] = -1: negative' --image-ids "$I/neg_test.npy"
+npy "$I/trunc_test.npy" '<i2' '(2, 2)' '\001\000\002\000\003\000'
+badids 'truncated: 6 bytes of data, but shape (2, 2)' --image-ids "$I/trunc_test.npy"
+npy "$I/shape_test.npy" '|u1' '(6,)' '\000\001\002\003\004\005'
+badids 'shape (6,): image ids are \[K, S, N\]' --image-ids "$I/shape_test.npy"
+badids 'holds 2-digit composites, not 3-digit' --image-ids "$I/hand_test.npy" -N 3
+printf 'not numpy' >"$I/text_test.npy"
+badids 'neither an .npz (zip) nor an .npy file' --image-ids "$I/text_test.npy"
+badids "none_test.npz: No such file" --image-ids "$I/none_test.npz"
+# misuse: exit 2
+misuse --image-ids "$I/hand_test.npy" -n 100
+misuse --image-ids "$I/hand_test.npy" -S 3
+misuse --image-ids "$I/hand_test.npy" --per-class 3
+misuse --image-ids "$I/hand_test.npy" --holdout 100
+misuse --image-ids "$I/hand_test.npy" -s val
+misuse --image-ids "$I/be.npy"              # no split in the name, no -s
+misuse --seen-from "$I/hand_test.npy"
+misuse --image-ids "$I/hand_test.npy" --mnist "$t/no-such-dir"
 
 # --- stream contents
 if ! "$PY" -c 'import msgpack, numpy' 2>/dev/null; then
@@ -214,8 +280,75 @@ def cells(path, mnist, prefix):
     print(f"{path}: {n} composites, {len(bitmaps)} distinct cells, all {prefix} digits")
     return bitmaps
 
+def pick(labels, classes, S, start):
+    """[K, S, 2] ids: composite s of class c takes the (start + s)-th digits of its labels"""
+    by = [np.nonzero(labels == k)[0] for k in range(10)]
+    return np.array([[[by[c // 10][start + s], by[c % 10][start + s + 1]] for s in range(S)] for c in classes])
+
+def ids_make(mnist, d):
+    """a number-split data set in the generator's format (np.savez: stored; savez_compressed:
+    deflated), of MNIST ids picked by label, and bad files"""
+    import zipfile
+    name = os.path.join(d, "dataset_mnist_2_hand_%s.npz")
+    tr, te = idx(mnist, "train-labels-idx1-ubyte"), idx(mnist, "t10k-labels-idx1-ubyte")
+    np.savez(name % "train", sample_per_number=3, chosen_numbers=np.array([35, 70, 7]),
+             image_ids=pick(tr, [35, 70, 7], 3, 5000))
+    ids = pick(te, [70, 35], 4, 0)
+    ids[0, 3, 0] = np.nonzero(te == 7)[0][-1]   # the last test 7 (9999 in the official MNIST)
+    np.savez(name % "test_seen", sample_per_number=4, chosen_numbers=np.array([70, 35]), image_ids=ids)
+    np.save(os.path.join(d, "bare_test_seen.npy"), ids)
+    np.savez_compressed(name % "test_unseen", sample_per_number=2, chosen_numbers=np.array([99, 1]),
+                        image_ids=pick(te, [99, 1], 2, 100).astype("<i4"))
+    np.savez(os.path.join(d, "chosen_test.npz"), chosen_numbers=np.array([70, 36]), image_ids=ids)
+    np.savez(os.path.join(d, "spn_test.npz"), sample_per_number=5, image_ids=ids)
+    np.savez(os.path.join(d, "noids_test.npz"), ids=ids)
+    np.savez(os.path.join(d, "fortran_test.npz"), image_ids=np.asfortranarray(ids.transpose(2, 1, 0)))
+    np.savez(os.path.join(d, "float_test.npz"), image_ids=ids.astype(float))
+    np.savez(os.path.join(d, "train_ids_test.npz"), image_ids=pick(tr, [12], 2, 5900))
+    raw = bytearray(open(name % "test_seen", "rb").read())
+    open(os.path.join(d, "trunc_test.npz"), "wb").write(raw[:len(raw) // 2])
+    off = zipfile.ZipFile(name % "test_seen").getinfo("image_ids.npy").header_offset
+    raw[off + 200] ^= 1   # inside image_ids.npy's data
+    open(os.path.join(d, "crc_test.npz"), "wb").write(raw)
+    print(f"{d}: .npz files made")
+
+def ids_check(mnist, split, path, npz, seen_npz=None):
+    """the stream of `mkdigits --image-ids npz`: the idx digits side by side, in file order"""
+    z = np.load(npz)
+    ids, chosen = z["image_ids"], z["chosen_numbers"]
+    K, S, N = ids.shape
+    h, r = read(path)
+    m = h["meta"]
+    pre = "train" if split == "train" else "t10k"
+    imgs, labels = idx(mnist, pre + "-images-idx3-ubyte"), idx(mnist, pre + "-labels-idx1-ubyte")
+    flat = ids.reshape(K * S, N)
+    want = np.concatenate([imgs[flat[:, k]] for k in range(N)], axis=2)   # (K S, 28, 28 N)
+    if r["image"].shape != want.shape or not np.array_equal(r["image"], want):
+        i = int(np.nonzero((r["image"] != want).any(axis=(1, 2)))[0][0]) if r["image"].shape == want.shape else -1
+        fail(f"{path}: composite {i} is not MNIST {pre} digits {flat[i]} side by side")
+    if not np.array_equal(r["class"], np.repeat(chosen, S)):
+        fail(f"{path}: classes {r['class'][:12]}..., expected chosen_numbers {chosen} x {S}, in file order")
+    if not np.array_equal(r["source"], flat) or not np.array_equal(r["digits"], labels[flat]):
+        fail(f"{path}: source or digits differ from the ids and their labels")
+    if not np.array_equal(r["id"], np.arange(K * S)):
+        fail(f"{path}: ids are not 0, 1, 2, ...")
+    if (m["split"], m["digits"], m["image_ids"]) != (split, N, npz):
+        fail(f"{path}: meta split {m['split']}, digits {m['digits']}, image_ids {m['image_ids']}")
+    if tensor(m["classes"]).tolist() != sorted(set(chosen.tolist())):
+        fail(f"{path}: meta classes {tensor(m['classes'])}")
+    seen = sorted((np.load(seen_npz)["chosen_numbers"] if seen_npz else chosen).tolist())
+    if tensor(m["seen_classes"]).tolist() != seen or (seen_npz and m["seen_from"] != seen_npz):
+        fail(f"{path}: meta seen_classes {tensor(m['seen_classes'])} from {m.get('seen_from')}, expected {seen}")
+    if "seed" in h["provenance"]:
+        fail(f"{path}: a seed in the provenance, but nothing was drawn")
+    print(f"{path}: {K} x {S} composites of {N} MNIST {pre} digits, as {npz} says")
+
 def run(cmd, *a):
-    if cmd == "counts":
+    if cmd == "idsmake":
+        ids_make(*a)
+    elif cmd == "ids":
+        ids_check(*a)
+    elif cmd == "counts":
         counts(a[0], int(a[1]), a[2], *map(int, a[3:6]))
     elif cmd == "trailer":
         trailer(a[0], int(a[1]), a[2], int(a[3]), int(a[4]))
@@ -286,5 +419,35 @@ check disjoint "$MN" "$t/tr" "$t/ts2" "$t/tu2"
 [ "$("$BIN/totsv" -f class "$t/val" | tail -n +2 | sort -u)" = "$("$BIN/totsv" -f class "$t/ts2" | tail -n +2 | sort -u)" ] ||
     fail "val's classes are not the seen classes"
 "$BIN/mkdigits" -s val > /dev/null 2>&1 && fail "-s val without --holdout was accepted"
+
+# --image-ids on .npz files of the generator's format made by numpy (ids_make in check.py): the
+# streams are checked with the others below
+echo "idsmake $MN $I" >"$t/idsmake"
+"$PY" "$t/check.py" "$t/idsmake" || fail "making the .npz files"
+for s in train test_seen test_unseen; do
+    "$M" --image-ids "$I/dataset_mnist_2_hand_$s.npz" >"$I/$s.hs" 2>"$t/err" || fail "--image-ids $s: $(cat "$t/err")"
+done
+check ids "$MN" train "$I/train.hs" "$I/dataset_mnist_2_hand_train.npz"
+check ids "$MN" test-seen "$I/test_seen.hs" "$I/dataset_mnist_2_hand_test_seen.npz" "$I/dataset_mnist_2_hand_train.npz"
+check ids "$MN" test-unseen "$I/test_unseen.hs" "$I/dataset_mnist_2_hand_test_unseen.npz" "$I/dataset_mnist_2_hand_train.npz"
+# the bare .npy of the same ids: the same records
+"$M" --image-ids "$I/bare_test_seen.npy" >"$t/out" || fail "--image-ids bare .npy"
+"$BIN/totsv" -f class,digits,source,id "$t/out" >"$t/a"
+"$BIN/totsv" -f class,digits,source,id "$I/test_seen.hs" >"$t/b"
+cmp -s "$t/a" "$t/b" || fail "the bare .npy gave other records than the .npz"
+# no train file beside it: no seen_classes; --seen-from gives them
+"$BIN/tshow" -H "$t/out" 2>&1 | grep -q '"seen_classes"' && fail "seen_classes without a train file"
+"$M" --image-ids "$I/bare_test_seen.npy" --seen-from "$I/dataset_mnist_2_hand_train.npz" >"$t/out" ||
+    fail "--seen-from"
+"$BIN/tshow" -H "$t/out" 2>&1 | grep -q '"seen_classes"' || fail "--seen-from: no seen_classes"
+badids 'image_ids\[1, 0, 1\] = .*its class 36 (chosen_numbers) needs a 6' --image-ids "$I/chosen_test.npz"
+badids 'sample_per_number.npy says 5, but image_ids.npy has 4' --image-ids "$I/spn_test.npz"
+badids 'without image_ids.npy' --image-ids "$I/noids_test.npz"
+badids 'fortran_order is True' --image-ids "$I/fortran_test.npz"
+badids "dtype '<f8' is not an integer type" --image-ids "$I/float_test.npz"
+badids 'out of range (the MNIST t10k split has' --image-ids "$I/train_ids_test.npz"
+badids 'truncated or corrupt zip' --image-ids "$I/trunc_test.npz"
+badids 'CRC mismatch' --image-ids "$I/crc_test.npz"
+badids 'crc_test.npz: image_ids.npy: CRC' --image-ids "$I/bare_test_seen.npy" --seen-from "$I/crc_test.npz"
 "$PY" "$t/check.py" "$t/checks" || fail "stream checks"
 echo "mkdigits: ok"

@@ -1,6 +1,8 @@
 /* digits: the seen/unseen split, the default counts of every N and split (the public generator's
- * numbers), draws without replacement, composition, and the occlusion squares' distribution.
+ * numbers), draws without replacement, composition, the occlusion squares' distribution, and
+ * the reader of the generator's image ids (.npy built here byte by byte; .npz: tests/shell).
  * Tolerances: 5 sigma of the sampling error, sigma stated beside each check. */
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -203,6 +205,160 @@ static void test_occlusion_draws(void)
     CHECK(none == 0);
 }
 
+/* an .npy (format 1.0) of the header dict `dict` and nbytes of data, into out; returns its size */
+static size_t npy(uint8_t *out, const char *dict, const void *data, size_t nbytes)
+{
+    size_t h = strlen(dict);
+    memcpy(out, "\x93NUMPY\x01\x00", 8);
+    out[8] = (uint8_t)(h & 255);
+    out[9] = (uint8_t)(h >> 8);
+    memcpy(out + 10, dict, h);
+    memcpy(out + 10 + h, data, nbytes);
+    return 10 + h + nbytes;
+}
+
+static int rejects(const uint8_t *buf, size_t n, const char *want)
+{
+    digits_ids d;
+    const char *err = digits_ids_parse(&d, buf, n);
+    int ok = err && strstr(err, want) && !d.ids && !d.chosen;
+    if (!ok)
+        fprintf(stderr, "  expected a message with '%s', got '%s'\n", want, err ? err : "(none)");
+    return ok;
+}
+
+static void test_ids_npy(void)
+{
+    uint8_t buf[1024];
+    /* the generator's layout: '<i8' [K=2, S=3, N=2], C order */
+    int64_t v[12] = {0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11};
+    size_t n = npy(buf, "{'descr': '<i8', 'fortran_order': False, 'shape': (2, 3, 2), }   \n", v, sizeof v);
+    digits_ids d;
+    CHECK(digits_ids_parse(&d, buf, n) == NULL);
+    CHECK(d.N == 2 && d.ndim == 3 && d.n == 6 && d.rows == 2 && d.per_row == 3 && !d.chosen);
+    CHECK(d.ids && !memcmp(d.ids, v, sizeof v));
+    digits_ids_free(&d);
+    /* [M, N] in other integer dtypes, keys in another order, Python 2's longs; signs extended */
+    uint8_t be[6] = {0x00, 0x07, 0xff, 0xfd, 0x01, 0x00};   /* >i2: 7, -3, 256 */
+    n = npy(buf, "{'shape': (3L, 1L), 'fortran_order': False, \"descr\": '>i2'}\n", be, 6);
+    CHECK(digits_ids_parse(&d, buf, n) == NULL);
+    CHECK(d.N == 1 && d.ndim == 2 && d.n == 3 && d.rows == 3 && d.per_row == 1);
+    CHECK(d.ids && d.ids[0] == 7 && d.ids[1] == -3 && d.ids[2] == 256);
+    digits_ids_free(&d);
+    uint8_t u1[4] = {200, 1, 2, 3};
+    n = npy(buf, "{'descr': '|u1', 'fortran_order': False, 'shape': (2, 2), }\n", u1, 4);
+    CHECK(digits_ids_parse(&d, buf, n) == NULL);
+    CHECK(d.N == 2 && d.n == 2 && d.ids && d.ids[0] == 200 && d.ids[3] == 3);
+    digits_ids_free(&d);
+    int32_t i4[4] = {-1, 5, 9, 70000};
+    n = npy(buf, "{'descr': '<i4', 'fortran_order': False, 'shape': (1, 4), }\n", i4, 16);
+    CHECK(digits_ids_parse(&d, buf, n) == NULL);
+    CHECK(d.N == 4 && d.n == 1 && d.ids && d.ids[0] == -1 && d.ids[3] == 70000);
+    digits_ids_free(&d);
+
+    /* what is refused, each with its own message */
+    double f8[4] = {0, 1, 2, 3};
+    n = npy(buf, "{'descr': '<f8', 'fortran_order': False, 'shape': (2, 2), }\n", f8, 32);
+    CHECK(rejects(buf, n, "dtype '<f8' is not an integer type"));
+    n = npy(buf, "{'descr': '|b1', 'fortran_order': False, 'shape': (2, 2), }\n", u1, 4);
+    CHECK(rejects(buf, n, "dtype '|b1'"));
+    n = npy(buf, "{'descr': '<i16', 'fortran_order': False, 'shape': (2, 2), }\n", f8, 32);
+    CHECK(rejects(buf, n, "not an integer type"));
+    n = npy(buf, "{'descr': [('a', '<i8')], 'fortran_order': False, 'shape': (2,), }\n", v, 16);
+    CHECK(rejects(buf, n, "structured"));
+    n = npy(buf, "{'descr': '<i8', 'fortran_order': True, 'shape': (2, 3, 2), }\n", v, sizeof v);
+    CHECK(rejects(buf, n, "fortran_order is True"));
+    n = npy(buf, "{'descr': '<i8', 'fortran_order': False, 'shape': (12,), }\n", v, sizeof v);
+    CHECK(rejects(buf, n, "shape (12,): image ids are [K, S, N]"));
+    n = npy(buf, "{'descr': '<i8', 'fortran_order': False, 'shape': (1, 2, 3, 2), }\n", v, sizeof v);
+    CHECK(rejects(buf, n, "shape (1, 2, 3, 2)"));
+    n = npy(buf, "{'descr': '<i8', 'fortran_order': False, 'shape': (2, 6), }\n", v, sizeof v);
+    CHECK(rejects(buf, n, "composites of 6 digits"));
+    n = npy(buf, "{'descr': '<i8', 'fortran_order': False, 'shape': (0, 2), }\n", v, 0);
+    CHECK(rejects(buf, n, "holds no composite"));
+    n = npy(buf, "{'descr': '<i8', 'fortran_order': False, 'shape': (2, 3, 2), }\n", v, sizeof v - 1);
+    CHECK(rejects(buf, n, "truncated: 95 bytes of data, but shape (2, 3, 2) of '<i8' needs 96"));
+    n = npy(buf, "{'descr': '<i8', 'fortran_order': False, 'shape': (2, 2, 2), }\n", v, sizeof v);
+    CHECK(rejects(buf, n, "needs only 64"));
+    n = npy(buf, "{'descr': '<i8', 'shape': (2, 3, 2), }\n", v, sizeof v);
+    CHECK(rejects(buf, n, "lacks 'fortran_order'"));
+    n = npy(buf, "{'descr': '<i8', 'fortran_order': False, 'shape': (2, 3, 2), 'x': 1}\n", v, sizeof v);
+    CHECK(rejects(buf, n, "unknown key 'x'"));
+    n = npy(buf, "{'descr': '<i8', 'fortran_order': False, 'shape': (2, 3, 2), }\n", v, sizeof v);
+    CHECK(rejects(buf, 30, "truncated .npy header"));   /* the file ends inside the header */
+    buf[6] = 4;
+    CHECK(rejects(buf, n, "version 4.0 is not known"));
+    CHECK(rejects((const uint8_t *)"hello, world", 12, "neither an .npz (zip) nor an .npy file"));
+    CHECK(rejects((const uint8_t *)"PK\x03\x04 and then nothing", 24, "no end of central directory"));
+}
+
+/* the ids against a split's labels: classes, ranges, chosen_numbers */
+static void test_ids_check(void)
+{
+    const uint8_t labels[8] = {7, 2, 1, 0, 4, 1, 4, 9};   /* the first MNIST test labels */
+    int64_t ids[8] = {0, 1, 2, 3, 4, 5, 6, 7}, chosen[2] = {72, 10};
+    digits_ids d = {.N = 2, .ndim = 3, .n = 4, .rows = 2, .per_row = 2, .ids = ids, .chosen = NULL};
+    int32_t cls[4];
+    CHECK(digits_ids_check(&d, labels, 8, "t10k", cls) == NULL);
+    CHECK(cls[0] == 72 && cls[1] == 10 && cls[2] == 41 && cls[3] == 49);
+    /* with chosen_numbers: row k's S composites are all of class chosen[k] */
+    int64_t rowids[8] = {0, 1, 0, 1, 2, 3, 2, 3};   /* 72 72 10 10 */
+    d.ids = rowids;
+    d.chosen = chosen;
+    CHECK(digits_ids_check(&d, labels, 8, "t10k", cls) == NULL);
+    CHECK(cls[0] == 72 && cls[1] == 72 && cls[2] == 10 && cls[3] == 10);
+    chosen[1] = 41;
+    const char *err = digits_ids_check(&d, labels, 8, "t10k", cls);
+    CHECK(err && strstr(err, "image_ids[1, 0, 0] = 2: MNIST t10k digit 2 is a 1, but its class 41 "
+                             "(chosen_numbers) needs a 4"));
+    chosen[1] = 11;   /* row 0: the second digit differs */
+    chosen[0] = 79;
+    err = digits_ids_check(&d, labels, 8, "t10k", cls);
+    CHECK(err && strstr(err, "image_ids[0, 0, 1] = 1: MNIST t10k digit 1 is a 2, but its class 79"));
+    d.ids = ids;
+    chosen[1] = 100;
+    err = digits_ids_check(&d, labels, 8, "t10k", cls);
+    CHECK(err && strstr(err, "chosen_numbers[1] = 100 is not a 2-digit number"));
+    d.chosen = NULL;
+    ids[5] = 8;
+    err = digits_ids_check(&d, labels, 8, "t10k", cls);
+    CHECK(err && strstr(err, "image_ids[1, 0, 1] = 8: out of range "
+                             "(the MNIST t10k split has 8 digits: 0 to 7)"));
+    ids[5] = -2;
+    err = digits_ids_check(&d, labels, 8, "t10k", cls);
+    CHECK(err && strstr(err, "image_ids[1, 0, 1] = -2: negative"));
+    d.ndim = 2;   /* [M, N], with a class per row */
+    d.per_row = 1;
+    d.rows = 4;
+    int64_t rowchosen[4] = {72, 10, 41, 49};
+    d.chosen = rowchosen;
+    err = digits_ids_check(&d, labels, 8, "t10k", cls);
+    CHECK(err && strstr(err, "image_ids[2, 1] = -2: negative"));
+    ids[5] = 5;
+    CHECK(digits_ids_check(&d, labels, 8, "t10k", cls) == NULL && cls[2] == 41);
+    rowchosen[3] = 48;
+    err = digits_ids_check(&d, labels, 8, "t10k", cls);
+    CHECK(err && strstr(err, "image_ids[3, 1] = 7: MNIST t10k digit 7 is a 9, but its class 48"));
+}
+
+static void test_ids_names(void)
+{
+    char out[256];
+    CHECK(!strcmp(digits_ids_split_of_name("a/dataset_mnist_2_number_train.npz"), "train"));
+    CHECK(!strcmp(digits_ids_split_of_name("dataset_mnist_2_instance_test.npz"), "test"));
+    CHECK(!strcmp(digits_ids_split_of_name("x_test_seen.npy"), "test-seen"));
+    CHECK(!strcmp(digits_ids_split_of_name("dataset_mnist_3_number_test_unseen.npz"), "test-unseen"));
+    CHECK(digits_ids_split_of_name("dataset_mnist_3_number_test_unseen.zip") == NULL);
+    CHECK(digits_ids_split_of_name("ids.npz") == NULL);
+    CHECK(digits_ids_split_of_name("npz") == NULL);
+    CHECK(digits_ids_train_name("d/dataset_mnist_2_number_test_unseen.npz", out, sizeof out) &&
+          !strcmp(out, "d/dataset_mnist_2_number_train.npz"));
+    CHECK(digits_ids_train_name("m_test.npy", out, sizeof out) && !strcmp(out, "m_train.npy"));
+    CHECK(!digits_ids_train_name("m_train.npz", out, sizeof out));
+    CHECK(!digits_ids_train_name("ids.npz", out, sizeof out));
+    CHECK(!digits_ids_train_name("m_test.npz", out, 8));   /* too small for m_train.npz */
+}
+
 int main(void)
 {
     test_class_split();
@@ -210,5 +366,8 @@ int main(void)
     test_sources();
     test_compose_occlude();
     test_occlusion_draws();
+    test_ids_npy();
+    test_ids_check();
+    test_ids_names();
     return check_done("test_digits");
 }
