@@ -95,13 +95,13 @@ findings: all data
 sanitize:
 	$(MAKE) BUILD=build-san OPT=-O1 SANFLAGS='-fsanitize=address,undefined -fno-omit-frame-pointer -fno-sanitize-recover=undefined' test
 
-# Fuzzing the three input parsers (tests/fuzz/: the stream, checkpoint and idx readers).
+# Fuzzing the four input parsers (tests/fuzz/: the stream, checkpoint, idx and image-id readers).
 # `make fuzz` builds the libFuzzer harnesses with clang into build-fuzz/ and fuzzes each target
 # for FUZZ_SECONDS, one after the other, from its saved corpus tests/fuzz/corpus/TARGET, which
 # then gets what was found, minimized (crashes: build-fuzz/artifacts/TARGET/). `make
 # fuzz-replay` (CI) never fuzzes: it replays the saved corpus and tests/fuzz/regressions under
 # ASan + UBSan, built with $(CC) into build-replay/.
-FUZZ_TARGETS = stream ckpt idx
+FUZZ_TARGETS = stream ckpt idx npy
 FUZZ_SECONDS ?= 60
 FUZZ_SAN     = -fno-omit-frame-pointer -fno-sanitize-recover=undefined
 # A header may declare sizes far beyond the input (msgpack-c allocates a declared array at

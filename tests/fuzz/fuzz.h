@@ -1,4 +1,4 @@
-/* fuzz: what the three fuzz harnesses (fuzz_stream.c, fuzz_ckpt.c, fuzz_idx.c) share.
+/* fuzz: what the fuzz harnesses (fuzz_stream.c, fuzz_ckpt.c, fuzz_idx.c, fuzz_npy.c) share.
  *
  * hedge rejects bad input with die() (lib/util.c), which exits. Under a fuzzer a clean rejection
  * must not end the process, so fuzz_run() sets util_die_hook (die() clears it, so before every

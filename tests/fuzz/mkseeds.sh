@@ -9,10 +9,12 @@
 #           checkpoint streams whose tensors do not fit the model, for the header and shape checks
 #           (one of them of a 3-channel model, for the input geometry)
 #   idx:    small idx files, raw and gzipped
+#   npy:    the public generator's image-id files: .npy of several dtypes and orders, .npz
+#           stored and deflated (/usr/bin/python3 with python3-numpy)
 set -eu
 BIN=$1
 OUT=$2
-mkdir -p "$OUT/stream" "$OUT/ckpt" "$OUT/idx"
+mkdir -p "$OUT/stream" "$OUT/ckpt" "$OUT/idx" "$OUT/npy"
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
 s=$OUT/stream
@@ -99,4 +101,19 @@ files = {'labels': idx([5], bytes([3, 1, 4, 1, 5])),
 for name, b in files.items():
     open('%s/idx/%s.idx' % (out, name), 'wb').write(b)
     open('%s/idx/%s.idx.gz' % (out, name), 'wb').write(gzip.compress(b, mtime=0))
+
+# the public generator's image-id files (mkdigits --image-ids): .npy of several dtypes and
+# orders, .npz stored and deflated
+import os
+import numpy as np
+os.makedirs(out + '/npy', exist_ok=True)
+ids = np.array([[[1, 2], [3, 4]], [[5, 6], [7, 8]]], dtype='<i8')
+np.save(out + '/npy/ids3.npy', ids)
+np.save(out + '/npy/ids2-i4.npy', ids.reshape(4, 2).astype('<i4'))
+np.save(out + '/npy/ids2-be-u2.npy', ids.reshape(4, 2).astype('>u2'))
+np.save(out + '/npy/float.npy', ids.astype('<f4'))
+np.save(out + '/npy/fortran.npy', np.asfortranarray(ids.reshape(4, 2)))
+extra = dict(chosen_numbers=np.array([12, 34], dtype='<i8'), sample_per_number=np.array(2))
+np.savez(out + '/npy/stored.npz', image_ids=ids, **extra)
+np.savez_compressed(out + '/npy/deflated.npz', image_ids=ids, **extra)
 EOF

@@ -1,5 +1,5 @@
 #!/bin/sh
-# run.sh TARGET...: fuzzes each target (stream, ckpt, idx) for FUZZ_SECONDS seconds, one after
+# run.sh TARGET...: fuzzes each target (stream, ckpt, idx, npy) for FUZZ_SECONDS seconds, one after
 # the other, with the libFuzzer binaries in FUZZ_BUILD/fuzz (make fuzz builds them). Each starts
 # from its saved corpus tests/fuzz/corpus/TARGET and the regressions, writes what it finds to
 # FUZZ_BUILD/work/TARGET, and at the end the saved corpus is replaced by the minimized union of
@@ -26,6 +26,7 @@ for t in "$@"; do
     stream) opts="-dict=tests/fuzz/stream.dict -max_len=16384" ;;
     ckpt) opts="-dict=tests/fuzz/stream.dict -max_len=1200000" ;; # a real checkpoint is 1.17 MB
     idx) opts="-dict=tests/fuzz/idx.dict -max_len=8192" ;;
+    npy) opts="-max_len=8192" ;;
     *) echo "run.sh: unknown target $t" >&2; exit 2 ;;
     esac
     saved=tests/fuzz/corpus/$t
