@@ -6,8 +6,8 @@
 # losses (PN: proto, point head; SPE: spe, one Gaussian) on `batcher -m episodes` of the SPE
 # paper's 2-digit shape (all 70 classes x 50 support + 5 queries = 3,850 images per step, STEPS
 # / 20 steps, about as many images as the pair runs) with 2 threads; the P x K losses (triplet,
-# hetriplet, fstat: `batcher -m pk -P 16 -K 8`, 128 images per step, STEPS x 2 steps) with 2
-# threads; then the OpenBLAS sgemm
+# hetriplet, fstat: `batcher -m pk -P 16 -K 8`, 128 images per step, STEPS x 2 steps; cesoftmax,
+# its query tower included, on 64 x 2) with 2 threads; then the OpenBLAS sgemm
 # probe's GFLOPS; then the ratios. The network costs about 8 MFLOP per 2-digit image for forward + backward and 2.7 for
 # forward, so effective GFLOPS = images/s x MFLOP / 1000.
 #   BUILD=build sh tests/bench/train.sh [STEPS]
@@ -47,6 +47,11 @@ for loss in triplet hetriplet fstat; do
     echo "train_pk_$loss images_per_s $r"
     eval "train_pk_$loss=$r"
 done
+# the two-tower Cross-Example Softmax (64 x 2 pairs of a class string and an image, D = 16)
+batcher -m pk -P 64 -K 2 < "$T/train.hs" |
+    train -o "$T/ce.ckpt" --loss cesoftmax -D 16 -n $((steps * 2)) -t 2 2> "$T/ce.err"
+train_pk_cesoftmax=$(sed -n 's/.*(\([0-9]*\) images\/s).*/\1/p' "$T/ce.err")
+echo "train_pk_cesoftmax images_per_s $train_pk_cesoftmax"
 for t in 1 2; do
     a=$(now); embed -m "$T/mog2.ckpt" -t $t < "$T/train.hs" > /dev/null; b=$(now)
     n=$(tshow -q "$T/train.hs" | tail -n 1 | sed 's/# \([0-9]*\) records.*/\1/')
@@ -63,7 +68,7 @@ echo "retrieve_9940x9940_t1 seconds $retrieve_s (target: 10,000 x 10,000 under 2
 cat "$T/probe.txt" | sed 's/^/sgemm_/'
 g2=$(sed -n 's/gflops2 //p' "$T/probe.txt")
 echo "# ratios: effective GFLOPS (8 MFLOP/image train, 2.7 embed) / sgemm probe with 2 threads ($g2 GFLOPS)"
-for head in point mog1 mog2 episodes_proto episodes_spe pk_triplet pk_hetriplet pk_fstat; do
+for head in point mog1 mog2 episodes_proto episodes_spe pk_triplet pk_hetriplet pk_fstat pk_cesoftmax; do
     eval "r=\$train_$head"
     awk -v r="$r" -v g="$g2" -v h="$head" 'BEGIN { printf "train_%s %.1f GFLOPS = %.2f of the probe; target 15000 images/s: %s\n", h, r * 8e-3, r * 8e-3 / g, (r >= 15000 ? "met" : "NOT met") }'
 done
