@@ -1,5 +1,5 @@
-/* fuzz_npy: the reader of the public generator's image-id files (digits_ids_parse, lib/digits.h:
- * .npz zip archives, stored or deflated, and bare .npy arrays) on arbitrary bytes. It parses
+/* fuzz_npy: the reader of the public generator's image-id files (digits_ids_parse, lib/digits.h, on
+ * lib/npy.h: .npz zip archives, stored or deflated, and bare .npy arrays) on arbitrary bytes. It parses
  * from memory and reports a bad file by its return value; the harness turns that into die() so
  * that the replay counts rejections as the other targets do. */
 #include "digits.h"
