@@ -212,6 +212,23 @@ static stream_writer *stdout_writer(const stream_header *h)
     return stream_create(stdout, h);
 }
 
+/* one composite record: the MNIST digits source[0..N) side by side (image: scratch of 28 x 28N) */
+static void write_composite(stream_writer *w, const idx_set *mn, int N, const int32_t *source, int32_t cls,
+                            int64_t id, uint8_t *image)
+{
+    uint8_t digits[DIGITS_MAXN];
+    int32_t src[DIGITS_MAXN];
+    const uint8_t *cells[DIGITS_MAXN];
+    for (int k = 0; k < N; k++) {
+        src[k] = source[k];
+        digits[k] = mn->labels[src[k]];
+        cells[k] = mn->images + (int64_t)src[k] * DIGITS_CELL;
+    }
+    digits_compose(image, N, cells);
+    void *data[] = {image, &cls, digits, src, &id};
+    stream_write_data(w, data, 0);
+}
+
 /* the distinct values of c[0..n), ascending, in a new array of *m */
 static int32_t *distinct(const int32_t *c, int64_t n, int64_t *m)
 {
@@ -305,22 +322,13 @@ static int from_ids(const options *o, int argc, char **argv)
     }
     stream_writer *w = stdout_writer(h);
     uint8_t *image = emalloc(DIGITS_SIDE * W);
-    uint8_t digits[DIGITS_MAXN];
-    int32_t c, source[DIGITS_MAXN];
-    int64_t id;
-    void *data[] = {image, &c, digits, source, &id};
-    const uint8_t *cells[DIGITS_MAXN];
+    int32_t source[DIGITS_MAXN];
     progress pr;
     progress_start(&pr, "images", d.n);
-    for (id = 0; id < d.n; id++) {
-        c = cls[id];
-        for (int k = 0; k < N; k++) {
-            source[k] = (int32_t)d.ids[id * N + k];
-            digits[k] = mn.labels[source[k]];
-            cells[k] = mn.images + (int64_t)source[k] * DIGITS_CELL;
-        }
-        digits_compose(image, N, cells);
-        stream_write_data(w, data, 0);
+    for (int64_t id = 0; id < d.n; id++) {
+        for (int k = 0; k < N; k++)
+            source[k] = (int32_t)d.ids[id * N + k]; /* checked against the MNIST split's size */
+        write_composite(w, &mn, N, source, cls[id], id, image);
         if ((id & 4095) == 0)
             progress_update(&pr, id, NULL);
     }
@@ -388,14 +396,9 @@ int main(int argc, char **argv)
 
     stream_writer *w = stdout_writer(h);
     uint8_t *image = emalloc(DIGITS_SIDE * W);
-    uint8_t digits[DIGITS_MAXN];
-    int32_t cls, source[DIGITS_MAXN];
-    int64_t id;
-    void *data[] = {image, &cls, digits, source, &id};
-    const uint8_t *cells[DIGITS_MAXN];
     progress pr;
     progress_start(&pr, "images", total);
-    for (id = 0; id < total; id++) {
+    for (int64_t id = 0; id < total; id++) {
         int64_t q = perm[id];
         /* src and the MNIST pixels are read in random order: fetch them a few images ahead */
         if (id + 16 < total)
@@ -406,14 +409,7 @@ int main(int argc, char **argv)
                 for (int b = 0; b < DIGITS_CELL; b += 64)
                     __builtin_prefetch(c + b);
             }
-        cls = plan.classes[q / plan.per_class];
-        for (int k = 0; k < N; k++) {
-            source[k] = src[q * N + k];
-            digits[k] = mn.labels[source[k]];
-            cells[k] = mn.images + (int64_t)source[k] * DIGITS_CELL;
-        }
-        digits_compose(image, N, cells);
-        stream_write_data(w, data, 0);
+        write_composite(w, &mn, N, src + q * N, plan.classes[q / plan.per_class], id, image);
         if ((id & 4095) == 0)
             progress_update(&pr, id, NULL);
     }
