@@ -1,5 +1,6 @@
 /* apcurve: average precision, precision-recall curve and its area for scored, labelled items
- * (verification, hib-oh-2019 section 4.3). Definitions and tie rule: lib/metrics.h.
+ * (verification, hib-oh-2019 section 4.3); with --ece, the expected calibration error of the
+ * score read as a probability. Definitions and tie rule: lib/metrics.h.
  */
 #include <getopt.h>
 #include <math.h>
@@ -11,7 +12,7 @@
 #include "util.h"
 
 static const char *usage =
-    "usage: apcurve [-s SCORE] [-l LABEL] [-o FILE.tsv] [--json] [INPUT]\n"
+    "usage: apcurve [-s SCORE] [-l LABEL] [-o FILE.tsv] [--ece B] [--json] [INPUT]\n"
     "  Reads a `pairscores` stream (INPUT or stdin; another kind with -s and -l) and prints\n"
     "  `n`, `positives`, `ap` and `pr_auc`, one per line.\n"
     "  ap      mean over the positives of the precision at the positive's rank, ranked by score,\n"
@@ -25,6 +26,11 @@ static const char *usage =
     "  -o FILE.tsv  also write the PR curve as TSV: a # header line, then recall precision threshold\n"
     "               per distinct score, highest threshold first; it is opened before any work and\n"
     "               committed only when stdout is written\n"
+    "  --ece B      the score is a probability: also print `ece`, the expected calibration error\n"
+    "               in B equal-width bins on [0, 1] (score s in bin floor(s B), s = 1 in the last),\n"
+    "               sum over the non-empty bins of (n_b / n) |mean label - mean score|, and\n"
+    "               `ece_bins` B (Guo et al. 2017 use B = 15); a score outside [0, 1] or NaN is an\n"
+    "               error\n"
     "  --json       print a one-line JSON summary instead\n"
     "  -h           this help\n";
 
@@ -33,8 +39,12 @@ int main(int argc, char **argv)
     util_init(argv[0]);
     util_usage = usage;
     const char *sfield = NULL, *lfield = NULL, *tsv = NULL;
-    int json = 0;
-    static const struct option lopts[] = {{"json", no_argument, 0, 'J'}, {"help", no_argument, 0, 'h'}, {0, 0, 0, 0}};
+    int json = 0, ece_bins = 0;
+    enum { OPT_ECE = 256 };
+    static const struct option lopts[] = {{"json", no_argument, 0, 'J'},
+                                          {"ece", required_argument, 0, OPT_ECE},
+                                          {"help", no_argument, 0, 'h'},
+                                          {0, 0, 0, 0}};
     int c;
     opterr = 0; /* our own message, then the usage */
     while ((c = getopt_long(argc, argv, "s:l:o:h", lopts, NULL)) != -1) {
@@ -43,6 +53,7 @@ int main(int argc, char **argv)
         case 'l': lfield = optarg; break;
         case 'o': tsv = optarg; break;
         case 'J': json = 1; break;
+        case OPT_ECE: ece_bins = (int)parse_long("--ece", optarg, 1, 1000000); break;
         case 'h': usage_help();
         default: usage_die("unknown option or missing value: %s", argv[optind - 1]);
         }
@@ -65,11 +76,19 @@ int main(int argc, char **argv)
     if (!n)
         die("%s: the stream has no records", in->name);
     uint8_t *label = emalloc((size_t)n);
+    for (int64_t i = 0; i < n; i++)
+        label[i] = cols[1][i] != 0;
+    double ece = NAN;
+    if (ece_bins) {
+        int64_t bad;
+        ece = metrics_ece(cols[0], label, n, ece_bins, NULL, &bad);
+        if (bad >= 0)
+            die("--ece: score %g of record %lld is not a probability", cols[0][bad], (long long)bad);
+    }
     int64_t positives = 0;
     for (int64_t i = 0; i < n; i++) {
         if (!isfinite(cols[0][i]))
             die("%s: record %lld: %s %g is not finite", in->name, (long long)i, sfield, cols[0][i]);
-        label[i] = cols[1][i] != 0;
         positives += label[i];
     }
     if (!positives)
@@ -89,13 +108,21 @@ int main(int argc, char **argv)
         metrics_json_num(stdout, ap);
         printf(", \"pr_auc\": ");
         metrics_json_num(stdout, auc);
+        if (ece_bins) {
+            printf(", \"ece\": ");
+            metrics_json_num(stdout, ece);
+            printf(", \"ece_bins\": %d", ece_bins);
+        }
         printf(", \"thresholds\": %lld, \"score\": ", (long long)npts);
         json_string(stdout, sfield, strlen(sfield)); /* names from the command line, escaped */
         printf(", \"label\": ");
         json_string(stdout, lfield, strlen(lfield));
         printf("}\n");
-    } else
+    } else {
         printf("n %lld\npositives %lld\nap %.6f\npr_auc %.6f\n", (long long)n, (long long)positives, ap, auc);
+        if (ece_bins)
+            printf("ece %.6f\nece_bins %d\n", ece, ece_bins);
+    }
     free(pts);
     free(label);
     free(cols[0]);

@@ -19,8 +19,11 @@ static const char *usage =
     "  Reads an `embeddings` (or `eta`) stream (INPUT or stdin) and writes kind `knn`: for every item\n"
     "  the majority class of its k nearest neighbours (`predicted`), `correct`, `recall` [k]\n"
     "  (recall[r-1] = 1 when a neighbour of rank <= r has the item's class), `nn_dist` (distance to\n"
-    "  the nearest neighbour), `neighbors` [k] (their ids), and `eta`, `occluded` when the input\n"
-    "  has them. The header's meta gets `accuracy` and `recall_at` [k].\n"
+    "  the nearest neighbour), `neighbors` [k] (their ids), `eta` (the input's eta; else, when the\n"
+    "  input has var (stochastic embeddings: HIB, SPE, the heteroscedastic triplet's iso head), the\n"
+    "  mean of the item's var over C x D, as retrieve; no eta for point embeddings) and `occluded`\n"
+    "  when the input has it. The header's meta gets `accuracy`, `recall_at` [k] and, with an eta,\n"
+    "  `eta_source` (\"eta\" or \"var\").\n"
     "  Neighbours: leave-one-out within INPUT (the item itself never counts), or with -g among the\n"
     "  GALLERY's items. Equal distances: the lower gallery record index ranks first. Vote: most\n"
     "  neighbours; tied counts: the smallest sum of distances; then the best-ranked neighbour.\n"
@@ -187,6 +190,16 @@ int main(int argc, char **argv)
     }
 
     double *qtv = NULL, *gtv = NULL;
+    /* the queries' uncertainty: their eta, else their mean var (retrieve's rule), else none */
+    double *qu = emalloc((size_t)nq * sizeof *qu);
+    const char *eta_source = metrics_item_uncertainty(Q->eta, Q->var, nq, (int64_t)Q->C * Q->D, qu);
+    float *qeta = NULL;
+    if (eta_source) {
+        qeta = emalloc((size_t)nq * sizeof *qeta);
+        for (int64_t q = 0; q < nq; q++)
+            qeta[q] = (float)qu[q];
+    }
+    free(qu);
     float *qm = match_set_means(Q, o.expected ? &qtv : NULL);
     float *gm = G == Q ? qm : match_set_means(G, o.expected ? &gtv : NULL);
     if (G == Q)
@@ -235,6 +248,8 @@ int main(int argc, char **argv)
     tensor *rt = tensor_view(DT_F64, 1, kshape, recall_at);
     header_set_tensor(h, "recall_at", rt);
     tensor_free(rt);
+    if (eta_source)
+        header_set_str(h, "eta_source", eta_source);
     header_add_field(h, "id", DT_I64, 0, NULL);
     header_add_field(h, "class", DT_I32, 0, NULL);
     header_add_field(h, "predicted", DT_I32, 0, NULL);
@@ -242,7 +257,7 @@ int main(int argc, char **argv)
     header_add_field(h, "recall", DT_U8, 1, kshape);
     header_add_field(h, "nn_dist", DT_F32, 0, NULL);
     header_add_field(h, "neighbors", DT_I64, 1, kshape);
-    if (Q->eta)
+    if (qeta)
         header_add_field(h, "eta", DT_F32, 0, NULL);
     int64_t nocc[1] = {Q->nocc};
     if (Q->occ)
@@ -256,8 +271,8 @@ int main(int argc, char **argv)
             nid[r] = G->id[nbr[q * k + r]];
         void *data[9] = {&Q->id[q], &Q->cls[q], &pred[q], &ok, recall + q * k, &nn, nid};
         int f = 7;
-        if (Q->eta)
-            data[f++] = &Q->eta[q];
+        if (qeta)
+            data[f++] = &qeta[q];
         if (Q->occ)
             data[f++] = Q->occ + q * Q->nocc;
         stream_write_data(w, data, 0);
@@ -274,6 +289,7 @@ int main(int argc, char **argv)
     if (jf)
         atomic_commit(jf);
     free(nid);
+    free(qeta);
     free(ndist);
     free(ncls);
     free(recall_at);

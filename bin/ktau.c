@@ -8,6 +8,11 @@
  * item (a point model's eta is the constant 1 - sigmoid(b)) the bins are arbitrary: tau and the
  * per-bin values are undefined and reported as such (JSON null and a note, text "undefined",
  * a TSV with its header line only), exit 0.
+ *
+ * With a performance per item (-m accuracy:FIELD) it also says whether the uncertainty knows when
+ * the answer is wrong: the area under the risk-coverage curve (AURC, its oracle and E-AURC; loss
+ * = 1 - FIELD) and, for a binary FIELD, the AUROC of the uncertainty for the wrong items (both
+ * without a seed: ties are averaged exactly). Definitions: lib/metrics.h.
  */
 #include <errno.h>
 #include <getopt.h>
@@ -21,7 +26,7 @@
 
 static const char *usage =
     "usage: ktau [-b BINS] [-u FIELD] [-m accuracy:FIELD | -m ap:SCORE:LABEL] [-S SEED] [-o FILE.tsv]\n"
-    "            [--json] [INPUT]\n"
+    "            [--reject-tsv FILE] [--json] [INPUT]\n"
     "  Reads a stream (INPUT or stdin), sorts its items by uncertainty, ascending (equal values in a\n"
     "  random order drawn from SEED, so the record order never matters), cuts them into BINS\n"
     "  equal-size bins (the first n mod BINS bins, the least uncertain, hold one item more),\n"
@@ -35,6 +40,16 @@ static const char *usage =
     "  Defaults by kind: `knn` and `fewshot` -u eta -m accuracy:correct;\n"
     "  `pairscores` -u eta -m ap:p:match; `retrieval` -u eta -m accuracy:ap (the mean per-query AP\n"
     "  of each bin: Taha et al.'s uncertainty against retrieval AP).\n"
+    "  Does the uncertainty know when it is wrong? With -m accuracy:FIELD (a performance per item in\n"
+    "  [0, 1], loss = 1 - FIELD), items kept most certain first, risk(k) = the mean loss of the k\n"
+    "  first (equal uncertainties: the exact mean over their orders, no seed):\n"
+    "    aurc         area under the risk-coverage curve, (1/n) sum_k risk(k) (Geifman & El-Yaniv)\n"
+    "    aurc_oracle  the same with the items ordered by loss (the best possible)\n"
+    "    eaurc        aurc - aurc_oracle\n"
+    "    auroc        when FIELD is binary: P(u of a wrong item > u of a right one), ties 1/2\n"
+    "  Each is null (text: undefined) with the reason in the JSON \"note\" when it cannot be had:\n"
+    "  -m ap (no performance per item), FIELD outside [0, 1], auroc of a non-binary FIELD or of\n"
+    "  items all right or all wrong, a constant uncertainty (as tau).\n"
     "  -b BINS            bins (default 20)\n"
     "  -u FIELD           the uncertainty field\n"
     "  -m accuracy:FIELD  performance = mean of FIELD over the bin (0/1 values: the accuracy)\n"
@@ -42,9 +57,16 @@ static const char *usage =
     "  -S SEED            seed of the order of equal uncertainties (default 714)\n"
     "  -o FILE.tsv        also write the table as TSV (a # header line, then bin n mean perf); it is\n"
     "                     opened before any work and committed only when stdout is written\n"
+    "  --reject-tsv FILE  also write the error-versus-reject curve: a # header line, then\n"
+    "                     `rejected risk oracle_risk` at rejected = 0, 0.01, ..., 0.99 (the n -\n"
+    "                     floor(rejected n) most certain items kept); only the header when aurc is\n"
+    "                     undefined; opened before any work, committed only when stdout is written\n"
     "  --json             print a one-line JSON summary instead of the text table\n"
     "  -h                 this help\n"
-    "  Prints: one line per bin (bin, n, mean uncertainty, performance), then `n N` and `tau T`.\n";
+    "  Prints: one line per bin (bin, n, mean uncertainty, performance), then `aurc`,\n"
+    "  `aurc_oracle`, `eaurc`, `auroc` (a number, or `undefined (REASON)`), `n N` and `tau T`.\n";
+
+#define REJECT_POINTS 100 /* rejected 0 .. 99 % */
 
 typedef struct {
     int bins;
@@ -52,6 +74,7 @@ typedef struct {
     const char *ufield;
     const char *perf;
     const char *tsv;
+    const char *reject_tsv;
     int json;
     const char *input;
 } options;
@@ -61,7 +84,11 @@ int main(int argc, char **argv)
     util_init(argv[0]);
     util_usage = usage;
     options o = {.bins = 20, .seed = 714};
-    static const struct option lopts[] = {{"json", no_argument, 0, 'J'}, {"help", no_argument, 0, 'h'}, {0, 0, 0, 0}};
+    enum { OPT_REJECT = 256 };
+    static const struct option lopts[] = {{"json", no_argument, 0, 'J'},
+                                          {"reject-tsv", required_argument, 0, OPT_REJECT},
+                                          {"help", no_argument, 0, 'h'},
+                                          {0, 0, 0, 0}};
     int c;
     opterr = 0; /* our own message, then the usage */
     while ((c = getopt_long(argc, argv, "b:u:m:o:S:h", lopts, NULL)) != -1) {
@@ -72,6 +99,7 @@ int main(int argc, char **argv)
         case 'o': o.tsv = optarg; break;
         case 'S': o.seed = parse_u64("-S", optarg); break;
         case 'J': o.json = 1; break;
+        case OPT_REJECT: o.reject_tsv = optarg; break;
         case 'h': usage_help();
         default: usage_die("unknown option or missing value: %s", argv[optind - 1]);
         }
@@ -104,6 +132,7 @@ int main(int argc, char **argv)
 
     /* the TSV exists (as a temp file) before any work: an unwritable path fails now */
     FILE *tf = o.tsv ? atomic_open(o.tsv) : NULL;
+    FILE *rf = o.reject_tsv ? atomic_open(o.reject_tsv) : NULL;
     stream_reader *in = stream_open_path(o.input);
     const char *kind = in->header->kind;
     if (!strcmp(kind, "knn") || !strcmp(kind, "fewshot") || !strcmp(kind, "pairscores") || !strcmp(kind, "retrieval")) {
@@ -118,8 +147,8 @@ int main(int argc, char **argv)
         die("%s: a stream of kind '%s' has no default uncertainty and performance: give -u and -m",
             in->name, kind);
     if (!strcmp(o.ufield, "eta") && header_field_find(in->header, "eta") < 0)
-        die("%s: no field 'eta' in this %s stream (for knn: run pairscore --self before knn; or choose "
-            "another uncertainty with -u, e.g. -u nn_dist)",
+        die("%s: no field 'eta' in this %s stream (knn of point embeddings, which have no var: run "
+            "pairscore --self before knn; or choose another uncertainty with -u, e.g. -u nn_dist)",
             in->name, kind);
     const char *names[3] = {o.ufield, f1, f2};
     double *cols[3];
@@ -175,6 +204,60 @@ int main(int argc, char **argv)
     char pname[128];
     snprintf(pname, sizeof pname, "%s", is_ap ? "ap" : "accuracy");
 
+    /* does the uncertainty know when it is wrong: AURC (loss = 1 - performance) and the AUROC of
+     * the wrong items, each defined only for a performance per item; else the reason why not */
+    char aurc_why[256] = "", auroc_why[256] = "";
+    metrics_aurc_result ar = {NAN, NAN, NAN};
+    metrics_rc_point *curve = NULL;
+    double auroc = NAN;
+    if (constant) {
+        snprintf(aurc_why, sizeof aurc_why, "constant uncertainty");
+        snprintf(auroc_why, sizeof auroc_why, "constant uncertainty");
+    } else if (is_ap) {
+        snprintf(aurc_why, sizeof aurc_why, "-m ap gives a performance per bin, not per item: use -m accuracy:FIELD");
+        snprintf(auroc_why, sizeof auroc_why, "%s", aurc_why);
+    } else {
+        int64_t outside = -1, nonbinary = -1, right = 0;
+        for (int64_t i = 0; i < n; i++) {
+            double v = cols[1][i];
+            if (!(v >= 0 && v <= 1)) {
+                if (outside < 0)
+                    outside = i;
+            } else if (v != 0 && v != 1) {
+                if (nonbinary < 0)
+                    nonbinary = i;
+            } else
+                right += v == 1;
+        }
+        if (outside >= 0) {
+            snprintf(aurc_why, sizeof aurc_why, "%s is not a performance in [0, 1]: record %lld has %g", f1,
+                     (long long)outside, cols[1][outside]);
+            snprintf(auroc_why, sizeof auroc_why, "%s", aurc_why);
+        } else {
+            double *loss = emalloc((size_t)n * sizeof *loss);
+            for (int64_t i = 0; i < n; i++)
+                loss[i] = 1 - cols[1][i];
+            curve = emalloc(REJECT_POINTS * sizeof *curve);
+            metrics_aurc(cols[0], loss, n, &ar, REJECT_POINTS, curve);
+            if (ar.eaurc == 0)
+                ar.eaurc = 0; /* no "-0" */
+            free(loss);
+            if (nonbinary >= 0)
+                snprintf(auroc_why, sizeof auroc_why, "%s is not binary: record %lld has %g", f1, (long long)nonbinary,
+                         cols[1][nonbinary]);
+            else if (right == n || right == 0)
+                snprintf(auroc_why, sizeof auroc_why, "every item is %s (%s = %d for all)", right ? "right" : "wrong",
+                         f1, right ? 1 : 0);
+            else {
+                uint8_t *correct = emalloc((size_t)n);
+                for (int64_t i = 0; i < n; i++)
+                    correct[i] = cols[1][i] == 1;
+                auroc = metrics_error_auroc(cols[0], correct, n);
+                free(correct);
+            }
+        }
+    }
+
     /* the bins that are reported: none when they are undefined */
     int Bout = constant ? 0 : B;
     if (tf) {
@@ -182,6 +265,12 @@ int main(int argc, char **argv)
         for (int b = 0; b < Bout; b++)
             fprintf(tf, "%d\t%lld\t%.9g\t%.9g\n", b, (long long)(start[b + 1] - start[b]), mean_u[b], perf[b]);
         atomic_sync(tf); /* the data is safe; it is renamed into place once stdout is written */
+    }
+    if (rf) {
+        fprintf(rf, "# rejected\trisk\toracle_risk\n");
+        for (int r = 0; curve && r < REJECT_POINTS; r++)
+            fprintf(rf, "%.9g\t%.9g\t%.9g\n", curve[r].rejected, curve[r].risk, curve[r].oracle_risk);
+        atomic_sync(rf);
     }
     if (o.json) {
         /* top-level n after the bins: a text grep for the last "n" finds the total */
@@ -193,7 +282,26 @@ int main(int argc, char **argv)
             snprintf(note, sizeof note, "the uncertainty is constant (%s = %.9g for every item): bins and tau are undefined",
                      o.ufield, cols[0][0]);
             json_string(stdout, note, strlen(note));
+        } else if (*aurc_why || *auroc_why) {
+            printf(", \"note\": ");
+            char note[1024];
+            if (*aurc_why)
+                snprintf(note, sizeof note, "aurc, aurc_oracle, eaurc%s are undefined: %s",
+                         strcmp(aurc_why, auroc_why) ? "" : " and auroc", aurc_why);
+            if (*aurc_why && strcmp(aurc_why, auroc_why))
+                snprintf(note + strlen(note), sizeof note - strlen(note), "; auroc is undefined: %s", auroc_why);
+            else if (!*aurc_why)
+                snprintf(note, sizeof note, "auroc is undefined: %s", auroc_why);
+            json_string(stdout, note, strlen(note));
         }
+        printf(", \"aurc\": ");
+        metrics_json_num(stdout, ar.aurc);
+        printf(", \"aurc_oracle\": ");
+        metrics_json_num(stdout, ar.oracle);
+        printf(", \"eaurc\": ");
+        metrics_json_num(stdout, ar.eaurc);
+        printf(", \"auroc\": ");
+        metrics_json_num(stdout, auroc);
         /* field names come from the command line: escaped, so the line stays valid JSON */
         char pspec[1024];
         snprintf(pspec, sizeof pspec, "%s:%s%s%s", pname, f1, is_ap ? ":" : "", is_ap ? f2 : "");
@@ -218,6 +326,14 @@ int main(int argc, char **argv)
             printf("%-4s %8s %12s %12s\n", "bin", "n", ucol, pname);
         for (int b = 0; b < Bout; b++)
             printf("%-4d %8lld %12.6f %12.6f\n", b, (long long)(start[b + 1] - start[b]), mean_u[b], perf[b]);
+        const char *qname[4] = {"aurc", "aurc_oracle", "eaurc", "auroc"};
+        double qval[4] = {ar.aurc, ar.oracle, ar.eaurc, auroc};
+        for (int q = 0; q < 4; q++) {
+            if (isfinite(qval[q]))
+                printf("%s %.6f\n", qname[q], qval[q]);
+            else
+                printf("%s undefined (%s)\n", qname[q], q < 3 ? aurc_why : auroc_why);
+        }
         printf("n %lld\n", (long long)n);
         if (constant)
             printf("tau undefined (constant uncertainty)\n");
@@ -236,10 +352,13 @@ int main(int argc, char **argv)
     free(label);
     free(bx);
     free(by);
+    free(curve);
     free(spec);
     stream_close(in);
     close_stdout();
     if (tf)
         atomic_commit(tf);
+    if (rf)
+        atomic_commit(rf);
     return 0;
 }

@@ -1,6 +1,9 @@
 /* metrics: the evaluation numbers of the HIB paper (section 4): average precision and the
  * precision-recall curve, equal-size binning by uncertainty, Kendall's tau-b, and k-nearest-
- * neighbour search in blocks (distances by blas_sgemm) with a majority vote.
+ * neighbour search in blocks (distances by blas_sgemm) with a majority vote; the AUC
+ * (Mann-Whitney); and whether an uncertainty knows when it is wrong: the AUROC of wrong answers,
+ * the area under the risk-coverage curve (AURC, E-AURC) and the calibration error (ECE), defined
+ * at the end of this file.
  *
  * Every function works on caller-owned arrays and allocates only scratch it frees before
  * returning. Definitions and tie rules (each is also the documented behaviour of the programs):
@@ -137,5 +140,72 @@ void metrics_auc_groups(const double *rank, const int32_t *group, int64_t n, int
                         double *auc);
 /* AUC of score against label (nonzero = positive); scores must not be NaN */
 double metrics_auc(const double *score, const uint8_t *label, int64_t n);
+
+/* ---- does an uncertainty know when it is wrong? (the per-item measures of ktau, apcurve --ece)
+ *   AUROC    of the uncertainty u at telling wrong items (the positives) from right ones:
+ *            P(u_wrong > u_right) + 1/2 P(u_wrong = u_right), metrics_auc with label = wrong.
+ *            NaN when every item is right or every item is wrong.
+ *   risk-coverage (Geifman and El-Yaniv, "Selective classification for deep neural networks",
+ *            2017; "Bias-reduced uncertainty estimation", 2019). loss[i] is an item's loss,
+ *            1 - its performance (the 0/1 error of a binary `correct`; 1 - AP of a query).
+ *            Items are kept most confident first: ascending u. risk(k) = mean loss of the k
+ *            first, and
+ *                AURC = (1/n) sum_{k=1..n} risk(k).
+ *            Ties: items of equal u are in no order, so risk(k) is its EXACT expectation over
+ *            uniformly random orders inside each block of equal u: for k inside a block that
+ *            starts after b items whose losses sum to L_b, E[sum of the k first] =
+ *            L_b + (k - b) x (the block's mean loss). The record order never matters, there is
+ *            no seed, and a constant u gives risk(k) = the mean loss for every k, so AURC = the
+ *            overall error rate.
+ *   oracle   the same with the items ordered by loss, ascending (the best possible ordering;
+ *            ties in loss change nothing). E-AURC = AURC - oracle AURC (>= 0 up to rounding).
+ *   curve    at rejected fractions r / npts, r = 0 .. npts-1 (ktau: npts = 100, 0 .. 99 %):
+ *            kept k = n - floor(r n / npts) >= 1 items, risk(k) and the oracle's risk(k).
+ *   ECE      expected calibration error of a probability p against a binary label y (Guo et al.,
+ *            "On calibration of modern neural networks", 2017, with B = 15 bins,
+ *            METRICS_ECE_BINS): B equal-width bins on [0, 1], p in bin floor(p B) (the double
+ *            product p x B; p = 1, and any p whose product rounds up to B, in the last bin, so
+ *            bin b holds [b/B, (b+1)/B) and the last one [(B-1)/B, 1]).
+ *                ECE = sum over the non-empty bins b of (n_b / n) |mean(y)_b - mean(p)_b|
+ *                    = (1/n) sum_b |sum(y)_b - sum(p)_b|.
+ *            A p outside [0, 1] or NaN is not a probability: the caller reports it.
+ * Cost: one sort each (O(n log n)), sums in double.
+ *
+ *   double auroc = metrics_error_auroc(u, correct, n);
+ *   metrics_aurc_result a; metrics_rc_point curve[100];
+ *   metrics_aurc(u, loss, n, &a, 100, curve);               // a.aurc, a.oracle, a.eaurc
+ *   int64_t bad; double ece = metrics_ece(p, y, n, METRICS_ECE_BINS, NULL, &bad);
+ */
+/* u must hold no NaN; correct[i] nonzero = right */
+double metrics_error_auroc(const double *u, const uint8_t *correct, int64_t n);
+
+typedef struct {
+    double aurc, oracle, eaurc;
+} metrics_aurc_result;
+typedef struct {
+    double rejected;         /* r / npts */
+    int64_t kept;            /* n - floor(r n / npts) */
+    double risk, oracle_risk; /* the expected mean loss of the kept items, and the oracle's */
+} metrics_rc_point;
+/* AURC, oracle AURC and E-AURC of u (finite) against loss (finite), into *res (all NaN when n is
+ * 0); curve (or NULL): npts points, rejected 0, 1/npts, ..., (npts-1)/npts */
+void metrics_aurc(const double *u, const double *loss, int64_t n, metrics_aurc_result *res, int npts,
+                  metrics_rc_point *curve);
+
+#define METRICS_ECE_BINS 15
+typedef struct {
+    int64_t n;
+    double mean_p, mean_y; /* NaN for an empty bin */
+} metrics_ece_bin;
+/* ECE of p against y (nonzero = 1) in B >= 1 bins (dies otherwise); bins (or NULL): B entries.
+ * A p[i] that is not a probability: returns NaN with *bad = i (the first such item); else *bad =
+ * -1 (bad may be NULL). NaN when n is 0. */
+double metrics_ece(const double *p, const uint8_t *y, int64_t n, int B, metrics_ece_bin *bins, int64_t *bad);
+
+/* ---- an item's scalar uncertainty from an embedding stream (knn's `eta`, like retrieve's):
+ * u[i] = eta[i] when eta is given; else, when var is, the mean of the item's cd = C x D
+ * variances var[i cd .. (i+1) cd), summed in double. Returns "eta", "var", or NULL (neither: a
+ * point embedding, u untouched). */
+const char *metrics_item_uncertainty(const float *eta, const float *var, int64_t n, int64_t cd, double *u);
 
 #endif

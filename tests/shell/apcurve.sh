@@ -1,6 +1,7 @@
 #!/bin/sh
 # apcurve: AP and PR-AUC with tied scores against hand-derived values, the PR curve TSV, order
-# independence, -s / -l, the chain from the synthetic fixture, and bad input.
+# independence, --ece against hand values and its errors, -s / -l, the chain from the synthetic
+# fixture, and bad input.
 . "$(dirname "$0")/../lib.sh"
 FIX=$BIN/../tests/test_evalfix
 [ -x "$FIX" ] || fail "$FIX is not built"
@@ -22,6 +23,32 @@ grep -qx '{"program": "apcurve", "n": 4, "positives": 3, "ap": 0.8055555556, "pr
 # perfect and reversed rankings: 1 and (1/3 + 2/4) / 2 = 5/12
 printf '4 1\n3 1\n2 0\n1 0\n' | ps_table | "$BIN/apcurve" | grep -qx 'ap 1.000000' || fail "perfect ranking"
 printf '4 0\n3 0\n2 1\n1 1\n' | ps_table | "$BIN/apcurve" | grep -qx 'ap 0.416667' || fail "reversed ranking"
+
+# --ece B: the score as a probability, B equal-width bins (derivation in tests/unit/test_metrics.c):
+# p (match) 0 (0), .125 (1) | bin 1 empty | .5 (1), .5 (0) | .875 (1), 1 (1), 1 (0), with B = 4:
+# (|1 - .125| + |1 - 1| + |2 - 2.875|) / 7 = 0.25
+printf '0 0\n0.125 1\n0.5 1\n0.5 0\n0.875 1\n1 1\n1 0\n' | ps_table >"$T/cal"
+"$BIN/apcurve" --ece 4 "$T/cal" >"$T/ece.txt" || fail "--ece exited $?"
+tail -n 2 "$T/ece.txt" | tr '\n' ' ' | grep -qx 'ece 0.250000 ece_bins 4 ' || fail "--ece text: $(cat "$T/ece.txt")"
+"$BIN/apcurve" --ece 4 --json "$T/cal" | grep -q '"pr_auc": 0.5875, "ece": 0.25, "ece_bins": 4, "thresholds": 5, ' ||
+    fail "--ece json: $("$BIN/apcurve" --ece 4 --json "$T/cal")"
+# one bin: |4/7 - 4/7| = 0; Guo et al.'s 15 bins: 0 and .125 in bin 0 and 1 (|0 - 0| + |1 - .125|),
+# .5 and .5 in bin 7 (0), .875 in bin 13 (|1 - .875|), 1 and 1 in bin 14 (|1 - 2|): 2 / 7 = 0.285714
+"$BIN/apcurve" --ece 1 "$T/cal" | grep -qx 'ece 0.000000' || fail "--ece 1"
+"$BIN/apcurve" --ece 15 "$T/cal" | grep -qx 'ece 0.285714' || fail "--ece 15: $("$BIN/apcurve" --ece 15 "$T/cal")"
+# without --ece: no ece
+"$BIN/apcurve" --json "$T/cal" | grep -q '"ece"' && fail "ece without --ece"
+# a score that is no probability: an error naming it and its record, nothing on stdout
+printf '0.5 1\n0.25 0\n1.5 1\n' | ps_table >"$T/big"
+expect_fail 1 'apcurve: --ece: score 1.5 of record 2 is not a probability' "$BIN/apcurve" --ece 15 "$T/big"
+printf '0.5 1\n-0.25 0\n' | ps_table >"$T/negp"
+expect_fail 1 'apcurve: --ece: score -0.25 of record 1 is not a probability' "$BIN/apcurve" --ece 15 --json "$T/negp"
+printf '0.5 1\nnan 0\n' | ps_table >"$T/nanp"
+expect_fail 1 'apcurve: --ece: score nan of record 1 is not a probability' "$BIN/apcurve" --ece 15 "$T/nanp"
+"$BIN/apcurve" "$T/big" >/dev/null || fail "a score above 1 without --ece"
+expect_fail 2 "for help" "$BIN/apcurve" --ece 0 "$T/cal"
+expect_fail 2 "for help" "$BIN/apcurve" --ece x "$T/cal"
+expect_fail 2 "for help" "$BIN/apcurve" "$T/cal" --ece
 
 # -s / -l on any kind
 printf '0.9 1\n0.8 0\n0.8 1\n0.1 1\n' | "$FIX" table rows score:float64 y:int32 >"$T/g"

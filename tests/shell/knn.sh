@@ -1,6 +1,6 @@
 #!/bin/sh
-# knn: tie rules on hand-placed points, pass-through fields, leave-one-out versus gallery, threads,
-# -d expected, determinism, and bad input. Fixtures: tests/unit/test_evalfix.c.
+# knn: tie rules on hand-placed points, pass-through fields, eta from var (eta_source), leave-one-out
+# versus gallery, threads, -d expected, determinism, and bad input. Fixtures: tests/unit/test_evalfix.c.
 . "$(dirname "$0")/../lib.sh"
 FIX=$BIN/../tests/test_evalfix
 [ -x "$FIX" ] || fail "$FIX is not built"
@@ -73,6 +73,48 @@ awk 'NR > 1 && ($4 != ($3 == $2) || $5 > $6 || $6 > $7 || $7 > $8 || $8 > $9) { 
 "$FIX" emb -n 300 -C 2 | "$BIN/knn" -k 3 >/dev/null || fail "C = 2"
 # eta passes through from pairscore --self
 "$BIN/pairscore" --self "$T/e" | "$BIN/knn" | "$FIX" cols eta >/dev/null || fail "eta not passed through"
+
+# --- eta: the input's eta; else, with var (stochastic embeddings), the mean of var over C x D;
+# none for points. meta eta_source says which. By hand, C = 1, D = 2 (id: var -> eta):
+#   100: .1 .3 -> .2 (float32 0.200000003)   101: .5 .5 -> .5   102: 1 3 -> 2   103: .25 .25 -> .25
+#   104: 2 4 -> 3
+eta_source() { "$BIN/tshow" -H "$1" | sed -n 's/.*"eta_source": "\([^"]*\)".*/\1/p'; }
+cat >"$T/var.txt" <<'EOF2'
+0 0 0 100 0.1 0.3 0.9
+1 0 1 101 0.5 0.5 0.8
+0 1 1 102 1 3 0.7
+-1 0 0 103 0.25 0.25 0.6
+0 -1 1 104 2 4 0.5
+EOF2
+cut -d' ' -f1-6 "$T/var.txt" | "$FIX" table embeddings mu:float32:1x2 class:int32 id:int64 var:float32:1x2 >"$T/var" ||
+    fail "var fixture"
+"$BIN/knn" -k 2 "$T/var" >"$T/kvar" || fail "knn on var exited $?"
+"$FIX" cols id eta <"$T/kvar" | tail -n +2 | tr '\n' ' ' >"$T/cvar"
+[ "$(cat "$T/cvar")" = "100 0.200000003 101 0.5 102 2 103 0.25 104 3 " ] || fail "eta from var: $(cat "$T/cvar")"
+[ "$(eta_source "$T/kvar")" = var ] || fail "eta_source from var: '$(eta_source "$T/kvar")'"
+# an eta in the input wins over var
+"$FIX" table eta mu:float32:1x2 class:int32 id:int64 var:float32:1x2 eta:float32 <"$T/var.txt" >"$T/vareta" || fail "fixture"
+"$BIN/knn" -k 2 "$T/vareta" >"$T/kve" || fail "knn on var + eta"
+"$FIX" cols id eta <"$T/kve" | tail -n +2 | tr '\n' ' ' >"$T/cve"
+[ "$(cat "$T/cve")" = "100 0.899999976 101 0.800000012 102 0.699999988 103 0.600000024 104 0.5 " ] ||
+    fail "eta over var: $(cat "$T/cve")"
+[ "$(eta_source "$T/kve")" = eta ] || fail "eta_source with an eta: '$(eta_source "$T/kve")'"
+# mixtures: the mean over C x D = 2 x 2 (variances 1 2 3 6 -> 3; 0 0 0 2 -> 0.5)
+printf '0 0 1 1 0 100 1 2 3 6\n1 1 2 2 1 101 0 0 0 2\n5 5 5 5 0 102 1 1 1 1\n' |
+    "$FIX" table embeddings mu:float32:2x2 class:int32 id:int64 var:float32:2x2 | "$BIN/knn" -k 1 |
+    "$FIX" cols eta | tail -n +2 | tr '\n' ' ' >"$T/cmix"
+[ "$(cat "$T/cmix")" = "3 0.5 1 " ] || fail "eta of mixtures: $(cat "$T/cmix")"
+# point embeddings: no eta, no eta_source; pairscore --self gives them one (eta_source eta)
+"$BIN/knn" "$T/p" >"$T/kp" || fail "knn on points"
+"$FIX" cols eta <"$T/kp" >/dev/null 2>&1 && fail "point embeddings got an eta"
+[ -z "$(eta_source "$T/kp")" ] || fail "point embeddings got an eta_source"
+"$BIN/pairscore" --self "$T/p" | "$BIN/knn" >"$T/kpe" || fail "knn on points with eta"
+[ "$(eta_source "$T/kpe")" = eta ] || fail "eta_source from pairscore --self"
+# the mean var reaches ktau directly (no pairscore --self): the uncertain (occluded) items are wrong more often
+"$BIN/ktau" --json "$T/k1" >"$T/kt.json" || fail "ktau on knn of var: exit $?"
+awk '{ match($0, /"auroc": [0-9.]+/); a = substr($0, RSTART + 9, RLENGTH - 9); exit !(a > 0.5) }' "$T/kt.json" ||
+    fail "ktau on knn of var: $(cat "$T/kt.json")"
+[ "$(eta_source "$T/k1")" = var ] || fail "eta_source of the fixture"
 
 # --- huge values: squares that overflow float32 (the float screen found no candidate for them:
 # a crash, or silently the previous query's neighbours). 60 ordinary points in 3 classes, then

@@ -1,6 +1,7 @@
 #!/bin/sh
-# ktau: binning, per-bin accuracy and AP, tau against hand-derived values, the generic -u / -m
-# mode, the whole chain from the synthetic fixture, and bad input. Fixtures: tests/unit/test_evalfix.c.
+# ktau: binning, per-bin accuracy and AP, tau against hand-derived values, AURC, E-AURC, AUROC and
+# the reject curve (--reject-tsv) against brute force and hand values, the generic -u / -m mode, the
+# whole chain from the synthetic fixture, and bad input. Fixtures: tests/unit/test_evalfix.c.
 . "$(dirname "$0")/../lib.sh"
 FIX=$BIN/../tests/test_evalfix
 [ -x "$FIX" ] || fail "$FIX is not built"
@@ -26,6 +27,53 @@ grep -q '{"bin": 3, "n": 10, "mean_u": 34.5, "perf": 0.5}' "$T/json" || fail "js
 [ "$(wc -l <"$T/json")" -eq 1 ] || fail "json is not one line"
 grep -q '}], "n": 40}$' "$T/json" || fail "json: the total n must come last"
 
+# --- does eta know when it is wrong (the same 40 items, loss = 1 - correct)
+# AUROC by hand: the wrong etas 15, 25, 30..34 against the 33 right ones: 15 lie below 15, 24 below
+# 25, 28 below each of 30..34: (15 + 24 + 5 x 28) / (7 x 33) = 179/231 = 0.774892.
+# AURC by brute force (no ties: eta ascending is the order): (1/40) sum_k (errors among eta < k) / k;
+# the oracle puts the 33 right items first: (1/40) sum_{k=34..40} (k - 33) / k.
+"$BIN/ktau" -b 4 --reject-tsv "$T/rej.tsv" "$T/acc" >"$T/txt" || fail "ktau --reject-tsv exited $?"
+awk 'function w(e) { return e == 15 || e == 25 || (e >= 30 && e <= 34) }
+    BEGIN { for (k = 1; k <= 40; k++) { c += w(k - 1); a += c / k; if (k > 33) o += (k - 33) / k }
+        printf "aurc %.6f\naurc_oracle %.6f\neaurc %.6f\nauroc %.6f\n", a / 40, o / 40, (a - o) / 40, 179 / 231 }' >"$T/want"
+grep '^aurc\|^eaurc\|^auroc' "$T/txt" | cmp -s - "$T/want" || fail "aurc/auroc: $(cat "$T/txt") expected $(cat "$T/want")"
+sed -n '/^aurc /,$p' "$T/txt" | sed -n '5,6p' | tr '\n' ' ' | grep -qx 'n 40 tau 0.912871 ' || fail "text: n and tau must stay last"
+# the curve: rejected r % keeps k = 40 - floor(0.4 r) items (eta 0 .. k-1): risk = errors / k; oracle
+# max(0, k - 33) / k
+awk 'function w(e) { return e == 15 || e == 25 || (e >= 30 && e <= 34) }
+    BEGIN { print "# rejected\trisk\toracle_risk"
+        for (r = 0; r < 100; r++) { k = 40 - int(r * 40 / 100); c = 0; for (e = 0; e < k; e++) c += w(e)
+            printf "%.9g\t%.9g\t%.9g\n", r / 100, c / k, (k > 33 ? k - 33 : 0) / k } }' | cmp -s - "$T/rej.tsv" ||
+    fail "reject curve: $(head -n 5 "$T/rej.tsv")"
+[ "$(wc -l <"$T/rej.tsv")" -eq 101 ] || fail "reject curve: not 100 points"
+"$BIN/ktau" -b 4 --json "$T/acc" >"$T/json" || fail "--json"
+a=$(json_get aurc <"$T/json") o=$(json_get aurc_oracle <"$T/json") e=$(json_get eaurc <"$T/json") r=$(json_get auroc <"$T/json")
+awk -v a="$a" -v o="$o" -v e="$e" -v r="$r" 'function w(e) { return e == 15 || e == 25 || (e >= 30 && e <= 34) }
+    function near(x, y) { return x != "" && (x - y) * (x - y) < 1e-18 }
+    BEGIN { for (k = 1; k <= 40; k++) { c += w(k - 1); s += c / k; if (k > 33) t += (k - 33) / k }
+        exit !(near(a, s / 40) && near(o, t / 40) && near(e, (s - t) / 40) && near(r, 179 / 231)) }' ||
+    fail "json aurc $a oracle $o eaurc $e auroc $r"
+grep -q '"note"' "$T/json" && fail "json: a note when everything is defined: $(cat "$T/json")"
+# ties in eta: the exact mean over the orders of each tie, no seed, whatever the record order.
+# eta 1 2 2, correct 1 0 1: orders (right, wrong, right) and (right, right, wrong) give risks
+# (0, 1/2, 1/3) and (0, 0, 1/3): AURC (5/6 + 1/3) / 6 = 7/36; oracle (0 + 0 + 1/3) / 3 = 1/9;
+# E-AURC 1/12; AUROC: the wrong 2 beats the right 1 and ties the right 2: 3/4
+printf 'aurc 0.194444\naurc_oracle 0.111111\neaurc 0.083333\nauroc 0.750000\n' >"$T/want"
+for order in '1 1\n2 0\n2 1\n' '2 1\n2 0\n1 1\n' '2 0\n1 1\n2 1\n'; do
+    for s in 1 2 3; do
+        printf "$order" | knn_table | "$BIN/ktau" -b 3 -S $s 2>/dev/null | grep '^aurc\|^eaurc\|^auroc' |
+            cmp -s - "$T/want" || fail "ties: records $order seed $s"
+    done
+done
+# a continuous performance in [0, 1] (retrieve's per-query AP): eta 1 2 3 4, ap 1 .5 .75 0, loss
+# 0 .5 .25 1: risks 0 .25 .25 .4375, AURC .234375; oracle 0 .125 .25 .4375, .203125; E-AURC .03125;
+# no AUROC (ap is not binary)
+printf '1 1\n2 0.5\n3 0.75\n4 0\n' | "$FIX" table retrieval eta:float32 ap:float32 >"$T/ret"
+"$BIN/ktau" -b 2 --json "$T/ret" >"$T/json" || fail "ktau on retrieval"
+grep -q '"aurc": 0.234375, "aurc_oracle": 0.203125, "eaurc": 0.03125, "auroc": null, ' "$T/json" ||
+    fail "continuous performance: $(cat "$T/json")"
+grep -q '"note": "auroc is undefined: ap is not binary: record 1 has 0.5"' "$T/json" || fail "non-binary note: $(cat "$T/json")"
+"$BIN/ktau" -b 2 "$T/ret" | grep -qx 'auroc undefined (ap is not binary: record 1 has 0.5)' || fail "non-binary text"
 # --- 47 items in 20 bins: bins 0..6 hold 3, bins 7..19 hold 2
 awk 'BEGIN { for (i = 0; i < 47; i++) print i / 100, 1 }' | knn_table >"$T/47"
 "$BIN/ktau" --json "$T/47" >"$T/json" || fail "ktau 47"
@@ -33,6 +81,10 @@ grep -q '{"bin": 6, "n": 3, ' "$T/json" && grep -q '{"bin": 7, "n": 2, ' "$T/jso
     grep -q '{"bin": 19, "n": 2, ' "$T/json" || fail "47 in 20 bins: $(cat "$T/json")"
 grep -q '"tau": null' "$T/json" || fail "constant accuracy must give tau null"
 "$BIN/ktau" "$T/47" | grep -qx 'tau nan' || fail "constant accuracy must give tau nan"
+# every item right: AURC 0 = its oracle, no AUROC
+"$BIN/ktau" --json "$T/47" >"$T/json" 2>/dev/null || fail "ktau 47"
+grep -q '"aurc": 0, "aurc_oracle": 0, "eaurc": 0, "auroc": null' "$T/json" &&
+    grep -q '"note": "auroc is undefined: every item is right (correct = 1 for all)"' "$T/json" || fail "all right: $(cat "$T/json")"
 
 # --- ties in the uncertainty are ordered by a seeded random permutation, never by record order.
 # 4000 items, eta 0.1 or 0.2 at random, correctness at random: the same records once with the
@@ -65,7 +117,12 @@ for first in 1 0; do
     awk -v first=$first 'BEGIN { srand(2); for (i = 0; i < 200; i++) c[i] = rand() < 0.5
         for (p = 0; p < 2; p++) for (i = 0; i < 200; i++) if (c[i] == (p == 0 ? first : 1 - first)) print 0.26894142, c[i] }' |
         knn_table >"$T/const" || fail "constant fixture"
-    "$BIN/ktau" --json -o "$T/const.tsv" "$T/const" >"$T/json" 2>"$T/err" || fail "constant eta: exit $?"
+    "$BIN/ktau" --json -o "$T/const.tsv" --reject-tsv "$T/const-rej.tsv" "$T/const" >"$T/json" 2>"$T/err" ||
+        fail "constant eta: exit $?"
+    grep -q '"aurc": null, "aurc_oracle": null, "eaurc": null, "auroc": null, ' "$T/json" ||
+        fail "constant eta: aurc and auroc must be null: $(cat "$T/json")"
+    [ "$(grep -o '"note"' "$T/json" | wc -l)" -eq 1 ] || fail "constant eta: one note"
+    printf '# rejected\trisk\toracle_risk\n' | cmp -s - "$T/const-rej.tsv" || fail "constant eta: reject tsv"
     grep -q '^{"program": "ktau", "tau": null, "note": "the uncertainty is constant' "$T/json" ||
         fail "constant eta: json $(cat "$T/json")"
     grep -q '"bins": \[\], "n": 200}$' "$T/json" || fail "constant eta: json bins $(cat "$T/json")"
@@ -74,6 +131,8 @@ for first in 1 0; do
     printf '# bin\tn\tmean_eta\taccuracy\n' | cmp -s - "$T/const.tsv" || fail "constant eta: tsv $(cat "$T/const.tsv")"
     "$BIN/ktau" "$T/const" 2>/dev/null >"$T/txt" || fail "constant eta, text: exit $?"
     grep -qx 'tau undefined (constant uncertainty)' "$T/txt" || fail "constant eta: text $(cat "$T/txt")"
+    grep -qx 'aurc undefined (constant uncertainty)' "$T/txt" && grep -qx 'auroc undefined (constant uncertainty)' "$T/txt" ||
+        fail "constant eta: text aurc $(cat "$T/txt")"
     grep -q '^[0-9]' "$T/txt" && fail "constant eta: bin lines in $(cat "$T/txt")"
     grep -qx 'n 200' "$T/txt" || fail "constant eta: n"
 done
@@ -96,6 +155,12 @@ cat >"$T/ps.txt" <<'EOF'
 EOF
 "$FIX" table pairscores p:float32 match:uint8 eta:float32 <"$T/ps.txt" >"$T/ps"
 "$BIN/ktau" -b 2 "$T/ps" >"$T/txt" || fail "ktau pairscores"
+grep -qx 'aurc undefined (-m ap gives a performance per bin, not per item: use -m accuracy:FIELD)' "$T/txt" ||
+    fail "AP: aurc must be undefined: $(cat "$T/txt")"
+"$BIN/ktau" -b 2 --json --reject-tsv "$T/rej.tsv" "$T/ps" >"$T/json" || fail "ktau pairscores --json"
+grep -q '"tau": 1, "note": "aurc, aurc_oracle, eaurc and auroc are undefined: -m ap gives a performance per bin, not per item: use -m accuracy:FIELD", "aurc": null, "aurc_oracle": null, "eaurc": null, "auroc": null, ' "$T/json" ||
+    fail "AP json: $(cat "$T/json")"
+printf '# rejected\trisk\toracle_risk\n' | cmp -s - "$T/rej.tsv" || fail "AP: reject tsv $(cat "$T/rej.tsv")"
 grep -Eq '^0 +4 +0.250000 +1.000000$' "$T/txt" && grep -Eq '^1 +4 +0.650000 +0.416667$' "$T/txt" &&
     grep -qx 'tau 1.000000' "$T/txt" || fail "AP bins: $(cat "$T/txt")"
 # 4 bins: two have no positive (AP undefined): nan, a warning, left out of tau
@@ -109,6 +174,11 @@ expect_fail 1 'give -u and -m' "$BIN/ktau" "$T/g"
 "$BIN/ktau" -b 3 -u u -m accuracy:ok "$T/g" | grep -qx 'tau 0.816497' || fail "generic accuracy"
 "$BIN/ktau" -b 3 -u u -m ap:s:y --json "$T/g" | grep -q '"performance": "ap:s:y"' || fail "generic ap"
 expect_fail 1 "no field 'nope'" "$BIN/ktau" -u nope -m accuracy:ok "$T/g"
+# a performance outside [0, 1] is no loss: all four undefined, and the reject curve only its header
+"$BIN/ktau" -b 3 -u s -m accuracy:u --json --reject-tsv "$T/rej.tsv" "$T/g" >"$T/json" 2>/dev/null || fail "ktau -m accuracy:u"
+grep -q '"note": "aurc, aurc_oracle, eaurc and auroc are undefined: u is not a performance in \[0, 1\]: record 2 has 2", "aurc": null, "aurc_oracle": null, "eaurc": null, "auroc": null' "$T/json" ||
+    fail "out of [0, 1]: $(cat "$T/json")"
+printf '# rejected\trisk\toracle_risk\n' | cmp -s - "$T/rej.tsv" || fail "out of [0, 1]: reject tsv $(cat "$T/rej.tsv")"
 
 # --- the chain: fixture -> eta -> knn -> ktau, and fixture -> pairs -> ktau: performance falls
 "$FIX" emb -n 2000 >"$T/e"
@@ -133,6 +203,14 @@ expect_fail 1 "no field 'eta'" "$BIN/ktau" "$T/noeta"
 check_out_file "$BIN/ktau" -b 4 -o @FILE@ "$T/acc"
 check_out_file "$BIN/ktau" -b 4 --json -o @FILE@ "$T/acc"
 expect_fail 1 'cannot write /dev/full' "$BIN/ktau" -b 4 -o /dev/full "$T/acc"
+check_out_file "$BIN/ktau" -b 4 --reject-tsv @FILE@ "$T/acc"
+check_out_file "$BIN/ktau" -b 4 --json -o "$T/both.tsv" --reject-tsv @FILE@ "$T/acc"
+expect_fail 1 'cannot write /dev/full' "$BIN/ktau" -b 4 --reject-tsv /dev/full "$T/acc"
+# one of the two files unwritable: neither is committed
+rm -f "$T/both.tsv"
+expect_fail 1 'cannot write /dev/full' "$BIN/ktau" -b 4 -o "$T/both.tsv" --reject-tsv /dev/full "$T/acc"
+[ -e "$T/both.tsv" ] && fail "-o committed although --reject-tsv failed"
+ls "$T"/both.tsv.tmp* >/dev/null 2>&1 && fail "a temp file was left behind"
 # --- misuse
 expect_fail 2 "for help" "$BIN/ktau" -S -1 "$T/acc"
 expect_fail 2 "for help" "$BIN/ktau" -b 0 "$T/acc"
@@ -140,6 +218,7 @@ expect_fail 2 "for help" "$BIN/ktau" -m precision:p "$T/acc"
 expect_fail 2 "for help" "$BIN/ktau" -m ap:p "$T/acc"
 expect_fail 2 "for help" "$BIN/ktau" -m accuracy: "$T/acc"
 expect_fail 2 "for help" "$BIN/ktau" --bogus "$T/acc"
+expect_fail 2 "for help" "$BIN/ktau" "$T/acc" --reject-tsv
 expect_fail 2 "for help" "$BIN/ktau" "$T/acc" "$T/acc"
 "$BIN/ktau" -h | grep -q '^usage: ktau' || fail "-h"
 echo "ktau: ok"

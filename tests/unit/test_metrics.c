@@ -1,5 +1,7 @@
 /* metrics: AP with ties, PR curve and areas, bins, Kendall's tau-b, kNN search and vote, against
- * values derived by hand (derivations in the comments) and a brute-force kNN in double. */
+ * values derived by hand (derivations in the comments) and a brute-force kNN in double; the
+ * uncertainty-quality measures (AUROC of wrong items, AURC and its curve with ties, ECE) against
+ * hand values and brute force (every pair, every order of the items). */
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
@@ -380,6 +382,280 @@ static void test_knn_huge(void)
     free(dd);
 }
 
+/* ------------------------------------------------------------------ uncertainty quality */
+
+/* AUROC of u for the wrong items by counting every (wrong, right) pair: a win 1, a tie 1/2 */
+static double auroc_pairs(const double *u, const uint8_t *correct, int n)
+{
+    double won = 0, pairs = 0;
+    for (int i = 0; i < n; i++)
+        for (int j = 0; j < n; j++)
+            if (!correct[i] && correct[j]) {
+                won += u[i] > u[j] ? 1 : u[i] == u[j] ? 0.5 : 0;
+                pairs++;
+            }
+    return pairs ? won / pairs : NAN;
+}
+
+static void test_error_auroc(void)
+{
+    /* by hand: u 1 2 2 3, correct 1 0 1 0. Wrong items u 2 and 3, right ones u 1 and 2:
+     * (2 vs 1) 1, (2 vs 2) 1/2, (3 vs 1) 1, (3 vs 2) 1: 3.5 / 4 */
+    double u1[] = {1, 2, 2, 3};
+    uint8_t c1[] = {1, 0, 1, 0};
+    CHECK_CLOSE(metrics_error_auroc(u1, c1, 4), 3.5 / 4, 0);
+    /* a perfect uncertainty (every wrong item above every right one) 1, reversed 0, constant 1/2 */
+    uint8_t up[] = {1, 1, 0, 0}, down[] = {0, 0, 1, 1};
+    double u2[] = {1, 2, 3, 4}, flat[] = {5, 5, 5, 5};
+    CHECK_CLOSE(metrics_error_auroc(u2, up, 4), 1, 0);
+    CHECK_CLOSE(metrics_error_auroc(u2, down, 4), 0, 0);
+    CHECK_CLOSE(metrics_error_auroc(flat, up, 4), 0.5, 0);
+    /* all right, all wrong: undefined */
+    uint8_t all1[] = {1, 1, 1, 1}, all0[] = {0, 0, 0, 0};
+    CHECK(isnan(metrics_error_auroc(u2, all1, 4)));
+    CHECK(isnan(metrics_error_auroc(u2, all0, 4)));
+    /* many ties (u on a grid of 6 values), against every pair */
+    rng r;
+    rng_init(&r, 714, 11);
+    enum { N = 300 };
+    double u[N];
+    uint8_t c[N];
+    double maxd = 0;
+    for (int rep = 0; rep < 20; rep++) {
+        for (int i = 0; i < N; i++) {
+            c[i] = rng_uniform(&r) < 0.7;
+            u[i] = floor(6 * rng_uniform(&r) * (c[i] ? 0.8 : 1));
+        }
+        double d = fabs(metrics_error_auroc(u, c, N) - auroc_pairs(u, c, N));
+        maxd = d > maxd ? d : maxd;
+    }
+    CHECK_CLOSE(maxd, 0, 1e-14);
+}
+
+/* AURC of one order of the items: (1/n) sum_k (sum of the k first losses) / k */
+static double aurc_of_order(const double *loss, const int *ord, int n)
+{
+    double cum = 0, a = 0;
+    for (int k = 1; k <= n; k++) {
+        cum += loss[ord[k - 1]];
+        a += cum / k;
+    }
+    return a / n;
+}
+
+/* next permutation in lexicographic order; 0 after the last */
+static int next_perm(int *a, int n)
+{
+    int i = n - 2;
+    while (i >= 0 && a[i] >= a[i + 1])
+        i--;
+    if (i < 0)
+        return 0;
+    int j = n - 1;
+    while (a[j] <= a[i])
+        j--;
+    int t = a[i];
+    a[i] = a[j];
+    a[j] = t;
+    for (int l = i + 1, m = n - 1; l < m; l++, m--)
+        t = a[l], a[l] = a[m], a[m] = t;
+    return 1;
+}
+
+#define RC_NPTS 100
+/* brute force over all n! orders: the AURC and the curve averaged over the orders that sort u
+ * ascending (every order of each block of ties once: the uniform average), and the oracle as the
+ * minimum over ALL orders (for the AURC and for each point of the curve separately) */
+static void aurc_brute(const double *u, const double *loss, int n, double *aurc, double *oracle, double *risk,
+                       double *oracle_risk)
+{
+    int ord[10];
+    for (int i = 0; i < n; i++)
+        ord[i] = i;
+    double sum = 0, best = INFINITY;
+    int count = 0;
+    for (int r = 0; r < RC_NPTS; r++)
+        risk[r] = 0, oracle_risk[r] = INFINITY;
+    do {
+        double a = aurc_of_order(loss, ord, n);
+        best = a < best ? a : best;
+        int sorted_u = 1;
+        for (int i = 1; i < n; i++)
+            sorted_u &= u[ord[i - 1]] <= u[ord[i]];
+        for (int r = 0; r < RC_NPTS; r++) {
+            int kept = n - r * n / RC_NPTS;
+            double s = 0;
+            for (int t = 0; t < kept; t++)
+                s += loss[ord[t]];
+            if (sorted_u)
+                risk[r] += s / kept;
+            if (s / kept < oracle_risk[r])
+                oracle_risk[r] = s / kept;
+        }
+        if (sorted_u) {
+            sum += a;
+            count++;
+        }
+    } while (next_perm(ord, n));
+    *aurc = sum / count;
+    *oracle = best;
+    for (int r = 0; r < RC_NPTS; r++)
+        risk[r] /= count;
+}
+
+static void test_aurc(void)
+{
+    /* by hand: u 1 2 3, loss 1 0 0: risk 1, 1/2, 1/3, AURC = (1 + 1/2 + 1/3) / 3 = 11/18; the
+     * oracle orders the losses 0 0 1: risk 0, 0, 1/3, AURC 1/9; E-AURC = 11/18 - 2/18 = 1/2 */
+    double u1[] = {1, 2, 3}, l1[] = {1, 0, 0};
+    metrics_aurc_result a;
+    metrics_aurc(u1, l1, 3, &a, 0, NULL);
+    CHECK_CLOSE(a.aurc, 11.0 / 18, 1e-15);
+    CHECK_CLOSE(a.oracle, 1.0 / 9, 1e-15);
+    CHECK_CLOSE(a.eaurc, 0.5, 1e-15);
+    /* a perfect ranking (losses ascending with u) is the oracle, E-AURC 0 */
+    double u2[] = {0.1, 0.2, 0.3, 0.4, 0.5, 0.6}, l2[] = {0, 0, 0.25, 0.5, 1, 1};
+    metrics_aurc(u2, l2, 6, &a, 0, NULL);
+    CHECK_CLOSE(a.aurc, a.oracle, 0);
+    CHECK_CLOSE(a.eaurc, 0, 0);
+    /* a constant uncertainty: every prefix has the expected mean loss, AURC = the error rate (2/7) */
+    double u3[] = {4, 4, 4, 4, 4, 4, 4}, l3[] = {0, 1, 0, 0, 1, 0, 0};
+    metrics_aurc(u3, l3, 7, &a, 0, NULL);
+    CHECK_CLOSE(a.aurc, 2.0 / 7, 1e-15);
+    /* its oracle: five zeros then 1, 2 errors: (1/7) (1/6 + 2/7) */
+    CHECK_CLOSE(a.oracle, (1.0 / 6 + 2.0 / 7) / 7, 1e-15);
+    /* a tie of two items, one wrong, after a right one: u 1 2 2, loss 0 1 0. Orders 0 1 2 and
+     * 0 2 1: risks (0, 1/2, 1/3) and (0, 0, 1/3): AURC (5/6 / 3 + 1/3 / 3) / 2 = 7/36 */
+    double u4[] = {1, 2, 2}, l4[] = {0, 1, 0};
+    metrics_aurc(u4, l4, 3, &a, 0, NULL);
+    CHECK_CLOSE(a.aurc, 7.0 / 36, 1e-15);
+
+    /* against every order: n = 7 with blocks of ties, binary and continuous losses, and the
+     * record order reversed (no effect) */
+    struct {
+        double u[7], loss[7];
+    } cases[] = {
+        {{0.3, 0.1, 0.3, 0.3, 0.7, 0.1, 0.7}, {0, 1, 0.25, 1, 0, 0.5, 1}},
+        {{2, 1, 2, 2, 3, 1, 3}, {1, 0, 0, 1, 1, 1, 0}},
+        {{5, 5, 5, 1, 1, 5, 5}, {0, 1, 1, 0, 1, 0, 0}},
+        {{1, 2, 3, 4, 5, 6, 7}, {1, 0, 1, 0, 0, 0.5, 0}},
+        {{9, 9, 9, 9, 9, 9, 9}, {0.5, 1, 0, 0, 1, 0.75, 0}},
+    };
+    double maxd = 0;
+    int curve_ok = 1;
+    for (size_t c = 0; c < sizeof cases / sizeof *cases; c++) {
+        for (int rev = 0; rev < 2; rev++) {
+            double u[7], loss[7];
+            for (int i = 0; i < 7; i++) {
+                u[i] = cases[c].u[rev ? 6 - i : i];
+                loss[i] = cases[c].loss[rev ? 6 - i : i];
+            }
+            double ba, bo, brisk[RC_NPTS], bor[RC_NPTS];
+            aurc_brute(u, loss, 7, &ba, &bo, brisk, bor);
+            metrics_rc_point curve[RC_NPTS];
+            metrics_aurc(u, loss, 7, &a, RC_NPTS, curve);
+            double d = fmax(fabs(a.aurc - ba), fmax(fabs(a.oracle - bo), fabs(a.eaurc - (ba - bo))));
+            for (int r = 0; r < RC_NPTS; r++) {
+                d = fmax(d, fmax(fabs(curve[r].risk - brisk[r]), fabs(curve[r].oracle_risk - bor[r])));
+                curve_ok &= curve[r].kept == 7 - r * 7 / RC_NPTS && curve[r].rejected == r / 100.0;
+            }
+            maxd = fmax(maxd, d);
+        }
+    }
+    CHECK_CLOSE(maxd, 0, 1e-12); /* the brute force sums up to 7! orders */
+    CHECK(curve_ok);
+
+    /* the curve by hand, n = 10, u = i, loss 1 for items 7 and 9: at r % kept 10 - floor(r / 10):
+     * r 0..9 keep 10 (risk 2/10), r 10..19 keep 9 (1/9), r 20..29 keep 8 (1/8), ... r 90..99
+     * keep 1 (0); the oracle keeps the zeros first: 2/10, 1/9, then 0 */
+    double u5[10], l5[10];
+    for (int i = 0; i < 10; i++)
+        u5[i] = i, l5[i] = i == 7 || i == 9;
+    metrics_rc_point c5[RC_NPTS];
+    metrics_aurc(u5, l5, 10, &a, RC_NPTS, c5);
+    CHECK(c5[0].kept == 10 && c5[9].kept == 10 && c5[10].kept == 9 && c5[99].kept == 1);
+    CHECK_CLOSE(c5[0].risk, 0.2, 1e-15);
+    CHECK_CLOSE(c5[9].risk, 0.2, 1e-15);
+    CHECK_CLOSE(c5[10].risk, 1.0 / 9, 1e-15);
+    CHECK_CLOSE(c5[20].risk, 1.0 / 8, 1e-15);
+    CHECK_CLOSE(c5[30].risk, 0, 0);
+    CHECK_CLOSE(c5[99].risk, 0, 0);
+    CHECK_CLOSE(c5[10].oracle_risk, 1.0 / 9, 1e-15);
+    CHECK_CLOSE(c5[20].oracle_risk, 0, 0);
+    CHECK_CLOSE(c5[37].rejected, 0.37, 0);
+    /* no items: undefined */
+    metrics_aurc(u5, l5, 0, &a, 0, NULL);
+    CHECK(isnan(a.aurc) && isnan(a.oracle) && isnan(a.eaurc));
+}
+
+static void test_ece(void)
+{
+    /* B = 4 bins [0, .25) [.25, .5) [.5, .75) [.75, 1]; p (y):
+     *   0 (0), 0.125 (1)           bin 0: sum y 1, sum p 0.125: |1 - 0.125| = 0.875
+     *   (none)                     bin 1: empty, counts nothing
+     *   0.5 (1), 0.5 (0)           bin 2: |1 - 1| = 0
+     *   0.875 (1), 1 (1), 1 (0)    bin 3 (p = 1 in the last bin): |2 - 2.875| = 0.875
+     * ECE = (0.875 + 0.875) / 7 = 0.25; per bin: (2/7) |0.5 - 0.0625| + (3/7) |2/3 - 2.875/3| */
+    double p[] = {0, 0.125, 0.5, 0.5, 0.875, 1, 1};
+    uint8_t y[] = {0, 1, 1, 0, 1, 1, 0};
+    metrics_ece_bin bins[4];
+    int64_t bad = 7;
+    CHECK_CLOSE(metrics_ece(p, y, 7, 4, bins, &bad), 0.25, 1e-15);
+    CHECK(bad == -1);
+    CHECK(bins[0].n == 2 && bins[1].n == 0 && bins[2].n == 2 && bins[3].n == 3);
+    CHECK(isnan(bins[1].mean_p) && isnan(bins[1].mean_y));
+    CHECK_CLOSE(bins[0].mean_p, 0.0625, 0);
+    CHECK_CLOSE(bins[3].mean_p, 2.875 / 3, 1e-15);
+    CHECK_CLOSE(bins[3].mean_y, 2.0 / 3, 1e-15);
+    CHECK_CLOSE(2.0 / 7 * fabs(bins[0].mean_y - bins[0].mean_p) + 3.0 / 7 * fabs(bins[3].mean_y - bins[3].mean_p),
+                0.25, 1e-15);
+    /* bin edges belong to the bin above: 0.25 in bin 1, 0.75 in bin 3; 0.2499 in bin 0 */
+    double pe[] = {0.25, 0.75, 0.2499};
+    uint8_t ye[] = {1, 1, 0};
+    metrics_ece(pe, ye, 3, 4, bins, NULL);
+    CHECK(bins[0].n == 1 && bins[1].n == 1 && bins[2].n == 0 && bins[3].n == 1);
+    /* one bin: |mean y - mean p| = |2/7 - 4/7| */
+    CHECK_CLOSE(metrics_ece(p, y, 7, 1, NULL, NULL), fabs(4.0 / 7 - 4.0 / 7), 1e-15);
+    uint8_t y2[] = {0, 0, 0, 0, 1, 1, 0};
+    CHECK_CLOSE(metrics_ece(p, y2, 7, 1, NULL, NULL), 2.0 / 7, 1e-15);
+    /* the default 15 bins: p = 0 with y = 1 and p = 1 with y = 0 are wrong by 1 each; p = 1 with
+     * y = 1 and p = 0 with y = 0 are right */
+    double pd[] = {0, 1, 1, 0};
+    uint8_t yd[] = {1, 0, 1, 0};
+    CHECK_CLOSE(metrics_ece(pd, yd, 4, METRICS_ECE_BINS, NULL, NULL), 0.5, 0);
+    /* 15 bins by hand: 0.1 (bin 1, [1/15, 2/15)), 0.3 (bin 4), 0.32 (bin 4), y 1 0 1:
+     * |1 - 0.1| + |1 - 0.62| = 0.9 + 0.38, / 3 */
+    double p15[] = {0.1, 0.3, 0.32};
+    uint8_t y15[] = {1, 0, 1};
+    metrics_ece_bin b15[METRICS_ECE_BINS];
+    CHECK_CLOSE(metrics_ece(p15, y15, 3, METRICS_ECE_BINS, b15, NULL), (0.9 + 0.38) / 3, 1e-15);
+    CHECK(b15[1].n == 1 && b15[4].n == 2);
+    /* not a probability: NaN and the first such item */
+    double pb[] = {0.5, 1.5, -0.1}, pn[] = {0.5, 0.2, NAN};
+    CHECK(isnan(metrics_ece(pb, ye, 3, 4, NULL, &bad)) && bad == 1);
+    CHECK(isnan(metrics_ece(pn, ye, 3, 4, NULL, &bad)) && bad == 2);
+    double pm[] = {-0.1};
+    CHECK(isnan(metrics_ece(pm, ye, 1, 4, NULL, &bad)) && bad == 0);
+}
+
+static void test_item_uncertainty(void)
+{
+    /* 2 items, C x D = 3: the eta when there is one, else the mean of the variances */
+    float eta[] = {0.25f, 0.5f}, var[] = {1, 2, 6, 0.5f, 0.5f, 2};
+    double u[2] = {-1, -1};
+    CHECK(!strcmp(metrics_item_uncertainty(eta, var, 2, 3, u), "eta"));
+    CHECK(u[0] == 0.25 && u[1] == 0.5);
+    CHECK(!strcmp(metrics_item_uncertainty(NULL, var, 2, 3, u), "var"));
+    CHECK_CLOSE(u[0], 3, 0);
+    CHECK_CLOSE(u[1], 1, 0);
+    u[0] = -1;
+    CHECK(metrics_item_uncertainty(NULL, NULL, 2, 3, u) == NULL && u[0] == -1);
+    /* huge variances: summed in double, no float overflow */
+    float big[] = {3e38f, 3e38f};
+    CHECK(!strcmp(metrics_item_uncertainty(NULL, big, 1, 2, u), "var"));
+    CHECK_CLOSE(u[0] / (double)3e38f, 1, 1e-15);
+}
+
 int main(int argc, char **argv)
 {
     util_init("test_metrics");
@@ -392,5 +668,9 @@ int main(int argc, char **argv)
     test_knn_random();
     test_knn_huge();
     test_argsort_random();
+    test_error_auroc();
+    test_aurc();
+    test_ece();
+    test_item_uncertainty();
     return check_done("test_metrics");
 }
