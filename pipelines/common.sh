@@ -24,6 +24,162 @@ recipe_args() {
     esac
 }
 
+# The grids: every experiment pipeline (hib.sh, spe.sh, metric.sh, compare.sh) runs its
+# configurations with GNU parallel, here or on other machines through ssh (README "Grids over
+# several machines").
+#
+# grid_options QUICK_STEPS FULL_STEPS "$@": parses the pipeline's options after its positional
+# words, [--quick | --full] [-j JOBS] [-t THREADS] [-s STEPS] [--recipe fast|paper]
+# [--data mnist|fashion] [--sshlogin S]... [--sshloginfile F] [--transfer] [--retries N] OUT,
+# and sets:
+#   steps    QUICK_STEPS (the default, and --quick), FULL_STEPS (--full) or -s STEPS
+#   preset   quick, full or "" (the last of --quick and --full given), for per-pipeline presets
+#   jobs (2: jobs at a time on each machine), threads (1), recipe (fast)
+#   dataset  mnist (the default) or fashion, also exported as DATASET (pipelines/hib-data.sh)
+#   out      OUT, made absolute when jobs run on other machines (they need the whole path)
+#   remote   GNU parallel's options for remote execution, as shell words for eval: the
+#            --sshlogin and --sshloginfile given (quoted) and --retries (N, default 2 with any
+#            ssh login: a job that fails, a dead machine's included, is tried again on
+#            another); empty when none
+#   grid_logins  the --sshlogin / --sshloginfile words alone; transfer  1 with --transfer, else 0
+# An unknown option, a bad value or a missing OUT calls the caller's `usage`.
+grid_options() {
+    go_quick=$1 go_full=$2
+    shift 2
+    steps=$go_quick preset="" jobs=2 threads=1 recipe=fast dataset=mnist
+    remote="" grid_logins="" transfer=0 go_retries=""
+    while [ $# -gt 1 ]; do
+        case $1 in
+        --quick) steps=$go_quick preset=quick ;;
+        --full) steps=$go_full preset=full ;;
+        -j) jobs=$2; shift ;;
+        -t) threads=$2; shift ;;
+        -s) steps=$2; shift ;;
+        --recipe) recipe=$2; shift ;;
+        --data) dataset=$2; shift ;;
+        --sshlogin) grid_logins="$grid_logins --sshlogin $(grid_quote "$2")"; shift ;;
+        --sshloginfile)
+            go_f=$2
+            # parallel runs elsewhere (OUT, with --transfer): a relative file name must not move
+            case $go_f in /*) ;; *) [ -e "$go_f" ] && go_f=$PWD/$go_f ;; esac
+            grid_logins="$grid_logins --sshloginfile $(grid_quote "$go_f")"; shift ;;
+        --transfer) transfer=1 ;;
+        --retries) go_retries=$2; shift ;;
+        *) usage ;;
+        esac
+        shift
+    done
+    [ $# = 1 ] || usage
+    case $1 in '' | -*) usage ;; esac
+    out=$1
+    go_me=${0##*/}
+    for go_v in "-s $steps" "-t $threads" "--retries ${go_retries:-1}"; do
+        case ${go_v#* } in '' | *[!0-9]*) say "$go_me: ${go_v%% *}: not a number: '${go_v#* }'"; usage ;; esac
+    done
+    case $jobs in '' | *[!0-9%+-]*) say "$go_me: -j: not a number of jobs: '$jobs'"; usage ;; esac
+    case $recipe in fast | paper) ;; *) say "$go_me: unknown recipe '$recipe' (fast or paper)"; usage ;; esac
+    case $dataset in mnist | fashion) ;; *) say "$go_me: unknown data set '$dataset' (mnist or fashion)"; usage ;; esac
+    DATASET=$dataset
+    export DATASET
+    if [ -n "$grid_logins" ]; then
+        go_retries=${go_retries:-2}
+        while :; do case $out in ./*) out=${out#./} ;; *) break ;; esac; done
+        case $out in /*) ;; *) out=$PWD/$out ;; esac
+        if [ "$transfer" = 1 ]; then
+            sh "$HEDGE_ROOT/pipelines/setup-deps.sh" transfer || exit 1
+        else
+            sh "$HEDGE_ROOT/pipelines/setup-deps.sh" ssh || exit 1
+        fi
+    elif [ "$transfer" = 1 ]; then
+        say "$go_me: --transfer sends jobs to other machines: give them with --sshlogin or --sshloginfile"
+        usage
+    fi
+    remote=$grid_logins
+    [ -n "$go_retries" ] && remote="$remote --retries $go_retries"
+    return 0
+}
+
+# grid_quote WORD: WORD quoted for the shell ('...')
+grid_quote() { printf "'%s'" "$(printf '%s' "$1" | sed "s/'/'\\\\''/g")"; }
+
+# The environment the runners read, sent to every remote job (GNU parallel's --env; a variable
+# that is not set is not sent). PATH, HEDGE_ROOT and BUILD only to a shared directory: under
+# --transfer they are the job's work folder on the remote.
+GRID_ENV="OPENBLAS_NUM_THREADS THREADS TRAIN_ARGS RECIPE DATASET MKDIGITS_ARGS SEED QUERIES REPEATS BATCH HOLDOUT"
+
+# grid_parallel JOBLOG CONFIGS COMMAND: runs COMMAND for every line of CONFIGS (words {1}, {2},
+# ...) with GNU parallel, $jobs at a time (per machine), the job log in JOBLOG, resuming: jobs
+# that finished before are skipped (--resume-failed). Never fails: the pipelines read which runs
+# finished from their results (check_runs). With $remote the jobs go where grid_options said:
+#  - a shared directory (the default): the remote machines see OUT and the hedge tree at the
+#    same paths (NFS, or the same machine); the same absolute commands run there, with the
+#    environment above, PATH, HEDGE_ROOT and BUILD.
+#  - --transfer: nothing is shared. Each remote works in ~/.hedge-grid/OUT (OUT's whole path
+#    under it, relative to the home folder where ssh logins start), emptied first: it gets the
+#    hedge scripts (pipelines/), the built programs (bin/) and OUT/data once (--basefile), and
+#    each job its run folder OUT/runs/NAME (--transferfile: a run interrupted before resumes
+#    there), which comes back when the job ends, finished or failed (--return). COMMAND names
+#    OUT and the hedge tree by their paths here ($out, $HEDGE_ROOT): on a remote both become
+#    the work folder. Jobs of the local machine (the sshlogin ':') run as without --transfer.
+#    At the end each machine's work folder is removed (GNU parallel's --cleanup removes files
+#    only, not the folders hedge sends).
+# Machines that cannot be reached when the grid starts are left out (--filter-hosts; it runs
+# GNU parallel on each remote, one of the packages they need anyway).
+grid_parallel() {
+    gp_log=$1 gp_conf=$2 gp_cmd=$3
+    case $gp_log in /*) ;; *) gp_log=$PWD/$gp_log ;; esac
+    case $gp_conf in /*) ;; *) gp_conf=$PWD/$gp_conf ;; esac
+    gp_env=""
+    if [ -n "$grid_logins" ]; then
+        gp_vars=$GRID_ENV
+        [ "$transfer" = 1 ] || gp_vars="PATH HEDGE_ROOT BUILD $gp_vars"
+        for gp_v in $gp_vars; do gp_env="$gp_env --env $gp_v"; done
+    fi
+    if [ -z "$grid_logins" ]; then
+        eval "parallel --will-cite --joblog \"\$gp_log\" --resume-failed -j \"\$jobs\" --colsep ' ' --halt never \
+            $remote \"\$gp_cmd\" :::: \"\$gp_conf\"" || true
+        return 0
+    fi
+    if [ "$transfer" != 1 ]; then
+        eval "parallel --will-cite --joblog \"\$gp_log\" --resume-failed -j \"\$jobs\" --colsep ' ' --halt never \
+            --filter-hosts $remote $gp_env \"\$gp_cmd\" :::: \"\$gp_conf\"" || true
+        return 0
+    fi
+    gp_out=$(cd "$out" && pwd -P) gp_root=$(cd "$HEDGE_ROOT" && pwd -P) gp_build=$(cd "$BUILD" && pwd -P)
+    gp_wd=.hedge-grid$gp_out
+    # the work folders, emptied before (a grid stopped before its end leaves one) and after;
+    # parallel starts in OUT, where the local machine's jobs make (and this removes) OUT/$gp_wd
+    gp_sweep="parallel --will-cite --nonall $grid_logins $(grid_quote "rm -rf $(grid_quote "$gp_wd"); rmdir -p $(grid_quote "$(dirname "$gp_wd")") 2>/dev/null; true")"
+    (cd "$gp_out" && eval "$gp_sweep" > /dev/null 2>&1) || true
+    # every run's folder exists here, empty when it never started, so that it can be sent
+    while read -r gp_name _; do mkdir -p "$gp_out/runs/$gp_name"; done < "$gp_conf"
+    # on a remote, OUT and the hedge tree are the work folder; here, where they are
+    gp_cmd="case \$PARALLEL_SSHLOGIN in :) hedge_out=$(grid_quote "$out") ;; *) hedge_out=\$(pwd -P) HEDGE_ROOT=\$(pwd -P) BUILD=\$(pwd -P); export HEDGE_ROOT BUILD ;; esac; $(grid_paths "$gp_cmd")"
+    gp_files="--basefile $(grid_quote "$gp_root/./pipelines") --basefile $(grid_quote "$gp_build/./bin")"
+    [ -d "$gp_out/data" ] && gp_files="$gp_files --basefile $(grid_quote "$gp_out/./data")"
+    gp_files="$gp_files --transferfile $(grid_quote "$gp_out/./runs/{1}") --return $(grid_quote "$gp_out/./runs/{1}")"
+    (cd "$gp_out" && eval "parallel --will-cite --joblog \"\$gp_log\" --resume-failed -j \"\$jobs\" --colsep ' ' --halt never \
+        --filter-hosts --workdir \"\$gp_wd\" $gp_files $remote $gp_env \"\$gp_cmd\" :::: \"\$gp_conf\"") || true
+    (cd "$gp_out" && eval "$gp_sweep" > /dev/null 2>&1) || true
+    return 0
+}
+
+# grid_paths COMMAND: COMMAND with each literal $out written "$hedge_out" and each literal
+# $HEDGE_ROOT "$HEDGE_ROOT" (the longer first where both match), for --transfer
+grid_paths() {
+    GP_S=$1 GP_A=$out GP_B=$HEDGE_ROOT awk 'BEGIN {
+        s = ENVIRON["GP_S"]; a = ENVIRON["GP_A"]; b = ENVIRON["GP_B"]
+        la = length(a); lb = length(b); n = length(s); r = ""; i = 1
+        while (i <= n) {
+            ma = la && substr(s, i, la) == a; mb = lb && substr(s, i, lb) == b
+            if (ma && (!mb || la >= lb)) { r = r "\"$hedge_out\""; i += la }
+            else if (mb) { r = r "\"$HEDGE_ROOT\""; i += lb }
+            else { r = r substr(s, i, 1); i++ }
+        }
+        printf "%s", r
+    }'
+}
+
 # json_get KEY < json-line: the value of a top-level number field (text extraction only)
 json_get() { sed -n "s/.*\"$1\": *\([^,}]*\).*/\1/p" | head -n 1; }
 

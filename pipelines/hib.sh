@@ -1,5 +1,6 @@
 #!/bin/sh
-# hib.sh EXPERIMENT [--quick | --full] [-j JOBS] [-t THREADS] [-s STEPS] [--recipe R] OUT
+# hib.sh EXPERIMENT [--quick | --full] [-j JOBS] [-t THREADS] [-s STEPS] [--recipe R] [--data D]
+#        [--sshlogin S]... [--sshloginfile F] [--transfer] [--retries N] OUT
 # Runs one of the HIB paper's experiments end to end with GNU parallel over its configurations
 # and prints its table, measured beside the paper's numbers.
 #   EXPERIMENT: table1 (N in {2,3} x D in {2,3} x {point, MoG-1, MoG-2}, clean and corrupt),
@@ -16,6 +17,13 @@
 #   --recipe fast (default) | paper: the training recipe (pipelines/common.sh, README "Recipes");
 #   TRAIN_ARGS adds train options after the recipe's. HOLDOUT=K trains without the last K MNIST
 #   training digits (for choosing a recipe on the validation twins).
+#   --data mnist (default) | fashion: the data set the digits come from (DATASET,
+#   pipelines/hib-data.sh).
+#   --sshlogin S (again for more), --sshloginfile F: run the jobs on other machines through ssh
+#   (GNU parallel's own options; ':' is this machine; -j is per machine), which see OUT and the
+#   hedge tree at the same paths, or, with --transfer, get what each job needs sent and its run
+#   returned; --retries N: tries per job (default 2 with ssh logins, a failed job going to
+#   another machine). README "Grids over several machines".
 # Every run lands in OUT/runs/NAME (see hib-run.sh) with its log in OUT/runs/NAME/run.log; GNU
 # parallel's job log is OUT/joblog-EXPERIMENT and a second call resumes: finished runs are kept,
 # interrupted trainings continue from their checkpoints.
@@ -24,23 +32,10 @@
 # status is 1.
 set -eu
 . "$(dirname "$0")/common.sh"
-usage() { sed -n '2,26p' "$0" | sed 's/^# \{0,1\}//' >&2; exit 2; }
+usage() { sed -n '2,32p' "$0" | sed 's/^# \{0,1\}//' >&2; exit 2; }
 [ $# -ge 2 ] || usage
 exp=$1; shift
-steps=3000 jobs=2 threads=1 recipe=fast
-while [ $# -gt 1 ]; do
-    case $1 in
-    --quick) steps=3000 ;;
-    --full) steps=180000 ;;
-    -j) jobs=$2; shift ;;
-    -s) steps=$2; shift ;;
-    -t) threads=$2; shift ;;
-    --recipe) recipe=$2; shift ;;
-    *) usage ;;
-    esac
-    shift
-done
-out=$1
+grid_options 3000 180000 "$@"
 mkdir -p "$out"
 rargs=$(recipe_args "$recipe") || usage
 TRAIN_ARGS="$rargs ${TRAIN_ARGS:-}"
@@ -73,9 +68,9 @@ done
 say "hib: $exp: $(wc -l < "$configs") configurations, $steps steps each, $jobs at a time with $threads threads, recipe $recipe (train options:$TRAIN_ARGS) (log: $out/joblog-$exp)"
 # each job: hib-run.sh OUT NAME N D MODEL STEPS BETA LOSS MARGIN ("-" loss = the model's default),
 # its output kept in runs/NAME/run.log and passed on (GNU parallel prints it when the job ends)
-parallel --will-cite --joblog "$out/joblog-$exp" --resume-failed -j "$jobs" --colsep ' ' --halt never \
-    'l={6}; [ "$l" = - ] && l=""; mkdir -p '"$out"'/runs/{1}; THREADS='"$threads"' sh '"$HEDGE_ROOT"'/pipelines/hib-run.sh '"$out"' {1} {2} {3} {4} '"$steps"' {5} "$l" {7} > '"$out"'/runs/{1}/run.log 2>&1; rc=$?; cat '"$out"'/runs/{1}/run.log >&2; exit $rc' \
-    :::: "$configs" || true # which runs finished is read from their results below, not from parallel's status
+grid_parallel "$out/joblog-$exp" "$configs" \
+    'l={6}; [ "$l" = - ] && l=""; mkdir -p '"$out"'/runs/{1}; THREADS='"$threads"' sh '"$HEDGE_ROOT"'/pipelines/hib-run.sh '"$out"' {1} {2} {3} {4} '"$steps"' {5} "$l" {7} > '"$out"'/runs/{1}/run.log 2>&1; rc=$?; cat '"$out"'/runs/{1}/run.log >&2; exit $rc'
+# which runs finished is read from their results below, not from parallel's status
 case $exp in
 appb) sh "$HEDGE_ROOT/pipelines/tables.sh" runs "$out" ;;
 appd)

@@ -1,5 +1,6 @@
 #!/bin/sh
-# metric.sh PAPER EXPERIMENT [--quick | --full] [-j JOBS] [-t THREADS] [-s STEPS] [--recipe R] OUT
+# metric.sh PAPER EXPERIMENT [--quick | --full] [-j JOBS] [-t THREADS] [-s STEPS] [--recipe R]
+#           [--data D] [--sshlogin S]... [--sshloginfile F] [--transfer] [--retries N] OUT
 # The metric-learning papers on N-digit MNIST, P x K batches (pipelines/metric-run.sh or
 # cesoftmax-run.sh for one run): called as pipelines/hetriplet.sh, fstat.sh and cesoftmax.sh,
 # which pass PAPER.
@@ -17,30 +18,23 @@
 #   --full: 20,000 steps (2.56 million images per model). -s sets any other number of steps.
 #   -j JOBS: configurations in parallel (default 2, one core each); -t THREADS: training threads.
 #   --recipe fast (default) | paper (see metric-run.sh). TRAIN_ARGS adds train options.
+#   --data mnist (default) | fashion: the data set the digits come from (DATASET,
+#   pipelines/hib-data.sh).
+#   --sshlogin S (again for more), --sshloginfile F: run the jobs on other machines through ssh
+#   (GNU parallel's own options; ':' is this machine; -j is per machine), which see OUT and the
+#   hedge tree at the same paths, or, with --transfer, get what each job needs sent and its run
+#   returned; --retries N: tries per job (default 2 with ssh logins, a failed job going to
+#   another machine). README "Grids over several machines".
 # Runs land in OUT/runs/NAME, the job log in OUT/joblog-PAPER-EXPERIMENT, the data in OUT/data/N*
 # (shared with hib.sh and spe.sh). Re-running the same command resumes. Prints the table
 # (markdown) on stdout; exits 1, naming each failed run with the end of its log, when a run did
 # not finish.
 set -eu
 . "$(dirname "$0")/common.sh"
-usage() { sed -n '2,25p' "$HEDGE_ROOT/pipelines/metric.sh" | sed 's/^# \{0,1\}//' >&2; exit 2; }
+usage() { sed -n '2,31p' "$HEDGE_ROOT/pipelines/metric.sh" | sed 's/^# \{0,1\}//' >&2; exit 2; }
 [ $# -ge 3 ] || usage
 paper=$1 exp=$2; shift 2
-steps=500 jobs=2 threads=1 recipe=fast
-while [ $# -gt 1 ]; do
-    case $1 in
-    --quick) steps=500 ;;
-    --full) steps=20000 ;;
-    -j) jobs=$2; shift ;;
-    -s) steps=$2; shift ;;
-    -t) threads=$2; shift ;;
-    --recipe) recipe=$2; shift ;;
-    *) usage ;;
-    esac
-    shift
-done
-out=$1
-case $recipe in fast | paper) ;; *) usage ;; esac
+grid_options 500 20000 "$@"
 runner=metric-run.sh dims="8 22" demo_d=8
 case $paper in
 hetriplet) models="triplet hetriplet" ;;
@@ -66,8 +60,8 @@ for N in $(cut -d' ' -f2 "$configs" | sort -u); do
     sh "$HEDGE_ROOT/pipelines/hib-data.sh" "$N" "$out/data/N$N"
 done
 say "$paper: $exp: $(wc -l < "$configs") configurations, $steps steps of 128 images each, $jobs at a time with $threads threads, recipe $recipe (more train options:${TRAIN_ARGS:- none}) (log: $out/joblog-$paper-$exp)"
-parallel --will-cite --joblog "$out/joblog-$paper-$exp" --resume-failed -j "$jobs" --colsep ' ' --halt never \
-    'mkdir -p '"$out"'/runs/{1}; THREADS='"$threads"' sh '"$HEDGE_ROOT/pipelines/$runner"' '"$out"' {1} {2} {3} {4} '"$steps"' > '"$out"'/runs/{1}/run.log 2>&1; rc=$?; cat '"$out"'/runs/{1}/run.log >&2; exit $rc' \
-    :::: "$configs" || true # which runs finished is read from their results below
+grid_parallel "$out/joblog-$paper-$exp" "$configs" \
+    'mkdir -p '"$out"'/runs/{1}; THREADS='"$threads"' sh '"$HEDGE_ROOT/pipelines/$runner"' '"$out"' {1} {2} {3} {4} '"$steps"' > '"$out"'/runs/{1}/run.log 2>&1; rc=$?; cat '"$out"'/runs/{1}/run.log >&2; exit $rc'
+# which runs finished is read from their results below
 sh "$HEDGE_ROOT/pipelines/metric-tables.sh" "$paper" "$out" "$configs" "$steps" "$recipe"
 check_runs "$paper" "$out" "$configs" "$out/joblog-$paper-$exp" || exit 1

@@ -1,12 +1,21 @@
 #!/bin/sh
-# setup-deps.sh [fuzz]: makes sure the Debian packages hedge needs are installed; as root it
-# installs the missing ones, otherwise it prints the exact command and fails. `fuzz` adds what
-# `make fuzz` needs (clang with its libFuzzer runtime).
+# setup-deps.sh [fuzz] [fashion] [ssh] [transfer] [sshd]: makes sure the Debian packages hedge
+# needs are installed; as root it installs the missing ones, otherwise it prints the exact
+# command and fails. Each word adds what one use needs:
+#   fuzz      `make fuzz`: clang with its libFuzzer runtime
+#   fashion   DATASET=fashion (pipelines/hib-data.sh): dataset-fashion-mnist
+#   ssh       a grid with --sshlogin (README "Grids over several machines"): the ssh client
+#   transfer  a grid with --transfer: the ssh client and rsync (GNU parallel's --basefile,
+#             --transferfile and --return use it, on both sides)
+#   sshd      `make test` (tests/shell/grid.sh runs a grid through an OpenSSH server on
+#             127.0.0.1): openssh-server, the ssh client and rsync. Installing openssh-server
+#             never starts the system's own sshd: while apt-get runs, /usr/sbin/policy-rc.d
+#             (when there is none) refuses every service start, and is removed afterwards.
 #
 # A library counts as present only when dpkg says its package is installed: a file at the
 # usual path proves nothing (Debian's reference BLAS, libblas-dev, puts its own cblas.h exactly
 # where OpenBLAS's would go). A command-line tool counts as present when the command runs,
-# whoever installed it (Node.js's npm often comes from outside Debian).
+# whoever installed it (Node.js's npm often comes from elsewhere).
 missing=""
 installed() { [ "$(dpkg-query -W -f='${db:Status-Status}' "$1" 2>/dev/null)" = installed ]; }
 need_pkg() { for p; do installed "$p" || missing="$missing $p"; done; }
@@ -16,22 +25,46 @@ need_pkg libopenblas-dev libmsgpack-dev zlib1g-dev libpng-dev pkgconf python3-ms
 need_cmd parallel parallel
 need_cmd gnuplot-nox gnuplot
 need_cmd npm npm
-if [ "${1:-}" = fuzz ]; then
-    need_pkg clang libclang-rt-dev
-fi
+for use; do
+    case $use in
+    fuzz) need_pkg clang libclang-rt-dev ;;
+    fashion) need_pkg dataset-fashion-mnist ;;
+    ssh) need_cmd openssh-client ssh ;;
+    transfer) need_cmd openssh-client ssh; need_cmd rsync rsync ;;
+    sshd) need_pkg openssh-server; need_cmd openssh-client ssh; need_cmd rsync rsync ;;
+    *) echo "setup-deps.sh: unknown use '$use' (fuzz, fashion, ssh, transfer, sshd)" >&2; exit 2 ;;
+    esac
+done
+# each package once (two uses may ask for the same one)
+missing=$(printf '%s\n' $missing | awk 'NF && !seen[$0]++' | tr '\n' ' ' | sed 's/^/ /; s/ $//')
 if [ -z "$missing" ]; then
     exit 0
 fi
 if [ "$(id -u)" = 0 ]; then
     echo "hedge: installing missing Debian packages:$missing" >&2
     apt-get update -qq >&2 || echo "hedge: apt-get update failed; trying the install anyway" >&2
+    # a server package must not start its service here (openssh-server would listen on port 22):
+    # Debian's invoke-rc.d asks /usr/sbin/policy-rc.d, and 101 means "not allowed". Only a
+    # policy we wrote ourselves is removed again.
+    policy=""
+    case " $missing " in
+    *" openssh-server "*)
+        if [ ! -e /usr/sbin/policy-rc.d ]; then
+            policy=/usr/sbin/policy-rc.d
+            trap 'rm -f /usr/sbin/policy-rc.d' EXIT
+            trap 'exit 1' INT TERM HUP
+            printf '#!/bin/sh\n# hedge setup-deps.sh: no service starts while it installs packages\nexit 101\n' > "$policy"
+            chmod 755 "$policy"
+        fi ;;
+    esac
     DEBIAN_FRONTEND=noninteractive apt-get install -y -qq $missing >&2 || {
         echo "hedge: apt-get install$missing failed" >&2
         exit 1
     }
+    [ -n "$policy" ] && rm -f "$policy"
     # an install that "succeeded" but left a package missing is still a failure
     for p in $missing; do
-        case $p in parallel | gnuplot-nox | npm) continue ;; esac
+        case $p in parallel | gnuplot-nox | npm | openssh-client | rsync) continue ;; esac
         installed "$p" || { echo "hedge: package $p is still not installed" >&2; exit 1; }
     done
 else

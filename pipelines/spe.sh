@@ -1,5 +1,6 @@
 #!/bin/sh
-# spe.sh EXPERIMENT [--quick | --full] [-j JOBS] [-t THREADS] [-s STEPS] [--recipe R] OUT
+# spe.sh EXPERIMENT [--quick | --full] [-j JOBS] [-t THREADS] [-s STEPS] [--recipe R] [--data D]
+#        [--sshlogin S]... [--sshloginfile F] [--transfer] [--retries N] OUT
 # The Stochastic Prototype Embeddings paper (Scott et al. 2019) on N-digit MNIST: PN and SPE
 # trained on episodes, HIB and point embeddings on pairs with as many images, all evaluated by
 # few-shot classification (fewshot) on the seen and unseen test classes with clean and corrupt
@@ -13,6 +14,13 @@
 #   --recipe fast (default) | paper: fast = Adam 3e-3 peak, warm-up over the first 5 % of each
 #   model's steps, cosine decay to 1 %; paper = Adam 1e-3 constant (the paper halves it every 50 epochs
 #   and stops early on a validation split: not done here). TRAIN_ARGS adds train options.
+#   --data mnist (default) | fashion: the data set the digits come from (DATASET,
+#   pipelines/hib-data.sh).
+#   --sshlogin S (again for more), --sshloginfile F: run the jobs on other machines through ssh
+#   (GNU parallel's own options; ':' is this machine; -j is per machine), which see OUT and the
+#   hedge tree at the same paths, or, with --transfer, get what each job needs sent and its run
+#   returned; --retries N: tries per job (default 2 with ssh logins, a failed job going to
+#   another machine). README "Grids over several machines".
 # Runs land in OUT/runs/NAME (spe-run.sh), the job log in OUT/joblog-spe-EXPERIMENT, the data in
 # OUT/data/N* (shared with hib.sh: the same OUT can hold both). Re-running the same command
 # resumes: finished runs are kept, an interrupted training continues from its checkpoint.
@@ -20,26 +28,14 @@
 # log, when a run did not finish.
 set -eu
 . "$(dirname "$0")/common.sh"
-usage() { sed -n '2,20p' "$0" | sed 's/^# \{0,1\}//' >&2; exit 2; }
+usage() { sed -n '2,28p' "$0" | sed 's/^# \{0,1\}//' >&2; exit 2; }
 [ $# -ge 2 ] || usage
 exp=$1; shift
-steps=300 repeats=100 jobs=2 threads=1 recipe=fast
-while [ $# -gt 1 ]; do
-    case $1 in
-    --quick) steps=300 repeats=100 ;;
-    --full) steps=12000 repeats=1000 ;;
-    -j) jobs=$2; shift ;;
-    -s) steps=$2; shift ;;
-    -t) threads=$2; shift ;;
-    --recipe) recipe=$2; shift ;;
-    *) usage ;;
-    esac
-    shift
-done
-out=$1
+grid_options 300 12000 "$@"
+repeats=100
+[ "$preset" = full ] && repeats=1000
 repeats=${REPEATS:-$repeats}
 mkdir -p "$out"
-case $recipe in fast | paper) ;; *) usage ;; esac
 RECIPE=$recipe REPEATS=$repeats
 export RECIPE REPEATS
 configs="$out/configs-spe-$exp.txt"
@@ -57,9 +53,9 @@ for N in $(cut -d' ' -f2 "$configs" | sort -u); do
     sh "$HEDGE_ROOT/pipelines/hib-data.sh" "$N" "$out/data/N$N"
 done
 say "spe: $exp: $(wc -l < "$configs") configurations, $steps episodes each (pair models: as many images), $repeats test episodes, $jobs at a time with $threads threads, recipe $recipe (more train options:${TRAIN_ARGS:- none}) (log: $out/joblog-spe-$exp)"
-parallel --will-cite --joblog "$out/joblog-spe-$exp" --resume-failed -j "$jobs" --colsep ' ' --halt never \
-    'mkdir -p '"$out"'/runs/{1}; THREADS='"$threads"' sh '"$HEDGE_ROOT"'/pipelines/spe-run.sh '"$out"' {1} {2} {3} {4} '"$steps"' > '"$out"'/runs/{1}/run.log 2>&1; rc=$?; cat '"$out"'/runs/{1}/run.log >&2; exit $rc' \
-    :::: "$configs" || true # which runs finished is read from their results below
+grid_parallel "$out/joblog-spe-$exp" "$configs" \
+    'mkdir -p '"$out"'/runs/{1}; THREADS='"$threads"' sh '"$HEDGE_ROOT"'/pipelines/spe-run.sh '"$out"' {1} {2} {3} {4} '"$steps"' > '"$out"'/runs/{1}/run.log 2>&1; rc=$?; cat '"$out"'/runs/{1}/run.log >&2; exit $rc'
+# which runs finished is read from their results below
 echo "## SPE paper, Table 2: few-shot accuracy on N-digit MNIST (ours / paper)"
 echo
 echo "Ours: $steps training episodes per model (pair models: as many images), recipe $recipe; $repeats random test episodes of every class of the split, 50 support and 15 query images per class; SPE scored by its naive sampler (200 samples), the others by the nearest prototype of their means. The paper: appendix D.2, its own N-digit MNIST data (same generator, other draws), trained to early stopping."
