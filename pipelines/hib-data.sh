@@ -8,11 +8,29 @@
 #   with HOLDOUT=K (default 0: none), train.hs leaves the last K MNIST training digits out and
 #   OUTDIR/val-clean.hs, val-corrupt.hs are validation twins made of them (seen classes), for
 #   choosing a recipe without the test set (mkdigits --holdout)
-# Environment: MKDIGITS_ARGS (e.g. "--mnist /usr/share/datasets/fashion-mnist"), SEED, HOLDOUT.
+# Environment: DATASET (mnist, the default: the official MNIST; fashion: Fashion-MNIST from the
+# Debian package dataset-fashion-mnist, installed on first use as the other packages are: N-item
+# composites, "digit" meaning item class 0-9), MKDIGITS_ARGS (more mkdigits options), SEED, HOLDOUT.
+# OUTDIR/dataset records which data set the directory holds; asking it for another is an error.
 set -eu
 . "$(dirname "$0")/common.sh"
-N=$1 out=$2 seed=${SEED:-714}
+N=$1 out=$2 seed=${SEED:-714} dataset=${DATASET:-mnist}
+case $dataset in
+mnist) ;;
+fashion)
+    sh "$HEDGE_ROOT/pipelines/setup-deps.sh" fashion || exit 1
+    MKDIGITS_ARGS="--mnist /usr/share/datasets/fashion-mnist --dataset-name fashion-mnist ${MKDIGITS_ARGS:-}" ;;
+*) say "hib-data: unknown data set '$dataset' (mnist or fashion)"; exit 2 ;;
+esac
 mkdir -p "$out"
+if [ -s "$out/dataset" ]; then
+    [ "$(cat "$out/dataset")" = "$dataset" ] ||
+        { say "hib-data: $out holds $(cat "$out/dataset") data, not $dataset: give another OUT"; exit 1; }
+elif [ -s "$out/train.hs" ] && [ "$dataset" != mnist ]; then
+    say "hib-data: $out holds data made before data sets were recorded (mnist), not $dataset: give another OUT"; exit 1
+else
+    echo "$dataset" > "$out/dataset"
+fi
 hold=""
 [ "${HOLDOUT:-0}" != 0 ] && hold="--holdout $HOLDOUT"
 make_file "$out/train.hs" sh -c "mkdigits -N $N -s train -S $seed $hold ${MKDIGITS_ARGS:-} | occlude -p 0.2 -S $seed"

@@ -1,0 +1,42 @@
+#!/bin/sh
+# compare.sh [--quick | --full] [-j JOBS] [-t THREADS] [-s IMAGES] [--recipe R] [--data mnist|fashion]
+#            [remote options: see README "Grids over several machines"] OUT
+# Every method hedge has, side by side: trained on the same 2-digit data (MNIST, or Fashion-MNIST
+# composites with --data fashion) for the same number of training IMAGES (not steps: batch
+# shapes differ), evaluated with the same battery through the same filters on the seen and
+# unseen test classes, clean and corrupt (pipelines/compare-run.sh): verification AP, 5-NN
+# accuracy, Recall@1, MAP@R, 5-shot accuracy, global PR-AUC; and for every method with an
+# uncertainty, whether it knows when a KNN answer is wrong: Kendall's tau over 20 bins, the AUROC
+# of the uncertainty for wrong answers, the area under the error-versus-reject curve against the
+# oracle's; the calibration (ECE) of the match probability where a method has one.
+#   Methods: point, hib (MoG-1), pn, spe, triplet, hetriplet, fstat, cesoftmax; D = 8 (DIM).
+#   --quick: 1,536,000 images per method (6,000 steps of 128 pairs; 2 x hib.sh --quick), 100 few-shot
+#   episodes; --full: 46,080,000 (hib.sh --full's 180,000 steps), 1,000 episodes. -s: IMAGES.
+#   -j JOBS: methods in parallel (default 2, one core each); -t THREADS: training threads.
+#   --recipe fast (default) | paper (compare-run.sh); TRAIN_ARGS adds train options.
+# Runs land in OUT/runs/METHOD, the job log in OUT/joblog-compare, the data in OUT/data/N2. Re-running
+# the same command resumes. Prints the table (markdown) on stdout and draws OUT/reject.png (the
+# error-versus-reject curves, gnuplot); exits 1, naming each failed run, when a run did not finish.
+set -eu
+. "$(dirname "$0")/common.sh"
+usage() { sed -n '2,20p' "$HEDGE_ROOT/pipelines/compare.sh" | sed 's/^# \{0,1\}//' >&2; exit 2; }
+grid_options 1536000 46080000 "$@"
+repeats=1000
+[ "$preset" = quick ] && repeats=100
+[ "$steps" = 1536000 ] && repeats=100
+REPEATS=${REPEATS:-$repeats} RECIPE=$recipe
+export REPEATS RECIPE
+dim=${DIM:-8}
+mkdir -p "$out"
+configs=$out/configs-compare.txt
+for m in point hib pn spe triplet hetriplet fstat cesoftmax; do echo "$m $m $dim"; done > "$configs.tmp"
+mv "$configs.tmp" "$configs"
+say "compare: making the 2-digit $dataset data in $out/data/N2"
+sh "$HEDGE_ROOT/pipelines/hib-data.sh" 2 "$out/data/N2"
+say "compare: $(wc -l < "$configs") methods, $steps training images each, D = $dim, $jobs at a time with $threads threads, recipe $recipe, $REPEATS few-shot episodes (log: $out/joblog-compare)"
+grid_parallel "$out/joblog-compare" "$configs" \
+    'mkdir -p '"$out"'/runs/{1}; THREADS='"$threads"' sh '"$HEDGE_ROOT"'/pipelines/compare-run.sh '"$out"' {1} {2} {3} '"$steps"' > '"$out"'/runs/{1}/run.log 2>&1; rc=$?; cat '"$out"'/runs/{1}/run.log >&2; exit $rc'
+sh "$HEDGE_ROOT/pipelines/compare-tables.sh" "$out" "$configs" "$steps" "$recipe" "$dataset"
+sh "$HEDGE_ROOT/pipelines/compare-figure.sh" "$out" "$configs" "$dataset" >&2 ||
+    say "compare: the figure could not be drawn (the table above stands)"
+check_runs compare "$out" "$configs" "$out/joblog-compare" || exit 1

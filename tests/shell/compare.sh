@@ -1,0 +1,69 @@
+#!/bin/sh
+# pipelines/compare.sh end to end on small data (a few training steps per method, 20 test
+# images per class): every method trains and is evaluated, the table has a row per (set,
+# method) with numbers where a method has the output and "-" with the reason where it has not,
+# the error-versus-reject figure is drawn, a second call redoes nothing; hib-data.sh's --data
+# fashion and its refusal to mix data sets in one OUT.
+set -u
+. "$(dirname "$0")/../lib.sh"
+root=$(cd "$(dirname "$0")/../.." && pwd)
+build=$(dirname "$BIN")
+d=$T/c/data/N2
+mkdir -p "$d"
+echo mnist > "$d/dataset"
+mkdigits -N 2 -s train -n 20000 -S 3 | occlude -p 0.2 -S 3 > "$d/train.hs" || fail "mkdigits train"
+mkdigits -N 2 -s test-seen -n 1400 --per-class 20 -S 3 > "$d/test.hs" || fail "mkdigits test"
+mkdigits -N 2 -s test-unseen -n 600 --per-class 20 -S 3 > "$d/unseen.hs" || fail "mkdigits unseen"
+for s in test unseen; do
+    occlude -p 0 -S 3 < "$d/$s.hs" > "$d/$s-clean.hs" && occlude -p 1 -S 3 < "$d/$s.hs" > "$d/$s-corrupt.hs" || fail "occlude"
+done
+
+# 7,700 images: two episodes of PN and SPE, 31 steps of 128 pairs, 61 of 128 P x K images (rounded up)
+REPEATS=5 BUILD=$build sh "$root/pipelines/compare.sh" -s 7700 -j 2 "$T/c" > "$T/table" 2> "$T/err" ||
+    fail "compare.sh exited $?: $(tail -n 30 "$T/err")"
+for s in seen-clean seen-corrupt unseen-clean unseen-corrupt; do
+    for m in point hib pn spe triplet hetriplet fstat cesoftmax; do
+        [ "$(grep -c "^| $s | $m |" "$T/table")" = 1 ] || fail "no row $s $m: $(cat "$T/table")"
+    done
+    grep -q "^| $s | \*\*best\*\* |" "$T/table" || fail "no best row for $s"
+done
+num='[0-9][.][0-9][0-9][0-9]'
+# columns: AP KNN R@1 MAP@R 5-shot PR-AUC tau AUROC AURC(oracle) ECE
+grep -q "^| seen-corrupt | hib | $num | $num | $num | $num | $num | $num | -*$num | $num | $num ($num) | $num |$" "$T/table" ||
+    fail "hib lacks a number: $(grep '| hib |' "$T/table")"
+grep -q "^| seen-corrupt | point | $num | $num | $num | $num | $num | $num | - | - | - | $num |$" "$T/table" ||
+    fail "point's row: $(grep '| point |' "$T/table")"
+for m in spe hetriplet; do
+    grep -q "^| unseen-clean | $m | .* | -*$num | $num | $num ($num) | - |$" "$T/table" ||
+        fail "$m's uncertainty columns: $(grep "| $m |" "$T/table")"
+done
+grep -q "^| seen-clean | triplet | .* | - | - | - | - |$" "$T/table" || fail "triplet's row: $(grep '| triplet |' "$T/table")"
+grep -q "^- point (tau, auroc, aurc, aurc_oracle): no uncertainty (point embeddings)" "$T/table" || fail "point's reason: $(tail -n 12 "$T/table")"
+grep -q "^- triplet (ece): no match probability (loss triplet learns none)" "$T/table" || fail "triplet's reason: $(tail -n 12 "$T/table")"
+grep -q "spe_closed" "$T/c/runs/spe/fs-seen-clean.json" || fail "SPE's few-shot was not scored by its own scorer"
+[ -s "$T/c/reject.png" ] || fail "no figure: $(tail -n 5 "$T/err")"
+[ "$(head -c 4 "$T/c/reject.png" | tail -c 3)" = PNG ] || fail "reject.png is not a PNG"
+# the same steps for the same images: pairs 31 x 256, P x K 61 x 128, episodes 2 x 3850
+grep -q "training 31 steps of 256 images" "$T/c/runs/hib/run.log" || fail "hib's steps: $(head -n 3 "$T/c/runs/hib/run.log")"
+grep -q "training 61 steps of 128 images" "$T/c/runs/fstat/run.log" || fail "fstat's steps"
+grep -q "training 2 steps of 3850 images" "$T/c/runs/spe/run.log" || fail "spe's steps"
+
+# a second call redoes nothing
+before=$(ls -l --time-style=+%s.%N "$T/c/runs/hib/results.tsv" "$T/c/runs/hib/model.ckpt")
+REPEATS=5 BUILD=$build sh "$root/pipelines/compare.sh" -s 7700 -j 2 "$T/c" > "$T/table2" 2> "$T/err" ||
+    fail "the second compare.sh exited $?"
+[ "$before" = "$(ls -l --time-style=+%s.%N "$T/c/runs/hib/results.tsv" "$T/c/runs/hib/model.ckpt")" ] || fail "the second call redid a run"
+cmp -s "$T/table" "$T/table2" || fail "the second call's table differs"
+
+# data sets: an OUT holds one; Fashion-MNIST composites on request
+DATASET=fashion BUILD=$build sh "$root/pipelines/hib-data.sh" 2 "$d" 2> "$T/err" && fail "hib-data.sh mixed fashion into mnist data"
+grep -q "holds mnist data, not fashion" "$T/err" || fail "no clear message: $(cat "$T/err")"
+if [ -s /usr/share/datasets/fashion-mnist/train-labels-idx1-ubyte.gz ]; then
+    mkdigits -N 2 -s test-seen -n 700 --per-class 10 --mnist /usr/share/datasets/fashion-mnist --dataset-name fashion-mnist \
+        > "$T/f.hs" || fail "mkdigits on Fashion-MNIST"
+    tshow "$T/f.hs" | head -n 2 | grep -q '"dataset": "fashion-mnist"' || fail "the Fashion-MNIST composites are not labelled"
+    cmp -s "$T/f.hs" "$d/test.hs" && fail "Fashion-MNIST gave the MNIST images"
+else
+    echo "note: dataset-fashion-mnist not installed: the Fashion-MNIST composites were not checked" >&2
+fi
+pass
