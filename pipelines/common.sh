@@ -191,6 +191,18 @@ make_file() { # make_file FILE cmd...
     mv "$f.tmp.$$" "$f"
 }
 
+# results_and_configs OUT CONFIGS: on stdout, the results.tsv of every run of CONFIGS that has one,
+# then a line "#configs", then CONFIGS itself: the input of the tables' awk programs
+results_and_configs() {
+    rc_files=""
+    while read -r rc_name _; do
+        [ -s "$1/runs/$rc_name/results.tsv" ] && rc_files="$rc_files $1/runs/$rc_name/results.tsv"
+    done < "$2"
+    cat $rc_files /dev/null
+    echo "#configs"
+    cat "$2"
+}
+
 # check_runs PREFIX OUT CONFIGS JOBLOG: after a pipeline's tables, every run of CONFIGS (first
 # word of each line: the run's name) must have OUT/runs/NAME/results.tsv. If some have not, say
 # so on stderr (how many, each failed run with the last lines of its run.log, what finished, how

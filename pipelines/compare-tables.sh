@@ -4,12 +4,9 @@
 # "best" row per set naming the best method of each column (AURC: the smallest; the others: the
 # largest), and the reasons behind every "-". No run: "–".
 set -eu
+. "$(dirname "$0")/common.sh"
 out=$1 configs=$2 images=$3 recipe=$4 dataset=$5
-files=""
-while read -r name _; do
-    [ -s "$out/runs/$name/results.tsv" ] && files="$files $out/runs/$name/results.tsv"
-done < "$configs"
-{ cat $files /dev/null; echo "#configs"; cat "$configs"; } | awk -F'\t' -v images="$images" -v recipe="$recipe" -v dataset="$dataset" '
+results_and_configs "$out" "$configs" | awk -F'\t' -v images="$images" -v recipe="$recipe" -v dataset="$dataset" '
 $0 == "#configs" { FS = " "; cf = 1; next }
 !cf {
     v[$1, $2, $3] = $4

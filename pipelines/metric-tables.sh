@@ -4,12 +4,9 @@
 # paper's numbers on their own data sets as reference rows. "–": no run or no such number (a
 # model without an uncertainty has no cleaning by uncertainty and no correlation).
 set -eu
+. "$(dirname "$0")/common.sh"
 paper=$1 out=$2 configs=$3 steps=$4 recipe=$5
-files=""
-while read -r name _; do
-    [ -s "$out/runs/$name/results.tsv" ] && files="$files $out/runs/$name/results.tsv"
-done < "$configs"
-{ cat $files /dev/null; echo "#configs"; cat "$configs"; } | awk -F'\t' -v paper="$paper" -v steps="$steps" -v recipe="$recipe" '
+results_and_configs "$out" "$configs" | awk -F'\t' -v paper="$paper" -v steps="$steps" -v recipe="$recipe" '
 function f(name, set, m,   k) { k = name SUBSEP set SUBSEP m; return (k in v) ? sprintf("%.3f", v[k]) : "–" }
 $0 == "#configs" { FS = " "; cf = 1; next }
 !cf { v[$1, $2, $3] = $4; next }
