@@ -303,17 +303,7 @@ static double *uncertainty(const match_set *S)
     if (!S->eta && !S->var)
         return NULL;
     double *u = emalloc((size_t)S->n * sizeof *u);
-    size_t cd = (size_t)S->C * S->D;
-    for (int64_t i = 0; i < S->n; i++) {
-        if (S->eta) {
-            u[i] = S->eta[i];
-            continue;
-        }
-        double s = 0;
-        for (size_t e = 0; e < cd; e++)
-            s += S->var[i * cd + e];
-        u[i] = s / (double)cd;
-    }
+    metrics_item_uncertainty(S->eta, S->var, S->n, (int64_t)S->C * S->D, u);
     return u;
 }
 
