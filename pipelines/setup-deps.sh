@@ -1,5 +1,5 @@
 #!/bin/sh
-# setup-deps.sh [fuzz] [fashion] [ssh] [transfer] [sshd]: makes sure the Debian packages hedge
+# setup-deps.sh [fuzz] [fashion] [ssh] [transfer] [sshd] [tests]: makes sure the Debian packages hedge
 # needs are installed; as root it installs the missing ones, otherwise it prints the exact
 # command and fails. Each word adds what one use needs:
 #   fuzz      `make fuzz`: clang with its libFuzzer runtime
@@ -7,16 +7,18 @@
 #   ssh       a grid with --sshlogin (README "Grids over several machines"): the ssh client
 #   transfer  a grid with --transfer: the ssh client and rsync (GNU parallel's --basefile,
 #             --transferfile and --return use it, on both sides)
-#   sshd      `make test` (tests/shell/grid.sh runs a grid through an OpenSSH server on
-#             127.0.0.1): openssh-server, the ssh client and rsync. Installing openssh-server
-#             never starts the system's own sshd: while apt-get runs, /usr/sbin/policy-rc.d
-#             (when there is none) refuses every service start, and is removed afterwards.
+#   sshd      tests/shell/grid.sh runs a grid through an OpenSSH server on 127.0.0.1:
+#             openssh-server, the ssh client and rsync. Installing openssh-server never starts
+#             the system's own sshd: while apt-get runs, /usr/sbin/policy-rc.d (when there is
+#             none) refuses every service start, and is removed afterwards.
+#   tests     `make test`: what sshd and fashion need, but optional: installed as root;
+#             otherwise named, and the tests that need them skip those checks (exit 0)
 #
 # A library counts as present only when dpkg says its package is installed: a file at the
 # usual path proves nothing (Debian's reference BLAS, libblas-dev, puts its own cblas.h exactly
 # where OpenBLAS's would go). A command-line tool counts as present when the command runs,
 # whoever installed it (Node.js's npm often comes from elsewhere).
-missing=""
+missing="" optional=""
 installed() { [ "$(dpkg-query -W -f='${db:Status-Status}' "$1" 2>/dev/null)" = installed ]; }
 need_pkg() { for p; do installed "$p" || missing="$missing $p"; done; }
 need_cmd() { command -v "$2" >/dev/null 2>&1 || missing="$missing $1"; } # need_cmd PACKAGE COMMAND
@@ -32,9 +34,19 @@ for use; do
     ssh) need_cmd openssh-client ssh ;;
     transfer) need_cmd openssh-client ssh; need_cmd rsync rsync ;;
     sshd) need_pkg openssh-server; need_cmd openssh-client ssh; need_cmd rsync rsync ;;
-    *) echo "setup-deps.sh: unknown use '$use' (fuzz, fashion, ssh, transfer, sshd)" >&2; exit 2 ;;
+    tests)
+        base=$missing missing=""
+        need_pkg openssh-server dataset-fashion-mnist; need_cmd openssh-client ssh; need_cmd rsync rsync
+        optional="$optional$missing" missing=$base ;;
+    *) echo "setup-deps.sh: unknown use '$use' (fuzz, fashion, ssh, transfer, sshd, tests)" >&2; exit 2 ;;
     esac
 done
+# optional packages: installed with the others as root; otherwise only named
+if [ -n "$optional" ] && [ "$(id -u)" != 0 ] && [ -z "$missing" ]; then
+    echo "hedge: not root: the tests that need$optional skip those checks (as root: apt-get install$optional)" >&2
+    exit 0
+fi
+missing="$missing$optional"
 # each package once (two uses may ask for the same one)
 missing=$(printf '%s\n' $missing | awk 'NF && !seen[$0]++' | tr '\n' ' ' | sed 's/^/ /; s/ $//')
 if [ -z "$missing" ]; then
