@@ -5,6 +5,9 @@
 #define HEDGE_CHECK_H
 #include <math.h>
 #include <stdio.h>
+#include <sys/types.h>
+#include <sys/wait.h>
+#include <unistd.h>
 
 static int check_failures, check_count;
 static double check_maxdiff;
@@ -31,6 +34,31 @@ static double check_maxdiff;
                     __LINE__, #got, g_, w_, (double)(tol));                              \
         }                                                                                \
     } while (0)
+
+/* Misuse must die with exit status 1 (util's die()): `if (check_child()) { misuse; _exit(0); }
+ * return check_died();` runs the misuse in a child process with its stderr silenced (check_child
+ * is 1 there, 0 here) and is 1 when the child exited with status 1. */
+static pid_t check_child_pid;
+
+static inline int check_child(void)
+{
+    fflush(NULL);
+    check_child_pid = fork();
+    if (check_child_pid == 0) {
+        if (!freopen("/dev/null", "w", stderr))
+            _exit(3);
+        return 1;
+    }
+    return 0;
+}
+
+static inline int check_died(void)
+{
+    int status;
+    if (check_child_pid < 0 || waitpid(check_child_pid, &status, 0) != check_child_pid)
+        return 0;
+    return WIFEXITED(status) && WEXITSTATUS(status) == 1;
+}
 
 static inline int check_done(const char *name)
 {

@@ -8,7 +8,6 @@
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/wait.h>
 #include <unistd.h>
 
 #include "check.h"
@@ -644,38 +643,26 @@ static void test_identities(void)
 /* misuse dies with exit 1 and a message */
 static int dies_f(int f, const loss_config *lc, const loss_input *in, const float *params)
 {
-    fflush(NULL);
-    pid_t pid = fork();
-    if (pid == 0) {
-        if (!freopen("/dev/null", "w", stderr))
-            _exit(3);
+    if (check_child()) {
         float g[64], dp[1] = {0};
         rng r;
         rng_init(&r, 1, 0);
         loss_find(names[f])->forward_backward(lc, in, params, dp, g, NULL, &r, NULL);
         _exit(0);
     }
-    int status;
-    waitpid(pid, &status, 0);
-    return WIFEXITED(status) && WEXITSTATUS(status) == 1;
+    return check_died();
 }
 
 static int init_dies(double scale0)
 {
-    fflush(NULL);
-    pid_t pid = fork();
-    if (pid == 0) {
-        if (!freopen("/dev/null", "w", stderr))
-            _exit(3);
+    if (check_child()) {
         loss_config lc = loss_defaults;
         lc.ce_scale0 = scale0;
         float p;
         loss_find("cesoftmax")->init_params(&lc, &p);
         _exit(0);
     }
-    int status;
-    waitpid(pid, &status, 0);
-    return WIFEXITED(status) && WEXITSTATUS(status) == 1;
+    return check_died();
 }
 
 static void test_misuse(void)

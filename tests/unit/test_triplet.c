@@ -6,7 +6,6 @@
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/wait.h>
 #include <unistd.h>
 
 #include "check.h"
@@ -389,34 +388,22 @@ static void test_hetero_gradients(void)
 /* misuse dies with exit 1 and a message */
 static int dies(const loss_config *lc, const loss_input *in)
 {
-    fflush(NULL);
-    pid_t pid = fork();
-    if (pid == 0) {
-        if (!freopen("/dev/null", "w", stderr))
-            _exit(3);
+    if (check_child()) {
         float g[64];
         eval(lc, in, g, NULL);
         _exit(0);
     }
-    int status;
-    waitpid(pid, &status, 0);
-    return WIFEXITED(status) && WEXITSTATUS(status) == 1;
+    return check_died();
 }
 
 static int dies_h(const loss_config *lc, const loss_input *in)
 {
-    fflush(NULL);
-    pid_t pid = fork();
-    if (pid == 0) {
-        if (!freopen("/dev/null", "w", stderr))
-            _exit(3);
+    if (check_child()) {
         float g[64], gv[64];
         eval_h(lc, in, g, gv, NULL);
         _exit(0);
     }
-    int status;
-    waitpid(pid, &status, 0);
-    return WIFEXITED(status) && WEXITSTATUS(status) == 1;
+    return check_died();
 }
 
 static void test_misuse(void)
