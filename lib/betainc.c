@@ -7,6 +7,20 @@
 #define CF_TINY 1e-300
 #define CF_MAXIT 10000
 
+/* one step of the modified Lentz method with partial numerator aa: updates c and d, returns
+ * the factor that multiplies the fraction's value */
+static double lentz_step(double aa, double *c, double *d)
+{
+    *d = 1 + aa * *d;
+    if (fabs(*d) < CF_TINY)
+        *d = CF_TINY;
+    *c = 1 + aa / *c;
+    if (fabs(*c) < CF_TINY)
+        *c = CF_TINY;
+    *d = 1 / *d;
+    return *d * *c;
+}
+
 /* the continued fraction of I_x(a, b) (NR 6.4.5, betacf), modified Lentz; converges for
  * x < (a + 1) / (a + b + 2) in O(sqrt(max(a, b))) terms */
 static double betacf(double a, double b, double x)
@@ -19,24 +33,8 @@ static double betacf(double a, double b, double x)
     double h = d;
     for (int m = 1; m <= CF_MAXIT; m++) {
         int m2 = 2 * m;
-        double aa = m * (b - m) * x / ((qam + m2) * (a + m2));  /* even step */
-        d = 1 + aa * d;
-        if (fabs(d) < CF_TINY)
-            d = CF_TINY;
-        c = 1 + aa / c;
-        if (fabs(c) < CF_TINY)
-            c = CF_TINY;
-        d = 1 / d;
-        h *= d * c;
-        aa = -(a + m) * (qab + m) * x / ((a + m2) * (qap + m2));  /* odd step */
-        d = 1 + aa * d;
-        if (fabs(d) < CF_TINY)
-            d = CF_TINY;
-        c = 1 + aa / c;
-        if (fabs(c) < CF_TINY)
-            c = CF_TINY;
-        d = 1 / d;
-        double del = d * c;
+        h *= lentz_step(m * (b - m) * x / ((qam + m2) * (a + m2)), &c, &d); /* even step */
+        double del = lentz_step(-(a + m) * (qab + m) * x / ((a + m2) * (qap + m2)), &c, &d); /* odd */
         h *= del;
         if (fabs(del - 1) < CF_EPS)
             break;
