@@ -19,7 +19,7 @@
 # error-versus-reject curves, gnuplot); exits 1, naming each failed run, when a run did not finish.
 set -eu
 . "$(dirname "$0")/common.sh"
-usage() { sed -n '2,20p' "$HEDGE_ROOT/pipelines/compare.sh" | sed 's/^# \{0,1\}//' >&2; exit 2; }
+usage() { sed -n '2,19p' "$HEDGE_ROOT/pipelines/compare.sh" | sed 's/^# \{0,1\}//' >&2; exit 2; }
 grid_options 1536000 46080000 "$@"
 repeats=1000
 [ "$preset" = quick ] && repeats=100
