@@ -2,7 +2,6 @@
 #include "digits.h"
 
 #include <errno.h>
-#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -193,28 +192,15 @@ void digits_occlude(uint8_t *image, int N, int k, const digits_patch *patch)
 
 #define IDS_MAX_COMPOSITES 20000000LL /* mkdigits' own limit */
 
-static char ids_msg[400];
-
-__attribute__((format(printf, 1, 2))) static const char *ids_fail(const char *fmt, ...)
-{
-    char tmp[sizeof ids_msg];   /* the arguments may point into ids_msg */
-    va_list ap;
-    va_start(ap, fmt);
-    vsnprintf(tmp, sizeof tmp, fmt, ap);
-    va_end(ap);
-    memcpy(ids_msg, tmp, sizeof ids_msg);
-    return ids_msg;
-}
-
 static const char *ids_from_array(digits_ids *d, const npy_array *a, const char *name)
 {
     char sh[96];
     npy_shape_str(a, sh, sizeof sh);
     if (a->ndim != 2 && a->ndim != 3)
-        return ids_fail("%s: shape %s: image ids are [K, S, N] (the generator's) or [M, N]", name, sh);
+        return errmsg("%s: shape %s: image ids are [K, S, N] (the generator's) or [M, N]", name, sh);
     int64_t N = a->shape[a->ndim - 1];
     if (N < 1 || N > DIGITS_MAXN)
-        return ids_fail("%s: shape %s: composites of %lld digits (mkdigits makes 1 to %d)", name, sh,
+        return errmsg("%s: shape %s: composites of %lld digits (mkdigits makes 1 to %d)", name, sh,
                         (long long)N, DIGITS_MAXN);
     d->N = (int)N;
     d->ndim = a->ndim;
@@ -222,9 +208,9 @@ static const char *ids_from_array(digits_ids *d, const npy_array *a, const char 
     d->per_row = a->ndim == 3 ? a->shape[1] : 1;
     d->n = d->rows * d->per_row;
     if (d->n == 0)
-        return ids_fail("%s: shape %s holds no composite", name, sh);
+        return errmsg("%s: shape %s holds no composite", name, sh);
     if (d->n > IDS_MAX_COMPOSITES)
-        return ids_fail("%s: shape %s: more than %lld composites", name, sh, IDS_MAX_COMPOSITES);
+        return errmsg("%s: shape %s: more than %lld composites", name, sh, IDS_MAX_COMPOSITES);
     d->ids = emalloc(a->count * sizeof *d->ids);
     for (int64_t i = 0; i < a->count; i++)
         d->ids[i] = npy_get(a, i);
@@ -238,7 +224,7 @@ static const char *ids_parse_npz(digits_ids *d, const uint8_t *buf, size_t len)
     npy_array a;
     const char *err = npy_zip_member(buf, len, "image_ids.npy", &m, &mn);
     if (!err && !m)
-        err = ids_fail("a zip archive without image_ids.npy (not one of the generator's .npz files?)");
+        err = errmsg("a zip archive without image_ids.npy (not one of the generator's .npz files?)");
     if (!err)
         err = npy_parse(m, mn, "image_ids.npy", &a);
     if (!err)
@@ -250,7 +236,7 @@ static const char *ids_parse_npz(digits_ids *d, const uint8_t *buf, size_t len)
         char sh[96];
         npy_shape_str(&a, sh, sizeof sh);
         if (a.ndim != 1 || a.shape[0] != d->rows)
-            err = ids_fail("chosen_numbers.npy: shape %s, but image_ids.npy has %lld rows", sh,
+            err = errmsg("chosen_numbers.npy: shape %s, but image_ids.npy has %lld rows", sh,
                            (long long)d->rows);
         else {
             d->chosen = emalloc(d->rows * sizeof *d->chosen);
@@ -263,9 +249,9 @@ static const char *ids_parse_npz(digits_ids *d, const uint8_t *buf, size_t len)
     if (!err && !(err = npy_zip_member(buf, len, "sample_per_number.npy", &m, &mn)) && m &&
         !(err = npy_parse(m, mn, "sample_per_number.npy", &a))) {
         if (a.count != 1 || a.ndim > 1)
-            err = ids_fail("sample_per_number.npy: not a single number");
+            err = errmsg("sample_per_number.npy: not a single number");
         else if (npy_get(&a, 0) != d->per_row)
-            err = ids_fail("sample_per_number.npy says %lld, but image_ids.npy has %lld composites per class",
+            err = errmsg("sample_per_number.npy says %lld, but image_ids.npy has %lld composites per class",
                            (long long)npy_get(&a, 0), (long long)d->per_row);
     }
     free(m);
@@ -284,7 +270,7 @@ const char *digits_ids_parse(digits_ids *d, const uint8_t *buf, size_t len)
     } else if (npy_is_zip(buf, len)) {
         err = ids_parse_npz(d, buf, len);
     } else {
-        err = ids_fail("neither an .npz (zip) nor an .npy file");
+        err = errmsg("neither an .npz (zip) nor an .npy file");
     }
     if (err)
         digits_ids_free(d);
@@ -296,7 +282,7 @@ const char *digits_ids_load(digits_ids *d, const char *path)
     memset(d, 0, sizeof *d);
     FILE *f = fopen(path, "rb");
     if (!f)
-        return ids_fail("%s: %s", path, strerror(errno));
+        return errmsg("%s: %s", path, strerror(errno));
     size_t cap = 1 << 16, n = 0, got;
     uint8_t *buf = emalloc(cap);
     while ((got = fread(buf + n, 1, cap - n, f)) > 0) {
@@ -305,7 +291,7 @@ const char *digits_ids_load(digits_ids *d, const char *path)
             if (cap > NPY_MAX_BYTES) {
                 fclose(f);
                 free(buf);
-                return ids_fail("%s: larger than 1 GiB", path);
+                return errmsg("%s: larger than 1 GiB", path);
             }
             buf = erealloc(buf, cap *= 2);
         }
@@ -314,11 +300,11 @@ const char *digits_ids_load(digits_ids *d, const char *path)
     fclose(f);
     if (bad) {
         free(buf);
-        return ids_fail("%s: read error", path);
+        return errmsg("%s: read error", path);
     }
     const char *err = digits_ids_parse(d, buf, n);
     free(buf);
-    return err ? ids_fail("%s: %s", path, err) : NULL;
+    return err ? errmsg("%s: %s", path, err) : NULL;
 }
 
 void digits_ids_free(digits_ids *d)
@@ -346,7 +332,7 @@ const char *digits_ids_check(const digits_ids *d, const uint8_t *labels, int64_t
     char where[80];
     for (int64_t r = 0; d->chosen && r < d->rows; r++)
         if (d->chosen[r] < 0 || d->chosen[r] >= n10)
-            return ids_fail("chosen_numbers[%lld] = %lld is not a %d-digit number", (long long)r,
+            return errmsg("chosen_numbers[%lld] = %lld is not a %d-digit number", (long long)r,
                             (long long)d->chosen[r], N);
     for (int64_t i = 0; i < d->n; i++) {
         int64_t c = 0;
@@ -354,7 +340,7 @@ const char *digits_ids_check(const digits_ids *d, const uint8_t *labels, int64_t
             int64_t id = d->ids[i * N + j];
             if (id < 0 || id >= nlabels) {
                 ids_where(d, i, j, where, sizeof where);
-                return ids_fail("%s = %lld: %s (the MNIST %s split has %lld digits: 0 to %lld)", where,
+                return errmsg("%s = %lld: %s (the MNIST %s split has %lld digits: 0 to %lld)", where,
                                 (long long)id, id < 0 ? "negative" : "out of range", mnist,
                                 (long long)nlabels, (long long)nlabels - 1);
             }
@@ -366,7 +352,7 @@ const char *digits_ids_check(const digits_ids *d, const uint8_t *labels, int64_t
             while (digits_digit((int32_t)c, N, j) == digits_digit((int32_t)want, N, j))
                 j++;
             ids_where(d, i, j, where, sizeof where);
-            return ids_fail("%s = %lld: MNIST %s digit %lld is a %d, but its class %0*lld "
+            return errmsg("%s = %lld: MNIST %s digit %lld is a %d, but its class %0*lld "
                             "(chosen_numbers) needs a %d: not the MNIST the ids were drawn from, "
                             "or the wrong split", where, (long long)d->ids[i * N + j], mnist,
                             (long long)d->ids[i * N + j], digits_digit((int32_t)c, N, j), N,

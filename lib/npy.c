@@ -1,26 +1,12 @@
 /* npy: see npy.h. */
 #include "npy.h"
 
-#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <zlib.h>
 
 #include "util.h"
-
-static char npy_msg[400];
-
-__attribute__((format(printf, 1, 2))) static const char *npy_fail(const char *fmt, ...)
-{
-    char tmp[sizeof npy_msg];   /* the arguments may point into npy_msg */
-    va_list ap;
-    va_start(ap, fmt);
-    vsnprintf(tmp, sizeof tmp, fmt, ap);
-    va_end(ap);
-    memcpy(npy_msg, tmp, sizeof npy_msg);
-    return npy_msg;
-}
 
 static uint32_t rd16(const uint8_t *p) { return (uint32_t)p[0] | (uint32_t)p[1] << 8; }
 static uint32_t rd32(const uint8_t *p) { return rd16(p) | rd16(p + 2) << 16; }
@@ -110,50 +96,50 @@ static const char *npy_dict(cursor *c, npy_array *a, const char *name)
 {
     int have_descr = 0, have_order = 0, have_shape = 0;
     if (!cur_eat(c, '{'))
-        return npy_fail("%s: the .npy header is not a dict", name);
+        return errmsg("%s: the .npy header is not a dict", name);
     while (!cur_eat(c, '}')) {
         char key[32];
         if (!cur_string(c, key, sizeof key) || !cur_eat(c, ':'))
-            return npy_fail("%s: unreadable .npy header", name);
+            return errmsg("%s: unreadable .npy header", name);
         if (!strcmp(key, "descr")) {
             if (!cur_string(c, a->descr, sizeof a->descr))
-                return npy_fail("%s: dtype is not an integer type (a structured or unknown dtype)", name);
+                return errmsg("%s: dtype is not an integer type (a structured or unknown dtype)", name);
             have_descr = 1;
         } else if (!strcmp(key, "fortran_order")) {
             if (cur_word(c, "True"))
-                return npy_fail("%s: fortran_order is True: only C-order arrays are read "
+                return errmsg("%s: fortran_order is True: only C-order arrays are read "
                                 "(save np.ascontiguousarray(a))", name);
             if (!cur_word(c, "False"))
-                return npy_fail("%s: unreadable fortran_order in the .npy header", name);
+                return errmsg("%s: unreadable fortran_order in the .npy header", name);
             have_order = 1;
         } else if (!strcmp(key, "shape")) {
             if (!cur_eat(c, '('))
-                return npy_fail("%s: unreadable shape in the .npy header", name);
+                return errmsg("%s: unreadable shape in the .npy header", name);
             a->ndim = 0;
             while (!cur_eat(c, ')')) {
                 if (a->ndim == 8 || !cur_int(c, &a->shape[a->ndim++]))
-                    return npy_fail("%s: unreadable shape in the .npy header", name);
+                    return errmsg("%s: unreadable shape in the .npy header", name);
                 if (!cur_eat(c, ',')) {
                     if (!cur_eat(c, ')'))
-                        return npy_fail("%s: unreadable shape in the .npy header", name);
+                        return errmsg("%s: unreadable shape in the .npy header", name);
                     break;
                 }
             }
             have_shape = 1;
         } else {
-            return npy_fail("%s: unknown key '%s' in the .npy header", name, key);
+            return errmsg("%s: unknown key '%s' in the .npy header", name, key);
         }
         if (!cur_eat(c, ',')) {
             if (!cur_eat(c, '}'))
-                return npy_fail("%s: unreadable .npy header", name);
+                return errmsg("%s: unreadable .npy header", name);
             break;
         }
     }
     cur_ws(c);
     if (c->p != c->e)
-        return npy_fail("%s: unreadable .npy header (text after the dict)", name);
+        return errmsg("%s: unreadable .npy header (text after the dict)", name);
     if (!have_descr || !have_order || !have_shape)
-        return npy_fail("%s: the .npy header lacks '%s'", name,
+        return errmsg("%s: the .npy header lacks '%s'", name,
                         !have_descr ? "descr" : !have_order ? "fortran_order" : "shape");
     return NULL;
 }
@@ -163,16 +149,16 @@ const char *npy_parse(const uint8_t *b, size_t n, const char *name, npy_array *a
 {
     memset(a, 0, sizeof *a);
     if (n < 10 || memcmp(b, "\x93NUMPY", 6))
-        return npy_fail("%s: not an .npy file (no \\x93NUMPY magic)", name);
+        return errmsg("%s: not an .npy file (no \\x93NUMPY magic)", name);
     int major = b[6];
     if (major < 1 || major > 3)
-        return npy_fail("%s: .npy format version %d.%d is not known (1.0 to 3.0 are)", name, major, b[7]);
+        return errmsg("%s: .npy format version %d.%d is not known (1.0 to 3.0 are)", name, major, b[7]);
     size_t start = major == 1 ? 10 : 12;
     if (n < start)
-        return npy_fail("%s: truncated .npy header", name);
+        return errmsg("%s: truncated .npy header", name);
     size_t hlen = major == 1 ? rd16(b + 8) : rd32(b + 8);
     if (hlen > n - start)
-        return npy_fail("%s: truncated .npy header (%zu bytes announced, %zu left)", name, hlen, n - start);
+        return errmsg("%s: truncated .npy header (%zu bytes announced, %zu left)", name, hlen, n - start);
     cursor c = {(const char *)b + start, (const char *)b + start + hlen};
     const char *err = npy_dict(&c, a, name);
     if (err)
@@ -181,7 +167,7 @@ const char *npy_parse(const uint8_t *b, size_t n, const char *name, npy_array *a
     int size = d[0] && d[1] ? atoi(d + 2) : 0;
     if (!(d[0] == '<' || d[0] == '>' || d[0] == '|') || !(d[1] == 'i' || d[1] == 'u') ||
         !(size == 1 || size == 2 || size == 4 || size == 8) || strlen(d) != 3 || (d[0] == '|' && size != 1))
-        return npy_fail("%s: dtype '%s' is not an integer type (the generator writes '<i8'; "
+        return errmsg("%s: dtype '%s' is not an integer type (the generator writes '<i8'; "
                         "i1..i8 and u1..u8 are read)", name, d);
     a->big = d[0] == '>';
     a->is_unsigned = d[1] == 'u';
@@ -189,17 +175,17 @@ const char *npy_parse(const uint8_t *b, size_t n, const char *name, npy_array *a
     a->count = 1;
     for (int i = 0; i < a->ndim; i++) {
         if (a->shape[i] && a->count > (NPY_MAX_BYTES / 8) / a->shape[i])
-            return npy_fail("%s: shape too large", name);
+            return errmsg("%s: shape too large", name);
         a->count *= a->shape[i];
     }
     size_t have = n - start - hlen, want = (size_t)a->count * size;
     char sh[96];
     npy_shape_str(a, sh, sizeof sh);
     if (have < want)
-        return npy_fail("%s: truncated: %zu bytes of data, but shape %s of '%s' needs %zu", name, have,
+        return errmsg("%s: truncated: %zu bytes of data, but shape %s of '%s' needs %zu", name, have,
                         sh, d, want);
     if (have > want)
-        return npy_fail("%s: %zu bytes of data, but shape %s of '%s' needs only %zu", name, have, sh, d,
+        return errmsg("%s: %zu bytes of data, but shape %s of '%s' needs only %zu", name, have, sh, d,
                         want);
     a->data = b + start + hlen;
     return NULL;
@@ -237,21 +223,21 @@ const char *npy_zip_member(const uint8_t *b, size_t n, const char *name, uint8_t
             break;
     }
     if (!found)
-        return npy_fail("a truncated or corrupt zip archive (no end of central directory)");
+        return errmsg("a truncated or corrupt zip archive (no end of central directory)");
     uint32_t entries = rd16(b + eocd + 10), cdsize = rd32(b + eocd + 12), cdoff = rd32(b + eocd + 16);
     if (entries == 0xFFFF || cdsize == 0xFFFFFFFF || cdoff == 0xFFFFFFFF)
-        return npy_fail("a zip64 archive: not supported (the generator's files are plain zip)");
+        return errmsg("a zip64 archive: not supported (the generator's files are plain zip)");
     if ((uint64_t)cdoff + cdsize > eocd)
-        return npy_fail("a corrupt zip archive (central directory out of the file)");
+        return errmsg("a corrupt zip archive (central directory out of the file)");
     const uint8_t *p = b + cdoff, *end = b + cdoff + cdsize;
     for (uint32_t e = 0; e < entries; e++) {
         if (end - p < 46 || rd32(p) != 0x02014b50)
-            return npy_fail("a corrupt zip archive (central directory entry %u)", e);
+            return errmsg("a corrupt zip archive (central directory entry %u)", e);
         uint32_t flags = rd16(p + 8), method = rd16(p + 10), crc = rd32(p + 16);
         uint64_t csize = rd32(p + 20), usize = rd32(p + 24), loff = rd32(p + 42);
         size_t fnlen = rd16(p + 28), xlen = rd16(p + 30), clen = rd16(p + 32);
         if ((size_t)(end - p) < 46 + fnlen + xlen + clen)
-            return npy_fail("a corrupt zip archive (central directory entry %u)", e);
+            return errmsg("a corrupt zip archive (central directory entry %u)", e);
         const uint8_t *fname = p + 46, *x = fname + fnlen;
         p += 46 + fnlen + xlen + clen;
         if (fnlen != strlen(name) || memcmp(fname, name, fnlen))
@@ -269,23 +255,23 @@ const char *npy_zip_member(const uint8_t *b, size_t n, const char *name, uint8_t
                 loff = rd64(v);
         }
         if (flags & 1)
-            return npy_fail("%s is encrypted", name);
+            return errmsg("%s is encrypted", name);
         if (method != 0 && method != 8)
-            return npy_fail("%s: zip compression method %u is not read (stored and deflated are)", name,
+            return errmsg("%s: zip compression method %u is not read (stored and deflated are)", name,
                             method);
         if (usize > NPY_MAX_BYTES || csize > NPY_MAX_BYTES)
-            return npy_fail("%s: larger than 1 GiB", name);
+            return errmsg("%s: larger than 1 GiB", name);
         if (loff > n || n - loff < 30 || rd32(b + loff) != 0x04034b50)
-            return npy_fail("%s: a truncated or corrupt zip archive (no local header)", name);
+            return errmsg("%s: a truncated or corrupt zip archive (no local header)", name);
         uint64_t data = loff + 30 + rd16(b + loff + 26) + rd16(b + loff + 28);
         if (data > n || n - data < csize)
-            return npy_fail("%s: truncated (%llu bytes in the archive, %llu left in the file)", name,
+            return errmsg("%s: truncated (%llu bytes in the archive, %llu left in the file)", name,
                             (unsigned long long)csize, (unsigned long long)(data > n ? 0 : n - data));
         uint8_t *u = emalloc(usize ? usize : 1);
         if (method == 0) {
             if (csize != usize) {
                 free(u);
-                return npy_fail("%s: a corrupt zip entry (stored, but %llu bytes become %llu)", name,
+                return errmsg("%s: a corrupt zip entry (stored, but %llu bytes become %llu)", name,
                                 (unsigned long long)csize, (unsigned long long)usize);
             }
             memcpy(u, b + data, usize);
@@ -294,7 +280,7 @@ const char *npy_zip_member(const uint8_t *b, size_t n, const char *name, uint8_t
             memset(&zs, 0, sizeof zs);
             if (inflateInit2(&zs, -MAX_WBITS) != Z_OK) {
                 free(u);
-                return npy_fail("%s: zlib cannot start inflating", name);
+                return errmsg("%s: zlib cannot start inflating", name);
             }
             zs.next_in = (Bytef *)(b + data);
             zs.avail_in = (uInt)csize;
@@ -305,12 +291,12 @@ const char *npy_zip_member(const uint8_t *b, size_t n, const char *name, uint8_t
             inflateEnd(&zs);
             if (r != Z_STREAM_END || got != usize) {
                 free(u);
-                return npy_fail("%s: corrupt deflated data", name);
+                return errmsg("%s: corrupt deflated data", name);
             }
         }
         if (crc32(0, u, (uInt)usize) != crc) {
             free(u);
-            return npy_fail("%s: CRC mismatch: the archive is corrupt", name);
+            return errmsg("%s: CRC mismatch: the archive is corrupt", name);
         }
         *out = u;
         *outn = usize;

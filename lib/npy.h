@@ -1,8 +1,9 @@
 /* npy: numpy's .npy arrays of integers and the members of .npz (zip) archives, read from memory
  * (the public N-digit MNIST generator publishes its image ids so: lib/digits.h, mkdigits
  * --image-ids). Nothing is trusted: every size, offset and count is checked against the buffer,
- * and a bad file gets a message (in a static buffer, valid until the next failing call) instead
- * of a crash; the fuzz target fuzz_npy feeds it arbitrary bytes through digits_ids_parse.
+ * and a bad file gets a message (errmsg in lib/util.h: one static buffer, valid until the next
+ * failing call of any module) instead of a crash; the fuzz target fuzz_npy feeds it arbitrary
+ * bytes through digits_ids_parse.
  *
  *   .npy   versions 1 to 3; dtype '<i8' and the other integer types i1..i8, u1..u8 in either
  *          byte order; C order; at most 8 dimensions; the data at most NPY_MAX_BYTES

@@ -64,6 +64,18 @@ void warn(const char *fmt, ...)
     va_end(ap);
 }
 
+const char *errmsg(const char *fmt, ...)
+{
+    static char msg[400];
+    char tmp[sizeof msg]; /* the arguments may point into msg */
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(tmp, sizeof tmp, fmt, ap);
+    va_end(ap);
+    memcpy(msg, tmp, sizeof msg);
+    return msg;
+}
+
 void usage_help(void)
 {
     fputs(util_usage, stdout);

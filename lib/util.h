@@ -29,6 +29,9 @@ extern void (*util_die_hook)(void);
 __attribute__((noreturn, format(printf, 1, 2))) void die(const char *fmt, ...);
 __attribute__((noreturn, format(printf, 1, 2))) void usage_die(const char *fmt, ...);
 __attribute__((format(printf, 1, 2))) void warn(const char *fmt, ...);
+/* the message of a failure a library function returns instead of dying: formatted into one
+ * static buffer, valid until the next call (the arguments may be an earlier such message) */
+__attribute__((format(printf, 1, 2))) const char *errmsg(const char *fmt, ...);
 /* prints util_usage to stdout and exits 0 (for -h) */
 __attribute__((noreturn)) void usage_help(void);
 
