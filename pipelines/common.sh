@@ -191,6 +191,16 @@ make_file() { # make_file FILE cmd...
     mv "$f.tmp.$$" "$f"
 }
 
+# test_set DATA SET: the test images of SET (seen-COND or unseen-COND, COND clean, corrupt,
+# noisy, ...) in a data folder of hib-data.sh: DATA/test-COND.hs or DATA/unseen-COND.hs
+test_set() {
+    case $2 in
+    seen-*) echo "$1/test-${2#seen-}.hs" ;;
+    unseen-*) echo "$1/unseen-${2#unseen-}.hs" ;;
+    *) say "test_set: '$2' is neither seen-* nor unseen-*"; return 1 ;;
+    esac
+}
+
 # results_and_configs OUT CONFIGS: on stdout, the results.tsv of every run of CONFIGS that has one,
 # then a line "#configs", then CONFIGS itself: the input of the tables' awk programs
 results_and_configs() {

@@ -81,10 +81,7 @@ resj() {
 }
 none() { printf '%s\t%s\t%s\t-\t%s\n' "$name" "$1" "$2" "$3" >> "$run/results.tsv.tmp"; }
 for set in seen-clean seen-corrupt unseen-clean unseen-corrupt; do
-    case $set in
-    seen-*) src=$data/test-${set#seen-}.hs ;;
-    unseen-*) src=$data/unseen-${set#unseen-}.hs ;;
-    esac
+    src=$(test_set "$data" "$set")
     emb=$run/emb-$set.hs
     make_file "$emb" embed -m "$run/model.ckpt" < "$src"
     # verification: the match probability, or the distance of the means

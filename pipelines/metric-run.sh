@@ -64,10 +64,7 @@ stoch=0
 : > "$run/results.tsv.tmp"
 res() { printf '%s\t%s\t%s\t%s\n' "$name" "$1" "$2" "$3" >> "$run/results.tsv.tmp"; }
 for set in seen-clean seen-noisy unseen-clean unseen-noisy; do
-    case $set in
-    seen-*) src=$data/test-${set#seen-}.hs ;;
-    unseen-*) src=$data/unseen-${set#unseen-}.hs ;;
-    esac
+    src=$(test_set "$data" "$set")
     make_file "$run/emb-$set.hs" embed -m "$run/model.ckpt" < "$src"
     clean=""
     case $set in
