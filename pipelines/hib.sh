@@ -72,7 +72,7 @@ grid_parallel "$out/joblog-$exp" "$configs" \
     'l={6}; [ "$l" = - ] && l=""; mkdir -p '"$out"'/runs/{1}; THREADS='"$threads"' sh '"$HEDGE_ROOT"'/pipelines/hib-run.sh '"$out"' {1} {2} {3} {4} '"$steps"' {5} "$l" {7} > '"$out"'/runs/{1}/run.log 2>&1; rc=$?; cat '"$out"'/runs/{1}/run.log >&2; exit $rc'
 # which runs finished is read from their results below, not from parallel's status
 case $exp in
-appb) sh "$HEDGE_ROOT/pipelines/tables.sh" runs "$out" ;;
+appb) sh "$HEDGE_ROOT/pipelines/tables.sh" appb "$out" ;;
 appd)
     echo "| run (1-D) | adjacent class pairs sharing a digit (of 99) | runs | mean run (classes) |"
     echo "|---|---|---|---|"
