@@ -1,31 +1,47 @@
 #!/bin/sh
-# tables.sh TABLE OUT: prints a markdown table of the measured numbers in OUT/runs/*/results.tsv
-# beside the paper's (pipelines/paper-hib.tsv). TABLE: table1 table2 table4 table5 demo, appb
-# (appendix B) or runs (every run, one row each).
-# Run names are N<N>-D<D>-<model>-b<beta> (hib-run.sh). awk here only lays text out. A number
-# missing from results.tsv (tau of a point model, whose eta is constant) is printed as "–".
+# tables.sh TABLE OUT: prints a markdown table of the measured numbers of the runs of one
+# experiment of hib.sh beside the paper's (pipelines/paper-hib.tsv). TABLE: table1 table2 table4
+# table5 demo, appb (appendix B: one row per run) or runs (every run in OUT, one row each).
+# The runs are those the experiment configured, OUT/configs-TABLE.txt (hib.sh writes it; Tables
+# 1 and 2 are the same runs), read by results_and_configs as the other pipelines' tables do, so
+# experiments sharing one OUT stay out of each other's tables. Run names are
+# N<N>-D<D>-<model>-b<beta> (hib-run.sh). awk here only lays text out. A number missing from
+# results.tsv (tau of a point model, whose eta is constant) is printed as "–".
 set -eu
 . "$(dirname "$0")/common.sh"
 table=$1 out=$2
 paper="$HEDGE_ROOT/pipelines/paper-hib.tsv"
+configs=$out/configs-$table.txt
+case $table in
+table1) [ -s "$configs" ] || configs=$out/configs-table2.txt ;;
+table2) [ -s "$configs" ] || configs=$out/configs-table1.txt ;;
+esac
+# runs: every run's results, then "#configs" and the run names, as results_and_configs gives them
+all_runs() {
+    cat "$out"/runs/*/results.tsv 2>/dev/null || true
+    echo "#configs"
+    ls "$out/runs" 2>/dev/null
+}
+if [ "$table" != runs ] && [ ! -s "$configs" ]; then
+    echo "(no results yet in this output folder)"
+    exit 0
+fi
 if [ "$table" = runs ] || [ "$table" = appb ]; then
-    # runs: every run, one row each (ad-hoc runs); appb: appendix B, N = 2, D = 2 point
-    # embeddings, soft contrastive (N2-D2-point-b1e-4) first, then the hard-margin contrastive
-    # loss by margin (N2-D2-hardM<M>-b1e-4)
+    # one row per run with results, in the order of the configuration (appb: soft contrastive
+    # first, then the hard-margin contrastive loss by margin) or of the names (runs)
     echo "| run | AP clean | AP corrupt | KNN clean | KNN corrupt | τ(AP) corrupt | τ(KNN) corrupt |"
     echo "|---|---|---|---|---|---|---|"
-    cat "$out"/runs/*/results.tsv 2>/dev/null | awk -F'\t' -v table="$table" '
-        table == "appb" && $1 != "N2-D2-point-b1e-4" && $1 !~ /^N2-D2-hardM[0-9.]+-b1e-4$/ { next }
-        table == "appb" && $1 == "N2-D2-point-b1e-4" && !($1 in seen) { seen[$1] = 1; order[0] = $1 }
-        !($1 in seen) { seen[$1] = 1; order[++n] = $1 }
-        { v[$1 SUBSEP $2 SUBSEP $3] = sprintf("%.3f", $4) }
+    { if [ "$table" = runs ]; then all_runs; else results_and_configs "$out" "$configs"; fi; } | awk -F'\t' '
+        $0 == "#configs" { cf = 1; next }
+        !cf { has[$1] = 1; v[$1 SUBSEP $2 SUBSEP $3] = sprintf("%.3f", $4); next }
+        { split($0, c, " "); if ((c[1] in has) && !(c[1] in seen)) { seen[c[1]] = 1; order[++n] = c[1] } }
         function g(r, c, m) { k = r SUBSEP c SUBSEP m; return (k in v) ? v[k] : "–" }
-        END { for (i = (0 in order) ? 0 : 1; i <= n; i++) { r = order[i]
+        END { for (i = 1; i <= n; i++) { r = order[i]
             printf "| %s | %s | %s | %s | %s | %s | %s |\n", r, g(r, "clean", "ap"), g(r, "corrupt", "ap"),
                 g(r, "clean", "knn"), g(r, "corrupt", "knn"), g(r, "corrupt", "tau_ap"), g(r, "corrupt", "tau_knn") } }'
     exit 0
 fi
-cat "$out"/runs/*/results.tsv 2>/dev/null | awk -F'\t' -v table="$table" -v paperfile="$paper" '
+results_and_configs "$out" "$configs" | awk -F'\t' -v table="$table" -v paperfile="$paper" '
 function label(m) { return m == "point" ? "point" : m == "mog1" ? "MoG-1" : m == "mog2" ? "MoG-2" : m == "mog4" ? "MoG-4" : m }
 BEGIN {
     ptab = table == "demo" ? "table1" : table
@@ -40,15 +56,13 @@ BEGIN {
     else if (table == "table2") metrics = "tau_ap tau_knn"
     else metrics = "ap knn tau_ap tau_knn"
 }
+$0 == "#configs" { cf = 1 }
+cf { next } # the runs are those of the configuration; its lines themselves are not needed
 {
     # name: N2-D2-mog1-b1e-4
     split($1, p, "-"); N = substr(p[1], 2); D = substr(p[2], 2); m = p[3]; b = substr($1, index($1, "-b") + 2)
     if (b == "0.0001") b = "1e-4"
-    if (m != "point" && m !~ /^mog[0-9]+$/) next # the hard-margin runs of appendix B share OUT
-    if (table == "table1" || table == "table2" || table == "demo") { if (b != "1e-4") next }
-    if (table == "table4" && !(N == 3 && D == 4)) next
-    if (table == "table5" && (m != "mog1" || !(N == D && (N == 2 || N == 3)))) next # its two settings
-    if (table == "table2" && m == "point") next
+    if (table == "table2" && m == "point") next # Table 2 is the tau of the mixtures
     col = N SUBSEP D SUBSEP m SUBSEP b
     if (!(col in seen)) { seen[col] = 1; cols[++ncol] = col }
     val[col SUBSEP $2 SUBSEP $3] = $4

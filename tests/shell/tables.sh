@@ -2,7 +2,9 @@
 # pipelines/tables.sh lays out runs' results.tsv beside the paper's numbers
 # (pipelines/paper-hib.tsv): the columns each table takes and their order, rounding to three
 # places, "–" for a number a run does not have (tau of a point model), the paper's values, and
-# appendix B's rows (soft contrastive first, then the hard margins), on made-up runs.
+# appendix B's rows (soft contrastive first, then the hard margins), on made-up runs; a table
+# takes the runs its experiment configured (OUT/configs-TABLE.txt, as hib.sh writes it), never
+# another experiment's runs in the same OUT.
 set -u
 . "$(dirname "$0")/../lib.sh"
 root=$(cd "$(dirname "$0")/../.." && pwd)
@@ -27,6 +29,18 @@ r N2-D2-point-b1e-4 corrupt knn 0.25
 r N2-D2-mog1-b0 clean ap 0.9
 r N2-D2-hardM8-b1e-4 clean ap 0.8
 r N2-D2-hardM0.5-b1e-4 corrupt knn 0.1
+r N2-D1-point-b1e-4 clean ap 0.6   # appendix D's, in no table below
+# the configurations, as hib.sh writes them (NAME N D MODEL BETA LOSS MARGIN); runs without
+# results (not finished) are left out of the tables
+for N in 2 3; do for D in 2 3; do for m in point mog1 mog2; do
+    echo "N$N-D$D-$m-b1e-4 $N $D $m 1e-4 - 1"; done; done; done > "$O/configs-table1.txt"
+for nd in "2 2" "3 3"; do set -- $nd
+    for b in 0 1e-4; do echo "N$1-D$2-mog1-b$b $1 $2 mog1 $b - 1"; done; done > "$O/configs-table5.txt"
+{ echo "N2-D2-point-b1e-4 2 2 point 1e-4 - 1"
+    for M in 0.5 1 2 4 8; do echo "N2-D2-hardM$M-b1e-4 2 2 point 1e-4 contrastive $M"; done; } > "$O/configs-appb.txt"
+for m in point mog1 mog2; do echo "N2-D2-$m-b1e-4 2 2 $m 1e-4 - 1"; done > "$O/configs-demo.txt"
+tables table4 "$O" > "$T/t4" || fail "table4 without its configuration"
+grep -qx "(no results yet in this output folder)" "$T/t4" || fail "table4 without runs: $(cat "$T/t4")"
 
 tables table1 "$O" > "$T/t1" || fail "table1"
 cat > "$T/want1" <<'EOF'
@@ -46,9 +60,10 @@ head -n 1 "$T/t2" | grep -qx "| measured / paper | N=2 D=2 MoG-1 | N=3 D=2 MoG-1
 grep -qx "| τ (AP, η), clean | 0.123 / 0.740 | 0.250 / 0.630 |" "$T/t2" || fail "table2 tau row: $(cat "$T/t2")"
 grep -qx "| τ (KNN, η), corrupt | -0.472 / 0.470 | – / 0.490 |" "$T/t2" || fail "table2 negative tau: $(cat "$T/t2")"
 
-# demo: N = 2, D = 2 only... here every beta-1e-4 run; a point model's tau is "– / –"
+# demo: N = 2, D = 2; a point model's tau is "– / –"
 tables demo "$O" > "$T/td" || fail "demo"
 grep -q "^| τ (AP, η), clean | – / – | 0.123 / 0.740 |" "$T/td" || fail "demo tau of point: $(cat "$T/td")"
+head -n 1 "$T/td" | grep -qx "| measured / paper | N=2 D=2 point | N=2 D=2 MoG-1 |" || fail "demo columns: $(head -n 1 "$T/td")"
 
 # Table 5: MoG-1 at N = D = 2 and 3 only, beta 0 before 1e-4, beta in the header, the paper's
 # Table 5 values
@@ -69,5 +84,5 @@ EOF
 diff "$T/wantb" "$T/tb" > "$T/d" || fail "appb differs: $(cat "$T/d")"
 # runs: every run, one row each
 tables runs "$O" > "$T/tr" || fail "runs"
-[ "$(grep -c '^| N' "$T/tr")" = 6 ] || fail "runs: $(cat "$T/tr")"
+[ "$(grep -c '^| N' "$T/tr")" = 7 ] || fail "runs: $(cat "$T/tr")"
 pass
