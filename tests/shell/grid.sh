@@ -51,6 +51,7 @@ UsePAM no
 PermitRootLogin prohibit-password
 PasswordAuthentication no
 KbdInteractiveAuthentication no
+SetEnv SHLVL=1
 EOF
     if /usr/sbin/sshd -f "$T/sshd_config" -E "$T/sshd.log"; then port=$p; break; fi
 done
@@ -63,6 +64,12 @@ until rhome=$($login 'cd && pwd -P' 2> "$T/ssh.err"); do
     [ $i -lt 20 ] || skip "sshd started but takes no login: $(cat "$T/ssh.err") $(tail -n 3 "$T/sshd.log")"
     sleep 0.2
 done
+# a login prints nothing: GNU parallel reads the remote's output (its host probes too), so a
+# line from the account's shell start-up breaks a grid at random. bash, run by sshd, reads
+# ~/.bashrc only as a top-level shell (SHLVL < 2): the SetEnv above keeps an account's .bashrc
+# (root's runs pyenv here, whose rehash races between concurrent logins and prints) out
+said=$($login true 2>&1) || fail "ssh true failed: $said"
+[ -z "$said" ] || fail "a login prints something, a grid would read it: $said"
 
 # a machine that dies mid-grid: it takes logins, GNU parallel's probes and copies, and loses
 # the connection of every job it is given (a job's command is hex-coded by parallel: decoded here)
