@@ -76,7 +76,8 @@ appb) sh "$HEDGE_ROOT/pipelines/tables.sh" appb "$out" ;;
 appd)
     echo "| run (1-D) | adjacent class pairs sharing a digit (of 99) | runs | mean run (classes) |"
     echo "|---|---|---|---|"
-    for run in "$out"/runs/N2-D1-*; do
+    for name in $(cut -d' ' -f1 "$configs"); do
+        run=$out/runs/$name
         [ -s "$run/model.ckpt" ] || continue
         make_file "$run/emb-unseen-clean.hs" embed -m "$run/model.ckpt" < "$out/data/N2/unseen-clean.hs"
         make_file "$run/appd.json" centroids --order --json "$run/emb-clean.hs" "$run/emb-unseen-clean.hs"
