@@ -7,7 +7,9 @@
 # python3 with python3-numpy and python3-msgpack). Writes
 #   OUT/eta-steps.tsv  model step ap knn tau_ap tau_knn rho_eta rho_var eta_least_ink
 # (rho: Spearman's rank correlation of the visible ink with eta and with the components' mean
-# variance; eta_least_ink: the median eta of the tenth of the images with the least ink left).
+# variance; eta_least_ink: the median eta of the tenth of the images with the least ink left)
+# and, with gnuplot, OUT/eta-steps.png: tau of AP and of KNN accuracy and rho(ink, eta) against
+# the step, the paper's tau (Table 2, N=2, D=2, corrupt) as dashed lines.
 # Calling it again continues: evaluated snapshots are kept. Environment: SEED (714).
 set -eu
 root=$(cd "$(dirname "$0")/../.." && pwd)
@@ -43,4 +45,39 @@ done
 [ "$n" -gt 0 ] || { rm -f "$tsv.tmp"; say "tta-eta: no snapshots of a mixture in $out (mog*/model.step*.ckpt)"; exit 1; }
 { head -n 1 "$tsv.tmp"; tail -n +2 "$tsv.tmp" | sort -t "$(printf '\t')" -k1,1 -k2,2n; } > "$tsv"
 rm -f "$tsv.tmp"
-say "tta-eta: $tsv ($n snapshots)"
+
+command -v gnuplot > /dev/null || { say "tta-eta: $tsv ($n snapshots; no gnuplot: no figure)"; exit 0; }
+paper=$root/pipelines/paper-hib.tsv
+plots=""
+for col in 5:tau_ap 6:tau_knn 7:rho; do
+    c=${col%%:*} k=${col#*:}
+    p="" i=1
+    for m in $(tail -n +2 "$tsv" | cut -f1 | uniq); do
+        awk -F'\t' -v m="$m" -v c="$c" '$1 == m { print $2, $c }' "$tsv" > "$out/eta-plot-$m-$k.dat"
+        p="$p '$out/eta-plot-$m-$k.dat' using (\$1 / 1000):2 with linespoints lc $i pt 7 ps 0.6 title '$m',"
+        v=$(awk -F'\t' -v m="$m" -v k="$k" '$1 == "table2" && $2 == 2 && $3 == 2 && $4 == m && $6 == "corrupt" && $7 == k { print $8 }' "$paper")
+        [ -n "$v" ] && p="$p $v with lines lc $i dt 2 title '$m paper (500k steps)',"
+        i=$((i + 1))
+    done
+    case $k in
+    tau_ap) title="Kendall's tau, AP per eta bin" ;;
+    tau_knn) title="Kendall's tau, KNN accuracy per eta bin" ;;
+    rho) title="Spearman's rho, visible ink against eta" ;;
+    esac
+    plots="$plots
+set title \"$title (corrupt test images)\"
+plot ${p%,}"
+done
+gnuplot <<GP
+set terminal pngcairo size 1500,450 font ",10"
+set output '$out/eta-steps.png'
+set multiplot layout 1,3 title 'Uncertainty along training: N=2, D=2, the mixtures'
+set xlabel 'training step (thousands)'
+set xrange [0:*]
+set yrange [-1:1]
+set key bottom left
+set grid
+$plots
+unset multiplot
+GP
+say "tta-eta: $tsv and $out/eta-steps.png ($n snapshots)"

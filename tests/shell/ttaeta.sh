@@ -26,6 +26,10 @@ done
 awk -F'\t' 'NR > 1 { for (c = 5; c <= 8; c++) if ($c !~ /^-?[0-9.]+$/ || $c < -1 || $c > 1) bad = bad " " NR ":" c;
                      if ($9 !~ /^[0-9.]+$/ || $9 < 0 || $9 > 1) bad = bad " " NR ":9" }
            END { if (bad) { print bad; exit 1 } }' "$tsv" > "$T/bad" || fail "values out of range at$(cat "$T/bad"): $(cat "$tsv")"
+if command -v gnuplot > /dev/null; then
+    [ -s "$T/o/eta-steps.png" ] || fail "gnuplot is here but there is no eta-steps.png"
+    grep -q 'PNG' "$T/o/eta-steps.png" || fail "eta-steps.png is not a PNG"
+fi
 cp "$tsv" "$T/first.tsv"
 sh "$root/tests/bench/tta-eta.sh" "$T/o" 2> "$T/eta2.err" || fail "tta-eta.sh again failed: $(tail -n 5 "$T/eta2.err")"
 grep -q evaluating "$T/eta2.err" && fail "the second call evaluated again: $(cat "$T/eta2.err")"
