@@ -19,8 +19,10 @@ out=${1:?usage: tta-eta.sh OUT}
 out=$(cd "$out" && pwd)
 [ -s "$out/data/test-corrupt.hs" ] || { say "tta-eta: no $out/data/test-corrupt.hs: run tests/bench/tta.sh $out first"; exit 1; }
 tsv=$out/eta-steps.tsv
-printf 'model\tstep\tap\tknn\ttau_ap\ttau_knn\trho_eta\trho_var\teta_least_ink\n' > "$tsv.tmp"
-n=0
+# the numbers of each snapshot, one line each, and its evaluation folder as a positional
+# argument: eta-ink.py then reads the test images once for all of them
+: > "$tsv.rows"
+set --
 for run in "$out"/mog*; do
     [ -d "$run" ] || continue
     m=$(basename "$run")
@@ -36,15 +38,22 @@ for run in "$out"/mog*; do
             mv "$e/results.tsv.tmp" "$e/results.tsv"
             rm -f "$e/emb-corrupt.hs" "$e/pairs-corrupt.hs"
         fi
-        nums=$(awk -F'\t' '{ v[$3] = $4 } END { printf "%s\t%s\t%s\t%s", v["ap"], v["knn"], v["tau_ap"], v["tau_knn"] }' "$e/results.tsv")
-        ink=$(/usr/bin/python3 "$root/tests/bench/eta-ink.py" --tsv "$out/data" "$e" | cut -f3-)
-        printf '%s\t%s\t%s\t%s\n' "$m" "$s" "$nums" "$ink" >> "$tsv.tmp"
-        n=$((n + 1))
+        awk -F'\t' -v m="$m" -v s="$s" '{ v[$3] = $4 }
+            END { printf "%s\t%s\t%s\t%s\t%s\t%s\n", m, s, v["ap"], v["knn"], v["tau_ap"], v["tau_knn"] }' "$e/results.tsv" >> "$tsv.rows"
+        set -- "$@" "$e"
     done
 done
-[ "$n" -gt 0 ] || { rm -f "$tsv.tmp"; say "tta-eta: no snapshots of a mixture in $out (mog*/model.step*.ckpt)"; exit 1; }
-{ head -n 1 "$tsv.tmp"; tail -n +2 "$tsv.tmp" | sort -t "$(printf '\t')" -k1,1 -k2,2n; } > "$tsv"
-rm -f "$tsv.tmp"
+n=$#
+[ "$n" -gt 0 ] || { rm -f "$tsv.rows"; say "tta-eta: no snapshots of a mixture in $out (mog*/model.step*.ckpt)"; exit 1; }
+# one line per folder, in the order given
+/usr/bin/python3 "$root/tests/bench/eta-ink.py" --tsv "$out/data" "$@" > "$tsv.ink"
+[ "$(wc -l < "$tsv.ink")" = "$n" ] || { say "tta-eta: eta-ink.py gave $(wc -l < "$tsv.ink") lines for $n snapshots"; exit 1; }
+{
+    printf 'model\tstep\tap\tknn\ttau_ap\ttau_knn\trho_eta\trho_var\teta_least_ink\n'
+    cut -f3- "$tsv.ink" | paste "$tsv.rows" - | sort -t "$(printf '\t')" -k1,1 -k2,2n
+} > "$tsv.tmp"
+mv "$tsv.tmp" "$tsv"
+rm -f "$tsv.rows" "$tsv.ink"
 
 command -v gnuplot > /dev/null || { say "tta-eta: $tsv ($n snapshots; no gnuplot: no figure)"; exit 0; }
 paper=$root/pipelines/paper-hib.tsv
