@@ -72,3 +72,22 @@ check_out_file() {
     [ -c /dev/null ] && [ -L "$T/cf-null$cf_sfx" ] || fail "$cf_name replaced /dev/null or the link to it"
     return 0
 }
+
+# wait_caught PID SIGNUM: waits (up to 120 s) until process PID has its handler for signal SIGNUM
+# in place (bit SIGNUM - 1 of SigCgt in /proc/PID/status). A command started with & by a
+# non-interactive sh begins with SIGINT ignored, so a signal sent before the program installs its
+# handler is lost, and the test would wait forever: under load a fixed sleep is not enough.
+wait_caught() {
+    _i=0
+    while [ $_i -lt 1200 ]; do
+        # the bit, from the hex mask's digit (SIGNUM - 1) / 4 places from the right (mawk: no and())
+        _b=$(awk -v s="$2" '/^SigCgt:/ {
+            d = index("0123456789abcdef", substr($2, length($2) - int((s - 1) / 4), 1)) - 1
+            print int(d / 2 ^ ((s - 1) % 4)) % 2 }' "/proc/$1/status" 2>/dev/null) || return 1
+        [ -n "$_b" ] || return 1
+        [ "$_b" = 1 ] && return 0
+        sleep 0.1
+        _i=$((_i + 1))
+    done
+    return 1
+}

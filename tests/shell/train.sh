@@ -49,7 +49,7 @@ mkfifo int.fifo
 batches > int.fifo 2>/dev/null &
 train -o int.ckpt --head point -D 2 -n 100000 -t 1 --save-every 100000 < int.fifo 2>int.err &
 pid=$!
-sleep 3
+wait_caught $pid 2 || { kill $pid 2>/dev/null; fail "train never caught SIGINT"; }
 kill -INT $pid
 wait $pid
 rc=$?
