@@ -140,6 +140,50 @@ static void test_argsort_random(void)
     CHECK(first0 > 1800 && first0 < 2200);
 }
 
+/* the tie key (issue 19, defect 2): values from an independent splitmix64 in Python,
+ * h = mix(seed ^ RNG_STREAM('t','i','e','s')), h = mix(h ^ v) per identity value */
+static void test_tie_key(void)
+{
+    double id0 = 0, pair[2] = {3, 1002}, neg = -5, half = 0.5, negzero = -0.0;
+    CHECK(metrics_tie_key(714, &id0, 1) == 0xc8a5b0c21770a0caULL);
+    CHECK(metrics_tie_key(714, pair, 2) == 0x094ccc37c633d4dfULL);
+    CHECK(metrics_tie_key(714, &neg, 1) == 0x8c43e078922df9a1ULL); /* -5 as the int64 */
+    CHECK(metrics_tie_key(714, &half, 1) == 0xb4e3209b428dc483ULL); /* 0.5 by its bit pattern */
+    CHECK(metrics_tie_key(714, &negzero, 1) == metrics_tie_key(714, &id0, 1));
+    CHECK(metrics_tie_key(715, &id0, 1) != metrics_tie_key(714, &id0, 1));
+}
+
+/* sorted by key, then tie, then the further columns, then position; and any permutation of the
+ * items gives the same sequence of (key, tie, more) */
+static void test_argsort_ties(void)
+{
+    /* item:  0    1    2    3    4    5
+     * key:   2    1    2    2    1    2
+     * tie:   9    5    9    3    5    9
+     * more:  .5   0    .25  7    0    .25   -> 4 1 | 3 | 2 5 0 (2 and 5 equal in all: position) */
+    double key[6] = {2, 1, 2, 2, 1, 2}, m0[6] = {0.5, 0, 0.25, 7, 0, 0.25};
+    uint64_t tie[6] = {9, 5, 9, 3, 5, 9};
+    const double *more[1] = {m0};
+    int64_t idx[6];
+    metrics_argsort_ties(key, tie, 1, more, 6, idx);
+    CHECK(idx[0] == 1 && idx[1] == 4 && idx[2] == 3 && idx[3] == 2 && idx[4] == 5 && idx[5] == 0);
+    /* reversed input: the same (key, tie, more) sequence */
+    double rk[6], rm[6];
+    uint64_t rt[6];
+    for (int i = 0; i < 6; i++)
+        rk[i] = key[5 - i], rt[i] = tie[5 - i], rm[i] = m0[5 - i];
+    const double *rmore[1] = {rm};
+    int64_t r[6];
+    metrics_argsort_ties(rk, rt, 1, rmore, 6, r);
+    int same = 1;
+    for (int t = 0; t < 6; t++)
+        same &= rk[r[t]] == key[idx[t]] && rt[r[t]] == tie[idx[t]] && rm[r[t]] == m0[idx[t]];
+    CHECK(same);
+    /* no further columns: equal (key, tie) by position */
+    metrics_argsort_ties(key, tie, 0, NULL, 6, idx);
+    CHECK(idx[0] == 1 && idx[1] == 4 && idx[2] == 3 && idx[3] == 0 && idx[4] == 2 && idx[5] == 5);
+}
+
 static void test_tau(void)
 {
     /* x = 1 2 3 4 5, y = 1 3 2 2 5. The 10 pairs (i < j):
@@ -668,6 +712,8 @@ int main(int argc, char **argv)
     test_knn_random();
     test_knn_huge();
     test_argsort_random();
+    test_tie_key();
+    test_argsort_ties();
     test_error_auroc();
     test_aurc();
     test_ece();
