@@ -269,17 +269,8 @@ static void score_pairs(const options *o, stream_reader *in, match_scorer *sc, F
 static void score_self(const options *o, stream_reader *in, match_scorer *sc, FILE *jf, int argc, char **argv)
 {
     const stream_header *ih = in->header;
-    if (strcmp(ih->kind, "embeddings") && strcmp(ih->kind, "eta"))
-        die("%s: expected a stream of kind 'embeddings' (or 'eta'), got '%s' (from %s)", in->name, ih->kind,
-            ih->program);
-    int mi = stream_field_typed(ih, "mu", DT_F32);
-    int vi = header_field_find(ih, "var");
-    const stream_field *mf = &ih->fields[mi];
-    if (mf->ndim != 2)
-        die("%s: field 'mu' must have shape [C, D]", in->name);
-    if (vi >= 0 && (ih->fields[vi].dtype != DT_F32 || ih->fields[vi].ndim != 2 ||
-                    ih->fields[vi].shape[0] != mf->shape[0] || ih->fields[vi].shape[1] != mf->shape[1]))
-        die("%s: field 'var' must be float32 with the shape of 'mu'", in->name);
+    match_layout L = match_check_header(in->name, ih); /* main checked it too: the same answer */
+    int mi = L.mu, vi = L.var;
     stream_header *h = header_new("eta", 0);
     header_provenance(h, argc, argv);
     if (sc->stochastic)
@@ -300,7 +291,7 @@ static void score_self(const options *o, stream_reader *in, match_scorer *sc, FI
     if (!stream_read(in, &rec))
         die("%s: the stream has no records (nothing to evaluate)", in->name);
     stream_writer *w = stream_create(stdout, h);
-    int C = (int)mf->shape[0], D = (int)mf->shape[1];
+    int C = L.C, D = L.D;
     float etav = 0;
     double sum = 0, lo = INFINITY, hi = -INFINITY;
     long n = 0;
@@ -391,15 +382,14 @@ int main(int argc, char **argv)
     FILE *jf = o.json ? atomic_open(o.json) : NULL;
     stream_reader *in = stream_open_path(o.input);
     const stream_header *ih = in->header;
-    if (strcmp(ih->kind, "embeddings") && strcmp(ih->kind, "eta"))
-        die("%s: expected a stream of kind 'embeddings' (or 'eta'), got '%s' (from %s)", in->name, ih->kind,
-            ih->program);
+    /* kind, mu [C, D] with C, D >= 1 and var of its shape: C = 0 would divide K by 0 */
+    match_layout L = match_check_header(in->name, ih);
     if (!header_meta(ih, "match_a") || !header_meta(ih, "match_b"))
         die("%s: the header has no match_a / match_b (the learned a and b of the match probability)", in->name);
     double a = header_float(ih, "match_a", 0), b = header_float(ih, "match_b", 0);
     if (!(a > 0) || !isfinite(a) || !isfinite(b))
         die("%s: match_a = %g, match_b = %g: need a finite a > 0 and a finite b", in->name, a, b);
-    int has_var = header_field_find(ih, "var") >= 0;
+    int has_var = L.var >= 0;
     if (o.force_mc && !has_var)
         die("%s: --mc needs stochastic embeddings, but the input has no 'var' field (point embeddings: "
             "p is computed exactly, there is nothing to sample)",
@@ -409,9 +399,8 @@ int main(int argc, char **argv)
             "p is computed exactly, there is nothing to sample)",
             in->name);
     int stochastic = has_var && !o.means;
-    int mi = stream_field_typed(ih, "mu", DT_F32);
-    int64_t C = ih->fields[mi].ndim == 2 ? ih->fields[mi].shape[0] : 1;
-    if (stochastic && C > 0 && o.K % C)
+    int64_t C = L.C;
+    if (stochastic && o.K % C)
         die("-K %d is not a multiple of the %lld mixture components (stratified sampling draws K / C "
             "from each)",
             o.K, (long long)C);

@@ -118,6 +118,28 @@ printf '0 0 0\n1 1 1\n' | "$FIX" table embeddings mu:float32:1x2 class:int32 >"$
 expect_fail 1 'match_a' "$BIN/pairscore" "$T/noab"
 printf '0 0 0\n1 1 0\n' | "$FIX" table embeddings mu:float32:1x2 class:int32 -m match_a=1.0 -m match_b=0 >"$T/one"
 expect_fail 1 'no non-matching pair' "$BIN/pairscore" "$T/one"
+# --- the shape of the embeddings (issue 19, defect 5: C = 0 with var died of SIGFPE in match_prob,
+# K / C): one check for every reader (lib/match.h match_check_header), naming what it found
+shape() { # SPEC...: two records of class 1 and 2, every value 0.5
+    printf '0.5 0.5 0.5 0.5 1\n0.5 0.5 0.5 0.5 2\n' |
+        "$FIX" table embeddings "$@" class:int32 -m match_a=1.0 -m match_b=0
+}
+shape mu:float32:0x8 var:float32:0x8 >"$T/c0v"
+shape mu:float32:0x8 >"$T/c0"
+shape mu:float32:2x0 >"$T/d0"
+shape mu:float32:4 >"$T/m1"
+shape mu:float32:1x2 var:float32:2x1 >"$T/vbad"
+shape mu:float64:1x2 >"$T/m64"
+for args in --self "" --means "--self --means"; do
+    expect_fail 1 "c0v: field 'mu' is float32 [0, 8], expected float32 [C, D] with C >= 1 and D >= 1" "$BIN/pairscore" $args "$T/c0v"
+    expect_fail 1 "c0: field 'mu' is float32 [0, 8], expected float32 [C, D] with C >= 1" "$BIN/pairscore" $args "$T/c0"
+    expect_fail 1 "d0: field 'mu' is float32 [2, 0], expected float32 [C, D]" "$BIN/pairscore" $args "$T/d0"
+    expect_fail 1 "m1: field 'mu' is float32 [4], expected float32 [C, D]" "$BIN/pairscore" $args "$T/m1"
+    expect_fail 1 "vbad: field 'var' is float32 [2, 1], expected float32 [1, 2] (the shape of 'mu')" "$BIN/pairscore" $args "$T/vbad"
+    expect_fail 1 "m64: field 'mu' is float64 [1, 2], expected float32 [C, D]" "$BIN/pairscore" $args "$T/m64"
+done
+# knn reads embeddings through the same check (match_set_read)
+expect_fail 1 "c0v: field 'mu' is float32 [0, 8], expected float32 [C, D]" "$BIN/knn" "$T/c0v"
 # --- misuse: exit 2, nothing on stdout
 expect_fail 2 "for help" "$BIN/pairscore" -x "$T/e"
 expect_fail 2 "for help" "$BIN/pairscore" -n 0 "$T/e"
