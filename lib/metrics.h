@@ -180,9 +180,15 @@ double metrics_auc(const double *score, const uint8_t *label, int64_t n);
  *            kept k = n - floor(r n / npts) >= 1 items, risk(k) and the oracle's risk(k).
  *   ECE      expected calibration error of a probability p against a binary label y (Guo et al.,
  *            "On calibration of modern neural networks", 2017, with B = 15 bins,
- *            METRICS_ECE_BINS): B equal-width bins on [0, 1], p in bin floor(p B) (the double
- *            product p x B; p = 1, and any p whose product rounds up to B, in the last bin, so
- *            bin b holds [b/B, (b+1)/B) and the last one [(B-1)/B, 1]).
+ *            METRICS_ECE_BINS): B equal-width bins on [0, 1], bin b (0-based) holding
+ *            (b/B, (b+1)/B] (Guo et al.'s I_m = ((m-1)/M, m/M]), and p = 0 in the first bin, as
+ *            sklearn's calibration_curve puts it (np.searchsorted(bins[1:-1], p): the number of
+ *            inner edges strictly below p). Decided exactly (p against k/B by the sign of
+ *            fma(p, B, -k)), not by a rounded product. sklearn's inner edges are numpy.linspace's
+ *            k x fl(1/B), which can differ from k/B in the last bit: a double p within an ulp of
+ *            such an edge can land one bin apart; a float32 p never does (a 24-bit fraction is
+ *            never that close to k/B unless it equals it, and then both agree), and with B = 15
+ *            no float32 p other than 0 and 1 lies on an edge, so [lo, hi) gave the same numbers.
  *                ECE = sum over the non-empty bins b of (n_b / n) |mean(y)_b - mean(p)_b|
  *                    = (1/n) sum_b |sum(y)_b - sum(p)_b|.
  *            A p outside [0, 1] or NaN is not a probability: the caller reports it.

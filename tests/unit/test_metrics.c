@@ -634,11 +634,12 @@ static void test_aurc(void)
 
 static void test_ece(void)
 {
-    /* B = 4 bins [0, .25) [.25, .5) [.5, .75) [.75, 1]; p (y):
+    /* B = 4 bins [0, .25] (.25, .5] (.5, .75] (.75, 1] (Guo et al.'s ((m-1)/M, m/M], 0 in the
+     * first as sklearn's calibration_curve); p (y):
      *   0 (0), 0.125 (1)           bin 0: sum y 1, sum p 0.125: |1 - 0.125| = 0.875
-     *   (none)                     bin 1: empty, counts nothing
-     *   0.5 (1), 0.5 (0)           bin 2: |1 - 1| = 0
-     *   0.875 (1), 1 (1), 1 (0)    bin 3 (p = 1 in the last bin): |2 - 2.875| = 0.875
+     *   0.5 (1), 0.5 (0)           bin 1: |1 - 1| = 0
+     *   (none)                     bin 2: empty, counts nothing
+     *   0.875 (1), 1 (1), 1 (0)    bin 3: |2 - 2.875| = 0.875
      * ECE = (0.875 + 0.875) / 7 = 0.25; per bin: (2/7) |0.5 - 0.0625| + (3/7) |2/3 - 2.875/3| */
     double p[] = {0, 0.125, 0.5, 0.5, 0.875, 1, 1};
     uint8_t y[] = {0, 1, 1, 0, 1, 1, 0};
@@ -646,18 +647,54 @@ static void test_ece(void)
     int64_t bad = 7;
     CHECK_CLOSE(metrics_ece(p, y, 7, 4, bins, &bad), 0.25, 1e-15);
     CHECK(bad == -1);
-    CHECK(bins[0].n == 2 && bins[1].n == 0 && bins[2].n == 2 && bins[3].n == 3);
-    CHECK(isnan(bins[1].mean_p) && isnan(bins[1].mean_y));
+    CHECK(bins[0].n == 2 && bins[1].n == 2 && bins[2].n == 0 && bins[3].n == 3);
+    CHECK(isnan(bins[2].mean_p) && isnan(bins[2].mean_y));
     CHECK_CLOSE(bins[0].mean_p, 0.0625, 0);
+    CHECK_CLOSE(bins[1].mean_p, 0.5, 0);
     CHECK_CLOSE(bins[3].mean_p, 2.875 / 3, 1e-15);
     CHECK_CLOSE(bins[3].mean_y, 2.0 / 3, 1e-15);
     CHECK_CLOSE(2.0 / 7 * fabs(bins[0].mean_y - bins[0].mean_p) + 3.0 / 7 * fabs(bins[3].mean_y - bins[3].mean_p),
                 0.25, 1e-15);
-    /* bin edges belong to the bin above: 0.25 in bin 1, 0.75 in bin 3; 0.2499 in bin 0 */
-    double pe[] = {0.25, 0.75, 0.2499};
-    uint8_t ye[] = {1, 1, 0};
-    metrics_ece(pe, ye, 3, 4, bins, NULL);
-    CHECK(bins[0].n == 1 && bins[1].n == 1 && bins[2].n == 0 && bins[3].n == 1);
+    /* exact bin edges (issue 19, defect 12: they used to belong to the bin above) belong to the bin
+     * below; 0 to the first; one ulp above an edge to the bin above */
+    double pe[] = {0, 0.25, 0.5, 0.75, 1, nextafter(0.25, 1), nextafter(0.75, 0), nextafter(0, 1)};
+    uint8_t ye[8] = {0};
+    metrics_ece(pe, ye, 8, 4, bins, NULL);
+    /* bin 0: 0, 0.25, 0+; bin 1: 0.25+, 0.5; bin 2: 0.75, 0.75-; bin 3: 1 */
+    CHECK(bins[0].n == 3 && bins[1].n == 2 && bins[2].n == 2 && bins[3].n == 1);
+    metrics_ece(pe + 1, ye, 1, 4, bins, NULL); /* 0.25 alone */
+    CHECK(bins[0].n == 1 && bins[1].n == 0);
+    metrics_ece(pe + 5, ye, 1, 4, bins, NULL); /* 0.25 + 1 ulp alone */
+    CHECK(bins[0].n == 0 && bins[1].n == 1);
+    /* decided exactly, not by the rounded product: fl(1/3) < 1/3 is in bin 0 of 3 although
+     * fl(1/3) x 3 rounds to 1 (floor(p B) put it in bin 1); the next double up, > 1/3, in bin 1 */
+    metrics_ece_bin b3[3];
+    double third[] = {1.0 / 3, nextafter(1.0 / 3, 1), 2.0 / 3, nextafter(2.0 / 3, 1)};
+    CHECK(third[0] * 3 == 1.0 && 1.0 / 3 < nextafter(1.0 / 3, 1));
+    metrics_ece(third, ye, 1, 3, b3, NULL);
+    CHECK(b3[0].n == 1);
+    metrics_ece(third + 1, ye, 1, 3, b3, NULL);
+    CHECK(b3[1].n == 1);
+    metrics_ece(third + 2, ye, 1, 3, b3, NULL); /* fl(2/3) = 0.66666666666666663 < 2/3: bin 1 */
+    CHECK(b3[1].n == 1);
+    metrics_ece(third + 3, ye, 1, 3, b3, NULL); /* the next double, > 2/3: the last bin */
+    CHECK(b3[2].n == 1);
+    /* a float32 score at an exact edge: 0.5f of 2 bins in bin 0, 0.5f + 1 float ulp in bin 1 */
+    metrics_ece_bin b2[2];
+    double half[] = {0.5f, nextafterf(0.5f, 1)};
+    metrics_ece(half, ye, 2, 2, b2, NULL);
+    CHECK(b2[0].n == 1 && b2[1].n == 1);
+    /* Guo's 15 bins: p = k/15 in bin k - 1, for every k whose double k/15 lies on or below the
+     * exact k/15 (the rounding of the division decides: checked against fma) */
+    int ok15 = 1;
+    for (int k = 1; k <= 15; k++) {
+        double q = (double)k / 15;
+        metrics_ece_bin bb[METRICS_ECE_BINS];
+        metrics_ece(&q, ye, 1, METRICS_ECE_BINS, bb, NULL);
+        int want = fma(q, 15, -(double)k) <= 0 ? k - 1 : k; /* q <= k/15 exactly: bin k - 1 */
+        ok15 &= bb[want].n == 1;
+    }
+    CHECK(ok15);
     /* one bin: |mean y - mean p| = |2/7 - 4/7| */
     CHECK_CLOSE(metrics_ece(p, y, 7, 1, NULL, NULL), fabs(4.0 / 7 - 4.0 / 7), 1e-15);
     uint8_t y2[] = {0, 0, 0, 0, 1, 1, 0};
@@ -667,7 +704,7 @@ static void test_ece(void)
     double pd[] = {0, 1, 1, 0};
     uint8_t yd[] = {1, 0, 1, 0};
     CHECK_CLOSE(metrics_ece(pd, yd, 4, METRICS_ECE_BINS, NULL, NULL), 0.5, 0);
-    /* 15 bins by hand: 0.1 (bin 1, [1/15, 2/15)), 0.3 (bin 4), 0.32 (bin 4), y 1 0 1:
+    /* 15 bins by hand: 0.1 (bin 1, (1/15, 2/15]), 0.3 (bin 4), 0.32 (bin 4), y 1 0 1:
      * |1 - 0.1| + |1 - 0.62| = 0.9 + 0.38, / 3 */
     double p15[] = {0.1, 0.3, 0.32};
     uint8_t y15[] = {1, 0, 1};
