@@ -16,6 +16,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "match.h"
 #include "proto.h"
 #include "stream.h"
 #include "util.h"
@@ -81,18 +82,17 @@ int main(int argc, char **argv)
     for (int fi = 0; fi < (nfiles ? nfiles : 1); fi++) {
     stream_reader *in = stream_open_path(nfiles ? argv[optind + fi] : "-");
     const stream_header *h = in->header;
-    if (strcmp(h->kind, "embeddings") && strcmp(h->kind, "eta"))
-        die("%s: expected an embeddings stream, got '%s'", in->name, h->kind);
-    int fm = stream_field_typed(h, "mu", DT_F32), fc = stream_field_typed(h, "class", DT_I32);
-    int C = (int)h->fields[fm].shape[0];
-    int fv = wvar ? header_field_find(h, "var") : -1;
+    match_layout L = match_check_header(in->name, h); /* kind, mu [C, D], var of its shape */
+    int fm = L.mu, fc = stream_field_typed(h, "class", DT_I32);
+    if (h->fields[fc].ndim != 0)
+        die("%s: field 'class' has %d dimensions, expected a scalar (shape [])", in->name, h->fields[fc].ndim);
+    int C = L.C;
+    int fv = wvar ? L.var : -1;
     if (wvar && fv < 0)
         die("%s: --var needs stochastic embeddings (a `var` field); these are points", in->name);
-    if (wvar)
-        stream_field_typed(h, "var", DT_F32);
-    if (D >= 0 && D != (int)h->fields[fm].shape[1])
-        die("%s: embeddings of %d dimensions, the first input had %d", in->name, (int)h->fields[fm].shape[1], D);
-    D = (int)h->fields[fm].shape[1];
+    if (D >= 0 && D != L.D)
+        die("%s: embeddings of %d dimensions, the first input had %d", in->name, L.D, D);
+    D = L.D;
     int dg = (int)header_int(h, "digits", 2);
     if (fi > 0 && dg != digits)
         die("%s: %d-digit classes, the first input had %d digits", in->name, dg, digits);

@@ -2,9 +2,19 @@
  * bins, per-bin performance, and Kendall's tau-b between bin index and performance with the sign
  * inverted (hib-oh-2019 section 4.4, Table 2). Definitions: lib/metrics.h.
  *
- * Items with equal uncertainty are ordered by a seeded random permutation (-S, default 714), so
- * the order of the records never matters (in distribution); stream order would put, e.g., all
- * the correct items of a tie first and make tau up. When the uncertainty is the same for every
+ * Items with equal uncertainty are ordered by a hash of their identity and the seed (-S, default
+ * 714; lib/metrics.h metrics_tie_key): `id` (fewshot: `episode` and `id`; pairscores: `id1` and
+ * `id2`), so the order of the records never matters, not even in distribution: any permutation
+ * of the records gives the same bytes. Stream order would put, e.g., all the correct items of a
+ * tie first and make tau up; a seeded permutation of the positions (the old rule) made tau depend
+ * on the record order for one seed. Why not the exact expectation over tie orders, as for AURC
+ * below: AURC is linear in the order, tau-b is not (the signs of differences between bin
+ * performances and a denominator counting their ties); its expectation sums over every way the
+ * items of a tie fill the bins it spans (multivariate hypergeometric), exponential in the bins a
+ * tie spans, and for AP bins over every subset. Items equal in uncertainty, identity and
+ * performance are interchangeable. A stream without the identity fields falls back on the record
+ * number (warned when there are ties: then the record order matters). When the uncertainty is
+ * the same for every
  * item (a point model's eta is the constant 1 - sigmoid(b)) the bins are arbitrary: tau and the
  * per-bin values are undefined and reported as such (JSON null and a note, text "undefined",
  * a TSV with its header line only), exit 0.
@@ -27,9 +37,8 @@
 static const char *usage =
     "usage: ktau [-b BINS] [-u FIELD] [-m accuracy:FIELD | -m ap:SCORE:LABEL] [-S SEED] [-o FILE.tsv]\n"
     "            [--reject-tsv FILE] [--json] [INPUT]\n"
-    "  Reads a stream (INPUT or stdin), sorts its items by uncertainty, ascending (equal values in a\n"
-    "  random order drawn from SEED, so the record order never matters), cuts them into BINS\n"
-    "  equal-size bins (the first n mod BINS bins, the least uncertain, hold one item more),\n"
+    "  Reads a stream (INPUT or stdin), sorts its items by uncertainty, ascending, cuts them into\n"
+    "  BINS equal-size bins (the first n mod BINS bins, the least uncertain, hold one item more),\n"
     "  computes each bin's performance and Kendall's tau-b between\n"
     "  bin index and performance with the sign inverted: tau > 0 when performance falls as\n"
     "  uncertainty rises. Bins whose performance is undefined (AP of a bin without positives) are\n"
@@ -37,6 +46,13 @@ static const char *usage =
     "  model's eta) the bins and tau are undefined: the text says `tau undefined (constant\n"
     "  uncertainty)` and no table, the JSON has \"tau\": null, \"bins\": [] and a \"note\",\n"
     "  the TSV only its header line; the exit status is 0.\n"
+    "  Equal uncertainties: ordered by a hash of each item's identity and SEED, a random order that\n"
+    "  goes with the items, so the record order never matters (any permutation of the records, the\n"
+    "  same output). Identity: `id`; fewshot `episode` and `id`; pairscores `id1` and `id2`; then,\n"
+    "  for items with the same identity, the performance fields. A stream without those fields:\n"
+    "  the record number instead (a warning when there are ties: then the record order matters).\n"
+    "  Not the exact mean over tie orders (as aurc below): tau of bins is not linear in the order,\n"
+    "  and its mean would sum over every way a tie can fill the bins it spans.\n"
     "  Defaults by kind: `knn` and `fewshot` -u eta -m accuracy:correct;\n"
     "  `pairscores` -u eta -m ap:p:match; `retrieval` -u eta -m accuracy:ap (the mean per-query AP\n"
     "  of each bin: Taha et al.'s uncertainty against retrieval AP).\n"
@@ -54,7 +70,8 @@ static const char *usage =
     "  -u FIELD           the uncertainty field\n"
     "  -m accuracy:FIELD  performance = mean of FIELD over the bin (0/1 values: the accuracy)\n"
     "  -m ap:SCORE:LABEL  performance = average precision of SCORE against LABEL (nonzero = positive)\n"
-    "  -S SEED            seed of the order of equal uncertainties (default 714)\n"
+    "  -S SEED            seed of the order of equal uncertainties, hashed with each item's\n"
+    "                     identity (default 714)\n"
     "  -o FILE.tsv        also write the table as TSV (a # header line, then bin n mean perf); it is\n"
     "                     opened before any work and committed only when stdout is written\n"
     "  --reject-tsv FILE  also write the error-versus-reject curve: a # header line, then\n"
@@ -150,9 +167,22 @@ int main(int argc, char **argv)
         die("%s: no field 'eta' in this %s stream (knn of point embeddings, which have no var: run "
             "pairscore --self before knn; or choose another uncertainty with -u, e.g. -u nn_dist)",
             in->name, kind);
-    const char *names[3] = {o.ufield, f1, f2};
-    double *cols[3];
-    int64_t n = metrics_read_columns(in, is_ap ? 3 : 2, names, cols);
+    /* the identity that orders equal uncertainties: fields that travel with the item */
+    const char *ident_knn[] = {"id"}, *ident_fewshot[] = {"episode", "id"}, *ident_pairs[] = {"id1", "id2"};
+    const char *const *ident = !strcmp(kind, "fewshot") ? ident_fewshot : !strcmp(kind, "pairscores") ? ident_pairs
+                                                                                                         : ident_knn;
+    int nident = !strcmp(kind, "fewshot") || !strcmp(kind, "pairscores") ? 2 : 1;
+    for (int k = 0; k < nident; k++) {
+        int fi = header_field_find(in->header, ident[k]);
+        if (fi < 0 || shape_numel(in->header->fields[fi].ndim, in->header->fields[fi].shape) != 1)
+            nident = 0; /* the record number instead */
+    }
+    int nperf = is_ap ? 3 : 2;
+    const char *names[5] = {o.ufield, f1, f2};
+    for (int k = 0; k < nident; k++)
+        names[nperf + k] = ident[k];
+    double *cols[5];
+    int64_t n = metrics_read_columns(in, nperf + nident, names, cols);
     if (!n)
         die("%s: the stream has no records", in->name);
     if (n < o.bins)
@@ -170,7 +200,29 @@ int main(int argc, char **argv)
     if (constant)
         warn("%s is %g for every item: the bins and tau are undefined", o.ufield, cols[0][0]);
     int64_t *order = emalloc((size_t)n * sizeof *order), *start = emalloc((size_t)(B + 1) * sizeof *start);
-    metrics_argsort_random(cols[0], n, o.seed, order);
+    /* equal uncertainties: by the hash of the identity and the seed, then by the performance
+     * fields, so that items equal in all are interchangeable (lib/metrics.h argsort_ties) */
+    uint64_t *tie = emalloc((size_t)n * sizeof *tie);
+    for (int64_t i = 0; i < n; i++) {
+        double id[2];
+        for (int k = 0; k < nident; k++)
+            id[k] = cols[nperf + k][i];
+        if (!nident)
+            id[0] = (double)i;
+        tie[i] = metrics_tie_key(o.seed, id, nident ? nident : 1);
+    }
+    const double *more[2] = {cols[1], is_ap ? cols[2] : NULL};
+    metrics_argsort_ties(cols[0], tie, nperf - 1, more, n, order);
+    if (!nident && !constant)
+        for (int64_t t = 1; t < n; t++)
+            if (cols[0][order[t]] == cols[0][order[t - 1]]) {
+                warn("%s: no identity field (%s%s%s): items with equal %s are ordered by record number (hashed "
+                     "with the seed), so their order in the stream matters",
+                     in->name, ident[0], ident == ident_knn ? "" : " and ", ident == ident_knn ? "" : ident[1],
+                     o.ufield);
+                break;
+            }
+    free(tie);
     metrics_bins(n, B, start);
     double *mean_u = emalloc((size_t)B * sizeof *mean_u), *perf = emalloc((size_t)B * sizeof *perf);
     double *score = emalloc((size_t)n * sizeof *score);
@@ -342,7 +394,7 @@ int main(int argc, char **argv)
         else
             printf("tau nan\n");
     }
-    for (int f = 0; f < (is_ap ? 3 : 2); f++)
+    for (int f = 0; f < nperf + nident; f++)
         free(cols[f]);
     free(order);
     free(start);

@@ -20,10 +20,12 @@ static const char *usage =
     "  Reads an `embeddings` (or `eta`) stream (INPUT or stdin) and writes `pairscores`: for each\n"
     "  pair the match probability p(m|x1,x2), sigmoid(-a ||z1 - z2|| + b) with a = meta match_a and\n"
     "  b = meta match_b, and the self-mismatch eta = 1 - p(m|x,x) of both images and their mean.\n"
-    "  Point embeddings (no `var` field): p exact (mean over component pairs; for C = 1 the closed\n"
-    "  form), and eta = 1 - sigmoid(b) for every image. Stochastic embeddings: Monte Carlo over the\n"
-    "  K x K pairs of K stratified samples per image (K / C per component), eta from two\n"
-    "  independent sample sets of the same image.\n"
+    "  Point embeddings (no `var` field), and any embeddings with --means: p exact, the mean over\n"
+    "  the C1 x C2 component pairs of sigmoid(-a ||mu1 - mu2|| + b) (for C = 1 the closed form);\n"
+    "  eta = 1 - the mean over the image's own C x C component pairs, so 1 - sigmoid(b) for every\n"
+    "  image only when C = 1 (a mixture's eta grows with the spread of its component means).\n"
+    "  Stochastic embeddings: Monte Carlo over the K x K pairs of K stratified samples per image\n"
+    "  (K / C per component), eta from two independent sample sets of the same image.\n"
     "  -n PAIRS     random pairs (default 10000), drawn with replacement: even pair numbers match\n"
     "               (same class, two different images), odd ones do not; an error with --pairs or\n"
     "               --self, which score other pairs\n"
@@ -269,17 +271,8 @@ static void score_pairs(const options *o, stream_reader *in, match_scorer *sc, F
 static void score_self(const options *o, stream_reader *in, match_scorer *sc, FILE *jf, int argc, char **argv)
 {
     const stream_header *ih = in->header;
-    if (strcmp(ih->kind, "embeddings") && strcmp(ih->kind, "eta"))
-        die("%s: expected a stream of kind 'embeddings' (or 'eta'), got '%s' (from %s)", in->name, ih->kind,
-            ih->program);
-    int mi = stream_field_typed(ih, "mu", DT_F32);
-    int vi = header_field_find(ih, "var");
-    const stream_field *mf = &ih->fields[mi];
-    if (mf->ndim != 2)
-        die("%s: field 'mu' must have shape [C, D]", in->name);
-    if (vi >= 0 && (ih->fields[vi].dtype != DT_F32 || ih->fields[vi].ndim != 2 ||
-                    ih->fields[vi].shape[0] != mf->shape[0] || ih->fields[vi].shape[1] != mf->shape[1]))
-        die("%s: field 'var' must be float32 with the shape of 'mu'", in->name);
+    match_layout L = match_check_header(in->name, ih); /* main checked it too: the same answer */
+    int mi = L.mu, vi = L.var;
     stream_header *h = header_new("eta", 0);
     header_provenance(h, argc, argv);
     if (sc->stochastic)
@@ -300,7 +293,7 @@ static void score_self(const options *o, stream_reader *in, match_scorer *sc, FI
     if (!stream_read(in, &rec))
         die("%s: the stream has no records (nothing to evaluate)", in->name);
     stream_writer *w = stream_create(stdout, h);
-    int C = (int)mf->shape[0], D = (int)mf->shape[1];
+    int C = L.C, D = L.D;
     float etav = 0;
     double sum = 0, lo = INFINITY, hi = -INFINITY;
     long n = 0;
@@ -391,15 +384,14 @@ int main(int argc, char **argv)
     FILE *jf = o.json ? atomic_open(o.json) : NULL;
     stream_reader *in = stream_open_path(o.input);
     const stream_header *ih = in->header;
-    if (strcmp(ih->kind, "embeddings") && strcmp(ih->kind, "eta"))
-        die("%s: expected a stream of kind 'embeddings' (or 'eta'), got '%s' (from %s)", in->name, ih->kind,
-            ih->program);
+    /* kind, mu [C, D] with C, D >= 1 and var of its shape: C = 0 would divide K by 0 */
+    match_layout L = match_check_header(in->name, ih);
     if (!header_meta(ih, "match_a") || !header_meta(ih, "match_b"))
         die("%s: the header has no match_a / match_b (the learned a and b of the match probability)", in->name);
     double a = header_float(ih, "match_a", 0), b = header_float(ih, "match_b", 0);
     if (!(a > 0) || !isfinite(a) || !isfinite(b))
         die("%s: match_a = %g, match_b = %g: need a finite a > 0 and a finite b", in->name, a, b);
-    int has_var = header_field_find(ih, "var") >= 0;
+    int has_var = L.var >= 0;
     if (o.force_mc && !has_var)
         die("%s: --mc needs stochastic embeddings, but the input has no 'var' field (point embeddings: "
             "p is computed exactly, there is nothing to sample)",
@@ -409,9 +401,8 @@ int main(int argc, char **argv)
             "p is computed exactly, there is nothing to sample)",
             in->name);
     int stochastic = has_var && !o.means;
-    int mi = stream_field_typed(ih, "mu", DT_F32);
-    int64_t C = ih->fields[mi].ndim == 2 ? ih->fields[mi].shape[0] : 1;
-    if (stochastic && C > 0 && o.K % C)
+    int64_t C = L.C;
+    if (stochastic && o.K % C)
         die("-K %d is not a multiple of the %lld mixture components (stratified sampling draws K / C "
             "from each)",
             o.K, (long long)C);

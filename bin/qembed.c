@@ -23,7 +23,9 @@ static const char *usage =
     "  query's index). Meta: model `query`, C 1, D, digits, normalized 1, checkpoint, loss.\n"
     "  STRING...    the digit strings, e.g. 07 42 (exactly N digits each)\n"
     "  --classes    instead, every class of the stream INPUT (or stdin): its meta `classes` (an\n"
-    "               `images` or `embeddings` stream of a split: the split's classes), ascending\n"
+    "               `images`, `embeddings` or `eta` stream of a split: the split's classes),\n"
+    "               ascending. The stream must be whole (read to its trailer) and of N-digit\n"
+    "               MNIST with the model's N (its meta `digits`): an error otherwise\n"
     "  -m PATH      a checkpoint of a two-tower loss (train --loss cesoftmax, ...)\n"
     "  -h           this help\n";
 
@@ -59,6 +61,11 @@ int main(int argc, char **argv)
     stream_reader *in = NULL;
     if (from_classes) {
         in = stream_open_path(optind < argc ? argv[optind] : "-");
+        const stream_header *ih = in->header;
+        if (strcmp(ih->kind, "images") && strcmp(ih->kind, "embeddings") && strcmp(ih->kind, "eta"))
+            die("%s: expected a stream of kind 'images', 'embeddings' or 'eta' (a split of N-digit MNIST), got '%s' "
+                "(from %s)",
+                in->name, ih->kind, ih->program);
         const tensor *t = header_tensor(in->header, "classes");
         if (!t)
             die("%s: the header has no meta 'classes' (an images or embeddings stream of one split has)", in->name);
@@ -72,11 +79,28 @@ int main(int argc, char **argv)
                 die("%s: meta 'classes' holds %g, not a number's class", in->name, v);
             cls[i] = (int32_t)v;
         }
+        /* the whole stream, to its trailer: a stream cut short is refused, not trusted */
+        stream_record rec = {0};
+        while (stream_read(in, &rec))
+            ;
+        record_free(&rec);
     }
     model *m = ckpt_load(ckpt, &ci, NULL, 1, &ch);
     int N = ci.mc.digits, D = ci.mc.D;
     if (!ci.mc.query)
         die("%s has no query tower (loss %s): qembed embeds the queries of a two-tower model", ckpt, ci.loss);
+    if (from_classes) { /* the classes must be numbers of the model's N digits, not of another set */
+        const stream_meta *dm = header_meta(in->header, "dataset");
+        const char *ds = dm && dm->type == META_STR ? dm->s : "unknown";
+        if (!header_meta(in->header, "digits"))
+            die("%s: no meta 'digits' (dataset %s): its classes are not N-digit numbers (the model %s embeds "
+                "%d-digit numbers)",
+                in->name, ds, ckpt, N);
+        int64_t dg = header_int(in->header, "digits", -1);
+        if (dg != N)
+            die("%s: a set of %lld-digit numbers (meta digits), the model %s embeds %d-digit numbers", in->name,
+                (long long)dg, ckpt, N);
+    }
     int64_t top = 1;
     for (int p = 0; p < N; p++)
         top *= 10;

@@ -2,6 +2,8 @@
 #include "match.h"
 
 #include <math.h>
+#include <stdint.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -123,22 +125,55 @@ static int field_like(const char *src, const stream_header *h, const char *name,
     return i;
 }
 
+/* "float32 [0, 8]" */
+static void field_type_str(const stream_field *f, char *out, size_t size)
+{
+    int k = snprintf(out, size, "%s [", dtype_name(f->dtype));
+    for (int d = 0; d < f->ndim && k > 0 && (size_t)k < size; d++)
+        k += snprintf(out + k, size - (size_t)k, "%s%lld", d ? ", " : "", (long long)f->shape[d]);
+    if (k > 0 && (size_t)k < size)
+        snprintf(out + k, size - (size_t)k, "]");
+}
+
+match_layout match_check_header(const char *src, const stream_header *h)
+{
+    if (strcmp(h->kind, "embeddings") && strcmp(h->kind, "eta"))
+        die("%s: expected a stream of kind 'embeddings' (or 'eta'), got '%s' (from %s)", src, h->kind, h->program);
+    if (h->batched)
+        die("%s: batched embedding streams are not supported", src);
+    match_layout L = {-1, -1, 0, 0};
+    L.mu = header_field_find(h, "mu");
+    if (L.mu < 0)
+        die("%s: no field 'mu' (expected float32 [C, D], the component means)", src);
+    const stream_field *mf = &h->fields[L.mu];
+    char got[128];
+    field_type_str(mf, got, sizeof got);
+    if (mf->dtype != DT_F32 || mf->ndim != 2 || mf->shape[0] < 1 || mf->shape[1] < 1)
+        die("%s: field 'mu' is %s, expected float32 [C, D] with C >= 1 and D >= 1", src, got);
+    if (mf->shape[0] > INT32_MAX / mf->shape[1])
+        die("%s: field 'mu' is %s, expected float32 [C, D] with C x D below 2^31", src, got);
+    L.C = (int)mf->shape[0];
+    L.D = (int)mf->shape[1];
+    L.var = header_field_find(h, "var");
+    if (L.var >= 0) {
+        const stream_field *vf = &h->fields[L.var];
+        if (vf->dtype != DT_F32 || vf->ndim != 2 || vf->shape[0] != L.C || vf->shape[1] != L.D) {
+            char vgot[128];
+            field_type_str(vf, vgot, sizeof vgot);
+            die("%s: field 'var' is %s, expected float32 [%d, %d] (the shape of 'mu')", src, vgot, L.C, L.D);
+        }
+    }
+    return L;
+}
+
 match_set *match_set_read(stream_reader *r)
 {
     const stream_header *h = r->header;
-    if (strcmp(h->kind, "embeddings") && strcmp(h->kind, "eta"))
-        die("%s: expected a stream of kind 'embeddings' (or 'eta'), got '%s' (from %s)", r->name, h->kind,
-            h->program);
-    if (h->batched)
-        die("%s: batched embedding streams are not supported", r->name);
-    int mi = stream_field_typed(h, "mu", DT_F32);
-    const stream_field *mf = &h->fields[mi];
-    if (mf->ndim != 2 || mf->shape[0] < 1 || mf->shape[1] < 1)
-        die("%s: field 'mu' must have shape [C, D]", r->name);
+    match_layout L = match_check_header(r->name, h);
+    int mi = L.mu, vi = L.var;
     match_set *S = ecalloc(1, sizeof *S);
-    S->C = (int)mf->shape[0];
-    S->D = (int)mf->shape[1];
-    int vi = field_like(r->name, h, "var", DT_F32, 2, mf->shape);
+    S->C = L.C;
+    S->D = L.D;
     int ci = field_like(r->name, h, "class", DT_I32, 0, NULL);
     int ii = field_like(r->name, h, "id", DT_I64, 0, NULL);
     int ei = field_like(r->name, h, "eta", DT_F32, 0, NULL);

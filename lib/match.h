@@ -82,6 +82,19 @@ double match_prob(match_scorer *s, const match_emb *x1, const match_emb *x2);
 /* eta(x) = 1 - p(m | x, x) */
 double match_eta(match_scorer *s, const match_emb *x);
 
+/* The shape check of an embedding stream's header, in one place: kind `embeddings` or `eta`,
+ * unbatched, `mu` float32 [C, D] with C >= 1 components and D >= 1 dimensions (C x D below 2^31),
+ * and `var`, when present, float32 of the same shape. Dies with one line naming what was found and
+ * what was expected, e.g. "x.hs: field 'mu' is float32 [0, 8], expected float32 [C, D] with C >= 1
+ * and D >= 1". Every reader of embeddings calls it before it reads a record (match_set_read does,
+ * so knn, retrieve and fewshot; pairscore; centroids); src names the input in the message.
+ *   match_layout L = match_check_header(in->name, in->header);   // L.mu, L.var (-1), L.C, L.D */
+typedef struct {
+    int mu, var;  /* field indices; var -1 when absent (point embeddings) */
+    int C, D;
+} match_layout;
+match_layout match_check_header(const char *src, const stream_header *h);
+
 /* a whole embedding stream in memory */
 typedef struct {
     int64_t n;
@@ -95,8 +108,8 @@ typedef struct {
     uint8_t *occ;     /* (n, nocc), NULL without an `occluded` field */
     int nocc;
 } match_set;
-/* reads every record of r, which must be of kind `embeddings` or `eta` with a float32 `mu` [C, D]
- * (and `var` of the same shape if any); dies on an empty stream ("no records") */
+/* reads every record of r, whose header must pass match_check_header; dies on an empty stream
+ * ("no records") */
 match_set *match_set_read(stream_reader *r);
 match_emb match_set_emb(const match_set *S, int64_t i);
 void match_set_free(match_set *S);

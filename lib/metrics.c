@@ -74,6 +74,69 @@ void metrics_argsort_random(const double *key, int64_t n, uint64_t seed, int64_t
     free(perm);
 }
 
+uint64_t metrics_tie_key(uint64_t seed, const double *ident, int nident)
+{
+    uint64_t h = rng_mix(seed ^ RNG_STREAM('t', 'i', 'e', 's'));
+    for (int k = 0; k < nident; k++) {
+        double v = ident[k];
+        uint64_t u;
+        if (v == floor(v) && v >= -9223372036854775808.0 && v < 9223372036854775808.0)
+            u = (uint64_t)(int64_t)v; /* an integer id, -0 as 0 */
+        else
+            memcpy(&u, &v, sizeof u);
+        h = rng_mix(h ^ u);
+    }
+    return h;
+}
+
+typedef struct {
+    double key;
+    uint64_t tie;
+    int64_t i;
+} tie_keyed;
+
+typedef struct {
+    int nmore;
+    const double *const *more;
+} tie_ctx;
+
+static int cmp_values(double a, double b) /* ascending, NaN last (and equal to NaN) */
+{
+    if (a < b || (!isnan(a) && isnan(b)))
+        return -1;
+    if (a > b || (isnan(a) && !isnan(b)))
+        return 1;
+    return 0;
+}
+
+static int tie_keyed_cmp(const void *pa, const void *pb, void *pc)
+{
+    const tie_keyed *a = pa, *b = pb;
+    const tie_ctx *c = pc;
+    int r = cmp_values(a->key, b->key);
+    if (r)
+        return r;
+    if (a->tie != b->tie)
+        return a->tie < b->tie ? -1 : 1;
+    for (int m = 0; m < c->nmore; m++)
+        if ((r = cmp_values(c->more[m][a->i], c->more[m][b->i])))
+            return r;
+    return (a->i > b->i) - (a->i < b->i);
+}
+
+void metrics_argsort_ties(const double *key, const uint64_t *tie, int nmore, const double *const *more, int64_t n,
+                          int64_t *idx)
+{
+    tie_keyed *s = emalloc((size_t)(n ? n : 1) * sizeof *s);
+    for (int64_t i = 0; i < n; i++)
+        s[i] = (tie_keyed){key[i], tie[i], i};
+    tie_ctx c = {nmore, more};
+    qsort_r(s, (size_t)n, sizeof *s, tie_keyed_cmp, &c);
+    for (int64_t i = 0; i < n; i++)
+        idx[i] = s[i].i;
+    free(s);
+}
+
 /* ------------------------------------------------------------------ AP and PR curve */
 
 int64_t metrics_pr_curve(const double *score, const uint8_t *label, int64_t n, metrics_pr_point *pts)
@@ -587,6 +650,20 @@ void metrics_aurc(const double *u, const double *loss, int64_t n, metrics_aurc_r
     free(co);
 }
 
+/* the bin of a probability p among B: b with b/B < p <= (b+1)/B, 0 in bin 0. p B in double may
+ * round onto an integer k or off it (fl(1/3) x 3 = 1), so the candidate ceil(p B) - 1 is settled
+ * exactly: fma(p, B, -k) is p B - k rounded once, and its sign is that of p - k / B */
+static int ece_bin(double p, int B)
+{
+    double c = ceil(p * B) - 1;
+    int b = c < 0 ? 0 : c > B - 1 ? B - 1 : (int)c;
+    while (b > 0 && fma(p, B, -(double)b) <= 0) /* p <= b / B: lower */
+        b--;
+    while (b < B - 1 && fma(p, B, -(double)(b + 1)) > 0) /* p > (b + 1) / B: higher */
+        b++;
+    return b;
+}
+
 double metrics_ece(const double *p, const uint8_t *y, int64_t n, int B, metrics_ece_bin *bins, int64_t *bad)
 {
     if (B < 1)
@@ -602,9 +679,7 @@ double metrics_ece(const double *p, const uint8_t *y, int64_t n, int B, metrics_
     int64_t *cnt = ecalloc((size_t)B, sizeof *cnt);
     double *sp = ecalloc((size_t)B, sizeof *sp), *sy = ecalloc((size_t)B, sizeof *sy);
     for (int64_t i = 0; i < n; i++) {
-        int b = (int)(p[i] * B); /* floor: p B >= 0 */
-        if (b >= B)
-            b = B - 1;
+        int b = ece_bin(p[i], B);
         cnt[b]++;
         sp[b] += p[i];
         sy[b] += y[i] != 0;

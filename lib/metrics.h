@@ -22,7 +22,18 @@
  *   argsort  ascending by key, equal keys keep their input order (stable).
  *   argsort_random  ascending by key, equal keys in a seeded random order (a random permutation
  *            of the input positions drawn from the seed): the order of the input never matters,
- *            in distribution, for ranking by a key with ties (ktau's uncertainty bins).
+ *            in distribution (retrieve's random cleaning).
+ *   argsort_ties  ascending by key, equal keys by a tie key attached to the item (metrics_tie_key:
+ *            a hash of the item's identity, e.g. its id, and a seed), equal in both by further
+ *            columns of the item's values, then by input position. When the tie keys and the
+ *            columns are all an item carries into the result, items equal in every one of them
+ *            are interchangeable, so the result does not depend on the input order at all, not
+ *            only in distribution (ktau's uncertainty bins).
+ *   tie key  h = mix(seed ^ TIES), then h = mix(h ^ v) for each identity value v in turn (as a
+ *            64-bit integer: an integral double in int64 range is converted, any other value
+ *            enters by its bit pattern); mix is rng_mix (splitmix64's finaliser) and TIES is
+ *            RNG_STREAM('t', 'i', 'e', 's'). A hash, not a position: among equal keys the order
+ *            is a random permutation drawn from the seed, the same whatever the record order.
  *   tau-b    (nc - nd) / sqrt((n0 - n1)(n0 - n2)), n0 = n(n-1)/2, n1 / n2 = pairs tied in x / in
  *            y (a pair tied in both counts in both); tied pairs are neither concordant nor
  *            discordant. NaN when x or y is constant (the denominator is 0).
@@ -51,6 +62,12 @@
 void metrics_argsort(const double *key, int64_t n, int64_t *idx);
 /* the same, but equal keys in a random order drawn from seed (the same seed, the same order) */
 void metrics_argsort_random(const double *key, int64_t n, uint64_t seed, int64_t *idx);
+/* the tie key of an item from its nident identity values (e.g. {id}; fewshot {episode, id}) */
+uint64_t metrics_tie_key(uint64_t seed, const double *ident, int nident);
+/* ascending by key; equal keys by tie[] ascending; equal in both by more[0][i], more[1][i], ...
+ * ascending (nmore columns, NaN last); then by input position */
+void metrics_argsort_ties(const double *key, const uint64_t *tie, int nmore, const double *const *more, int64_t n,
+                          int64_t *idx);
 
 /* AP of score against label (nonzero = positive) by the tie-block rule above; NaN when there is
  * no positive. Scores must be finite. */
@@ -163,9 +180,15 @@ double metrics_auc(const double *score, const uint8_t *label, int64_t n);
  *            kept k = n - floor(r n / npts) >= 1 items, risk(k) and the oracle's risk(k).
  *   ECE      expected calibration error of a probability p against a binary label y (Guo et al.,
  *            "On calibration of modern neural networks", 2017, with B = 15 bins,
- *            METRICS_ECE_BINS): B equal-width bins on [0, 1], p in bin floor(p B) (the double
- *            product p x B; p = 1, and any p whose product rounds up to B, in the last bin, so
- *            bin b holds [b/B, (b+1)/B) and the last one [(B-1)/B, 1]).
+ *            METRICS_ECE_BINS): B equal-width bins on [0, 1], bin b (0-based) holding
+ *            (b/B, (b+1)/B] (Guo et al.'s I_m = ((m-1)/M, m/M]), and p = 0 in the first bin, as
+ *            sklearn's calibration_curve puts it (np.searchsorted(bins[1:-1], p): the number of
+ *            inner edges strictly below p). Decided exactly (p against k/B by the sign of
+ *            fma(p, B, -k)), not by a rounded product. sklearn's inner edges are numpy.linspace's
+ *            k x fl(1/B), which can differ from k/B in the last bit: a double p within an ulp of
+ *            such an edge can land one bin apart; a float32 p never does (a 24-bit fraction is
+ *            never that close to k/B unless it equals it, and then both agree), and with B = 15
+ *            no float32 p other than 0 and 1 lies on an edge, so [lo, hi) gave the same numbers.
  *                ECE = sum over the non-empty bins b of (n_b / n) |mean(y)_b - mean(p)_b|
  *                    = (1/n) sum_b |sum(y)_b - sum(p)_b|.
  *            A p outside [0, 1] or NaN is not a probability: the caller reports it.

@@ -36,6 +36,24 @@ tail -n 2 "$T/ece.txt" | tr '\n' ' ' | grep -qx 'ece 0.250000 ece_bins 4 ' || fa
 # .5 and .5 in bin 7 (0), .875 in bin 13 (|1 - .875|), 1 and 1 in bin 14 (|1 - 2|): 2 / 7 = 0.285714
 "$BIN/apcurve" --ece 1 "$T/cal" | grep -qx 'ece 0.000000' || fail "--ece 1"
 "$BIN/apcurve" --ece 15 "$T/cal" | grep -qx 'ece 0.285714' || fail "--ece 15: $("$BIN/apcurve" --ece 15 "$T/cal")"
+# bins are (lo, hi], a score of 0 in the first (issue 19, defect 12: they were [lo, hi)). B = 4,
+# p (match): 0 (0), 0.25 (0) | 0.3 (0), 0.5 (1) | - | 1 (1): (|0 - 0.25| + |1 - 0.8| + 0) / 5 = 0.09
+# (float32 0.3 is 0.300000012: 0.0899999976); [lo, hi) put 0.25 with 0.3 and 0.5 alone: 0.21
+printf '0 0\n0.25 0\n0.3 0\n0.5 1\n1 1\n' | ps_table >"$T/edges"
+"$BIN/apcurve" --ece 4 "$T/edges" | grep -qx 'ece 0.090000' || fail "--ece at bin edges: $("$BIN/apcurve" --ece 4 "$T/edges")"
+"$BIN/apcurve" --ece 4 --json "$T/edges" | grep -q '"ece": 0.08999999762, ' || fail "--ece at bin edges, json"
+# against sklearn's calibration_curve rule, written out in awk: edges numpy.linspace(0, 1, B + 1), bin =
+# np.searchsorted(edges[1:-1], p) (the inner edges k x (1/B) strictly below p); 3000 float32 scores,
+# a third of them on edges k/8 and k/10
+awk 'BEGIN { srand(7); for (i = 0; i < 3000; i++) { r = rand(); p = r < 0.2 ? int(rand() * 9) / 8 : r < 0.35 ? int(rand() * 11) / 10 : rand()
+    print p, rand() < p } }' | ps_table >"$T/many"
+"$FIX" cols p match <"$T/many" | tail -n +2 >"$T/many.txt"
+for B in 1 2 4 8 10 15 16; do
+    got=$("$BIN/apcurve" --ece $B --json "$T/many" | json_get ece)
+    awk -v B=$B -v got="$got" '{ b = 0; for (k = 1; k < B; k++) if (k * (1 / B) < $1) b++; n[b]++; sp[b] += $1; sy[b] += $2 }
+        END { for (b = 0; b < B; b++) e += (sy[b] > sp[b] ? sy[b] - sp[b] : sp[b] - sy[b]); e /= NR
+            d = got - e; exit !(got != "" && d * d < 1e-18) }' "$T/many.txt" || fail "--ece $B: $got, sklearn's rule gives another"
+done
 # without --ece: no ece
 "$BIN/apcurve" --json "$T/cal" | grep -q '"ece"' && fail "ece without --ece"
 # a score that is no probability: an error naming it and its record, nothing on stdout

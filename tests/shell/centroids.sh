@@ -49,4 +49,18 @@ expect_exit 2 "--json without --order" centroids --json "$T/e.hs"
 expect_exit 1 "wrong kind" sh -c "mkdigits -N 2 -s test-seen -n 200 | centroids"
 head -c 100 "$T/e.hs" > "$T/cut.hs"
 expect_exit 1 "truncated stream" centroids "$T/cut.hs"
+# the shape of mu and var (issue 19, defect 5: [0, D], [C, 0] and 1-D printed zeros, exit 0): the
+# one check of lib/match.h (match_check_header) names what it found; and class must be a scalar
+shape() { printf '7 0.5 0.5 0.5 0.5\n8 0.5 0.5 0.5 0.5\n' | "$FIX" table embeddings class:int32 "$@" -m digits=2; }
+shape mu:float32:0x4 >"$T/c0.hs"
+shape mu:float32:2x0 >"$T/d0.hs"
+shape mu:float32:4 >"$T/m1.hs"
+shape mu:float32:1x2 var:float32:2x1 >"$T/vbad.hs"
+expect_fail 1 "c0.hs: field 'mu' is float32 [0, 4], expected float32 [C, D] with C >= 1 and D >= 1" centroids "$T/c0.hs"
+expect_fail 1 "d0.hs: field 'mu' is float32 [2, 0], expected float32 [C, D]" centroids "$T/d0.hs"
+expect_fail 1 "m1.hs: field 'mu' is float32 [4], expected float32 [C, D]" centroids --order "$T/m1.hs"
+expect_fail 1 "vbad.hs: field 'var' is float32 [2, 1], expected float32 [1, 2] (the shape of 'mu')" centroids --var "$T/vbad.hs"
+expect_fail 1 "m1.hs: field 'mu' is float32 [4]" centroids "$T/e.hs" "$T/m1.hs"
+printf '7 7 0.5 0.5\n' | "$FIX" table embeddings class:int32:2 mu:float32:1x2 >"$T/cls2.hs"
+expect_fail 1 "cls2.hs: field 'class' has 1 dimensions, expected a scalar" centroids "$T/cls2.hs"
 pass

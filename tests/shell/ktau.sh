@@ -111,6 +111,74 @@ awk -v a="$first" -v b="$last" 'BEGIN { d = a - b; exit !(a != "" && b != "" && 
 # untied uncertainties do not depend on the seed (the hand-derived table above)
 "$BIN/ktau" -b 4 -S 99 "$T/acc" | grep -qx 'tau 0.912871' || fail "-S changed a table without ties"
 
+# --- ties go with the items, not with their places (issue 19, defect 2): equal uncertainties are
+# ordered by the tie key of each item's identity (lib/metrics.h: h = mix(seed ^ TIES), h = mix(h ^ id),
+# splitmix64's finaliser), so every permutation of the records gives the same bytes. Issue 19's
+# example: kind knn, ids 0..11, eta six 0s then six 1s, correct 1 1 1 1 0 0 1 1 0 0 0 0; the record
+# order gave tau 0.7071 as written and 0.2357 reversed. With -S 714 the keys order the ids (derived
+# by an independent splitmix64 in Python) 4 5 2 0 3 1 | 10 7 9 6 8 11, correct 0 0 1 1 1 1 | 0 1 0 1
+# 0 0: bins of 3 have accuracy 1/3, 1, 1/3, 1/3. Pairs of (bin, accuracy): (0,1) concordant, (1,2)
+# (1,3) discordant, (0,2) (0,3) (2,3) tied in accuracy: tau-b = (1 - 2) / sqrt(6 x 3), inverted
+# 1 / sqrt(18) = 0.2357022604
+printf '0 0 1\n1 0 1\n2 0 1\n3 0 1\n4 0 0\n5 0 0\n6 1 1\n7 1 1\n8 1 0\n9 1 0\n10 1 0\n11 1 0\n' >"$T/ex.txt"
+shuffle() { awk -v s="$1" 'BEGIN { srand(s) } { print rand(), $0 }' | sort -k1,1g | cut -d' ' -f2-; }
+"$FIX" table knn id:int64 eta:float32 correct:uint8 <"$T/ex.txt" >"$T/ex"
+"$BIN/ktau" --json -b 4 "$T/ex" >"$T/ex.json" || fail "ktau on the tie example: exit $?"
+grep -q '^{"program": "ktau", "tau": 0.2357022604, ' "$T/ex.json" || fail "tie example: $(cat "$T/ex.json")"
+grep -q '"bins": \[{"bin": 0, "n": 3, "mean_u": 0, "perf": 0.3333333333}, {"bin": 1, "n": 3, "mean_u": 0, "perf": 1}, {"bin": 2, "n": 3, "mean_u": 1, "perf": 0.3333333333}, {"bin": 3, "n": 3, "mean_u": 1, "perf": 0.3333333333}\]' \
+    "$T/ex.json" || fail "tie example bins: $(cat "$T/ex.json")"
+for perm in rev 1 2 3 4 5; do
+    if [ $perm = rev ]; then sort -rn "$T/ex.txt"; else shuffle $perm <"$T/ex.txt"; fi |
+        "$FIX" table knn id:int64 eta:float32 correct:uint8 | "$BIN/ktau" --json -b 4 2>"$T/err" |
+        cmp -s - "$T/ex.json" || fail "tie example, permutation $perm: another output"
+    [ -s "$T/err" ] && fail "tie example, permutation $perm: a warning: $(cat "$T/err")"
+done
+# the seed still draws the order: another seed, another tie order (ids 0 2 4 3 1 5 with -S 1:
+# accuracy 2/3, 2/3, 0, 1/3 ... the point is only that it differs and is itself order-free)
+"$BIN/ktau" --json -b 4 -S 1 "$T/ex" >"$T/ex1.json" && ! cmp -s "$T/ex1.json" "$T/ex.json" || fail "-S 1 changed nothing"
+sort -rn "$T/ex.txt" | "$FIX" table knn id:int64 eta:float32 correct:uint8 | "$BIN/ktau" --json -b 4 -S 1 |
+    cmp -s - "$T/ex1.json" || fail "tie example, -S 1 reversed: another output"
+# the same id twice (two runs concatenated) with equal eta: broken by the performance, order-free
+awk '{ print; print $1, $2, 1 - $3 }' "$T/ex.txt" >"$T/dup.txt"
+"$FIX" table knn id:int64 eta:float32 correct:uint8 <"$T/dup.txt" | "$BIN/ktau" --json -b 4 >"$T/dup.json" || fail "dup ids"
+for perm in 1 2 3; do
+    shuffle $perm <"$T/dup.txt" | "$FIX" table knn id:int64 eta:float32 correct:uint8 | "$BIN/ktau" --json -b 4 |
+        cmp -s - "$T/dup.json" || fail "duplicate ids, permutation $perm: another output"
+done
+# 400 items, eta one of three values, id 1000 + i: the text table (accuracy) and the TSV (the mean
+# of a continuous ap), 4 permutations each
+awk 'BEGIN { srand(3); for (i = 0; i < 400; i++) print 1000 + i, int(rand() * 3) / 10, rand() < 0.6, rand() }' >"$T/big.txt"
+big_table() { "$FIX" table knn id:int64 eta:float32 correct:uint8 ap:float32; }
+big_table <"$T/big.txt" >"$T/big"
+"$BIN/ktau" -b 7 "$T/big" >"$T/big.out" && "$BIN/ktau" -b 7 -m accuracy:ap -o "$T/big.tsv" "$T/big" >/dev/null || fail "big"
+for perm in 11 12 13 14; do
+    shuffle $perm <"$T/big.txt" | big_table >"$T/bigp"
+    "$BIN/ktau" -b 7 "$T/bigp" | cmp -s - "$T/big.out" || fail "400 tied items, permutation $perm: another table"
+    "$BIN/ktau" -b 7 -m accuracy:ap -o "$T/bigp.tsv" "$T/bigp" >/dev/null && cmp -s "$T/bigp.tsv" "$T/big.tsv" ||
+        fail "400 tied items, permutation $perm: another TSV"
+done
+# fewshot: the same query id in several episodes is several items (episode and id)
+awk 'BEGIN { srand(4); for (i = 0; i < 120; i++) print int(i / 30), i % 30, int(rand() * 2) / 4, rand() < 0.5 }' >"$T/fs.txt"
+"$FIX" table fewshot episode:int32 id:int64 eta:float32 correct:uint8 <"$T/fs.txt" | "$BIN/ktau" --json -b 6 >"$T/fs.json" ||
+    fail "fewshot ties"
+for perm in 1 2 3; do
+    shuffle $perm <"$T/fs.txt" | "$FIX" table fewshot episode:int32 id:int64 eta:float32 correct:uint8 |
+        "$BIN/ktau" --json -b 6 | cmp -s - "$T/fs.json" || fail "fewshot ties, permutation $perm: another output"
+done
+# pairs, binned by the mean eta of the two images (ties whenever two pairs share their etas): id1, id2
+awk 'BEGIN { srand(5); for (p = 0; p < 200; p++) { i = int(rand() * 20); j = int(rand() * 20)
+    e1 = (i % 3) / 10; e2 = (j % 3) / 10; print i, j, rand(), rand() < 0.4, e1, e2, (e1 + e2) / 2 } }' >"$T/pairs.txt"
+pairs_table() { "$FIX" table pairscores id1:int64 id2:int64 p:float32 match:uint8 eta1:float32 eta2:float32 eta:float32; }
+pairs_table <"$T/pairs.txt" | "$BIN/ktau" --json -b 5 >"$T/pairs.json" 2>/dev/null || fail "pair ties"
+for perm in rev 1 2 3; do
+    if [ $perm = rev ]; then awk '{ l[NR] = $0 } END { for (i = NR; i; i--) print l[i] }' "$T/pairs.txt"; else shuffle $perm <"$T/pairs.txt"; fi |
+        pairs_table | "$BIN/ktau" --json -b 5 2>/dev/null | cmp -s - "$T/pairs.json" || fail "pair ties, permutation $perm: another output"
+done
+# no identity field: the record number stands in, and a warning says that the order matters
+cut -d' ' -f2- "$T/ex.txt" | knn_table | "$BIN/ktau" -b 4 2>"$T/err" >/dev/null || fail "no id: exit $?"
+grep -q 'no identity field (id): items with equal eta are ordered by record number' "$T/err" || fail "no id: no warning: $(cat "$T/err")"
+"$BIN/ktau" -b 4 "$T/acc" 2>"$T/err" >/dev/null && [ ! -s "$T/err" ] || fail "no id, no ties: a warning $(cat "$T/err")"
+
 # --- constant uncertainty (a point model: eta = 1 - sigmoid(b) for every image): bins and tau
 # are undefined, whatever the record order: no number anywhere, exit 0
 for first in 1 0; do

@@ -62,6 +62,21 @@ awk 'FNR == 1 { next } { o = (FNR - 2) % 4 == 3; s[o] += $NF; n[o]++ }
 "$BIN/pairscore" -n 20 -K 4 "$T/e2" >/dev/null || fail "C = 2, K = 4"
 expect_fail 1 'not a multiple' "$BIN/pairscore" -n 20 -K 7 "$T/e2"
 
+# --means on a mixture (issue 19, defect 12: the help said eta = 1 - sigmoid(b) for every image):
+# eta = 1 - the mean over the C x C component pairs. C = 2, D = 1, means 0 and 1, a = 1, b = 0:
+# pairs (0,0) (1,1) at distance 0, (0,1) (1,0) at 1: p = (2 sigmoid(0) + 2 sigmoid(-1)) / 4 =
+# 0.3844707, eta 0.6155293; a mixture with equal means: 1 - sigmoid(0) = 0.5
+printf '0 1 1 1 1 1\n0.5 0.5 1 1 2 2\n' |
+    "$FIX" table embeddings mu:float32:2x1 var:float32:2x1 class:int32 id:int64 -m match_a=1.0 -m match_b=0 >"$T/mix"
+"$BIN/pairscore" --self --means "$T/mix" | "$FIX" cols eta >"$T/mix.eta" || fail "--self --means on a mixture"
+awk 'NR == 2 { a = $1 } NR == 3 { b = $1 } END { s = 1 / (1 + exp(1)); e = 1 - (1 + 2 * s) / 4
+    exit !((a - e) ^ 2 < 1e-13 && (b - 0.5) ^ 2 < 1e-13) }' "$T/mix.eta" || fail "--means mixture eta: $(cat "$T/mix.eta")"
+# and the help says so, instead of "1 - sigmoid(b) for every image"
+"$BIN/pairscore" -h >"$T/help" || fail "-h"
+grep -q "1 - sigmoid(b) for every image\.\?$" "$T/help" && fail "the help still says eta = 1 - sigmoid(b) for every image"
+tr '\n' ' ' <"$T/help" | tr -s ' ' | grep -q "any embeddings with --means: p exact, the mean over the C1 x C2 component pairs .* eta = 1 - the mean over the image's own C x C component pairs, so 1 - sigmoid(b) for every image only when C = 1" ||
+    fail "the help does not say what --means gives a mixture: $(cat "$T/help")"
+
 # --- huge means and variances: the means' and the noises' differences are kept apart (lib/match.h),
 # so a mean of 1e20 or 3e38 (float spacing 8.8e12 and 2e31) does not swallow a variance of 0.5:
 # every eta equals that of the same embeddings at the origin; a variance of 3e38 gives eta ~ 1
@@ -118,6 +133,28 @@ printf '0 0 0\n1 1 1\n' | "$FIX" table embeddings mu:float32:1x2 class:int32 >"$
 expect_fail 1 'match_a' "$BIN/pairscore" "$T/noab"
 printf '0 0 0\n1 1 0\n' | "$FIX" table embeddings mu:float32:1x2 class:int32 -m match_a=1.0 -m match_b=0 >"$T/one"
 expect_fail 1 'no non-matching pair' "$BIN/pairscore" "$T/one"
+# --- the shape of the embeddings (issue 19, defect 5: C = 0 with var died of SIGFPE in match_prob,
+# K / C): one check for every reader (lib/match.h match_check_header), naming what it found
+shape() { # SPEC...: two records of class 1 and 2, every value 0.5
+    printf '0.5 0.5 0.5 0.5 1\n0.5 0.5 0.5 0.5 2\n' |
+        "$FIX" table embeddings "$@" class:int32 -m match_a=1.0 -m match_b=0
+}
+shape mu:float32:0x8 var:float32:0x8 >"$T/c0v"
+shape mu:float32:0x8 >"$T/c0"
+shape mu:float32:2x0 >"$T/d0"
+shape mu:float32:4 >"$T/m1"
+shape mu:float32:1x2 var:float32:2x1 >"$T/vbad"
+shape mu:float64:1x2 >"$T/m64"
+for args in --self "" --means "--self --means"; do
+    expect_fail 1 "c0v: field 'mu' is float32 [0, 8], expected float32 [C, D] with C >= 1 and D >= 1" "$BIN/pairscore" $args "$T/c0v"
+    expect_fail 1 "c0: field 'mu' is float32 [0, 8], expected float32 [C, D] with C >= 1" "$BIN/pairscore" $args "$T/c0"
+    expect_fail 1 "d0: field 'mu' is float32 [2, 0], expected float32 [C, D]" "$BIN/pairscore" $args "$T/d0"
+    expect_fail 1 "m1: field 'mu' is float32 [4], expected float32 [C, D]" "$BIN/pairscore" $args "$T/m1"
+    expect_fail 1 "vbad: field 'var' is float32 [2, 1], expected float32 [1, 2] (the shape of 'mu')" "$BIN/pairscore" $args "$T/vbad"
+    expect_fail 1 "m64: field 'mu' is float64 [1, 2], expected float32 [C, D]" "$BIN/pairscore" $args "$T/m64"
+done
+# knn reads embeddings through the same check (match_set_read)
+expect_fail 1 "c0v: field 'mu' is float32 [0, 8], expected float32 [C, D]" "$BIN/knn" "$T/c0v"
 # --- misuse: exit 2, nothing on stdout
 expect_fail 2 "for help" "$BIN/pairscore" -x "$T/e"
 expect_fail 2 "for help" "$BIN/pairscore" -n 0 "$T/e"

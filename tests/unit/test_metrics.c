@@ -140,6 +140,50 @@ static void test_argsort_random(void)
     CHECK(first0 > 1800 && first0 < 2200);
 }
 
+/* the tie key (issue 19, defect 2): values from an independent splitmix64 in Python,
+ * h = mix(seed ^ RNG_STREAM('t','i','e','s')), h = mix(h ^ v) per identity value */
+static void test_tie_key(void)
+{
+    double id0 = 0, pair[2] = {3, 1002}, neg = -5, half = 0.5, negzero = -0.0;
+    CHECK(metrics_tie_key(714, &id0, 1) == 0xc8a5b0c21770a0caULL);
+    CHECK(metrics_tie_key(714, pair, 2) == 0x094ccc37c633d4dfULL);
+    CHECK(metrics_tie_key(714, &neg, 1) == 0x8c43e078922df9a1ULL); /* -5 as the int64 */
+    CHECK(metrics_tie_key(714, &half, 1) == 0xb4e3209b428dc483ULL); /* 0.5 by its bit pattern */
+    CHECK(metrics_tie_key(714, &negzero, 1) == metrics_tie_key(714, &id0, 1));
+    CHECK(metrics_tie_key(715, &id0, 1) != metrics_tie_key(714, &id0, 1));
+}
+
+/* sorted by key, then tie, then the further columns, then position; and any permutation of the
+ * items gives the same sequence of (key, tie, more) */
+static void test_argsort_ties(void)
+{
+    /* item:  0    1    2    3    4    5
+     * key:   2    1    2    2    1    2
+     * tie:   9    5    9    3    5    9
+     * more:  .5   0    .25  7    0    .25   -> 4 1 | 3 | 2 5 0 (2 and 5 equal in all: position) */
+    double key[6] = {2, 1, 2, 2, 1, 2}, m0[6] = {0.5, 0, 0.25, 7, 0, 0.25};
+    uint64_t tie[6] = {9, 5, 9, 3, 5, 9};
+    const double *more[1] = {m0};
+    int64_t idx[6];
+    metrics_argsort_ties(key, tie, 1, more, 6, idx);
+    CHECK(idx[0] == 1 && idx[1] == 4 && idx[2] == 3 && idx[3] == 2 && idx[4] == 5 && idx[5] == 0);
+    /* reversed input: the same (key, tie, more) sequence */
+    double rk[6], rm[6];
+    uint64_t rt[6];
+    for (int i = 0; i < 6; i++)
+        rk[i] = key[5 - i], rt[i] = tie[5 - i], rm[i] = m0[5 - i];
+    const double *rmore[1] = {rm};
+    int64_t r[6];
+    metrics_argsort_ties(rk, rt, 1, rmore, 6, r);
+    int same = 1;
+    for (int t = 0; t < 6; t++)
+        same &= rk[r[t]] == key[idx[t]] && rt[r[t]] == tie[idx[t]] && rm[r[t]] == m0[idx[t]];
+    CHECK(same);
+    /* no further columns: equal (key, tie) by position */
+    metrics_argsort_ties(key, tie, 0, NULL, 6, idx);
+    CHECK(idx[0] == 1 && idx[1] == 4 && idx[2] == 3 && idx[3] == 0 && idx[4] == 2 && idx[5] == 5);
+}
+
 static void test_tau(void)
 {
     /* x = 1 2 3 4 5, y = 1 3 2 2 5. The 10 pairs (i < j):
@@ -590,11 +634,12 @@ static void test_aurc(void)
 
 static void test_ece(void)
 {
-    /* B = 4 bins [0, .25) [.25, .5) [.5, .75) [.75, 1]; p (y):
+    /* B = 4 bins [0, .25] (.25, .5] (.5, .75] (.75, 1] (Guo et al.'s ((m-1)/M, m/M], 0 in the
+     * first as sklearn's calibration_curve); p (y):
      *   0 (0), 0.125 (1)           bin 0: sum y 1, sum p 0.125: |1 - 0.125| = 0.875
-     *   (none)                     bin 1: empty, counts nothing
-     *   0.5 (1), 0.5 (0)           bin 2: |1 - 1| = 0
-     *   0.875 (1), 1 (1), 1 (0)    bin 3 (p = 1 in the last bin): |2 - 2.875| = 0.875
+     *   0.5 (1), 0.5 (0)           bin 1: |1 - 1| = 0
+     *   (none)                     bin 2: empty, counts nothing
+     *   0.875 (1), 1 (1), 1 (0)    bin 3: |2 - 2.875| = 0.875
      * ECE = (0.875 + 0.875) / 7 = 0.25; per bin: (2/7) |0.5 - 0.0625| + (3/7) |2/3 - 2.875/3| */
     double p[] = {0, 0.125, 0.5, 0.5, 0.875, 1, 1};
     uint8_t y[] = {0, 1, 1, 0, 1, 1, 0};
@@ -602,18 +647,54 @@ static void test_ece(void)
     int64_t bad = 7;
     CHECK_CLOSE(metrics_ece(p, y, 7, 4, bins, &bad), 0.25, 1e-15);
     CHECK(bad == -1);
-    CHECK(bins[0].n == 2 && bins[1].n == 0 && bins[2].n == 2 && bins[3].n == 3);
-    CHECK(isnan(bins[1].mean_p) && isnan(bins[1].mean_y));
+    CHECK(bins[0].n == 2 && bins[1].n == 2 && bins[2].n == 0 && bins[3].n == 3);
+    CHECK(isnan(bins[2].mean_p) && isnan(bins[2].mean_y));
     CHECK_CLOSE(bins[0].mean_p, 0.0625, 0);
+    CHECK_CLOSE(bins[1].mean_p, 0.5, 0);
     CHECK_CLOSE(bins[3].mean_p, 2.875 / 3, 1e-15);
     CHECK_CLOSE(bins[3].mean_y, 2.0 / 3, 1e-15);
     CHECK_CLOSE(2.0 / 7 * fabs(bins[0].mean_y - bins[0].mean_p) + 3.0 / 7 * fabs(bins[3].mean_y - bins[3].mean_p),
                 0.25, 1e-15);
-    /* bin edges belong to the bin above: 0.25 in bin 1, 0.75 in bin 3; 0.2499 in bin 0 */
-    double pe[] = {0.25, 0.75, 0.2499};
-    uint8_t ye[] = {1, 1, 0};
-    metrics_ece(pe, ye, 3, 4, bins, NULL);
-    CHECK(bins[0].n == 1 && bins[1].n == 1 && bins[2].n == 0 && bins[3].n == 1);
+    /* exact bin edges (issue 19, defect 12: they used to belong to the bin above) belong to the bin
+     * below; 0 to the first; one ulp above an edge to the bin above */
+    double pe[] = {0, 0.25, 0.5, 0.75, 1, nextafter(0.25, 1), nextafter(0.75, 0), nextafter(0, 1)};
+    uint8_t ye[8] = {0};
+    metrics_ece(pe, ye, 8, 4, bins, NULL);
+    /* bin 0: 0, 0.25, 0+; bin 1: 0.25+, 0.5; bin 2: 0.75, 0.75-; bin 3: 1 */
+    CHECK(bins[0].n == 3 && bins[1].n == 2 && bins[2].n == 2 && bins[3].n == 1);
+    metrics_ece(pe + 1, ye, 1, 4, bins, NULL); /* 0.25 alone */
+    CHECK(bins[0].n == 1 && bins[1].n == 0);
+    metrics_ece(pe + 5, ye, 1, 4, bins, NULL); /* 0.25 + 1 ulp alone */
+    CHECK(bins[0].n == 0 && bins[1].n == 1);
+    /* decided exactly, not by the rounded product: fl(1/3) < 1/3 is in bin 0 of 3 although
+     * fl(1/3) x 3 rounds to 1 (floor(p B) put it in bin 1); the next double up, > 1/3, in bin 1 */
+    metrics_ece_bin b3[3];
+    double third[] = {1.0 / 3, nextafter(1.0 / 3, 1), 2.0 / 3, nextafter(2.0 / 3, 1)};
+    CHECK(third[0] * 3 == 1.0 && 1.0 / 3 < nextafter(1.0 / 3, 1));
+    metrics_ece(third, ye, 1, 3, b3, NULL);
+    CHECK(b3[0].n == 1);
+    metrics_ece(third + 1, ye, 1, 3, b3, NULL);
+    CHECK(b3[1].n == 1);
+    metrics_ece(third + 2, ye, 1, 3, b3, NULL); /* fl(2/3) = 0.66666666666666663 < 2/3: bin 1 */
+    CHECK(b3[1].n == 1);
+    metrics_ece(third + 3, ye, 1, 3, b3, NULL); /* the next double, > 2/3: the last bin */
+    CHECK(b3[2].n == 1);
+    /* a float32 score at an exact edge: 0.5f of 2 bins in bin 0, 0.5f + 1 float ulp in bin 1 */
+    metrics_ece_bin b2[2];
+    double half[] = {0.5f, nextafterf(0.5f, 1)};
+    metrics_ece(half, ye, 2, 2, b2, NULL);
+    CHECK(b2[0].n == 1 && b2[1].n == 1);
+    /* Guo's 15 bins: p = k/15 in bin k - 1, for every k whose double k/15 lies on or below the
+     * exact k/15 (the rounding of the division decides: checked against fma) */
+    int ok15 = 1;
+    for (int k = 1; k <= 15; k++) {
+        double q = (double)k / 15;
+        metrics_ece_bin bb[METRICS_ECE_BINS];
+        metrics_ece(&q, ye, 1, METRICS_ECE_BINS, bb, NULL);
+        int want = fma(q, 15, -(double)k) <= 0 ? k - 1 : k; /* q <= k/15 exactly: bin k - 1 */
+        ok15 &= bb[want].n == 1;
+    }
+    CHECK(ok15);
     /* one bin: |mean y - mean p| = |2/7 - 4/7| */
     CHECK_CLOSE(metrics_ece(p, y, 7, 1, NULL, NULL), fabs(4.0 / 7 - 4.0 / 7), 1e-15);
     uint8_t y2[] = {0, 0, 0, 0, 1, 1, 0};
@@ -623,7 +704,7 @@ static void test_ece(void)
     double pd[] = {0, 1, 1, 0};
     uint8_t yd[] = {1, 0, 1, 0};
     CHECK_CLOSE(metrics_ece(pd, yd, 4, METRICS_ECE_BINS, NULL, NULL), 0.5, 0);
-    /* 15 bins by hand: 0.1 (bin 1, [1/15, 2/15)), 0.3 (bin 4), 0.32 (bin 4), y 1 0 1:
+    /* 15 bins by hand: 0.1 (bin 1, (1/15, 2/15]), 0.3 (bin 4), 0.32 (bin 4), y 1 0 1:
      * |1 - 0.1| + |1 - 0.62| = 0.9 + 0.38, / 3 */
     double p15[] = {0.1, 0.3, 0.32};
     uint8_t y15[] = {1, 0, 1};
@@ -668,6 +749,8 @@ int main(int argc, char **argv)
     test_knn_random();
     test_knn_huge();
     test_argsort_random();
+    test_tie_key();
+    test_argsort_ties();
     test_error_auroc();
     test_aurc();
     test_ece();
