@@ -376,6 +376,14 @@ static int position(const int32_t *s, int m, int32_t x)
     return lo;
 }
 
+int cluster_count_distinct(const int32_t *v, int64_t n)
+{
+    int32_t *s;
+    int m = distinct(v, n, &s);
+    free(s);
+    return m;
+}
+
 int64_t *cluster_contingency(const int32_t *u, const int32_t *v, int64_t n, int *R, int *C)
 {
     int32_t *su, *sv;

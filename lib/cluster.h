@@ -100,6 +100,9 @@ void cluster_kmeans(const float *X, int64_t n, int D, const cluster_opts *o, int
  * distances of the rounds (no centring), equal distances to the lower index */
 void cluster_nearest(const float *X, int64_t n, int D, const float *c, int k, int threads, int32_t *assign);
 
+/* how many distinct values v (n) holds */
+int cluster_count_distinct(const int32_t *v, int64_t n);
+
 /* the contingency table (R, C) row-major of labels u (rows) and v (columns), n items each; the
  * distinct values of u in increasing order are the rows, those of v the columns */
 int64_t *cluster_contingency(const int32_t *u, const int32_t *v, int64_t n, int *R, int *C);

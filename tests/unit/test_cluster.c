@@ -10,6 +10,7 @@
  *   emi = sum_ij sum_{n = max(1, a_i + b_j - N)}^{min(a_i, b_j)}
  *           Fraction(comb(a_i, n) comb(N - a_i, b_j - n), comb(N, b_j)) n/N log(N n / (a_i b_j))
  *   nmi = mi / avg, ami = (mi - emi) / (avg - emi), avg = (H(a) + H(b)) / 2
+ * (for N = 3000 the probability as exp of math.log(comb(.)) of the exact integers, summed by fsum)
  */
 #include <math.h>
 #include <stdlib.h>
@@ -68,6 +69,10 @@ static void test_tables(void)
     /* ref: [[5,0,0,1],[0,7,3,0]] (2 x 4) */
     int64_t t6[] = {5, 0, 0, 1, 0, 7, 3, 0};
     table_case(t6, 2, 4, 0.66156323815798201, 0.70609031046174453, 0.12229184955109534, 0.66196963936794295);
+    /* N = 3000 (lgamma of large numbers): reference with log(comb(.)) of exact integers,
+     * [[400,120,30,250],[50,600,200,100],[300,10,500,440]] */
+    int64_t t7[] = {400, 120, 30, 250, 50, 600, 200, 100, 300, 10, 500, 440};
+    table_case(t7, 3, 4, 0.30313862750080917, 0.24574000267124488, 0.0010011582186679987, 0.24512735472285438);
 
     /* entropies: counts (1, 1, 2): -(1/4 log 1/4) 2 - 1/2 log 1/2 = 1.5 log 2; zeros ignored */
     int64_t c1[] = {1, 0, 1, 2};
