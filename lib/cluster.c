@@ -260,7 +260,7 @@ void cluster_kmeans(const float *X, int64_t n, int D, const cluster_opts *o, int
     const float *T = Xc, *tn = xn;
     float *Tbuf = NULL, *tnbuf = NULL;
     int64_t m = n;
-    if (o->max_per_cluster > 0 && n / k >= o->max_per_cluster && n > (int64_t)k * o->max_per_cluster) {
+    if (o->max_per_cluster > 0 && n > (int64_t)k * o->max_per_cluster) {
         m = (int64_t)k * o->max_per_cluster;
         rng r;
         rng_init(&r, o->seed, CLUSTER_SUBSAMPLE);

@@ -82,7 +82,8 @@ typedef struct {
 } cluster_opts;
 
 typedef struct {
-    int iterations;           /* rounds run in the restart kept (<= niter) */
+    int iterations;           /* rounds run in the restart kept (<= niter; a round that finds the
+                               * assignment unchanged counts) */
     int converged;            /* 1 if its assignment stopped changing before niter ran out */
     int64_t trained;          /* training points */
     int64_t empty;            /* empty clusters refilled in the restart kept */
