@@ -1,0 +1,201 @@
+/* cluster: NMI and AMI of the k-means clusters of embeddings against their classes, as
+ * pytorch-metric-learning's AccuracyCalculator reports them (faiss k-means with as many clusters
+ * as classes, niter 20; sklearn's NMI and AMI, arithmetic mean). k-means and the measures:
+ * lib/cluster.h.
+ */
+#include <getopt.h>
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "blas.h"
+#include "cluster.h"
+#include "match.h"
+#include "metrics.h"
+#include "stream.h"
+#include "util.h"
+
+static const char *usage =
+    "usage: cluster [-k K] [-S SEED] [--iter N] [--redo N] [--init random|kmeans++]\n"
+    "               [--max-per-cluster M] [--distance euclidean|cosine] [-t THREADS] [--json FILE] [INPUT]\n"
+    "  Reads an `embeddings` (or `eta`) stream with a `class` field (INPUT or stdin), clusters the\n"
+    "  items' means (a mixture's: the average of its component means, as knn -d mean) with k-means\n"
+    "  into K clusters, and prints on stdout one `name value` line each:\n"
+    "    nmi         normalized mutual information of classes and clusters (arithmetic mean of the\n"
+    "                two entropies: sklearn's normalized_mutual_info_score)\n"
+    "    ami         adjusted mutual information (sklearn's adjusted_mutual_info_score)\n"
+    "    k, classes, n, iterations (rounds of the run kept), converged (1: the assignment stopped\n"
+    "    changing), trained (items the centroids were fitted on), inertia (sum of squared\n"
+    "    distances to the centroids)\n"
+    "  The defaults are pytorch-metric-learning's (faiss.Kmeans with niter = 20, its uniform random\n"
+    "  start and its training subset of 256 items per cluster), with hedge's seed.\n"
+    "  -k K                 clusters (default: the number of distinct classes, as PML)\n"
+    "  -S SEED              seed of the start and of the training subset (default 714)\n"
+    "  --iter N             at most N rounds of assign-and-update (default 20; it stops early when\n"
+    "                       the assignment repeats, which is exact: later rounds would repeat it)\n"
+    "  --redo N             N starts, the lowest inertia kept (faiss nredo; default 1)\n"
+    "  --init random        k distinct items drawn uniformly (faiss's default, so PML's; default)\n"
+    "  --init kmeans++      k-means++ seeds: fewer runs stuck with two centroids in one class\n"
+    "  --max-per-cluster M  fit on a random subset of K x M items when there are more (faiss: 256,\n"
+    "                       the default); 0 fits on every item. Every item is assigned at the end.\n"
+    "  --distance euclidean the means as they are (default; PML's AccuracyCalculator clusters the\n"
+    "                       embeddings it is given)\n"
+    "  --distance cosine    each mean scaled to unit length first, as for embeddings compared by\n"
+    "                       cosine similarity (a mean of zero length is an error)\n"
+    "  -t THREADS           threads for the distance blocks (default: OPENBLAS_NUM_THREADS, else 1);\n"
+    "                       the result does not depend on it\n"
+    "  --json FILE          also write the numbers as one JSON line to FILE (e.g. /dev/stderr):\n"
+    "                       {\"program\": \"cluster\", \"n\": N, \"k\": K, \"nmi\": ..., \"ami\": ..., ...}\n"
+    "  -h                   this help\n";
+
+typedef struct {
+    cluster_opts km;
+    int k_given;
+    int cosine;
+    const char *json;
+    const char *input;
+} options;
+
+typedef struct {
+    int64_t n;
+    int k, classes;
+    double nmi, ami;
+    cluster_result r;
+} outcome;
+
+static void print_text(FILE *f, const outcome *u)
+{
+    fputs("nmi ", f);
+    metrics_json_num(f, u->nmi);
+    fputs("\nami ", f);
+    metrics_json_num(f, u->ami);
+    fprintf(f, "\nk %d\nclasses %d\nn %lld\niterations %d\nconverged %d\ntrained %lld\ninertia ", u->k, u->classes,
+            (long long)u->n, u->r.iterations, u->r.converged, (long long)u->r.trained);
+    metrics_json_num(f, u->r.inertia);
+    fputc('\n', f);
+}
+
+static void print_json(FILE *f, const outcome *u, const options *o)
+{
+    fprintf(f, "{\"program\": \"cluster\", \"n\": %lld, \"k\": %d, \"classes\": %d, \"nmi\": ", (long long)u->n, u->k,
+            u->classes);
+    metrics_json_num(f, u->nmi);
+    fputs(", \"ami\": ", f);
+    metrics_json_num(f, u->ami);
+    fprintf(f, ", \"iterations\": %d, \"converged\": %s, \"trained\": %lld, \"inertia\": ", u->r.iterations,
+            u->r.converged ? "true" : "false", (long long)u->r.trained);
+    metrics_json_num(f, u->r.inertia);
+    fprintf(f, ", \"distance\": \"%s\", \"init\": \"%s\", \"seed\": %llu}\n", o->cosine ? "cosine" : "euclidean",
+            o->km.plusplus ? "kmeans++" : "random", (unsigned long long)o->km.seed);
+}
+
+int main(int argc, char **argv)
+{
+    util_init(argv[0]);
+    util_usage = usage;
+    char **args = emalloc((size_t)(argc + 1) * sizeof *args); /* before getopt permutes argv */
+    memcpy(args, argv, (size_t)(argc + 1) * sizeof *args);
+    options o = {.km = cluster_defaults(0)};
+    o.km.threads = 0;
+    enum { OPT_JSON = 256, OPT_ITER, OPT_REDO, OPT_INIT, OPT_MAXPC, OPT_DIST };
+    static const struct option lopts[] = {{"json", required_argument, 0, OPT_JSON},
+                                          {"iter", required_argument, 0, OPT_ITER},
+                                          {"redo", required_argument, 0, OPT_REDO},
+                                          {"init", required_argument, 0, OPT_INIT},
+                                          {"max-per-cluster", required_argument, 0, OPT_MAXPC},
+                                          {"distance", required_argument, 0, OPT_DIST},
+                                          {"help", no_argument, 0, 'h'},
+                                          {0, 0, 0, 0}};
+    int c;
+    opterr = 0; /* our own message, then the usage */
+    while ((c = getopt_long(argc, argv, "k:S:t:h", lopts, NULL)) != -1) {
+        switch (c) {
+        case 'k': o.km.k = (int)parse_long("-k", optarg, 1, 1000000), o.k_given = 1; break;
+        case 'S': o.km.seed = parse_u64("-S", optarg); break;
+        case 't': o.km.threads = (int)parse_long("-t", optarg, 1, 64); break;
+        case OPT_ITER: o.km.niter = (int)parse_long("--iter", optarg, 1, 1000000); break;
+        case OPT_REDO: o.km.redo = (int)parse_long("--redo", optarg, 1, 1000); break;
+        case OPT_MAXPC: o.km.max_per_cluster = parse_long("--max-per-cluster", optarg, 0, 1000000000); break;
+        case OPT_INIT:
+            if (!strcmp(optarg, "random"))
+                o.km.plusplus = 0;
+            else if (!strcmp(optarg, "kmeans++"))
+                o.km.plusplus = 1;
+            else
+                usage_die("--init: '%s' is neither random nor kmeans++", optarg);
+            break;
+        case OPT_DIST:
+            if (!strcmp(optarg, "euclidean"))
+                o.cosine = 0;
+            else if (!strcmp(optarg, "cosine"))
+                o.cosine = 1;
+            else
+                usage_die("--distance: '%s' is neither euclidean nor cosine", optarg);
+            break;
+        case OPT_JSON: o.json = optarg; break;
+        case 'h': usage_help();
+        default: usage_die("unknown option or missing value: %s", argv[optind - 1]);
+        }
+    }
+    if (argc - optind > 1)
+        usage_die("at most one input");
+    o.input = optind < argc ? argv[optind] : "-";
+    /* the summary file exists (as a temp file) before any work: an unwritable path fails now */
+    FILE *jf = o.json ? atomic_open(o.json) : NULL;
+    blas_init(args, o.km.threads);
+    o.km.threads = blas_threads();
+
+    stream_reader *in = stream_open_path(o.input);
+    match_set *S = match_set_read(in);
+    if (!S->cls)
+        die("%s: no 'class' field: nothing to compare the clusters with", in->name);
+    int D = S->D;
+    int64_t n = S->n;
+    float *X = match_set_means(S, NULL);
+    if (o.cosine)
+        for (int64_t i = 0; i < n; i++) {
+            double s = 0;
+            for (int d = 0; d < D; d++)
+                s += (double)X[i * D + d] * X[i * D + d];
+            if (!(s > 0) || !isfinite(s))
+                die("%s: record %lld: its mean has length %g: no direction for --distance cosine", in->name,
+                    (long long)i, sqrt(s));
+            double inv = 1 / sqrt(s);
+            for (int d = 0; d < D; d++)
+                X[i * D + d] = (float)(X[i * D + d] * inv);
+        }
+    else
+        for (int64_t i = 0; i < n * D; i++)
+            if (!isfinite(X[i]))
+                die("%s: record %lld: its mean has a coordinate %g that is not finite", in->name,
+                    (long long)(i / D), X[i]);
+
+    outcome u = {.n = n, .classes = cluster_count_distinct(S->cls, n)};
+    u.k = o.k_given ? o.km.k : u.classes;
+    if (u.k > n)
+        die("%s: k = %d clusters need at least %d items, the input has %lld", in->name, u.k, u.k, (long long)n);
+    o.km.k = u.k;
+    int32_t *assign = emalloc((size_t)n * sizeof *assign);
+    cluster_kmeans(X, n, D, &o.km, assign, NULL, &u.r);
+    int R, C;
+    int64_t *t = cluster_contingency(S->cls, assign, n, &R, &C);
+    u.nmi = cluster_nmi(t, R, C);
+    u.ami = cluster_ami(t, R, C);
+
+    /* the file's data safe first, then stdout whole, then the file in place */
+    if (jf) {
+        print_json(jf, &u, &o);
+        atomic_sync(jf);
+    }
+    print_text(stdout, &u);
+    close_stdout();
+    if (jf)
+        atomic_commit(jf);
+    free(t);
+    free(assign);
+    free(X);
+    match_set_free(S);
+    stream_close(in);
+    free(args);
+    return 0;
+}

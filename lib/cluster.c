@@ -1,0 +1,542 @@
+/* cluster: k-means and NMI / AMI. Definitions and conventions: cluster.h. */
+#include "cluster.h"
+
+#include <float.h>
+#include <math.h>
+#include <pthread.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "blas.h"
+#include "util.h"
+
+/* squared norms beyond this could overflow the float sum ||x||^2 + ||c||^2 - 2 x.c */
+#define CLUSTER_FLOAT_LIMIT (FLT_MAX / 16)
+/* floats of -2 X C^T per block: the block's rows depend on k only, never on the threads */
+#define CLUSTER_BLOCK_FLOATS (1 << 18)
+
+cluster_opts cluster_defaults(int k)
+{
+    return (cluster_opts){.k = k, .niter = 20, .redo = 1, .max_per_cluster = 256, .seed = 714, .threads = 1};
+}
+
+/* ---- assignment: nearest centroid of every point, in fixed blocks of rows */
+
+typedef struct {
+    const float *X, *xn;      /* (n, D) points, (n) their squared norms */
+    int64_t n;
+    const float *c, *cn;      /* (k, D) centroids, (k) their squared norms */
+    int k, D;
+    int64_t rows;             /* rows per block */
+    int32_t *a;               /* (n) out */
+    int worker, nworkers;
+} assign_job;
+
+static void *assign_worker(void *arg)
+{
+    const assign_job *J = arg;
+    float *dot = ealloc_aligned((size_t)J->rows * J->k * sizeof *dot);
+    for (int64_t i0 = J->worker * J->rows; i0 < J->n; i0 += (int64_t)J->nworkers * J->rows) {
+        int64_t m = J->n - i0 < J->rows ? J->n - i0 : J->rows;
+        /* dot (m, k) = -2 X[i0 : i0+m] C^T */
+        blas_sgemm(0, 1, (int)m, J->k, J->D, -2.0f, J->X + i0 * J->D, J->D, J->c, J->D, 0.0f, dot, J->k);
+        for (int64_t r = 0; r < m; r++) {
+            const float *row = dot + r * J->k;
+            float xn = J->xn[i0 + r], best = (xn + J->cn[0]) + row[0];
+            int32_t bj = 0;
+            for (int j = 1; j < J->k; j++) {
+                float d = (xn + J->cn[j]) + row[j];
+                if (d < best) /* strict: the lower index wins a tie */
+                    best = d, bj = j;
+            }
+            J->a[i0 + r] = bj;
+        }
+    }
+    free(dot);
+    return NULL;
+}
+
+static void norms(const float *X, int64_t n, int D, float *out)
+{
+    for (int64_t i = 0; i < n; i++) {
+        double s = 0;
+        for (int d = 0; d < D; d++)
+            s += (double)X[i * D + d] * X[i * D + d];
+        if (!(s <= CLUSTER_FLOAT_LIMIT))
+            die("k-means: point or centroid %lld has a squared norm %g beyond float range", (long long)i, s);
+        out[i] = (float)s;
+    }
+}
+
+static void assign_all(const float *X, const float *xn, int64_t n, const float *c, const float *cn, int k, int D,
+                       int threads, int32_t *a)
+{
+    int64_t rows = CLUSTER_BLOCK_FLOATS / k;
+    if (rows > 256)
+        rows = 256;
+    if (rows < 1)
+        rows = 1;
+    int64_t nblocks = (n + rows - 1) / rows;
+    if (threads > 64)
+        threads = 64;
+    if (threads > nblocks)
+        threads = (int)nblocks;
+    if (threads < 1)
+        threads = 1;
+    int saved = blas_threads();
+    blas_set_threads(1);
+    assign_job jobs[64];
+    pthread_t tid[64];
+    for (int t = 0; t < threads; t++)
+        jobs[t] = (assign_job){X, xn, n, c, cn, k, D, rows, a, t, threads};
+    for (int t = 1; t < threads; t++)
+        if (pthread_create(&tid[t], NULL, assign_worker, &jobs[t]))
+            die("cannot start a thread");
+    assign_worker(&jobs[0]);
+    for (int t = 1; t < threads; t++)
+        pthread_join(tid[t], NULL);
+    blas_set_threads(saved);
+}
+
+void cluster_nearest(const float *X, int64_t n, int D, const float *c, int k, int threads, int32_t *assign)
+{
+    float *xn = emalloc((size_t)(n ? n : 1) * sizeof *xn), *cn = emalloc((size_t)k * sizeof *cn);
+    for (int64_t i = 0; i < (int64_t)n * D; i++)
+        if (!isfinite(X[i]))
+            die("k-means: point %lld has a coordinate %g that is not finite", (long long)(i / D), X[i]);
+    norms(X, n, D, xn);
+    norms(c, k, D, cn);
+    assign_all(X, xn, n, c, cn, k, D, threads, assign);
+    free(cn);
+    free(xn);
+}
+
+/* centroids = the means of their points (sums in double, in point order); an empty cluster gets
+ * the point farthest from its centroid (cluster.h). Returns how many were empty. */
+static int64_t update(const float *X, int64_t n, int D, int k, const int32_t *a, double *sum, int64_t *cnt,
+                      float *c)
+{
+    memset(sum, 0, (size_t)k * D * sizeof *sum);
+    memset(cnt, 0, (size_t)k * sizeof *cnt);
+    for (int64_t i = 0; i < n; i++) {
+        double *s = sum + (int64_t)a[i] * D;
+        for (int d = 0; d < D; d++)
+            s[d] += X[i * D + d];
+        cnt[a[i]]++;
+    }
+    int64_t empty = 0;
+    for (int j = 0; j < k; j++)
+        if (cnt[j])
+            for (int d = 0; d < D; d++)
+                c[(int64_t)j * D + d] = (float)(sum[(int64_t)j * D + d] / (double)cnt[j]);
+        else
+            empty++;
+    if (!empty)
+        return 0;
+    /* each point's squared distance to its new centroid, in double; a point moved is spent */
+    double *dist = emalloc((size_t)n * sizeof *dist);
+    for (int64_t i = 0; i < n; i++) {
+        const float *x = X + i * D, *cc = c + (int64_t)a[i] * D;
+        double s = 0;
+        for (int d = 0; d < D; d++) {
+            double u = (double)x[d] - cc[d];
+            s += u * u;
+        }
+        dist[i] = s;
+    }
+    for (int j = 0; j < k; j++) {
+        if (cnt[j])
+            continue;
+        int64_t far = -1;
+        for (int64_t i = 0; i < n; i++)
+            if (dist[i] >= 0 && cnt[a[i]] > 1 && (far < 0 || dist[i] > dist[far]))
+                far = i;
+        if (far < 0) /* every point is alone in its cluster or spent: n = k with duplicates */
+            break;
+        memcpy(c + (int64_t)j * D, X + far * D, (size_t)D * sizeof *c);
+        cnt[a[far]]--, cnt[j] = 1;
+        dist[far] = -1;
+    }
+    free(dist);
+    return empty;
+}
+
+/* k-means++: the first centroid a uniform training point, each next one a point drawn with
+ * probability proportional to its squared distance (double) to the nearest centroid so far
+ * (cumulative sums in point order); idx gets the k chosen indices */
+static void init_plusplus(rng *r, const float *T, int64_t m, int D, int k, int64_t *idx)
+{
+    double *best = emalloc((size_t)m * sizeof *best);
+    for (int64_t i = 0; i < m; i++)
+        best[i] = INFINITY;
+    idx[0] = (int64_t)rng_below(r, (uint64_t)m);
+    for (int j = 1; j < k; j++) {
+        const float *c = T + idx[j - 1] * D;
+        double total = 0;
+        for (int64_t i = 0; i < m; i++) {
+            double s = 0;
+            for (int d = 0; d < D; d++) {
+                double u = (double)T[i * D + d] - c[d];
+                s += u * u;
+            }
+            if (s < best[i])
+                best[i] = s;
+            total += best[i];
+        }
+        int64_t pick = -1;
+        if (total > 0) {
+            double u = rng_uniform(r) * total, acc = 0;
+            for (int64_t i = 0; i < m; i++) {
+                acc += best[i];
+                if (best[i] > 0 && u < acc) {
+                    pick = i;
+                    break;
+                }
+            }
+            if (pick < 0) /* rounding at the end: the last point with weight */
+                for (int64_t i = m - 1; i >= 0 && pick < 0; i--)
+                    if (best[i] > 0)
+                        pick = i;
+        } else { /* every point sits on a centroid: the first point not chosen yet */
+            for (int64_t i = 0; i < m && pick < 0; i++) {
+                int used = 0;
+                for (int q = 0; q < j; q++)
+                    used |= idx[q] == i;
+                if (!used)
+                    pick = i;
+            }
+        }
+        idx[j] = pick;
+    }
+    free(best);
+}
+
+/* the first m of a uniform random permutation of 0 .. n-1 (partial Fisher-Yates) into idx (n) */
+static void draw_distinct(rng *r, int64_t n, int64_t m, int64_t *idx)
+{
+    for (int64_t i = 0; i < n; i++)
+        idx[i] = i;
+    for (int64_t i = 0; i < m; i++) {
+        int64_t j = i + (int64_t)rng_below(r, (uint64_t)(n - i));
+        int64_t t = idx[i];
+        idx[i] = idx[j];
+        idx[j] = t;
+    }
+}
+
+static int cmp_i64(const void *x, const void *y)
+{
+    int64_t a = *(const int64_t *)x, b = *(const int64_t *)y;
+    return (a > b) - (a < b);
+}
+
+void cluster_kmeans(const float *X, int64_t n, int D, const cluster_opts *o, int32_t *assign, float *centroids,
+                    cluster_result *res)
+{
+    int k = o->k;
+    if (k < 1 || D < 1 || o->redo < 1 || o->niter < 0 || o->max_per_cluster < 0)
+        die("k-means: bad parameters (k = %d, D = %d, redo = %d, niter = %d)", k, D, o->redo, o->niter);
+    if (n < k)
+        die("k-means: %d clusters need at least %d points, there are %lld", k, k, (long long)n);
+    /* centre on the mean (double) */
+    double *mean = ecalloc((size_t)D, sizeof *mean);
+    for (int64_t i = 0; i < n; i++)
+        for (int d = 0; d < D; d++) {
+            double v = X[i * D + d];
+            if (!isfinite(v))
+                die("k-means: point %lld has a coordinate %g that is not finite", (long long)i, v);
+            mean[d] += v;
+        }
+    for (int d = 0; d < D; d++)
+        mean[d] /= (double)n;
+    float *Xc = emalloc((size_t)n * D * sizeof *Xc), *xn = emalloc((size_t)n * sizeof *xn);
+    for (int64_t i = 0; i < n; i++)
+        for (int d = 0; d < D; d++)
+            Xc[i * D + d] = (float)((double)X[i * D + d] - mean[d]);
+    norms(Xc, n, D, xn);
+
+    /* the training set */
+    int64_t *idx = emalloc((size_t)n * sizeof *idx);
+    const float *T = Xc, *tn = xn;
+    float *Tbuf = NULL, *tnbuf = NULL;
+    int64_t m = n;
+    if (o->max_per_cluster > 0 && n > (int64_t)k * o->max_per_cluster) {
+        m = (int64_t)k * o->max_per_cluster;
+        rng r;
+        rng_init(&r, o->seed, CLUSTER_SUBSAMPLE);
+        draw_distinct(&r, n, m, idx);
+        qsort(idx, (size_t)m, sizeof *idx, cmp_i64);
+        Tbuf = emalloc((size_t)m * D * sizeof *Tbuf);
+        tnbuf = emalloc((size_t)m * sizeof *tnbuf);
+        for (int64_t i = 0; i < m; i++) {
+            memcpy(Tbuf + i * D, Xc + idx[i] * D, (size_t)D * sizeof *Tbuf);
+            tnbuf[i] = xn[idx[i]];
+        }
+        T = Tbuf, tn = tnbuf;
+    }
+
+    float *c = emalloc((size_t)k * D * sizeof *c), *cn = emalloc((size_t)k * sizeof *cn);
+    float *best_c = emalloc((size_t)k * D * sizeof *best_c);
+    double *sum = emalloc((size_t)k * D * sizeof *sum);
+    int64_t *cnt = emalloc((size_t)k * sizeof *cnt);
+    int32_t *a = emalloc((size_t)m * sizeof *a), *prev = emalloc((size_t)m * sizeof *prev);
+    int32_t *all = emalloc((size_t)n * sizeof *all);
+    cluster_result best = {.inertia = INFINITY};
+    for (int redo = 0; redo < o->redo; redo++) {
+        rng r;
+        rng_init(&r, o->seed, CLUSTER_INIT ^ (uint64_t)redo);
+        if (o->plusplus)
+            init_plusplus(&r, T, m, D, k, idx);
+        else
+            draw_distinct(&r, m, k, idx);
+        for (int j = 0; j < k; j++)
+            memcpy(c + (int64_t)j * D, T + idx[j] * D, (size_t)D * sizeof *c);
+        cluster_result cur = {.trained = m};
+        for (int it = 0; it < o->niter; it++) {
+            norms(c, k, D, cn);
+            assign_all(T, tn, m, c, cn, k, D, o->threads, a);
+            cur.iterations = it + 1;
+            if (it > 0 && !memcmp(a, prev, (size_t)m * sizeof *a)) {
+                cur.converged = 1; /* c already holds the means of this assignment */
+                break;
+            }
+            cur.empty += update(T, m, D, k, a, sum, cnt, c);
+            memcpy(prev, a, (size_t)m * sizeof *a);
+        }
+        /* every point to the final centroids; the inertia in double */
+        norms(c, k, D, cn);
+        assign_all(Xc, xn, n, c, cn, k, D, o->threads, all);
+        double inertia = 0;
+        for (int64_t i = 0; i < n; i++) {
+            const float *x = Xc + i * D, *cc = c + (int64_t)all[i] * D;
+            for (int d = 0; d < D; d++) {
+                double u = (double)x[d] - cc[d];
+                inertia += u * u;
+            }
+        }
+        cur.inertia = inertia;
+        if (inertia < best.inertia || redo == 0) {
+            best = cur;
+            memcpy(assign, all, (size_t)n * sizeof *assign);
+            memcpy(best_c, c, (size_t)k * D * sizeof *c);
+        }
+    }
+    if (centroids)
+        for (int64_t i = 0; i < (int64_t)k * D; i++)
+            centroids[i] = (float)((double)best_c[i] + mean[i % D]);
+    *res = best;
+    free(all);
+    free(prev);
+    free(a);
+    free(cnt);
+    free(sum);
+    free(best_c);
+    free(cn);
+    free(c);
+    free(tnbuf);
+    free(Tbuf);
+    free(idx);
+    free(xn);
+    free(Xc);
+    free(mean);
+}
+
+/* ---- information measures */
+
+static int cmp_i32(const void *x, const void *y)
+{
+    int32_t a = *(const int32_t *)x, b = *(const int32_t *)y;
+    return (a > b) - (a < b);
+}
+
+/* the distinct values of v (n) in increasing order into *out (allocated); returns how many */
+static int distinct(const int32_t *v, int64_t n, int32_t **out)
+{
+    int32_t *s = emalloc((size_t)(n ? n : 1) * sizeof *s);
+    memcpy(s, v, (size_t)n * sizeof *s);
+    qsort(s, (size_t)n, sizeof *s, cmp_i32);
+    int64_t m = 0;
+    for (int64_t i = 0; i < n; i++)
+        if (!m || s[i] != s[m - 1])
+            s[m++] = s[i];
+    *out = s;
+    return (int)m;
+}
+
+static int position(const int32_t *s, int m, int32_t x)
+{
+    int lo = 0, hi = m - 1;
+    while (lo < hi) {
+        int mid = lo + (hi - lo) / 2;
+        if (s[mid] < x)
+            lo = mid + 1;
+        else
+            hi = mid;
+    }
+    return lo;
+}
+
+int cluster_count_distinct(const int32_t *v, int64_t n)
+{
+    int32_t *s;
+    int m = distinct(v, n, &s);
+    free(s);
+    return m;
+}
+
+int64_t *cluster_contingency(const int32_t *u, const int32_t *v, int64_t n, int *R, int *C)
+{
+    int32_t *su, *sv;
+    *R = distinct(u, n, &su);
+    *C = distinct(v, n, &sv);
+    int64_t *t = ecalloc((size_t)(*R ? *R : 1) * (*C ? *C : 1), sizeof *t);
+    for (int64_t i = 0; i < n; i++)
+        t[(int64_t)position(su, *R, u[i]) * *C + position(sv, *C, v[i])]++;
+    free(su);
+    free(sv);
+    return t;
+}
+
+double cluster_entropy(const int64_t *count, int m)
+{
+    int64_t N = 0;
+    int nz = 0;
+    for (int i = 0; i < m; i++)
+        N += count[i], nz += count[i] > 0;
+    if (nz <= 1)
+        return 0.0;
+    double h = 0, logN = log((double)N);
+    for (int i = 0; i < m; i++)
+        if (count[i] > 0)
+            h -= ((double)count[i] / (double)N) * (log((double)count[i]) - logN);
+    return h;
+}
+
+/* the margins of a table (a: R row sums, b: C column sums, allocated), N, and how many of each
+ * are non-zero */
+typedef struct {
+    int64_t *a, *b, N;
+    int ra, cb;
+} margins;
+
+static margins table_margins(const int64_t *t, int R, int C)
+{
+    margins g = {ecalloc((size_t)(R ? R : 1), sizeof(int64_t)), ecalloc((size_t)(C ? C : 1), sizeof(int64_t)), 0, 0, 0};
+    for (int i = 0; i < R; i++)
+        for (int j = 0; j < C; j++) {
+            int64_t x = t[(int64_t)i * C + j];
+            if (x < 0)
+                die("contingency table: a negative count %lld at (%d, %d)", (long long)x, i, j);
+            g.a[i] += x, g.b[j] += x, g.N += x;
+        }
+    for (int i = 0; i < R; i++)
+        g.ra += g.a[i] > 0;
+    for (int j = 0; j < C; j++)
+        g.cb += g.b[j] > 0;
+    return g;
+}
+
+static void margins_free(margins *g)
+{
+    free(g->a);
+    free(g->b);
+}
+
+double cluster_mi(const int64_t *t, int R, int C)
+{
+    margins g = table_margins(t, R, C);
+    double mi = 0;
+    if (g.ra > 1 && g.cb > 1) {
+        double N = (double)g.N, logN = log(N);
+        for (int i = 0; i < R; i++)
+            for (int j = 0; j < C; j++) {
+                int64_t x = t[(int64_t)i * C + j];
+                if (!x)
+                    continue;
+                double term = ((double)x / N) * (log((double)x) + logN - log((double)g.a[i]) - log((double)g.b[j]));
+                if (fabs(term) >= DBL_EPSILON)
+                    mi += term;
+            }
+    }
+    margins_free(&g);
+    return mi > 0 ? mi : 0.0;
+}
+
+double cluster_emi(const int64_t *t, int R, int C)
+{
+    margins g = table_margins(t, R, C);
+    double emi = 0;
+    if (g.ra > 1 && g.cb > 1) {
+        int64_t N = g.N;
+        /* log m! for m <= N from a table of lgamma (one pass), beyond that lgamma itself */
+        int64_t tab = N < ((int64_t)1 << 22) ? N + 1 : ((int64_t)1 << 22);
+        double *lf = emalloc((size_t)tab * sizeof *lf);
+        for (int64_t x = 0; x < tab; x++)
+            lf[x] = lgamma((double)x + 1);
+#define LF(x) ((x) < tab ? lf[x] : lgamma((double)(x) + 1))
+        double logN = log((double)N), lfN = LF(N);
+        for (int i = 0; i < R; i++) {
+            int64_t a = g.a[i];
+            if (!a)
+                continue;
+            for (int j = 0; j < C; j++) {
+                int64_t b = g.b[j];
+                if (!b)
+                    continue;
+                double base = LF(a) + LF(b) + LF(N - a) + LF(N - b) - lfN, lab = log((double)a) + log((double)b);
+                int64_t lo = a + b - N > 1 ? a + b - N : 1, hi = a < b ? a : b;
+                for (int64_t x = lo; x <= hi; x++) {
+                    double gln = base - LF(x) - LF(a - x) - LF(b - x) - LF(N - a - b + x);
+                    emi += ((double)x / (double)N) * (logN + log((double)x) - lab) * exp(gln);
+                }
+            }
+        }
+#undef LF
+        free(lf);
+    }
+    margins_free(&g);
+    return emi;
+}
+
+/* H(rows) and H(columns) of a table */
+static void table_entropies(const int64_t *t, int R, int C, double *hu, double *hv)
+{
+    margins g = table_margins(t, R, C);
+    *hu = cluster_entropy(g.a, R);
+    *hv = cluster_entropy(g.b, C);
+    margins_free(&g);
+}
+
+static int both_single(const int64_t *t, int R, int C)
+{
+    margins g = table_margins(t, R, C);
+    int r = (g.ra <= 1 && g.cb <= 1 && g.ra == g.cb);
+    margins_free(&g);
+    return r;
+}
+
+double cluster_nmi(const int64_t *t, int R, int C)
+{
+    if (both_single(t, R, C))
+        return 1.0;
+    double mi = cluster_mi(t, R, C);
+    if (mi == 0)
+        return 0.0;
+    double hu, hv;
+    table_entropies(t, R, C, &hu, &hv);
+    return mi / ((hu + hv) / 2);
+}
+
+double cluster_ami(const int64_t *t, int R, int C)
+{
+    if (both_single(t, R, C))
+        return 1.0;
+    double mi = cluster_mi(t, R, C), emi = cluster_emi(t, R, C), hu, hv;
+    table_entropies(t, R, C, &hu, &hv);
+    double den = (hu + hv) / 2 - emi;
+    if (den < 0)
+        den = den < -DBL_EPSILON ? den : -DBL_EPSILON;
+    else
+        den = den > DBL_EPSILON ? den : DBL_EPSILON;
+    return (mi - emi) / den;
+}
