@@ -24,7 +24,8 @@ static const char *usage =
     "  Reads an `embeddings` (or `eta`) stream of queries (INPUT or stdin) and ranks, for each, the\n"
     "  gallery: leave-one-out within INPUT (the query itself never counts) or with -g the GALLERY's\n"
     "  items. Distance: Euclidean between the embeddings' means (a mixture: the average of its\n"
-    "  component means), as knn -d mean, as float32 squared distances from sgemm in blocks: memory\n"
+    "  component means), as knn -d mean, as float32 squared distances from sgemm in blocks on\n"
+    "  coordinates centred on the gallery's mean (so far from the origin too): memory\n"
     "  grows with the gallery, never with queries x gallery. Equal distances: the lower gallery\n"
     "  record index ranks first (as in knn). A query's positives are the gallery items of its class;\n"
     "  with their ranks r_1 < ... < r_R (R = npos):\n"
@@ -121,20 +122,27 @@ typedef struct {
 /* random cleaning only: no uncertain gallery reported */
 static int clean_has_uncertain(const cleaning *c) { return strcmp(c->uncertainty, "none") != 0; }
 
+/* -k K1,K2,...: every element a number >= 1 (an empty one, as in '1,' or '1,,2', is misuse, not
+ * skipped), increasing (so no repeat) */
 static void parse_ks(options *o, const char *s)
 {
-    char *copy = estrdup(s), *save = NULL;
+    char *copy = estrdup(s);
     o->nk = 0;
-    for (char *t = strtok_r(copy, ",", &save); t; t = strtok_r(NULL, ",", &save)) {
+    for (char *t = copy, *end;; t = end + 1) {
+        end = strchr(t, ',');
+        if (end)
+            *end = 0;
+        if (!*t)
+            usage_die("-k: expected K1,K2,... like 1,2,4,8 (no empty element), got '%s'", s);
         if (o->nk == RETRIEVAL_MAXK)
             usage_die("-k: at most %d values", RETRIEVAL_MAXK);
         int k = (int)parse_long("-k", t, 1, 1000000000);
         if (o->nk && k <= o->ks[o->nk - 1])
             usage_die("-k: the k must increase, as in 1,2,4,8: '%s'", s);
         o->ks[o->nk++] = k;
+        if (!end)
+            break;
     }
-    if (!o->nk)
-        usage_die("-k: expected K1,K2,... like 1,2,4,8, got '%s'", s);
     free(copy);
 }
 
@@ -248,6 +256,20 @@ static void summarize(const char *path)
                              .map_r = *(const float *)rec.t[mi].data, .p1 = *(const uint8_t *)rec.t[pi].data,
                              .npos = *(const int32_t *)rec.t[ni].data};
         memcpy(q.recall, rec.t[ki].data, (size_t)nk);
+        /* the means are of fractions and 0/1 hits: anything else is not a retrieval record */
+        long long at = (long long)in->count - 1;
+        const char *fname[3] = {"ap", "rprec", "map_r"};
+        float fval[3] = {q.ap, q.rprec, q.map_r};
+        for (int f = 0; f < 3; f++)
+            if (!(fval[f] >= 0 && fval[f] <= 1))
+                die("%s: record %lld: %s %g is not a number in [0, 1]", in->name, at, fname[f], fval[f]);
+        if (q.p1 > 1)
+            die("%s: record %lld: p1 %d is neither 0 nor 1", in->name, at, q.p1);
+        for (int j = 0; j < nk; j++)
+            if (q.recall[j] > 1)
+                die("%s: record %lld: recall %d is neither 0 nor 1 (recall@%d)", in->name, at, q.recall[j], ks[j]);
+        if (ei >= 0 && !isfinite(*(const float *)rec.t[ei].data))
+            die("%s: record %lld: eta %g is not finite", in->name, at, *(const float *)rec.t[ei].data);
         if (ei >= 0) {
             if ((size_t)s.queries == cap) {
                 cap = cap ? 2 * cap : 1024;

@@ -218,8 +218,12 @@ match_set *match_set_read(stream_reader *r)
         if (ci >= 0)
             S->cls[i] = *(const int32_t *)rec.t[ci].data;
         S->id[i] = ii >= 0 ? *(const int64_t *)rec.t[ii].data : i;
-        if (ei >= 0)
-            S->eta[i] = *(const float *)rec.t[ei].data;
+        if (ei >= 0) {
+            float eta = *(const float *)rec.t[ei].data;
+            if (!isfinite(eta))
+                die("%s: record %lld: eta %g is not finite", r->name, (long long)i, eta);
+            S->eta[i] = eta;
+        }
         if (oi >= 0)
             memcpy(S->occ + i * S->nocc, rec.t[oi].data, S->nocc);
     }

@@ -2,6 +2,7 @@
 #include "metrics.h"
 
 #include <float.h>
+#include <limits.h>
 #include <math.h>
 #include <pthread.h>
 #include <stdlib.h>
@@ -365,52 +366,114 @@ static void best_push(double *dd, int64_t *di, int *cnt, int cap, double s, int6
     *cnt = c;
 }
 
-/* the float term of each item (squared norm + extra), and whether it is too large to screen */
-static float *knn_terms(const char *what, const float *X, const double *x, int64_t n, int D, uint8_t *big)
+/* the exponent of the lowest set bit of a float x != 0: x = odd integer * 2^that */
+static int float_lowbit(float x)
 {
-    float *t = emalloc((size_t)(n ? n : 1) * sizeof *t);
+    uint32_t b;
+    memcpy(&b, &x, sizeof b);
+    int ex = (int)(b >> 23 & 255);
+    uint32_t man = b & 0x7fffff;
+    if (ex)
+        man |= 0x800000;
+    else
+        ex = 1; /* subnormal */
+    return ex - 150 + __builtin_ctz(man);
+}
+
+void metrics_centre(const float *Q, int64_t nq, const float *G, int64_t ng, int D, double limit, double *mean)
+{
+    int64_t n = 0;
+    for (int d = 0; d < D; d++)
+        mean[d] = 0;
+    for (int64_t g = 0; g < ng; g++) {
+        double norm = 0;
+        for (int d = 0; d < D; d++)
+            norm += (double)G[g * D + d] * G[g * D + d];
+        if (!(norm <= limit))
+            continue;
+        n++;
+        for (int d = 0; d < D; d++)
+            mean[d] += G[g * D + d];
+    }
+    for (int d = 0; d < D; d++) {
+        if (!n || mean[d] == 0) {
+            mean[d] = 0;
+            continue;
+        }
+        /* the coarsest power of two 2^a that divides every coordinate d of G and Q */
+        int a = INT_MAX;
+        for (int pass = 0; pass < 2; pass++) {
+            const float *X = pass ? Q : G;
+            for (int64_t i = 0, m = pass ? nq : ng; i < m; i++)
+                if (X[i * D + d] != 0) {
+                    int b = float_lowbit(X[i * D + d]);
+                    a = b < a ? b : a;
+                }
+        }
+        mean[d] = ldexp(nearbyint(ldexp(mean[d] / (double)n, -a)), a);
+    }
+}
+
+/* every coordinate finite and every added term a finite number >= 0, else dies naming the item */
+static void knn_check(const char *what, const float *X, const double *x, int64_t n, int D)
+{
+    for (int64_t i = 0; i < n; i++) {
+        for (int d = 0; d < D; d++)
+            if (!isfinite(X[i * D + d]))
+                die("kNN: %s %lld has a coordinate %g that is not finite", what, (long long)i, (double)X[i * D + d]);
+        double e = x ? x[i] : 0.0;
+        if (!(e >= 0) || !isfinite(e))
+            die("kNN: %s %lld: the added term %g is not a finite number >= 0", what, (long long)i, e);
+    }
+}
+
+/* Xc (n, D) = X - mean rounded to float, t (n) the float term of each centred item (squared norm +
+ * extra), big (n) whether it is too large to screen (its Xc row is then 0, unused) */
+static void knn_centre(const float *X, const double *x, int64_t n, int D, const double *mean, float *Xc, float *t,
+                       uint8_t *big)
+{
     for (int64_t i = 0; i < n; i++) {
         double norm = 0, e = x ? x[i] : 0.0;
         for (int d = 0; d < D; d++) {
-            double v = X[i * D + d];
-            if (!isfinite(v))
-                die("kNN: %s %lld has a coordinate %g that is not finite", what, (long long)i, v);
+            double v = (double)X[i * D + d] - mean[d];
             norm += v * v;
         }
-        if (!(e >= 0) || !isfinite(e))
-            die("kNN: %s %lld: the added term %g is not a finite number >= 0", what, (long long)i, e);
         big[i] = !(norm <= KNN_FLOAT_LIMIT && e <= KNN_FLOAT_LIMIT);
+        norm = 0;
+        for (int d = 0; d < D; d++) {
+            float c = big[i] ? 0.0f : (float)((double)X[i * D + d] - mean[d]);
+            Xc[i * D + d] = c;
+            norm += (double)c * c;
+        }
         t[i] = big[i] ? INFINITY : (float)(norm + e);
     }
-    return t;
 }
 
-void metrics_knn(const float *Q, const double *qx, int64_t nq, const float *G, const double *gx, int64_t ng,
-                 int D, int k, const int64_t *exclude, int threads, int64_t *nbr, double *d2)
+/* The float screen's error. For a query q and gallery item g that are not big, with q', g' their
+ * centred float coordinates and S = t[q] + t[g] (their float terms, in double), the screen's value
+ *     f = (t[q] + t[g]) + (-2 q'.g')    (float additions; q'.g' from sgemm, any order or FMA)
+ * differs from the double re-ranking's d2 (knn's dist2 on the original coordinates) by at most
+ *     E = KNN_SCREEN_ERR(D) * S + KNN_SCREEN_ABS(D),   u = 2^-24 (float's unit roundoff):
+ *   t[q], t[g] rounded to float                        u S
+ *   the dot product of D terms (gamma_D = D u / (1 - D u); 2 |q'.g'| <= S)  gamma_D S
+ *   the two float additions, on sums below (2 + 3u + gamma_D) S           (2u + 2u) S
+ *   centring: q' = (q - m)(1 + theta), |theta| <= u per coordinate, moves
+ *     ||q' - g'||^2 by at most 2 u (|q - m| + |g - m|)^2 <= 4 u S (1 + u)^2        4u S
+ *   d2 in double (D + 2 roundings of 2^-53 on at most 2 S)               < u S
+ * in all (D + 10) u S plus terms of order u^2 S; KNN_SCREEN_ERR takes (D + 16) u. Subnormal
+ * underflow adds at most 2^-149 per rounding: KNN_SCREEN_ABS. */
+#define KNN_SCREEN_ERR(D) (((double)(D) + 16) * 0x1p-24)
+#define KNN_SCREEN_ABS(D) (((double)(D) + 16) * 0x1p-140)
+
+/* the float screen of every query (blocks of METRICS_QBLOCK) against the whole gallery: each
+ * query's kk best float values, cd (nq, kk) sorted, ci their indices, cnt how many */
+static void knn_screen(const float *Q, const float *qt, const uint8_t *qbig, int64_t nq, const float *G,
+                       const float *gt, int64_t ng, int D, int kk, const int64_t *exclude, int threads, float *cd,
+                       int64_t *ci, int *cnt)
 {
-    for (int64_t q = 0; q < nq; q++) {
-        int64_t avail = ng - (exclude && exclude[q] >= 0 && exclude[q] < ng);
-        if (avail < k)
-            die("k = %d needs at least %d gallery items per query, query %lld has %lld", k, k,
-                (long long)q, (long long)avail);
-    }
     int64_t nblocks = (nq + METRICS_QBLOCK - 1) / METRICS_QBLOCK;
-    if (threads < 1)
-        threads = 1;
-    if (threads > 64)
-        threads = 64;
     if (threads > nblocks)
         threads = (int)(nblocks ? nblocks : 1);
-    int kk = k + METRICS_KNN_SLACK;
-    uint8_t *qbig = emalloc((size_t)(nq ? nq : 1)), *gbig = emalloc((size_t)(ng ? ng : 1));
-    float *qt = knn_terms("query", Q, qx, nq, D, qbig), *gt = knn_terms("gallery item", G, gx, ng, D, gbig);
-    int64_t *bigs = emalloc((size_t)(ng ? ng : 1) * sizeof *bigs), nbig = 0; /* the huge gallery items */
-    for (int64_t g = 0; g < ng; g++)
-        if (gbig[g])
-            bigs[nbig++] = g;
-    float *cd = emalloc((size_t)nq * kk * sizeof *cd);
-    int64_t *ci = emalloc((size_t)nq * kk * sizeof *ci);
-    int *cnt = ecalloc((size_t)nq, sizeof *cnt);
     /* each worker runs single-threaded sgemms on its own query blocks: BLAS's own threads would
      * only fight ours, and every block's numbers stay the same whatever the thread count */
     int blas_saved = blas_threads();
@@ -426,47 +489,151 @@ void metrics_knn(const float *Q, const double *qx, int64_t nq, const float *G, c
     for (int t = 1; t < threads; t++)
         pthread_join(tid[t], NULL);
     blas_set_threads(blas_saved);
-    /* the candidates' distances again, directly and in double, best k by (d2, index): the float
-     * screen's candidates and every huge gallery item; a huge query against the whole gallery */
+}
+
+typedef struct {
+    const float *Q, *G;          /* the original coordinates */
+    const double *qx, *gx;
+    int64_t nq, ng;
+    int D, k, kk;
+    const int64_t *exclude;
+    const uint8_t *qbig;
+    const float *qt;             /* the queries' float terms */
+    double gtmax;                /* the largest float term of a gallery item that is not big */
+    const int64_t *bigs;         /* the big gallery items */
+    int64_t nbig;
+    const float *cd;             /* the screen's candidates */
+    const int64_t *ci;
+    const int *cnt;
+    int64_t *nbr;
+    double *d2;
+    int worker, nworkers;
+} knn_rerank_job;
+
+/* the candidates' distances again, directly and in double, best k by (d2, index): the float
+ * screen's candidates and every big gallery item. When the screen cannot prove that its candidates
+ * hold the true k nearest (below), and for a big query, the whole gallery in double. */
+static void *knn_rerank(void *arg)
+{
+    const knn_rerank_job *J = arg;
+    int D = J->D, k = J->k, kk = J->kk;
     double *dd = emalloc((size_t)k * sizeof *dd);
     int64_t *di = emalloc((size_t)k * sizeof *di);
-    for (int64_t q = 0; q < nq; q++) {
-        const float *qv = Q + q * D;
-        double xq = qx ? qx[q] : 0.0;
-        int64_t ex = exclude ? exclude[q] : -1;
+    for (int64_t q = J->worker; q < J->nq; q += J->nworkers) {
+        const float *qv = J->Q + q * D;
+        double xq = J->qx ? J->qx[q] : 0.0;
+        int64_t ex = J->exclude ? J->exclude[q] : -1;
+        const float *cd = J->cd + q * kk;
+        /* Proof. The k candidates with the smallest float values f have d2 <= f + E <= cd[k-1] + E,
+         * so the k-th smallest d2 of all is at most cd[k-1] + E. An item the screen dropped has
+         * f >= cd[kk-1] (with kk held; fewer: none was dropped), so d2 >= cd[kk-1] - E: when
+         * cd[kk-1] > cd[k-1] + 2E it is strictly farther than the k-th and cannot be among the k
+         * nearest, even by the index tie rule. E: KNN_SCREEN_ERR with S = t[q] + the largest t[g]. */
+        int exact = J->qbig[q];
+        if (!exact && J->cnt[q] == kk) {
+            double E = KNN_SCREEN_ERR(D) * ((double)J->qt[q] + J->gtmax) + KNN_SCREEN_ABS(D);
+            exact = !((double)cd[kk - 1] > (double)cd[k - 1] + 2 * E);
+        }
         int c = 0;
-        if (qbig[q]) {
-            for (int64_t g = 0; g < ng; g++)
+        if (exact) {
+            for (int64_t g = 0; g < J->ng; g++)
                 if (g != ex)
-                    best_push(dd, di, &c, k, dist2(qv, G + g * D, D, xq + (gx ? gx[g] : 0.0)), g);
+                    best_push(dd, di, &c, k, dist2(qv, J->G + g * D, D, xq + (J->gx ? J->gx[g] : 0.0)), g);
         } else {
-            for (int r = 0; r < cnt[q]; r++) {
-                int64_t g = ci[q * kk + r];
-                best_push(dd, di, &c, k, dist2(qv, G + g * D, D, xq + (gx ? gx[g] : 0.0)), g);
+            for (int r = 0; r < J->cnt[q]; r++) {
+                int64_t g = J->ci[q * kk + r];
+                best_push(dd, di, &c, k, dist2(qv, J->G + g * D, D, xq + (J->gx ? J->gx[g] : 0.0)), g);
             }
-            for (int64_t b = 0; b < nbig; b++) {
-                int64_t g = bigs[b];
+            for (int64_t b = 0; b < J->nbig; b++) {
+                int64_t g = J->bigs[b];
                 if (g != ex)
-                    best_push(dd, di, &c, k, dist2(qv, G + g * D, D, xq + (gx ? gx[g] : 0.0)), g);
+                    best_push(dd, di, &c, k, dist2(qv, J->G + g * D, D, xq + (J->gx ? J->gx[g] : 0.0)), g);
             }
         }
         if (c < k) /* cannot happen: avail >= k and every finite distance is a candidate */
             die("internal error: kNN found %d of %d neighbours for query %lld", c, k, (long long)q);
         for (int r = 0; r < k; r++) {
-            nbr[q * k + r] = di[r];
-            d2[q * k + r] = dd[r];
+            J->nbr[q * k + r] = di[r];
+            J->d2[q * k + r] = dd[r];
         }
     }
     free(dd);
     free(di);
+    return NULL;
+}
+
+void metrics_knn(const float *Q, const double *qx, int64_t nq, const float *G, const double *gx, int64_t ng,
+                 int D, int k, const int64_t *exclude, int threads, int64_t *nbr, double *d2)
+{
+    for (int64_t q = 0; q < nq; q++) {
+        int64_t avail = ng - (exclude && exclude[q] >= 0 && exclude[q] < ng);
+        if (avail < k)
+            die("k = %d needs at least %d gallery items per query, query %lld has %lld", k, k,
+                (long long)q, (long long)avail);
+    }
+    if (threads < 1)
+        threads = 1;
+    if (threads > 64)
+        threads = 64;
+    int kk = k + METRICS_KNN_SLACK;
+    knn_check("query", Q, qx, nq, D);
+    knn_check("gallery item", G, gx, ng, D);
+    /* the screen works on coordinates centred on the gallery's mean (metrics_centre, over the
+     * items that are not big): far from the origin ||q||^2 + ||g||^2 - 2 q.g cancels
+     * catastrophically, and a screen that rounds less has fewer queries to search in full */
+    double *mean = emalloc((size_t)(D ? D : 1) * sizeof *mean);
+    metrics_centre(Q, nq, G, ng, D, KNN_FLOAT_LIMIT, mean);
+    int self = Q == G && qx == gx && nq == ng; /* leave-one-out: one centred copy */
+    float *gc = emalloc((size_t)(ng ? ng : 1) * D * sizeof *gc), *gt = emalloc((size_t)(ng ? ng : 1) * sizeof *gt);
+    uint8_t *gbig = emalloc((size_t)(ng ? ng : 1));
+    knn_centre(G, gx, ng, D, mean, gc, gt, gbig);
+    float *qc = gc, *qt = gt;
+    uint8_t *qbig = gbig;
+    if (!self) {
+        qc = emalloc((size_t)(nq ? nq : 1) * D * sizeof *qc);
+        qt = emalloc((size_t)(nq ? nq : 1) * sizeof *qt);
+        qbig = emalloc((size_t)(nq ? nq : 1));
+        knn_centre(Q, qx, nq, D, mean, qc, qt, qbig);
+    }
+    int64_t *bigs = emalloc((size_t)(ng ? ng : 1) * sizeof *bigs), nbig = 0; /* the big gallery items */
+    double gtmax = 0;
+    for (int64_t g = 0; g < ng; g++)
+        if (gbig[g])
+            bigs[nbig++] = g;
+        else if (gt[g] > gtmax)
+            gtmax = gt[g];
+    float *cd = emalloc((size_t)nq * kk * sizeof *cd);
+    int64_t *ci = emalloc((size_t)nq * kk * sizeof *ci);
+    int *cnt = ecalloc((size_t)nq, sizeof *cnt);
+    knn_screen(qc, qt, qbig, nq, gc, gt, ng, D, kk, exclude, threads, cd, ci, cnt);
+
+    int nw = threads;
+    if (nw > nq)
+        nw = (int)(nq ? nq : 1);
+    knn_rerank_job jobs[64];
+    pthread_t tid[64];
+    for (int t = 0; t < nw; t++)
+        jobs[t] = (knn_rerank_job){Q, G, qx, gx, nq, ng, D, k, kk, exclude, qbig, qt, gtmax, bigs, nbig,
+                                   cd, ci, cnt, nbr, d2, t, nw};
+    for (int t = 1; t < nw; t++)
+        if (pthread_create(&tid[t], NULL, knn_rerank, &jobs[t]))
+            die("cannot start a thread");
+    knn_rerank(&jobs[0]);
+    for (int t = 1; t < nw; t++)
+        pthread_join(tid[t], NULL);
     free(bigs);
     free(cnt);
     free(ci);
     free(cd);
+    if (!self) {
+        free(qc);
+        free(qt);
+        free(qbig);
+    }
+    free(gc);
     free(gt);
-    free(qt);
     free(gbig);
-    free(qbig);
+    free(mean);
 }
 
 int32_t metrics_vote(const int32_t *cls, const double *dist, int k)

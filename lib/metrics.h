@@ -112,15 +112,29 @@ double metrics_tau_b(const double *x, const double *y, int64_t n, metrics_tau_co
  * query or gallery index). exclude[q] (or NULL): a
  * gallery index never returned for query q (the query itself, for leave-one-out), -1 for none.
  * Needs at least k gallery items left for every query (dies otherwise).
- * Selection scans float distances from blas_sgemm, keeping the best k + METRICS_KNN_SLACK per
- * query; those candidates' d2 are then recomputed directly in double and the best k kept, by
- * (d2, gallery index). Results: nbr[q*k + r] the gallery index of rank r, d2[q*k + r] >= 0.
+ * Selection scans float distances from blas_sgemm on coordinates centred on the gallery's mean
+ * (metrics_centre), keeping the best k + METRICS_KNN_SLACK per query; those candidates' d2 are
+ * then recomputed directly in double and the best k kept, by (d2, gallery index). The screen's
+ * rounding is bounded (lib/metrics.c, KNN_SCREEN_ERR): a query whose candidates cannot be proven
+ * to hold its true k nearest by that bound (near-ties, duplicates) is searched in full in
+ * double, so the result is always the exact one in double, however far from the origin.
+ * Results: nbr[q*k + r] the gallery index of rank r, d2[q*k + r] >= 0.
  * threads: workers that each take every threads-th block of queries, with single-threaded sgemms
  * (BLAS threads are set to 1 meanwhile and restored after); the results do not depend on it.
- * Memory: the inputs, (nq, k + slack) candidates and one block of floats per thread (2 MB). */
+ * Memory: the inputs, their centred float copies, (nq, k + slack) candidates and one block of
+ * floats per thread (2 MB). */
 #define METRICS_KNN_SLACK 4
 void metrics_knn(const float *Q, const double *qx, int64_t nq, const float *G, const double *gx, int64_t ng,
                  int D, int k, const int64_t *exclude, int threads, int64_t *nbr, double *d2);
+
+/* The centre mean (D) that the float distance screens (metrics_knn, retrieval_run) subtract from
+ * queries Q (nq, D) and gallery G (ng, D) before ||q||^2 + ||g||^2 - 2 q.g, which far from the
+ * origin cancels catastrophically: the mean of the gallery items whose squared norm is at most
+ * limit (0 when none), in double, each coordinate d rounded to the nearest multiple of the
+ * coarsest power of two dividing every nonzero coordinate d of G and Q. So q - mean is exact in
+ * double, and in float wherever it is small enough: integer coordinates stay integers and their
+ * squared distances stay exact in float32 (below 2^24), as without centring. */
+void metrics_centre(const float *Q, int64_t nq, const float *G, int64_t ng, int D, double limit, double *mean);
 
 /* the voted class of one query from its k neighbours' classes and distances (rank order) */
 int32_t metrics_vote(const int32_t *cls, const double *dist, int k);

@@ -304,7 +304,8 @@ static inline int64_t keys_below(const uint64_t *a, int64_t n, uint64_t key)
 
 typedef struct {
     const retrieval_job *J;
-    const float *gs;         /* (ng, D) the gallery sorted by (class, index) */
+    const float *qs;         /* (nq, D) the queries, centred on the gallery's mean */
+    const float *gs;         /* (ng, D) the gallery sorted by (class, index), centred */
     const float *gn, *qn;    /* (ng) squared norms at sorted positions, (nq) the queries' */
     const uint32_t *gidx;    /* (ng) sorted position -> gallery index */
     const int32_t *scls;     /* (ng) class at each sorted position */
@@ -437,7 +438,7 @@ static void *rworker(void *arg)
          q0 += (int64_t)W->nworkers * RETRIEVAL_QBLOCK) {
         int64_t qb = J->nq - q0 < RETRIEVAL_QBLOCK ? J->nq - q0 : RETRIEVAL_QBLOCK;
         /* row (qb, ng) = -2 Q[q0 : q0+qb] Gsorted^T */
-        blas_sgemm(0, 1, (int)qb, (int)ng, J->D, -2.0f, J->Q + q0 * J->D, J->D, W->gs, J->D, 0.0f, S.row,
+        blas_sgemm(0, 1, (int)qb, (int)ng, J->D, -2.0f, W->qs + q0 * J->D, J->D, W->gs, J->D, 0.0f, S.row,
                    (int)ng);
         retrieval_summary *part = W->part + (q0 / RETRIEVAL_QBLOCK) * nm;
         for (int64_t r = 0; r < qb; r++) {
@@ -475,6 +476,22 @@ static float *sq_norms(const char *what, const float *X, int64_t n, int D)
     return t;
 }
 
+/* X (n, D) - mean rounded to float; the largest squared norm of a row into *maxnorm */
+static float *centred(const float *X, int64_t n, int D, const double *mean, double *maxnorm)
+{
+    float *c = emalloc((size_t)(n ? n : 1) * D * sizeof *c);
+    for (int64_t i = 0; i < n; i++) {
+        double s = 0;
+        for (int d = 0; d < D; d++) {
+            c[i * D + d] = (float)((double)X[i * D + d] - mean[d]);
+            s += (double)c[i * D + d] * c[i * D + d];
+        }
+        if (s > *maxnorm)
+            *maxnorm = s;
+    }
+    return c;
+}
+
 void retrieval_run(const retrieval_job *J, retrieval_query *per, retrieval_summary *sum)
 {
     int64_t ng = J->ng, nq = J->nq;
@@ -482,6 +499,24 @@ void retrieval_run(const retrieval_job *J, retrieval_query *per, retrieval_summa
     if (nm < 1 || nm > RETRIEVAL_MAXMASK || J->nk < 1 || J->nk > RETRIEVAL_MAXK || ng < 1 || ng > UINT32_MAX ||
         ng > 2147483647)
         die("internal error: retrieval_run: %d galleries, %d k, %lld gallery items", nm, J->nk, (long long)ng);
+    /* every coordinate finite and every norm within the float sums' reach (dies otherwise) */
+    free(sq_norms("query", J->Q, nq, D));
+    free(sq_norms("gallery item", J->G, ng, D));
+    /* The distances are computed on coordinates centred on the gallery's mean (metrics_centre): far
+     * from the origin ||q||^2 + ||g||^2 - 2 q.g cancels catastrophically (offset 1000, spread 1:
+     * norms of 1e6 whose float rounding, 0.06, is a good part of the distances, and P@1 flips).
+     * A centred norm beyond the limit (coordinates near it of both signs): uncentred. */
+    double *mean = emalloc((size_t)(D ? D : 1) * sizeof *mean), maxnorm = 0;
+    metrics_centre(J->Q, nq, J->G, ng, D, (double)FLT_MAX / 16, mean);
+    float *qs = centred(J->Q, nq, D, mean, &maxnorm), *gcen = centred(J->G, ng, D, mean, &maxnorm);
+    if (!(maxnorm <= (double)FLT_MAX / 16)) {
+        memset(mean, 0, (size_t)D * sizeof *mean);
+        free(qs);
+        free(gcen);
+        qs = centred(J->Q, nq, D, mean, &maxnorm);
+        gcen = centred(J->G, ng, D, mean, &maxnorm);
+    }
+    free(mean);
     /* the gallery sorted by (class, index): a query's positives are one run of positions */
     double *ckey = emalloc((size_t)ng * sizeof *ckey);
     int64_t *order = emalloc((size_t)ng * sizeof *order);
@@ -501,7 +536,7 @@ void retrieval_run(const retrieval_job *J, retrieval_query *per, retrieval_summa
     const uint32_t *mask = J->mask ? J->mask : allmask;
     for (int64_t j = 0, run = 0; j < ng; j++) {
         int64_t g = order[j];
-        memcpy(gs + j * D, J->G + g * D, (size_t)D * sizeof *gs);
+        memcpy(gs + j * D, gcen + g * D, (size_t)D * sizeof *gs);
         gidx[j] = (uint32_t)g;
         scls[j] = J->gcls[g];
         spos[g] = j;
@@ -512,7 +547,8 @@ void retrieval_run(const retrieval_job *J, retrieval_query *per, retrieval_summa
     }
     free(ckey);
     free(order);
-    float *qn = sq_norms("query", J->Q, nq, D), *gn_orig = sq_norms("gallery item", J->G, ng, D);
+    float *qn = sq_norms("query", qs, nq, D), *gn_orig = sq_norms("gallery item", gcen, ng, D);
+    free(gcen);
     float *gn = emalloc((size_t)ng * sizeof *gn);
     for (int64_t j = 0; j < ng; j++)
         gn[j] = gn_orig[gidx[j]];
@@ -529,7 +565,7 @@ void retrieval_run(const retrieval_job *J, retrieval_query *per, retrieval_summa
     rwork W[64];
     pthread_t tid[64];
     for (int t = 0; t < threads; t++)
-        W[t] = (rwork){J, gs, gn, qn, gidx, scls, spos, smask, mask, maxp, per, part,
+        W[t] = (rwork){J, qs, gs, gn, qn, gidx, scls, spos, smask, mask, maxp, per, part,
                        J->global ? retrieval_hist_new() : NULL, t, threads};
     for (int t = 1; t < threads; t++)
         if (pthread_create(&tid[t], NULL, rworker, &W[t]))
@@ -574,6 +610,7 @@ void retrieval_run(const retrieval_job *J, retrieval_query *per, retrieval_summa
     free(part);
     free(gn);
     free(qn);
+    free(qs);
     free(allmask);
     free(spos);
     free(scls);

@@ -149,6 +149,13 @@ expect_fail 1 'record 60: the distance to its nearest neighbour' "$BIN/knn" -k 3
 expect_fail 1 'record 60: mean inf is not finite' "$BIN/knn" "$T/inf"
 { cat "$T/norm.txt"; printf '0 0 0 1060 nan 0\n'; } | huge_table >"$T/nanv" || fail "fixture"
 expect_fail 1 'record 60: variance nan is not a finite number' "$BIN/knn" -d expected "$T/nanv"
+# an eta that is not finite (issue 19: knn wrote it on): an error naming the record
+printf '0 0 0 100 0.1\n1 0 0 101 0.2\n0 1 1 102 nan\n' |
+    "$FIX" table eta mu:float32:1x2 class:int32 id:int64 eta:float32 >"$T/naneta" || fail "fixture"
+expect_fail 1 'record 2: eta nan is not finite' "$BIN/knn" -k 1 "$T/naneta"
+printf '0 0 0 100 0.1\n1 0 0 101 inf\n0 1 1 102 0.3\n' |
+    "$FIX" table eta mu:float32:1x2 class:int32 id:int64 eta:float32 >"$T/infeta" || fail "fixture"
+expect_fail 1 'record 1: eta inf is not finite' "$BIN/knn" -k 1 "$T/infeta"
 
 # --- the summary and the stream, all or nothing: --json is opened before any work, synced before
 # the stream's end marker and renamed into place after it

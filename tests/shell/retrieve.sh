@@ -305,11 +305,53 @@ printf '0 0 5\n1 1 6\n' | "$FIX" table embeddings mu:float32:1x2 class:int32 >"$
 expect_fail 1 "$T/noid: no 'id' field" "$BIN/retrieve" -k 1 --exclude-id -g "$T/r90a" -g "$T/noid" "$T/tie"
 expect_fail 1 'id 500 appears twice' "$BIN/retrieve" -k 1 --exclude-id -g "$T/r90a" -g "$T/r90" "$T/tie"
 expect_fail 1 "no 'eta' field" "$BIN/retrieve" --clean 20 -g "$T/eta" -g "$T/e" "$T/e"
+# an eta that is not finite (issue 19: it gave a NaN eta_ap_pearson): an error naming the record
+{ cat "$T/ok.txt"; echo '0 0 0 1020 nan'; } | sed '1,20s/$/ 0.5/' |
+    "$FIX" table eta mu:float32:1x2 class:int32 id:int64 eta:float32 >"$T/naneta" || fail "fixture"
+expect_fail 1 'record 20: eta nan is not finite' "$BIN/retrieve" -k 1 "$T/naneta"
+expect_fail 1 'record 20: eta nan is not finite' "$BIN/retrieve" -k 1 -g "$T/naneta" "$T/tie"
+
+# --- --summary checks what it averages (issue 19): each metric a finite number in [0, 1], p1 and
+# recall 0 or 1, eta finite; a bad value is named with its record. r60: 60 embeddings, -k 1,2.
+"$FIX" emb -n 60 >"$T/e60" || fail "fixture"
+"$BIN/retrieve" -k 1,2 "$T/e60" >"$T/r60" 2>/dev/null || fail "retrieve on 60"
+"$BIN/retrieve" --summary "$T/r60" >/dev/null || fail "--summary on a good stream"
+# spoil FIELD VALUE: record 3's FIELD (every element of it) set to VALUE, into $T/bad
+spoil() {
+    /usr/bin/python3 - "$T/r60" "$T/bad" "$1" "$2" <<'EOF' || fail "python3 could not spoil the stream"
+import sys, msgpack, numpy as np
+src, dst, field, value = sys.argv[1:5]
+with open(src, "rb") as f:
+    objs = list(msgpack.Unpacker(f, raw=False))
+t = objs[1 + 3][field]
+a = np.frombuffer(t["data"], dtype=np.dtype(t["dtype"]).newbyteorder("<")).copy()
+a[...] = float(value)
+t["data"] = a.tobytes()
+with open(dst, "wb") as f:
+    for o in objs:
+        f.write(msgpack.packb(o))
+EOF
+}
+for case in 'ap 2' 'ap -0.5' 'ap nan' 'rprec -3' 'rprec inf' 'map_r nan' 'map_r 1.5' 'p1 9' 'p1 2' 'recall 3' 'eta nan' 'eta -inf'; do
+    set -- $case
+    spoil "$1" "$2"
+    expect_fail 1 "record 3: $1 " "$BIN/retrieve" --summary "$T/bad"
+    grep -qF -- "$2" "$T/err" || fail "--summary on $1 $2: the value is not named: $(cat "$T/err")"
+    [ "$(wc -l <"$T/err")" = 1 ] || fail "--summary on $1 $2: not one line: $(cat "$T/err")"
+done
+# the bounds themselves are fine
+spoil ap 0 && "$BIN/retrieve" --summary "$T/bad" >/dev/null || fail "--summary refused ap 0"
+spoil rprec 1 && "$BIN/retrieve" --summary "$T/bad" >/dev/null || fail "--summary refused rprec 1"
 
 # --- misuse
 expect_fail 2 "for help" "$BIN/retrieve" -k 0 "$T/e"
 expect_fail 2 "for help" "$BIN/retrieve" -k 2,1 "$T/e"
 expect_fail 2 "for help" "$BIN/retrieve" -k 1,,x "$T/e"
+# a k list with an empty element (issue 19: '1,' was read as 1), a non-number, zero, a repeat
+for k in 1, ,1 1,,2 , '' 1,2, 1,x 1,0 1,1 1,2,2 '1 ,2'; do
+    expect_fail 2 "for help" "$BIN/retrieve" -k "$k" "$T/e"
+    [ "$(grep -vc 'for help' "$T/err")" = 1 ] || fail "-k '$k': not one line and the hint: $(cat "$T/err")"
+done
 expect_fail 2 "for help" "$BIN/retrieve" -k 1,2,3,4,5,6,7,8,9,10,11,12,13,14,15,16,17 "$T/e"
 expect_fail 2 "for help" "$BIN/retrieve" --clean 0 "$T/e"
 expect_fail 2 "for help" "$BIN/retrieve" --clean 100 "$T/e"
