@@ -6,6 +6,7 @@
  */
 #include <getopt.h>
 #include <math.h>
+#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -74,14 +75,21 @@ static const char *shape_of(const npy_array *a)
     return s;
 }
 
-/* refuses array x: "FILE: array 'mu' is int64 (3, 4): what" */
-#define REFUSE(o, x, ...)                                                                            \
-    do {                                                                                             \
-        char why_[256];                                                                              \
-        snprintf(why_, sizeof why_, __VA_ARGS__);                                                    \
-        die("%s: array '%s' is %s %s: %s", (o)->input, (x)->name, npy_dtype_name(&(x)->a), shape_of(&(x)->a), \
-            why_);                                                                                   \
-    } while (0)
+/* refuses array x, "FILE: array 'mu' is int64 (3, 4): why", after freeing p (what was being
+ * converted: nothing is left behind for LeakSanitizer) */
+__attribute__((noreturn, format(printf, 4, 5))) static void refuse(const options *o, const array *x, void *p,
+                                                                   const char *fmt, ...)
+{
+    char why[256];
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(why, sizeof why, fmt, ap);
+    va_end(ap);
+    free(p);
+    die("%s: array '%s' is %s %s: %s", o->input, x->name, npy_dtype_name(&x->a), shape_of(&x->a), why);
+}
+#define REFUSE(o, x, ...) refuse(o, x, NULL, __VA_ARGS__)
+#define REFUSE_FREE(p, o, x, ...) refuse(o, x, p, __VA_ARGS__)
 
 static int in_list(const char *list, const char *name)
 {
@@ -179,10 +187,10 @@ static float *to_f32(const options *o, const array *x, int nonneg)
         double d = fast ? f[i] : npy_get_f64(&x->a, i);
         float v = (float)d;
         if (!isfinite(v))
-            REFUSE(o, x, "element %lld is %g%s: expected finite values", (long long)i, d,
+            REFUSE_FREE(f, o, x, "element %lld is %g%s: expected finite values", (long long)i, d,
                    isfinite(d) ? " (beyond float32)" : "");
         if (nonneg && v < 0)
-            REFUSE(o, x, "element %lld is %g: a variance must be >= 0", (long long)i, d);
+            REFUSE_FREE(f, o, x, "element %lld is %g: a variance must be >= 0", (long long)i, d);
         f[i] = v;
     }
     return f;
@@ -197,7 +205,7 @@ static int64_t *to_i64(const options *o, const array *x, int64_t lo, int64_t hi,
     for (int64_t i = 0; i < x->a.count; i++) {
         v[i] = npy_get(&x->a, i);
         if (v[i] < lo || v[i] > hi || (x->a.kind == 'u' && x->a.size == 8 && v[i] == INT64_MAX))
-            REFUSE(o, x, "element %lld is %lld: expected %s", (long long)i, (long long)v[i], what);
+            REFUSE_FREE(v, o, x, "element %lld is %lld: expected %s", (long long)i, (long long)v[i], what);
     }
     return v;
 }
@@ -205,9 +213,9 @@ static int64_t *to_i64(const options *o, const array *x, int64_t lo, int64_t hi,
 /* the images as uint8 */
 static uint8_t *to_u8(const options *o, const array *x)
 {
-    uint8_t *u = emalloc((size_t)(x->a.count ? x->a.count : 1));
     if (x->a.kind != 'f') {
         int64_t *v = to_i64(o, x, 0, 255, "pixel values 0..255");
+        uint8_t *u = emalloc((size_t)(x->a.count ? x->a.count : 1));
         for (int64_t i = 0; i < x->a.count; i++)
             u[i] = (uint8_t)v[i];
         free(v);
@@ -230,6 +238,7 @@ static uint8_t *to_u8(const options *o, const array *x)
     if (!o->range)
         warn("note: %s: array '%s' is %s in [%g, %g]: %s to uint8 (--range 1 or 255 to decide)", o->input,
              x->name, npy_dtype_name(&x->a), lo, hi, scale == 1 ? "scaled by 255 and rounded" : "rounded");
+    uint8_t *u = emalloc((size_t)(x->a.count ? x->a.count : 1));
     for (int64_t i = 0; i < x->a.count; i++)
         u[i] = (uint8_t)lrint(npy_get_f64(&x->a, i) * (scale == 1 ? 255 : 1));
     return u;
@@ -250,7 +259,8 @@ static void add_column(column *c, int *nc, const char *name, int dtype, int ndim
         die("more than %d fields: leave some arrays out with --skip", STREAM_MAXFIELDS);
     column *k = &c[(*nc)++];
     *k = (column){.name = name, .dtype = dtype, .ndim = ndim, .data = data};
-    memcpy(k->shape, shape, (size_t)ndim * sizeof *shape);
+    if (ndim) /* a scalar field passes shape NULL */
+        memcpy(k->shape, shape, (size_t)ndim * sizeof *shape);
     k->item = (size_t)shape_numel(ndim, shape) * dtype_size(dtype);
 }
 
