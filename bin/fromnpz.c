@@ -37,7 +37,8 @@ static const char *usage =
     "     id     int64 []        from --id (default id; absent: the item's index 0..n-1)\n"
     "     every other array with n rows, one field of the same name per item: bool and uint8\n"
     "     stay uint8, other integers become int32 (int64 when a value needs it), floats float32;\n"
-    "     --skip NAME,... leaves arrays out. Arrays without n rows are left out with a note.\n"
+    "     --skip NAME,... leaves arrays out. Arrays without n rows, or not of numbers (e.g.\n"
+    "     the header of tonpz's archives), are left out with a note.\n"
     "     meta dataset (--dataset, default the file's name), classes (int32: the distinct\n"
     "     classes, ascending). An .npy file is the one array (mu or image).\n"
     "  Any integer width, bool, float32 or float64, either byte order, is converted; anything\n"
@@ -66,6 +67,7 @@ typedef struct {
     uint8_t *buf;             /* the inflated member (NULL for a bare .npy: the file buffer) */
     npy_array a;
     int role;                 /* -1: an extra */
+    char *err;                /* why it cannot be read (a string array, ...): fatal only if used */
 } array;
 
 static const char *shape_of(const npy_array *a)
@@ -147,7 +149,7 @@ static array *load(const options *o, uint8_t *buf, size_t len, int *count)
         char what[300];
         snprintf(what, sizeof what, "array '%.255s'", v[i].name);
         if ((err = npy_parse_any(v[i].buf, mn, what, &v[i].a)))
-            die("%s: %s", o->input, err);
+            v[i].err = estrdup(err); /* tonpz's header, a string array: fine unless it is used */
         v[i].role = -1;
     }
     free(names);
@@ -171,6 +173,8 @@ static array *pick(const options *o, array *v, int nv, int r)
             x = find(v, nv, "label");
     } else
         x = find(v, nv, role_field[r]);
+    if (x && x->err)
+        die("%s: %s", o->input, x->err);
     if (x)
         x->role = r;
     return x;
@@ -425,6 +429,10 @@ int main(int argc, char **argv)
         array *e = &v[i];
         if (e->role >= 0 || in_list(o.skip, e->name))
             continue;
+        if (e->err) {
+            warn("note: %s: %s: left out", o.input, e->err);
+            continue;
+        }
         if (e->a.ndim < 1 || e->a.shape[0] != n) {
             warn("note: %s: array '%s' %s %s has not one row per item of '%s' (%lld): left out", o.input,
                  e->name, npy_dtype_name(&e->a), shape_of(&e->a), m->name, (long long)n);
@@ -485,6 +493,7 @@ int main(int argc, char **argv)
     for (int i = 0; i < nv; i++) {
         free(v[i].name);
         free(v[i].buf);
+        free(v[i].err);
     }
     free(v);
     free(buf);

@@ -28,7 +28,7 @@ static const char *usage =
     "  -z        deflate the members, as np.savez_compressed (default: stored, as np.savez)\n"
     "  -h, --help  this help\n"
     "example:\n"
-    "  mkdigits -N 2 -s test-seen -n 100 | tonpz -o digits.npz\n"
+    "  mkdigits -N 2 -s test-seen | tonpz -o digits.npz\n"
     "  python3 -c 'import numpy as np; z = np.load(\"digits.npz\"); print(z[\"image\"].shape)'\n";
 
 static const char *descr(int dtype)

@@ -37,6 +37,15 @@ fromnpz -h > out || fail "fromnpz -h failed"
 grep -q '^usage: fromnpz' out || fail "fromnpz -h: no usage on stdout"
 fromnpz --help | grep -q '^usage: fromnpz' || fail "fromnpz --help: no usage"
 tonpz --help | grep -q '^usage: tonpz' || fail "tonpz --help: no usage"
+# the examples of -h, run as written
+for p in fromnpz tonpz; do
+    mkdir "ex-$p"
+    "$p" -h | sed -n '/^example:$/,$p' | sed 1d > "ex-$p/run.sh"
+    [ -s "ex-$p/run.sh" ] || fail "$p -h has no example"
+    (cd "ex-$p" && PATH="$BIN:/usr/bin:/bin" sh -e run.sh > out 2> err) || fail "$p -h: the example fails: $(cat "ex-$p/err")"
+done
+grep -q '"accuracy"' ex-fromnpz/err || fail "fromnpz's example printed no knn summary: $(cat ex-fromnpz/err)"
+grep -qx '(9940, 28, 56)' ex-tonpz/out || fail "tonpz's example: $(cat ex-tonpz/out)"
 expect_exit 2 "fromnpz --bogus" fromnpz --bogus emb.npz
 [ "$(wc -l < "$T/expect.err")" = 2 ] && grep -q "^Try 'fromnpz -h' for help.$" "$T/expect.err" ||
     fail "misuse is not one line and the Try line: $(cat "$T/expect.err")"
@@ -60,6 +69,12 @@ for want in '"kind": "embeddings"' '{"name": "mu", "dtype": "float32", "shape": 
     '"values": [0, 1, 2]' '"program": "fromnpz"'; do
     grep -qF "$want" h.json || fail "the header lacks $want: $(cat h.json)"
 done
+# stdin, and --skip
+fromnpz --class labels - < emb.npz 2> /dev/null | totsv > stdin.tsv || fail "fromnpz - < emb.npz"
+totsv emb.hs | cmp -s - stdin.tsv || fail "fromnpz - < emb.npz gives other records than fromnpz emb.npz"
+fromnpz --skip attr,flag,big emb.npz 2> /dev/null | tshow -H > skip.json || fail "--skip"
+grep -q '"attr"\|"flag"\|"big"' skip.json && fail "--skip attr,flag,big left them in: $(cat skip.json)"
+grep -q '"score"' skip.json || fail "--skip dropped score too"
 # the evaluators take it: groups 10 apart with noise 0.1, so every neighbour has the item's class
 knn --json knn.json emb.hs > knn.hs || fail "knn on fromnpz's stream"
 [ "$(json_get accuracy < knn.json)" = 1 ] || fail "knn accuracy $(cat knn.json), expected 1"
@@ -136,6 +151,20 @@ assert k["correct"].dtype == np.uint8 and k["correct"].shape == (60,) and k["cor
 assert k["recall"].shape == (60, 5) and k["neighbors"].shape == (60, 5)
 EOF
 
+# tonpz's archive goes back through fromnpz: its header (a string) and meta/classes (not one row
+# per item) are left out with a note each, the fields come back the same
+fromnpz mix2.npz > mix3.hs 2> notes || fail "fromnpz on tonpz's archive: $(cat notes)"
+grep -q "note: mix2.npz: array 'header' is '<U[0-9]*' (): expected numbers .*: left out" notes || fail "header note: $(cat notes)"
+grep -q "note: mix2.npz: array 'meta/classes' int32 (3,) has not one row per item" notes || fail "meta note: $(cat notes)"
+[ "$(wc -l < notes)" = 2 ] || fail "not two notes: $(cat notes)"
+tonpz mix3.hs > mix3.npz || fail "tonpz mix3.hs"
+$PY - <<'EOF' || fail "tonpz | fromnpz | tonpz changed the arrays"
+import numpy as np
+a, b = np.load("mix2.npz"), np.load("mix3.npz")
+for k in ["mu", "var", "eta", "id", "class"]:
+    assert a[k].dtype == b[k].dtype and np.array_equal(a[k], b[k]), k
+EOF
+
 # --- refusals: one line naming the array, its dtype and shape and what was expected; exit 1
 $PY - <<'EOF' || fail "python3 could not write the bad files"
 import numpy as np
@@ -169,6 +198,7 @@ refuse "array 'labels' is float64 (4,): expected integers (int32 classes)" b_cls
 refuse "array 'labels' is int64 (5,): expected one class per item of 'mu', [4]" b_clsn.npz
 refuse "array 'labels' is int64 (4,): element 0 is 1099511627776: expected int32 classes" b_clsbig.npz
 refuse "fromnpz: b_str.npz: array 'mu' is '<U1' (2,): expected numbers (integers i1..i8, u1..u8, floats f4, f8 or bool)" b_str.npz
+refuse "fromnpz: b_str.npz: array 'mu' is '<U1' (2,): expected numbers" --mu mu b_str.npz
 refuse "array 'image' is float64 (4, 5): expected images, [n, H, W] or [n, C, H, W]" -k images b_img.npz
 refuse "array 'image' is int32 (4, 2, 2): element 0 is 300: expected pixel values 0..255" -k images b_px.npz
 refuse "array 'image' is float64 (4, 2, 2): values from 300 to 300: expected pixel values in [0, 1] or [0, 255]" -k images b_fpx.npz
