@@ -39,7 +39,7 @@ static const char *usage =
     "                       neither is given\n"
     "  -C N                 mixture components (default 1; point: 1)\n"
     "  -D N                 embedding dimensions (default 2)\n"
-    "      --loss NAME      default softcon for point, vib for mog; see below\n"
+    "      --loss NAME      default softcon for point, vib for mog; the losses are listed below\n"
     "  -K N                 samples per input for vib (default 8), per query for spe (default 1)\n"
     "      --beta X         KL weight for vib (default 1e-4)\n"
     "      --margin M       margin of the hard contrastive loss and the triplet hinge (default 1);\n"
@@ -71,6 +71,17 @@ static const char *usage =
     "                       accuracy within the batch for triplet; se2: spe's s_e^2)\n"
     "      --progress       progress on stderr even when it is not a terminal\n"
     "  -h                   this help\n";
+
+/* -h: the usage, then every loss of the registry (lib/loss.h) with its line of help */
+__attribute__((noreturn)) static void help(void)
+{
+    fputs(usage, stdout);
+    fputs("losses (--loss NAME):\n", stdout);
+    for (int i = 0; loss_kinds[i]; i++)
+        printf("      %-16s %s\n", loss_kinds[i]->name, loss_kinds[i]->help);
+    close_stdout();
+    exit(0);
+}
 
 
 typedef struct {
@@ -171,7 +182,7 @@ static options parse_options(int argc, char **argv)
         case O_SNAP: op.snapshot_every = parse_long("--snapshot-every", optarg, 1, 1000000000L); break;
         case O_LOG: op.log = optarg; break;
         case O_PROG: progress_force = 1; break;
-        case 'h': usage_help();
+        case 'h': help();
         default: usage_die("unknown option");
         }
     }

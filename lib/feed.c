@@ -17,15 +17,16 @@ static int need_field(const stream_header *h, const char *name, int dtype, int w
 {
     int fi = stream_field_index(h, name);
     const stream_field *sf = &h->fields[fi];
-    int ok = sf->dtype == dtype && (what == IMAGE ? sf->ndim == 2 || sf->ndim == 3 : sf->ndim == 0);
-    if (!ok) {
+    if (sf->dtype != dtype || (what == PER_IMAGE && sf->ndim != 0)) {
         char got[96];
         tensor t = {.dtype = sf->dtype, .ndim = sf->ndim};
         memcpy(t.shape, sf->shape, sizeof t.shape);
         die("input field '%s' is %s, expected %s", name, tensor_describe(&t, got, sizeof got),
-            what == IMAGE ? "uint8[H,W] or uint8[C,H,W] (images)"
+            what == IMAGE ? "uint8 images"
                           : dtype == DT_I32 ? "int32[] (one label per image)" : "uint8[] (one flag per image)");
     }
+    if (what == IMAGE && sf->ndim != 2 && sf->ndim != 3)
+        die("input field '%s' has %d dimensions; images are [H, W] or [C, H, W]", name, sf->ndim);
     return fi;
 }
 
