@@ -199,7 +199,7 @@ static double opt_float(const char *path, const stream_header *h, const char *ke
     return v;
 }
 
-/* the record's tensor for field name, which must be float32 of exactly this shape */
+/* the record's tensor for field name, which must be float32 of exactly this shape, all finite */
 static const tensor *need_tensor(const char *path, const stream_header *h, const stream_record *rec,
                                  const char *name, int ndim, const int64_t *shape)
 {
@@ -217,6 +217,14 @@ static const tensor *need_tensor(const char *path, const stream_header *h, const
         die("%s: tensor '%s' is %s, the model needs %s", path, name, tensor_describe(t, got, sizeof got),
             tensor_describe(&want_t, want, sizeof want));
     }
+    /* a NaN or an infinity would pass through every later step (the same vector for every
+     * input, a NaN s_e^2, a training that goes on): refused here, where it is read */
+    const float *x = t->data;
+    int64_t n = tensor_numel(t);
+    for (int64_t i = 0; i < n; i++)
+        if (!isfinite(x[i]))
+            die("%s: tensor '%s' holds %g at index %lld: a checkpoint's numbers must be finite", path, name,
+                (double)x[i], (long long)i);
     return t;
 }
 

@@ -44,7 +44,8 @@ void ckpt_save(const char *path, const ckpt_info *ci, const model *m, const opti
 int ckpt_note_compute(ckpt_info *ci);
 /* Loads the model (allocated for maxbatch images); *o (if o != NULL) gets the optimizer state.
  * Every tensor is checked against the model the header describes (dtype, shape, count; no
- * missing or extra tensor) and every setting for range, before anything is used;
+ * missing or extra tensor; every number finite, or it dies naming the tensor) and every setting
+ * for range, before anything is used;
  * *header (if header != NULL) gets a copy of the checkpoint's stream header (for lineage). */
 model *ckpt_load(const char *path, ckpt_info *ci, optim **o, int maxbatch, stream_header **header);
 /* a = softplus(a_raw), b of the match probability stored in the model's extra parameters
