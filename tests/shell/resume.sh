@@ -42,4 +42,81 @@ for c in nan:param.conv1.w inf:param.match.b ninf:param.head.w; do
     expect_fail 1 "$f: tensor '$name' holds" sh -c "batcher -m pairs -b 16 -S 5 < d.hs | train --resume $f -o r.ckpt -n 5 -t 1"
 done
 expect_fail 1 "mom.ckpt: tensor 'optim.v' holds nan" sh -c "batcher -m pairs -b 16 -S 5 < d.hs | train --resume mom.ckpt -o r.ckpt -n 5 -t 1"
+
+# --- 14: a resumed checkpoint keeps the command that started the run as its provenance, each
+# resume on a line of its own (meta resumed), and the options that shape the run
+batches | train -o p.ckpt --head mog -D 2 -n 20 -S 3 -t 1 --save-every 7 --snapshot-every 10 2>/dev/null || fail "train p"
+orig=$(args p.ckpt)
+[ "$orig" = '"-o", "p.ckpt", "--head", "mog", "-D", "2", "-n", "20", "-S", "3", "-t", "1", "--save-every", "7", "--snapshot-every", "10"' ] ||
+    fail "provenance args of a fresh run: $orig"
+[ "$(meta p.ckpt save_every)" = 7 ] && [ "$(meta p.ckpt snapshot_every)" = 10 ] || fail "--save-every, --snapshot-every not stored"
+batches | train --resume p.ckpt -n 40 -t 1 2>/dev/null || fail "resume p"
+[ "$(args p.ckpt)" = "$orig" ] || fail "a resume replaced the original command in the provenance: $(args p.ckpt)"
+[ "$(meta p.ckpt resumed)" = '"step 20: --resume p.ckpt -n 40 -t 1"' ] || fail "meta resumed: $(meta p.ckpt resumed)"
+[ "$(meta p.ckpt save_every)" = 7 ] && [ "$(meta p.ckpt snapshot_every)" = 10 ] || fail "the resumed run lost --save-every, --snapshot-every"
+for st in 10 20 30 40; do
+    [ -s p.step0000000$st.ckpt ] || fail "the resumed run kept no snapshot at step $st"
+done
+[ "$(args p.step000000030.ckpt)" = "$orig" ] || fail "a snapshot of the resumed run: $(args p.step000000030.ckpt)"
+# a second resume adds its line; an option given on resume overrides the stored one
+batches | train --resume p.ckpt -n 50 -t 1 --save-every 9 2>/dev/null || fail "second resume"
+[ "$(meta p.ckpt resumed)" = '"step 20: --resume p.ckpt -n 40 -t 1\u000astep 40: --resume p.ckpt -n 50 -t 1 --save-every 9"' ] ||
+    fail "meta resumed after two resumes: $(meta p.ckpt resumed)"
+[ "$(meta p.ckpt save_every)" = 9 ] || fail "--save-every on resume did not override"
+# the same training as one uninterrupted run (parameters and optimizer state)
+batches | train -o q.ckpt --head mog -D 2 -n 50 -S 3 -t 1 2>/dev/null || fail "train q"
+totsv p.ckpt > p.tsv && totsv q.ckpt > q.tsv && cmp -s p.tsv q.tsv || fail "20 + 20 + 10 steps differ from 50"
+# defaults are not written (a run with the defaults keeps the checkpoint bytes of before)
+[ -z "$(meta q.ckpt save_every)$(meta q.ckpt snapshot_every)$(meta q.ckpt resumed)" ] || fail "defaults written"
+
+# --- 10: the log of a run killed with -9 after a checkpoint and resumed equals that of an
+# uninterrupted run (but for its timings: images_per_s and seconds), header and all; the
+# resumed run keeps --save-every: killed again after its next checkpoint, it resumes too
+batcher -m pairs -b 16 -S 5 -n 200 < d.hs > all.hs || fail "batcher"
+train -o u.ckpt --head mog -D 2 -n 200 -S 3 -t 1 --save-every 40 --log u.log < all.hs 2>/dev/null || fail "train u"
+# firstN.hs: the first N batches of all.hs and no end, so that train waits for more
+/usr/bin/python3 - <<'EOF' || fail "python3 could not cut all.hs"
+import msgpack
+objs = list(msgpack.Unpacker(open("all.hs", "rb"), raw=False, strict_map_key=False))
+for n in (90, 130):
+    with open("first%d.hs" % n, "wb") as f:
+        for o in objs[:n + 1]:
+            f.write(msgpack.packb(o, use_bin_type=True))
+EOF
+# killed CKPT STEP FEED ARGS...: train ARGS on a FIFO fed FEED (and then nothing, held open),
+# killed with -9 once CKPT has reached STEP
+killed() {
+    ck=$1 want=$2 feed=$3; shift 3
+    rm -f k.fifo && mkfifo k.fifo
+    train "$@" < k.fifo 2> k.err &
+    pid=$!
+    { cat "$feed"; sleep 120; } > k.fifo &
+    feeder=$!
+    i=0
+    while [ "$(meta "$ck" step 2>/dev/null)" != "$want" ]; do
+        i=$((i + 1))
+        [ $i -lt 600 ] || { kill $pid $feeder; fail "$ck never reached step $want: $(cat k.err)"; }
+        sleep 0.1
+    done
+    kill -9 $pid
+    wait $pid
+    kill $feeder 2>/dev/null
+    wait $feeder 2>/dev/null
+    return 0
+}
+killed k.ckpt 80 first90.hs -o k.ckpt --head mog -D 2 -n 200 -S 3 -t 1 --save-every 40 --log k.log
+[ "$(head -n 1 k.log)" = "$(head -n 1 u.log)" ] || fail "the log of a run killed after its checkpoint lost its header: $(cat k.log)"
+grep -q '^50	' k.log || fail "the log of a run killed after its checkpoint at step 80 lost the line of step 50: $(cat k.log)"
+killed k.ckpt 120 first130.hs --resume k.ckpt -t 1 --log k.log
+train --resume k.ckpt -t 1 --log k.log < all.hs 2>/dev/null || fail "resume k"
+cut -f 1-7,10- u.log > u.cols && cut -f 1-7,10- k.log > k.cols
+cmp -s u.cols k.cols || fail "the log of a killed and resumed run differs from an uninterrupted run's: $(diff u.cols k.cols | head -n 8)"
+[ "$(wc -l < k.log)" = 5 ] || fail "the log has $(wc -l < k.log) lines, expected 5: $(cat k.log)"
+totsv u.ckpt > u.tsv && totsv k.ckpt > k.tsv && cmp -s u.tsv k.tsv || fail "killed and resumed twice: other weights"
+# a log that ran ahead of the checkpoint (resumed from an earlier snapshot) is cut back to it
+train -o v.ckpt --head mog -D 2 -n 200 -S 3 -t 1 --snapshot-every 60 --log v.log < all.hs 2>/dev/null || fail "train v"
+printf '170\t0.5' >> v.log   # and a line cut short by a kill
+train --resume v.step000000060.ckpt -o w.ckpt -t 1 --log v.log < all.hs 2>/dev/null || fail "resume from a snapshot"
+cut -f 1-7,10- v.log > v.cols
+cmp -s u.cols v.cols || fail "a log resumed from an earlier step was not cut back: $(diff u.cols v.cols | head -n 8)"
 pass
