@@ -2,7 +2,8 @@
  * groups or episodes; lib/feed.h turns a record into a loss input, and the loss says which kinds
  * it takes), repeats forward, loss, backward, update, and writes a checkpoint
  * (formats/checkpoint.md) atomically every --save-every steps, at the end, and on SIGINT/SIGTERM
- * or when its input fails.
+ * or when its input fails. The --log reaches the disk before each checkpoint, and a resumed run
+ * cuts it back to the checkpoint's step, so that log and checkpoint agree after a kill -9.
  */
 #include <errno.h>
 #include <getopt.h>
@@ -32,8 +33,10 @@ static const char *usage =
     "  the images' size from the stream: uint8 [H, W] or [C, H, W] (N-digit MNIST 28 x 28N,\n"
     "  mkshapes 3 x 64 x 64; sides multiples of 4).\n"
     "  -o, --out PATH       checkpoint to write (atomically)\n"
-    "      --resume PATH    continue exactly from PATH (its settings win; -o defaults to PATH).\n"
-    "                       Feed the same batcher command: the first STEP batches are skipped.\n"
+    "      --resume PATH    continue exactly from PATH (its settings win, but -n, --save-every and\n"
+    "                       --snapshot-every when given; -o defaults to PATH). Feed the same batcher\n"
+    "                       command: the first STEP batches are skipped. The checkpoint keeps the\n"
+    "                       command that started the run and lists each resume (formats/checkpoint.md)\n"
     "      --head H         point | mog | iso (D means and one log-variance s, var = exp(s) in\n"
     "                       every dimension); default: the loss's (point for softcon, contrastive,\n"
     "                       proto, triplet, fstat; mog for vib, spe; iso for hetriplet), mog when\n"
@@ -69,7 +72,9 @@ static const char *usage =
     "                       (PATH without its .ckpt, S the step, 9 digits) + .ckpt: for curves\n"
     "      --log FILE       training log, TSV: step loss nll kl a b mean_var images_per_s seconds lr\n"
     "                       acc se2 (acc: query accuracy of episode losses, nearest-neighbour\n"
-    "                       accuracy within the batch for triplet; se2: spe's s_e^2)\n"
+    "                       accuracy within the batch for triplet; se2: spe's s_e^2), a line every\n"
+    "                       50 steps, on disk at each checkpoint; not stored: give it again with\n"
+    "                       --resume, which cuts it back to the checkpoint's step and goes on\n"
     "      --progress       progress on stderr even when it is not a terminal\n"
     "  -h                   this help\n";
 
