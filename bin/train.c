@@ -12,6 +12,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include "blas.h"
@@ -449,15 +450,15 @@ static const char log_header[] = "step\tloss\tnll\tkl\ta\tb\tmean_var\timages_pe
 /* The log of a resumed run, cut back to the checkpoint's step so that the two agree: its first
  * line (the header) is kept, then every whole line up to the first one that is past step, cut
  * short (a kill in the middle of a write) or not a step; from there on it is dropped. Returns
- * the bytes kept (0: the log is missing or empty). */
+ * the bytes kept (0: the log is missing, empty or not a regular file). */
 static long cut_log(const char *path, int64_t step)
 {
+    struct stat st;
+    if (stat(path, &st) != 0 || !S_ISREG(st.st_mode)) /* missing, or a device or a pipe: not cut */
+        return 0;
     FILE *f = fopen(path, "r+");
-    if (!f) {
-        if (errno == ENOENT)
-            return 0;
+    if (!f)
         die("cannot write %s: %s", path, strerror(errno));
-    }
     char *line = NULL;
     size_t cap = 0;
     ssize_t n;

@@ -59,8 +59,8 @@ for st in 10 20 30 40; do
 done
 [ "$(args p.step000000030.ckpt)" = "$orig" ] || fail "a snapshot of the resumed run: $(args p.step000000030.ckpt)"
 # a second resume adds its line; an option given on resume overrides the stored one
-batches | train --resume p.ckpt -n 50 -t 1 --save-every 9 2>/dev/null || fail "second resume"
-[ "$(meta p.ckpt resumed)" = '"step 20: --resume p.ckpt -n 40 -t 1\u000astep 40: --resume p.ckpt -n 50 -t 1 --save-every 9"' ] ||
+batches | train --resume p.ckpt -n 50 -t 1 --save-every 9 --log "it's.log" 2>/dev/null || fail "second resume"
+[ "$(meta p.ckpt resumed)" = '"step 20: --resume p.ckpt -n 40 -t 1\u000astep 40: --resume p.ckpt -n 50 -t 1 --save-every 9 --log '"'it'\\\\''s.log'"'"' ] ||
     fail "meta resumed after two resumes: $(meta p.ckpt resumed)"
 [ "$(meta p.ckpt save_every)" = 9 ] || fail "--save-every on resume did not override"
 # the same training as one uninterrupted run (parameters and optimizer state)
