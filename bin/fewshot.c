@@ -683,14 +683,15 @@ int main(int argc, char **argv)
     if (S.D != Q.D)
         die("the support embeddings have %d dimensions, the queries %d", S.D, Q.D);
     int D = Q.D, spe = S.has_var && Q.has_var;
-    if (S.has_var != Q.has_var)
-        warn("only the %s stream carries variances ('var'): SPE needs both; PN only",
-             S.has_var ? "support" : "query");
     if (o.score < 0)
         o.score = spe ? SC_CLOSED : SC_PN;
     if (o.score != SC_PN && !spe)
         die("--score %s needs variances: the %s stream %s has no field 'var' (a point model): use --score pn",
             sc_name[o.score], !S.has_var ? "support" : "query", !S.has_var ? S.name : Q.name);
+    /* (after the error above, so that a failing run says one thing) */
+    if (S.has_var != Q.has_var)
+        warn("only the %s stream carries variances ('var'): SPE needs both; PN only",
+             S.has_var ? "support" : "query");
     const char *se2_from = "none (no variances: PN only)";
     double se2 = spe ? resolve_se2(&o, sin->header, qin->header, &se2_from) : 0;
 

@@ -370,8 +370,8 @@ int main(int argc, char **argv)
     int64_t first = 0, count = mn.n;
     if (o.holdout) {
         if (o.holdout >= mn.n)
-            die("--holdout %ld: the MNIST training set of %s has only %lld digits", o.holdout, o.mnist,
-                (long long)mn.n);
+            usage_die("--holdout %ld: the MNIST training set of %s has only %lld digits", o.holdout, o.mnist,
+                      (long long)mn.n);
         first = o.split == DIGITS_VAL ? mn.n - o.holdout : 0;
         count = o.split == DIGITS_VAL ? o.holdout : mn.n - o.holdout;
     }

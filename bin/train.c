@@ -2,7 +2,8 @@
  * groups or episodes; lib/feed.h turns a record into a loss input, and the loss says which kinds
  * it takes), repeats forward, loss, backward, update, and writes a checkpoint
  * (formats/checkpoint.md) atomically every --save-every steps, at the end, and on SIGINT/SIGTERM
- * or when its input fails.
+ * or when its input fails. The --log reaches the disk before each checkpoint, and a resumed run
+ * cuts it back to the checkpoint's step, so that log and checkpoint agree after a kill -9.
  */
 #include <errno.h>
 #include <getopt.h>
@@ -11,6 +12,8 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
 
 #include "blas.h"
 #include "ckpt.h"
@@ -31,15 +34,17 @@ static const char *usage =
     "  the images' size from the stream: uint8 [H, W] or [C, H, W] (N-digit MNIST 28 x 28N,\n"
     "  mkshapes 3 x 64 x 64; sides multiples of 4).\n"
     "  -o, --out PATH       checkpoint to write (atomically)\n"
-    "      --resume PATH    continue exactly from PATH (its settings win; -o defaults to PATH).\n"
-    "                       Feed the same batcher command: the first STEP batches are skipped.\n"
+    "      --resume PATH    continue exactly from PATH (its settings win, but -n, --save-every and\n"
+    "                       --snapshot-every when given; -o defaults to PATH). Feed the same batcher\n"
+    "                       command: the first STEP batches are skipped. The checkpoint keeps the\n"
+    "                       command that started the run and lists each resume (formats/checkpoint.md)\n"
     "      --head H         point | mog | iso (D means and one log-variance s, var = exp(s) in\n"
     "                       every dimension); default: the loss's (point for softcon, contrastive,\n"
     "                       proto, triplet, fstat; mog for vib, spe; iso for hetriplet), mog when\n"
     "                       neither is given\n"
     "  -C N                 mixture components (default 1; point: 1)\n"
     "  -D N                 embedding dimensions (default 2)\n"
-    "      --loss NAME      default softcon for point, vib for mog; see below\n"
+    "      --loss NAME      default softcon for point, vib for mog; the losses are listed below\n"
     "  -K N                 samples per input for vib (default 8), per query for spe (default 1)\n"
     "      --beta X         KL weight for vib (default 1e-4)\n"
     "      --margin M       margin of the hard contrastive loss and the triplet hinge (default 1);\n"
@@ -68,9 +73,22 @@ static const char *usage =
     "                       (PATH without its .ckpt, S the step, 9 digits) + .ckpt: for curves\n"
     "      --log FILE       training log, TSV: step loss nll kl a b mean_var images_per_s seconds lr\n"
     "                       acc se2 (acc: query accuracy of episode losses, nearest-neighbour\n"
-    "                       accuracy within the batch for triplet; se2: spe's s_e^2)\n"
+    "                       accuracy within the batch for triplet; se2: spe's s_e^2), a line every\n"
+    "                       50 steps, on disk at each checkpoint; not stored: give it again with\n"
+    "                       --resume, which cuts it back to the checkpoint's step and goes on\n"
     "      --progress       progress on stderr even when it is not a terminal\n"
     "  -h                   this help\n";
+
+/* -h: the usage, then every loss of the registry (lib/loss.h) with its line of help */
+__attribute__((noreturn)) static void help(void)
+{
+    fputs(usage, stdout);
+    fputs("losses (--loss NAME):\n", stdout);
+    for (int i = 0; loss_kinds[i]; i++)
+        printf("      %-16s %s\n", loss_kinds[i]->name, loss_kinds[i]->help);
+    close_stdout();
+    exit(0);
+}
 
 
 typedef struct {
@@ -83,7 +101,7 @@ typedef struct {
     long warmup;
     int decay;
     long steps, save_every, snapshot_every;
-    int steps_set, C_set;
+    int steps_set, C_set, save_every_set, snapshot_every_set; /* given: they override a resumed checkpoint's */
     uint64_t seed;
 } options;
 
@@ -91,7 +109,7 @@ static options parse_options(int argc, char **argv)
 {
     options op = {.ce_scale0 = NAN, .ce_frac = NAN, .head = -1, .C = 1, .D = 2, .K = -1, .beta = -1, .margin = -1, .a0 = NAN,
                   .b0 = NAN, .se2_0 = NAN, .sampler = -1, .triplet_form = -1, .mining = -1, .lr = 1e-3,
-                  .steps = 20000, .save_every = 1000,
+                  .steps = 20000, .save_every = CKPT_SAVE_EVERY,
                   .seed = 714, .threads = 2, .optim = OPTIM_ADAM};
     enum { O_RESUME = 256, O_HEAD, O_LOSS, O_BETA, O_MARGIN, O_A0, O_B0, O_OPTIM, O_LR, O_SAVE, O_LOG, O_PROG,
            O_WARMUP, O_DECAY, O_LREND, O_SNAP, O_SE2, O_SAMPLER,
@@ -167,11 +185,17 @@ static options parse_options(int argc, char **argv)
         case 'n': op.steps = parse_long("--steps", optarg, 0, 1000000000L); op.steps_set = 1; break;
         case 'S': op.seed = parse_u64("--seed", optarg); break;
         case 't': op.threads = (int)parse_long("--threads", optarg, 1, 64); break;
-        case O_SAVE: op.save_every = parse_long("--save-every", optarg, 1, 1000000000L); break;
-        case O_SNAP: op.snapshot_every = parse_long("--snapshot-every", optarg, 1, 1000000000L); break;
+        case O_SAVE:
+            op.save_every = parse_long("--save-every", optarg, 1, 1000000000L);
+            op.save_every_set = 1;
+            break;
+        case O_SNAP:
+            op.snapshot_every = parse_long("--snapshot-every", optarg, 1, 1000000000L);
+            op.snapshot_every_set = 1;
+            break;
         case O_LOG: op.log = optarg; break;
         case O_PROG: progress_force = 1; break;
-        case 'h': usage_help();
+        case 'h': help();
         default: usage_die("unknown option");
         }
     }
@@ -199,13 +223,25 @@ typedef struct {
     int argc;
     char **argv;
     const stream_header *input;
+    FILE *log;   /* flushed before each checkpoint, so that the log reaches its step */
 } saver_state;
 static saver_state saver;
+
+/* the log's lines so far onto the disk: a checkpoint is never ahead of its log */
+static void flush_log(void)
+{
+    if (!saver.log)
+        return;
+    /* (fsync fails with EINVAL on a pipe or a terminal: nothing to sync then) */
+    if (fflush(saver.log) != 0 || (fsync(fileno(saver.log)) != 0 && errno != EINVAL))
+        die("cannot write the log: %s", strerror(errno));
+}
 
 static void save_now(void)
 {
     int ok = saver.ok;
     saver.ok = 0; /* a save that dies must not be tried again by the die hook */
+    flush_log();
     ckpt_save(saver.path, saver.ci, saver.m, saver.o, saver.argc, saver.argv, saver.input);
     saver.ok = ok;
 }
@@ -319,6 +355,8 @@ static model *start(const options *op, const loss_kind *L, const feed *f, ckpt_i
     ci->lr_end = op->lr_end;
     ci->steps = op->steps;
     ci->seed = op->seed;
+    ci->save_every = op->save_every;
+    ci->snapshot_every = op->snapshot_every;
     ckpt_note_compute(ci);
     model *m = model_create(&ci->mc, L->nparams, L->param_names, f->maxbatch);
     model_init(m, ci->seed);
@@ -327,15 +365,22 @@ static model *start(const options *op, const loss_kind *L, const feed *f, ckpt_i
     return m;
 }
 
-/* a resumed run: settings from the checkpoint */
-static model *resume(const options *op, const feed *f, ckpt_info *ci, optim **o)
+/* a resumed run: settings from the checkpoint (-n, --save-every and --snapshot-every when given
+ * override them); *hdr gets its header, whose provenance is the command that started the run */
+static model *resume(const options *op, const feed *f, ckpt_info *ci, optim **o, int argc, char **argv,
+                     stream_header **hdr)
 {
-    model *m = ckpt_load(op->resume, ci, o, f->maxbatch, NULL);
+    model *m = ckpt_load(op->resume, ci, o, f->maxbatch, hdr);
     if (m->Cin != f->channels || m->H != f->height || m->W != f->width)
         die("%s was trained on %dx%dx%d images, the input has %dx%dx%d images", op->resume, m->Cin, m->H, m->W,
             f->channels, f->height, f->width);
     if (op->steps_set)
         ci->steps = op->steps;
+    if (op->save_every_set)
+        ci->save_every = op->save_every;
+    if (op->snapshot_every_set)
+        ci->snapshot_every = op->snapshot_every;
+    ckpt_note_resume(ci, argc, argv);
     fprintf(stderr, "train: resuming %s at step %lld of %lld\n", op->resume, (long long)ci->step,
             (long long)ci->steps);
     if (ckpt_note_compute(ci))
@@ -400,21 +445,55 @@ static double train_step(trainer *t, const feed *f, loss_input *li, loss_stats *
     return lv;
 }
 
-static FILE *open_log(const options *op)
+static const char log_header[] = "step\tloss\tnll\tkl\ta\tb\tmean_var\timages_per_s\tseconds\tlr\tacc\tse2\n";
+
+/* The log of a resumed run, cut back to the checkpoint's step so that the two agree: its first
+ * line (the header) is kept, then every whole line up to the first one that is past step, cut
+ * short (a kill in the middle of a write) or not a step; from there on it is dropped. Returns
+ * the bytes kept (0: the log is missing, empty or not a regular file). */
+static long cut_log(const char *path, int64_t step)
+{
+    struct stat st;
+    if (stat(path, &st) != 0 || !S_ISREG(st.st_mode)) /* missing, or a device or a pipe: not cut */
+        return 0;
+    FILE *f = fopen(path, "r+");
+    if (!f)
+        die("cannot write %s: %s", path, strerror(errno));
+    char *line = NULL;
+    size_t cap = 0;
+    ssize_t n;
+    long keep = 0;
+    for (int first = 1; (n = getline(&line, &cap, f)) > 0; first = 0) {
+        char *end;
+        long long s = strtoll(line, &end, 10);
+        int header = first && !strncmp(line, "step\t", 5);
+        if (line[n - 1] != '\n' || (!header && (end == line || *end != '\t' || s > step)))
+            break;
+        keep += n;
+    }
+    free(line);
+    if (ferror(f) || ftruncate(fileno(f), keep) != 0 || fclose(f) != 0)
+        die("cannot write %s: %s", path, strerror(errno));
+    return keep;
+}
+
+static FILE *open_log(const options *op, int64_t step)
 {
     if (!op->log)
         return NULL;
-    FILE *logf = fopen(op->log, op->resume ? "a" : "w");
+    long kept = op->resume ? cut_log(op->log, step) : 0;
+    FILE *logf = fopen(op->log, kept ? "a" : "w");
     if (!logf)
         die("cannot write %s: %s", op->log, strerror(errno));
-    if (!op->resume)
-        fprintf(logf, "step\tloss\tnll\tkl\ta\tb\tmean_var\timages_per_s\tseconds\tlr\tacc\tse2\n");
+    if (!kept)
+        fputs(log_header, logf);
     return logf;
 }
 
 /* PATH without .ckpt + .stepSSSSSSSSS.ckpt */
 static void save_snapshot(const options *op, int argc, char **argv, const stream_header *ih)
 {
+    flush_log();
     char snap[4096];
     size_t n = strlen(op->out);
     int base = n > 5 && !strcmp(op->out + n - 5, ".ckpt") ? (int)n - 5 : (int)n;
@@ -441,13 +520,26 @@ int main(int argc, char **argv)
     feed_open(&f, ih);
     ckpt_info ci;
     optim *o;
-    model *m = op.resume ? resume(&op, &f, &ci, &o) : start(&op, L, &f, &ci, &o);
+    /* the provenance of every checkpoint: the command that started the run (a resumed run's
+     * checkpoint has it; ci.resumed lists the resumes) */
+    int pargc = argc;
+    char **pargv = argv;
+    stream_header *rh = NULL;
+    model *m = op.resume ? resume(&op, &f, &ci, &o, argc, argv, &rh) : start(&op, L, &f, &ci, &o);
+    if (rh) {
+        pargc = rh->nargs + 1;
+        pargv = emalloc((size_t)(pargc + 1) * sizeof *pargv);
+        pargv[0] = argv[0];
+        for (int i = 0; i < rh->nargs; i++)
+            pargv[i + 1] = rh->args[i];
+        pargv[pargc] = NULL;
+    }
     L = loss_find(ci.loss);
     if (!(L->batches & f.kind))
         die("loss %s does not take %s batches; feed it `%s`", ci.loss, loss_batch_name(f.kind),
             feed_batcher_mode(L->batches));
     ci.batch_images = f.maxbatch;
-    FILE *logf = open_log(&op);
+    FILE *logf = open_log(&op, ci.step);
 
     /* on resume, the same batcher command is fed again: skip the batches already trained on */
     stream_record rec = {0};
@@ -471,7 +563,8 @@ int main(int argc, char **argv)
     sa.sa_flags = SA_RESTART;
     sigaction(SIGINT, &sa, NULL);
     sigaction(SIGTERM, &sa, NULL);
-    saver = (saver_state){.ok = 1, .path = op.out, .ci = &ci, .m = m, .o = o, .argc = argc, .argv = argv, .input = ih};
+    saver = (saver_state){.ok = 1, .path = op.out, .ci = &ci, .m = m, .o = o, .argc = pargc, .argv = pargv,
+                          .input = ih, .log = logf};
     util_die_hook = die_hook;
 
     progress pr;
@@ -516,12 +609,12 @@ int main(int argc, char **argv)
             snprintf(extra, sizeof extra, "loss %.4f a %.3f b %.3f var %.3g %.0f img/s", lv, st.a, st.b,
                      st.mean_var, rate);
         progress_update(&pr, ci.step, extra);
-        if (ci.step % op.save_every == 0 && ci.step < ci.steps) {
+        if (ci.step % ci.save_every == 0 && ci.step < ci.steps) {
             save_now();
             last_saved = ci.step;
         }
-        if (op.snapshot_every && ci.step % op.snapshot_every == 0)
-            save_snapshot(&op, argc, argv, ih);
+        if (ci.snapshot_every && ci.step % ci.snapshot_every == 0)
+            save_snapshot(&op, pargc, pargv, ih);
     }
     progress_end(&pr, ci.step);
     util_die_hook = NULL;
@@ -531,6 +624,7 @@ int main(int argc, char **argv)
             (long long)ci.step, images_done, el, images_done / (el > 0 ? el : 1e-9), op.out);
     if (ended && ci.step < ci.steps)
         fprintf(stderr, "train: input ended after step %lld (of %lld)\n", (long long)ci.step, (long long)ci.steps);
+    saver.log = NULL;
     if (logf && fclose(logf) != 0)
         die("cannot write %s", op.log);
     int rc = 0;
@@ -543,6 +637,10 @@ int main(int argc, char **argv)
     feed_free(&f);
     model_free(m);
     optim_free(o);
+    if (rh) {
+        free(pargv);
+        header_free(rh);
+    }
     free(t.mu); free(t.var); free(t.dmu); free(t.dvar); free(t.qdigits); free(t.qmu); free(t.dqmu);
     return rc;
 }

@@ -1,8 +1,11 @@
 #include "blas.h"
 
 #include <cblas.h>
+#include <limits.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/prctl.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include "util.h"
@@ -33,10 +36,38 @@ static const char *wanted_core(const char *core)
     return NULL;
 }
 
+/* Re-executes this program with argv (returns only if it could not). Through the path of its
+ * file, not /proc/self/exe: the kernel names a process (its comm, what ps, pgrep and pkill match)
+ * after the file it executes, and "exe" would hide every program. The path is used only while it
+ * is still the file this process runs (same device and inode), else /proc/self/exe. The name the
+ * process had goes along in HEDGE_BLAS_REEXEC, for the re-executed program to take it back
+ * (prctl) if the path gave another one (a program started through a link of another name). */
+static void reexec(char **argv)
+{
+    char name[16] = "", path[PATH_MAX];
+    prctl(PR_GET_NAME, name, 0, 0, 0);
+    setenv("HEDGE_BLAS_REEXEC", name[0] ? name : "1", 1);
+    ssize_t n = readlink("/proc/self/exe", path, sizeof path - 1);
+    struct stat a, b;
+    if (n > 0) {
+        path[n] = 0;
+        if (stat(path, &a) == 0 && stat("/proc/self/exe", &b) == 0 && a.st_dev == b.st_dev && a.st_ino == b.st_ino)
+            execv(path, argv);
+    }
+    execv("/proc/self/exe", argv);
+}
+
 void blas_init(char **argv, int threads)
 {
     const char *core = openblas_get_corename();
-    int again = getenv("HEDGE_BLAS_REEXEC") != NULL; /* we are the re-executed program */
+    const char *name = getenv("HEDGE_BLAS_REEXEC"); /* set: we are the re-executed program */
+    int again = name != NULL;
+    if (again && strcmp(name, "1")) {
+        char now[16] = "";
+        prctl(PR_GET_NAME, now, 0, 0, 0);
+        if (strcmp(now, name))
+            prctl(PR_SET_NAME, name, 0, 0, 0);
+    }
     unsetenv("HEDGE_BLAS_REEXEC");
     const char *want = getenv("HEDGE_BLAS_CORE");
     if (!want || !*want)
@@ -46,9 +77,8 @@ void blas_init(char **argv, int threads)
             warn("OpenBLAS runs its %s kernel although %s was asked for", core, want);
         } else {
             setenv("OPENBLAS_CORETYPE", want, 1);
-            setenv("HEDGE_BLAS_REEXEC", "1", 1);
             fflush(NULL);
-            execv("/proc/self/exe", argv);
+            reexec(argv);
             unsetenv("HEDGE_BLAS_REEXEC");
             warn("could not re-execute with OPENBLAS_CORETYPE=%s; using the %s kernel", want, core);
         }

@@ -10,7 +10,8 @@
  * training 22,000 against 24,000 images/s). So blas_init() wants SkylakeX whenever the CPU has
  * AVX-512 (F, CD, BW, DQ, VL: what the SkylakeX kernels use), else Haswell when it has AVX2 and
  * OpenBLAS fell back to Prescott. If another kernel runs, it re-executes the program once with
- * OPENBLAS_CORETYPE set to the one it wants. This overrides an OPENBLAS_CORETYPE inherited from
+ * OPENBLAS_CORETYPE set to the one it wants (through its own file, with the same argv, so that
+ * it keeps its name for ps, pgrep and pkill). This overrides an OPENBLAS_CORETYPE inherited from
  * the environment (some machines of this kind set it to Haswell for every process), because
  * the same bytes everywhere need one kernel everywhere. HEDGE_BLAS_CORE=NAME asks for another
  * kernel; HEDGE_BLAS_KEEP=1 keeps whatever OpenBLAS (or OPENBLAS_CORETYPE) chose. Call it first

@@ -86,6 +86,14 @@ void ckpt_save(const char *path, const ckpt_info *ci, const model *m, const opti
     header_set_int(h, "step", ci->step);
     header_set_int(h, "steps", ci->steps);
     header_set_int(h, "batch_images", ci->batch_images);
+    /* (written when they differ from train's defaults, so that the checkpoints of runs with
+     * the defaults keep the bytes of the versions before them) */
+    if (ci->save_every != CKPT_SAVE_EVERY)
+        header_set_int(h, "save_every", ci->save_every);
+    if (ci->snapshot_every)
+        header_set_int(h, "snapshot_every", ci->snapshot_every);
+    if (ci->resumed[0])
+        header_set_str(h, "resumed", ci->resumed);
     double a, b;
     ckpt_match_ab(m, &a, &b);
     header_set_float(h, "match_a", a);
@@ -149,6 +157,46 @@ static int list_add(char *list, size_t cap, const char *item)
     return 1;
 }
 
+/* src into dst[cap], whole if it fits, else its last lines that fit after a marker */
+static void keep_tail(char *dst, size_t cap, const char *src)
+{
+    static const char mark[] = "(earlier resumes left out)\n";
+    size_t n = strlen(src);
+    if (n < cap) {
+        memcpy(dst, src, n + 1);
+        return;
+    }
+    const char *p = src + n - (cap - sizeof mark); /* the tail that fits after the marker */
+    const char *nl = strchr(p, '\n');
+    p = nl ? nl + 1 : src + n;
+    snprintf(dst, cap, "%s%s", mark, p);
+}
+
+void ckpt_note_resume(ckpt_info *ci, int argc, char **argv)
+{
+    size_t cap = 64;
+    for (int i = 1; i < argc; i++)
+        cap += 3 + 4 * strlen(argv[i]);
+    char *line = emalloc(strlen(ci->resumed) + cap), *e = line;
+    e += sprintf(e, "%s%sstep %lld:", ci->resumed, ci->resumed[0] ? "\n" : "", (long long)ci->step);
+    for (int i = 1; i < argc; i++) {
+        const char *a = argv[i];
+        *e++ = ' ';
+        if (*a && strspn(a, "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789_-+=./,:@%") ==
+                      strlen(a)) {
+            e += sprintf(e, "%s", a);
+            continue;
+        }
+        *e++ = '\''; /* shell quoting: 'it'\''s' */
+        for (; *a; a++)
+            e += *a == '\'' ? sprintf(e, "'\\''") : sprintf(e, "%c", *a);
+        *e++ = '\'';
+        *e = 0;
+    }
+    keep_tail(ci->resumed, sizeof ci->resumed, line);
+    free(line);
+}
+
 int ckpt_note_compute(ckpt_info *ci)
 {
     const char *core = blas_corename();
@@ -199,7 +247,7 @@ static double opt_float(const char *path, const stream_header *h, const char *ke
     return v;
 }
 
-/* the record's tensor for field name, which must be float32 of exactly this shape */
+/* the record's tensor for field name, which must be float32 of exactly this shape, all finite */
 static const tensor *need_tensor(const char *path, const stream_header *h, const stream_record *rec,
                                  const char *name, int ndim, const int64_t *shape)
 {
@@ -217,6 +265,14 @@ static const tensor *need_tensor(const char *path, const stream_header *h, const
         die("%s: tensor '%s' is %s, the model needs %s", path, name, tensor_describe(t, got, sizeof got),
             tensor_describe(&want_t, want, sizeof want));
     }
+    /* a NaN or an infinity would pass through every later step (the same vector for every
+     * input, a NaN s_e^2, a training that goes on): refused here, where it is read */
+    const float *x = t->data;
+    int64_t n = tensor_numel(t);
+    for (int64_t i = 0; i < n; i++)
+        if (!isfinite(x[i]))
+            die("%s: tensor '%s' holds %g at index %lld: a checkpoint's numbers must be finite", path, name,
+                (double)x[i], (long long)i);
     return t;
 }
 
@@ -311,6 +367,9 @@ model *ckpt_load(const char *path, ckpt_info *ci, optim **o, int maxbatch, strea
     ci->step = need_int(path, h, "step", 0, INT64_MAX / 2);
     ci->seed = h->has_seed ? h->seed : (uint64_t)opt_int(path, h, "seed", 0, 0, INT64_MAX);
     ci->batch_images = (int)opt_int(path, h, "batch_images", 0, 0, 1 << 20);
+    ci->save_every = opt_int(path, h, "save_every", CKPT_SAVE_EVERY, 1, 1000000000);
+    ci->snapshot_every = opt_int(path, h, "snapshot_every", 0, 0, 1000000000);
+    keep_tail(ci->resumed, sizeof ci->resumed, header_str(h, "resumed", ""));
     snprintf(ci->blas_core, sizeof ci->blas_core, "%s", header_str(h, "blas_core", ""));
     snprintf(ci->code_path, sizeof ci->code_path, "%s", header_str(h, "code_path", ""));
 

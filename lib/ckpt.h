@@ -16,6 +16,8 @@
 #include "stream.h"
 
 #define CKPT_VERSION 1
+#define CKPT_RESUMED 2048
+#define CKPT_SAVE_EVERY 1000 /* train's default --save-every */
 
 typedef struct {
     model_config mc;
@@ -29,22 +31,33 @@ typedef struct {
     int64_t step, steps;
     uint64_t seed;
     int batch_images;
+    int64_t save_every;     /* a checkpoint every N steps (train's default 1000) */
+    int64_t snapshot_every; /* a kept copy every N steps, 0: none */
+    /* provenance of a resumed run: one line per resume, "step S: ARGS" (the step it resumed
+     * at and train's arguments then); the header's provenance keeps the command that started
+     * the run. Empty: never resumed. At most CKPT_RESUMED - 1 bytes: the oldest lines give way. */
+    char resumed[CKPT_RESUMED];
     /* what computed it (provenance, not configuration): the OpenBLAS kernel and the forward
      * code path of every run that trained it, comma-separated when a resume changed them */
     char blas_core[96], code_path[32];
 } ckpt_info;
 
-/* argc/argv: provenance of the training run; input: header of the batch stream (may be NULL).
+/* argc/argv: provenance of the training run (a resumed run gives the command that started it,
+ * and ci->resumed says how it was resumed); input: header of the batch stream (may be NULL).
  * Written to PATH.tmp, then renamed: a save that is killed leaves PATH intact, and the next
  * save reuses PATH.tmp. Dies naming PATH if it cannot be written. */
 void ckpt_save(const char *path, const ckpt_info *ci, const model *m, const optim *o, int argc,
                char **argv, const stream_header *input);
+/* Appends "step S: ARGS" (argv after the program name, quoted where a shell would need it) to
+ * ci->resumed, dropping its oldest lines if it would not fit. */
+void ckpt_note_resume(ckpt_info *ci, int argc, char **argv);
 /* Records the kernel and code path this process computes with in ci (appended to those of
  * the runs before it when they differ); returns 1 if they differ from what ci held. */
 int ckpt_note_compute(ckpt_info *ci);
 /* Loads the model (allocated for maxbatch images); *o (if o != NULL) gets the optimizer state.
  * Every tensor is checked against the model the header describes (dtype, shape, count; no
- * missing or extra tensor) and every setting for range, before anything is used;
+ * missing or extra tensor; every number finite, or it dies naming the tensor) and every setting
+ * for range, before anything is used;
  * *header (if header != NULL) gets a copy of the checkpoint's stream header (for lineage). */
 model *ckpt_load(const char *path, ckpt_info *ci, optim **o, int maxbatch, stream_header **header);
 /* a = softplus(a_raw), b of the match probability stored in the model's extra parameters

@@ -7,12 +7,34 @@
 #include "model.h"
 #include "util.h"
 
-/* the geometry of image field fi: uint8 [H, W] or [C, H, W], one the network takes */
+enum { PER_IMAGE, IMAGE }; /* what a field holds for each image: one number, or the image */
+
+/* The index of field name, checked for its whole type, since feed_next copies B items of the
+ * size this type implies from each record: a label, match or query flag is a scalar (item shape
+ * [], as batcher writes it); an image is uint8 [H, W] or [C, H, W] (its size: image_geometry).
+ * The stream reader has checked every record against these types. */
+static int need_field(const stream_header *h, const char *name, int dtype, int what)
+{
+    int fi = stream_field_index(h, name);
+    const stream_field *sf = &h->fields[fi];
+    if (sf->dtype != dtype || (what == PER_IMAGE && sf->ndim != 0)) {
+        char got[96];
+        tensor t = {.dtype = sf->dtype, .ndim = sf->ndim};
+        memcpy(t.shape, sf->shape, sizeof t.shape);
+        die("input field '%s' is %s, expected %s", name, tensor_describe(&t, got, sizeof got),
+            what == IMAGE ? "uint8 images"
+                          : dtype == DT_I32 ? "int32[] (one label per image)" : "uint8[] (one flag per image)");
+    }
+    if (what == IMAGE && sf->ndim != 2 && sf->ndim != 3)
+        die("input field '%s' has %d dimensions; images are [H, W] or [C, H, W]", name, sf->ndim);
+    return fi;
+}
+
+/* the geometry of image field fi (need_field checked it is uint8 [H, W] or [C, H, W]): one
+ * the network takes */
 static void image_geometry(feed *f, const stream_header *h, int fi)
 {
     const stream_field *sf = &h->fields[fi];
-    if (sf->ndim != 2 && sf->ndim != 3)
-        die("input field '%s' has %d dimensions; images are [H, W] or [C, H, W]", sf->name, sf->ndim);
     int64_t C = sf->ndim == 3 ? sf->shape[0] : 1, H = sf->shape[sf->ndim - 2], W = sf->shape[sf->ndim - 1];
     /* (sizes beyond any bound before they are cut to int) */
     const char *bad = C > 1 << 20 || H > 1 << 20 || W > 1 << 20 ? "far too large for the network"
@@ -38,11 +60,11 @@ void feed_open(feed *f, const stream_header *h)
     f->f_img2 = f->f_cls2 = f->f_match = f->f_query = -1;
     if (!strcmp(h->kind, "pairbatch")) {
         f->kind = LOSS_PAIRS;
-        f->f_img = stream_field_typed(h, "image1", DT_U8);
-        f->f_img2 = stream_field_typed(h, "image2", DT_U8);
-        f->f_cls = stream_field_typed(h, "class1", DT_I32);
-        f->f_cls2 = stream_field_typed(h, "class2", DT_I32);
-        f->f_match = stream_field_typed(h, "match", DT_U8);
+        f->f_img = need_field(h, "image1", DT_U8, IMAGE);
+        f->f_img2 = need_field(h, "image2", DT_U8, IMAGE);
+        f->f_cls = need_field(h, "class1", DT_I32, PER_IMAGE);
+        f->f_cls2 = need_field(h, "class2", DT_I32, PER_IMAGE);
+        f->f_match = need_field(h, "match", DT_U8, PER_IMAGE);
         image_geometry(f, h, f->f_img2);
         int c2 = f->channels, h2 = f->height, w2 = f->width;
         image_geometry(f, h, f->f_img);
@@ -54,17 +76,17 @@ void feed_open(feed *f, const stream_header *h)
         f->maxbatch = (int)(2 * B);
     } else if (!strcmp(h->kind, "groupbatch")) {
         f->kind = LOSS_GROUPS;
-        f->f_img = stream_field_typed(h, "image", DT_U8);
-        f->f_cls = stream_field_typed(h, "class", DT_I32);
+        f->f_img = need_field(h, "image", DT_U8, IMAGE);
+        f->f_cls = need_field(h, "class", DT_I32, PER_IMAGE);
         int64_t P = need_meta(h, "P", 1, 65536), K = need_meta(h, "K", 1, 65536);
         if (P * K > 131072)
             die("input header: P x K = %lld images per batch, more than 131072", (long long)(P * K));
         f->maxbatch = (int)(P * K);
     } else if (!strcmp(h->kind, "episodes")) {
         f->kind = LOSS_EPISODES;
-        f->f_img = stream_field_typed(h, "image", DT_U8);
-        f->f_cls = stream_field_typed(h, "class", DT_I32);
-        f->f_query = stream_field_typed(h, "query", DT_U8);
+        f->f_img = need_field(h, "image", DT_U8, IMAGE);
+        f->f_cls = need_field(h, "class", DT_I32, PER_IMAGE);
+        f->f_query = need_field(h, "query", DT_U8, PER_IMAGE);
         f->ways = (int)need_meta(h, "ways", 2, 65536);
         f->shots = (int)need_meta(h, "shots", 1, 65536);
         f->queries = (int)need_meta(h, "queries", 1, 65536);

@@ -19,6 +19,26 @@ OPENBLAS_CORETYPE=Haswell HEDGE_BLAS_KEEP=1 train -o c.ckpt -n 10 -t 1 < b.hs 2>
 [ "$(core c.ckpt)" = Haswell ] || fail "HEDGE_BLAS_KEEP=1 did not keep OPENBLAS_CORETYPE: $(core c.ckpt)"
 HEDGE_BLAS_CORE=Haswell train -o d.ckpt -n 10 -t 1 < b.hs 2>/dev/null || fail "train"
 [ "$(core d.ckpt)" = Haswell ] || fail "HEDGE_BLAS_CORE=Haswell was not honoured: $(core d.ckpt)"
+# the re-executed program keeps its name (the kernel's comm, what ps, pgrep and pkill match),
+# in every thread, and its arguments; train waits on a FIFO so that $! is its pid
+mkfifo name.fifo
+OPENBLAS_CORETYPE=Haswell OPENBLAS_NUM_THREADS=2 train -o n.ckpt -n 10 -t 2 < name.fifo 2>/dev/null &
+pid=$!
+exec 3> name.fifo
+i=0
+until grep -q "HEDGE_BLAS_REEXEC\|OPENBLAS_CORETYPE=SkylakeX" /proc/$pid/environ 2>/dev/null; do
+    i=$((i + 1))
+    [ $i -lt 100 ] || { exec 3>&-; kill $pid; fail "train was not re-executed with OPENBLAS_CORETYPE=SkylakeX"; }
+    sleep 0.1
+done
+sleep 0.5
+comm=$(cat /proc/$pid/comm) threads=$(cat /proc/$pid/task/*/comm | sort -u | tr '\n' ' ')
+args=$(tr '\0' ' ' < /proc/$pid/cmdline)
+exec 3>&-
+wait $pid
+[ "$comm" = train ] || fail "the re-executed train is named '$comm'"
+[ "$threads" = "train " ] || fail "the threads of the re-executed train are named: $threads"
+[ "$args" = "train -o n.ckpt -n 10 -t 2 " ] || fail "the re-executed train has the arguments '$args'"
 # resuming under another kernel warns and records both
 HEDGE_BLAS_CORE=Haswell train --resume a.ckpt -o e.ckpt -n 12 -t 1 < b.hs 2> e.err || fail "resume"
 grep -q "may differ in the last bits" e.err || fail "no warning on a resume under another kernel: $(cat e.err)"

@@ -165,6 +165,7 @@ bad() { # bad MESSAGE ARGS...: fails with MESSAGE and leaves no bad.json
     return 0
 }
 bad "--score spe-closed needs variances: the support stream point.hs has no field 'var'" -s point.hs --score spe-closed -k 3 -q 5 sep.hs
+[ "$(wc -l < "$T/err")" = 1 ] || fail "two streams, one with variances, --score spe-closed: not one line: $(cat "$T/err")"
 bad "--score spe-naive needs variances: the query stream point.hs has no field 'var'" -s sep.hs --score spe-naive -k 1 -q 1 point.hs
 fewshot -s point.hs -k 3 -q 5 -R 2 --json mixed.json sep.hs > /dev/null 2> mixed.err || fail "support without var"
 grep -q "only the query stream carries variances" mixed.err || fail "no warning: $(cat mixed.err)"

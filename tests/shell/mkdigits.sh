@@ -419,6 +419,9 @@ check disjoint "$MN" "$t/tr" "$t/ts2" "$t/tu2"
 [ "$("$BIN/totsv" -f class "$t/val" | tail -n +2 | sort -u)" = "$("$BIN/totsv" -f class "$t/ts2" | tail -n +2 | sort -u)" ] ||
     fail "val's classes are not the seen classes"
 "$BIN/mkdigits" -s val > /dev/null 2>&1 && fail "-s val without --holdout was accepted"
+# a hold-out of the whole training set (or more) is misuse of --holdout: exit 2, like its range
+misuse -N 2 -s val --holdout 70000
+grep -q "only has\|has only" "$t/err" || fail "--holdout 70000: $(cat "$t/err")"
 
 # --image-ids on .npz files of the generator's format made by numpy (ids_make in check.py): the
 # streams are checked with the others below

@@ -96,4 +96,11 @@ expect_exit 2 "train without -o" sh -c 'train < /dev/null'
 expect_exit 2 "train -K not a multiple of -C" sh -c 'train -o x.ckpt --head mog -C 3 -K 8 < train.hs'
 expect_exit 2 "embed without -m" sh -c 'embed < test.hs'
 [ ! -e x.ckpt ] || fail "a failed train left x.ckpt behind"
+# -h lists every loss of the registry (the names `--loss` knows), each with its line of help
+known=$(train -o x.ckpt --loss no-such-loss < /dev/null 2>&1 | sed -n 's/.*known: *//p')
+[ -n "$known" ] || fail "train --loss no-such-loss does not list the known losses"
+train -h > h.txt || fail "train -h"
+for l in $known; do
+    grep -q "^      $l  *[^ ]" h.txt || fail "train -h does not list the loss $l: $(sed -n '/losses/,$p' h.txt)"
+done
 pass
