@@ -21,6 +21,7 @@
  * `occluded2` (pairbatch) or `occluded` uint8 [N] per image, added, or OR-ed when present.
  */
 #include <getopt.h>
+#include <signal.h>
 #include <stdio.h>
 #include <stdio_ext.h>
 #include <stdlib.h>
@@ -196,6 +197,10 @@ int main(int argc, char **argv)
     header_add_input(h, in->header);
     const plan pl = make_plan(in, h);
     const int N = pl.N, nin = in->header->nfields;
+    /* an endless batch stream ends when train, having done its steps, closes the pipe: end
+     * quietly of SIGPIPE as batcher does, even under a parent that ignores it */
+    if (pl.batched)
+        signal(SIGPIPE, SIG_DFL);
     header_copy_meta(h, in->header);
     header_set_float(h, "occlusion_p", o.p);
     header_set_str(h, "occlusion_shape", digits_shape_name(o.shape));
