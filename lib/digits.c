@@ -167,25 +167,49 @@ void digits_compose(uint8_t *image, int N, const uint8_t *const *cells)
             memcpy(image + row * W + k * DIGITS_SIDE, cells[k] + row * DIGITS_SIDE, DIGITS_SIDE);
 }
 
-void digits_occlusion_draw(rng *r, double p, int N, digits_patch *patch)
+const char *digits_shape_name(int shape)
+{
+    return shape == DIGITS_SQUARE ? "square" : shape == DIGITS_RECT ? "rect" : "?";
+}
+
+int digits_shape_parse(const char *s)
+{
+    return !strcmp(s, "square") ? DIGITS_SQUARE : !strcmp(s, "rect") ? DIGITS_RECT : -1;
+}
+
+void digits_occlusion_draw(rng *r, double p, int shape, int N, digits_patch *patch)
 {
     for (int k = 0; k < N; k++) {
         double u = rng_uniform(r);
-        int L = (int)rng_below(r, DIGITS_SIDE + 1);
-        int x = (int)rng_below(r, DIGITS_SIDE + 1 - L);
-        int y = (int)rng_below(r, DIGITS_SIDE + 1 - L);
-        patch[k].occluded = u < p;
-        patch[k].x = patch[k].occluded ? x : 0;
-        patch[k].y = patch[k].occluded ? y : 0;
-        patch[k].L = patch[k].occluded ? L : 0;
+        int w, h;
+        if (shape == DIGITS_SQUARE) {
+            w = h = (int)rng_below(r, DIGITS_SIDE + 1);
+        } else {
+            w = (int)rng_below(r, DIGITS_SIDE + 1);
+            h = (int)rng_below(r, DIGITS_SIDE + 1);
+        }
+        int x = (int)rng_below(r, DIGITS_SIDE + 1 - w);
+        int y = (int)rng_below(r, DIGITS_SIDE + 1 - h);
+        int on = u < p;
+        patch[k] = on ? (digits_patch){1, x, y, w, h} : (digits_patch){0, 0, 0, 0, 0};
     }
 }
 
 void digits_occlude(uint8_t *image, int N, int k, const digits_patch *patch)
 {
     const int W = DIGITS_SIDE * N;
-    for (int row = patch->y; row < patch->y + patch->L; row++)
-        memset(image + row * W + k * DIGITS_SIDE + patch->x, 0, patch->L);
+    for (int row = patch->y; row < patch->y + patch->h; row++)
+        memset(image + row * W + k * DIGITS_SIDE + patch->x, 0, patch->w);
+}
+
+void digits_occlusion_rng(rng *r, uint64_t seed, uint64_t record, uint64_t slot)
+{
+    rng_init(r, seed, RNG_STREAM('o', 'c', 'b', 0) ^ rng_mix(record ^ rng_mix(slot)));
+}
+
+void digits_occlusion_rng_id(rng *r, uint64_t seed, int64_t id)
+{
+    rng_init(r, seed, RNG_STREAM('o', 'c', 'c', 0) ^ (uint64_t)id);
 }
 
 /* --- the generator's image ids (the .npy and .npz reading: lib/npy.c) ---------------------- */

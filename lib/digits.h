@@ -1,6 +1,6 @@
 /* digits: N-digit MNIST (HIB paper, appendix A; ../shared/papers/NOTES.md): which numbers are
  * seen (training) classes, how many images of which classes a split holds, which MNIST digits
- * make each composite, and the occlusion squares of `occlude`.
+ * make each composite, and the occlusion patches of `occlude`.
  *
  * Conventions. A class is the number shown, 0 .. 10^N - 1; position 0 is the leftmost (most
  * significant) digit, in the image cell of columns 0..27. All randomness comes from rng_init
@@ -131,19 +131,37 @@ const char *digits_ids_split_of_name(const char *path);
  * returns 0 when path is not a test file of that convention (or out is too small). */
 int digits_ids_train_name(const char *path, char *out, size_t size);
 
-/* --- occlusion (appendix A): per digit, with probability p, a black square of side L ~ U(0, 28)
- * at top-left (x, y), x and y ~ U(0, 28 - L), inside the digit's cell. Discretised: L uniform
- * on the integers 0..28 (29 values; L = 0 occludes no pixel but counts as occluded), then x, y
- * uniform on 0..28-L. x is the column, y the row, relative to the cell. */
+/* --- occlusion: per digit, with probability p, a black patch inside the digit's cell. Two readings
+ * of the papers (../shared/papers/NOTES.md):
+ *   DIGITS_SQUARE  HIB appendix A: a square of side L ~ U(0, 28) at top-left (x, y), x and y
+ *                  ~ U(0, 28 - L). Discretised: L uniform on the integers 0..28 (29 values),
+ *                  then x, y uniform on 0..28-L; w = h = L.
+ *   DIGITS_RECT    SPE appendix E ("identical to the scheme used in Oh et al. (2019)"): width
+ *                  w and height h independently uniform on 0..28, then x uniform on 0..28-w and
+ *                  y on 0..28-h.
+ * A patch with w or h = 0 blacks out no pixel but the digit still counts as occluded. x is the
+ * column, y the row, relative to the cell. */
+enum { DIGITS_SQUARE, DIGITS_RECT };
 typedef struct {
     int occluded;
-    int x, y, L;   /* 0 0 0 when not occluded */
+    int x, y, w, h;   /* 0 0 0 0 when not occluded */
 } digits_patch;
 
+/* "square", "rect"; parse returns -1 for anything else */
+const char *digits_shape_name(int shape);
+int digits_shape_parse(const char *s);
+
 /* The patches of one image of N digits. The geometry is drawn for every digit whatever p, so
- * the same generator gives the same squares for p = 0.2 and p = 1 (only the flags differ). */
-void digits_occlusion_draw(rng *r, double p, int N, digits_patch *patch);
-/* zeroes patch's square in cell k of image [28, 28N] */
+ * the same generator gives the same patches for p = 0.2 and p = 1 (only the flags differ).
+ * Draws per digit: u (the flag), then square: L, x, y; rect: w, h, x, y. */
+void digits_occlusion_draw(rng *r, double p, int shape, int N, digits_patch *patch);
+/* zeroes patch's rectangle in cell k of image [28, 28N] */
 void digits_occlude(uint8_t *image, int N, int k, const digits_patch *patch);
+/* The generator of one image of a batch stream (occlusion at every use): image `slot` of record
+ * `record` (the record's position in the stream, from 0), so that the same batches give the same
+ * patches and a resumed training, which skips the records it has seen, sees the same ones. */
+void digits_occlusion_rng(rng *r, uint64_t seed, uint64_t record, uint64_t slot);
+/* The generator of an unbatched image, from its id: twins of one composite get the same patches. */
+void digits_occlusion_rng_id(rng *r, uint64_t seed, int64_t id);
 
 #endif

@@ -20,7 +20,8 @@
 # paper measures), global AP, Recall@1,5,10,100, MAP@R, mAP.
 # Writes OUT/runs/NAME/: model.ckpt, train.log, emb-*.hs, q-*.hs, ret-SET.json, results.tsv.
 # Environment: THREADS (1), SEED (714), RECIPE (fast: Adam 3e-3 peak, 5 % warm-up, cosine decay
-# to 1 %; paper: Adam 1e-3 constant), TRAIN_ARGS.
+# to 1 %; paper: Adam 1e-3 constant), TRAIN_ARGS, OCCLUDE_SHAPE and TRAIN_OCCLUSION
+# (pipelines/common.sh).
 set -eu
 . "$(dirname "$0")/common.sh"
 out=$1 name=$2 N=$3 D=$4 loss=$5 steps=$6
@@ -38,12 +39,14 @@ paper) recipe="" ;;
 *) say "cesoftmax-run: unknown recipe '$RECIPE' (fast or paper)"; exit 2 ;;
 esac
 [ -s "$data/unseen-clean.hs" ] || sh "$HEDGE_ROOT/pipelines/hib-data.sh" "$N" "$data"
+occlusion_check "$data" || exit 1
+run_occlusion "$run" || exit 1
 
 if [ ! -e "$run/trained" ]; then
     resume=""
     [ -s "$run/model.ckpt" ] && resume="--resume $run/model.ckpt"
     say "cesoftmax-run: $name: training $steps steps of 64 x 2"
-    batcher -m pk -P 64 -K 2 -S "$seed" < "$data/train.hs" |
+    train_batches "$data" "$seed" -m pk -P 64 -K 2 |
         train -o "$run/model.ckpt" $resume $net -D "$D" -n "$steps" -S "$seed" -t "$threads" \
             --log "$run/train.log" $recipe ${TRAIN_ARGS:-}
     touch "$run/trained"

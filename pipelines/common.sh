@@ -24,18 +24,99 @@ recipe_args() {
     esac
 }
 
+# The occlusion (README "Data"), from the environment or the pipelines' options (grid_options):
+#   OCCLUDE_SHAPE    rect (default: width and height each U{0..28}, the SPE paper's appendix E,
+#                    "identical to the scheme used in Oh et al.") or square (side U{0..28}, the
+#                    HIB paper's appendix A as written; every table before issue 20)
+#   TRAIN_OCCLUSION  per-use (default: each training image occluded afresh, p = 0.2 per digit, at
+#                    every use: batcher | occlude | train, HIB appendix A's "independent binary
+#                    random flags B for every digit") or fixed (the training composites occluded
+#                    once into the data folder's train.hs and reused every epoch)
+# The test twins (clean, corrupt, noisy) are occluded with the same shape. A data folder records
+# both in DATA/occlusion and refuses to serve another (occlusion_check), so a folder made with
+# squares is never reused for rectangles.
+OCCLUDE_SHAPE=${OCCLUDE_SHAPE:-rect}
+TRAIN_OCCLUSION=${TRAIN_OCCLUSION:-per-use}
+export OCCLUDE_SHAPE TRAIN_OCCLUSION
+
+# occlusion_valid: 0 when OCCLUDE_SHAPE and TRAIN_OCCLUSION hold known values, else says why
+occlusion_valid() {
+    case $OCCLUDE_SHAPE in rect | square) ;; *) say "${0##*/}: unknown occlusion shape '$OCCLUDE_SHAPE' (rect or square)"; return 1 ;; esac
+    case $TRAIN_OCCLUSION in per-use | fixed) ;; *) say "${0##*/}: unknown training occlusion '$TRAIN_OCCLUSION' (per-use or fixed)"; return 1 ;; esac
+}
+
+# occlusion_id: the occlusion as the data folders record it, e.g. "shape=rect train=per-use"
+occlusion_id() { echo "shape=$OCCLUDE_SHAPE train=$TRAIN_OCCLUSION"; }
+
+# occlusion_check DATA: DATA (a hib-data.sh folder) holds data of this occlusion, or holds nothing
+# yet (then it is recorded). A folder made before the occlusion was recorded (a train.hs without
+# DATA/occlusion) holds squares occluded once: "shape=square train=fixed". Else says and fails.
+occlusion_check() {
+    oc_want=$(occlusion_id)
+    if [ -s "$1/occlusion" ]; then
+        oc_have=$(cat "$1/occlusion")
+    elif [ -s "$1/train.hs" ] || [ -s "$1/test-corrupt.hs" ]; then
+        oc_have="shape=square train=fixed"
+    else
+        mkdir -p "$1" && echo "$oc_want" > "$1/occlusion.tmp.$$" && mv "$1/occlusion.tmp.$$" "$1/occlusion"
+        return
+    fi
+    [ "$oc_have" = "$oc_want" ] && { [ -s "$1/occlusion" ] || echo "$oc_want" > "$1/occlusion"; return 0; }
+    oc_hs=${oc_have#shape=} oc_ht=${oc_have##*train=}
+    say "pipeline: $1 holds data made with occlusion '$oc_have', this run asks for '$oc_want': give another OUT, or ask for that occlusion (--shape ${oc_hs%% *} --train-occlusion $oc_ht)"
+    return 1
+}
+
+# occlusion_note: one sentence for the tables, saying which occlusion made them
+occlusion_note() {
+    case $OCCLUDE_SHAPE in
+    rect) on_s="rectangles, width and height each uniform on 0..28 (the SPE paper's appendix E)" ;;
+    *) on_s="squares, side uniform on 0..28 (the HIB paper's appendix A)" ;;
+    esac
+    case $TRAIN_OCCLUSION in
+    per-use) on_t="training images occluded afresh at every use (each digit with p = 0.2: batcher | occlude | train)" ;;
+    *) on_t="training images occluded once (each digit with p = 0.2) and reused every epoch" ;;
+    esac
+    echo "Occlusion ($(occlusion_id)): $on_s; $on_t; corrupt test twins: every digit occluded."
+}
+
+# train_batches DATA SEED BATCHER-OPTIONS...: the training batches of DATA/train.hs on stdout,
+# occluded afresh at every use when TRAIN_OCCLUSION is per-use (the same batches and patches for
+# the same SEED, so train --resume, which skips the batches it trained on, continues exactly)
+train_batches() {
+    tb_data=$1 tb_seed=$2
+    shift 2
+    if [ "$TRAIN_OCCLUSION" = per-use ]; then
+        batcher "$@" -S "$tb_seed" < "$tb_data/train.hs" | occlude -p 0.2 --shape "$OCCLUDE_SHAPE" -S "$tb_seed"
+    else
+        batcher "$@" -S "$tb_seed" < "$tb_data/train.hs"
+    fi
+}
+
+# run_occlusion RUN: records the occlusion a run trains with in RUN/occlusion; a run folder that
+# recorded another one is refused (its checkpoint would continue under other patches)
+run_occlusion() {
+    ro_want=$(occlusion_id)
+    if [ -s "$1/occlusion" ] && [ "$(cat "$1/occlusion")" != "$ro_want" ]; then
+        say "pipeline: run $1 was trained with occlusion '$(cat "$1/occlusion")', not '$ro_want': give another OUT"
+        return 1
+    fi
+    echo "$ro_want" > "$1/occlusion"
+}
+
 # The grids: every experiment pipeline (hib.sh, spe.sh, metric.sh, compare.sh) runs its
 # configurations with GNU parallel, here or on other machines through ssh (README "Grids over
 # several machines").
 #
 # grid_options QUICK_STEPS FULL_STEPS "$@": parses the pipeline's options after its positional
 # words, [--quick | --full] [-j JOBS] [-t THREADS] [-s STEPS] [--recipe fast|paper]
-# [--data mnist|fashion] [--sshlogin S]... [--sshloginfile F] [--transfer] [--retries N] OUT,
-# and sets:
+# [--data mnist|fashion] [--shape rect|square] [--train-occlusion per-use|fixed] [--sshlogin S]...
+# [--sshloginfile F] [--transfer] [--retries N] OUT, and sets:
 #   steps    QUICK_STEPS (the default, and --quick), FULL_STEPS (--full) or -s STEPS
 #   preset   quick, full or "" (the last of --quick and --full given), for per-pipeline presets
 #   jobs (2: jobs at a time on each machine), threads (1), recipe (fast)
 #   dataset  mnist (the default) or fashion, also exported as DATASET (pipelines/hib-data.sh)
+#   OCCLUDE_SHAPE, TRAIN_OCCLUSION  from --shape and --train-occlusion (exported; see above)
 #   out      OUT, made absolute when jobs run on other machines (they need the whole path)
 #   remote   GNU parallel's options for remote execution, as shell words for eval: the
 #            --sshlogin and --sshloginfile given (quoted) and --retries (N, default 2 with any
@@ -57,6 +138,8 @@ grid_options() {
         -s) steps=$2; shift ;;
         --recipe) recipe=$2; shift ;;
         --data) dataset=$2; shift ;;
+        --shape) OCCLUDE_SHAPE=$2; shift ;;
+        --train-occlusion) TRAIN_OCCLUSION=$2; shift ;;
         --sshlogin) grid_logins="$grid_logins --sshlogin $(grid_quote "$2")"; shift ;;
         --sshloginfile)
             go_f=$2
@@ -81,6 +164,7 @@ grid_options() {
     case $dataset in mnist | fashion) ;; *) say "$go_me: unknown data set '$dataset' (mnist or fashion)"; usage ;; esac
     DATASET=$dataset
     export DATASET
+    occlusion_valid || usage
     if [ -n "$grid_logins" ]; then
         go_retries=${go_retries:-2}
         while :; do case $out in ./*) out=${out#./} ;; *) break ;; esac; done
@@ -105,7 +189,7 @@ grid_quote() { printf "'%s'" "$(printf '%s' "$1" | sed "s/'/'\\\\''/g")"; }
 # The environment the runners read, sent to every remote job (GNU parallel's --env; a variable
 # that is not set is not sent). PATH, HEDGE_ROOT and BUILD only to a shared directory: under
 # --transfer they are the job's work folder on the remote.
-GRID_ENV="OPENBLAS_NUM_THREADS THREADS TRAIN_ARGS RECIPE DATASET MKDIGITS_ARGS SEED QUERIES REPEATS BATCH HOLDOUT"
+GRID_ENV="OPENBLAS_NUM_THREADS THREADS TRAIN_ARGS RECIPE DATASET MKDIGITS_ARGS SEED QUERIES REPEATS BATCH HOLDOUT OCCLUDE_SHAPE TRAIN_OCCLUSION"
 
 # grid_parallel JOBLOG CONFIGS COMMAND: runs COMMAND for every line of CONFIGS (words {1}, {2},
 # ...) with GNU parallel, $jobs at a time (per machine), the job log in JOBLOG, resuming: jobs

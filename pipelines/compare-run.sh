@@ -31,7 +31,8 @@
 # `NAME SET METRIC VALUE [REASON]`. Re-running continues where it stopped.
 # Environment: THREADS (train threads, 1), SEED (714), RECIPE (fast: Adam, 3e-3 peak (1e-3 for
 # triplet and hetriplet, as hetriplet.sh), warm-up over 5 % of the steps, cosine decay to 1 %;
-# paper: Adam 1e-3 constant), REPEATS (few-shot episodes, 1000), TRAIN_ARGS.
+# paper: Adam 1e-3 constant), REPEATS (few-shot episodes, 1000), TRAIN_ARGS, OCCLUDE_SHAPE and
+# TRAIN_OCCLUSION (pipelines/common.sh).
 set -eu
 . "$(dirname "$0")/common.sh"
 out=$1 name=$2 method=$3 D=$4 images=$5
@@ -40,14 +41,14 @@ data=$out/data/N2 run=$out/runs/$name
 mkdir -p "$run"
 lr=3e-3 unc=none prob=0 score=pn
 case $method in
-point) per=256 batches="batcher -m pairs -b 128" net="--head point --loss softcon" prob=1 ;;
-hib) per=256 batches="batcher -m pairs -b 128" net="--head mog -C 1 --loss vib --beta 1e-4" prob=1 unc=eta ;;
-pn) per=3850 batches="batcher -m episodes -s 50 -q 5" net="--head point --loss proto" ;;
-spe) per=3850 batches="batcher -m episodes -s 50 -q 5" net="--head mog -C 1 --loss spe" unc=var score=spe-closed ;;
-triplet) per=128 batches="batcher -m pk -P 16 -K 8" net="--loss triplet --mining semihard" lr=1e-3 ;;
-hetriplet) per=128 batches="batcher -m pk -P 16 -K 8" net="--loss hetriplet --mining semihard" lr=1e-3 unc=var ;;
-fstat) per=128 batches="batcher -m pk -P 16 -K 8" net="--loss fstat" ;;
-cesoftmax) per=128 batches="batcher -m pk -P 64 -K 2" net="--loss cesoftmax" ;;
+point) per=256 batches="-m pairs -b 128" net="--head point --loss softcon" prob=1 ;;
+hib) per=256 batches="-m pairs -b 128" net="--head mog -C 1 --loss vib --beta 1e-4" prob=1 unc=eta ;;
+pn) per=3850 batches="-m episodes -s 50 -q 5" net="--head point --loss proto" ;;
+spe) per=3850 batches="-m episodes -s 50 -q 5" net="--head mog -C 1 --loss spe" unc=var score=spe-closed ;;
+triplet) per=128 batches="-m pk -P 16 -K 8" net="--loss triplet --mining semihard" lr=1e-3 ;;
+hetriplet) per=128 batches="-m pk -P 16 -K 8" net="--loss hetriplet --mining semihard" lr=1e-3 unc=var ;;
+fstat) per=128 batches="-m pk -P 16 -K 8" net="--loss fstat" ;;
+cesoftmax) per=128 batches="-m pk -P 64 -K 2" net="--loss cesoftmax" ;;
 *) say "compare-run: unknown method '$method' (point hib pn spe triplet hetriplet fstat cesoftmax)"; exit 2 ;;
 esac
 steps=$(( (images + per - 1) / per ))
@@ -58,12 +59,14 @@ paper) recipe="" ;;
 *) say "compare-run: unknown recipe '$RECIPE' (fast or paper)"; exit 2 ;;
 esac
 [ -s "$data/unseen-clean.hs" ] || sh "$HEDGE_ROOT/pipelines/hib-data.sh" 2 "$data"
+occlusion_check "$data" || exit 1
+run_occlusion "$run" || exit 1
 
 if [ ! -e "$run/trained" ]; then
     resume=""
     [ -s "$run/model.ckpt" ] && resume="--resume $run/model.ckpt"
-    say "compare-run: $name: training $steps steps of $per images ($batches)"
-    $batches -S "$seed" < "$data/train.hs" |
+    say "compare-run: $name: training $steps steps of $per images (batcher $batches, occlusion $(occlusion_id))"
+    train_batches "$data" "$seed" $batches |
         train -o "$run/model.ckpt" $resume $net -D "$D" -n "$steps" -S "$seed" -t "$threads" \
             --log "$run/train.log" $recipe ${TRAIN_ARGS:-}
     touch "$run/trained"

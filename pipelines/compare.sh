@@ -1,5 +1,6 @@
 #!/bin/sh
 # compare.sh [--quick | --full] [-j JOBS] [-t THREADS] [-s IMAGES] [--recipe R] [--data mnist|fashion]
+#            [--shape rect|square] [--train-occlusion per-use|fixed]
 #            [remote options: see README "Grids over several machines"] OUT
 # Every method hedge has, side by side: trained on the same 2-digit data (MNIST, or Fashion-MNIST
 # composites with --data fashion) for the same number of training IMAGES (not steps: batch
@@ -14,12 +15,16 @@
 #   episodes; --full: 46,080,000 (hib.sh --full's 180,000 steps), 1,000 episodes. -s: IMAGES.
 #   -j JOBS: methods in parallel (default 2, one core each); -t THREADS: training threads.
 #   --recipe fast (default) | paper (compare-run.sh); TRAIN_ARGS adds train options.
+#   --shape rect (default) | square: the occlusion patches, rectangles (the SPE paper's appendix E)
+#   or squares (the HIB paper's appendix A); --train-occlusion per-use (default) | fixed: training
+#   digits occluded afresh at every use, or once into the data (pipelines/common.sh, README
+#   "Data"). The data folder records both and refuses another: give each its own OUT.
 # Runs land in OUT/runs/METHOD, the job log in OUT/joblog-compare, the data in OUT/data/N2. Re-running
 # the same command resumes. Prints the table (markdown) on stdout and draws OUT/reject.png (the
 # error-versus-reject curves, gnuplot); exits 1, naming each failed run, when a run did not finish.
 set -eu
 . "$(dirname "$0")/common.sh"
-usage() { sed -n '2,19p' "$HEDGE_ROOT/pipelines/compare.sh" | sed 's/^# \{0,1\}//' >&2; exit 2; }
+usage() { sed -n '2,24p' "$HEDGE_ROOT/pipelines/compare.sh" | sed 's/^# \{0,1\}//' >&2; exit 2; }
 grid_options 1536000 46080000 "$@"
 repeats=1000
 [ "$preset" = quick ] && repeats=100
@@ -37,6 +42,8 @@ say "compare: $(wc -l < "$configs") methods, $steps training images each, D = $d
 grid_parallel "$out/joblog-compare" "$configs" \
     'mkdir -p '"$out"'/runs/{1}; THREADS='"$threads"' sh '"$HEDGE_ROOT"'/pipelines/compare-run.sh '"$out"' {1} {2} {3} '"$steps"' > '"$out"'/runs/{1}/run.log 2>&1; rc=$?; cat '"$out"'/runs/{1}/run.log >&2; exit $rc'
 sh "$HEDGE_ROOT/pipelines/compare-tables.sh" "$out" "$configs" "$steps" "$recipe" "$dataset"
+echo
+occlusion_note
 sh "$HEDGE_ROOT/pipelines/compare-figure.sh" "$out" "$configs" "$dataset" >&2 ||
     say "compare: the figure could not be drawn (the table above stands)"
 check_runs compare "$out" "$configs" "$out/joblog-compare" || exit 1

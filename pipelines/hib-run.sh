@@ -9,7 +9,8 @@
 # is undefined, such as tau when eta is constant).
 # Re-running continues where it stopped (train --resume, finished files are kept).
 # Environment: THREADS (train threads, default 1), SEED (714), BATCH (pairs per batch, 128),
-# TRAIN_ARGS (more train options: the recipe, e.g. "--lr 3e-3 --warmup 500 --decay cosine").
+# TRAIN_ARGS (more train options: the recipe, e.g. "--lr 3e-3 --warmup 500 --decay cosine"),
+# OCCLUDE_SHAPE and TRAIN_OCCLUSION (pipelines/common.sh; recorded in OUT/runs/NAME/occlusion).
 set -eu
 . "$(dirname "$0")/common.sh"
 out=$1 name=$2 N=$3 D=$4 model=$5 steps=$6 beta=${7:-1e-4} loss=${8:-} margin=${9:-1}
@@ -23,12 +24,14 @@ mog*) head="--head mog -C ${model#mog}" ;;
 esac
 [ -n "$loss" ] && head="$head --loss $loss"
 [ -s "$data/train.hs" ] || sh "$HEDGE_ROOT/pipelines/hib-data.sh" "$N" "$data"
+occlusion_check "$data" || exit 1
+run_occlusion "$run" || exit 1
 
 if [ ! -e "$run/trained" ]; then
     resume=""
     [ -s "$run/model.ckpt" ] && resume="--resume $run/model.ckpt"
-    say "hib-run: $name: training $steps steps"
-    batcher -m pairs -b "$batch" -S "$seed" < "$data/train.hs" |
+    say "hib-run: $name: training $steps steps, occlusion $(occlusion_id)"
+    train_batches "$data" "$seed" -m pairs -b "$batch" |
         train -o "$run/model.ckpt" $resume $head -D "$D" --beta "$beta" --margin "$margin" \
             -n "$steps" -S "$seed" -t "$threads" --log "$run/train.log" ${TRAIN_ARGS:-}
     touch "$run/trained"

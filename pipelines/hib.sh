@@ -1,6 +1,6 @@
 #!/bin/sh
 # hib.sh EXPERIMENT [--quick | --full] [-j JOBS] [-t THREADS] [-s STEPS] [--recipe R] [--data D]
-#        [--sshlogin S]... [--sshloginfile F] [--transfer] [--retries N] OUT
+#        [--shape rect|square] [--train-occlusion per-use|fixed] [--sshlogin S]... [--sshloginfile F] [--transfer] [--retries N] OUT
 # Runs one of the HIB paper's experiments end to end with GNU parallel over its configurations
 # and prints its table, measured beside the paper's numbers.
 #   EXPERIMENT: table1 (N in {2,3} x D in {2,3} x {point, MoG-1, MoG-2}, clean and corrupt),
@@ -19,6 +19,10 @@
 #   training digits (for choosing a recipe on the validation twins).
 #   --data mnist (default) | fashion: the data set the digits come from (DATASET,
 #   pipelines/hib-data.sh).
+#   --shape rect (default) | square: the occlusion patches, rectangles (the SPE paper's appendix E)
+#   or squares (the HIB paper's appendix A); --train-occlusion per-use (default) | fixed: training
+#   digits occluded afresh at every use, or once into the data (pipelines/common.sh, README
+#   "Data"). The data folder records both and refuses another: give each its own OUT.
 #   --sshlogin S (again for more), --sshloginfile F: run the jobs on other machines through ssh
 #   (GNU parallel's own options; ':' is this machine; -j is per machine), which see OUT and the
 #   hedge tree at the same paths, or, with --transfer, get what each job needs sent and its run
@@ -32,7 +36,7 @@
 # status is 1.
 set -eu
 . "$(dirname "$0")/common.sh"
-usage() { sed -n '2,32p' "$0" | sed 's/^# \{0,1\}//' >&2; exit 2; }
+usage() { sed -n '2,36p' "$0" | sed 's/^# \{0,1\}//' >&2; exit 2; }
 [ $# -ge 2 ] || usage
 exp=$1; shift
 grid_options 3000 180000 "$@"
@@ -65,7 +69,7 @@ for N in $(cut -d' ' -f2 "$configs" | sort -u); do
     say "hib: making the $N-digit data in $out/data/N$N"
     sh "$HEDGE_ROOT/pipelines/hib-data.sh" "$N" "$out/data/N$N"
 done
-say "hib: $exp: $(wc -l < "$configs") configurations, $steps steps each, $jobs at a time with $threads threads, recipe $recipe (train options:$TRAIN_ARGS) (log: $out/joblog-$exp)"
+say "hib: $exp: $(wc -l < "$configs") configurations, $steps steps each, $jobs at a time with $threads threads, recipe $recipe (train options:$TRAIN_ARGS), occlusion $(occlusion_id) (log: $out/joblog-$exp)"
 # each job: hib-run.sh OUT NAME N D MODEL STEPS BETA LOSS MARGIN ("-" loss = the model's default),
 # its output kept in runs/NAME/run.log and passed on (GNU parallel prints it when the job ends)
 grid_parallel "$out/joblog-$exp" "$configs" \
@@ -88,5 +92,7 @@ appd)
     echo "| paper (4 trials): point | 42 to 74 | | 3.0 |" ;;
 *) sh "$HEDGE_ROOT/pipelines/tables.sh" "$exp" "$out" ;;
 esac
+echo
+occlusion_note
 
 check_runs hib "$out" "$configs" "$out/joblog-$exp" || exit 1

@@ -21,7 +21,8 @@
 # tau-SET.json, dis-SET.json, and results.tsv: lines `NAME SET METRIC VALUE`.
 # Re-running continues where it stopped. Environment: THREADS (train threads, 1), SEED (714),
 # RECIPE (fast, the default: Adam 3e-3 peak (1e-3 for triplet and hetriplet), warm-up over the
-# first 5 % of the steps, cosine decay to 1 %; paper: Adam 1e-3 constant), TRAIN_ARGS.
+# first 5 % of the steps, cosine decay to 1 %; paper: Adam 1e-3 constant), TRAIN_ARGS,
+# OCCLUDE_SHAPE and TRAIN_OCCLUSION (pipelines/common.sh).
 set -eu
 . "$(dirname "$0")/common.sh"
 out=$1 name=$2 N=$3 D=$4 model=$5 steps=$6
@@ -46,14 +47,16 @@ paper) recipe="" ;;
 *) say "metric-run: unknown recipe '$RECIPE' (fast or paper)"; exit 2 ;;
 esac
 [ -s "$data/unseen-clean.hs" ] || sh "$HEDGE_ROOT/pipelines/hib-data.sh" "$N" "$data"
-make_file "$data/test-noisy.hs" occlude -p 0.5 -S "$seed" < "$data/test.hs"
-make_file "$data/unseen-noisy.hs" occlude -p 0.5 -S "$seed" < "$data/unseen.hs"
+occlusion_check "$data" || exit 1
+run_occlusion "$run" || exit 1
+make_file "$data/test-noisy.hs" occlude -p 0.5 --shape "$OCCLUDE_SHAPE" -S "$seed" < "$data/test.hs"
+make_file "$data/unseen-noisy.hs" occlude -p 0.5 --shape "$OCCLUDE_SHAPE" -S "$seed" < "$data/unseen.hs"
 
 if [ ! -e "$run/trained" ]; then
     resume=""
     [ -s "$run/model.ckpt" ] && resume="--resume $run/model.ckpt"
     say "metric-run: $name: training $steps steps of 16 x 8"
-    batcher -m pk -P 16 -K 8 -S "$seed" < "$data/train.hs" |
+    train_batches "$data" "$seed" -m pk -P 16 -K 8 |
         train -o "$run/model.ckpt" $resume $net -D "$D" -n "$steps" -S "$seed" -t "$threads" \
             --log "$run/train.log" $recipe ${TRAIN_ARGS:-}
     touch "$run/trained"

@@ -1,6 +1,6 @@
 #!/bin/sh
 # metric.sh PAPER EXPERIMENT [--quick | --full] [-j JOBS] [-t THREADS] [-s STEPS] [--recipe R]
-#           [--data D] [--sshlogin S]... [--sshloginfile F] [--transfer] [--retries N] OUT
+#           [--data D] [--shape rect|square] [--train-occlusion per-use|fixed] [--sshlogin S]... [--sshloginfile F] [--transfer] [--retries N] OUT
 # The metric-learning papers on N-digit MNIST, P x K batches (pipelines/metric-run.sh or
 # cesoftmax-run.sh for one run): called as pipelines/hetriplet.sh, fstat.sh and cesoftmax.sh,
 # which pass PAPER.
@@ -20,6 +20,10 @@
 #   --recipe fast (default) | paper (see metric-run.sh). TRAIN_ARGS adds train options.
 #   --data mnist (default) | fashion: the data set the digits come from (DATASET,
 #   pipelines/hib-data.sh).
+#   --shape rect (default) | square: the occlusion patches, rectangles (the SPE paper's appendix E)
+#   or squares (the HIB paper's appendix A); --train-occlusion per-use (default) | fixed: training
+#   digits occluded afresh at every use, or once into the data (pipelines/common.sh, README
+#   "Data"). The data folder records both and refuses another: give each its own OUT.
 #   --sshlogin S (again for more), --sshloginfile F: run the jobs on other machines through ssh
 #   (GNU parallel's own options; ':' is this machine; -j is per machine), which see OUT and the
 #   hedge tree at the same paths, or, with --transfer, get what each job needs sent and its run
@@ -31,7 +35,7 @@
 # not finish.
 set -eu
 . "$(dirname "$0")/common.sh"
-usage() { sed -n '2,31p' "$HEDGE_ROOT/pipelines/metric.sh" | sed 's/^# \{0,1\}//' >&2; exit 2; }
+usage() { sed -n '2,35p' "$HEDGE_ROOT/pipelines/metric.sh" | sed 's/^# \{0,1\}//' >&2; exit 2; }
 [ $# -ge 3 ] || usage
 paper=$1 exp=$2; shift 2
 grid_options 500 20000 "$@"
@@ -64,4 +68,6 @@ grid_parallel "$out/joblog-$paper-$exp" "$configs" \
     'mkdir -p '"$out"'/runs/{1}; THREADS='"$threads"' sh '"$HEDGE_ROOT/pipelines/$runner"' '"$out"' {1} {2} {3} {4} '"$steps"' > '"$out"'/runs/{1}/run.log 2>&1; rc=$?; cat '"$out"'/runs/{1}/run.log >&2; exit $rc'
 # which runs finished is read from their results below
 sh "$HEDGE_ROOT/pipelines/metric-tables.sh" "$paper" "$out" "$configs" "$steps" "$recipe"
+echo
+occlusion_note
 check_runs "$paper" "$out" "$configs" "$out/joblog-$paper-$exp" || exit 1

@@ -22,7 +22,7 @@
 # Re-running continues where it stopped. Environment: THREADS (train threads, 1), SEED (714),
 # RECIPE (fast, the default: Adam 3e-3 peak, warm-up over the first 5 % of this model's steps,
 # cosine decay to 1 %; paper: Adam 1e-3 constant), TRAIN_ARGS (more train options), QUERIES,
-# REPEATS.
+# REPEATS, OCCLUDE_SHAPE and TRAIN_OCCLUSION (pipelines/common.sh).
 set -eu
 . "$(dirname "$0")/common.sh"
 out=$1 name=$2 N=$3 D=$4 model=$5 steps=$6
@@ -36,10 +36,10 @@ case $N in
 esac
 pair_steps=$(( (steps * ep_images + 255) / 256 ))
 case $model in
-pn) batches="batcher -m episodes $ep -S $seed" net="--head point --loss proto" n=$steps score=pn ;;
-spe) batches="batcher -m episodes $ep -S $seed" net="--head mog -C 1 --loss spe" n=$steps score=spe-naive ;;
-hib) batches="batcher -m pairs -b 128 -S $seed" net="--head mog -C 1 --loss vib" n=$pair_steps score=pn ;;
-point) batches="batcher -m pairs -b 128 -S $seed" net="--head point --loss softcon" n=$pair_steps score=pn ;;
+pn) batches="-m episodes $ep" net="--head point --loss proto" n=$steps score=pn ;;
+spe) batches="-m episodes $ep" net="--head mog -C 1 --loss spe" n=$steps score=spe-naive ;;
+hib) batches="-m pairs -b 128" net="--head mog -C 1 --loss vib" n=$pair_steps score=pn ;;
+point) batches="-m pairs -b 128" net="--head point --loss softcon" n=$pair_steps score=pn ;;
 *) say "spe-run: unknown model '$model' (pn, spe, hib, point)"; exit 2 ;;
 esac
 case ${RECIPE:-fast} in
@@ -48,12 +48,14 @@ paper) recipe="" ;;
 *) say "spe-run: unknown recipe '$RECIPE' (fast or paper)"; exit 2 ;;
 esac
 [ -s "$data/train.hs" ] || sh "$HEDGE_ROOT/pipelines/hib-data.sh" "$N" "$data"
+occlusion_check "$data" || exit 1
+run_occlusion "$run" || exit 1
 
 if [ ! -e "$run/trained" ]; then
     resume=""
     [ -s "$run/model.ckpt" ] && resume="--resume $run/model.ckpt"
-    say "spe-run: $name: training $n steps ($batches)"
-    $batches < "$data/train.hs" |
+    say "spe-run: $name: training $n steps (batcher $batches, occlusion $(occlusion_id))"
+    train_batches "$data" "$seed" $batches |
         train -o "$run/model.ckpt" $resume $net -D "$D" -n "$n" -S "$seed" -t "$threads" \
             --log "$run/train.log" $recipe ${TRAIN_ARGS:-}
     touch "$run/trained"

@@ -1,6 +1,6 @@
 #!/bin/sh
 # spe.sh EXPERIMENT [--quick | --full] [-j JOBS] [-t THREADS] [-s STEPS] [--recipe R] [--data D]
-#        [--sshlogin S]... [--sshloginfile F] [--transfer] [--retries N] OUT
+#        [--shape rect|square] [--train-occlusion per-use|fixed] [--sshlogin S]... [--sshloginfile F] [--transfer] [--retries N] OUT
 # The Stochastic Prototype Embeddings paper (Scott et al. 2019) on N-digit MNIST: PN and SPE
 # trained on episodes, HIB and point embeddings on pairs with as many images, all evaluated by
 # few-shot classification (fewshot) on the seen and unseen test classes with clean and corrupt
@@ -16,6 +16,10 @@
 #   and stops early on a validation split: not done here). TRAIN_ARGS adds train options.
 #   --data mnist (default) | fashion: the data set the digits come from (DATASET,
 #   pipelines/hib-data.sh).
+#   --shape rect (default) | square: the occlusion patches, rectangles (the SPE paper's appendix E)
+#   or squares (the HIB paper's appendix A); --train-occlusion per-use (default) | fixed: training
+#   digits occluded afresh at every use, or once into the data (pipelines/common.sh, README
+#   "Data"). The data folder records both and refuses another: give each its own OUT.
 #   --sshlogin S (again for more), --sshloginfile F: run the jobs on other machines through ssh
 #   (GNU parallel's own options; ':' is this machine; -j is per machine), which see OUT and the
 #   hedge tree at the same paths, or, with --transfer, get what each job needs sent and its run
@@ -28,7 +32,7 @@
 # log, when a run did not finish.
 set -eu
 . "$(dirname "$0")/common.sh"
-usage() { sed -n '2,28p' "$0" | sed 's/^# \{0,1\}//' >&2; exit 2; }
+usage() { sed -n '2,32p' "$0" | sed 's/^# \{0,1\}//' >&2; exit 2; }
 [ $# -ge 2 ] || usage
 exp=$1; shift
 grid_options 300 12000 "$@"
@@ -59,5 +63,7 @@ grid_parallel "$out/joblog-spe-$exp" "$configs" \
 echo "## SPE paper, Table 2: few-shot accuracy on N-digit MNIST (ours / paper)"
 echo
 echo "Ours: $steps training episodes per model (pair models: as many images), recipe $recipe; $repeats random test episodes of every class of the split, 50 support and 15 query images per class; SPE scored by its naive sampler (200 samples), the others by the nearest prototype of their means. The paper: appendix D.2, its own N-digit MNIST data (same generator, other draws), trained to early stopping."
+echo
+occlusion_note
 sh "$HEDGE_ROOT/pipelines/spe-tables.sh" "$out"
 check_runs spe "$out" "$configs" "$out/joblog-spe-$exp" || exit 1

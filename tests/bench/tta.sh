@@ -21,6 +21,7 @@
 #               validation twins made of them too (val-clean, val-corrupt), for choosing a
 #               recipe without looking at the test set
 #   CONDS       conditions to evaluate (default "clean corrupt", plus the val twins)
+#   OCCLUDE_SHAPE, TRAIN_OCCLUSION  the occlusion (pipelines/common.sh: rect, per-use)
 set -eu
 root=$(cd "$(dirname "$0")/../.." && pwd)
 HEDGE_ROOT=$root
@@ -51,7 +52,7 @@ for m in $models; do
         resume=""
         [ -s "$run/model.ckpt" ] && resume="--resume $run/model.ckpt"
         say "tta: training $m"
-        batcher -m pairs -b "$batch" -S "$seed" < "$data/train.hs" |
+        train_batches "$data" "$seed" -m pairs -b "$batch" |
             train -o "$run/model.ckpt" $resume $head -D 2 -n "$steps" -S "$seed" -t "$threads" \
                 --snapshot-every "$snap" --log "$run/train.log" ${TRAIN_ARGS:-}
         touch "$run/trained"

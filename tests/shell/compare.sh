@@ -11,7 +11,9 @@ build=$(dirname "$BIN")
 d=$T/c/data/N2
 mkdir -p "$d"
 echo mnist > "$d/dataset"
-mkdigits -N 2 -s train -n 20000 -S 3 | occlude -p 0.2 -S 3 > "$d/train.hs" || fail "mkdigits train"
+# the default occlusion: rectangles, the training images occluded at every use (train.hs clean)
+echo "shape=rect train=per-use" > "$d/occlusion"
+mkdigits -N 2 -s train -n 20000 -S 3 > "$d/train.hs" || fail "mkdigits train"
 mkdigits -N 2 -s test-seen -n 1400 --per-class 20 -S 3 > "$d/test.hs" || fail "mkdigits test"
 mkdigits -N 2 -s test-unseen -n 600 --per-class 20 -S 3 > "$d/unseen.hs" || fail "mkdigits unseen"
 for s in test unseen; do

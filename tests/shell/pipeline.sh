@@ -3,6 +3,9 @@
 # of its log and exits non-zero, and `make demo` (pipelines/demo.sh) never says "finished" then.
 # The programs come from a build folder of links to the real ones in which `train` fails for
 # point models only, so one run of the demo dies and the two others finish.
+# The occlusion (issue 20): rectangles drawn at every use by default, recorded by the data folder,
+# the runs, the tables and the checkpoints' lineage; a folder of another occlusion (or one made
+# before it was recorded, squares) refused; squares occluded once one option away.
 set -u
 . "$(dirname "$0")/../lib.sh"
 root=$(cd "$(dirname "$0")/../.." && pwd)
@@ -50,6 +53,40 @@ BUILD=$(dirname "$BIN") sh "$root/pipelines/hib.sh" demo -s 30 -j 2 "$T/hib" > "
     fail "hib.sh with every run finishing exited $?: $(tail -n 20 "$T/err")"
 grep -q "N=2 D=2 point" "$T/table" || fail "the retried run is not in the table"
 grep -q "τ (AP, η), corrupt | – / – | " "$T/table" || fail "a point model's tau is not undefined: $(cat "$T/table")"
+
+# the occlusion (issue 20): by default rectangles, drawn afresh at every use between batcher and
+# train; the data folder and every run record it, the table says it, the checkpoint's lineage
+# shows it; a folder made with another occlusion is refused, the old one is one option away
+[ "$(cat "$T/hib/data/N2/occlusion")" = "shape=rect train=per-use" ] || fail "the data folder does not record its occlusion"
+for r in point mog1 mog2; do
+    [ "$(cat "$T/hib/runs/N2-D2-$r-b1e-4/occlusion" 2>/dev/null)" = "shape=rect train=per-use" ] ||
+        fail "run $r does not record its occlusion"
+done
+grep -q "^Occlusion (shape=rect train=per-use): rectangles" "$T/table" || fail "the table does not say its occlusion: $(tail -n 3 "$T/table")"
+tshow -q "$T/hib/runs/N2-D2-mog1-b1e-4/model.ckpt" | head -n 1 | grep -q -- "-> batcher .* -> occlude -p 0.2 --shape rect .* -> train" ||
+    fail "the training did not read batcher | occlude: $(tshow -q "$T/hib/runs/N2-D2-mog1-b1e-4/model.ckpt" | head -n 1)"
+tshow -H "$T/hib/data/N2/train.hs" | grep -q '"occluded"' && fail "per-use: train.hs is occluded already"
+tshow -H "$T/hib/data/N2/test-corrupt.hs" | grep -q '"occlusion_shape": "rect"' || fail "the corrupt twins are not rectangles"
+BUILD=$(dirname "$BIN") sh "$root/pipelines/hib.sh" demo -s 30 --shape square "$T/hib" > /dev/null 2> "$T/err" &&
+    fail "hib.sh --shape square reused a folder of rectangles"
+grep -q "holds data made with occlusion 'shape=rect train=per-use'" "$T/err" || fail "no word on the occlusion mismatch: $(tail -n 3 "$T/err")"
+BUILD=$(dirname "$BIN") sh "$root/pipelines/hib.sh" demo -s 30 --train-occlusion always "$T/hib" > /dev/null 2> "$T/err"
+[ $? = 2 ] && grep -q "unknown training occlusion 'always'" "$T/err" || fail "--train-occlusion always was not refused as misuse"
+# a folder made before the occlusion was recorded holds squares occluded once: refused for the
+# default, served to --shape square --train-occlusion fixed
+mkdir -p "$T/legacy/data/N2"
+cp "$T/hib/data/N2/test-corrupt.hs" "$T/legacy/data/N2/test-corrupt.hs"
+BUILD=$(dirname "$BIN") sh "$root/pipelines/hib-data.sh" 2 "$T/legacy/data/N2" 2> "$T/err" && fail "hib-data.sh reused an unrecorded (square) folder for rectangles"
+grep -q "occlusion 'shape=square train=fixed'" "$T/err" || fail "no word on the legacy folder: $(cat "$T/err")"
+rm -rf "$T/legacy"
+# the old occlusion, one option away: squares occluded once into train.hs, batcher | train
+OCCLUDE_SHAPE=square TRAIN_OCCLUSION=fixed BUILD=$(dirname "$BIN") sh "$root/pipelines/hib-run.sh" "$T/fixed" N2-D2-point 2 2 point 10 \
+    2> "$T/err" || fail "hib-run.sh with square, fixed occlusion: $(tail -n 5 "$T/err")"
+tshow -H "$T/fixed/data/N2/train.hs" | grep -q '"occlusion_shape": "square"' || fail "fixed: train.hs not occluded with squares"
+tshow -q "$T/fixed/runs/N2-D2-point/model.ckpt" | head -n 1 | grep -q -- "-> batcher [^>]* -> train" ||
+    fail "fixed: the training did not read batcher alone: $(tshow -q "$T/fixed/runs/N2-D2-point/model.ckpt" | head -n 1)"
+[ "$(cat "$T/fixed/runs/N2-D2-point/occlusion")" = "shape=square train=fixed" ] || fail "fixed: the run does not record it"
+rm -rf "$T/fixed"
 
 # spe.sh, in the same OUT (it shares hib.sh's data): loud on failed runs (point and PN, both
 # point models, fail), then whole

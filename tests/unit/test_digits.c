@@ -1,5 +1,6 @@
 /* digits: the seen/unseen split, the default counts of every N and split (the public generator's
- * numbers), draws without replacement, composition, the occlusion squares' distribution, and
+ * numbers), draws without replacement, composition, the occlusion patches (squares and
+ * rectangles: their distributions, chi-square for the rectangles), and
  * the reader of the generator's image ids (.npy built here byte by byte; .npz: tests/shell).
  * Tolerances: 5 sigma of the sampling error, sigma stated beside each check. */
 #include <stdio.h>
@@ -146,12 +147,12 @@ static void test_compose_occlude(void)
         for (int c = 0; c < 28; c++)
             ok &= img[r * 56 + c] == a[r * 28 + c] && img[r * 56 + 28 + c] == b[r * 28 + c];
     CHECK(ok);
-    digits_patch pa = {1, 3, 5, 4};   /* x 3, y 5, L 4 in the right cell */
+    digits_patch pa = {1, 3, 5, 4, 6};   /* x 3, y 5, w 4, h 6 in the right cell */
     digits_occlude(img, 2, 1, &pa);
     int zeros = 0, inside_ok = 1, outside_ok = 1;
     for (int r = 0; r < 28; r++)
         for (int c = 0; c < 56; c++) {
-            int in = c >= 28 + 3 && c < 28 + 7 && r >= 5 && r < 9;
+            int in = c >= 28 + 3 && c < 28 + 7 && r >= 5 && r < 11;
             const uint8_t *cell = c < 28 ? a : b;
             zeros += img[r * 56 + c] == 0;
             if (in)
@@ -159,7 +160,7 @@ static void test_compose_occlude(void)
             else
                 outside_ok &= img[r * 56 + c] == cell[r * 28 + c % 28];
         }
-    CHECK(zeros == 16);
+    CHECK(zeros == 24);
     CHECK(inside_ok);
     CHECK(outside_ok);
 }
@@ -176,17 +177,18 @@ static void test_occlusion_draws(void)
     for (int i = 0; i < n / 2; i++) {
         digits_patch pa[2], pb[2];
         r1 = r;
-        digits_occlusion_draw(&r, 0.2, 2, pa);
-        digits_occlusion_draw(&r1, 1.0, 2, pb);
+        digits_occlusion_draw(&r, 0.2, DIGITS_SQUARE, 2, pa);
+        digits_occlusion_draw(&r1, 1.0, DIGITS_SQUARE, 2, pb);
         for (int k = 0; k < 2; k++) {
-            bad += pb[k].L < 0 || pb[k].L > 28 || pb[k].x < 0 || pb[k].y < 0 || pb[k].x + pb[k].L > 28 ||
-                   pb[k].y + pb[k].L > 28 || !pb[k].occluded;
-            bad += !pa[k].occluded && (pa[k].x || pa[k].y || pa[k].L);
-            differ += pa[k].occluded && (pa[k].x != pb[k].x || pa[k].y != pb[k].y || pa[k].L != pb[k].L);
+            bad += pb[k].w != pb[k].h;
+            bad += pb[k].w < 0 || pb[k].w > 28 || pb[k].x < 0 || pb[k].y < 0 || pb[k].x + pb[k].w > 28 ||
+                   pb[k].y + pb[k].h > 28 || !pb[k].occluded;
+            bad += !pa[k].occluded && (pa[k].x || pa[k].y || pa[k].w || pa[k].h);
+            differ += pa[k].occluded && (pa[k].x != pb[k].x || pa[k].y != pb[k].y || pa[k].w != pb[k].w);
             occ += pa[k].occluded;
-            Lsum += pb[k].L;
+            Lsum += pb[k].w;
             xsum += pb[k].x;
-            want_x += (28 - pb[k].L) / 2.0;
+            want_x += (28 - pb[k].w) / 2.0;
         }
     }
     CHECK(bad == 0);
@@ -198,11 +200,110 @@ static void test_occlusion_draws(void)
     digits_patch pz[4];
     long none = 0;
     for (int i = 0; i < 1000; i++) {
-        digits_occlusion_draw(&r, 0.0, 4, pz);
+        digits_occlusion_draw(&r, 0.0, DIGITS_SQUARE, 4, pz);
         for (int k = 0; k < 4; k++)
             none += pz[k].occluded;
     }
     CHECK(none == 0);
+}
+
+/* the chi-square quantile of upper tail 1e-6 (z = 4.753), Wilson-Hilferty: within 1 % for df >= 20 */
+static double chi2_crit(int df)
+{
+    double a = 2.0 / (9.0 * df), c = 1 - a + 4.753 * sqrt(a);
+    return df * c * c * c;
+}
+
+/* Rectangles (SPE appendix E): w and h each uniform on 0..28 (chi-square, 28 degrees of
+ * freedom each), independent (the joint (w, h) uniform on the 29 x 29 grid: 840), x uniform on
+ * 0..28-w given w and y on 0..28-h given h (the conditional tables pooled: sum over w of 28 - w =
+ * 406), twins (p = 0.2 and p = 1 from one generator: the same rectangle), p respected. */
+static void test_rect_draws(void)
+{
+    const int n = 29 * 29 * 400;  /* 336,400 digits: 400 expected per (w, h) cell */
+    static long cw[29], ch[29], cwh[29][29], cx[29][29], cy[29][29];
+    rng r, r1;
+    rng_init(&r, 715, 2);
+    long occ = 0, bad = 0, differ = 0, square = 0;
+    for (int i = 0; i < n / 2; i++) {
+        digits_patch pa[2], pb[2];
+        r1 = r;
+        digits_occlusion_draw(&r, 0.2, DIGITS_RECT, 2, pa);
+        digits_occlusion_draw(&r1, 1.0, DIGITS_RECT, 2, pb);
+        for (int k = 0; k < 2; k++) {
+            const digits_patch *q = &pb[k];
+            bad += q->w < 0 || q->w > 28 || q->h < 0 || q->h > 28 || q->x < 0 || q->y < 0 ||
+                   q->x + q->w > 28 || q->y + q->h > 28 || !q->occluded;
+            bad += !pa[k].occluded && (pa[k].x || pa[k].y || pa[k].w || pa[k].h);
+            differ += pa[k].occluded && memcmp(&pa[k], q, sizeof *q);
+            if (bad)
+                continue;
+            occ += pa[k].occluded;
+            square += q->w == q->h;
+            cw[q->w]++, ch[q->h]++, cwh[q->w][q->h]++;
+            cx[q->w][q->x]++, cy[q->h][q->y]++;
+        }
+    }
+    CHECK(bad == 0);
+    CHECK(differ == 0);
+    CHECK_CLOSE((double)occ / n, 0.2, 5 * sqrt(0.2 * 0.8 / n));
+    double Xw = 0, Xh = 0, Xwh = 0, Xx = 0, Xy = 0;
+    for (int a = 0; a < 29; a++) {
+        double e = n / 29.0;
+        Xw += (cw[a] - e) * (cw[a] - e) / e;
+        Xh += (ch[a] - e) * (ch[a] - e) / e;
+        for (int b = 0; b < 29; b++) {
+            double e2 = n / 841.0;
+            Xwh += (cwh[a][b] - e2) * (cwh[a][b] - e2) / e2;
+        }
+        for (int b = 0; b <= 28 - a; b++) {  /* x given w = a: uniform on 0..28-a */
+            double ex = (double)cw[a] / (29 - a), ey = (double)ch[a] / (29 - a);
+            Xx += (cx[a][b] - ex) * (cx[a][b] - ex) / ex;
+            Xy += (cy[a][b] - ey) * (cy[a][b] - ey) / ey;
+        }
+    }
+    printf("  rect: chi2 w %.1f h %.1f (crit %.1f), (w, h) %.1f (crit %.1f), x|w %.1f y|h %.1f (crit %.1f); "
+           "w = h in %.4f (1/29 = %.4f)\n", Xw, Xh, chi2_crit(28), Xwh, chi2_crit(840), Xx, Xy, chi2_crit(406),
+           (double)square / n, 1 / 29.0);
+    CHECK(Xw < chi2_crit(28));
+    CHECK(Xh < chi2_crit(28));
+    CHECK(Xwh < chi2_crit(840));
+    CHECK(Xx < chi2_crit(406));
+    CHECK(Xy < chi2_crit(406));
+    /* the default: nothing blacked out for a side of 0, yet occluded */
+    uint8_t img[28 * 28];
+    memset(img, 7, sizeof img);
+    digits_patch z = {1, 5, 5, 0, 20};
+    digits_occlude(img, 1, 0, &z);
+    long zeros = 0;
+    for (int i = 0; i < 28 * 28; i++)
+        zeros += img[i] == 0;
+    CHECK(zeros == 0);
+    CHECK(digits_shape_parse("rect") == DIGITS_RECT && digits_shape_parse("square") == DIGITS_SQUARE);
+    CHECK(digits_shape_parse("squares") == -1);
+    CHECK(!strcmp(digits_shape_name(DIGITS_RECT), "rect"));
+}
+
+/* batch-stream generators: one per (record, slot), distinct across records and slots */
+static void test_occlusion_rng(void)
+{
+    rng a, b;
+    digits_occlusion_rng(&a, 714, 3, 5);
+    digits_occlusion_rng(&b, 714, 3, 5);
+    CHECK(rng_u64(&a) == rng_u64(&b));
+    uint64_t first[4 * 3];
+    int same = 0;
+    for (int rec = 0; rec < 4; rec++)
+        for (int s = 0; s < 3; s++) {
+            digits_occlusion_rng(&a, 714, (uint64_t)rec, (uint64_t)s << 32);
+            first[rec * 3 + s] = rng_u64(&a);
+        }
+    for (int i = 0; i < 12; i++)
+        for (int j = 0; j < i; j++)
+            same += first[i] == first[j];
+    CHECK(same == 0);
+    digits_occlusion_rng(&a, 715, 0, 0);
+    CHECK(rng_u64(&a) != first[0]);
 }
 
 /* an .npy (format 1.0) of the header dict `dict` and nbytes of data, into out; returns its size */
@@ -366,6 +467,8 @@ int main(void)
     test_sources();
     test_compose_occlude();
     test_occlusion_draws();
+    test_rect_draws();
+    test_occlusion_rng();
     test_ids_npy();
     test_ids_check();
     test_ids_names();
