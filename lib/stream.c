@@ -14,6 +14,20 @@
 
 #define MAX_DEPTH 64 /* lineage depth we accept when parsing a header */
 
+/* Under AddressSanitizer a record's tensors get buffers of exactly their size, allocated anew
+ * when the size changes, so that a program reading past a field (trusting an item shape the
+ * header did not promise) is caught; otherwise buffers are rounded up and reused. */
+#if defined(__SANITIZE_ADDRESS__)
+#define EXACT_BUFFERS 1
+#elif defined(__has_feature)
+#if __has_feature(address_sanitizer)
+#define EXACT_BUFFERS 1
+#endif
+#endif
+#ifndef EXACT_BUFFERS
+#define EXACT_BUFFERS 0
+#endif
+
 /* ------------------------------------------------------------------ header building */
 
 stream_header *header_new(const char *kind, int batched)
@@ -1345,6 +1359,18 @@ int stream_read(stream_reader *r, stream_record *rec)
             die("%s: record %lld: field '%s' does not have the dtype and shape the header declares",
                 r->name, r->count + 1, f->name);
         tensor *t = &rec->t[idx];
+#if EXACT_BUFFERS
+        if (!t->owns || t->cap != len) {
+            if (t->owns)
+                free(t->data);
+            void *p = NULL;
+            if (posix_memalign(&p, 64, len ? len : 1))
+                die("out of memory (%zu bytes)", len);
+            t->data = p;
+            t->cap = len;
+            t->owns = 1;
+        }
+#else
         if (!t->owns || t->cap < len) {
             if (t->owns)
                 free(t->data);
@@ -1352,6 +1378,7 @@ int stream_read(stream_reader *r, stream_record *rec)
             t->data = ealloc_aligned(t->cap);
             t->owns = 1;
         }
+#endif
         memcpy(t->data, data, len);
         t->dtype = dtype;
         t->ndim = ndim;
