@@ -10,7 +10,8 @@ kind, the record count, NaN / Inf / extreme values in the data, huge dimensions.
 to every program that reads its kind (built with ASan + UBSan: make fuzz builds build-san/), and
 a run is a finding when
 
-  crash      the sanitizers report (ASan, UBSan, LeakSanitizer) or a signal kills it
+  crash      ASan or UBSan reports, or a signal kills it (leaks are not looked for: a program
+             that dies on bad input leaves its allocations behind by design)
   exit       it exits with a status other than 0, 1, 2
   timeout    it runs longer than --timeout seconds
   silent     it fails (1 or 2) with nothing on stderr
@@ -26,7 +27,8 @@ fuzz: makes the seed streams with the programs themselves at tiny size (DIR/seed
 and runs, for S seconds, deterministically from N (the same seed and programs: the same mutants
 in the same order). Each new finding (one per program, category and first report line) is
 written as a reproducer directory DIR/findings/NAME: `case.json` (argv, stdin, the finding) and
-its input files; with --save also into that directory. Exit 1 when there is a hard finding.
+its input files; a hard one also into the --save directory (soft ones need a judgement: a
+documented warning is a message with exit 0 too). Exit 1 when there is a hard finding.
 replay: runs every reproducer under the directories given and exits 1 if any still gives a
 finding (hard or soft: a saved finding is one that was fixed, and must stay fixed), or exits
 otherwise than its case.json's "expect_exit" says, when it says (a wrong rejection, fixed).
@@ -443,7 +445,7 @@ def fuzz(a):
         name = "%s-%s-%s" % (argv[0], cat, hashlib.sha1(repr(key).encode()).hexdigest()[:8])
         json.dump(case, open(os.path.join(d, "case.json"), "w"), indent=1)
         open(os.path.join(d, "stderr.txt"), "w").write(err[-20000:])
-        for dst in [os.path.join(finds, name)] + ([os.path.join(a.save, name)] if a.save else []):
+        for dst in [os.path.join(finds, name)] + ([os.path.join(a.save, name)] if a.save and cat in HARD else []):
             shutil.rmtree(dst, ignore_errors=True)
             shutil.copytree(d, dst)
         print("progfuzz: %s %s: %s\n    %s\n    %s" % (cat.upper(), " ".join(argv), "; ".join(what), line,
