@@ -101,11 +101,18 @@ sanitize:
 # Fuzzing the four input parsers (tests/fuzz/: the stream, checkpoint, idx and image-id readers).
 # `make fuzz` builds the libFuzzer harnesses with clang into build-fuzz/ and fuzzes each target
 # for FUZZ_SECONDS, one after the other, from its saved corpus tests/fuzz/corpus/TARGET, which
-# then gets what was found, minimized (crashes: build-fuzz/artifacts/TARGET/). `make
+# then gets what was found, minimized (crashes: build-fuzz/artifacts/TARGET/). Then it fuzzes
+# the programs themselves for PROGFUZZ_SECONDS from FUZZ_SEED (tests/fuzz/progfuzz.py: well-formed
+# streams of every kind made by the programs, mutated in their structure, fed to every program
+# that reads them, built with ASan + UBSan into build-san/ as `make sanitize` does); a finding
+# becomes a reproducer directory in tests/fuzz/programs/ (commit it once it is fixed). `make
 # fuzz-replay` (CI) never fuzzes: it replays the saved corpus and tests/fuzz/regressions under
-# ASan + UBSan, built with $(CC) into build-replay/.
+# ASan + UBSan, built with $(CC) into build-replay/, and the program reproducers in
+# tests/fuzz/programs/ with the programs built there too; any that fails again fails it.
 FUZZ_TARGETS = stream ckpt idx npy
 FUZZ_SECONDS ?= 60
+PROGFUZZ_SECONDS ?= 120
+FUZZ_SEED ?= 1
 FUZZ_SAN     = -fno-omit-frame-pointer -fno-sanitize-recover=undefined
 # A header may declare sizes far beyond the input (msgpack-c allocates a declared array at
 # once): allocations over 64 MB fail, as on a small machine, and hedge must report it cleanly.
@@ -120,14 +127,19 @@ $(BUILD)/fuzz/fuzz_%: $(BUILD)/obj/tests/fuzz/fuzz_%.o $(BUILD)/obj/tests/fuzz/f
 fuzz:
 	$(MAKE) BUILD=build-fuzz CC=clang OPT=-O1 FUZZ_LINK=-fsanitize=fuzzer \
 	    SANFLAGS='-fsanitize=fuzzer-no-link,address,undefined $(FUZZ_SAN)' $(FUZZ_TARGETS:%=build-fuzz/fuzz/fuzz_%)
-	ASAN_OPTIONS=$(FUZZ_ASAN) FUZZ_BUILD=build-fuzz FUZZ_SECONDS=$(FUZZ_SECONDS) sh tests/fuzz/run.sh $(FUZZ_TARGETS)
+	$(MAKE) BUILD=build-san OPT=-O1 SANFLAGS='-fsanitize=address,undefined $(FUZZ_SAN)' $(BINS:$(BUILD)/%=build-san/%)
+	ASAN_OPTIONS=$(FUZZ_ASAN) FUZZ_BUILD=build-fuzz FUZZ_SECONDS=$(FUZZ_SECONDS) sh tests/fuzz/run.sh $(FUZZ_TARGETS); \
+	s=$$?; /usr/bin/python3 tests/fuzz/progfuzz.py fuzz --bin build-san/bin --work build-san/progfuzz \
+	    --seconds $(PROGFUZZ_SECONDS) --seed $(FUZZ_SEED) --save tests/fuzz/programs || s=1; exit $$s
 
 fuzz-replay:
 	$(MAKE) BUILD=build-replay OPT=-O1 FUZZ_MAIN=build-replay/obj/tests/fuzz/replay.o \
-	    SANFLAGS='-fsanitize=address,undefined $(FUZZ_SAN)' $(FUZZ_TARGETS:%=build-replay/fuzz/fuzz_%)
+	    SANFLAGS='-fsanitize=address,undefined $(FUZZ_SAN)' $(FUZZ_TARGETS:%=build-replay/fuzz/fuzz_%) \
+	    $(BINS:$(BUILD)/%=build-replay/%)
 	for t in $(FUZZ_TARGETS); do \
 	    ASAN_OPTIONS=$(FUZZ_ASAN) build-replay/fuzz/fuzz_$$t tests/fuzz/corpus/$$t tests/fuzz/regressions/$$t || exit 1; \
 	done
+	/usr/bin/python3 tests/fuzz/progfuzz.py replay --bin build-replay/bin tests/fuzz/programs
 
 demo: all data
 	BUILD=$(BUILD) DATA=$(DATA) sh pipelines/demo.sh

@@ -14,6 +14,20 @@
 
 #define MAX_DEPTH 64 /* lineage depth we accept when parsing a header */
 
+/* Under AddressSanitizer a record's tensors get buffers of exactly their size, allocated anew
+ * when the size changes, so that a program reading past a field (trusting an item shape the
+ * header did not promise) is caught; otherwise buffers are rounded up and reused. */
+#if defined(__SANITIZE_ADDRESS__)
+#define EXACT_BUFFERS 1
+#elif defined(__has_feature)
+#if __has_feature(address_sanitizer)
+#define EXACT_BUFFERS 1
+#endif
+#endif
+#ifndef EXACT_BUFFERS
+#define EXACT_BUFFERS 0
+#endif
+
 /* ------------------------------------------------------------------ header building */
 
 stream_header *header_new(const char *kind, int batched)
@@ -328,8 +342,148 @@ static void pack_tensor(msgpack_packer *pk, int dtype, int ndim, const int64_t *
     msgpack_pack_bin_body(pk, data, n);
 }
 
-static void pack_header(msgpack_packer *pk, const stream_header *h)
+static void pack_header_at(msgpack_packer *pk, const stream_header *h, int level);
+
+/* ------------------------------------------------------------------ bounded lineage */
+
+/* levels of header from h down to its deepest origin (h alone: 1) */
+static int lineage_depth(const stream_header *h)
 {
+    int d = 0;
+    for (int i = 0; i < h->ninputs; i++) {
+        int k = lineage_depth(h->inputs[i]);
+        d = k > d ? k : d;
+    }
+    return d + 1;
+}
+
+static int is_marker(const stream_header *h) { return !strcmp(h->kind, "elided") && !strcmp(h->program, "..."); }
+
+#define ELIDED_ORIGINS 8 /* distinct origins a marker keeps */
+typedef struct {
+    long long headers;                       /* headers the marker stands for */
+    char programs[256];                      /* their distinct programs, newest first */
+    msgpack_sbuffer origins[ELIDED_ORIGINS]; /* the distinct origins, packed */
+    int norigins;
+    long long origins_dropped;               /* distinct origins beyond ELIDED_ORIGINS */
+} elision;
+
+static void elided_program(elision *e, const char *p, size_t n)
+{
+    for (const char *s = e->programs; *s;) { /* already listed? */
+        const char *c = strchr(s, ',');
+        size_t k = c ? (size_t)(c - s) : strlen(s);
+        if (k == n && !memcmp(s, p, n))
+            return;
+        s += k + (c != NULL);
+    }
+    size_t len = strlen(e->programs);
+    if (len + n + 2 > sizeof e->programs)
+        return; /* the list is a summary: what does not fit is left out */
+    if (len)
+        e->programs[len++] = ',';
+    memcpy(e->programs + len, p, n);
+    e->programs[len + n] = 0;
+}
+
+/* walks the headers below a marker: counts them, lists their programs, collects the origins
+ * (the headers without inputs); returns the levels h stands for (an earlier marker: its own) */
+static long long elide_walk(const stream_header *h, elision *e)
+{
+    if (!h->ninputs) {
+        msgpack_sbuffer sb;
+        msgpack_sbuffer_init(&sb);
+        msgpack_packer pk;
+        msgpack_packer_init(&pk, &sb, msgpack_sbuffer_write);
+        pack_header_at(&pk, h, STREAM_LINEAGE_MAX - 1);
+        for (int i = 0; i < e->norigins; i++)
+            if (e->origins[i].size == sb.size && !memcmp(e->origins[i].data, sb.data, sb.size)) {
+                msgpack_sbuffer_destroy(&sb);
+                return 0;
+            }
+        if (e->norigins < ELIDED_ORIGINS)
+            e->origins[e->norigins++] = sb;
+        else {
+            e->origins_dropped++;
+            msgpack_sbuffer_destroy(&sb);
+        }
+        return 0;
+    }
+    long long levels = 1;
+    if (is_marker(h)) {
+        levels = header_int(h, "elided_levels", 1);
+        e->headers += header_int(h, "elided_headers", 1);
+        e->origins_dropped += header_int(h, "elided_origins", 0);
+        const char *p = header_str(h, "elided_programs", "");
+        while (*p) {
+            const char *c = strchr(p, ',');
+            size_t k = c ? (size_t)(c - p) : strlen(p);
+            elided_program(e, p, k);
+            p += k + (c != NULL);
+        }
+    } else {
+        e->headers++;
+        elided_program(e, h->program, strlen(h->program));
+    }
+    long long below = 0;
+    for (int i = 0; i < h->ninputs; i++) {
+        long long k = elide_walk(h->inputs[i], e);
+        below = k > below ? k : below;
+    }
+    return levels + below;
+}
+
+/* h and everything below it but its origins, as one header: kind `elided`, program "...",
+ * meta elided_levels (the longest chain of headers it stands for), elided_headers,
+ * elided_programs, elided_origins (when more than ELIDED_ORIGINS distinct origins) */
+static void pack_elided(msgpack_packer *pk, const stream_header *h)
+{
+    elision e = {0};
+    long long levels = elide_walk(h, &e);
+    msgpack_pack_map(pk, 7);
+    pack_str(pk, "format");
+    pack_str(pk, "hedge-stream");
+    pack_str(pk, "version");
+    msgpack_pack_int(pk, STREAM_VERSION);
+    pack_str(pk, "kind");
+    pack_str(pk, "elided");
+    pack_str(pk, "batched");
+    msgpack_pack_false(pk);
+    pack_str(pk, "fields");
+    msgpack_pack_array(pk, 0);
+    pack_str(pk, "meta");
+    msgpack_pack_map(pk, e.origins_dropped ? 4 : 3);
+    pack_str(pk, "elided_levels");
+    msgpack_pack_int64(pk, levels);
+    pack_str(pk, "elided_headers");
+    msgpack_pack_int64(pk, e.headers);
+    pack_str(pk, "elided_programs");
+    pack_str(pk, e.programs);
+    if (e.origins_dropped) {
+        pack_str(pk, "elided_origins");
+        msgpack_pack_int64(pk, e.origins_dropped);
+    }
+    pack_str(pk, "provenance");
+    msgpack_pack_map(pk, 3);
+    pack_str(pk, "program");
+    pack_str(pk, "...");
+    pack_str(pk, "args");
+    msgpack_pack_array(pk, 0);
+    pack_str(pk, "input");
+    msgpack_pack_array(pk, e.norigins);
+    for (int i = 0; i < e.norigins; i++) {
+        pk->callback(pk->data, e.origins[i].data, e.origins[i].size);
+        msgpack_sbuffer_destroy(&e.origins[i]);
+    }
+}
+
+/* h as the header at this level of a lineage (the stream's own: 1) */
+static void pack_header_at(msgpack_packer *pk, const stream_header *h, int level)
+{
+    if (level == STREAM_LINEAGE_MAX - 1 && lineage_depth(h) > 2) {
+        pack_elided(pk, h);
+        return;
+    }
     msgpack_pack_map(pk, 7);
     pack_str(pk, "format");
     pack_str(pk, "hedge-stream");
@@ -390,8 +544,10 @@ static void pack_header(msgpack_packer *pk, const stream_header *h)
     pack_str(pk, "input");
     msgpack_pack_array(pk, h->ninputs);
     for (int i = 0; i < h->ninputs; i++)
-        pack_header(pk, h->inputs[i]);
+        pack_header_at(pk, h->inputs[i], level + 1);
 }
+
+static void pack_header(msgpack_packer *pk, const stream_header *h) { pack_header_at(pk, h, 1); }
 
 /* ------------------------------------------------------------------ writer */
 
@@ -548,7 +704,6 @@ typedef struct {
     msgpack_unpacker u;
     msgpack_unpacked result;
     int eof;
-    int in_header; /* still reading the header: a cut there is a truncated header */
     int read_error; /* errno of a failed read() */
 } reader_impl;
 
@@ -589,12 +744,9 @@ static int next_object(stream_reader *r)
          * size of the message in progress: bytes parsed since the last whole object plus those
          * not parsed yet. */
         if (im->eof) {
-            if (msgpack_unpacker_message_size(&im->u) > 0) {
-                if (im->in_header)
-                    die("%s: truncated stream: input ends inside the header", r->name);
+            if (msgpack_unpacker_message_size(&im->u) > 0)
                 die("%s: truncated stream: input ends inside record %lld (did the program upstream fail?)",
                     r->name, r->count + 1);
-            }
             return 0;
         }
         if (msgpack_unpacker_buffer_capacity(&im->u) < 65536 &&
@@ -718,10 +870,229 @@ static void pack_to_raw(const msgpack_object *o, unsigned char **raw, size_t *le
     msgpack_sbuffer_destroy(&sb);
 }
 
+/* ------------------------------------------------------------------ the header's own parser
+ *
+ * msgpack-c's parser nests at most 32 containers (MSGPACK_EMBED_STACK_SIZE, fixed when the
+ * library was built), and a header nests 3 per level of lineage: a lineage 11 levels deep
+ * made msgpack_unpacker_next fail with "out of memory". The header is therefore found and
+ * parsed here, with no limit but MP_NESTING, into msgpack_objects that parse_header reads as
+ * before; records, 3 levels deep, go through msgpack-c. */
+
+#define MP_NESTING 512          /* containers inside containers; 64 lineage levels need 196 */
+#define HEADER_MAX (256u << 20) /* bytes */
+
+enum { MP_NIL, MP_BOOL, MP_UINT, MP_INT, MP_F32, MP_F64, MP_STR, MP_BIN, MP_EXT, MP_ARRAY, MP_MAP };
+typedef struct {
+    int type;
+    uint64_t n; /* bytes of a str, bin or ext; elements of an array; pairs of a map */
+    uint64_t u; /* MP_UINT, MP_BOOL */
+    int64_t i;  /* MP_INT */
+    double f;   /* MP_F32, MP_F64 */
+    int8_t ext; /* MP_EXT: its type */
+} mp_item;
+
+static uint64_t be(const unsigned char *p, int k)
+{
+    uint64_t v = 0;
+    for (int i = 0; i < k; i++)
+        v = v << 8 | p[i];
+    return v;
+}
+
+/* The head of the object at p (avail bytes): its length (the payload of a str, bin or ext
+ * follows it), 0 when avail is too short to tell, -1 for 0xc1, which msgpack never uses. */
+static int mp_head(const unsigned char *p, size_t avail, mp_item *it)
+{
+    if (!avail)
+        return 0;
+    unsigned c = p[0];
+    memset(it, 0, sizeof *it);
+    if (c <= 0x7f || c >= 0xe0) { /* positive and negative fixint */
+        it->type = c <= 0x7f ? MP_UINT : MP_INT;
+        it->u = c;
+        it->i = (int8_t)c;
+        return 1;
+    }
+    if (c <= 0x9f) {
+        it->type = c <= 0x8f ? MP_MAP : MP_ARRAY;
+        it->n = c & 0x0f;
+        return 1;
+    }
+    if (c <= 0xbf) {
+        it->type = MP_STR;
+        it->n = c & 0x1f;
+        return 1;
+    }
+    int len; /* of the head */
+    switch (c) {
+    case 0xc0: it->type = MP_NIL; return 1;
+    case 0xc2: case 0xc3: it->type = MP_BOOL; it->u = c == 0xc3; return 1;
+    case 0xc4: case 0xc5: case 0xc6: len = 1 + (1 << (c - 0xc4)); it->type = MP_BIN; break;
+    case 0xc7: case 0xc8: case 0xc9: len = 2 + (1 << (c - 0xc7)); it->type = MP_EXT; break;
+    case 0xca: len = 5; it->type = MP_F32; break;
+    case 0xcb: len = 9; it->type = MP_F64; break;
+    case 0xcc: case 0xcd: case 0xce: case 0xcf: len = 1 + (1 << (c - 0xcc)); it->type = MP_UINT; break;
+    case 0xd0: case 0xd1: case 0xd2: case 0xd3: len = 1 + (1 << (c - 0xd0)); it->type = MP_INT; break;
+    case 0xd4: case 0xd5: case 0xd6: case 0xd7: case 0xd8: len = 2; it->type = MP_EXT; break;
+    case 0xd9: case 0xda: case 0xdb: len = 1 + (1 << (c - 0xd9)); it->type = MP_STR; break;
+    case 0xdc: case 0xdd: len = 1 + (2 << (c - 0xdc)); it->type = MP_ARRAY; break;
+    case 0xde: case 0xdf: len = 1 + (2 << (c - 0xde)); it->type = MP_MAP; break;
+    default: return -1; /* 0xc1 */
+    }
+    if (avail < (size_t)len)
+        return 0;
+    int k = len - 1; /* bytes of the number or of the length */
+    switch (it->type) {
+    case MP_BIN: case MP_STR: case MP_ARRAY: case MP_MAP: it->n = be(p + 1, k); break;
+    case MP_EXT:
+        if (c >= 0xd4) {
+            it->n = (uint64_t)1 << (c - 0xd4);
+            it->ext = (int8_t)p[1];
+        } else {
+            it->n = be(p + 1, k - 1);
+            it->ext = (int8_t)p[len - 1];
+        }
+        break;
+    case MP_UINT: it->u = be(p + 1, k); break;
+    case MP_INT: {
+        uint64_t v = be(p + 1, k);
+        if (k < 8 && v >> (8 * k - 1)) /* sign-extend */
+            v |= ~(uint64_t)0 << (8 * k);
+        it->i = (int64_t)v;
+        break;
+    }
+    case MP_F32: {
+        uint32_t v = (uint32_t)be(p + 1, 4);
+        float f;
+        memcpy(&f, &v, 4);
+        it->f = f;
+        break;
+    }
+    case MP_F64: {
+        uint64_t v = be(p + 1, 8);
+        memcpy(&it->f, &v, 8);
+        break;
+    }
+    }
+    return len;
+}
+
+/* Finds where the first object of the input ends, as bytes arrive: call again with the same
+ * state and more bytes (buf grows, its start stays). 1: the object is whole, *size bytes;
+ * 0: more bytes are needed; -1: not msgpack; -2: nested deeper than MP_NESTING. */
+typedef struct {
+    size_t pos;     /* the next object starts here */
+    int depth;      /* open containers */
+    uint64_t left[MP_NESTING]; /* objects each open container still holds */
+} mp_scan;
+
+static int mp_scan_more(mp_scan *s, const unsigned char *buf, size_t len, size_t *size)
+{
+    for (;;) {
+        mp_item it;
+        int h = mp_head(buf + s->pos, len - s->pos, &it);
+        if (h <= 0)
+            return h;
+        uint64_t step = h;
+        if (it.type == MP_STR || it.type == MP_BIN || it.type == MP_EXT) {
+            if (it.n > len - s->pos - h)
+                return 0;
+            step += it.n;
+        }
+        s->pos += step;
+        if ((it.type == MP_ARRAY || it.type == MP_MAP) && it.n > 0) {
+            if (s->depth == MP_NESTING)
+                return -2;
+            s->left[s->depth++] = it.type == MP_MAP ? 2 * it.n : it.n;
+            continue;
+        }
+        /* a whole object: it completes the containers it was the last one of */
+        while (s->depth > 0 && --s->left[s->depth - 1] == 0)
+            s->depth--;
+        if (s->depth == 0) {
+            *size = s->pos;
+            return 1;
+        }
+    }
+}
+
+/* the object at *p (a whole one: mp_scan_more found its end) into o; strings and bins point
+ * into the bytes; 0 ok, -1 malformed */
+static int mp_build(const unsigned char **pp, const unsigned char *end, msgpack_zone *z, msgpack_object *o,
+                    int depth)
+{
+    mp_item it;
+    int h = mp_head(*pp, end - *pp, &it);
+    if (h <= 0 || depth > MP_NESTING)
+        return -1;
+    const unsigned char *p = *pp + h;
+    size_t avail = end - p;
+    memset(o, 0, sizeof *o);
+    switch (it.type) {
+    case MP_NIL: o->type = MSGPACK_OBJECT_NIL; break;
+    case MP_BOOL: o->type = MSGPACK_OBJECT_BOOLEAN; o->via.boolean = it.u; break;
+    case MP_UINT: o->type = MSGPACK_OBJECT_POSITIVE_INTEGER; o->via.u64 = it.u; break;
+    case MP_INT: /* as msgpack-c: a signed encoding of a value >= 0 is a positive integer */
+        if (it.i >= 0) {
+            o->type = MSGPACK_OBJECT_POSITIVE_INTEGER;
+            o->via.u64 = (uint64_t)it.i;
+        } else {
+            o->type = MSGPACK_OBJECT_NEGATIVE_INTEGER;
+            o->via.i64 = it.i;
+        }
+        break;
+    case MP_F32: o->type = MSGPACK_OBJECT_FLOAT32; o->via.f64 = it.f; break;
+    case MP_F64: o->type = MSGPACK_OBJECT_FLOAT64; o->via.f64 = it.f; break;
+    case MP_STR: case MP_BIN: case MP_EXT:
+        if (it.n > avail)
+            return -1;
+        if (it.type == MP_EXT) {
+            o->type = MSGPACK_OBJECT_EXT;
+            o->via.ext.type = it.ext;
+            o->via.ext.size = (uint32_t)it.n;
+            o->via.ext.ptr = (const char *)p;
+        } else {
+            o->type = it.type == MP_STR ? MSGPACK_OBJECT_STR : MSGPACK_OBJECT_BIN;
+            o->via.str.size = (uint32_t)it.n; /* str and bin share the layout */
+            o->via.str.ptr = (const char *)p;
+        }
+        p += it.n;
+        break;
+    case MP_ARRAY: case MP_MAP: {
+        int map = it.type == MP_MAP;
+        if (it.n > avail / (map ? 2 : 1)) /* every object takes at least one byte */
+            return -1;
+        o->type = map ? MSGPACK_OBJECT_MAP : MSGPACK_OBJECT_ARRAY;
+        o->via.array.size = (uint32_t)it.n; /* array and map share the layout */
+        if (it.n == 0)
+            break;
+        size_t each = map ? sizeof(msgpack_object_kv) : sizeof(msgpack_object);
+        void *mem = msgpack_zone_malloc(z, it.n * each);
+        if (!mem)
+            die("out of memory");
+        if (map)
+            o->via.map.ptr = mem;
+        else
+            o->via.array.ptr = mem;
+        for (uint64_t i = 0; i < it.n; i++) {
+            msgpack_object *a = map ? &o->via.map.ptr[i].key : &o->via.array.ptr[i];
+            if (mp_build(&p, end, z, a, depth + 1))
+                return -1;
+            if (map && mp_build(&p, end, z, &o->via.map.ptr[i].val, depth + 1))
+                return -1;
+        }
+        break;
+    }
+    }
+    *pp = p;
+    return 0;
+}
+
 static stream_header *parse_header(const char *src, const msgpack_object *o, int depth)
 {
-    if (depth > MAX_DEPTH)
-        die("%s: stream header lineage is deeper than %d", src, MAX_DEPTH);
+    if (depth >= MAX_DEPTH)
+        die("%s: stream lineage is more than %d levels deep (hedge reads up to %d and writes at most %d)",
+            src, MAX_DEPTH, MAX_DEPTH, STREAM_LINEAGE_MAX);
     const msgpack_object *fmt = map_get(o, "format");
     if (!fmt || !str_eq(fmt, "hedge-stream"))
         die("%s: not a hedge stream (the first object has no format \"hedge-stream\")", src);
@@ -837,6 +1208,62 @@ static stream_header *parse_header(const char *src, const msgpack_object *o, int
     return h;
 }
 
+/* The header, by the parser above; the bytes read past it go to msgpack-c, for the records. */
+static void read_header(stream_reader *r)
+{
+    reader_impl *im = r->impl;
+    size_t cap = 1 << 16, len = 0, size = 0;
+    unsigned char *buf = emalloc(cap);
+    mp_scan *sc = ecalloc(1, sizeof *sc);
+    int st = 0;
+    for (;;) {
+        if (len > 0 && (st = mp_scan_more(sc, buf, len, &size)) != 0)
+            break;
+        if (im->eof)
+            break;
+        if (len == cap) {
+            if (cap >= HEADER_MAX)
+                die("%s: the stream header is larger than %u MiB (not a hedge stream?)", r->name, HEADER_MAX >> 20);
+            cap *= 2;
+            buf = erealloc(buf, cap);
+        }
+        size_t n = read_some(im, (char *)buf + len, cap - len);
+        if (n == 0) {
+            if (ferror(im->f) || im->read_error)
+                die("%s: read error: %s", r->name, strerror(im->read_error ? im->read_error : errno));
+            im->eof = 1;
+        }
+        len += n;
+    }
+    free(sc);
+    if (st == 0)
+        die(len ? "%s: truncated stream: input ends inside the header" : "%s: empty input: expected a hedge stream",
+            r->name);
+    if (st == -1)
+        die("%s: corrupt stream: the header is not valid msgpack", r->name);
+    if (st == -2)
+        die("%s: stream header nests deeper than %d levels (a lineage over %d levels deep?)", r->name,
+            MP_NESTING, MP_NESTING / 3);
+    msgpack_zone z;
+    if (!msgpack_zone_init(&z, 4096))
+        die("out of memory");
+    msgpack_object o;
+    const unsigned char *p = buf;
+    if (mp_build(&p, buf + size, &z, &o, 0) != 0)
+        die("%s: corrupt stream: the header is not valid msgpack", r->name);
+    if (o.type != MSGPACK_OBJECT_MAP)
+        die("%s: not a hedge stream (the first object is not a map)", r->name);
+    r->header = parse_header(r->name, &o, 0);
+    msgpack_zone_destroy(&z);
+    if (len > size) {
+        if (!msgpack_unpacker_reserve_buffer(&im->u, len - size))
+            die("%s: out of memory while reading the stream", r->name);
+        memcpy(msgpack_unpacker_buffer(&im->u), buf + size, len - size);
+        msgpack_unpacker_buffer_consumed(&im->u, len - size);
+    }
+    free(buf);
+}
+
 stream_reader *stream_open(FILE *f, const char *name)
 {
     stream_reader *r = ecalloc(1, sizeof *r);
@@ -848,13 +1275,7 @@ stream_reader *stream_open(FILE *f, const char *name)
         die("out of memory");
     msgpack_unpacked_init(&im->result);
     stream_pipe_grow(fileno(f));
-    im->in_header = 1;
-    if (!next_object(r))
-        die("%s: empty input: expected a hedge stream", name);
-    im->in_header = 0;
-    if (im->result.data.type != MSGPACK_OBJECT_MAP)
-        die("%s: not a hedge stream (the first object is not a map)", name);
-    r->header = parse_header(name, &im->result.data, 0);
+    read_header(r);
     return r;
 }
 
@@ -938,6 +1359,18 @@ int stream_read(stream_reader *r, stream_record *rec)
             die("%s: record %lld: field '%s' does not have the dtype and shape the header declares",
                 r->name, r->count + 1, f->name);
         tensor *t = &rec->t[idx];
+#if EXACT_BUFFERS
+        if (!t->owns || t->cap != len) {
+            if (t->owns)
+                free(t->data);
+            void *p = NULL;
+            if (posix_memalign(&p, 64, len ? len : 1))
+                die("out of memory (%zu bytes)", len);
+            t->data = p;
+            t->cap = len;
+            t->owns = 1;
+        }
+#else
         if (!t->owns || t->cap < len) {
             if (t->owns)
                 free(t->data);
@@ -945,6 +1378,7 @@ int stream_read(stream_reader *r, stream_record *rec)
             t->data = ealloc_aligned(t->cap);
             t->owns = 1;
         }
+#endif
         memcpy(t->data, data, len);
         t->dtype = dtype;
         t->ndim = ndim;
@@ -1078,7 +1512,8 @@ void header_print_json(FILE *f, const stream_header *h, int with_inputs)
             msgpack_zone z;
             msgpack_zone_init(&z, 2048);
             msgpack_object o;
-            if (msgpack_unpack((const char *)m->raw, m->rawlen, NULL, &z, &o) == MSGPACK_UNPACK_SUCCESS)
+            const unsigned char *p = m->raw; /* read by the header's parser: nested at will */
+            if (mp_build(&p, m->raw + m->rawlen, &z, &o, 0) == 0)
                 json_object(f, &o);
             else
                 fputs("null", f);

@@ -31,6 +31,10 @@
 #define STREAM_VERSION 1
 #define STREAM_MAXFIELDS 24
 #define STREAM_NAMELEN 32
+/* A writer keeps at most this many levels of lineage (the stream's own header is level 1): the
+ * newest STREAM_LINEAGE_MAX - 2, then one header of kind `elided` standing for the middle,
+ * then the origins (formats/stream.md, "Lineage"). Readers take up to 64 levels. */
+#define STREAM_LINEAGE_MAX 8
 
 typedef struct {
     char name[STREAM_NAMELEN];

@@ -162,11 +162,14 @@ uint64_t parse_u64(const char *opt, const char *s)
 
 /* --- atomic output: at most a few open at once --- */
 #define MAX_ATOMIC 8
-static struct {
+typedef struct {
     FILE *f;
     char *path, *tmp; /* tmp NULL: written directly (not a regular file) */
     int synced;
-} atomics[MAX_ATOMIC];
+    int fd;
+    int err; /* errno of the first failed write(), 0 if none */
+} atomic_file;
+static atomic_file atomics[MAX_ATOMIC];
 /* for the signal handler: the temp paths, set before a temp file exists and cleared after it
  * is gone (a handler may only read them) */
 static char *volatile atomic_tmps[MAX_ATOMIC];
@@ -234,6 +237,46 @@ static char *atomic_target(const char *path, int *direct)
     return estrdup(path);
 }
 
+/* The FILE of an atomic output writes through these, so that the errno of a failed write()
+ * is kept: a writer that fwrites a big block and looks at nothing until atomic_sync would
+ * otherwise learn only that the stream has its error flag set, and report a full disk as an
+ * "Input/output error". */
+static ssize_t atomic_write(void *cookie, const char *buf, size_t n)
+{
+    atomic_file *a = cookie;
+    size_t done = 0;
+    while (done < n) {
+        ssize_t k = write(a->fd, buf + done, n - done);
+        if (k < 0 && errno == EINTR)
+            continue;
+        if (k <= 0) {
+            if (!a->err)
+                a->err = k < 0 ? errno : ENOSPC;
+            return done; /* short: stdio sets the error flag */
+        }
+        done += k;
+    }
+    return done;
+}
+
+static int atomic_seek(void *cookie, off64_t *pos, int whence)
+{
+    atomic_file *a = cookie;
+    off64_t r = lseek(a->fd, *pos, whence);
+    if (r < 0)
+        return -1;
+    *pos = r;
+    return 0;
+}
+
+static int atomic_close(void *cookie)
+{
+    atomic_file *a = cookie;
+    int r = close(a->fd);
+    a->fd = -1;
+    return r;
+}
+
 static FILE *atomic_open_as(const char *path, int fixed)
 {
     int slot = -1;
@@ -247,10 +290,10 @@ static FILE *atomic_open_as(const char *path, int fixed)
     cleanup_install();
     int direct;
     char *target = atomic_target(path, &direct), *tmp = NULL;
-    FILE *f;
+    int fd;
     if (direct) {
-        f = fopen(target, "wb");
-        if (!f)
+        fd = open(target, O_WRONLY | O_CREAT | O_TRUNC, 0666);
+        if (fd < 0)
             die("cannot write %s: %s", path, strerror(errno));
     } else {
         size_t n = strlen(target) + 32;
@@ -260,13 +303,19 @@ static FILE *atomic_open_as(const char *path, int fixed)
         else
             snprintf(tmp, n, "%s.tmp.%ld", target, (long)getpid());
         atomic_tmps[slot] = tmp;
-        f = fopen(tmp, "wb");
-        if (!f) {
+        fd = open(tmp, O_WRONLY | O_CREAT | O_TRUNC, 0666);
+        if (fd < 0) {
             int e = errno;
             atomic_tmps[slot] = NULL;
             die("cannot write %s: %s", path, strerror(e));
         }
     }
+    atomics[slot].fd = fd;
+    atomics[slot].err = 0;
+    static const cookie_io_functions_t io = {NULL, atomic_write, atomic_seek, atomic_close};
+    FILE *f = fopencookie(&atomics[slot], "wb", io);
+    if (!f)
+        die("cannot write %s: %s", path, strerror(errno));
     atomics[slot].f = f;
     atomics[slot].path = target;
     atomics[slot].tmp = tmp;
@@ -313,9 +362,9 @@ void atomic_sync(FILE *f)
         return;
     errno = 0;
     if (fflush(f) != 0 || ferror(f))
-        atomic_fail(i, errno ? errno : EIO, "write");
+        atomic_fail(i, atomics[i].err ? atomics[i].err : errno ? errno : EIO, "write");
     /* fsync fails with EINVAL on what cannot be synced (a pipe, /dev/null): nothing to lose */
-    if (atomics[i].tmp && fsync(fileno(f)) != 0 && errno != EINVAL)
+    if (atomics[i].tmp && fsync(atomics[i].fd) != 0 && errno != EINVAL)
         atomic_fail(i, errno, "write");
     atomics[i].synced = 1;
 }

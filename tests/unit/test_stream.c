@@ -76,6 +76,112 @@ static void read_all(const char *buf, size_t len)
     fclose(f);
 }
 
+/* levels of header along the longest path of the lineage (the stream's own header is 1) */
+static int depth_of(const stream_header *h)
+{
+    int d = 0;
+    for (int i = 0; i < h->ninputs; i++) {
+        int k = depth_of(h->inputs[i]);
+        d = k > d ? k : d;
+    }
+    return d + 1;
+}
+
+/* a chain of n headers, newest first: programs p{n-1} <- ... <- p1 <- origin (p0) */
+static stream_header *chain(int n)
+{
+    stream_header *h = header_new("images", 0);
+    free(h->program);
+    h->program = strdup("origin");
+    header_set_int(h, "level", 0);
+    for (int i = 1; i < n; i++) {
+        stream_header *up = header_new("images", 0);
+        char name[16];
+        snprintf(name, sizeof name, i % 2 ? "odd" : "even");
+        free(up->program);
+        up->program = strdup(name);
+        header_set_int(up, "level", i);
+        header_add_input(up, h);
+        header_free(h);
+        h = up;
+    }
+    return h;
+}
+
+static char *write_header(const stream_header *h, size_t *len)
+{
+    char *buf = NULL;
+    FILE *f = open_memstream(&buf, len);
+    stream_finish(stream_create(f, h));
+    fclose(f);
+    return buf;
+}
+
+static stream_header *read_header(const char *buf, size_t len)
+{
+    FILE *f = fmemopen((void *)buf, len, "rb");
+    stream_reader *r = stream_open(f, "mem");
+    stream_header *h = header_copy(r->header);
+    stream_record rec = {0};
+    CHECK(!stream_read(r, &rec));
+    stream_close(r);
+    fclose(f);
+    return h;
+}
+
+/* A lineage deeper than STREAM_LINEAGE_MAX levels is written with its middle elided: the
+ * newest levels and the origin kept, one marker header between them that counts what it
+ * stands for. msgpack-c's parser nests at most 32 containers (3 per lineage level): a stream
+ * 11 levels deep could not be read at all before. */
+static void check_lineage(void)
+{
+    for (int n = 1; n <= 40; n += n < 12 ? 1 : 9) {
+        stream_header *h = chain(n);
+        size_t len;
+        char *buf = write_header(h, &len);
+        stream_header *back = read_header(buf, len);
+        int d = depth_of(back), want = n <= STREAM_LINEAGE_MAX ? n : STREAM_LINEAGE_MAX;
+        if (d != want)
+            fprintf(stderr, "chain of %d: read back %d levels, expected %d\n", n, d, want);
+        CHECK(d == want);
+        /* the newest levels are whole; the deepest header is the origin */
+        const stream_header *x = back;
+        int level = 0;
+        for (; x->ninputs && level < STREAM_LINEAGE_MAX - 2; level++, x = x->inputs[0])
+            CHECK(header_int(x, "level", -1) == n - 1 - level);
+        if (n > STREAM_LINEAGE_MAX) { /* x is the marker */
+            CHECK(!strcmp(x->kind, "elided") && !strcmp(x->program, "..."));
+            CHECK(header_int(x, "elided_levels", 0) == n - STREAM_LINEAGE_MAX + 1);
+            CHECK(header_int(x, "elided_headers", 0) == n - STREAM_LINEAGE_MAX + 1);
+            CHECK(!strcmp(header_str(x, "elided_programs", ""), n % 2 ? "even,odd" : "odd,even"));
+            CHECK(x->ninputs == 1);
+            x = x->inputs[0];
+        }
+        while (x->ninputs)
+            x = x->inputs[0];
+        CHECK(!strcmp(x->program, "origin") && header_int(x, "level", -1) == 0);
+        /* written again (the next program of a pipeline): still bounded, the counts add up */
+        if (n > STREAM_LINEAGE_MAX) {
+            stream_header *up = header_new("images", 0);
+            header_add_input(up, back);
+            size_t len2;
+            char *buf2 = write_header(up, &len2);
+            stream_header *again = read_header(buf2, len2);
+            CHECK(depth_of(again) == STREAM_LINEAGE_MAX);
+            const stream_header *m = again;
+            for (int k = 0; k < STREAM_LINEAGE_MAX - 2; k++)
+                m = m->inputs[0];
+            CHECK(header_int(m, "elided_levels", 0) == n - STREAM_LINEAGE_MAX + 2);
+            header_free(again);
+            header_free(up);
+            free(buf2);
+        }
+        header_free(back);
+        header_free(h);
+        free(buf);
+    }
+}
+
 int main(void)
 {
     util_init("test_stream");
@@ -164,5 +270,6 @@ int main(void)
     CHECK(child_status(read_all, "hello", 5) == 1);
     CHECK(child_status(read_all, "", 0) == 1);
     free(buf);
+    check_lineage();
     return check_done("test_stream");
 }
