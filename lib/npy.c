@@ -1,6 +1,7 @@
 /* npy: see npy.h. */
 #include "npy.h"
 
+#include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -144,8 +145,8 @@ static const char *npy_dict(cursor *c, npy_array *a, const char *name)
     return NULL;
 }
 
-/* b[0..n) is one .npy file; name is for messages */
-const char *npy_parse(const uint8_t *b, size_t n, const char *name, npy_array *a)
+/* b[0..n) is one .npy file; name is for messages; any: floats and bool too */
+static const char *parse(const uint8_t *b, size_t n, const char *name, npy_array *a, int any)
 {
     memset(a, 0, sizeof *a);
     if (n < 10 || memcmp(b, "\x93NUMPY", 6))
@@ -165,12 +166,21 @@ const char *npy_parse(const uint8_t *b, size_t n, const char *name, npy_array *a
         return err;
     const char *d = a->descr;
     int size = d[0] && d[1] ? atoi(d + 2) : 0;
-    if (!(d[0] == '<' || d[0] == '>' || d[0] == '|') || !(d[1] == 'i' || d[1] == 'u') ||
-        !(size == 1 || size == 2 || size == 4 || size == 8) || strlen(d) != 3 || (d[0] == '|' && size != 1))
+    int known = (d[0] == '<' || d[0] == '>' || d[0] == '|') && strlen(d) == 3 && (d[0] != '|' || size == 1) &&
+                (((d[1] == 'i' || d[1] == 'u') && (size == 1 || size == 2 || size == 4 || size == 8)) ||
+                 (any && d[1] == 'f' && (size == 4 || size == 8)) || (any && d[1] == 'b' && size == 1));
+    if (!known && !any)
         return errmsg("%s: dtype '%s' is not an integer type (the generator writes '<i8'; "
                         "i1..i8 and u1..u8 are read)", name, d);
+    if (!known) {
+        char sh[96];
+        npy_shape_str(a, sh, sizeof sh);
+        return errmsg("%s is '%s' %s: expected numbers (integers i1..i8, u1..u8, floats f4, f8 or bool)", name,
+                        d, sh);
+    }
     a->big = d[0] == '>';
-    a->is_unsigned = d[1] == 'u';
+    a->is_unsigned = d[1] == 'u' || d[1] == 'b';
+    a->kind = d[1] == 'b' ? 'b' : d[1];
     a->size = size;
     a->count = 1;
     for (int i = 0; i < a->ndim; i++) {
@@ -191,13 +201,58 @@ const char *npy_parse(const uint8_t *b, size_t n, const char *name, npy_array *a
     return NULL;
 }
 
-/* element i; an unsigned 64-bit value above INT64_MAX reads as INT64_MAX (out of any range) */
-int64_t npy_get(const npy_array *a, int64_t i)
+const char *npy_parse(const uint8_t *b, size_t n, const char *name, npy_array *a)
+{
+    return parse(b, n, name, a, 0);
+}
+
+const char *npy_parse_any(const uint8_t *b, size_t n, const char *name, npy_array *a)
+{
+    return parse(b, n, name, a, 1);
+}
+
+const char *npy_dtype_name(const npy_array *a)
+{
+    static const char *ints[] = {"int8", "int16", 0, "int32", 0, 0, 0, "int64"};
+    static const char *uints[] = {"uint8", "uint16", 0, "uint32", 0, 0, 0, "uint64"};
+    switch (a->kind) {
+    case 'b': return "bool";
+    case 'f': return a->size == 4 ? "float32" : "float64";
+    case 'u': return uints[a->size - 1];
+    default: return ints[a->size - 1];
+    }
+}
+
+/* the raw element i, byte-swapped to the host's (little-endian) order */
+static uint64_t raw(const npy_array *a, int64_t i)
 {
     const uint8_t *p = a->data + i * a->size;
     uint64_t v = 0;
     for (int k = 0; k < a->size; k++)
         v |= (uint64_t)p[a->big ? a->size - 1 - k : k] << (8 * k);
+    return v;
+}
+
+double npy_get_f64(const npy_array *a, int64_t i)
+{
+    if (a->kind != 'f')
+        return a->kind == 'u' && a->size == 8 ? (double)raw(a, i) : (double)npy_get(a, i);
+    uint64_t v = raw(a, i);
+    if (a->size == 4) {
+        uint32_t u = (uint32_t)v;
+        float f;
+        memcpy(&f, &u, 4);
+        return f;
+    }
+    double x;
+    memcpy(&x, &v, 8);
+    return x;
+}
+
+/* element i; an unsigned 64-bit value above INT64_MAX reads as INT64_MAX (out of any range) */
+int64_t npy_get(const npy_array *a, int64_t i)
+{
+    uint64_t v = raw(a, i);
     if (a->is_unsigned)
         return v > (uint64_t)INT64_MAX ? INT64_MAX : (int64_t)v;
     if (a->size < 8 && (v >> (8 * a->size - 1)) & 1)
@@ -205,11 +260,10 @@ int64_t npy_get(const npy_array *a, int64_t i)
     return (int64_t)v;
 }
 
-/* member `name` of the zip archive b[0..n), inflated, in *out (malloc'd; NULL when absent) */
-const char *npy_zip_member(const uint8_t *b, size_t n, const char *name, uint8_t **out, size_t *outn)
+/* the central directory of the zip archive b[0..n): its first entry and end, and how many */
+static const char *zip_directory(const uint8_t *b, size_t n, const uint8_t **first, const uint8_t **last,
+                                 uint32_t *count)
 {
-    *out = NULL;
-    *outn = 0;
     /* the end of central directory record: 22 bytes and a comment of up to 65535 */
     size_t eocd = 0;
     int found = 0;
@@ -229,7 +283,51 @@ const char *npy_zip_member(const uint8_t *b, size_t n, const char *name, uint8_t
         return errmsg("a zip64 archive: not supported (the generator's files are plain zip)");
     if ((uint64_t)cdoff + cdsize > eocd)
         return errmsg("a corrupt zip archive (central directory out of the file)");
-    const uint8_t *p = b + cdoff, *end = b + cdoff + cdsize;
+    *first = b + cdoff;
+    *last = b + cdoff + cdsize;
+    *count = entries;
+    return NULL;
+}
+
+const char *npy_zip_names(const uint8_t *b, size_t n, char ***names, int *count)
+{
+    *names = NULL;
+    *count = 0;
+    const uint8_t *p, *end;
+    uint32_t entries;
+    const char *err = zip_directory(b, n, &p, &end, &entries);
+    if (err)
+        return err;
+    char **v = ecalloc(entries ? entries : 1, sizeof *v);
+    for (uint32_t e = 0; e < entries; e++) {
+        size_t fnlen, xlen, clen;
+        if (end - p < 46 || rd32(p) != 0x02014b50 ||
+            (size_t)(end - p) < 46 + (fnlen = rd16(p + 28)) + (xlen = rd16(p + 30)) + (clen = rd16(p + 32))) {
+            for (uint32_t k = 0; k < e; k++)
+                free(v[k]);
+            free(v);
+            return errmsg("a corrupt zip archive (central directory entry %u)", e);
+        }
+        v[e] = emalloc(fnlen + 1);
+        memcpy(v[e], p + 46, fnlen);
+        v[e][fnlen] = 0;
+        p += 46 + fnlen + xlen + clen;
+    }
+    *names = v;
+    *count = (int)entries;
+    return NULL;
+}
+
+/* member `name` of the zip archive b[0..n), inflated, in *out (malloc'd; NULL when absent) */
+const char *npy_zip_member(const uint8_t *b, size_t n, const char *name, uint8_t **out, size_t *outn)
+{
+    *out = NULL;
+    *outn = 0;
+    const uint8_t *p, *end;
+    uint32_t entries;
+    const char *err = zip_directory(b, n, &p, &end, &entries);
+    if (err)
+        return err;
     for (uint32_t e = 0; e < entries; e++) {
         if (end - p < 46 || rd32(p) != 0x02014b50)
             return errmsg("a corrupt zip archive (central directory entry %u)", e);
@@ -309,4 +407,193 @@ const char *npy_zip_member(const uint8_t *b, size_t n, const char *name, uint8_t
 int npy_is_zip(const uint8_t *b, size_t n)
 {
     return n >= 4 && (rd32(b) == 0x04034b50 || rd32(b) == 0x06054b50); /* a local header, or an empty archive */
+}
+
+const char *npy_load_file(const char *path, uint8_t **out, size_t *outn)
+{
+    *out = NULL;
+    *outn = 0;
+    int std = !strcmp(path, "-");
+    FILE *f = std ? stdin : fopen(path, "rb");
+    if (!f)
+        return errmsg("%s: %s", path, strerror(errno));
+    size_t cap = 1 << 16, n = 0, got;
+    uint8_t *buf = emalloc(cap);
+    while ((got = fread(buf + n, 1, cap - n, f)) > 0) {
+        n += got;
+        if (n == cap) {
+            if (cap > NPY_MAX_BYTES) {
+                if (!std)
+                    fclose(f);
+                free(buf);
+                return errmsg("%s: larger than 1 GiB", path);
+            }
+            buf = erealloc(buf, cap *= 2);
+        }
+    }
+    int bad = ferror(f);
+    if (!std)
+        fclose(f);
+    if (bad) {
+        free(buf);
+        return errmsg("%s: read error", path);
+    }
+    *out = buf;
+    *outn = n;
+    return NULL;
+}
+
+/* ---- writing ---- */
+
+size_t npy_header(char *out, size_t size, const char *descr, int ndim, const int64_t *shape)
+{
+    char dict[512];
+    int k = snprintf(dict, sizeof dict, "{'descr': '%s', 'fortran_order': False, 'shape': (", descr);
+    for (int i = 0; i < ndim; i++)
+        k += snprintf(dict + k, sizeof dict - k, "%s%lld", i ? ", " : "", (long long)shape[i]);
+    k += snprintf(dict + k, sizeof dict - k, ndim == 1 ? ",), }" : "), }"); /* numpy's own spelling */
+    /* magic (6) + version (2) + length (2) + dict + spaces + '\n', a multiple of 64 (numpy's) */
+    size_t total = (10 + (size_t)k + 1 + 63) / 64 * 64;
+    if (total > size || total - 10 > 65535)
+        return 0;
+    memcpy(out, "\x93NUMPY\x01\x00", 8);
+    out[8] = (char)((total - 10) & 0xff);
+    out[9] = (char)((total - 10) >> 8);
+    memcpy(out + 10, dict, (size_t)k);
+    memset(out + 10 + k, ' ', total - 10 - k - 1);
+    out[total - 1] = '\n';
+    return total;
+}
+
+struct npz_writer {
+    FILE *f;
+    int level;
+    uint64_t offset;         /* bytes written so far */
+    int n, cap;
+    struct npz_entry { char *name; uint32_t crc, csize, usize, offset; uint16_t method; } *e;
+};
+
+static void put16(uint8_t *p, uint32_t v) { p[0] = (uint8_t)v; p[1] = (uint8_t)(v >> 8); }
+static void put32(uint8_t *p, uint32_t v) { put16(p, v & 0xffff); put16(p + 2, v >> 16); }
+
+npz_writer *npz_create(FILE *f, int level)
+{
+    npz_writer *w = ecalloc(1, sizeof *w);
+    w->f = f;
+    w->level = level;
+    return w;
+}
+
+static void zwrite(npz_writer *w, const void *p, size_t n)
+{
+    if (n && fwrite(p, 1, n, w->f) != n)
+        return; /* the caller's close (atomic_commit, close_stdout) reports the failed write */
+    w->offset += n;
+}
+
+const char *npz_add(npz_writer *w, const char *name, const char *descr, int ndim, const int64_t *shape,
+                    const void *data, size_t nbytes)
+{
+    char head[640];
+    size_t hn = npy_header(head, sizeof head, descr, ndim, shape);
+    if (!hn)
+        return errmsg("%s: the .npy header is too long", name);
+    if (nbytes > 0xFFFFFFFFu - hn || w->offset > 0xFFFFFFFFu)
+        return errmsg("%s: the archive would exceed 4 GiB (zip64 is not written)", name);
+    size_t usize = hn + nbytes, fnlen = strlen(name) + 4;
+    uLong crc = crc32(0, (const Bytef *)head, (uInt)hn);
+    for (size_t done = 0; done < nbytes;) { /* crc32 takes at most 4 GiB - 1 at a time */
+        size_t part = nbytes - done > (1u << 30) ? (1u << 30) : nbytes - done;
+        crc = crc32(crc, (const Bytef *)data + done, (uInt)part);
+        done += part;
+    }
+    uint8_t *z = NULL;
+    size_t csize = usize;
+    if (w->level) { /* raw deflate of header and data, as zip wants it */
+        z_stream zs;
+        memset(&zs, 0, sizeof zs);
+        if (deflateInit2(&zs, w->level, Z_DEFLATED, -MAX_WBITS, 8, Z_DEFAULT_STRATEGY) != Z_OK)
+            return errmsg("%s: zlib cannot start deflating", name);
+        size_t bound = deflateBound(&zs, (uLong)usize);
+        z = emalloc(bound);
+        zs.next_out = z;
+        zs.avail_out = (uInt)bound;
+        zs.next_in = (Bytef *)head;
+        zs.avail_in = (uInt)hn;
+        int r = deflate(&zs, Z_NO_FLUSH);
+        zs.next_in = (Bytef *)data;
+        zs.avail_in = (uInt)nbytes;
+        if (r == Z_OK)
+            r = deflate(&zs, Z_FINISH);
+        csize = zs.total_out;
+        deflateEnd(&zs);
+        if (r != Z_STREAM_END) {
+            free(z);
+            return errmsg("%s: zlib could not deflate it", name);
+        }
+    }
+    if (w->n == w->cap)
+        w->e = erealloc(w->e, (size_t)(w->cap = w->cap ? 2 * w->cap : 16) * sizeof *w->e);
+    struct npz_entry *e = &w->e[w->n++];
+    e->name = emalloc(fnlen + 1);
+    snprintf(e->name, fnlen + 1, "%s.npy", name);
+    *e = (struct npz_entry){e->name, (uint32_t)crc, (uint32_t)csize, (uint32_t)usize, (uint32_t)w->offset,
+                            (uint16_t)(w->level ? 8 : 0)};
+    uint8_t lh[30] = {0};
+    put32(lh, 0x04034b50);
+    put16(lh + 4, 20);           /* version needed: 2.0 */
+    put16(lh + 8, e->method);
+    put16(lh + 12, 0x21);        /* DOS date 1980-01-01: no time recorded, the same bytes every run */
+    put32(lh + 14, e->crc);
+    put32(lh + 18, e->csize);
+    put32(lh + 22, e->usize);
+    put16(lh + 26, (uint32_t)fnlen);
+    zwrite(w, lh, 30);
+    zwrite(w, e->name, fnlen);
+    if (z) {
+        zwrite(w, z, csize);
+        free(z);
+    } else {
+        zwrite(w, head, hn);
+        zwrite(w, data, nbytes);
+    }
+    return NULL;
+}
+
+const char *npz_finish(npz_writer *w)
+{
+    const char *err = NULL;
+    uint64_t cdoff = w->offset;
+    for (int i = 0; i < w->n; i++) {
+        struct npz_entry *e = &w->e[i];
+        size_t fnlen = strlen(e->name);
+        uint8_t ch[46] = {0};
+        put32(ch, 0x02014b50);
+        put16(ch + 4, 20);       /* made by: MS-DOS, 2.0 */
+        put16(ch + 6, 20);
+        put16(ch + 10, e->method);
+        put16(ch + 14, 0x21);
+        put32(ch + 16, e->crc);
+        put32(ch + 20, e->csize);
+        put32(ch + 24, e->usize);
+        put16(ch + 28, (uint32_t)fnlen);
+        put32(ch + 42, e->offset);
+        zwrite(w, ch, 46);
+        zwrite(w, e->name, fnlen);
+    }
+    if (w->n > 0xFFFF || w->offset > 0xFFFFFFFFu)
+        err = errmsg("the archive would exceed 65535 members or 4 GiB (zip64 is not written)");
+    uint8_t eocd[22] = {0};
+    put32(eocd, 0x06054b50);
+    put16(eocd + 8, (uint32_t)w->n);
+    put16(eocd + 10, (uint32_t)w->n);
+    put32(eocd + 12, (uint32_t)(w->offset - cdoff));
+    put32(eocd + 16, (uint32_t)cdoff);
+    if (!err)
+        zwrite(w, eocd, 22);
+    for (int i = 0; i < w->n; i++)
+        free(w->e[i].name);
+    free(w->e);
+    free(w);
+    return err;
 }

@@ -1,0 +1,154 @@
+/* tonpz: a stream in, numpy arrays out. Stacks each field of every record into one array and
+ * writes them as an .npz (np.load reads it, allow_pickle=False), with the header, lineage
+ * included, as a JSON string and each meta tensor in full. The whole stream is held in memory.
+ */
+#include <getopt.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "npy.h"
+#include "stream.h"
+#include "util.h"
+
+static const char *usage =
+    "usage: tonpz [-o FILE.npz] [-z] [INPUT]\n"
+    "  Writes a stream (INPUT or stdin) as an .npz archive, as np.savez would (FILE, else stdout;\n"
+    "  never a terminal):\n"
+    "    FIELD          one array per field, the records stacked: [n, *item shape] (a batched\n"
+    "                   stream: its batches concatenated), the field's dtype; e.g. an embedding\n"
+    "                   stream's mu is float32 [n, C, D] (point embeddings: C = 1)\n"
+    "    header         the header as JSON (fields, meta, provenance with the input headers:\n"
+    "                   the lineage), a 0-d unicode array: json.loads(str(z[\"header\"]))\n"
+    "    meta/KEY       each meta tensor in full (the header's JSON shows 16 values)\n"
+    "  np.load(FILE) needs no allow_pickle. The output is written only when the input stream\n"
+    "  was whole (a stream cut short: exit 1, no file). Back to a stream: fromnpz.\n"
+    "  -o FILE   the .npz to write (atomically: a temp file renamed when complete)\n"
+    "  -z        deflate the members, as np.savez_compressed (default: stored, as np.savez)\n"
+    "  -h, --help  this help\n"
+    "example:\n"
+    "  mkdigits -N 2 -s test-seen | tonpz -o digits.npz\n"
+    "  python3 -c 'import numpy as np; z = np.load(\"digits.npz\"); print(z[\"image\"].shape)'\n";
+
+static const char *descr(int dtype)
+{
+    static const char *d[DT_COUNT] = {"|u1", "<i4", "<i8", "<f4", "<f8"};
+    return d[dtype];
+}
+
+/* the JSON text (UTF-8) as a numpy '<U' string: one little-endian UCS-4 code point per character */
+static uint32_t *ucs4(const char *s, size_t n, size_t *len)
+{
+    uint32_t *u = emalloc((n + 1) * sizeof *u);
+    size_t k = 0;
+    for (size_t i = 0; i < n;) {
+        unsigned char c = (unsigned char)s[i];
+        int extra = c >= 0xF0 ? 3 : c >= 0xE0 ? 2 : c >= 0xC0 ? 1 : 0;
+        uint32_t cp = extra ? c & (0x3F >> extra) : c;
+        for (int j = 1; j <= extra && i + j < n; j++)
+            cp = cp << 6 | ((unsigned char)s[i + j] & 0x3F);
+        i += 1 + extra; /* json_string wrote valid UTF-8 */
+        uint8_t *b = (uint8_t *)&u[k++];
+        b[0] = (uint8_t)cp, b[1] = (uint8_t)(cp >> 8), b[2] = (uint8_t)(cp >> 16), b[3] = (uint8_t)(cp >> 24);
+    }
+    *len = k;
+    return u;
+}
+
+static void check(const char *err, const char *out)
+{
+    if (err)
+        die("%s: %s", out, err);
+}
+
+int main(int argc, char **argv)
+{
+    util_init(argv[0]);
+    util_usage = usage;
+    const char *out = NULL;
+    int level = 0, c;
+    static const struct option lopts[] = {{"help", 0, 0, 'h'}, {0, 0, 0, 0}};
+    opterr = 0; /* our own message, then the "Try" line */
+    while ((c = getopt_long(argc, argv, "o:zh", lopts, NULL)) != -1) {
+        switch (c) {
+        case 'o': out = optarg; break;
+        case 'z': level = 6; break;
+        case 'h': usage_help();
+        default: usage_die("unknown option or missing value: %s", argv[optind - 1]);
+        }
+    }
+    if (argc - optind > 1)
+        usage_die("at most one input");
+    if (!out && isatty(STDOUT_FILENO))
+        usage_die("will not write an .npz to a terminal (-o FILE, or redirect stdout)");
+    FILE *f = out ? atomic_open(out) : stdout;
+    const char *name = out ? out : "stdout";
+
+    stream_reader *in = stream_open_path(optind < argc ? argv[optind] : "-");
+    const stream_header *h = in->header;
+    for (int i = 0; i < h->nfields; i++)
+        if (!strcmp(h->fields[i].name, "header"))
+            die("%s: a field is called 'header', the name of the archive's header member", in->name);
+    /* every field's items, one growing buffer each */
+    uint8_t *data[STREAM_MAXFIELDS] = {0};
+    size_t cap[STREAM_MAXFIELDS] = {0}, item[STREAM_MAXFIELDS];
+    for (int i = 0; i < h->nfields; i++)
+        item[i] = (size_t)shape_numel(h->fields[i].ndim, h->fields[i].shape) * dtype_size(h->fields[i].dtype);
+    int64_t n = 0;
+    stream_record rec = {0};
+    while (stream_read(in, &rec)) {
+        int64_t b = h->batched ? record_batch(&rec) : 1;
+        for (int i = 0; i < h->nfields; i++) {
+            size_t need = (size_t)(n + b) * item[i];
+            if (need > cap[i])
+                data[i] = erealloc(data[i], cap[i] = need > 2 * cap[i] ? need : 2 * cap[i]);
+            if (item[i])
+                memcpy(data[i] + (size_t)n * item[i], rec.t[i].data, (size_t)b * item[i]);
+        }
+        n += b;
+    }
+
+    npz_writer *w = npz_create(f, level);
+    for (int i = 0; i < h->nfields; i++) {
+        const stream_field *fl = &h->fields[i];
+        int64_t shape[TENSOR_MAXDIM + 1] = {n};
+        memcpy(shape + 1, fl->shape, (size_t)fl->ndim * sizeof *shape);
+        check(npz_add(w, fl->name, descr(fl->dtype), fl->ndim + 1, shape, data[i], (size_t)n * item[i]), name);
+    }
+    char *json;
+    size_t jn;
+    FILE *m = open_memstream(&json, &jn);
+    if (!m)
+        die("out of memory");
+    header_print_json(m, h, 1);
+    fclose(m);
+    size_t len;
+    uint32_t *u = ucs4(json, jn, &len);
+    char d[32];
+    snprintf(d, sizeof d, "<U%zu", len ? len : 1);
+    if (!len)
+        u[0] = 0;
+    check(npz_add(w, "header", d, 0, NULL, u, (len ? len : 1) * 4), name);
+    for (int i = 0; i < h->nmeta; i++) {
+        const stream_meta *mt = &h->meta[i];
+        if (mt->type != META_TENSOR)
+            continue;
+        char key[256];
+        snprintf(key, sizeof key, "meta/%s", mt->key);
+        check(npz_add(w, key, descr(mt->t->dtype), mt->t->ndim, mt->t->shape, mt->t->data, tensor_nbytes(mt->t)),
+              name);
+    }
+    check(npz_finish(w), name);
+    if (out)
+        atomic_commit(f);
+    else
+        close_stdout();
+    free(json);
+    free(u);
+    for (int i = 0; i < h->nfields; i++)
+        free(data[i]);
+    record_free(&rec);
+    stream_close(in);
+    return 0;
+}
