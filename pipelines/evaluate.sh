@@ -76,7 +76,8 @@ run() {
     r_name=$1 r_what=$2
     shift 2
     "$@" 2> "$W/$r_name.log" && return 0
-    r_msg=$(grep -v '^ ' "$W/$r_name.log" | tail -n 1)
+    r_msg=$(grep "^$1: " "$W/$r_name.log" | tail -n 1)
+    [ -n "$r_msg" ] || r_msg=$(grep -v '^ ' "$W/$r_name.log" | tail -n 1)
     die "$1 failed on $r_what: ${r_msg:-exit status $?}"
 }
 
@@ -102,6 +103,9 @@ stream() {
         fi ;;
     esac
     run "tshow-$1" "$2" tshow -H "$W/$1.hs" > "$W/$1.head"
+    header "$1" '"name": "class"' ||
+        die "$2: no class labels (a stream needs a 'class' field; an .npz an array class, labels or label)"
+    eval "file_$1=\$2"
 }
 
 # header SET PATTERN: true when the stream's header (its own part, not the lineage) matches
@@ -119,41 +123,42 @@ note() { case "$notes" in *"- $1"*) ;; *) notes="$notes- $1
 # evaluate SET: every evaluator on $W/SET.hs; the numbers in $W/SET.val as `key value` lines
 evaluate() {
     s=$1 gargs=""
+    eval "f=\$file_$s"
     [ -n "$gallery" ] && gargs="-g $W/gallery.hs $exclude"
     v=$W/$s.val
     : > "$v"
     # verification AP on sampled pairs
     if header "$s" '"match_a"'; then
-        run "pairscore-$s" "$s" pairscore -n "$pairs" -S "$seed" "$W/$s.hs" > "$W/pairs-$s.hs"
-        run "apcurve-$s" "$s" apcurve --json --ece 15 -o "$W/pr-$s.tsv" "$W/pairs-$s.hs" > "$W/ap-$s.json"
+        run "pairscore-$s" "$f" pairscore -n "$pairs" -S "$seed" "$W/$s.hs" > "$W/pairs-$s.hs"
+        run "apcurve-$s" "$f" apcurve --json --ece 15 -o "$W/pr-$s.tsv" "$W/pairs-$s.hs" > "$W/ap-$s.json"
         echo "ece $(json_get ece < "$W/ap-$s.json")" >> "$v"
     else
         # no match probability: a = 1, b = 0 ranks the pairs by the distance of their means
         tonpz "$W/$s.hs" 2> "$W/tonpz-$s.log" | fromnpz --match-a 1 --match-b 0 - > "$W/$s-rank.hs" 2> "$W/fromnpz-rank-$s.log" ||
-            die "fromnpz failed on $s: $(tail -n 1 "$W/fromnpz-rank-$s.log")"
-        run "pairscore-$s" "$s" pairscore --means -n "$pairs" -S "$seed" "$W/$s-rank.hs" > "$W/pairs-$s.hs"
-        run "apcurve-$s" "$s" apcurve --json -o "$W/pr-$s.tsv" "$W/pairs-$s.hs" > "$W/ap-$s.json"
+            die "fromnpz failed on $f: $(tail -n 1 "$W/fromnpz-rank-$s.log")"
+        run "pairscore-$s" "$f" pairscore --means -n "$pairs" -S "$seed" "$W/$s-rank.hs" > "$W/pairs-$s.hs"
+        run "apcurve-$s" "$f" apcurve --json -o "$W/pr-$s.tsv" "$W/pairs-$s.hs" > "$W/ap-$s.json"
         echo "ece -" >> "$v"
         note "ap ($s): the embeddings have no match_a/match_b, so pairs are ranked by the distance of their means; ece: no match probability (give --match-a A --match-b B)"
     fi
     echo "ap $(json_get ap < "$W/ap-$s.json")" >> "$v"
     # KNN accuracy
-    run "knn-$s" "$s" knn -k 5 $gargs -t "$threads" "$W/$s.hs" > "$W/knn-$s.hs"
-    run "knn-summary-$s" "$s" knn --summary "$W/knn-$s.hs" > "$W/knn-$s.json"
+    run "knn-$s" "$f" knn -k 5 $gargs -t "$threads" "$W/$s.hs" > "$W/knn-$s.hs"
+    run "knn-summary-$s" "$f" knn --summary "$W/knn-$s.hs" > "$W/knn-$s.json"
     echo "knn $(json_get accuracy < "$W/knn-$s.json")" >> "$v"
     n=$(json_get n < "$W/knn-$s.json")
     # retrieval
-    run "retrieve-$s" "$s" retrieve -k "$ks" $gargs -t "$threads" --json "$W/retrieve-$s.json" "$W/$s.hs" > "$W/retrieval-$s.hs"
+    run "retrieve-$s" "$f" retrieve -k "$ks" $gargs -t "$threads" --json "$W/retrieve-$s.json" "$W/$s.hs" > "$W/retrieval-$s.hs"
     echo "recall_at $(json_array recall_at < "$W/retrieve-$s.json")" >> "$v"
     echo "recall $(json_array recall < "$W/retrieve-$s.json")" >> "$v"
     for m in p1 rprec map_r map; do echo "$m $(json_get $m < "$W/retrieve-$s.json")" >> "$v"; done
     np=$(json_get no_positive < "$W/retrieve-$s.json")
     [ "$np" = 0 ] || note "retrieval ($s): $np queries without a positive in the gallery are left out of its means"
     # clustering
-    run "cluster-$s" "$s" cluster -S "$seed" -t "$threads" --json "$W/cluster-$s.json" "$W/$s.hs" > /dev/null
+    run "cluster-$s" "$f" cluster -S "$seed" -t "$threads" --json "$W/cluster-$s.json" "$W/$s.hs" > /dev/null
     for m in nmi ami; do echo "$m $(json_get $m < "$W/cluster-$s.json")" >> "$v"; done
     # uncertainty: knn's output carries eta (the input's eta, else its mean var)
-    run "tshow-knn-$s" "$s" tshow -H "$W/knn-$s.hs" > "$W/knn-$s.head"
+    run "tshow-knn-$s" "$f" tshow -H "$W/knn-$s.hs" > "$W/knn-$s.head"
     if ! sed 's/"provenance".*//' "$W/knn-$s.head" | grep -q '"name": "eta"'; then
         for m in tau auroc aurc eaurc; do echo "$m -" >> "$v"; done
         note "tau, auroc, aurc, eaurc ($s): the embeddings have no uncertainty (no eta, no var)"
@@ -164,7 +169,7 @@ evaluate() {
         note "tau, auroc, aurc, eaurc ($s): $n queries cannot fill 20 bins"
         return 0 ;;
     esac
-    run "ktau-$s" "$s" ktau --json -b 20 -S "$seed" -m accuracy:correct -o "$W/bins-$s.tsv" \
+    run "ktau-$s" "$f" ktau --json -b 20 -S "$seed" -m accuracy:correct -o "$W/bins-$s.tsv" \
         --reject-tsv "$W/reject-$s.tsv" "$W/knn-$s.hs" > "$W/ktau-$s.json"
     for m in tau auroc aurc eaurc; do
         x=$(json_get $m < "$W/ktau-$s.json")
