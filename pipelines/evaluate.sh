@@ -9,7 +9,8 @@
 #   ap                 verification AP over PAIRS sampled pairs of INPUT (pairscore | apcurve):
 #                      p(match) of the embeddings' meta match_a, match_b when they have them;
 #                      otherwise pairs ranked by the distance of their means (AP needs only the
-#                      ranking; pairscore with a = 1, b = 0) and no ECE
+#                      ranking; pairscore with a = 1, b = 0: float32 scores, so pairs beyond a
+#                      distance of about 87 tie, with a note) and no ECE
 #   ece                apcurve --ece 15 of that match probability (only with match_a/match_b)
 #   knn                knn -k 5 accuracy (leave-one-out, or the queries INPUT against GALLERY)
 #   R@k, p1, rprec, map_r, map   retrieve (-k, default 1,2,4,8)
@@ -30,7 +31,8 @@
 set -u
 . "$(dirname "$0")/common.sh"
 me=evaluate
-usage() { sed -n '2,29p' "$0" | sed 's/^# \{0,1\}//' >&2; exit 2; }
+usage() { sed -n '2,30p' "$0" | sed 's/^# \{0,1\}//' >&2; exit 2; }
+[ "${1:-}" = -h ] || [ "${1:-}" = --help ] && { sed -n '2,30p' "$0" | sed 's/^# \{0,1\}//'; exit 0; }
 die() { say "$me: $*"; exit 1; }
 
 gallery="" exclude="" corrupt="" ma="" mb="" ks=1,2,4,8 pairs=10000 seed=714
@@ -140,6 +142,10 @@ evaluate() {
         run "apcurve-$s" "$f" apcurve --json -o "$W/pr-$s.tsv" "$W/pairs-$s.hs" > "$W/ap-$s.json"
         echo "ece -" >> "$v"
         note "ap ($s): the embeddings have no match_a/match_b, so pairs are ranked by the distance of their means; ece: no match probability (give --match-a A --match-b B)"
+        # the score sigmoid(-d) is float32: beyond d = 87 or so it is subnormal, then 0 (ties)
+        run "tshow-pairs-$s" "$f" tshow -q "$W/pairs-$s.hs" > "$W/pairs-$s.q"
+        [ "$(sed -n 's/.*"p": {[^}]*"min": \([^,}]*\).*/\1/p' "$W/pairs-$s.q")" = 0 ] &&
+            note "ap ($s): some pairs are so far apart (beyond a distance of about 87) that their score sigmoid(-d) is 0 in float32: they tie, one block for AP (scale the embeddings down, or give --match-a)"
     fi
     echo "ap $(json_get ap < "$W/ap-$s.json")" >> "$v"
     # KNN accuracy

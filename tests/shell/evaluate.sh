@@ -147,7 +147,15 @@ fromnpz sep.npz > sep.hs 2> /dev/null || fail "fromnpz sep.npz"
 sh "$EV" -g sep.hs --exclude-id sep.hs > gal.md 2> gal.err || fail "-g: $(cat gal.err)"
 for m in 'knn (k = 5)' p1 map_r map; do [ "$(row gal.md "$m")" = 1 ] || fail "-g: $m: $(cat gal.md)"; done
 
+# --- pairs farther apart than float32's sigmoid(-d) can tell (classes 100 apart): a note
+$PY -c 'import numpy as np; c = np.repeat(np.arange(3), 10)
+np.savez("far.npz", mu=np.stack([100.0 * c, np.tile(np.arange(10), 3)], 1), labels=c)' || fail "far.npz"
+sh "$EV" far.npz > far.md 2> far.err || fail "far.npz: $(cat far.err)"
+grep -q '^- ap (input): some pairs are so far apart' far.md || fail "far.npz: no note on tied far pairs: $(cat far.md)"
+grep -q 'so far apart' sep.md && fail "sep.npz: a note on far pairs: $(cat sep.md)"
+
 # --- refusals: one line, exit 1; misuse: usage, exit 2
+sh "$EV" -h > help.out 2>&1 && grep -q '^evaluate.sh \[-g GALLERY\]' help.out || fail "-h: $(head -n 3 help.out)"
 expect_exit 1 "a missing file" sh "$EV" nosuch.npz
 grep -qx 'evaluate: nosuch.npz: no such file' "$T/expect.err" || fail "missing file: $(cat "$T/expect.err")"
 echo "not a stream" > bad.hs
