@@ -120,7 +120,7 @@ EOF
 fi
 
 # --- the README's "Use hedge on your own data": every command, as written, from a tree like hedge's
-mkdir -p readme/build && ln -s "$BIN" readme/build/bin && ln -s "$root/python" readme/python || fail "readme tree"
+mkdir -p readme/build && ln -s "$BIN" readme/build/bin && ln -s "$root/python" readme/python && ln -s "$root/pipelines" readme/pipelines || fail "readme tree"
 awk '/^## Use hedge on your own data$/ { on = 1; next } on && /^## / { exit } on' "$root/README.md" > section
 [ -s section ] || fail "README.md has no section 'Use hedge on your own data'"
 awk '/^```sh$/ { b = 1; next } /^```$/ { b = 0 } b' section > readme/run.sh

@@ -1,0 +1,184 @@
+#!/bin/sh
+# pipelines/evaluate.sh on hand-made .npz sets with known metrics: three well-separated classes
+# (every metric 1), the same with one item of class 0 placed beside class 1 (each number derived
+# by hand below), the same with a variance largest on that item (tau, AUROC, AURC, E-AURC by
+# hand), a twin column, a gallery, refusals in one line, and the README's recipe as written.
+set -u
+. "$(dirname "$0")/../lib.sh"
+root=$(cd "$(dirname "$0")/../.." && pwd)
+PY=/usr/bin/python3
+EV="$root/pipelines/evaluate.sh"
+cd "$T"
+# classes 0, 1, 2 at x = 0, 10, 20, ten items each at y = 0, 0.1, ..., 0.9 (ids 0..29); in
+# wrong.npz item 9 (class 0) sits at (11, 0), one unit beyond class 1's items
+$PY - <<'EOF' || fail "making the sets"
+import numpy as np
+c = np.repeat(np.arange(3), 10)
+mu = np.stack([10.0 * c, 0.1 * np.tile(np.arange(10), 3)], 1)
+np.savez("sep.npz", mu=mu, labels=c)
+mu[9] = [11, 0]
+np.savez("wrong.npz", mu=mu, labels=c)
+np.save("wrong-mu.npy", mu)
+var = np.repeat(0.01 * (np.arange(30) + 1.0)[:, None], 2, 1)
+var[9] = 1
+np.savez("unc.npz", mu=mu, var=var, labels=c)
+EOF
+
+# close NAME GOT WANT: |GOT - WANT| < 1e-6
+close() {
+    awk -v g="$2" -v w="$3" 'BEGIN { d = g - w; exit !(g != "" && g != "-" && d < 1e-6 && d > -1e-6) }' ||
+        fail "$1 = '$2', expected $3"
+}
+# row FILE METRIC: the values of METRIC's row of a markdown table, space-separated
+row() { grep "^| $2 |" "$1" | sed "s/^| $2 | //; s/ |\$//; s/ | / /g"; }
+
+# --- three well-separated classes: every number 1; no uncertainty, no match probability
+sh "$EV" --json sep.json sep.npz > sep.md 2> sep.err || fail "sep.npz: $(cat sep.err)"
+[ -s sep.err ] && fail "sep.npz: messages on stderr: $(cat sep.err)"
+for m in ap 'knn (k = 5)' R@1 R@2 R@4 R@8 p1 rprec map_r map nmi ami; do
+    [ "$(row sep.md "$m")" = 1 ] || fail "sep.npz: $m is '$(row sep.md "$m")', expected 1: $(cat sep.md)"
+done
+for m in ece tau auroc aurc eaurc; do
+    [ "$(row sep.md $m)" = - ] || fail "sep.npz: $m is '$(row sep.md $m)', expected -"
+done
+grep -q '^- ap (input): the embeddings have no match_a/match_b' sep.md || fail "sep.npz: no note on ap/ece: $(cat sep.md)"
+grep -q '^- tau, auroc, aurc, eaurc (input): the embeddings have no uncertainty' sep.md || fail "sep.npz: no note on tau"
+for m in ap knn p1 rprec map_r map nmi ami; do
+    [ "$(json_get $m < sep.json)" = 1 ] || fail "sep.json: $m: $(cat sep.json)"
+done
+for m in ece tau auroc aurc eaurc; do
+    [ "$(json_get $m < sep.json)" = null ] || fail "sep.json: $m is not null: $(cat sep.json)"
+done
+grep -q '"recall_at": \[1, 2, 4, 8\], "recall": \[1, 1, 1, 1\]' sep.json || fail "sep.json: recall: $(cat sep.json)"
+$PY -c 'import json, sys; d = json.load(open("sep.json")); assert len(d["notes"]) == 2, d' || fail "sep.json is not JSON"
+
+# --- one item of class 0 beside class 1 (-o keeps the sampled pairs)
+# knn: the intruder's five neighbours are class 1 (distance 1..1.35; the others' own classes are
+# within 0.9 of them): 29/30. Retrieval, R = 9 positives each: class 0's other queries rank their
+# 8 neighbours 1..8, class 1 (10 items at <= 10.05) 9..18, the intruder 19: rprec = map_r = 8/9,
+# ap = (8 + 9/19)/9; classes 1 and 2: 1; the intruder: class 1 and class 2 (<= 9.05) first,
+# its positives (>= 11) at ranks 21..29: p1 = rprec = map_r = 0, recall 0, ap = sum i/(20+i) / 9.
+sh "$EV" -o out --json wrong.json wrong.npz > wrong.md 2> wrong.err || fail "wrong.npz: $(cat wrong.err)"
+s9=$(awk 'BEGIN { for (i = 1; i <= 9; i++) s += i / (20 + i); print s / 9 }')
+close knn "$(row wrong.md 'knn (k = 5)')" "$(awk 'BEGIN { print 29 / 30 }')"
+for m in R@1 R@2 R@4 R@8 p1; do close "$m" "$(row wrong.md $m)" "$(awk 'BEGIN { print 29 / 30 }')"; done
+for m in rprec map_r; do close "$m" "$(row wrong.md $m)" "$(awk 'BEGIN { print (9 * 8 / 9 + 20) / 30 }')"; done
+close map "$(row wrong.md map)" "$(awk -v s="$s9" 'BEGIN { print ((8 + 9 / 19) + 20 + s) / 30 }')"
+close map.json "$(json_get map < wrong.json)" "$(row wrong.md map)"
+# NMI and AMI of the partition k-means must find ({0..8}, {9, class 1}, {class 2}), from their
+# definitions (sklearn's: arithmetic-mean normalisation; AMI with the hypergeometric expectation)
+$PY - "$(row wrong.md nmi)" "$(row wrong.md ami)" <<'EOF' || fail "wrong.npz: nmi, ami (above)"
+import sys
+from math import log, lgamma, exp
+y = [0] * 10 + [1] * 10 + [2] * 10
+k = [0] * 9 + [1] + [1] * 10 + [2] * 10
+n = len(y)
+def H(v): return -sum(v.count(a) / n * log(v.count(a) / n) for a in set(v))
+a = [y.count(c) for c in set(y)]; b = [k.count(c) for c in set(k)]
+nij = {}
+for u, v in zip(y, k): nij[u, v] = nij.get((u, v), 0) + 1
+mi = sum(m / n * log(n * m / (y.count(u) * k.count(v))) for (u, v), m in nij.items())
+nmi = mi / ((H(y) + H(k)) / 2)
+emi = 0.0
+for ai in a:
+    for bj in b:
+        for m in range(max(1, ai + bj - n), min(ai, bj) + 1):
+            lp = (lgamma(ai + 1) + lgamma(bj + 1) + lgamma(n - ai + 1) + lgamma(n - bj + 1) - lgamma(n + 1)
+                  - lgamma(m + 1) - lgamma(ai - m + 1) - lgamma(bj - m + 1) - lgamma(n - ai - bj + m + 1))
+            emi += m / n * log(n * m / (ai * bj)) * exp(lp)
+ami = (mi - emi) / ((H(y) + H(k)) / 2 - emi)
+got = [float(x) for x in sys.argv[1:]]
+assert abs(got[0] - nmi) < 1e-6 and abs(got[1] - ami) < 1e-6, (got, nmi, ami)
+EOF
+# AP of the sampled pairs ranked by the distance of their means, from the definition: with x in
+# units and y in tenths, d^2 = (100 dx^2 + dy^2) / 100 with dy <= 9, so two pairs are equally far
+# exactly when their integers 100 dx^2 + dy^2 are equal; a block of equal distances gives each of
+# its positives the precision at the block's end (apcurve's rule; the sample repeats pairs)
+[ -s out/pairs-input.hs ] || fail "-o out kept no pairs"
+PYTHONPATH="$root/python" $PY - "$(row wrong.md ap)" <<'EOF2' || fail "wrong.npz: pair AP (above)"
+import sys, numpy as np, hedge_stream as hs
+mu = np.load("wrong.npz")["mu"]
+xy = np.stack([np.rint(mu[:, 0]), np.rint(10 * mu[:, 1])], 1).astype(np.int64)
+h, p = hs.read("out/pairs-input.hs")
+dd = xy[p["id1"]] - xy[p["id2"]]
+key = 100 * dd[:, 0] ** 2 + dd[:, 1] ** 2
+m = p["match"].astype(bool)
+assert len(key) == 10000 and 0 < (m & (key > 10000)).sum() < m.sum(), "the sample has no far positive"
+ap, seen, rank = 0.0, 0, 0
+for k in np.unique(key):
+    blk = m[key == k]
+    seen += blk.sum(); rank += len(blk)
+    ap += blk.sum() * seen / rank
+ap /= m.sum()
+got = float(sys.argv[1])
+assert ap < 0.99 and abs(got - ap) < 1e-6, (got, ap)
+EOF2
+# an .npy of means alone has no class: refused in one line
+expect_exit 1 ".npy without classes" sh "$EV" wrong-mu.npy
+grep -qx "evaluate: wrong-mu.npy: no class labels (a stream needs a 'class' field; an .npz an array class, labels or label)" "$T/expect.err" ||
+    fail ".npy: $(cat "$T/expect.err")"
+
+# --- a variance, largest on the wrong item; a match probability (a = 1, b = 0): ECE
+# 30 items, 20 bins: bins 0..9 hold 2 items, 10..19 one; the intruder alone in bin 19 (accuracy
+# 0, the others 1): tau-b of (bin, accuracy) = -19 / sqrt(190 * 19), inverted 1/sqrt(10);
+# AUROC 1; risk(k) = 0 until the last item, 1/30 then: AURC = 1/900 = the oracle's, E-AURC 0.
+sh "$EV" -o uout --match-a 1 --match-b 0 --json unc.json unc.npz > unc.md 2> unc.err || fail "unc.npz: $(cat unc.err)"
+close tau "$(row unc.md tau)" "$(awk 'BEGIN { print 1 / sqrt(10) }')"
+close auroc "$(row unc.md auroc)" 1
+close aurc "$(row unc.md aurc)" "$(awk 'BEGIN { print 1 / 900 }')"
+close eaurc "$(row unc.md eaurc)" 0
+close tau.json "$(json_get tau < unc.json)" "$(awk 'BEGIN { print 1 / sqrt(10) }')"
+close eaurc.json "$(json_get eaurc < unc.json)" 0
+e=$(row unc.md ece)
+close "ece (reference: apcurve --ece 15 on the kept pairs)" "$e" "$(apcurve --ece 15 uout/pairs-input.hs | sed -n 's/^ece //p')"
+check_lt 0 "$e" "ece $e is not positive"
+grep -q 'no match_a' unc.md && fail "unc.npz: a note on match_a although it was given: $(cat unc.md)"
+[ "$(grep -vc '^#' uout/reject-input.tsv)" = 100 ] || fail "no error-versus-reject curve: $(head -n 3 uout/reject-input.tsv)"
+grep -q "^- error-versus-reject curve (input): uout/reject-input.tsv" unc.md || fail "unc.npz: the reject curve is not named"
+grep -q '"reject_tsv": "uout/reject-input.tsv"' unc.json || fail "unc.json: no reject_tsv"
+
+# --- a twin column, the aligned text table, and a gallery (the set itself, its own item excluded)
+sh "$EV" --text --corrupt wrong.npz --json twin.json sep.npz > twin.txt 2> twin.err || fail "--corrupt: $(cat twin.err)"
+grep -q '^metric  *input  *corrupt$' twin.txt || fail "--corrupt: no two columns: $(cat twin.txt)"
+grep -q '^map_r  *1  *0.933333' twin.txt || fail "--corrupt: map_r: $(cat twin.txt)"
+$PY -c 'import json; d = json.load(open("twin.json")); assert d["input"]["map_r"] == 1 and abs(d["corrupt"]["map_r"] - 28 / 30) < 1e-6, d' ||
+    fail "twin.json: $(cat twin.json)"
+fromnpz sep.npz > sep.hs 2> /dev/null || fail "fromnpz sep.npz"
+sh "$EV" -g sep.hs --exclude-id sep.hs > gal.md 2> gal.err || fail "-g: $(cat gal.err)"
+for m in 'knn (k = 5)' p1 map_r map; do [ "$(row gal.md "$m")" = 1 ] || fail "-g: $m: $(cat gal.md)"; done
+
+# --- pairs farther apart than float32's sigmoid(-d) can tell (classes 100 apart): a note
+$PY -c 'import numpy as np; c = np.repeat(np.arange(3), 10)
+np.savez("far.npz", mu=np.stack([100.0 * c, np.tile(np.arange(10), 3)], 1), labels=c)' || fail "far.npz"
+sh "$EV" far.npz > far.md 2> far.err || fail "far.npz: $(cat far.err)"
+grep -q '^- ap (input): some pairs are so far apart' far.md || fail "far.npz: no note on tied far pairs: $(cat far.md)"
+grep -q 'so far apart' sep.md && fail "sep.npz: a note on far pairs: $(cat sep.md)"
+
+# --- refusals: one line, exit 1; misuse: usage, exit 2
+sh "$EV" -h > help.out 2>&1 && grep -q '^evaluate.sh \[-g GALLERY\]' help.out || fail "-h: $(head -n 3 help.out)"
+expect_exit 1 "a missing file" sh "$EV" nosuch.npz
+grep -qx 'evaluate: nosuch.npz: no such file' "$T/expect.err" || fail "missing file: $(cat "$T/expect.err")"
+echo "not a stream" > bad.hs
+expect_exit 1 "a text file" sh "$EV" bad.hs
+[ "$(wc -l < "$T/expect.err")" = 1 ] || fail "text file: not one line: $(cat "$T/expect.err")"
+grep -q '^evaluate: tshow failed on bad.hs: ' "$T/expect.err" || fail "text file: $(cat "$T/expect.err")"
+$PY -c 'import numpy as np; np.savez("img.npz", image=np.zeros((4, 5, 5), np.uint8), labels=np.arange(4))' &&
+    fromnpz -k images img.npz > digits.hs 2> /dev/null || fail "making an images stream"
+expect_exit 1 "images" sh "$EV" digits.hs
+grep -qx 'evaluate: digits.hs: not an embeddings stream or .npz (found a stream of kind "images")' "$T/expect.err" ||
+    fail "images: $(cat "$T/expect.err")"
+expect_exit 1 "an evaluator failing" sh "$EV" --match-a -1 --match-b 0 sep.npz
+grep -qx 'evaluate: fromnpz failed on sep.npz: fromnpz: --match-a: -1 is out of range \[1e-300, 1e+300\]' "$T/expect.err" ||
+    fail "--match-a -1: $(cat "$T/expect.err")"
+expect_exit 2 "no input" sh "$EV"
+expect_exit 2 "--match-a alone" sh "$EV" --match-a 1 sep.npz
+
+# --- the README's recipe ("Use hedge on your own data", the block that runs evaluate.sh), as written
+awk '/^## Use hedge on your own data$/ { on = 1; next } on && /^## / { exit } on' "$root/README.md" > section
+awk '/^```sh$/ { b = 1; blk = ""; next } /^```$/ { if (b && blk ~ /evaluate\.sh/) printf "%s", blk; b = 0 } b { blk = blk $0 "\n" }' section > recipe.sh
+grep -q 'pipelines/evaluate.sh' recipe.sh || fail "README.md: no evaluate.sh recipe in 'Use hedge on your own data'"
+mkdir -p tree/build && ln -s "$BIN" tree/build/bin && ln -s "$root/pipelines" tree/pipelines || fail "tree"
+(cd tree && PATH=/usr/bin:/bin sh -e ../recipe.sh > out 2> err) || fail "the README's recipe failed: $(tail -n 5 tree/err)"
+grep -q '^| map_r | 0\.[0-9]* |$' tree/out || fail "README recipe: no MAP@R row: $(cat tree/out)"
+grep -q '^| tau | 0\.[0-9]* |$' tree/out || fail "README recipe: no tau row: $(cat tree/out)"
+pass
