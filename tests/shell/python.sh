@@ -112,10 +112,10 @@ else
 import numpy as np, hedge_stream as hs
 cols = hs.to_dataframe("digits.hs")
 assert list(cols) == ["class", "digits[0]", "digits[1]", "source[0]", "source[1]", "id", "occluded[0]",
-                      "occluded[1]"] + ["patch[%d]" % i for i in range(6)], list(cols)
+                      "occluded[1]"] + ["patch[%d]" % i for i in range(8)], list(cols)
 assert all(len(v) == 30 for v in cols.values())
 z = np.load("digits.npz")
-assert np.array_equal(cols["patch[4]"], z["patch"][:, 1, 1]) and np.array_equal(cols["class"], z["class"])
+assert np.array_equal(cols["patch[5]"], z["patch"][:, 1, 1]) and np.array_equal(cols["class"], z["class"])
 EOF
 fi
 
