@@ -178,7 +178,7 @@ awk '/^## Use hedge on your own data$/ { on = 1; next } on && /^## / { exit } on
 awk '/^```sh$/ { b = 1; blk = ""; next } /^```$/ { if (b && blk ~ /evaluate\.sh/) printf "%s", blk; b = 0 } b { blk = blk $0 "\n" }' section > recipe.sh
 grep -q 'pipelines/evaluate.sh' recipe.sh || fail "README.md: no evaluate.sh recipe in 'Use hedge on your own data'"
 mkdir -p tree/build && ln -s "$BIN" tree/build/bin && ln -s "$root/pipelines" tree/pipelines || fail "tree"
-(cd tree && PATH=/usr/bin:/bin sh -e ../recipe.sh > out 2> err) || fail "the README's recipe failed: $(tail -n 5 tree/err)"
+(cd tree && env -u BUILD PATH=/usr/bin:/bin sh -e ../recipe.sh > out 2> err) || fail "the README's recipe failed: $(tail -n 5 tree/err)"
 grep -q '^| map_r | 0\.[0-9]* |$' tree/out || fail "README recipe: no MAP@R row: $(cat tree/out)"
 grep -q '^| tau | 0\.[0-9]* |$' tree/out || fail "README recipe: no tau row: $(cat tree/out)"
 pass

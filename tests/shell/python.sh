@@ -127,7 +127,7 @@ awk '/^```sh$/ { b = 1; next } /^```$/ { b = 0 } b' section > readme/run.sh
 awk '/^```python$/ { b = 1; next } /^```$/ { b = 0 } b' section > readme/run.py
 [ "$(grep -c . readme/run.sh)" -ge 6 ] && [ "$(grep -c . readme/run.py)" = 5 ] ||
     fail "the section's sh and python blocks are not there: $(cat section)"
-(cd readme && PATH=/usr/bin:/bin sh -e run.sh > out 2> err) || fail "the README's commands failed: $(tail -n 5 readme/err)"
+(cd readme && env -u BUILD PATH=/usr/bin:/bin sh -e run.sh > out 2> err) || fail "the README's commands failed: $(tail -n 5 readme/err)"
 grep -q '^ap 0\.[0-9]*$' readme/out || fail "README: no verification AP: $(cat readme/out)"
 grep -q '^tau ' readme/out || fail "README: ktau printed no tau: $(cat readme/out)"
 (cd readme && $PY run.py > pyout) || fail "the README's Python failed"
