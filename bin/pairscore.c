@@ -506,6 +506,8 @@ int main(int argc, char **argv)
     if (o.means && o.K_given)
         usage_die("--means scores the means exactly, there is nothing to sample: drop -K");
     o.input = optind < argc ? argv[optind] : "-";
+    if (o.other && !strcmp(o.other, "-") && !strcmp(o.input, "-"))
+        usage_die("INPUT and OTHER cannot both be stdin");
 
     /* the summary file exists (as a temp file) before any work: an unwritable path fails now */
     FILE *jf = o.json ? atomic_open(o.json) : NULL;
@@ -549,8 +551,6 @@ int main(int argc, char **argv)
         if (ga != a || gb != b)
             die("%s: match_a = %g, match_b = %g, expected %g, %g as in %s (the same model)", gin->name, ga,
                 gb, a, b, in->name);
-        if (!strcmp(o.input, "-") && !strcmp(o.other, "-"))
-            usage_die("INPUT and OTHER cannot both be stdin");
     }
     match_scorer sc;
     match_scorer_init(&sc, a, b, o.K, o.seed, stochastic);

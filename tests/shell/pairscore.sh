@@ -162,6 +162,7 @@ expect_fail 1 'no matching pair' "$BIN/pairscore" -g "$T/cls1" "$T/cls0"
 expect_fail 1 'no non-matching pair' "$BIN/pairscore" -g "$T/cls0" "$T/cls0"
 expect_fail 2 "for help" "$BIN/pairscore" --self -g "$T/twin" "$T/pts"
 expect_fail 2 "for help" "$BIN/pairscore" --pairs "$T/pairs" -g "$T/twin" "$T/pts"
+expect_fail 2 "for help" "$BIN/pairscore" -g - </dev/null
 
 # --- bad input: exit 1 with a message, nothing on stdout
 "$FIX" emb -n 50 -p >"$T/pt"
