@@ -16,6 +16,7 @@
 static const char *usage =
     "usage: pairscore [-n PAIRS] [-S SEED] [-K SAMPLES] [--pairs FILE] [--mc | --means]\n"
     "                 [--json FILE] [INPUT]\n"
+    "       pairscore -g OTHER [-n PAIRS] [-S SEED] [-K SAMPLES] [--mc | --means] [--json FILE] [INPUT]\n"
     "       pairscore --self [-S SEED] [-K SAMPLES] [--mc | --means] [--json FILE] [INPUT]\n"
     "  Reads an `embeddings` (or `eta`) stream (INPUT or stdin) and writes `pairscores`: for each\n"
     "  pair the match probability p(m|x1,x2), sigmoid(-a ||z1 - z2|| + b) with a = meta match_a and\n"
@@ -34,6 +35,12 @@ static const char *usage =
     "               error with --means or on point embeddings, which have nothing to sample\n"
     "  --pairs FILE score these pairs instead: one pair per line, two values of the `id` field\n"
     "               (the record index when the input has no `id`); # starts a comment\n"
+    "  -g OTHER     cross pairs: the first image of every random pair from INPUT, the second from\n"
+    "               the embedding stream OTHER (e.g. clean and corrupt twins of the same images):\n"
+    "               even pair numbers match (same class, never the same `id`, so never a twin),\n"
+    "               odd ones do not; i indexes INPUT, j OTHER. OTHER must have INPUT's C, D, kind\n"
+    "               (var or not), match_a and match_b. Its images draw their samples from streams\n"
+    "               of their own (index n_INPUT + j)\n"
     "  --self       write kind `eta` instead: every input field plus `eta`, one record per image\n"
     "  --mc         insist on Monte Carlo (fails on point embeddings, which have nothing to sample)\n"
     "  --means      ignore the variances: score the component means exactly, as point embeddings\n"
@@ -49,6 +56,7 @@ typedef struct {
     uint64_t seed;
     int K;
     const char *pairs_file;
+    const char *other;
     int self, force_mc, means;
     const char *json;
     const char *input;
@@ -117,6 +125,98 @@ static pair *random_pairs(const match_set *S, long npairs, uint64_t seed)
     free(cs);
     free(ce);
     free(elig);
+    return P;
+}
+
+/* cross pairs (-g): first image from S, second from G, drawn as random_pairs draws them (pair p
+ * from its own generator): a matching pair takes a first image whose class has in G an image of
+ * another id, then one of those; a non-matching one takes a first image whose class does not fill
+ * G, then any image of G outside its class. */
+static pair *cross_pairs(const match_set *S, const match_set *G, long npairs, uint64_t seed)
+{
+    int64_t n = S->n, m = G->n;
+    /* G ordered by (class, index), with its classes in that order for binary search */
+    double *key = emalloc((size_t)m * sizeof *key);
+    int64_t *ord = emalloc((size_t)m * sizeof *ord), *pos = emalloc((size_t)m * sizeof *pos);
+    int32_t *sc = emalloc((size_t)m * sizeof *sc);
+    for (int64_t t = 0; t < m; t++)
+        key[t] = G->cls[t];
+    metrics_argsort(key, m, ord);
+    for (int64_t t = 0; t < m; t++) {
+        pos[ord[t]] = t;
+        sc[t] = G->cls[ord[t]];
+    }
+    int dup;
+    int64_t dup_id;
+    match_id_index *idx = match_ids_index(G->id, m, &dup, &dup_id);
+    if (dup)
+        die("id %lld appears twice in the second stream: twins cannot be told apart", (long long)dup_id);
+    /* per first image: its class's range [cs, ce) of G and the position of its twin there (-1) */
+    int64_t *cs = emalloc((size_t)n * sizeof *cs), *ce = emalloc((size_t)n * sizeof *ce);
+    int64_t *tw = emalloc((size_t)n * sizeof *tw);
+    int64_t *elig = emalloc((size_t)n * sizeof *elig), nelig = 0;
+    int64_t *other = emalloc((size_t)n * sizeof *other), nother = 0;
+    for (int64_t i = 0; i < n; i++) {
+        int64_t lo = 0, hi = m;
+        while (lo < hi) { /* first position with class >= cls[i] */
+            int64_t mid = lo + (hi - lo) / 2;
+            if (sc[mid] < S->cls[i])
+                lo = mid + 1;
+            else
+                hi = mid;
+        }
+        cs[i] = lo;
+        hi = m;
+        while (lo < hi) { /* first position with class > cls[i] */
+            int64_t mid = lo + (hi - lo) / 2;
+            if (sc[mid] <= S->cls[i])
+                lo = mid + 1;
+            else
+                hi = mid;
+        }
+        ce[i] = lo;
+        int64_t k = match_ids_lookup(idx, m, S->id[i]);
+        tw[i] = k >= 0 && G->cls[k] == S->cls[i] ? pos[k] : -1;
+        if (ce[i] - cs[i] - (tw[i] >= 0) >= 1)
+            elig[nelig++] = i;
+        if (ce[i] - cs[i] < m)
+            other[nother++] = i;
+    }
+    if (!nelig)
+        die("no image has an image of its class and another id in the second stream: no matching pair "
+            "can be drawn");
+    if (npairs > 1 && !nother)
+        die("the second stream has no image outside the classes of the first: no non-matching pair can "
+            "be drawn");
+    pair *P = emalloc((size_t)npairs * sizeof *P);
+    for (long p = 0; p < npairs; p++) {
+        rng r;
+        rng_init(&r, seed, RNG_STREAM('p', 'a', 'i', 'r') ^ (uint64_t)p);
+        int64_t i, t;
+        if (p % 2 == 0) { /* matching: an image of i's class in G, not its twin */
+            i = elig[rng_below(&r, (uint64_t)nelig)];
+            t = cs[i] + (int64_t)rng_below(&r, (uint64_t)(ce[i] - cs[i] - (tw[i] >= 0)));
+            if (tw[i] >= 0 && t >= tw[i])
+                t++;
+        } else { /* non-matching: any image of G outside i's class */
+            i = other[rng_below(&r, (uint64_t)nother)];
+            t = (int64_t)rng_below(&r, (uint64_t)(m - (ce[i] - cs[i])));
+            if (t >= cs[i])
+                t += ce[i] - cs[i];
+        }
+        P[p].i = i;
+        P[p].j = ord[t];
+    }
+    free(key);
+    free(ord);
+    free(pos);
+    free(sc);
+    free(idx);
+    free(cs);
+    free(ce);
+    free(tw);
+    free(elig);
+    free(other);
     return P;
 }
 
@@ -190,21 +290,33 @@ static const char *scorer_name(const match_scorer *sc) { return sc->stochastic ?
 /* Both writers end the same way: the JSON summary (jf, from atomic_open, or NULL) written and
  * synced, then the stream finished; main then closes stdout and commits the summary, so that a
  * failure of either leaves neither a committed summary nor a whole stream. */
-static void score_pairs(const options *o, stream_reader *in, match_scorer *sc, FILE *jf, int argc, char **argv)
+static void score_pairs(const options *o, stream_reader *in, stream_reader *gin, match_scorer *sc, FILE *jf,
+                        int argc, char **argv)
 {
     match_set *S = match_set_read(in);
     if (!S->cls)
         die("%s: the input has no 'class' field: pairs cannot be labelled", in->name);
+    /* -g: the second images come from G, whose embeddings take sample streams after S's */
+    match_set *G = gin ? match_set_read(gin) : S;
+    if (!G->cls)
+        die("%s: the second stream has no 'class' field: pairs cannot be labelled", gin->name);
+    uint64_t goff = gin ? (uint64_t)S->n : 0;
     long npairs = o->npairs;
-    pair *P = o->pairs_file ? file_pairs(S, o->pairs_file, &npairs) : random_pairs(S, npairs, o->seed);
+    pair *P = o->pairs_file ? file_pairs(S, o->pairs_file, &npairs)
+              : gin         ? cross_pairs(S, G, npairs, o->seed)
+                            : random_pairs(S, npairs, o->seed);
 
     stream_header *h = header_new("pairscores", 0);
     header_provenance(h, argc, argv);
     if (!o->pairs_file || sc->stochastic)
         header_set_seed(h, o->seed);
     header_add_input(h, in->header);
+    if (gin)
+        header_add_input(h, gin->header);
     header_copy_meta(h, in->header);
     header_set_int(h, "pairs", npairs);
+    if (gin)
+        header_set_str(h, "second", o->other);
     header_set_str(h, "scorer", scorer_name(sc));
     if (sc->stochastic)
         header_set_int(h, "K", sc->K);
@@ -222,23 +334,29 @@ static void score_pairs(const options *o, stream_reader *in, match_scorer *sc, F
     stream_writer *w = stream_create(stdout, h);
 
     /* eta of an image is computed once, when a pair first needs it */
-    double *eta = emalloc((size_t)S->n * sizeof *eta);
+    double *eta = emalloc((size_t)S->n * sizeof *eta), *geta = eta;
     for (int64_t i = 0; i < S->n; i++)
         eta[i] = NAN;
+    if (gin) {
+        geta = emalloc((size_t)G->n * sizeof *geta);
+        for (int64_t j = 0; j < G->n; j++)
+            geta[j] = NAN;
+    }
     double sum_pm = 0, sum_pn = 0, sum_eta = 0;
     long positives = 0;
     for (long p = 0; p < npairs; p++) {
         int64_t i = P[p].i, j = P[p].j;
-        match_emb x = match_set_emb(S, i), y = match_set_emb(S, j);
+        match_emb x = match_set_emb(S, i), y = match_set_emb(G, j);
+        y.index += goff;
         if (isnan(eta[i]))
             eta[i] = match_eta(sc, &x);
-        if (isnan(eta[j]))
-            eta[j] = match_eta(sc, &y);
-        int64_t id1 = S->id[i], id2 = S->id[j];
-        int32_t c1 = S->cls[i], c2 = S->cls[j];
+        if (isnan(geta[j]))
+            geta[j] = match_eta(sc, &y);
+        int64_t id1 = S->id[i], id2 = G->id[j];
+        int32_t c1 = S->cls[i], c2 = G->cls[j];
         uint8_t m = c1 == c2;
-        float pr = (float)match_prob(sc, &x, &y), e1 = (float)eta[i], e2 = (float)eta[j],
-              e = (float)(0.5 * (eta[i] + eta[j]));
+        float pr = (float)match_prob(sc, &x, &y), e1 = (float)eta[i], e2 = (float)geta[j],
+              e = (float)(0.5 * (eta[i] + geta[j]));
         void *data[] = {&i, &j, &id1, &id2, &c1, &c2, &m, &pr, &e1, &e2, &e};
         stream_write_data(w, data, 0);
         positives += m;
@@ -262,6 +380,10 @@ static void score_pairs(const options *o, stream_reader *in, match_scorer *sc, F
     }
     stream_finish(w);
     free(eta);
+    if (gin) {
+        free(geta);
+        match_set_free(G);
+    }
     free(P);
     header_free(h);
     match_set_free(S);
@@ -352,11 +474,12 @@ int main(int argc, char **argv)
                                           {0, 0, 0, 0}};
     int c;
     opterr = 0; /* our own message, then the usage */
-    while ((c = getopt_long(argc, argv, "n:S:K:h", lopts, NULL)) != -1) {
+    while ((c = getopt_long(argc, argv, "n:S:K:g:h", lopts, NULL)) != -1) {
         switch (c) {
         case 'n': o.npairs = parse_long("-n", optarg, 1, 1000000000), o.npairs_given = 1; break;
         case 'S': o.seed = parse_u64("-S", optarg); break;
         case 'K': o.K = (int)parse_long("-K", optarg, 1, 4096), o.K_given = 1; break;
+        case 'g': o.other = optarg; break;
         case OPT_PAIRS: o.pairs_file = optarg; break;
         case OPT_SELF: o.self = 1; break;
         case OPT_MC: o.force_mc = 1; break;
@@ -376,9 +499,15 @@ int main(int argc, char **argv)
         usage_die("--self scores every image, not random pairs: drop -n");
     if (o.pairs_file && o.npairs_given)
         usage_die("--pairs scores the pairs of the file, not random pairs: drop -n");
+    if (o.other && o.self)
+        usage_die("--self scores images, not pairs: drop -g");
+    if (o.other && o.pairs_file)
+        usage_die("-g draws random cross pairs: drop --pairs");
     if (o.means && o.K_given)
         usage_die("--means scores the means exactly, there is nothing to sample: drop -K");
     o.input = optind < argc ? argv[optind] : "-";
+    if (o.other && !strcmp(o.other, "-") && !strcmp(o.input, "-"))
+        usage_die("INPUT and OTHER cannot both be stdin");
 
     /* the summary file exists (as a temp file) before any work: an unwritable path fails now */
     FILE *jf = o.json ? atomic_open(o.json) : NULL;
@@ -406,12 +535,31 @@ int main(int argc, char **argv)
         die("-K %d is not a multiple of the %lld mixture components (stratified sampling draws K / C "
             "from each)",
             o.K, (long long)C);
+    stream_reader *gin = NULL;
+    if (o.other) { /* the second stream must be the same kind of embedding, scored the same way */
+        gin = stream_open_path(o.other);
+        const stream_header *gh = gin->header;
+        match_layout M = match_check_header(gin->name, gh);
+        if (M.C != L.C || M.D != L.D || (M.var >= 0) != has_var)
+            die("%s: embeddings C = %d, D = %d %s, expected C = %d, D = %d %s as in %s", gin->name, M.C, M.D,
+                M.var >= 0 ? "with var" : "without var", L.C, L.D, has_var ? "with var" : "without var",
+                in->name);
+        if (!header_meta(gh, "match_a") || !header_meta(gh, "match_b"))
+            die("%s: the header has no match_a / match_b (the learned a and b of the match probability)",
+                gin->name);
+        double ga = header_float(gh, "match_a", 0), gb = header_float(gh, "match_b", 0);
+        if (ga != a || gb != b)
+            die("%s: match_a = %g, match_b = %g, expected %g, %g as in %s (the same model)", gin->name, ga,
+                gb, a, b, in->name);
+    }
     match_scorer sc;
     match_scorer_init(&sc, a, b, o.K, o.seed, stochastic);
     if (o.self)
         score_self(&o, in, &sc, jf, argc, args);
     else
-        score_pairs(&o, in, &sc, jf, argc, args);
+        score_pairs(&o, in, gin, &sc, jf, argc, args);
+    if (gin)
+        stream_close(gin);
     close_stdout();
     if (jf)
         atomic_commit(jf);

@@ -4,6 +4,11 @@
 # no line for a number that is undefined, such as tau when eta is constant).
 #   COND: clean, corrupt (DATA/test-COND.hs, the seen-class test twins of hib-data.sh), or any
 #   other twin DATA/COND.hs (val-clean, val-corrupt, unseen-clean, ...).
+#   Q-G, when no file is named so but Q and G are conditions (corrupt-clean, clean-corrupt): the
+#   twins across conditions, the one-sided protocols of issue 20: ap on pairs whose first image is
+#   from Q and second from G (pairscore -g), knn of Q's queries against G's gallery with each
+#   query's own twin excluded (knn -g --exclude-id), tau binned as for one condition. Q and G get
+#   their own files as conditions (emb-Q.hs, eta-Q.hs, ...) but print no lines of their own.
 # Writes into OUT, per COND: emb-COND.hs (embeddings), pairs-COND.hs (10,000 scored test pairs),
 # eta-COND.hs, knn-COND.hs (5-NN between distributions), ap-COND.json, knn-COND.json,
 # tau-ap-COND.json, tau-knn-COND.json, bins-ap-COND.tsv, bins-knn-COND.tsv, pr-COND.tsv.
@@ -23,15 +28,37 @@ result() {
     *) printf '%s\t%s\t%s\t%s\n' "$name" "$1" "$2" "$3" ;;
     esac
 }
+# images COND: the test images of one condition, or nothing
+images() {
+    if [ -s "$data/test-$1.hs" ]; then echo "$data/test-$1.hs"; elif [ -s "$data/$1.hs" ]; then echo "$data/$1.hs"; fi
+}
+# embed_cond COND: its embeddings and their eta
+embed_cond() {
+    make_file "$out/emb-$1.hs" embed -m "$ckpt" < "$(images "$1")"
+    make_file "$out/eta-$1.hs" pairscore --self -S "$seed" < "$out/emb-$1.hs"
+}
 for cond; do
-    in=$data/test-$cond.hs
-    [ -s "$in" ] || in=$data/$cond.hs
-    [ -s "$in" ] || { say "hib-eval: no test images for '$cond' in $data"; exit 1; }
-    make_file "$out/emb-$cond.hs" embed -m "$ckpt" < "$in"
-    make_file "$out/pairs-$cond.hs" pairscore -S "$seed" < "$out/emb-$cond.hs"
-    make_file "$out/eta-$cond.hs" pairscore --self -S "$seed" < "$out/emb-$cond.hs"
-    # KNN between distributions: sqrt(E||z1 - z2||^2) (for points the plain distance); README
-    make_file "$out/knn-$cond.hs" knn -k 5 -d expected < "$out/eta-$cond.hs"
+    q= g=
+    if [ -z "$(images "$cond")" ]; then # Q-G: split at the first hyphen whose two sides are conditions
+        rest=$cond
+        while case $rest in *-*) true ;; *) false ;; esac; do
+            rest=${rest#*-}
+            q=${cond%-"$rest"}
+            [ -n "$(images "$q")" ] && [ -n "$(images "$rest")" ] && { g=$rest; break; }
+        done
+        [ -n "$g" ] || { say "hib-eval: no test images for '$cond' in $data"; exit 1; }
+    fi
+    if [ -z "$g" ]; then
+        embed_cond "$cond"
+        make_file "$out/pairs-$cond.hs" pairscore -S "$seed" < "$out/emb-$cond.hs"
+        # KNN between distributions: sqrt(E||z1 - z2||^2) (for points the plain distance); README
+        make_file "$out/knn-$cond.hs" knn -k 5 -d expected < "$out/eta-$cond.hs"
+    else
+        embed_cond "$q"
+        embed_cond "$g"
+        make_file "$out/pairs-$cond.hs" pairscore -S "$seed" -g "$out/emb-$g.hs" < "$out/emb-$q.hs"
+        make_file "$out/knn-$cond.hs" knn -k 5 -d expected -g "$out/eta-$g.hs" --exclude-id < "$out/eta-$q.hs"
+    fi
     make_file "$out/ap-$cond.json" apcurve --json -o "$out/pr-$cond.tsv" < "$out/pairs-$cond.hs"
     make_file "$out/knn-$cond.json" knn --summary < "$out/knn-$cond.hs"
     result "$cond" ap "$(json_get ap < "$out/ap-$cond.json")"

@@ -115,6 +115,55 @@ for self in "" --self; do
     "$BIN/tshow" -q "$T/full.hs" >/dev/null 2>&1 && fail "pairscore $self --json /dev/full left a whole stream on stdout"
 done
 
+# --- -g OTHER: cross pairs, the first image from INPUT, the second from OTHER (issue 20, item 3).
+# INPUT: id 10 (0,0) class 0, id 11 (3,4) class 0, id 12 (0,1) class 1; OTHER, their twins: id 10
+# (0,0.5), id 11 (3,4), id 12 (0,2); a 2, b 1. Matching pairs never pair twins, so they are (10, 11)
+# or (11, 10) and 12 never comes first (its class has no other id in OTHER); non-matching ones
+# pair 10 or 11 with 12, or 12 with 10 or 11. p = sigmoid(-2 ||x_i - y_j|| + 1), e.g.
+# p(12, 10') = sigmoid(-2 * 0.5 + 1) = 0.5; eta = 1 - sigmoid(1) for every point.
+printf '0 0.5 0 10\n3 4 0 11\n0 2 1 12\n' |
+    "$FIX" table embeddings mu:float32:1x2 class:int32 id:int64 -m match_a=2.0 -m match_b=1.0 >"$T/twin"
+"$BIN/pairscore" -n 200 -g "$T/twin" --json "$T/gjson" "$T/pts" >"$T/g" || fail "pairscore -g exited $?"
+"$FIX" cols i j id1 id2 class1 class2 match p eta1 eta2 eta <"$T/g" >"$T/cg" || fail "cols of -g"
+awk 'BEGIN { split("0 3 0", x1); split("0 4 1", x2); split("0 3 0", y1); split("0.5 4 2", y2) }
+     NR == 1 { if ($0 != "kind pairscores") exit 1; next }
+     function off(u, v) { return (u - v > 1e-6 || v - u > 1e-6) }
+     { k = NR - 2; i = $1 + 1; j = $2 + 1
+       if ($7 != (k % 2 == 0) || $7 != ($5 == $6) || $3 != 10 + $1 || $4 != 10 + $2) exit 1
+       if ($7 && $3 == $4) exit 1
+       d = sqrt((x1[i] - y1[j]) ^ 2 + (x2[i] - y2[j]) ^ 2)
+       if (off($8, 1 / (1 + exp(2 * d - 1))) || off($9, 0.26894142) || off($10, 0.26894142) || off($11, 0.26894142)) exit 1
+       seen[$7 " " $3 " " $4]++ }
+     END { if (NR != 201 || seen["1 12 12"] || seen["1 10 10"] || seen["1 11 11"]) exit 1
+           # every allowed pair turns up in 200 draws
+           if (!seen["1 10 11"] || !seen["1 11 10"] || !seen["0 10 12"] || !seen["0 11 12"] || !seen["0 12 10"] || !seen["0 12 11"]) exit 1 }' \
+    "$T/cg" || fail "-g pairs: $(head -n 6 "$T/cg")"
+grep -q '"n": 200, "positives": 100' "$T/gjson" || fail "-g json summary: $(cat "$T/gjson")"
+"$BIN/pairscore" -n 200 -g "$T/twin" --json "$T/gjson" "$T/pts" | cmp -s - "$T/g" || fail "-g: same seed gave different bytes"
+"$BIN/pairscore" -n 200 -g "$T/twin" -S 715 "$T/pts" | cmp -s - "$T/g" && fail "-g: -S 715 changed nothing"
+# the stream is a pairscores stream like any other: apcurve and ktau read it
+"$BIN/apcurve" --json <"$T/g" >"$T/gap" || fail "apcurve on -g pairs"
+# Monte Carlo: the fixture against itself as its own twin set, never a pair of equal ids; OTHER's
+# images sample streams of their own, so eta2 of a first image's twin is another estimate of it
+"$BIN/pairscore" -n 400 -g "$T/e" "$T/e" >"$T/ge" || fail "-g on stochastic embeddings"
+"$FIX" cols match id1 id2 eta1 eta2 <"$T/ge" | awk 'NR > 1 && $1 == 1 && $2 == $3 { exit 1 }' || fail "-g paired twins"
+"$BIN/ktau" --json <"$T/ge" >/dev/null || fail "ktau on -g pairs"
+# refusals, one line each: another D, var against none, another a, no a/b, -g with --self / --pairs
+printf '0 0 0 0 10\n' | "$FIX" table embeddings mu:float32:1x3 class:int32 id:int64 -m match_a=2.0 -m match_b=1.0 >"$T/d3"
+expect_fail 1 'C = 1, D = 3 without var, expected C = 1, D = 2 without var' "$BIN/pairscore" -g "$T/d3" "$T/pts"
+expect_fail 1 'D = 2 with var, expected C = 1, D = 2 without var' "$BIN/pairscore" -g "$T/e" "$T/pts"
+printf '0 0 0 10\n1 1 1 11\n' | "$FIX" table embeddings mu:float32:1x2 class:int32 id:int64 -m match_a=3.0 -m match_b=1.0 >"$T/a3"
+expect_fail 1 'match_a = 3, match_b = 1, expected 2, 1' "$BIN/pairscore" -g "$T/a3" "$T/pts"
+printf '0 0 0 10\n1 1 1 11\n' | "$FIX" table embeddings mu:float32:1x2 class:int32 id:int64 >"$T/noab2"
+expect_fail 1 'noab2: the header has no match_a' "$BIN/pairscore" -g "$T/noab2" "$T/pts"
+printf '0 0 0 10\n1 1 0 11\n' | "$FIX" table embeddings mu:float32:1x2 class:int32 id:int64 -m match_a=2.0 -m match_b=1.0 >"$T/cls0"
+printf '0 0 1 10\n1 1 1 11\n' | "$FIX" table embeddings mu:float32:1x2 class:int32 id:int64 -m match_a=2.0 -m match_b=1.0 >"$T/cls1"
+expect_fail 1 'no matching pair' "$BIN/pairscore" -g "$T/cls1" "$T/cls0"
+expect_fail 1 'no non-matching pair' "$BIN/pairscore" -g "$T/cls0" "$T/cls0"
+expect_fail 2 "for help" "$BIN/pairscore" --self -g "$T/twin" "$T/pts"
+expect_fail 2 "for help" "$BIN/pairscore" --pairs "$T/pairs" -g "$T/twin" "$T/pts"
+expect_fail 2 "for help" "$BIN/pairscore" -g - </dev/null
+
 # --- bad input: exit 1 with a message, nothing on stdout
 "$FIX" emb -n 50 -p >"$T/pt"
 expect_fail 1 '--mc needs stochastic embeddings' "$BIN/pairscore" --mc "$T/pt"
