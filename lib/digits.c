@@ -1,7 +1,6 @@
 /* digits.c: see digits.h. */
 #include "digits.h"
 
-#include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -304,28 +303,11 @@ const char *digits_ids_parse(digits_ids *d, const uint8_t *buf, size_t len)
 const char *digits_ids_load(digits_ids *d, const char *path)
 {
     memset(d, 0, sizeof *d);
-    FILE *f = fopen(path, "rb");
-    if (!f)
-        return errmsg("%s: %s", path, strerror(errno));
-    size_t cap = 1 << 16, n = 0, got;
-    uint8_t *buf = emalloc(cap);
-    while ((got = fread(buf + n, 1, cap - n, f)) > 0) {
-        n += got;
-        if (n == cap) {
-            if (cap > NPY_MAX_BYTES) {
-                fclose(f);
-                free(buf);
-                return errmsg("%s: larger than 1 GiB", path);
-            }
-            buf = erealloc(buf, cap *= 2);
-        }
-    }
-    int bad = ferror(f);
-    fclose(f);
-    if (bad) {
-        free(buf);
-        return errmsg("%s: read error", path);
-    }
+    uint8_t *buf;
+    size_t n;
+    const char *lerr = npy_load_file(path, &buf, &n);
+    if (lerr)
+        return lerr;
     const char *err = digits_ids_parse(d, buf, n);
     free(buf);
     return err ? errmsg("%s: %s", path, err) : NULL;
