@@ -433,6 +433,24 @@ static long long elide_walk(const stream_header *h, elision *e)
     return levels + below;
 }
 
+/* the opening of a header map of 7 keys: format, version, kind, batched (fields, meta and
+ * provenance follow) */
+static void pack_header_open(msgpack_packer *pk, const char *kind, int batched)
+{
+    msgpack_pack_map(pk, 7);
+    pack_str(pk, "format");
+    pack_str(pk, "hedge-stream");
+    pack_str(pk, "version");
+    msgpack_pack_int(pk, STREAM_VERSION);
+    pack_str(pk, "kind");
+    pack_str(pk, kind);
+    pack_str(pk, "batched");
+    if (batched)
+        msgpack_pack_true(pk);
+    else
+        msgpack_pack_false(pk);
+}
+
 /* h and everything below it but its origins, as one header: kind `elided`, program "...",
  * meta elided_levels (the longest chain of headers it stands for), elided_headers,
  * elided_programs, elided_origins (when more than ELIDED_ORIGINS distinct origins) */
@@ -440,15 +458,7 @@ static void pack_elided(msgpack_packer *pk, const stream_header *h)
 {
     elision e = {0};
     long long levels = elide_walk(h, &e);
-    msgpack_pack_map(pk, 7);
-    pack_str(pk, "format");
-    pack_str(pk, "hedge-stream");
-    pack_str(pk, "version");
-    msgpack_pack_int(pk, STREAM_VERSION);
-    pack_str(pk, "kind");
-    pack_str(pk, "elided");
-    pack_str(pk, "batched");
-    msgpack_pack_false(pk);
+    pack_header_open(pk, "elided", 0);
     pack_str(pk, "fields");
     msgpack_pack_array(pk, 0);
     pack_str(pk, "meta");
@@ -484,18 +494,7 @@ static void pack_header_at(msgpack_packer *pk, const stream_header *h, int level
         pack_elided(pk, h);
         return;
     }
-    msgpack_pack_map(pk, 7);
-    pack_str(pk, "format");
-    pack_str(pk, "hedge-stream");
-    pack_str(pk, "version");
-    msgpack_pack_int(pk, STREAM_VERSION);
-    pack_str(pk, "kind");
-    pack_str(pk, h->kind);
-    pack_str(pk, "batched");
-    if (h->batched)
-        msgpack_pack_true(pk);
-    else
-        msgpack_pack_false(pk);
+    pack_header_open(pk, h->kind, h->batched);
     pack_str(pk, "fields");
     msgpack_pack_array(pk, h->nfields);
     for (int i = 0; i < h->nfields; i++) {
