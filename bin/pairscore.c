@@ -68,6 +68,38 @@ typedef struct {
     int64_t i, j;
 } pair;
 
+/* the pair draws of random_pairs and cross_pairs: pair p from its own generator. A matching pair
+ * takes a first image i from elig, then a second from ord[cs[i] .. ce[i]) (i's class in the
+ * second set), never position skip[i] (the image itself, or its twin; -1: none); a non-matching
+ * one takes i from other (NULL: any of 0 .. nother-1), then any of the m positions outside
+ * [cs[i], ce[i]). */
+static pair *draw_pairs(long npairs, uint64_t seed, const int64_t *elig, int64_t nelig,
+                        const int64_t *other, int64_t nother, int64_t m, const int64_t *cs,
+                        const int64_t *ce, const int64_t *skip, const int64_t *ord)
+{
+    pair *P = emalloc((size_t)npairs * sizeof *P);
+    for (long p = 0; p < npairs; p++) {
+        rng r;
+        rng_init(&r, seed, RNG_STREAM('p', 'a', 'i', 'r') ^ (uint64_t)p);
+        int64_t i, t;
+        if (p % 2 == 0) { /* matching: another image of i's class */
+            i = elig[rng_below(&r, (uint64_t)nelig)];
+            t = cs[i] + (int64_t)rng_below(&r, (uint64_t)(ce[i] - cs[i] - (skip[i] >= 0)));
+            if (skip[i] >= 0 && t >= skip[i])
+                t++;
+        } else { /* non-matching: any image outside i's class */
+            int64_t k = (int64_t)rng_below(&r, (uint64_t)nother);
+            i = other ? other[k] : k;
+            t = (int64_t)rng_below(&r, (uint64_t)(m - (ce[i] - cs[i])));
+            if (t >= cs[i])
+                t += ce[i] - cs[i];
+        }
+        P[p].i = i;
+        P[p].j = ord[t];
+    }
+    return P;
+}
+
 /* random pairs: pair p uses its own generator, so the set does not depend on anything but
  * (seed, p, the classes of the records) */
 static pair *random_pairs(const match_set *S, long npairs, uint64_t seed)
@@ -100,25 +132,7 @@ static pair *random_pairs(const match_set *S, long npairs, uint64_t seed)
         die("no class has two images: no matching pair can be drawn");
     if (npairs > 1 && ce[0] - cs[0] == n)
         die("every image has class %d: no non-matching pair can be drawn", S->cls[0]);
-    pair *P = emalloc((size_t)npairs * sizeof *P);
-    for (long p = 0; p < npairs; p++) {
-        rng r;
-        rng_init(&r, seed, RNG_STREAM('p', 'a', 'i', 'r') ^ (uint64_t)p);
-        int64_t i, t;
-        if (p % 2 == 0) { /* matching: another image of i's class */
-            i = elig[rng_below(&r, (uint64_t)nelig)];
-            t = cs[i] + (int64_t)rng_below(&r, (uint64_t)(ce[i] - cs[i] - 1));
-            if (t >= pos[i])
-                t++;
-        } else { /* non-matching: any image outside i's class */
-            i = (int64_t)rng_below(&r, (uint64_t)n);
-            t = (int64_t)rng_below(&r, (uint64_t)(n - (ce[i] - cs[i])));
-            if (t >= cs[i])
-                t += ce[i] - cs[i];
-        }
-        P[p].i = i;
-        P[p].j = ord[t];
-    }
+    pair *P = draw_pairs(npairs, seed, elig, nelig, NULL, n, n, cs, ce, pos, ord);
     free(key);
     free(ord);
     free(pos);
@@ -188,25 +202,7 @@ static pair *cross_pairs(const match_set *S, const match_set *G, long npairs, ui
     if (npairs > 1 && !nother)
         die("the second stream has no image outside the classes of the first: no non-matching pair can "
             "be drawn");
-    pair *P = emalloc((size_t)npairs * sizeof *P);
-    for (long p = 0; p < npairs; p++) {
-        rng r;
-        rng_init(&r, seed, RNG_STREAM('p', 'a', 'i', 'r') ^ (uint64_t)p);
-        int64_t i, t;
-        if (p % 2 == 0) { /* matching: an image of i's class in G, not its twin */
-            i = elig[rng_below(&r, (uint64_t)nelig)];
-            t = cs[i] + (int64_t)rng_below(&r, (uint64_t)(ce[i] - cs[i] - (tw[i] >= 0)));
-            if (tw[i] >= 0 && t >= tw[i])
-                t++;
-        } else { /* non-matching: any image of G outside i's class */
-            i = other[rng_below(&r, (uint64_t)nother)];
-            t = (int64_t)rng_below(&r, (uint64_t)(m - (ce[i] - cs[i])));
-            if (t >= cs[i])
-                t += ce[i] - cs[i];
-        }
-        P[p].i = i;
-        P[p].j = ord[t];
-    }
+    pair *P = draw_pairs(npairs, seed, elig, nelig, other, nother, m, cs, ce, tw, ord);
     free(key);
     free(ord);
     free(pos);
