@@ -19,13 +19,13 @@
 # Numbers per set: global PR-AUC (all (query, image) pairs sorted by score: the calibration the
 # paper measures), global AP, Recall@1,5,10,100, MAP@R, mAP.
 # Writes OUT/runs/NAME/: model.ckpt, train.log, emb-*.hs, q-*.hs, ret-SET.json, results.tsv.
-# Environment: THREADS (1), SEED (714), RECIPE (fast: Adam 3e-3 peak, 5 % warm-up, cosine decay
+# Environment: THREADS (1), SEED (714; a run named NAME.sS trains with seed S, pipelines/common.sh "Seeds"), RECIPE (fast: Adam 3e-3 peak, 5 % warm-up, cosine decay
 # to 1 %; paper: Adam 1e-3 constant), TRAIN_ARGS, OCCLUDE_SHAPE and TRAIN_OCCLUSION
 # (pipelines/common.sh).
 set -eu
 . "$(dirname "$0")/common.sh"
 out=$1 name=$2 N=$3 D=$4 loss=$5 steps=$6
-seed=${SEED:-714} threads=${THREADS:-1}
+seed=${SEED:-714} tseed=$(train_seed "$name") threads=${THREADS:-1}
 data=$out/data/N$N run=$out/runs/$name
 mkdir -p "$run"
 case $loss in
@@ -46,8 +46,8 @@ if [ ! -e "$run/trained" ]; then
     resume=""
     [ -s "$run/model.ckpt" ] && resume="--resume $run/model.ckpt"
     say "cesoftmax-run: $name: training $steps steps of 64 x 2"
-    train_batches "$data" "$seed" -m pk -P 64 -K 2 |
-        train -o "$run/model.ckpt" $resume $net -D "$D" -n "$steps" -S "$seed" -t "$threads" \
+    train_batches "$data" "$tseed" -m pk -P 64 -K 2 |
+        train -o "$run/model.ckpt" $resume $net -D "$D" -n "$steps" -S "$tseed" -t "$threads" \
             --log "$run/train.log" $recipe ${TRAIN_ARGS:-}
     touch "$run/trained"
 fi

@@ -110,13 +110,14 @@ run_occlusion() {
 #
 # grid_options QUICK_STEPS FULL_STEPS "$@": parses the pipeline's options after its positional
 # words, [--quick | --full] [-j JOBS] [-t THREADS] [-s STEPS] [--recipe fast|paper]
-# [--data mnist|fashion] [--shape rect|square] [--train-occlusion per-use|fixed] [--sshlogin S]...
-# [--sshloginfile F] [--transfer] [--retries N] OUT, and sets:
+# [--data mnist|fashion] [--shape rect|square] [--train-occlusion per-use|fixed] [--seeds K|S1,S2,...]
+# [--only PATTERN] [--sshlogin S]... [--sshloginfile F] [--transfer] [--retries N] OUT, and sets:
 #   steps    QUICK_STEPS (the default, and --quick), FULL_STEPS (--full) or -s STEPS
 #   preset   quick, full or "" (the last of --quick and --full given), for per-pipeline presets
 #   jobs (2: jobs at a time on each machine), threads (1), recipe (fast)
 #   dataset  mnist (the default) or fashion, also exported as DATASET (pipelines/hib-data.sh)
 #   OCCLUDE_SHAPE, TRAIN_OCCLUSION  from --shape and --train-occlusion (exported; see above)
+#   seeds    the training seeds (--seeds; see "Seeds" below), only  --only's pattern or ""
 #   out      OUT, made absolute when jobs run on other machines (they need the whole path)
 #   remote   GNU parallel's options for remote execution, as shell words for eval: the
 #            --sshlogin and --sshloginfile given (quoted) and --retries (N, default 2 with any
@@ -128,7 +129,7 @@ grid_options() {
     go_quick=$1 go_full=$2
     shift 2
     steps=$go_quick preset="" jobs=2 threads=1 recipe=fast dataset=mnist
-    remote="" grid_logins="" transfer=0 go_retries=""
+    remote="" grid_logins="" transfer=0 go_retries="" go_seeds=1 only=""
     while [ $# -gt 1 ]; do
         case $1 in
         --quick) steps=$go_quick preset=quick ;;
@@ -140,6 +141,8 @@ grid_options() {
         --data) dataset=$2; shift ;;
         --shape) OCCLUDE_SHAPE=$2; shift ;;
         --train-occlusion) TRAIN_OCCLUSION=$2; shift ;;
+        --seeds) go_seeds=$2; shift ;;
+        --only) only=$2; shift ;;
         --sshlogin) grid_logins="$grid_logins --sshlogin $(grid_quote "$2")"; shift ;;
         --sshloginfile)
             go_f=$2
@@ -165,6 +168,7 @@ grid_options() {
     DATASET=$dataset
     export DATASET
     occlusion_valid || usage
+    seeds=$(seed_list "$go_seeds") || usage
     if [ -n "$grid_logins" ]; then
         go_retries=${go_retries:-2}
         while :; do case $out in ./*) out=${out#./} ;; *) break ;; esac; done
@@ -183,6 +187,53 @@ grid_options() {
     return 0
 }
 
+# Seeds (issue 20): one run per configuration and training seed. --seeds K trains every
+# configuration with K seeds, SEED (714 unless the environment says) and the K - 1 after it;
+# --seeds S1,S2,... with those. Only the training depends on the seed (the order of the batches,
+# the occlusion drawn at every use, the initial weights); the data, its test twins and the test
+# pairs and episodes are those of SEED in every run, so the runs differ by their training alone.
+# The run of SEED keeps the configuration's name (an OUT of one seed grows into one of K: its runs
+# are kept), any other seed's run is NAME.sSEED. The tables print the mean over a configuration's
+# seeds and, with two or more, "± SD", the sample standard deviation (seedstat); OUT/results-*.tsv
+# has every run's numbers, one per line, with the seed.
+
+# seed_list K|S1,S2,...: the training seeds, one per line; says why and fails on a bad value
+seed_list() {
+    sl_base=${SEED:-714}
+    case $1 in
+    '' | *[!0-9,]* | ,* | *, | *,,*) say "${0##*/}: --seeds: expected a count K or seeds S1,S2,..., got '$1'"; return 1 ;;
+    *,*) echo "$1" | tr ',' '\n' ;;
+    *)
+        [ "$1" -ge 1 ] || { say "${0##*/}: --seeds: at least one seed, got '$1'"; return 1; }
+        sl_i=0
+        while [ "$sl_i" -lt "$1" ]; do echo $((sl_base + sl_i)); sl_i=$((sl_i + 1)); done ;;
+    esac
+}
+
+# seed_configs CONFIGS: CONFIGS (lines "NAME WORDS...") rewritten for $seeds and $only: the lines
+# whose NAME matches $only (grep -E; all without --only), once per seed, all the configurations of
+# the first seed before those of the next (a grid that grows by a seed keeps its first jobs)
+seed_configs() {
+    sc_base=${SEED:-714}
+    if [ -n "$only" ]; then
+        awk -v re="$only" '$1 ~ re' "$1" > "$1.only"
+        [ -s "$1.only" ] || { rm -f "$1.only"; say "${0##*/}: --only '$only' matches none of the configurations in $1"; return 1; }
+        mv "$1.only" "$1"
+    fi
+    for sc_s in $seeds; do
+        if [ "$sc_s" = "$sc_base" ]; then cat "$1"; else awk -v s="$sc_s" '{ $1 = $1 ".s" s; print }' "$1"; fi
+    done > "$1.seeds"
+    mv "$1.seeds" "$1"
+}
+
+# train_seed NAME: the training seed of the run NAME: SEED (714), or S for a run named NAME.sS
+train_seed() {
+    case $1 in
+    *.s[0-9]*) ts_s=${1##*.s}; case $ts_s in *[!0-9]*) echo "${SEED:-714}" ;; *) echo "$ts_s" ;; esac ;;
+    *) echo "${SEED:-714}" ;;
+    esac
+}
+
 # grid_quote WORD: WORD quoted for the shell ('...')
 grid_quote() { printf "'%s'" "$(printf '%s' "$1" | sed "s/'/'\\\\''/g")"; }
 
@@ -193,7 +244,7 @@ GRID_ENV="OPENBLAS_NUM_THREADS THREADS TRAIN_ARGS RECIPE DATASET MKDIGITS_ARGS S
 
 # grid_parallel JOBLOG CONFIGS COMMAND: runs COMMAND for every line of CONFIGS (words {1}, {2},
 # ...) with GNU parallel, $jobs at a time (per machine), the job log in JOBLOG, resuming: jobs
-# that finished before are skipped (--resume-failed). Never fails: the pipelines read which runs
+# that finished before are skipped (--resume-failed; JOBLOG.configs keeps the CONFIGS it numbers). Never fails: the pipelines read which runs
 # finished from their results (check_runs). With $remote the jobs go where grid_options said:
 #  - a shared directory (the default): the remote machines see OUT and the hedge tree at the
 #    same paths (NFS, or the same machine); the same absolute commands run there, with the
@@ -213,6 +264,12 @@ grid_parallel() {
     gp_log=$1 gp_conf=$2 gp_cmd=$3
     case $gp_log in /*) ;; *) gp_log=$PWD/$gp_log ;; esac
     case $gp_conf in /*) ;; *) gp_conf=$PWD/$gp_conf ;; esac
+    # parallel resumes by job number: a job log of other configurations (more seeds, --only) is
+    # moved aside, and every job runs again (finished runs return at once: the runners keep them)
+    if [ -s "$gp_log" ] && ! cmp -s "$gp_conf" "$gp_log.configs"; then
+        mv "$gp_log" "$gp_log.old"
+    fi
+    cp "$gp_conf" "$gp_log.configs"
     gp_env=""
     if [ -n "$grid_logins" ]; then
         gp_vars=$GRID_ENV
@@ -285,16 +342,46 @@ test_set() {
     esac
 }
 
-# results_and_configs OUT CONFIGS: on stdout, the results.tsv of every run of CONFIGS that has one,
-# then a line "#configs", then CONFIGS itself: the input of the tables' awk programs
+# results_and_configs OUT CONFIGS: on stdout, the results of the runs of CONFIGS that have them,
+# one line per configuration, set and metric over its seeds (seedstat: CONFIG SET METRIC MEAN NOTE
+# SD N, SD empty for one seed), then a line "#configs", then CONFIGS with each configuration once
+# (the runs of other seeds, NAME.sSEED, folded into NAME): the input of the tables' awk programs
 results_and_configs() {
     rc_files=""
     while read -r rc_name _; do
         [ -s "$1/runs/$rc_name/results.tsv" ] && rc_files="$rc_files $1/runs/$rc_name/results.tsv"
     done < "$2"
-    cat $rc_files /dev/null
+    cat $rc_files /dev/null | seedstat
     echo "#configs"
-    cat "$2"
+    awk '{ sub(/\.s[0-9]+$/, "", $1) } !seen[$1]++' "$2"
+}
+
+# write_results OUT CONFIGS FILE: FILE (atomically) holds every number of the runs of CONFIGS, a
+# header line `run config seed set metric value note`, then one line per run and number (value
+# "-" with a note: a number the run cannot have). For pandas: pd.read_csv(FILE, sep="\t").
+write_results() {
+    wr_base=${SEED:-714}
+    {
+        printf 'run\tconfig\tseed\tset\tmetric\tvalue\tnote\n'
+        while read -r wr_name _; do
+            [ -s "$1/runs/$wr_name/results.tsv" ] || continue
+            awk -F'\t' -v OFS='\t' -v base="$wr_base" '{
+                c = $1; s = base
+                if (match(c, /\.s[0-9]+$/)) { s = substr(c, RSTART + 2); c = substr(c, 1, RSTART - 1) }
+                print $1, c, s, $2, $3, $4, $5 }' "$1/runs/$wr_name/results.tsv"
+        done < "$2"
+    } > "$3.tmp.$$" && mv "$3.tmp.$$" "$3"
+}
+
+# seeds_note CONFIGS: one sentence saying how many seeds each configuration of CONFIGS has
+seeds_note() {
+    awk -v base="${SEED:-714}" '{ c = $1; s = base
+            if (match(c, /\.s[0-9]+$/)) { s = substr(c, RSTART + 2); c = substr(c, 1, RSTART - 1) }
+            if (!(c in n)) order[++k] = c; n[c]++; list[c] = list[c] (list[c] == "" ? "" : ", ") s }
+        END { for (i = 1; i <= k; i++) { key = n[order[i]] " (" list[order[i]] ")"; if (!(key in cnt)) ko[++m] = key; cnt[key]++ }
+            printf "Training seeds: "
+            for (j = 1; j <= m; j++) printf "%s%s for %d configuration%s", (j > 1 ? "; " : ""), ko[j], cnt[ko[j]], (cnt[ko[j]] > 1 ? "s" : "")
+            print "; a cell \"mean ± sd\" is over the seeds of its configuration (sample standard deviation), a plain number is one run." }' "$1"
 }
 
 # check_runs PREFIX OUT CONFIGS JOBLOG: after a pipeline's tables, every run of CONFIGS (first

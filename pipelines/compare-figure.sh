@@ -12,6 +12,8 @@ command -v gnuplot >/dev/null || { say "compare-figure: gnuplot is missing (apt-
 term='set terminal pngcairo size 1400,1000 font ",11"'
 gnuplot -e 'set terminal pngcairo' -e 'exit' 2>/dev/null || term='set terminal png size 1400,1000'
 g=$out/reject.gp
+# one curve per method: its first seed's run
+awk '!seen[$2]++' "$configs" > "$out/reject.runs"
 {
     echo "$term"
     echo "set output '$out/reject.png.tmp'"
@@ -29,7 +31,7 @@ g=$out/reject.gp
                 acc=$(json_get accuracy < "$run/knn-$set.json")
                 [ -n "$acc" ] && plot="$plot${plot:+, }[0:100] 1-$acc with lines lw 1 lc $c title '$method (no uncertainty)'"
             fi
-        done < "$configs"
+        done < "$out/reject.runs"
         [ -n "$plot" ] && echo "plot $plot"
     done
     echo "unset multiplot"

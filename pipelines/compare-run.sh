@@ -29,14 +29,14 @@
 # Writes OUT/runs/NAME/: model.ckpt, train.log, per SET: emb-SET.hs, pairs-SET.hs, knn-SET.hs,
 # ret-SET.json, fs-SET.json, ap-SET.json, tau-SET.json, reject-SET.tsv; and results.tsv: lines
 # `NAME SET METRIC VALUE [REASON]`. Re-running continues where it stopped.
-# Environment: THREADS (train threads, 1), SEED (714), RECIPE (fast: Adam, 3e-3 peak (1e-3 for
+# Environment: THREADS (train threads, 1), SEED (714; a run named NAME.sS trains with seed S, pipelines/common.sh "Seeds"), RECIPE (fast: Adam, 3e-3 peak (1e-3 for
 # triplet and hetriplet, as hetriplet.sh), warm-up over 5 % of the steps, cosine decay to 1 %;
 # paper: Adam 1e-3 constant), REPEATS (few-shot episodes, 1000), TRAIN_ARGS, OCCLUDE_SHAPE and
 # TRAIN_OCCLUSION (pipelines/common.sh).
 set -eu
 . "$(dirname "$0")/common.sh"
 out=$1 name=$2 method=$3 D=$4 images=$5
-seed=${SEED:-714} threads=${THREADS:-1} R=${REPEATS:-1000}
+seed=${SEED:-714} tseed=$(train_seed "$name") threads=${THREADS:-1} R=${REPEATS:-1000}
 data=$out/data/N2 run=$out/runs/$name
 mkdir -p "$run"
 lr=3e-3 unc=none prob=0 score=pn
@@ -66,8 +66,8 @@ if [ ! -e "$run/trained" ]; then
     resume=""
     [ -s "$run/model.ckpt" ] && resume="--resume $run/model.ckpt"
     say "compare-run: $name: training $steps steps of $per images (batcher $batches, occlusion $(occlusion_id))"
-    train_batches "$data" "$seed" $batches |
-        train -o "$run/model.ckpt" $resume $net -D "$D" -n "$steps" -S "$seed" -t "$threads" \
+    train_batches "$data" "$tseed" $batches |
+        train -o "$run/model.ckpt" $resume $net -D "$D" -n "$steps" -S "$tseed" -t "$threads" \
             --log "$run/train.log" $recipe ${TRAIN_ARGS:-}
     touch "$run/trained"
 fi

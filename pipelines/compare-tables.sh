@@ -9,7 +9,7 @@ out=$1 configs=$2 images=$3 recipe=$4 dataset=$5
 results_and_configs "$out" "$configs" | awk -F'\t' -v images="$images" -v recipe="$recipe" -v dataset="$dataset" '
 $0 == "#configs" { FS = " "; cf = 1; next }
 !cf {
-    v[$1, $2, $3] = $4
+    v[$1, $2, $3] = $4; sd[$1, $2, $3] = $6
     if ($4 == "-") {
         r = $1 ": " $5
         if (!(r in what)) { reasons[++nr] = r; what[r] = "" }
@@ -22,7 +22,7 @@ function cell(i, s, m,   k) {
     k = name[i] SUBSEP s SUBSEP m
     if (!(k in v)) return "–"
     if (v[k] == "-") return "-"
-    return sprintf("%.3f", v[k])
+    return sprintf("%.3f", v[k]) (sd[k] == "" ? "" : sprintf(" ± %.3f", sd[k]))
 }
 function num(i, s, m,   k) { k = name[i] SUBSEP s SUBSEP m; return (k in v && v[k] != "-") }
 function best(s, m, low,   i, b, bv) {

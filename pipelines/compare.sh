@@ -1,6 +1,6 @@
 #!/bin/sh
 # compare.sh [--quick | --full] [-j JOBS] [-t THREADS] [-s IMAGES] [--recipe R] [--data mnist|fashion]
-#            [--shape rect|square] [--train-occlusion per-use|fixed]
+#            [--shape rect|square] [--train-occlusion per-use|fixed] [--seeds K|S1,...] [--only PATTERN]
 #            [remote options: see README "Grids over several machines"] OUT
 # Every method hedge has, side by side: trained on the same 2-digit data (MNIST, or Fashion-MNIST
 # composites with --data fashion) for the same number of training IMAGES (not steps: batch
@@ -19,12 +19,16 @@
 #   or squares (the HIB paper's appendix A); --train-occlusion per-use (default) | fixed: training
 #   digits occluded afresh at every use, or once into the data (pipelines/common.sh, README
 #   "Data"). The data folder records both and refuses another: give each its own OUT.
+#   --seeds K | S1,S2,...: each configuration trained K times, with the training seeds SEED (714)
+#   and the next K - 1, or with those listed (same data and test pairs); the tables print the
+#   mean and "± sd" over the seeds; run NAME.sSEED (pipelines/common.sh "Seeds"). --only PATTERN:
+#   only the configurations whose name matches (grep -E), e.g. --only '^N2-'.
 # Runs land in OUT/runs/METHOD, the job log in OUT/joblog-compare, the data in OUT/data/N2. Re-running
 # the same command resumes. Prints the table (markdown) on stdout and draws OUT/reject.png (the
 # error-versus-reject curves, gnuplot); exits 1, naming each failed run, when a run did not finish.
 set -eu
 . "$(dirname "$0")/common.sh"
-usage() { sed -n '2,24p' "$HEDGE_ROOT/pipelines/compare.sh" | sed 's/^# \{0,1\}//' >&2; exit 2; }
+usage() { sed -n '2,28p' "$HEDGE_ROOT/pipelines/compare.sh" | sed 's/^# \{0,1\}//' >&2; exit 2; }
 grid_options 1536000 46080000 "$@"
 repeats=1000
 [ "$preset" = quick ] && repeats=100
@@ -36,6 +40,7 @@ mkdir -p "$out"
 configs=$out/configs-compare.txt
 for m in point hib pn spe triplet hetriplet fstat cesoftmax; do echo "$m $m $dim"; done > "$configs.tmp"
 mv "$configs.tmp" "$configs"
+seed_configs "$configs" || usage
 say "compare: making the 2-digit $dataset data in $out/data/N2"
 sh "$HEDGE_ROOT/pipelines/hib-data.sh" 2 "$out/data/N2"
 say "compare: $(wc -l < "$configs") methods, $steps training images each, D = $dim, $jobs at a time with $threads threads, recipe $recipe, $REPEATS few-shot episodes (log: $out/joblog-compare)"
@@ -44,6 +49,8 @@ grid_parallel "$out/joblog-compare" "$configs" \
 sh "$HEDGE_ROOT/pipelines/compare-tables.sh" "$out" "$configs" "$steps" "$recipe" "$dataset"
 echo
 occlusion_note
+seeds_note "$configs"
+write_results "$out" "$configs" "$out/results-compare.tsv"
 sh "$HEDGE_ROOT/pipelines/compare-figure.sh" "$out" "$configs" "$dataset" >&2 ||
     say "compare: the figure could not be drawn (the table above stands)"
 check_runs compare "$out" "$configs" "$out/joblog-compare" || exit 1

@@ -8,13 +8,13 @@
 # and results.tsv: one line per number: name condition metric value (no line for a number that
 # is undefined, such as tau when eta is constant).
 # Re-running continues where it stopped (train --resume, finished files are kept).
-# Environment: THREADS (train threads, default 1), SEED (714), BATCH (pairs per batch, 128),
+# Environment: THREADS (train threads, default 1), SEED (714; a run named NAME.sS trains with seed S, pipelines/common.sh "Seeds"), BATCH (pairs per batch, 128),
 # TRAIN_ARGS (more train options: the recipe, e.g. "--lr 3e-3 --warmup 500 --decay cosine"),
 # OCCLUDE_SHAPE and TRAIN_OCCLUSION (pipelines/common.sh; recorded in OUT/runs/NAME/occlusion).
 set -eu
 . "$(dirname "$0")/common.sh"
 out=$1 name=$2 N=$3 D=$4 model=$5 steps=$6 beta=${7:-1e-4} loss=${8:-} margin=${9:-1}
-seed=${SEED:-714} threads=${THREADS:-1} batch=${BATCH:-128}
+seed=${SEED:-714} tseed=$(train_seed "$name") threads=${THREADS:-1} batch=${BATCH:-128}
 data=$out/data/N$N run=$out/runs/$name
 mkdir -p "$run"
 case $model in
@@ -31,9 +31,9 @@ if [ ! -e "$run/trained" ]; then
     resume=""
     [ -s "$run/model.ckpt" ] && resume="--resume $run/model.ckpt"
     say "hib-run: $name: training $steps steps, occlusion $(occlusion_id)"
-    train_batches "$data" "$seed" -m pairs -b "$batch" |
+    train_batches "$data" "$tseed" -m pairs -b "$batch" |
         train -o "$run/model.ckpt" $resume $head -D "$D" --beta "$beta" --margin "$margin" \
-            -n "$steps" -S "$seed" -t "$threads" --log "$run/train.log" ${TRAIN_ARGS:-}
+            -n "$steps" -S "$tseed" -t "$threads" --log "$run/train.log" ${TRAIN_ARGS:-}
     touch "$run/trained"
 fi
 

@@ -1,6 +1,6 @@
 #!/bin/sh
 # hib.sh EXPERIMENT [--quick | --full] [-j JOBS] [-t THREADS] [-s STEPS] [--recipe R] [--data D]
-#        [--shape rect|square] [--train-occlusion per-use|fixed] [--sshlogin S]... [--sshloginfile F] [--transfer] [--retries N] OUT
+#        [--shape rect|square] [--train-occlusion per-use|fixed] [--seeds K|S1,...] [--only PATTERN] [--sshlogin S]... [--sshloginfile F] [--transfer] [--retries N] OUT
 # Runs one of the HIB paper's experiments end to end with GNU parallel over its configurations
 # and prints its table, measured beside the paper's numbers.
 #   EXPERIMENT: table1 (N in {2,3} x D in {2,3} x {point, MoG-1, MoG-2}, clean and corrupt),
@@ -23,6 +23,10 @@
 #   or squares (the HIB paper's appendix A); --train-occlusion per-use (default) | fixed: training
 #   digits occluded afresh at every use, or once into the data (pipelines/common.sh, README
 #   "Data"). The data folder records both and refuses another: give each its own OUT.
+#   --seeds K | S1,S2,...: each configuration trained K times, with the training seeds SEED (714)
+#   and the next K - 1, or with those listed (same data and test pairs); the tables print the
+#   mean and "± sd" over the seeds; run NAME.sSEED (pipelines/common.sh "Seeds"). --only PATTERN:
+#   only the configurations whose name matches (grep -E), e.g. --only '^N2-'.
 #   --sshlogin S (again for more), --sshloginfile F: run the jobs on other machines through ssh
 #   (GNU parallel's own options; ':' is this machine; -j is per machine), which see OUT and the
 #   hedge tree at the same paths, or, with --transfer, get what each job needs sent and its run
@@ -36,7 +40,7 @@
 # status is 1.
 set -eu
 . "$(dirname "$0")/common.sh"
-usage() { sed -n '2,36p' "$0" | sed 's/^# \{0,1\}//' >&2; exit 2; }
+usage() { sed -n '2,40p' "$0" | sed 's/^# \{0,1\}//' >&2; exit 2; }
 [ $# -ge 2 ] || usage
 exp=$1; shift
 grid_options 3000 180000 "$@"
@@ -63,6 +67,7 @@ demo) for m in point mog1 mog2; do add "N2-D2-$m-b1e-4 2 2 $m 1e-4 - 1"; done ;;
 *) say "hib.sh: unknown experiment '$exp'"; usage ;;
 esac
 mv "$configs.tmp" "$configs"
+seed_configs "$configs" || usage
 
 # the data first, once per N (the runs then share it)
 for N in $(cut -d' ' -f2 "$configs" | sort -u); do
@@ -94,5 +99,7 @@ appd)
 esac
 echo
 occlusion_note
+seeds_note "$configs"
+write_results "$out" "$configs" "$out/results-$exp.tsv"
 
 check_runs hib "$out" "$configs" "$out/joblog-$exp" || exit 1

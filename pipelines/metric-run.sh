@@ -19,14 +19,14 @@
 # over digit values of the AUC of the best single embedding dimension.
 # Writes OUT/runs/NAME/: model.ckpt, train.log, emb-SET.hs, ret-SET.hs, ret-SET.json,
 # tau-SET.json, dis-SET.json, and results.tsv: lines `NAME SET METRIC VALUE`.
-# Re-running continues where it stopped. Environment: THREADS (train threads, 1), SEED (714),
+# Re-running continues where it stopped. Environment: THREADS (train threads, 1), SEED (714; a run named NAME.sS trains with seed S, pipelines/common.sh "Seeds"),
 # RECIPE (fast, the default: Adam 3e-3 peak (1e-3 for triplet and hetriplet), warm-up over the
 # first 5 % of the steps, cosine decay to 1 %; paper: Adam 1e-3 constant), TRAIN_ARGS,
 # OCCLUDE_SHAPE and TRAIN_OCCLUSION (pipelines/common.sh).
 set -eu
 . "$(dirname "$0")/common.sh"
 out=$1 name=$2 N=$3 D=$4 model=$5 steps=$6
-seed=${SEED:-714} threads=${THREADS:-1}
+seed=${SEED:-714} tseed=$(train_seed "$name") threads=${THREADS:-1}
 data=$out/data/N$N run=$out/runs/$name
 mkdir -p "$run"
 case $model in
@@ -56,8 +56,8 @@ if [ ! -e "$run/trained" ]; then
     resume=""
     [ -s "$run/model.ckpt" ] && resume="--resume $run/model.ckpt"
     say "metric-run: $name: training $steps steps of 16 x 8"
-    train_batches "$data" "$seed" -m pk -P 16 -K 8 |
-        train -o "$run/model.ckpt" $resume $net -D "$D" -n "$steps" -S "$seed" -t "$threads" \
+    train_batches "$data" "$tseed" -m pk -P 16 -K 8 |
+        train -o "$run/model.ckpt" $resume $net -D "$D" -n "$steps" -S "$tseed" -t "$threads" \
             --log "$run/train.log" $recipe ${TRAIN_ARGS:-}
     touch "$run/trained"
 fi

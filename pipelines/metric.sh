@@ -1,6 +1,6 @@
 #!/bin/sh
 # metric.sh PAPER EXPERIMENT [--quick | --full] [-j JOBS] [-t THREADS] [-s STEPS] [--recipe R]
-#           [--data D] [--shape rect|square] [--train-occlusion per-use|fixed] [--sshlogin S]... [--sshloginfile F] [--transfer] [--retries N] OUT
+#           [--data D] [--shape rect|square] [--train-occlusion per-use|fixed] [--seeds K|S1,...] [--only PATTERN] [--sshlogin S]... [--sshloginfile F] [--transfer] [--retries N] OUT
 # The metric-learning papers on N-digit MNIST, P x K batches (pipelines/metric-run.sh or
 # cesoftmax-run.sh for one run): called as pipelines/hetriplet.sh, fstat.sh and cesoftmax.sh,
 # which pass PAPER.
@@ -24,6 +24,10 @@
 #   or squares (the HIB paper's appendix A); --train-occlusion per-use (default) | fixed: training
 #   digits occluded afresh at every use, or once into the data (pipelines/common.sh, README
 #   "Data"). The data folder records both and refuses another: give each its own OUT.
+#   --seeds K | S1,S2,...: each configuration trained K times, with the training seeds SEED (714)
+#   and the next K - 1, or with those listed (same data and test pairs); the tables print the
+#   mean and "± sd" over the seeds; run NAME.sSEED (pipelines/common.sh "Seeds"). --only PATTERN:
+#   only the configurations whose name matches (grep -E), e.g. --only '^N2-'.
 #   --sshlogin S (again for more), --sshloginfile F: run the jobs on other machines through ssh
 #   (GNU parallel's own options; ':' is this machine; -j is per machine), which see OUT and the
 #   hedge tree at the same paths, or, with --transfer, get what each job needs sent and its run
@@ -35,7 +39,7 @@
 # not finish.
 set -eu
 . "$(dirname "$0")/common.sh"
-usage() { sed -n '2,35p' "$HEDGE_ROOT/pipelines/metric.sh" | sed 's/^# \{0,1\}//' >&2; exit 2; }
+usage() { sed -n '2,39p' "$HEDGE_ROOT/pipelines/metric.sh" | sed 's/^# \{0,1\}//' >&2; exit 2; }
 [ $# -ge 3 ] || usage
 paper=$1 exp=$2; shift 2
 grid_options 500 20000 "$@"
@@ -58,6 +62,7 @@ demo) for m in $models; do echo "N2-D$demo_d-$m 2 $demo_d $m" >> "$configs.tmp";
 *) say "$paper.sh: unknown experiment '$exp'"; usage ;;
 esac
 mv "$configs.tmp" "$configs"
+seed_configs "$configs" || usage
 
 for N in $(cut -d' ' -f2 "$configs" | sort -u); do
     say "$paper: making the $N-digit data in $out/data/N$N"
@@ -70,4 +75,6 @@ grid_parallel "$out/joblog-$paper-$exp" "$configs" \
 sh "$HEDGE_ROOT/pipelines/metric-tables.sh" "$paper" "$out" "$configs" "$steps" "$recipe"
 echo
 occlusion_note
+seeds_note "$configs"
+write_results "$out" "$configs" "$out/results-$paper-$exp.tsv"
 check_runs "$paper" "$out" "$configs" "$out/joblog-$paper-$exp" || exit 1

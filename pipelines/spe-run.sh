@@ -19,14 +19,14 @@
 # Writes OUT/runs/NAME/: model.ckpt, train.log, emb-{seen,unseen}-{clean,corrupt}.hs,
 # fs-SPLIT-COND.json, and results.tsv: lines `NAME SPLIT-COND METRIC VALUE` (METRIC: acc, ci95,
 # and acc_pn, acc_spe_naive, acc_spe_closed for every scorer that applies).
-# Re-running continues where it stopped. Environment: THREADS (train threads, 1), SEED (714),
+# Re-running continues where it stopped. Environment: THREADS (train threads, 1), SEED (714; a run named NAME.sS trains with seed S, pipelines/common.sh "Seeds"),
 # RECIPE (fast, the default: Adam 3e-3 peak, warm-up over the first 5 % of this model's steps,
 # cosine decay to 1 %; paper: Adam 1e-3 constant), TRAIN_ARGS (more train options), QUERIES,
 # REPEATS, OCCLUDE_SHAPE and TRAIN_OCCLUSION (pipelines/common.sh).
 set -eu
 . "$(dirname "$0")/common.sh"
 out=$1 name=$2 N=$3 D=$4 model=$5 steps=$6
-seed=${SEED:-714} threads=${THREADS:-1} Q=${QUERIES:-5} R=${REPEATS:-1000}
+seed=${SEED:-714} tseed=$(train_seed "$name") threads=${THREADS:-1} Q=${QUERIES:-5} R=${REPEATS:-1000}
 data=$out/data/N$N run=$out/runs/$name
 mkdir -p "$run"
 case $N in
@@ -55,8 +55,8 @@ if [ ! -e "$run/trained" ]; then
     resume=""
     [ -s "$run/model.ckpt" ] && resume="--resume $run/model.ckpt"
     say "spe-run: $name: training $n steps (batcher $batches, occlusion $(occlusion_id))"
-    train_batches "$data" "$seed" $batches |
-        train -o "$run/model.ckpt" $resume $net -D "$D" -n "$n" -S "$seed" -t "$threads" \
+    train_batches "$data" "$tseed" $batches |
+        train -o "$run/model.ckpt" $resume $net -D "$D" -n "$n" -S "$tseed" -t "$threads" \
             --log "$run/train.log" $recipe ${TRAIN_ARGS:-}
     touch "$run/trained"
 fi

@@ -1,11 +1,13 @@
 #!/bin/sh
-# spe-tables.sh OUT: the SPE paper's Table 2 (appendix D.2) beside ours, from the results.tsv of
-# the runs in OUT/runs (spe-run.sh): few-shot accuracy (%) over 1000 random test episodes, per
-# condition (clean/corrupt support x clean/corrupt query), model and split. A cell is "ours /
-# paper"; "–" where we have no run. Only columns with at least one run are printed.
+# spe-tables.sh OUT CONFIGS: the SPE paper's Table 2 (appendix D.2) beside ours, from the
+# results.tsv of the runs of CONFIGS (spe-run.sh): few-shot accuracy (%) over the random test
+# episodes, per condition (clean/corrupt support x clean/corrupt query), model and split. A cell
+# is "ours / paper", ours the mean over the configuration's training seeds ("mean ± sd" with two
+# or more); "–" where we have no run. Only columns with at least one run are printed.
 set -eu
-out=$1
-cat "$out"/runs/*/results.tsv 2>/dev/null | awk -F'\t' '
+. "$(dirname "$0")/common.sh"
+out=$1 configs=$2
+results_and_configs "$out" "$configs" | awk -F'\t' '
 BEGIN {
     # the paper (appendix D.2, Table 2), in %: seen N2D2 N2D3 N3D2 N3D3, unseen the same
     P["point","cc"] = "88.2 95.0 65.8 87.3 85.5 84.8 59.0 85.5"
@@ -29,11 +31,12 @@ BEGIN {
     title["cc"] = "clean support, clean query"; title["xc"] = "corrupt support, clean query"
     title["cx"] = "clean support, corrupt query"
 }
-$3 == "acc" {
+$0 == "#configs" { cf = 1 }
+!cf && $3 == "acc" {
     # NAME = N<n>-D<d>-<model>; $2 = split-cond
     split($1, a, "-"); n = substr(a[1], 2); d = substr(a[2], 2); m = a[3]
     split($2, b, "-")
-    v[m, b[1], n, d, b[2]] = sprintf("%.1f", 100 * $4)
+    v[m, b[1], n, d, b[2]] = sprintf("%.1f", 100 * $4) ($6 == "" ? "" : sprintf(" ± %.1f", 100 * $6))
     have[b[1], n, d] = 1; hm[m] = 1
 }
 END {

@@ -1,6 +1,6 @@
 #!/bin/sh
 # spe.sh EXPERIMENT [--quick | --full] [-j JOBS] [-t THREADS] [-s STEPS] [--recipe R] [--data D]
-#        [--shape rect|square] [--train-occlusion per-use|fixed] [--sshlogin S]... [--sshloginfile F] [--transfer] [--retries N] OUT
+#        [--shape rect|square] [--train-occlusion per-use|fixed] [--seeds K|S1,...] [--only PATTERN] [--sshlogin S]... [--sshloginfile F] [--transfer] [--retries N] OUT
 # The Stochastic Prototype Embeddings paper (Scott et al. 2019) on N-digit MNIST: PN and SPE
 # trained on episodes, HIB and point embeddings on pairs with as many images, all evaluated by
 # few-shot classification (fewshot) on the seen and unseen test classes with clean and corrupt
@@ -20,6 +20,10 @@
 #   or squares (the HIB paper's appendix A); --train-occlusion per-use (default) | fixed: training
 #   digits occluded afresh at every use, or once into the data (pipelines/common.sh, README
 #   "Data"). The data folder records both and refuses another: give each its own OUT.
+#   --seeds K | S1,S2,...: each configuration trained K times, with the training seeds SEED (714)
+#   and the next K - 1, or with those listed (same data and test pairs); the tables print the
+#   mean and "± sd" over the seeds; run NAME.sSEED (pipelines/common.sh "Seeds"). --only PATTERN:
+#   only the configurations whose name matches (grep -E), e.g. --only '^N2-'.
 #   --sshlogin S (again for more), --sshloginfile F: run the jobs on other machines through ssh
 #   (GNU parallel's own options; ':' is this machine; -j is per machine), which see OUT and the
 #   hedge tree at the same paths, or, with --transfer, get what each job needs sent and its run
@@ -32,7 +36,7 @@
 # log, when a run did not finish.
 set -eu
 . "$(dirname "$0")/common.sh"
-usage() { sed -n '2,32p' "$0" | sed 's/^# \{0,1\}//' >&2; exit 2; }
+usage() { sed -n '2,36p' "$0" | sed 's/^# \{0,1\}//' >&2; exit 2; }
 [ $# -ge 2 ] || usage
 exp=$1; shift
 grid_options 300 12000 "$@"
@@ -51,6 +55,7 @@ demo) for m in point hib pn spe; do echo "N2-D2-$m 2 2 $m" >> "$configs.tmp"; do
 *) say "spe.sh: unknown experiment '$exp'"; usage ;;
 esac
 mv "$configs.tmp" "$configs"
+seed_configs "$configs" || usage
 
 for N in $(cut -d' ' -f2 "$configs" | sort -u); do
     say "spe: making the $N-digit data in $out/data/N$N"
@@ -65,5 +70,8 @@ echo
 echo "Ours: $steps training episodes per model (pair models: as many images), recipe $recipe; $repeats random test episodes of every class of the split, 50 support and 15 query images per class; SPE scored by its naive sampler (200 samples), the others by the nearest prototype of their means. The paper: appendix D.2, its own N-digit MNIST data (same generator, other draws), trained to early stopping."
 echo
 occlusion_note
-sh "$HEDGE_ROOT/pipelines/spe-tables.sh" "$out"
+sh "$HEDGE_ROOT/pipelines/spe-tables.sh" "$out" "$configs"
+echo
+seeds_note "$configs"
+write_results "$out" "$configs" "$out/results-spe-$exp.tsv"
 check_runs spe "$out" "$configs" "$out/joblog-spe-$exp" || exit 1

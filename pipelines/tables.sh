@@ -5,8 +5,10 @@
 # The runs are those the experiment configured, OUT/configs-TABLE.txt (hib.sh writes it; Tables
 # 1 and 2 are the same runs), read by results_and_configs as the other pipelines' tables do, so
 # experiments sharing one OUT stay out of each other's tables. Run names are
-# N<N>-D<D>-<model>-b<beta> (hib-run.sh). awk here only lays text out. A number missing from
-# results.tsv (tau of a point model, whose eta is constant) is printed as "–".
+# N<N>-D<D>-<model>-b<beta> (hib-run.sh), NAME.sSEED for another training seed: a cell is the mean
+# over the configuration's seeds, "mean ± sd" with two or more (seedstat computes them; awk here
+# only lays text out). A number missing from results.tsv (tau of a point model, whose eta is
+# constant) is printed as "–".
 set -eu
 . "$(dirname "$0")/common.sh"
 table=$1 out=$2
@@ -33,7 +35,7 @@ if [ "$table" = runs ] || [ "$table" = appb ]; then
     echo "|---|---|---|---|---|---|---|"
     { if [ "$table" = runs ]; then all_runs; else results_and_configs "$out" "$configs"; fi; } | awk -F'\t' '
         $0 == "#configs" { cf = 1; next }
-        !cf { has[$1] = 1; v[$1 SUBSEP $2 SUBSEP $3] = sprintf("%.3f", $4); next }
+        !cf { has[$1] = 1; v[$1 SUBSEP $2 SUBSEP $3] = sprintf("%.3f", $4) ($6 == "" ? "" : sprintf(" ± %.3f", $6)); next }
         { split($0, c, " "); if ((c[1] in has) && !(c[1] in seen)) { seen[c[1]] = 1; order[++n] = c[1] } }
         function g(r, c, m) { k = r SUBSEP c SUBSEP m; return (k in v) ? v[k] : "–" }
         END { for (i = 1; i <= n; i++) { r = order[i]
@@ -65,7 +67,7 @@ cf { next } # the runs are those of the configuration; its lines themselves are 
     if (table == "table2" && m == "point") next # Table 2 is the tau of the mixtures
     col = N SUBSEP D SUBSEP m SUBSEP b
     if (!(col in seen)) { seen[col] = 1; cols[++ncol] = col }
-    val[col SUBSEP $2 SUBSEP $3] = $4
+    val[col SUBSEP $2 SUBSEP $3] = $4; sd[col SUBSEP $2 SUBSEP $3] = $6
 }
 END {
     if (ncol == 0) { print "(no results yet in this output folder)"; exit }
@@ -86,9 +88,9 @@ END {
         cond = ci == 1 ? "clean" : "corrupt"
         row = "| " name[ms[k]] ", " cond " |"
         for (i = 1; i <= ncol; i++) {
-            v = val[cols[i] SUBSEP cond SUBSEP ms[k]]
+            v = val[cols[i] SUBSEP cond SUBSEP ms[k]]; s = sd[cols[i] SUBSEP cond SUBSEP ms[k]]
             pv = paper[cols[i] SUBSEP cond SUBSEP ms[k]]
-            cell = (v == "" ? "–" : v == "null" ? "n/a" : sprintf("%.3f", v)) " / " (pv == "" ? "–" : sprintf("%.3f", pv))
+            cell = (v == "" ? "–" : v == "null" ? "n/a" : sprintf("%.3f", v) (s == "" ? "" : sprintf(" ± %.3f", s))) " / " (pv == "" ? "–" : sprintf("%.3f", pv))
             row = row " " cell " |"
         }
         print row

@@ -1,0 +1,88 @@
+#!/bin/sh
+# Seeds (issue 20 item 4): seedstat's mean and sample standard deviation over a configuration's
+# runs (values derived by hand), the "-" numbers and bad values; the pipelines' seed helpers
+# (pipelines/common.sh "Seeds": the seed list, the configurations once per seed with the first
+# seed's kept as they were, --only, the training seed from a run's name); the tables' "mean ±
+# sd" cells; and a real hib.sh grid grown from one seed to two: the first run kept, the second
+# trained on other batches but evaluated on the same test pairs, results-demo.tsv with its
+# header and seed column.
+set -u
+. "$(dirname "$0")/../lib.sh"
+root=$(cd "$(dirname "$0")/../.." && pwd)
+
+# seedstat: a (0.5, 0.7, 0.9): mean 0.7, deviations -0.2, 0, 0.2, sum of squares 0.08, over
+# n - 1 = 2: 0.04, sd 0.2; b: one number (no sd); c: no number at all (its note kept); the header
+# and comment lines skipped; the order of first appearance
+printf 'run\tset\tmetric\tvalue\tnote\n# a comment\na\tclean\tap\t0.5\nc\tx\tm\t-\tno eta\na.s715\tclean\tap\t0.7\nb.s3\tclean\tap\t0.25\na.s716\tclean\tap\t0.9\nc.s9\tx\tm\t-\tno eta either\nb\tclean\tap\t-\tskipped\n' |
+    "$BIN/seedstat" > "$T/ss" || fail "seedstat failed"
+printf 'a\tclean\tap\t0.7\t\t0.2\t3\nc\tx\tm\t-\tno eta\t\t0\nb\tclean\tap\t0.25\t\t\t1\n' > "$T/ss.want"
+cmp -s "$T/ss" "$T/ss.want" || fail "seedstat: got $(cat -A "$T/ss"), expected $(cat -A "$T/ss.want")"
+# a name ending in .s without digits, or .sx, is its own configuration
+printf 'a.s\tc\tm\t1\na.sx\tc\tm\t2\na\tc\tm\t3\n' | "$BIN/seedstat" | cut -f1 | tr '\n' ' ' > "$T/names"
+[ "$(cat "$T/names")" = "a.s a.sx a " ] || fail "seedstat folded names that are not NAME.sDIGITS: $(cat "$T/names")"
+for bad in abc nan inf 0.5x ""; do
+    printf 'a\tclean\tap\t%s\n' "$bad" | "$BIN/seedstat" > "$T/o" 2> "$T/e"
+    rc=$?
+    [ "$rc" = 1 ] || fail "seedstat took the value '$bad' (exit $rc)"
+    [ "$(wc -l < "$T/e")" = 1 ] && grep -q "^seedstat: .*line 1" "$T/e" || fail "seedstat on '$bad': $(cat "$T/e")"
+done
+
+# the helpers of pipelines/common.sh
+HEDGE_ROOT=$root BUILD=$(dirname "$BIN")
+. "$root/pipelines/common.sh"
+usage() { echo usage; }
+[ "$(seed_list 3 | tr '\n' ' ')" = "714 715 716 " ] || fail "seed_list 3: $(seed_list 3 | tr '\n' ' ')"
+[ "$(SEED=5 seed_list 2 | tr '\n' ' ')" = "5 6 " ] || fail "seed_list with SEED=5"
+[ "$(seed_list 9,714,3 | tr '\n' ' ')" = "9 714 3 " ] || fail "seed_list of a list"
+for bad in 0 x 1, ,2 "1,,2" ""; do seed_list "$bad" > /dev/null 2>&1 && fail "seed_list took '$bad'"; done
+[ "$(train_seed N2-D2-point-b1e-4)" = 714 ] && [ "$(train_seed N2-D2-point-b1e-4.s715)" = 715 ] &&
+    [ "$(SEED=9 train_seed hib)" = 9 ] && [ "$(train_seed hib.sx)" = 714 ] || fail "train_seed"
+printf 'N2-D2-point 2 2 point\nN3-D2-point 3 2 point\n' > "$T/conf"
+seeds=$(seed_list 2) only="" seed_configs "$T/conf"
+printf 'N2-D2-point 2 2 point\nN3-D2-point 3 2 point\nN2-D2-point.s715 2 2 point\nN3-D2-point.s715 3 2 point\n' > "$T/conf.want"
+cmp -s "$T/conf" "$T/conf.want" || fail "seed_configs: $(cat "$T/conf")"
+printf 'N2-D2-point 2 2 point\nN3-D2-point 3 2 point\n' > "$T/conf"
+seeds="1 714" only='^N3-' seed_configs "$T/conf"
+[ "$(cat "$T/conf")" = "N3-D2-point.s1 3 2 point
+N3-D2-point 3 2 point" ] || fail "seed_configs with --only: $(cat "$T/conf")"
+seeds=714 only='^N4' seed_configs "$T/conf" 2> "$T/e" && fail "an --only matching nothing was taken"
+grep -q "matches none" "$T/e" || fail "--only matching nothing: $(cat "$T/e")"
+
+# tables: a configuration with three seeds gets "mean ± sd", one with one seed a plain number
+O=$T/out
+r() { mkdir -p "$O/runs/$1"; printf '%s\t%s\t%s\t%s\n' "$1" "$2" "$3" "$4" >> "$O/runs/$1/results.tsv"; }
+r N2-D2-mog1-b1e-4 corrupt ap 0.5; r N2-D2-mog1-b1e-4.s715 corrupt ap 0.7; r N2-D2-mog1-b1e-4.s716 corrupt ap 0.9
+r N2-D2-point-b1e-4 corrupt ap 0.75
+r N2-D2-mog2-b1e-4.s716 corrupt ap 0.6   # not configured: left out
+printf 'N2-D2-point-b1e-4 2 2 point 1e-4 - 1\nN2-D2-mog1-b1e-4 2 2 mog1 1e-4 - 1\nN2-D2-mog1-b1e-4.s715 2 2 mog1 1e-4 - 1\nN2-D2-mog1-b1e-4.s716 2 2 mog1 1e-4 - 1\n' > "$O/configs-demo.txt"
+sh "$root/pipelines/tables.sh" demo "$O" > "$T/t" || fail "tables.sh demo failed"
+grep -q "| verification AP, corrupt | 0.750 / 0.880 | 0.700 ± 0.200 / 0.907 |$" "$T/t" || fail "tables with seeds: $(cat "$T/t")"
+seeds_note "$O/configs-demo.txt" > "$T/note"
+grep -q "^Training seeds: 1 (714) for 1 configuration; 3 (714, 715, 716) for 1 configuration; " "$T/note" || fail "seeds_note: $(cat "$T/note")"
+write_results "$O" "$O/configs-demo.txt" "$T/res.tsv"
+printf 'run\tconfig\tseed\tset\tmetric\tvalue\tnote\nN2-D2-point-b1e-4\tN2-D2-point-b1e-4\t714\tcorrupt\tap\t0.75\t\n' > "$T/res.want"
+printf 'N2-D2-mog1-b1e-4.s716\tN2-D2-mog1-b1e-4\t716\tcorrupt\tap\t0.9\t\n' >> "$T/res.want"
+[ "$(head -n 2 "$T/res.tsv")" = "$(head -n 2 "$T/res.want")" ] || fail "write_results: $(cat "$T/res.tsv")"
+[ "$(tail -n 1 "$T/res.tsv")" = "$(tail -n 1 "$T/res.want")" ] || fail "write_results, last line: $(tail -n 1 "$T/res.tsv")"
+[ "$(wc -l < "$T/res.tsv")" = 5 ] || fail "write_results: $(wc -l < "$T/res.tsv") lines, expected 5"
+
+# a real grid: one MoG-1 run, then --seeds 2 adds a run of seed 715 and keeps the first
+B=$(dirname "$BIN")
+BUILD=$B sh "$root/pipelines/hib.sh" demo -s 20 -j 1 --only mog1 "$T/hib" > "$T/t1" 2> "$T/e1" ||
+    fail "hib.sh --only mog1: $(tail -n 20 "$T/e1")"
+before=$(ls -l --time-style=+%s.%N "$T/hib/runs/N2-D2-mog1-b1e-4/model.ckpt")
+BUILD=$B sh "$root/pipelines/hib.sh" demo -s 20 -j 1 --only mog1 --seeds 2 "$T/hib" > "$T/t2" 2> "$T/e2" ||
+    fail "hib.sh --seeds 2: $(tail -n 20 "$T/e2")"
+[ "$before" = "$(ls -l --time-style=+%s.%N "$T/hib/runs/N2-D2-mog1-b1e-4/model.ckpt")" ] || fail "--seeds 2 redid the first seed's run"
+[ -d "$T/hib/runs/N2-D2-mog1-b1e-4.s715" ] || fail "no run of seed 715: $(ls "$T/hib/runs")"
+[ -d "$T/hib/runs/N2-D2-point-b1e-4" ] && fail "--only mog1 ran the point model"
+cmp -s "$T/hib/runs/N2-D2-mog1-b1e-4/train.log" "$T/hib/runs/N2-D2-mog1-b1e-4.s715/train.log" && fail "the two seeds trained alike"
+"$BIN/totsv" -f id1,id2 "$T/hib/runs/N2-D2-mog1-b1e-4/pairs-corrupt.hs" > "$T/p1"
+"$BIN/totsv" -f id1,id2 "$T/hib/runs/N2-D2-mog1-b1e-4.s715/pairs-corrupt.hs" > "$T/p2"
+cmp -s "$T/p1" "$T/p2" || fail "the two seeds were evaluated on different test pairs"
+grep -q "MoG-1 |" "$T/t2" && grep -q "± " "$T/t2" || fail "the table of two seeds has no ±: $(cat "$T/t2")"
+grep -q "^Training seeds: 2 (714, 715) for 1 configuration" "$T/t2" || fail "no seeds note: $(cat "$T/t2")"
+head -n 1 "$T/hib/results-demo.tsv" | grep -qx "run	config	seed	set	metric	value	note" || fail "results-demo.tsv header"
+awk -F'\t' 'NR > 1 && $3 == 715' "$T/hib/results-demo.tsv" | grep -q "N2-D2-mog1-b1e-4.s715	N2-D2-mog1-b1e-4	715	corrupt	ap	" ||
+    fail "results-demo.tsv has no seed-715 line: $(head "$T/hib/results-demo.tsv")"
+pass
