@@ -2,7 +2,8 @@
 # hib-run.sh OUT NAME N D MODEL STEPS [BETA [LOSS [MARGIN]]]
 # Trains one configuration and evaluates it on the clean and corrupt test twins.
 #   MODEL: point | mog1 | mog2 | mog4      LOSS: default softcon (point) or vib (mog)
-# Writes OUT/runs/NAME/: model.ckpt, train.log, and per condition (clean, corrupt):
+# Writes OUT/runs/NAME/: model.ckpt, train.log, and per condition (clean, corrupt, and the one-sided
+# corrupt protocols of hib-eval.sh, clean-corrupt and corrupt-clean):
 #   emb-C.hs (embeddings), pairs-C.hs (10,000 scored test pairs), knn-C.hs (5-NN results),
 #   ap-C.json, knn-C.json, tau-ap-C.json, tau-knn-C.json, bins-ap-C.tsv, bins-knn-C.tsv, pr-C.tsv
 # and results.tsv: one line per number: name condition metric value (no line for a number that
@@ -37,6 +38,6 @@ if [ ! -e "$run/trained" ]; then
     touch "$run/trained"
 fi
 
-sh "$HEDGE_ROOT/pipelines/hib-eval.sh" "$name" "$run/model.ckpt" "$data" "$run" clean corrupt > "$run/results.tsv.tmp"
+sh "$HEDGE_ROOT/pipelines/hib-eval.sh" "$name" "$run/model.ckpt" "$data" "$run" clean corrupt clean-corrupt corrupt-clean > "$run/results.tsv.tmp"
 mv "$run/results.tsv.tmp" "$run/results.tsv"
 say "hib-run: $name done"

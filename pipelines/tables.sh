@@ -67,7 +67,7 @@ cf { next } # the runs are those of the configuration; its lines themselves are 
     if (table == "table2" && m == "point") next # Table 2 is the tau of the mixtures
     col = N SUBSEP D SUBSEP m SUBSEP b
     if (!(col in seen)) { seen[col] = 1; cols[++ncol] = col }
-    val[col SUBSEP $2 SUBSEP $3] = $4; sd[col SUBSEP $2 SUBSEP $3] = $6
+    val[col SUBSEP $2 SUBSEP $3] = $4; sd[col SUBSEP $2 SUBSEP $3] = $6; hasc[$3 SUBSEP $2] = 1
 }
 END {
     if (ncol == 0) { print "(no results yet in this output folder)"; exit }
@@ -84,9 +84,16 @@ END {
     print head; print sep
     nm = split(metrics, ms, " ")
     name["ap"] = "verification AP"; name["knn"] = "KNN accuracy"; name["tau_ap"] = "τ (AP, η)"; name["tau_knn"] = "τ (KNN, η)"
-    for (k = 1; k <= nm; k++) for (ci = 1; ci <= 2; ci++) {
-        cond = ci == 1 ? "clean" : "corrupt"
-        row = "| " name[ms[k]] ", " cond " |"
+    # the one-sided corrupt protocols (issue 20 item 3) get rows only where some run has them
+    ncond = split("clean corrupt clean-corrupt corrupt-clean", conds, " ")
+    side["ap", "clean-corrupt"] = "clean-corrupt pairs"; side["ap", "corrupt-clean"] = "corrupt-clean pairs"
+    side["knn", "clean-corrupt"] = "clean queries, corrupt gallery"; side["knn", "corrupt-clean"] = "corrupt queries, clean gallery"
+    for (k = 1; k <= nm; k++) for (ci = 1; ci <= ncond; ci++) {
+        cond = conds[ci]
+        if (ci > 2 && !((ms[k] SUBSEP cond) in hasc)) continue
+        cl = cond; mk = ms[k]; sub(/^tau_/, "", mk)
+        if ((mk SUBSEP cond) in side) cl = side[mk, cond]
+        row = "| " name[ms[k]] ", " cl " |"
         for (i = 1; i <= ncol; i++) {
             v = val[cols[i] SUBSEP cond SUBSEP ms[k]]; s = sd[cols[i] SUBSEP cond SUBSEP ms[k]]
             pv = paper[cols[i] SUBSEP cond SUBSEP ms[k]]
@@ -94,5 +101,9 @@ END {
             row = row " " cell " |"
         }
         print row
+    }
+    if (("ap" SUBSEP "clean-corrupt") in hasc || ("knn" SUBSEP "clean-corrupt") in hasc) {
+        print ""
+        print "Corrupt rows: the test twins with every digit occluded. AP over 10,000 random pairs of corrupt images (clean-corrupt pairs: the first image clean, the second corrupt; corrupt-clean the other way); KNN: 5-NN leave-one-out among the corrupt images, or each clean image'"'"'s 5 nearest among the corrupt ones other than its own twin (clean queries, corrupt gallery), or the reverse. The paper'"'"'s corrupt numbers stand beside the corrupt rows; its text does not say which form it used (results/demo/protocols.md compares them)."
     }
 }'

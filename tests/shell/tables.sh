@@ -65,6 +65,18 @@ tables demo "$O" > "$T/td" || fail "demo"
 grep -q "^| τ (AP, η), clean | – / – | 0.123 / 0.740 |" "$T/td" || fail "demo tau of point: $(cat "$T/td")"
 head -n 1 "$T/td" | grep -qx "| measured / paper | N=2 D=2 point | N=2 D=2 MoG-1 |" || fail "demo columns: $(head -n 1 "$T/td")"
 
+# the one-sided corrupt protocols (issue 20 item 3): rows only when a run has them, after the
+# corrupt row, labelled by their sides, the paper "–" there, and the note saying what each is
+grep -q "clean queries\|clean-corrupt" "$T/td" && fail "demo without cross conditions has their rows: $(cat "$T/td")"
+r N2-D2-mog1-b1e-4 clean-corrupt knn 0.76
+r N2-D2-mog1-b1e-4 corrupt-clean ap 0.95
+tables demo "$O" > "$T/tx" || fail "demo with cross conditions"
+grep -A1 -x "| KNN accuracy, corrupt | 0.250 / 0.583 | 0.700 / 0.760 |" "$T/tx" | tail -n 1 |
+    grep -qx "| KNN accuracy, clean queries, corrupt gallery | – / – | 0.760 / – |" || fail "cross KNN row: $(cat "$T/tx")"
+grep -qx "| verification AP, corrupt-clean pairs | – / – | 0.950 / – |" "$T/tx" || fail "cross AP row: $(cat "$T/tx")"
+grep -q "clean-corrupt pairs |" "$T/tx" && fail "a cross row no run has: $(cat "$T/tx")"
+grep -q "^Corrupt rows: .*clean queries, corrupt gallery" "$T/tx" || fail "no note on the protocols: $(cat "$T/tx")"
+
 # Table 5: MoG-1 at N = D = 2 and 3 only, beta 0 before 1e-4, beta in the header, the paper's
 # Table 5 values
 tables table5 "$O" > "$T/t5" || fail "table5"
