@@ -11,6 +11,7 @@
 #include "blas.h"
 #include "ckpt.h"
 #include "model.h"
+#include "model_query.h"
 #include "stream.h"
 #include "util.h"
 

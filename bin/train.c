@@ -20,6 +20,7 @@
 #include "feed.h"
 #include "loss.h"
 #include "model.h"
+#include "model_query.h"
 #include "nn.h"
 #include "optim.h"
 #include "rng.h"
@@ -256,10 +257,46 @@ static void die_hook(void)
     }
 }
 
+/* the loss settings of a new run: the options given over loss_defaults, then what the loss
+ * derives from them (its settle; shots: the support images per class of an episode stream);
+ * NULL, or what is wrong */
+static const char *configure(const options *op, const loss_kind *L, int shots, loss_config *lc)
+{
+    *lc = loss_defaults;
+    lc->K = op->K > 0 ? op->K : L->default_K ? L->default_K : loss_defaults.K;
+    if (op->beta >= 0)
+        lc->beta = op->beta;
+    lc->margin = op->margin; /* < 0: not given */
+    if (!isnan(op->a0))
+        lc->a0 = op->a0;
+    if (!isnan(op->b0))
+        lc->b0 = op->b0;
+    lc->gamma0 = isnan(op->se2_0) ? NAN : loss_softplus_inv(op->se2_0);
+    if (op->sampler >= 0)
+        lc->sampler = op->sampler;
+    if (op->triplet_form >= 0)
+        lc->triplet_form = op->triplet_form;
+    if (op->mining >= 0)
+        lc->mining = op->mining;
+    if (!isnan(op->ce_scale0))
+        lc->ce_scale0 = op->ce_scale0;
+    if (op->ce_topk)
+        lc->ce_topk = op->ce_topk;
+    if (!isnan(op->ce_frac))
+        lc->ce_frac = op->ce_frac;
+    lc->fstat_dims = op->fstat_dims;
+    const char *bad = L->settle ? L->settle(lc, op->D, shots) : NULL;
+    if (lc->margin < 0)
+        lc->margin = loss_defaults.margin;
+    if (isnan(lc->gamma0))
+        lc->gamma0 = loss_defaults.gamma0;
+    return bad;
+}
+
 /* the loss of a new run, checked against the head before any input is read */
 static const loss_kind *choose_loss(options *op)
 {
-    const char *ln = op->loss ? op->loss : (op->head == HEAD_POINT ? "softcon" : "vib");
+    const char *ln = op->loss ? op->loss : loss_default_name(op->head != HEAD_POINT);
     const loss_kind *L = loss_find(ln);
     if (!L) {
         fprintf(stderr, "train: unknown loss '%s'; known:", ln);
@@ -283,22 +320,31 @@ static const loss_kind *choose_loss(options *op)
                   L->max_C);
     if (L->needs_var && K0 % C0)
         usage_die("-K %d must be a multiple of -C %d (stratified sampling)", K0, C0);
-    if (strcmp(ln, "spe") && (!isnan(op->se2_0) || op->sampler >= 0))
-        usage_die("--se2-0 and --sampler are options of the spe loss");
-    if (strcmp(ln, "triplet") && strcmp(ln, "hetriplet") && (op->triplet_form >= 0 || op->mining >= 0))
-        usage_die("--triplet and --mining are options of the triplet and hetriplet losses");
-    if (!L->needs_query && !isnan(op->ce_scale0))
-        usage_die("--ce-scale0 is an option of the two-tower losses (sampled_softmax, snm, cesoftmax, cenm, cemargin)");
-    if (strcmp(ln, "snm") && op->ce_topk)
-        usage_die("--ce-topk is an option of the snm loss");
-    if (strcmp(ln, "cenm") && !isnan(op->ce_frac))
-        usage_die("--ce-frac is an option of the cenm loss");
-    if (!strcmp(ln, "cemargin") && op->margin >= 0 && (op->margin != (int)op->margin || op->margin < 1 || op->margin > 8))
-        usage_die("--margin %g: the cemargin loss takes an integer angular margin 1..8", op->margin);
-    if (strcmp(ln, "fstat") && op->fstat_dims)
-        usage_die("--fstat-dims is an option of the fstat loss");
-    if (op->fstat_dims > op->D)
-        usage_die("--fstat-dims %d: the embedding has %d dimensions (-D)", op->fstat_dims, op->D);
+    /* the loss-specific options: each belongs to the losses that own its setting (lib/loss.h) */
+    static const struct {
+        int bit;
+        const char *what;
+    } owned[] = {
+        {LOSS_OPT_SPE, "--se2-0 and --sampler are options"}, {LOSS_OPT_TRIPLET, "--triplet and --mining are options"},
+        {LOSS_OPT_CE, "--ce-scale0 is an option"},           {LOSS_OPT_CE_TOPK, "--ce-topk is an option"},
+        {LOSS_OPT_CE_FRAC, "--ce-frac is an option"},         {LOSS_OPT_FSTAT, "--fstat-dims is an option"},
+    };
+    int given = (!isnan(op->se2_0) || op->sampler >= 0 ? LOSS_OPT_SPE : 0) |
+                (op->triplet_form >= 0 || op->mining >= 0 ? LOSS_OPT_TRIPLET : 0) |
+                (!isnan(op->ce_scale0) ? LOSS_OPT_CE : 0) | (op->ce_topk ? LOSS_OPT_CE_TOPK : 0) |
+                (!isnan(op->ce_frac) ? LOSS_OPT_CE_FRAC : 0) | (op->fstat_dims ? LOSS_OPT_FSTAT : 0);
+    for (size_t i = 0; i < sizeof owned / sizeof *owned; i++) {
+        char who[256];
+        if (!(given & owned[i].bit & ~L->options))
+            continue;
+        loss_owners(owned[i].bit, who, sizeof who);
+        usage_die("%s of the %s loss%s", owned[i].what, who, strchr(who, ' ') ? "es" : "");
+    }
+    /* what the loss derives from them, checked now (a new run's own settings: start) */
+    loss_config lc;
+    const char *bad = configure(op, L, 0, &lc);
+    if (bad)
+        usage_die("%s", bad);
     return L;
 }
 
@@ -313,41 +359,9 @@ static model *start(const options *op, const loss_kind *L, const feed *f, ckpt_i
         die("loss %s embeds each class's digit string with a query tower: it needs N-digit MNIST batches (meta "
             "digits), not these", L->name);
     snprintf(ci->loss, sizeof ci->loss, "%s", L->name);
-    ci->lc = loss_defaults;
-    ci->lc.K = op->K > 0 ? op->K : L->default_K ? L->default_K : loss_defaults.K;
-    if (op->beta >= 0)
-        ci->lc.beta = op->beta;
-    if (op->margin >= 0)
-        ci->lc.margin = op->margin;
-    if (!isnan(op->a0))
-        ci->lc.a0 = op->a0;
-    if (!isnan(op->b0))
-        ci->lc.b0 = op->b0;
-    if (op->sampler >= 0)
-        ci->lc.sampler = op->sampler;
-    if (op->triplet_form >= 0)
-        ci->lc.triplet_form = op->triplet_form;
-    if (op->mining >= 0)
-        ci->lc.mining = op->mining;
-    if (!strcmp(L->name, "cemargin") && op->margin < 0)
-        ci->lc.margin = 2; /* L-Softmax's smallest margin: m = 1 is sampled softmax itself */
-    if (!isnan(op->ce_scale0))
-        ci->lc.ce_scale0 = op->ce_scale0;
-    if (op->ce_topk)
-        ci->lc.ce_topk = op->ce_topk;
-    if (!isnan(op->ce_frac))
-        ci->lc.ce_frac = op->ce_frac;
-    if (op->fstat_dims)
-        ci->lc.fstat_dims = op->fstat_dims;
-    else if (!strcmp(L->name, "fstat")) /* the paper's Figure 3 (d = 2); on 2-digit MNIST d = 1 or 2
-                                         * gives 5-NN 0.31-0.43 where all D gives 0.09-0.17 */
-        ci->lc.fstat_dims = op->D < 2 ? op->D : 2;
-    /* SPE appendix B: gamma = |S| d theta with theta = 0.01 (our reading of an equation the
-     * extraction garbled), |S| the support per class of the training episodes, d = D */
-    if (!isnan(op->se2_0))
-        ci->lc.gamma0 = loss_softplus_inv(op->se2_0);
-    else
-        ci->lc.gamma0 = (f->shots > 0 ? f->shots : 1) * op->D * 0.01;
+    const char *bad = configure(op, L, f->shots, &ci->lc);
+    if (bad) /* (checked by choose_loss already: the shots do not change a verdict) */
+        usage_die("%s", bad);
     ci->optim_kind = op->optim;
     ci->lr = op->lr;
     ci->warmup = op->warmup;
@@ -360,6 +374,8 @@ static model *start(const options *op, const loss_kind *L, const feed *f, ckpt_i
     ckpt_note_compute(ci);
     model *m = model_create(&ci->mc, L->nparams, L->param_names, f->maxbatch);
     model_init(m, ci->seed);
+    if (ci->mc.query)
+        model_query_init(m, ci->seed);
     L->init_params(&ci->lc, m->params + m->nnet);
     *o = optim_create(op->optim, m->nparams, op->lr);
     return m;

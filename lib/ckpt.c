@@ -58,17 +58,20 @@ void ckpt_save(const char *path, const ckpt_info *ci, const model *m, const opti
     header_set_float(h, "margin", ci->lc.margin);
     header_set_float(h, "a0", ci->lc.a0);
     header_set_float(h, "b0", ci->lc.b0);
-    if (!strcmp(ci->loss, "spe")) {
+    /* the keys of the settings the loss owns (lib/loss.h, LOSS_OPT_*) */
+    const loss_kind *L = loss_find(ci->loss);
+    int own = L ? L->options : 0;
+    if (own & LOSS_OPT_SPE) {
         header_set_float(h, "gamma0", ci->lc.gamma0);
         header_set_str(h, "sampler", ci->lc.sampler == LOSS_SAMPLER_NAIVE ? "naive" : "intersection");
     }
-    if (!strcmp(ci->loss, "triplet") || !strcmp(ci->loss, "hetriplet")) {
+    if (own & LOSS_OPT_TRIPLET) {
         header_set_str(h, "triplet", loss_triplet_form_name(ci->lc.triplet_form));
         header_set_str(h, "mining", loss_mining_name(ci->lc.mining));
     }
-    if (!strcmp(ci->loss, "fstat"))
+    if (own & LOSS_OPT_FSTAT)
         header_set_int(h, "fstat_dims", ci->lc.fstat_dims);
-    if (ci->mc.query) {
+    if (own & LOSS_OPT_CE) {
         header_set_float(h, "ce_scale0", ci->lc.ce_scale0);
         header_set_int(h, "ce_topk", ci->lc.ce_topk);
         header_set_float(h, "ce_frac", ci->lc.ce_frac);

@@ -18,9 +18,8 @@
  */
 #include "loss.h"
 
+#include <stdio.h>
 #include <string.h>
-
-#include "loss_util.h"
 
 const loss_config loss_defaults = {
     .K = 8,
@@ -37,6 +36,13 @@ const loss_config loss_defaults = {
     .ce_topk = 32,
     .ce_frac = 0.5,
 };
+
+/* the losses, each defined in its own file (lib/loss_*.c): a new loss is one file, its name
+ * here and in the list below */
+extern const loss_kind loss_softcon, loss_contrastive, loss_vib, loss_proto, loss_spe;
+extern const loss_kind loss_triplet, loss_hetriplet;
+extern const loss_kind loss_fstat;
+extern const loss_kind loss_sampled_softmax, loss_snm, loss_cesoftmax, loss_cenm, loss_cemargin;
 
 const loss_kind *const loss_kinds[] = {
     &loss_softcon,
@@ -63,6 +69,24 @@ const loss_kind *loss_find(const char *name)
         if (!strcmp(loss_kinds[i]->name, name))
             return loss_kinds[i];
     return NULL;
+}
+
+const char *loss_default_name(int stochastic) { return stochastic ? loss_vib.name : loss_softcon.name; }
+
+const char *loss_owners(int bit, char *buf, size_t n)
+{
+    int count = 0, k = 0;
+    for (int i = 0; loss_kinds[i]; i++)
+        count += (loss_kinds[i]->options & bit) != 0;
+    buf[0] = 0;
+    for (int i = 0; loss_kinds[i]; i++) {
+        if (!(loss_kinds[i]->options & bit))
+            continue;
+        size_t used = strlen(buf);
+        snprintf(buf + used, n - used, "%s%s", k == 0 ? "" : k == count - 1 ? " and " : ", ", loss_kinds[i]->name);
+        k++;
+    }
+    return buf;
 }
 
 const char *loss_batch_name(int kind)

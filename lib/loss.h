@@ -18,6 +18,7 @@
  */
 #ifndef HEDGE_LOSS_H
 #define HEDGE_LOSS_H
+#include <stddef.h>
 #include <stdint.h>
 
 #include "rng.h"
@@ -28,6 +29,18 @@ enum {
     LOSS_PAIRS = 1,    /* pairbatch (batcher -m pairs): npairs pairs with their match labels */
     LOSS_GROUPS = 2,   /* groupbatch (batcher -m pk): P classes x K images, classes in cls */
     LOSS_EPISODES = 4, /* episodes (batcher -m episodes): support and query images, query[] */
+};
+
+/* the settings a loss owns (loss_kind.options, a bit set): train refuses the options of a bit on a
+ * run whose loss does not own it, naming the losses that do (loss_owners), and a checkpoint
+ * stores the keys of its loss's bits only (formats/checkpoint.md) */
+enum {
+    LOSS_OPT_SPE = 1,      /* --se2-0, --sampler; keys gamma0, sampler */
+    LOSS_OPT_TRIPLET = 2,  /* --triplet, --mining; keys triplet, mining */
+    LOSS_OPT_CE = 4,       /* --ce-scale0; keys ce_scale0, ce_topk, ce_frac */
+    LOSS_OPT_CE_TOPK = 8,  /* --ce-topk */
+    LOSS_OPT_CE_FRAC = 16, /* --ce-frac */
+    LOSS_OPT_FSTAT = 32,   /* --fstat-dims; key fstat_dims */
 };
 
 typedef struct {
@@ -101,9 +114,21 @@ struct loss_kind {
     /* returns the loss; writes dmu and dvar (dvar only when var != NULL) and ADDS to dparams */
     double (*forward_backward)(const loss_config *cfg, const loss_input *in, const float *params,
                                float *dparams, float *dmu, float *dvar, rng *r, loss_stats *st);
+    int options;            /* the LOSS_OPT_* settings it owns */
+    /* optional: the settings of a new run this loss derives or checks. train calls it with the
+     * options given applied to loss_defaults, except that margin < 0, fstat_dims = 0 and gamma0
+     * NaN mean "not given"; D is the embedding size, shots the support images per class of an
+     * episode stream (0 otherwise). It fills what it derives and returns NULL, or says what is
+     * wrong (train's misuse). What is still unset after it gets loss_defaults' value. */
+    const char *(*settle)(loss_config *cfg, int D, int shots);
 };
 
 const loss_kind *loss_find(const char *name);
+/* the loss a run trains without --loss: softcon for point embeddings, vib for stochastic ones */
+const char *loss_default_name(int stochastic);
+/* the losses owning the settings of bit, as text for a message: "spe", "triplet and hetriplet",
+ * "a, b and c" (truncated to fit n bytes) */
+const char *loss_owners(int bit, char *buf, size_t n);
 /* "pairbatch", "groupbatch" or "episodes" for one LOSS_* bit */
 const char *loss_batch_name(int kind);
 /* NULL-terminated list of all losses, for usage texts */

@@ -425,7 +425,23 @@ static void ce_init_params(const loss_config *cfg, float *params)
     params[0] = (float)log(cfg->ce_scale0);
 }
 
-#define CE_KIND(var, nm, hlp, fn)                                                                                 \
+/* cemargin: the angular margin m of L-Softmax, an integer 1..8, 2 when not given (m = 1 is
+ * sampled softmax itself) */
+static const char *cemargin_settle(loss_config *cfg, int D, int shots)
+{
+    static char msg[96];
+    (void)D, (void)shots;
+    if (cfg->margin < 0)
+        cfg->margin = 2;
+    if (cfg->margin != (int)cfg->margin || cfg->margin < 1 || cfg->margin > CE_MAX_M) {
+        snprintf(msg, sizeof msg, "--margin %g: the cemargin loss takes an integer angular margin 1..%d", cfg->margin,
+                 CE_MAX_M);
+        return msg;
+    }
+    return NULL;
+}
+
+#define CE_KIND(var, nm, hlp, fn, opts, settle_fn)                                                                \
     const loss_kind var = {                                                                                       \
         .name = nm,                                                                                               \
         .help = hlp,                                                                                              \
@@ -437,18 +453,20 @@ static void ce_init_params(const loss_config *cfg, float *params)
         .param_names = ce_param_names,                                                                            \
         .init_params = ce_init_params,                                                                            \
         .forward_backward = fn,                                                                                   \
+        .options = LOSS_OPT_CE | (opts),                                                                          \
+        .settle = settle_fn,                                                                                      \
     }
 CE_KIND(loss_sampled_softmax, "sampled_softmax",
         "sampled softmax over in-batch negatives, query tower x image (P x K batches, learned scale)",
-        sampled_forward_backward);
+        sampled_forward_backward, 0, NULL);
 CE_KIND(loss_snm, "snm", "stochastic negative mining: sampled softmax over the top-k negatives per query (--ce-topk)",
-        snm_forward_backward);
+        snm_forward_backward, LOSS_OPT_CE_TOPK, NULL);
 CE_KIND(loss_cesoftmax, "cesoftmax",
         "Cross-Example Softmax: every query against all non-matching pairs of the batch (Veit et al. 2020)",
-        cesoftmax_forward_backward);
+        cesoftmax_forward_backward, 0, NULL);
 CE_KIND(loss_cenm, "cenm",
         "Cross-Example Negative Mining: against the top fraction of the batch's non-matching pairs (--ce-frac)",
-        cenm_forward_backward);
+        cenm_forward_backward, LOSS_OPT_CE_FRAC, NULL);
 CE_KIND(loss_cemargin, "cemargin",
         "A-/L-Softmax baseline: sampled softmax with angular margin psi(m theta) on the positive (--margin m, integer)",
-        cemargin_forward_backward);
+        cemargin_forward_backward, 0, cemargin_settle);

@@ -432,6 +432,14 @@ static double spe_forward_backward(const loss_config *cfg, const loss_input *in,
 
 static const char *const spe_param_names[] = {"spe.gamma", NULL};
 static void spe_init_params(const loss_config *cfg, float *params) { params[0] = (float)cfg->gamma0; }
+/* SPE appendix B: gamma = |S| d theta with theta = 0.01 (our reading of an equation the
+ * extraction garbled), |S| the support per class of the training episodes, d = D */
+static const char *spe_settle(loss_config *cfg, int D, int shots)
+{
+    if (isnan(cfg->gamma0))
+        cfg->gamma0 = (shots > 0 ? shots : 1) * D * 0.01;
+    return NULL;
+}
 
 const loss_kind loss_spe = {
     .name = "spe",
@@ -444,4 +452,6 @@ const loss_kind loss_spe = {
     .param_names = spe_param_names,
     .init_params = spe_init_params,
     .forward_backward = spe_forward_backward,
+    .options = LOSS_OPT_SPE,
+    .settle = spe_settle,
 };

@@ -263,6 +263,7 @@ const loss_kind loss_triplet = {
     .param_names = triplet_param_names,
     .init_params = triplet_init_params,
     .forward_backward = triplet_forward_backward,
+    .options = LOSS_OPT_TRIPLET,
 };
 
 const loss_kind loss_hetriplet = {
@@ -276,6 +277,7 @@ const loss_kind loss_hetriplet = {
     .param_names = triplet_param_names,
     .init_params = triplet_init_params,
     .forward_backward = hetriplet_forward_backward,
+    .options = LOSS_OPT_TRIPLET,
 };
 
 /* the names of the settings, for train's options and the checkpoint */

@@ -78,11 +78,6 @@ void loss_sample(const float *mu, const float *var, int n, int C, int D, int K, 
 /* KL(N(mu, diag var) || N(0, I)) = 0.5 sum_j (var_j + mu_j^2 - 1 - log var_j), for D dims */
 double loss_kl_gauss(const float *mu, const float *var, int D);
 
-/* the loss kinds, gathered by the registry in loss.c */
-extern const loss_kind loss_softcon, loss_contrastive, loss_vib, loss_proto, loss_spe;
-extern const loss_kind loss_triplet, loss_hetriplet;
-extern const loss_kind loss_fstat;
-extern const loss_kind loss_sampled_softmax, loss_snm, loss_cesoftmax, loss_cenm, loss_cemargin;
 /* the {a_raw, b} parameters shared by softcon and vib */
 extern const char *const loss_match_param_names[];
 void loss_match_init_params(const loss_config *cfg, float *params);

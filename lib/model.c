@@ -351,7 +351,8 @@ void model_free(model *m)
     for (size_t i = 0; i < sizeof bufs / sizeof bufs[0]; i++)
         free(bufs[i]);
     free(im);
-    model_query_free(m);
+    if (m->qfree)
+        m->qfree(m);
     free(m->params);
     free(m->grads);
     free(m);
@@ -389,8 +390,6 @@ void model_init(model *m, uint64_t seed)
         for (size_t i = 0; i < v->size; i++)
             p[i] = (float)((2.0 * rng_uniform(&r) - 1.0) * limit);
     }
-    if (m->cfg.query)
-        model_query_init(m, seed);
 }
 
 /* ---------------------------------------------------------------- forward */

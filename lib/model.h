@@ -77,13 +77,15 @@ struct model {
     model_view views[16];   /* network tensors, then one view per extra parameter */
     int maxbatch;
     void *impl;             /* activations, workspaces */
-    void *qimpl;            /* the query tower's activations (cfg.query), lib/model_query.c */
+    void *qimpl;            /* the query tower's activations (cfg.query), lib/model_query.h */
+    void (*qfree)(struct model *m); /* frees them (set by the query tower; model_free calls it) */
 };
 
 model *model_create(const model_config *cfg, int nextra, const char *const *extra_names, int maxbatch);
 void model_free(model *m);
-/* Xavier uniform for weights, zero biases; deterministic in seed. Extra parameters are left at
- * 0 for the loss to initialise. */
+/* Xavier uniform for weights, zero biases; deterministic in seed. The image network's only: a
+ * query tower is initialised by model_query_init (lib/model_query.h), extra parameters are left
+ * at 0 for the loss to initialise. */
 void model_init(model *m, uint64_t seed);
 /* images: n x Cin x H x W bytes (n <= maxbatch); mu: n x C x D; var: n x C x D (NULL for point) */
 void model_forward(model *m, const uint8_t *images, int n, float *mu, float *var);
@@ -92,30 +94,10 @@ void model_forward(model *m, const uint8_t *images, int n, float *mu, float *var
 void model_backward(model *m, const float *dmu, const float *dvar);
 const model_view *model_view_find(const model *m, const char *name); /* NULL if absent */
 
-/* ---- the query tower (cfg.query; lib/model_query.c): a class of N-digit MNIST is the number
- * its digits spell, and the tower embeds that digit string, so it can embed numbers it never
- * saw in training (the unseen split: zero-shot retrieval).
- *   e = concat over positions p of E[p][digit_p]    (N x MODEL_QUERY_E: one vector per value and
- *                                                    position, "query.emb" (N, 10, E))
- *   h = ReLU(W1 e + b1)                              (MODEL_QUERY_H; "query.w1" (H, N E), "query.b1")
- *   q = W2 h + b2                                    (D; "query.w2" (D, H), "query.b2")
- * q is unnormalised: the losses normalise it (and the image embedding) for cosine scores.
- * Views come after the image network's, before the loss's parameters; single-threaded (a few
- * thousand multiply-adds per query). */
+/* the sizes of the query tower (cfg.query, lib/model_query.h), whose weights the model's
+ * parameter block lays out: E per digit value and position, H hidden units */
 #define MODEL_QUERY_E 16
 #define MODEL_QUERY_H 64
-/* the N digits of class cls (most significant first), as mkdigits numbers its classes */
-void model_query_digits(int N, int32_t cls, uint8_t *digits);
-/* digits: (n, N) values 0..9 (n <= maxbatch); q: (n, D) */
-void model_query_forward(model *m, const uint8_t *digits, int n, float *q);
-/* dq: (n, D) for the last query forward; ADDS into m->grads */
-void model_query_backward(model *m, const float *dq);
-/* v /= ||v|| (in double; a zero vector stays zero): the unit-length embeddings of two-tower
- * models, whose scores are cosines (embed, qembed) */
-void model_unit_length(float *v, int n);
-/* called by model_init and model_free only */
-void model_query_init(model *m, uint64_t seed);
-void model_query_free(model *m);
 /* Threads the model computes on: 1 to 16, by default blas_threads() when it was created.
  * Forward and backward give the same bytes for every thread count. (Inside the model, OpenBLAS
  * runs single-threaded; the caller's BLAS thread count is restored on return.) */

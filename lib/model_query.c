@@ -6,7 +6,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "model.h"
+#include "model_query.h"
 #include "rng.h"
 #include "util.h"
 
@@ -27,6 +27,8 @@ void model_query_digits(int N, int32_t cls, uint8_t *digits)
     }
 }
 
+static void model_query_free(model *m);
+
 static qstate *state(model *m)
 {
     if (!m->cfg.query)
@@ -38,11 +40,12 @@ static qstate *state(model *m)
         q->e = emalloc(nb * N * MODEL_QUERY_E * sizeof(float));
         q->h = emalloc(nb * MODEL_QUERY_H * sizeof(float));
         m->qimpl = q;
+        m->qfree = model_query_free;
     }
     return m->qimpl;
 }
 
-void model_query_free(model *m)
+static void model_query_free(model *m)
 {
     qstate *q = m->qimpl;
     if (!q)

@@ -725,9 +725,60 @@ static void test_episodes(void)
     free_batch(&bt);
 }
 
+/* the settings each loss owns (issue 22: train.c and ckpt.c name no loss): the owners of each
+ * option bit, the defaults a loss derives (settle) and its checks; by hand from the papers'
+ * choices in lib/loss*.c */
+static void test_owned_settings(void)
+{
+    char who[256];
+    CHECK(!strcmp(loss_owners(LOSS_OPT_SPE, who, sizeof who), "spe"));
+    CHECK(!strcmp(loss_owners(LOSS_OPT_TRIPLET, who, sizeof who), "triplet and hetriplet"));
+    CHECK(!strcmp(loss_owners(LOSS_OPT_CE, who, sizeof who), "sampled_softmax, snm, cesoftmax, cenm and cemargin"));
+    CHECK(!strcmp(loss_owners(LOSS_OPT_CE_TOPK, who, sizeof who), "snm"));
+    CHECK(!strcmp(loss_owners(LOSS_OPT_CE_FRAC, who, sizeof who), "cenm"));
+    CHECK(!strcmp(loss_owners(LOSS_OPT_FSTAT, who, sizeof who), "fstat"));
+    CHECK(!strcmp(loss_owners(LOSS_OPT_TRIPLET, who, 8), "triplet")); /* truncated, terminated */
+    CHECK(!strcmp(loss_default_name(0), "softcon") && !strcmp(loss_default_name(1), "vib"));
+    /* every two-tower loss owns the CE keys, and only they */
+    for (int i = 0; loss_kinds[i]; i++)
+        CHECK(!!(loss_kinds[i]->options & LOSS_OPT_CE) == loss_kinds[i]->needs_query);
+    /* spe: gamma = shots x D x 0.01 unless given (shots 0 counts as 1) */
+    loss_config c = loss_defaults;
+    c.gamma0 = NAN;
+    CHECK(loss_find("spe")->settle(&c, 2, 5) == NULL);
+    CHECK_CLOSE(c.gamma0, 0.1, 1e-15);
+    c.gamma0 = NAN;
+    loss_find("spe")->settle(&c, 3, 0);
+    CHECK_CLOSE(c.gamma0, 0.03, 1e-15);
+    c.gamma0 = 0.7;
+    loss_find("spe")->settle(&c, 3, 5);
+    CHECK(c.gamma0 == 0.7);
+    /* fstat: d = 2, or D when D < 2; a d above D refused */
+    c = loss_defaults;
+    CHECK(loss_find("fstat")->settle(&c, 8, 0) == NULL && c.fstat_dims == 2);
+    c.fstat_dims = 0;
+    CHECK(loss_find("fstat")->settle(&c, 1, 0) == NULL && c.fstat_dims == 1);
+    c.fstat_dims = 5;
+    const char *m = loss_find("fstat")->settle(&c, 4, 0);
+    CHECK(m && strstr(m, "--fstat-dims 5") && strstr(m, "4 dimensions"));
+    /* cemargin: m = 2 unless given; an integer 1..8 */
+    c = loss_defaults;
+    c.margin = -1;
+    CHECK(loss_find("cemargin")->settle(&c, 4, 0) == NULL && c.margin == 2);
+    c.margin = 8;
+    CHECK(loss_find("cemargin")->settle(&c, 4, 0) == NULL && c.margin == 8);
+    c.margin = 1.5;
+    CHECK(loss_find("cemargin")->settle(&c, 4, 0) != NULL);
+    c.margin = 9;
+    CHECK(loss_find("cemargin")->settle(&c, 4, 0) != NULL);
+    /* the other losses derive nothing */
+    CHECK(loss_find("vib")->settle == NULL && loss_find("triplet")->settle == NULL);
+}
+
 int main(void)
 {
     test_registry();
+    test_owned_settings();
     test_scalars();
     test_softcon_values();
     test_contrastive_values();

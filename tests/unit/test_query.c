@@ -8,6 +8,7 @@
 
 #include "check.h"
 #include "model.h"
+#include "model_query.h"
 #include "rng.h"
 
 static float *P(model *m, const char *name) { return m->params + model_view_find(m, name)->offset; }
@@ -54,6 +55,7 @@ static void test_gradients(void)
     int N = 3, D = 4, n = 5;
     model *m = model_create(&(model_config){.digits = N, .head = HEAD_POINT, .C = 1, .D = D, .query = 1}, 0, NULL, n);
     model_init(m, 11);
+    model_query_init(m, 11);
     rng r;
     rng_init(&r, 5, 0);
     for (size_t i = model_view_find(m, "query.b1")->offset; i < m->nparams; i++) /* biases, too */
@@ -128,6 +130,7 @@ static void test_layout(void)
     model *b = model_create(&c, 1, (const char *[]){"ce.scale_raw"}, 8);
     model_init(a, 714);
     model_init(b, 714);
+    model_query_init(b, 714);
     size_t img = model_view_find(a, "head.b")->offset + model_view_find(a, "head.b")->size;
     CHECK(!memcmp(a->params, b->params, img * sizeof(float)));
     CHECK(model_view_find(b, "query.emb")->offset == img);
