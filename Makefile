@@ -70,7 +70,21 @@ $(BUILD)/obj/%.o: %.c $(CONFIG)
 	@mkdir -p $(dir $@)
 	$(CC) $(ALL_CFLAGS) -c -o $@ $<
 
-$(BUILD)/libhedge.a: $(LIB_OBJ)
+# hedge's version, in one place: the VERSION file, and in a git checkout the commit after it
+# ("0.1.0-g835fe34", "-dirty" with uncommitted changes), as `--version` prints it. Only
+# build/version.c changes when it does: one object rebuilt, the programs relinked.
+HEDGE_VERSION := $(shell v=$$(cat VERSION); \
+    if [ -e .git ] && c=$$(git rev-parse --short HEAD 2>/dev/null); then \
+        git diff --quiet HEAD -- 2>/dev/null || c=$$c-dirty; v=$$v-g$$c; fi; echo "$$v")
+$(BUILD)/version.c: FORCE
+	@mkdir -p $(BUILD)
+	@echo 'const char hedge_version[] = "$(HEDGE_VERSION)";' > $@.new
+	@if cmp -s $@.new $@; then rm -f $@.new; else mv $@.new $@; fi
+$(BUILD)/obj/version.o: $(BUILD)/version.c $(CONFIG)
+	@mkdir -p $(dir $@)
+	$(CC) $(ALL_CFLAGS) -c -o $@ $<
+
+$(BUILD)/libhedge.a: $(LIB_OBJ) $(BUILD)/obj/version.o
 	rm -f $@
 	ar rcs $@ $^
 
