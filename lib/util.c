@@ -43,9 +43,14 @@ void util_start(int argc, char **argv, const char *usage)
 
 void usage_bad_option(char **argv)
 {
-    if (optopt && optopt != '?')
+    /* a long option (unknown, or its value missing) is the word before optind; a short one is
+     * optopt, which getopt_long sets to a long option's val too, so the word decides */
+    const char *w = optind > 0 ? argv[optind - 1] : NULL;
+    if (w && !strncmp(w, "--", 2))
+        usage_die("%.*s: unknown option or missing value", (int)strcspn(w, "="), w);
+    if (optopt > ' ' && optopt < 127)
         usage_die("-%c: unknown option or missing value", optopt);
-    usage_die("%s: unknown option or missing value", argv[optind - 1]);
+    usage_die("%s: unknown option or missing value", w ? w : "?");
 }
 
 void stdout_not_terminal(void)

@@ -95,7 +95,7 @@ cmp -s "$T/a.json" "$T/a2.json" || fail "apcurve --json FILE differs from --json
 grep -qx 'ap 0.805556' "$T/a.txt" || fail "apcurve --json FILE: the text on stdout is gone"
 expect_exit 2 "apcurve --json without FILE" apcurve "$T/ps.hs" --json
 printf '12 0\n13 1\n12 1\n' | "$FIX" table embeddings class:int32 mu:float32:1x1 -m digits=2 > "$T/e.hs" || fail "fixture"
-centroids --order --json - "$T/e.hs" | grep -q '^{"classes": 2,' || fail "centroids --order --json -"
+centroids --order --json - "$T/e.hs" | grep -q '^{"program": "centroids", "classes": 2,' || fail "centroids --order --json -"
 centroids --order --json "$T/c.json" "$T/e.hs" > "$T/c.txt" && grep -q '"classes": 2' "$T/c.json" && [ -s "$T/c.txt" ] ||
     fail "centroids --order --json FILE"
 for p in disentangle fewshot knn pairscore retrieve; do

@@ -142,12 +142,12 @@ grep -q '"n": 200, "positives": 100' "$T/gjson" || fail "-g json summary: $(cat 
 "$BIN/pairscore" -n 200 -g "$T/twin" --json "$T/gjson" "$T/pts" | cmp -s - "$T/g" || fail "-g: same seed gave different bytes"
 "$BIN/pairscore" -n 200 -g "$T/twin" -S 715 "$T/pts" | cmp -s - "$T/g" && fail "-g: -S 715 changed nothing"
 # the stream is a pairscores stream like any other: apcurve and ktau read it
-"$BIN/apcurve" --json <"$T/g" >"$T/gap" || fail "apcurve on -g pairs"
+"$BIN/apcurve" --json - <"$T/g" >"$T/gap" || fail "apcurve on -g pairs"
 # Monte Carlo: the fixture against itself as its own twin set, never a pair of equal ids; OTHER's
 # images sample streams of their own, so eta2 of a first image's twin is another estimate of it
 "$BIN/pairscore" -n 400 -g "$T/e" "$T/e" >"$T/ge" || fail "-g on stochastic embeddings"
 "$FIX" cols match id1 id2 eta1 eta2 <"$T/ge" | awk 'NR > 1 && $1 == 1 && $2 == $3 { exit 1 }' || fail "-g paired twins"
-"$BIN/ktau" --json <"$T/ge" >/dev/null || fail "ktau on -g pairs"
+"$BIN/ktau" --json - <"$T/ge" >/dev/null || fail "ktau on -g pairs"
 # refusals, one line each: another D, var against none, another a, no a/b, -g with --self / --pairs
 printf '0 0 0 0 10\n' | "$FIX" table embeddings mu:float32:1x3 class:int32 id:int64 -m match_a=2.0 -m match_b=1.0 >"$T/d3"
 expect_fail 1 'C = 1, D = 3 without var, expected C = 1, D = 2 without var' "$BIN/pairscore" -g "$T/d3" "$T/pts"

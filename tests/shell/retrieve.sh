@@ -182,7 +182,7 @@ pairs_ap() {
         END { for (q = 1; q <= nq; q++) for (g = 1; g <= ng; g++) {
                   if ((mode == "loo" && q == g) || (mode == "id" && qi[q] == gi[g])) continue
                   printf "%d %d\n", -((qx[q] - gx[g]) ^ 2 + (qy[q] - gy[g]) ^ 2), qc[q] == gc[g] } }' "$1" "$2" |
-        "$FIX" table pairs score:float64 match:uint8 | "$BIN/apcurve" -s score -l match --json
+        "$FIX" table pairs score:float64 match:uint8 | "$BIN/apcurve" -s score -l match --json -
 }
 # same_global JSON_RETRIEVE JSON_APCURVE WHAT
 same_global() {
