@@ -360,7 +360,7 @@ static void write_global_tsv(FILE *f, const retrieval_hist *h)
 {
     metrics_pr_point *pts = emalloc(GLOBAL_TSV_POINTS * sizeof *pts);
     int64_t n = retrieval_hist_curve(h, GLOBAL_TSV_POINTS, pts);
-    fprintf(f, "# recall\tprecision\tthreshold\n");
+    fprintf(f, "recall\tprecision\tthreshold\n");
     for (int64_t t = 0; t < n; t++)
         fprintf(f, "%.9g\t%.9g\t%.9g\n", pts[t].recall, pts[t].precision, pts[t].threshold);
     free(pts);
