@@ -32,16 +32,17 @@ static const char *usage =
     "  Trains an embedding network on batches from batcher and writes a checkpoint.\n";
 
 /* -h: the usage, then every loss of the registry (lib/loss.h) with its line of help */
-__attribute__((noreturn)) static void help(void)
+/* the synopsis and, from the registry, the names --loss knows (their help: man/train.1.scd) */
+static const char *synopsis(void)
 {
-    fputs(usage, stdout);
-    fputs("losses (--loss NAME):\n", stdout);
-    for (int i = 0; loss_kinds[i]; i++)
-        printf("      %-16s %s\n", loss_kinds[i]->name, loss_kinds[i]->help);
-    close_stdout();
-    exit(0);
+    static char buf[4096];
+    size_t n = (size_t)snprintf(buf, sizeof buf, "%s  losses (--loss):", usage);
+    for (int i = 0; loss_kinds[i] && n < sizeof buf; i++)
+        n += (size_t)snprintf(buf + n, sizeof buf - n, "%s %s", i ? "," : "", loss_kinds[i]->name);
+    if (n < sizeof buf)
+        snprintf(buf + n, sizeof buf - n, "\n");
+    return buf;
 }
-
 
 typedef struct {
     const char *out, *resume, *log, *loss;
@@ -147,7 +148,7 @@ static options parse_options(int argc, char **argv)
             break;
         case O_LOG: op.log = optarg; break;
         case O_PROG: progress_force = 1; break;
-        case 'h': help();
+        case 'h': usage_help();
         default: usage_bad_option(argv);
         }
     }
@@ -457,7 +458,7 @@ static void save_snapshot(const options *op, int argc, char **argv, const stream
 
 int main(int argc, char **argv)
 {
-    util_start(argc, argv, usage);
+    util_start(argc, argv, synopsis());
     options op = parse_options(argc, argv);
     const loss_kind *L = op.resume ? NULL : choose_loss(&op);
     blas_init(argv, op.threads);

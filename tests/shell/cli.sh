@@ -98,7 +98,7 @@ printf '12 0\n13 1\n12 1\n' | "$FIX" table embeddings class:int32 mu:float32:1x1
 centroids --order --json - "$T/e.hs" | grep -q '^{"program": "centroids", "classes": 2,' || fail "centroids --order --json -"
 centroids --order --json "$T/c.json" "$T/e.hs" > "$T/c.txt" && grep -q '"classes": 2' "$T/c.json" && [ -s "$T/c.txt" ] ||
     fail "centroids --order --json FILE"
-for p in disentangle fewshot knn pairscore retrieve; do
+for p in disentangle "fewshot -s $T/e.hs" knn pairscore retrieve; do
     expect_fail 2 "--json -: stdout carries the stream" $p --json - "$T/e.hs"
 done
 
