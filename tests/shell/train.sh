@@ -101,6 +101,7 @@ known=$(train -o x.ckpt --loss no-such-loss < /dev/null 2>&1 | sed -n 's/.*known
 [ -n "$known" ] || fail "train --loss no-such-loss does not list the known losses"
 train -h > h.txt || fail "train -h"
 for l in $known; do
-    grep -q "^      $l  *[^ ]" h.txt || fail "train -h does not list the loss $l: $(sed -n '/losses/,$p' h.txt)"
+    grep -q "^    $l  *[^ ]" "$(dirname "$0")/../../man/train.1.scd" || fail "man/train.1.scd does not describe the loss $l"
+    grep -q "[ ,]$l\(,\|$\)" h.txt || fail "train -h does not name the loss $l"
 done
 pass
