@@ -54,7 +54,7 @@ CONFIG   = $(BUILD)/config
 
 ALL_CFLAGS = $(CFLAGS) $(WERROR) $(SANFLAGS) $(BLAS_CFLAGS) -Ilib -DHEDGE_DATA_DIR='"$(DATA)"' -MMD -MP
 
-.PHONY: all test findings sanitize fuzz fuzz-replay demo data deps bench clean man FORCE
+.PHONY: all test findings sanitize fuzz fuzz-replay demo data deps bench clean man install uninstall FORCE
 all: $(BINS) $(UNITS)
 
 # What every object depends on besides its sources: the compiler command, the link line and the
@@ -179,6 +179,34 @@ $(BUILD)/man/hedge-%: man/%.scd
 $(BUILD)/man/hedge.1: man/hedge.1.scd
 	@mkdir -p $(dir $@)
 	sed '1s/"hedge"/"hedge $(HEDGE_VERSION)"/' $< | SOURCE_DATE_EPOCH=$(MAN_DATE) scdoc > $@.tmp && mv $@.tmp $@
+
+# `make install PREFIX=/usr/local DESTDIR=`: the command `hedge` in PREFIX/bin (it runs the
+# programs and pipelines as `hedge train ...`, so that their short names never clash with other
+# tools), the programs in PREFIX/lib/hedge/bin, the pipelines beside them (pipelines/common.sh
+# finds the programs there), the Python module in PREFIX/lib/hedge/python, the man pages in
+# PREFIX/share/man. `make uninstall` (same PREFIX and DESTDIR) removes exactly those files.
+PREFIX  ?= /usr/local
+LIBDIR   = $(PREFIX)/lib/hedge
+MANDIR   = $(PREFIX)/share/man
+PIPELINE_FILES = $(wildcard pipelines/*.sh pipelines/*.tsv)
+install: $(BINS) man
+	mkdir -p $(DESTDIR)$(PREFIX)/bin $(DESTDIR)$(LIBDIR)/bin $(DESTDIR)$(LIBDIR)/pipelines \
+	    $(DESTDIR)$(LIBDIR)/python $(DESTDIR)$(MANDIR)/man1 $(DESTDIR)$(MANDIR)/man5
+	install -m 755 bin/hedge.sh $(DESTDIR)$(PREFIX)/bin/hedge
+	install -m 755 $(BINS) $(DESTDIR)$(LIBDIR)/bin
+	install -m 644 $(PIPELINE_FILES) $(DESTDIR)$(LIBDIR)/pipelines
+	install -m 644 python/hedge_stream.py $(DESTDIR)$(LIBDIR)/python
+	install -m 644 $(filter %.1,$(MANS)) $(DESTDIR)$(MANDIR)/man1
+	install -m 644 $(filter %.5,$(MANS)) $(DESTDIR)$(MANDIR)/man5
+
+uninstall:
+	rm -f $(DESTDIR)$(PREFIX)/bin/hedge $(BINS:$(BUILD)/bin/%=$(DESTDIR)$(LIBDIR)/bin/%) \
+	    $(PIPELINE_FILES:pipelines/%=$(DESTDIR)$(LIBDIR)/pipelines/%) $(DESTDIR)$(LIBDIR)/python/hedge_stream.py \
+	    $(DESTDIR)$(LIBDIR)/python/__pycache__/hedge_stream.*.pyc \
+	    $(patsubst $(BUILD)/man/%,$(DESTDIR)$(MANDIR)/man1/%,$(filter %.1,$(MANS))) \
+	    $(patsubst $(BUILD)/man/%,$(DESTDIR)$(MANDIR)/man5/%,$(filter %.5,$(MANS)))
+	-rmdir $(DESTDIR)$(LIBDIR)/python/__pycache__ $(DESTDIR)$(LIBDIR)/bin $(DESTDIR)$(LIBDIR)/pipelines \
+	    $(DESTDIR)$(LIBDIR)/python $(DESTDIR)$(LIBDIR) 2>/dev/null
 
 clean:
 	rm -rf build build-san build-fuzz build-replay
