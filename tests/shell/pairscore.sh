@@ -71,11 +71,11 @@ printf '0 1 1 1 1 1\n0.5 0.5 1 1 2 2\n' |
 "$BIN/pairscore" --self --means "$T/mix" | "$FIX" cols eta >"$T/mix.eta" || fail "--self --means on a mixture"
 awk 'NR == 2 { a = $1 } NR == 3 { b = $1 } END { s = 1 / (1 + exp(1)); e = 1 - (1 + 2 * s) / 4
     exit !((a - e) ^ 2 < 1e-13 && (b - 0.5) ^ 2 < 1e-13) }' "$T/mix.eta" || fail "--means mixture eta: $(cat "$T/mix.eta")"
-# and the help says so, instead of "1 - sigmoid(b) for every image"
-"$BIN/pairscore" -h >"$T/help" || fail "-h"
-grep -q "1 - sigmoid(b) for every image\.\?$" "$T/help" && fail "the help still says eta = 1 - sigmoid(b) for every image"
+# and the manual says so, instead of "1 - sigmoid(b) for every image"
+cp "$(dirname "$0")/../../man/pairscore.1.scd" "$T/help" || fail "no man/pairscore.1.scd"
+grep -q "1 - sigmoid(b) for every image\.\?$" "$T/help" && fail "the manual still says eta = 1 - sigmoid(b) for every image"
 tr '\n' ' ' <"$T/help" | tr -s ' ' | grep -q "any embeddings with --means: p exact, the mean over the C1 x C2 component pairs .* eta = 1 - the mean over the image's own C x C component pairs, so 1 - sigmoid(b) for every image only when C = 1" ||
-    fail "the help does not say what --means gives a mixture: $(cat "$T/help")"
+    fail "the manual does not say what --means gives a mixture"
 
 # --- huge means and variances: the means' and the noises' differences are kept apart (lib/match.h),
 # so a mean of 1e20 or 3e38 (float spacing 8.8e12 and 2e31) does not swallow a variance of 0.5:
