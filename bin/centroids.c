@@ -22,15 +22,8 @@
 #include "util.h"
 
 static const char *usage =
-    "usage: centroids [--var | --order [--json]] [FILE...]\n"
-    "  Reads `embeddings` (or `eta`) streams (several files: their classes together, e.g. the\n"
-    "  seen and unseen test sets). Prints TSV: class, n, centroid[0..D-1].\n"
-    "  --var    also var[0..D-1]: the mean variance of the class's embeddings per dimension\n"
-    "           (stochastic embeddings; a mixture by its moments)\n"
-    "  --order  sort classes by the first centroid dimension and print, instead, the order and\n"
-    "           the appendix D statistics: adjacent pairs sharing a digit, runs, mean run length\n"
-    "  --json   with --order: one JSON line {\"classes\", \"shared_pairs\", \"runs\", \"mean_run\", \"order\"}\n"
-    "  -h       this help\n";
+    "usage: centroids [--var | --order [--json FILE]] [FILE...]\n"
+    "  Class centroids of embedding streams as TSV, or the appendix D ordering statistics.\n";
 
 typedef struct {
     int cls;
@@ -56,22 +49,24 @@ static int share_digit(int a, int b, int digits)
 
 int main(int argc, char **argv)
 {
-    util_init(argv[0]);
-    util_usage = usage;
-    int order = 0, json = 0, wvar = 0, c;
-    static const struct option lo[] = {{"order", 0, 0, 'o'}, {"json", 0, 0, 'j'}, {"var", 0, 0, 'v'},
+    util_start(argc, argv, usage);
+    const char *json = NULL;
+    int order = 0, wvar = 0, c;
+    static const struct option lo[] = {{"order", 0, 0, 'o'}, {"json", 1, 0, 'j'}, {"var", 0, 0, 'v'},
                                        {"help", 0, 0, 'h'}, {0, 0, 0, 0}};
     while ((c = getopt_long(argc, argv, "h", lo, NULL)) != -1) {
         switch (c) {
         case 'o': order = 1; break;
-        case 'j': json = 1; break;
+        case 'j': json = optarg; break;
         case 'v': wvar = 1; break;
         case 'h': usage_help();
-        default: usage_die("unknown option");
+        default: usage_bad_option(argv);
         }
     }
     if (json && !order)
         usage_die("--json is the JSON form of --order's statistics: give --order too");
+    /* the file exists (as a temp file) before any work: an unwritable path fails now */
+    FILE *jf = json ? json_open(json, 0) : NULL;
     if (wvar && order)
         usage_die("--var adds columns to the centroid table, which --order replaces");
     int nfiles = argc - optind;
@@ -146,7 +141,7 @@ int main(int argc, char **argv)
     if (ncls == 0)
         die("no records");
     if (!order) {
-        printf("# class\tn");
+        printf("class\tn");
         for (int d = 0; d < D; d++)
             printf("\tcentroid[%d]", d);
         for (int d = 0; wvar && d < D; d++)
@@ -176,13 +171,16 @@ int main(int argc, char **argv)
                 inrun = 0;
         }
         double mean_run = runs ? (double)runclasses / runs : 0;
-        if (json) {
-            printf("{\"program\": \"centroids\", \"classes\": %d, \"shared_pairs\": %d, \"runs\": %d, \"mean_run\": %.4f, \"order\": [",
-                   ncls, shared, runs, mean_run);
+        if (jf) {
+            fprintf(jf, "{\"program\": \"centroids\", \"classes\": %d, \"shared_pairs\": %d, \"runs\": %d, \"mean_run\": %.4f, \"order\": [",
+                    ncls, shared, runs, mean_run);
             for (int i = 0; i < ncls; i++)
-                printf(i ? ", %d" : "%d", cs[i].cls);
-            printf("]}\n");
-        } else {
+                fprintf(jf, i ? ", %d" : "%d", cs[i].cls);
+            fprintf(jf, "]}\n");
+            if (jf != stdout)
+                atomic_sync(jf);
+        }
+        if (jf != stdout) { /* --json -: the JSON in the text's place */
             printf("order");
             for (int i = 0; i < ncls; i++)
                 printf(" %0*d", digits, cs[i].cls);
@@ -191,6 +189,7 @@ int main(int argc, char **argv)
         }
     }
     close_stdout();
+    json_commit(jf);
     for (int i = 0; i < ncls; i++) {
         free(cs[i].sum);
         free(cs[i].vsum);

@@ -18,35 +18,7 @@
 static const char *usage =
     "usage: cluster [-k K] [-S SEED] [--iter N] [--redo N] [--init random|kmeans++]\n"
     "               [--max-per-cluster M] [--distance euclidean|cosine] [-t THREADS] [--json FILE] [INPUT]\n"
-    "  Reads an `embeddings` (or `eta`) stream with a `class` field (INPUT or stdin), clusters the\n"
-    "  items' means (a mixture's: the average of its component means, as knn -d mean) with k-means\n"
-    "  into K clusters, and prints on stdout one `name value` line each:\n"
-    "    nmi         normalized mutual information of classes and clusters (arithmetic mean of the\n"
-    "                two entropies: sklearn's normalized_mutual_info_score)\n"
-    "    ami         adjusted mutual information (sklearn's adjusted_mutual_info_score)\n"
-    "    k, classes, n, iterations (rounds of the run kept), converged (1: the assignment stopped\n"
-    "    changing), trained (items the centroids were fitted on), inertia (sum of squared\n"
-    "    distances to the centroids)\n"
-    "  The defaults are pytorch-metric-learning's (faiss.Kmeans with niter = 20, its uniform random\n"
-    "  start and its training subset of 256 items per cluster), with hedge's seed.\n"
-    "  -k K                 clusters (default: the number of distinct classes, as PML)\n"
-    "  -S SEED              seed of the start and of the training subset (default 714)\n"
-    "  --iter N             at most N rounds of assign-and-update (default 20; it stops early when\n"
-    "                       the assignment repeats, which is exact: later rounds would repeat it)\n"
-    "  --redo N             N starts, the lowest inertia kept (faiss nredo; default 1)\n"
-    "  --init random        k distinct items drawn uniformly (faiss's default, so PML's; default)\n"
-    "  --init kmeans++      k-means++ seeds: fewer runs stuck with two centroids in one class\n"
-    "  --max-per-cluster M  fit on a random subset of K x M items when there are more (faiss: 256,\n"
-    "                       the default); 0 fits on every item. Every item is assigned at the end.\n"
-    "  --distance euclidean the means as they are (default; PML's AccuracyCalculator clusters the\n"
-    "                       embeddings it is given)\n"
-    "  --distance cosine    each mean scaled to unit length first, as for embeddings compared by\n"
-    "                       cosine similarity (a mean of zero length is an error)\n"
-    "  -t THREADS           threads for the distance blocks (default: OPENBLAS_NUM_THREADS, else 1);\n"
-    "                       the result does not depend on it\n"
-    "  --json FILE          also write the numbers as one JSON line to FILE (e.g. /dev/stderr):\n"
-    "                       {\"program\": \"cluster\", \"n\": N, \"k\": K, \"nmi\": ..., \"ami\": ..., ...}\n"
-    "  -h                   this help\n";
+    "  k-means on the embeddings' means; NMI and AMI of classes against clusters.\n";
 
 typedef struct {
     cluster_opts km;
@@ -91,8 +63,7 @@ static void print_json(FILE *f, const outcome *u, const options *o)
 
 int main(int argc, char **argv)
 {
-    util_init(argv[0]);
-    util_usage = usage;
+    util_start(argc, argv, usage);
     char **args = emalloc((size_t)(argc + 1) * sizeof *args); /* before getopt permutes argv */
     memcpy(args, argv, (size_t)(argc + 1) * sizeof *args);
     options o = {.km = cluster_defaults(0)};
@@ -107,7 +78,6 @@ int main(int argc, char **argv)
                                           {"help", no_argument, 0, 'h'},
                                           {0, 0, 0, 0}};
     int c;
-    opterr = 0; /* our own message, then the usage */
     while ((c = getopt_long(argc, argv, "k:S:t:h", lopts, NULL)) != -1) {
         switch (c) {
         case 'k': o.km.k = (int)parse_long("-k", optarg, 1, 1000000), o.k_given = 1; break;
@@ -134,14 +104,14 @@ int main(int argc, char **argv)
             break;
         case OPT_JSON: o.json = optarg; break;
         case 'h': usage_help();
-        default: usage_die("unknown option or missing value: %s", argv[optind - 1]);
+        default: usage_bad_option(argv);
         }
     }
     if (argc - optind > 1)
         usage_die("at most one input");
     o.input = optind < argc ? argv[optind] : "-";
     /* the summary file exists (as a temp file) before any work: an unwritable path fails now */
-    FILE *jf = o.json ? atomic_open(o.json) : NULL;
+    FILE *jf = o.json ? json_open(o.json, 0) : NULL;
     blas_init(args, o.km.threads);
     o.km.threads = blas_threads();
 
@@ -185,12 +155,13 @@ int main(int argc, char **argv)
     /* the file's data safe first, then stdout whole, then the file in place */
     if (jf) {
         print_json(jf, &u, &o);
-        atomic_sync(jf);
+        if (jf != stdout)
+            atomic_sync(jf);
     }
-    print_text(stdout, &u);
+    if (jf != stdout) /* --json -: the JSON in the text's place */
+        print_text(stdout, &u);
     close_stdout();
-    if (jf)
-        atomic_commit(jf);
+    json_commit(jf);
     free(t);
     free(assign);
     free(X);

@@ -28,37 +28,7 @@
 
 static const char *usage =
     "usage: disentangle [-a FIELD] [--table] [--json FILE] [INPUT]\n"
-    "  Reads an `embeddings` (or `eta`) stream (INPUT or stdin) and measures how well single\n"
-    "  embedding dimensions separate the values of its attributes (the F-statistic paper's\n"
-    "  disentanglement, section 3). Writes kind `disentangle`: one record per (attribute, value).\n"
-    "  Definition: each item's mean mu [D] (a mixture: the average of its component means). For\n"
-    "  every attribute a, value v and dimension d, the AUC (Mann-Whitney, ties counting 1/2) of\n"
-    "  mu[d] at separating the items with a = v from the rest; the dimension's separation is\n"
-    "  max(AUC, 1 - AUC) (the direction does not matter); the value's score is its best\n"
-    "  dimension's (ties: the lowest d), reported as best_dim. Per attribute: the mean over its\n"
-    "  values, the main dimension (best for the most values; ties: the lowest), how many distinct\n"
-    "  dimensions are best for some value, and which attributes share their main dimension (a\n"
-    "  disentangled embedding gives each attribute a dimension of its own). The overall mean is\n"
-    "  the paper's, over the non-redundant values: an attribute with two values counts once (both\n"
-    "  have the same separation). An attribute with one value only has no AUC: it is reported as\n"
-    "  undefined (NaN, JSON null) with a note, and left out of the overall mean.\n"
-    "  Attributes, by default:\n"
-    "    N-digit MNIST  the `digits` field uint8 [N]: attributes digit1 .. digitN, values 0..9\n"
-    "    L-shapes       (mkshapes) `class` with meta `orientation_centres` and `hue_centres`:\n"
-    "                   attributes orientation and hue, value = the class's centre in degrees\n"
-    "                   (classes that share a centre share a value)\n"
-    "  -a FIELD     use the integer FIELD instead (uint8 or int32, a scalar or any shape): one\n"
-    "               attribute per element, named FIELD (a scalar) or FIELD[i] (row-major index)\n"
-    "  --table      print a table instead of the stream: per attribute its values, mean AUC and\n"
-    "               best dimensions (dim:values, most frequent first), then the overall mean and\n"
-    "               the attributes that share their main dimension\n"
-    "  --json FILE  also write a one-line JSON summary to FILE (e.g. /dev/stderr); it is opened\n"
-    "               before any work and committed only when stdout is whole\n"
-    "  -h           this help\n"
-    "  Record fields: attribute int32 (index into meta `attributes`), value float64, n_pos int64\n"
-    "  (items with that value), best_dim int32 (-1 when undefined), auc float32 (the best\n"
-    "  separation), dim_auc float32 [D] (every dimension's AUC before the max: > 0.5 when the\n"
-    "  value's items lie higher on that dimension).\n";
+    "  How well single embedding dimensions separate attribute values (AUC per value).\n";
 
 typedef struct {
     const char *field;
@@ -357,8 +327,7 @@ static void print_table(FILE *f, int D, const attributes *at, const attr_result 
 
 int main(int argc, char **argv)
 {
-    util_init(argv[0]);
-    util_usage = usage;
+    util_start(argc, argv, usage);
     char **args = emalloc((size_t)(argc + 1) * sizeof *args); /* before getopt permutes argv */
     memcpy(args, argv, (size_t)(argc + 1) * sizeof *args);
     options o = {0};
@@ -369,7 +338,6 @@ int main(int argc, char **argv)
                                           {"help", no_argument, 0, 'h'},
                                           {0, 0, 0, 0}};
     int c;
-    opterr = 0; /* our own message, then the usage */
     while ((c = getopt_long(argc, argv, "a:h", lopts, NULL)) != -1) {
         switch (c) {
         case 'a':
@@ -380,14 +348,16 @@ int main(int argc, char **argv)
         case OPT_JSON: o.json = optarg; break;
         case OPT_TABLE: o.table = 1; break;
         case 'h': usage_help();
-        default: usage_die("unknown option or missing value: %s", argv[optind - 1]);
+        default: usage_bad_option(argv);
         }
     }
     if (argc - optind > 1)
         usage_die("at most one input");
     o.input = optind < argc ? argv[optind] : "-";
     /* the summary file exists (as a temp file) before any work: an unwritable path fails now */
-    FILE *jf = o.json ? atomic_open(o.json) : NULL;
+    FILE *jf = o.json ? json_open(o.json, !o.table) : NULL;
+    if (!o.table)
+        stdout_not_terminal();
 
     stream_reader *in = stream_open_path(o.input);
     attributes at = {0};
@@ -453,11 +423,13 @@ int main(int argc, char **argv)
 
     if (jf) {
         print_json(jf, n, D, &at, res, overall, nvalues, note);
-        atomic_sync(jf);
+        if (jf != stdout)
+            atomic_sync(jf);
     }
     stream_header *h = NULL;
     if (o.table) {
-        print_table(stdout, D, &at, res, overall, nvalues);
+        if (jf != stdout) /* --json -: the JSON in the table's place */
+            print_table(stdout, D, &at, res, overall, nvalues);
     } else {
         h = header_new("disentangle", 0);
         header_provenance(h, argc, args);
@@ -531,8 +503,7 @@ int main(int argc, char **argv)
         stream_finish(w);
     }
     close_stdout();
-    if (jf)
-        atomic_commit(jf);
+    json_commit(jf);
 
     for (int a = 0; a < A; a++) {
         free(res[a].value);

@@ -18,16 +18,7 @@
 
 static const char *usage =
     "usage: embed -m MODEL.ckpt [-b BATCH] [-t THREADS] < images > embeddings\n"
-    "  Writes kind `embeddings`: mu float32 [C,D], var float32 [C,D] (stochastic models only),\n"
-    "  and every input field except `image`. The header carries model, C, D, match_a, match_b\n"
-    "  (and spe_se2, the learned s_e^2 of an SPE model). The images, uint8 [H, W] or [C, H, W],\n"
-    "  must have the size the model was trained on. A two-tower model (trained on cosine scores,\n"
-    "  Cross-Example Softmax and kin) gets unit-length mu (meta normalized 1), so that Euclidean\n"
-    "  distances rank as its cosines do; its queries come from `qembed`.\n"
-    "  -m PATH     checkpoint written by train\n"
-    "  -b N        images per forward pass (default 256)\n"
-    "  -t N        threads (default 1: embed usually shares the machine with a pipeline)\n"
-    "  -h          this help\n";
+    "  Embeds an images stream with a checkpoint written by train (kind embeddings).\n";
 
 /* one batch of input: images and the pass-through fields, filled by fill() */
 typedef struct {
@@ -61,23 +52,24 @@ static void *fill(void *arg)
 
 int main(int argc, char **argv)
 {
-    util_init(argv[0]);
-    util_usage = usage;
+    util_start(argc, argv, usage);
     const char *ckpt = NULL;
     int batch = 256, threads = 1, c;
-    while ((c = getopt(argc, argv, "m:b:t:h")) != -1) {
+    static const struct option longs[] = {{"help", no_argument, 0, 'h'}, {0, 0, 0, 0}};
+    while ((c = getopt_long(argc, argv, "m:b:t:h", longs, NULL)) != -1) {
         switch (c) {
         case 'm': ckpt = optarg; break;
         case 'b': batch = (int)parse_long("-b", optarg, 1, 65536); break;
         case 't': threads = (int)parse_long("-t", optarg, 1, 64); break;
         case 'h': usage_help();
-        default: usage_die("unknown option");
+        default: usage_bad_option(argv);
         }
     }
     if (optind != argc)
         usage_die("unexpected argument '%s'", argv[optind]);
     if (!ckpt)
         usage_die("-m MODEL.ckpt is required");
+    stdout_not_terminal();
     blas_init(argv, threads);
 
     ckpt_info ci;

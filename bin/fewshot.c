@@ -28,43 +28,7 @@ static const char *usage =
     "usage: fewshot -s SUPPORT [-R EPISODES] [-n WAYS] [-k SHOTS] [-q QUERIES] [--score SCORER]\n"
     "               [--se2 X] [-K SAMPLES] [-S SEED] [-t THREADS] [--json FILE] [QUERY]\n"
     "       fewshot --summary [INPUT]\n"
-    "  Few-shot classification of the query embeddings (QUERY or stdin) by prototypes made of\n"
-    "  the support embeddings (SUPPORT), both `embeddings` (or `eta`) streams with `class` and `id`\n"
-    "  (the clean and corrupt twins of the same images may be given: a query is never drawn in an\n"
-    "  episode whose support holds an image with its id). Each of R random episodes takes n classes\n"
-    "  present in both streams, S support and Q query images of each, and scores every query with\n"
-    "  each scorer that applies:\n"
-    "    pn          prototype = mean of the support means (a mixture: the mean of its component\n"
-    "                means); p(y|x) = softmax of -||mu_x - m_y||^2  (always)\n"
-    "    spe-naive   SPE: confidence-weighted prototypes N(m_y, S_y^2), p(y|x,S) = the mean over K\n"
-    "                samples z ~ N(mu_x, var_x) of softmax_y log N(z; m_y, S_y^2 + se2)\n"
-    "    spe-closed  SPE: softmax_y log N(mu_x; m_y, var_x + S_y^2 + se2)  (no sampling)\n"
-    "  (SPE when both streams carry `var`; a mixture enters as the Gaussian of its moments).\n"
-    "  Prediction: the most probable class (ties: the lowest class). Uncertainty eta = 1 - max_y p.\n"
-    "  Writes kind `fewshot`, one record per (episode, query): `episode`, `id`, `class`,\n"
-    "  `predicted`, `correct`, `eta` of the chosen scorer (and `occluded` when the query stream\n"
-    "  has it); the header's meta gets each scorer's mean accuracy over the episodes and its 95%\n"
-    "  interval half-width 1.96 sd / sqrt(R). `ktau` bins it as it bins a `knn` stream.\n"
-    "  -s SUPPORT       the support embeddings (may be the query stream itself)\n"
-    "  -R EPISODES      random test episodes (default 1000)\n"
-    "  -n WAYS          classes per episode, drawn at random (default: every class in both streams)\n"
-    "  -k SHOTS         support images per class (default 5)\n"
-    "  -q QUERIES       query images per class (default 15)\n"
-    "  --score SCORER   the scorer of the records' predicted, correct and eta: pn, spe-naive or\n"
-    "                   spe-closed (default spe-closed when the streams carry var, else pn)\n"
-    "  --se2 X          SPE's s_e^2 >= 0 (default: the header meta `spe_se2` of the support stream,\n"
-    "                   else of the query stream, else 0; the output says which)\n"
-    "  -K SAMPLES       samples per query of the naive sampler (default 200)\n"
-    "  -S SEED          seed of the episodes and the samples (default 714)\n"
-    "  -t THREADS       threads, each taking whole episodes (default 1; the output does not depend on it)\n"
-    "  --json FILE      also write a one-line JSON summary to FILE; it is opened before any work\n"
-    "                   and committed only when the stream is whole:\n"
-    "                   {\"program\": \"fewshot\", \"episodes\": R, \"ways\": n, \"shots\": S, \"queries\": Q,\n"
-    "                    \"score\": ..., \"samples\": K, \"pn\": {\"accuracy\": A, \"ci95\": H}, \"spe_naive\": {..},\n"
-    "                    \"spe_closed\": {..}, \"se2\": X, \"se2_from\": ..., \"seed\": SEED}\n"
-    "                   (a scorer that does not apply: null; se2 null without variances)\n"
-    "  --summary        read a `fewshot` stream instead and print that JSON line to stdout\n"
-    "  -h               this help\n";
+    "  Few-shot classification by prototypes (pn, SPE) over random episodes.\n";
 
 enum { SC_PN, SC_NAIVE, SC_CLOSED, NSC };
 static const char *const sc_name[NSC] = {"pn", "spe-naive", "spe-closed"};
@@ -619,8 +583,7 @@ static double resolve_se2(const options *o, const stream_header *sh, const strea
 
 int main(int argc, char **argv)
 {
-    util_init(argv[0]);
-    util_usage = usage;
+    util_start(argc, argv, usage);
     char **args = emalloc((size_t)(argc + 1) * sizeof *args); /* before getopt permutes argv */
     memcpy(args, argv, (size_t)(argc + 1) * sizeof *args);
     options o = {.episodes = 1000, .shots = 5, .queries = 15, .samples = 200, .threads = 1, .score = -1, .seed = 714};
@@ -633,7 +596,6 @@ int main(int argc, char **argv)
                                           {"help", no_argument, 0, 'h'},
                                           {0, 0, 0, 0}};
     int c;
-    opterr = 0; /* our own message, then the usage */
     while ((c = getopt_long(argc, argv, "s:R:n:k:q:K:S:t:h", lopts, NULL)) != -1) {
         if (c != OPT_SUMMARY && c != 'h')
             other_given = 1;
@@ -657,7 +619,7 @@ int main(int argc, char **argv)
             o.se2_given = 1;
             break;
         case 'h': usage_help();
-        default: usage_die("unknown option or missing value: %s", argv[optind - 1]);
+        default: usage_bad_option(argv);
         }
     }
     if (argc - optind > 1)
@@ -673,9 +635,10 @@ int main(int argc, char **argv)
     }
     if (!o.support)
         usage_die("no support stream: give -s SUPPORT");
+    stdout_not_terminal();
 
     /* the summary file exists (as a temp file) before any work: an unwritable path fails now */
-    FILE *jf = o.json ? atomic_open(o.json) : NULL;
+    FILE *jf = o.json ? json_open(o.json, 1) : NULL;
     items S = {0}, Q = {0};
     stream_reader *qin, *sin;
     read_items(o.input, &Q, &qin);

@@ -20,34 +20,7 @@ static const char *usage =
     "usage: fromnpz [-k embeddings|images] [--mu NAME] [--var NAME] [--class NAME] [--id NAME]\n"
     "               [--eta NAME] [--image NAME] [--skip NAME,...] [--match-a A --match-b B]\n"
     "               [--range 1|255] [--dataset NAME] FILE.npz|FILE.npy|- > stream\n"
-    "  Turns numpy arrays into a hedge stream (formats/stream.md), one record per item.\n"
-    "  -k embeddings (default): kind `embeddings`, as embed writes it:\n"
-    "     mu     float32 [C, D]  from array --mu (default mu), [n, D] (C = 1) or [n, C, D]\n"
-    "     var    float32 [C, D]  from --var (default var, if present), the shape of mu, >= 0\n"
-    "     eta    float32 []      from --eta (default eta, if present)\n"
-    "     meta model (point without var, else mog), C, D; match_a, match_b with --match-a/-b\n"
-    "     (pairscore needs them: the a > 0 and b of p(match) = sigmoid(-a ||z1 - z2|| + b))\n"
-    "  -k images: kind `images`, as mkdigits and mkshapes write it:\n"
-    "     image  uint8 [H, W] or [C, H, W] from --image (default image), [n, H, W] or\n"
-    "            [n, C, H, W] (channels first); other integers must lie in 0..255; floats are\n"
-    "            scaled by 255 when they lie in [0, 1], else rounded when in [0, 255] (a note\n"
-    "            says which; --range 1 or 255 decides instead); meta height, width, channels\n"
-    "  Both kinds:\n"
-    "     class  int32 []        from --class (default class, else labels, else label)\n"
-    "     id     int64 []        from --id (default id; absent: the item's index 0..n-1)\n"
-    "     every other array with n rows, one field of the same name per item: bool and uint8\n"
-    "     stay uint8, other integers become int32 (int64 when a value needs it), floats float32;\n"
-    "     --skip NAME,... leaves arrays out. Arrays without n rows, or not of numbers (e.g.\n"
-    "     the header of tonpz's archives), are left out with a note.\n"
-    "     meta dataset (--dataset, default the file's name), classes (int32: the distinct\n"
-    "     classes, ascending). An .npy file is the one array (mu or image).\n"
-    "  Any integer width, bool, float32 or float64, either byte order, is converted; anything\n"
-    "  else is refused with one line naming the array, its dtype and shape and what was\n"
-    "  expected (exit 1), before anything is written. Back to numpy: tonpz.\n"
-    "  -h, --help   this help\n"
-    "example:\n"
-    "  python3 -c 'import numpy as np; np.savez(\"e.npz\", mu=np.random.rand(100, 8), labels=np.arange(100) % 5)'\n"
-    "  fromnpz e.npz | knn --json /dev/stderr > /dev/null\n";
+    "  A NumPy .npz or .npy as a hedge stream of embeddings or images.\n";
 
 enum { R_MU, R_VAR, R_ETA, R_IMAGE, R_CLASS, R_ID, NROLES };
 static const char *role_field[NROLES] = {"mu", "var", "eta", "image", "class", "id"};
@@ -310,8 +283,7 @@ static int cmp_i32(const void *a, const void *b)
 
 int main(int argc, char **argv)
 {
-    util_init(argv[0]);
-    util_usage = usage;
+    util_start(argc, argv, usage);
     options o = {0};
     enum { O_MU = 256, O_VAR, O_ETA, O_IMAGE, O_CLASS, O_ID, O_SKIP, O_A, O_B, O_RANGE, O_DATASET };
     static const struct option lopts[] = {
@@ -321,7 +293,6 @@ int main(int argc, char **argv)
         {"range", 1, 0, O_RANGE}, {"dataset", 1, 0, O_DATASET}, {"help", 0, 0, 'h'},
         {0, 0, 0, 0}};
     int c;
-    opterr = 0; /* our own message, then the "Try" line */
     while ((c = getopt_long(argc, argv, "k:h", lopts, NULL)) != -1) {
         switch (c) {
         case 'k':
@@ -342,7 +313,7 @@ int main(int argc, char **argv)
             break;
         case O_DATASET: o.dataset = optarg; break;
         case 'h': usage_help();
-        default: usage_die("unknown option or missing value: %s", argv[optind - 1]);
+        default: usage_bad_option(argv);
         }
     }
     if (argc - optind != 1)
@@ -354,8 +325,7 @@ int main(int argc, char **argv)
         usage_die("-k images takes no --mu, --var, --eta or --match-a/-b");
     if (!o.images && (o.name[R_IMAGE] || o.range))
         usage_die("--image and --range are for -k images");
-    if (isatty(STDOUT_FILENO))
-        usage_die("will not write a binary stream to a terminal (redirect stdout to a file or a pipe)");
+    stdout_not_terminal();
 
     uint8_t *buf;
     size_t len;

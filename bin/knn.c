@@ -16,35 +16,7 @@
 static const char *usage =
     "usage: knn [-k K] [-g GALLERY [--exclude-id]] [-d mean|expected] [-t THREADS] [--json FILE] [INPUT]\n"
     "       knn --summary [INPUT]\n"
-    "  Reads an `embeddings` (or `eta`) stream (INPUT or stdin) and writes kind `knn`: for every item\n"
-    "  the majority class of its k nearest neighbours (`predicted`), `correct`, `recall` [k]\n"
-    "  (recall[r-1] = 1 when a neighbour of rank <= r has the item's class), `nn_dist` (distance to\n"
-    "  the nearest neighbour), `neighbors` [k] (their ids), `eta` (the input's eta; else, when the\n"
-    "  input has var (stochastic embeddings: HIB, SPE, the heteroscedastic triplet's iso head), the\n"
-    "  mean of the item's var over C x D, as retrieve; no eta for point embeddings) and `occluded`\n"
-    "  when the input has it. The header's meta gets `accuracy`, `recall_at` [k] and, with an eta,\n"
-    "  `eta_source` (\"eta\" or \"var\").\n"
-    "  Neighbours: leave-one-out within INPUT (the item itself never counts), or with -g among the\n"
-    "  GALLERY's items. Equal distances: the lower gallery record index ranks first. Vote: most\n"
-    "  neighbours; tied counts: the smallest sum of distances; then the best-ranked neighbour.\n"
-    "  -k K          neighbours (default 5)\n"
-    "  -g GALLERY    an embedding stream to search instead of the input itself\n"
-    "  --exclude-id  with -g: never return the gallery item with the query's own id (for twin sets)\n"
-    "  -d mean       Euclidean distance between the embeddings' means, for a mixture the average of\n"
-    "                its component means (default)\n"
-    "  -d expected   root of the expected squared distance E||z1 - z2||^2 between random embeddings,\n"
-    "                = ||m1 - m2||^2 + tv1 + tv2 with tv the total variance of each mixture\n"
-    "                (within- plus between-component): uncertain gallery items move away\n"
-    "                Either distance is exact (in double) for any finite mean or variance, however\n"
-    "                large; a mean or variance that is not finite, or a nearest-neighbour\n"
-    "                distance beyond float32 (3.4e38: nn_dist cannot hold it), is an error\n"
-    "                naming the record.\n"
-    "  -t THREADS    threads for the distance blocks (default: OPENBLAS_NUM_THREADS, else 1)\n"
-    "  --json FILE   also write a one-line JSON summary to FILE (e.g. /dev/stderr); it is opened\n"
-    "                before any work and committed only when the stream is whole\n"
-    "  --summary     read a `knn` stream instead and print its JSON summary line to stdout:\n"
-    "                {\"program\": \"knn\", \"n\": N, \"k\": K, \"accuracy\": A, \"recall\": [R@1, ...], ...}\n"
-    "  -h            this help\n";
+    "  k-nearest-neighbour classification of embeddings, leave-one-out or against a gallery.\n";
 
 typedef struct {
     int summary;
@@ -101,8 +73,7 @@ static void summarize(const char *path)
 
 int main(int argc, char **argv)
 {
-    util_init(argv[0]);
-    util_usage = usage;
+    util_start(argc, argv, usage);
     char **args = emalloc((size_t)(argc + 1) * sizeof *args); /* before getopt permutes argv */
     memcpy(args, argv, (size_t)(argc + 1) * sizeof *args);
     options o = {.k = 5};
@@ -113,7 +84,6 @@ int main(int argc, char **argv)
                                           {"help", no_argument, 0, 'h'},
                                           {0, 0, 0, 0}};
     int c;
-    opterr = 0; /* our own message, then the usage */
     while ((c = getopt_long(argc, argv, "k:g:d:t:h", lopts, NULL)) != -1) {
         switch (c) {
         case 'k': o.k = (int)parse_long("-k", optarg, 1, 1000), o.k_given = 1; break;
@@ -132,7 +102,7 @@ int main(int argc, char **argv)
         case OPT_EXCL: o.exclude_id = 1; break;
         case OPT_SUMMARY: o.summary = 1; break;
         case 'h': usage_help();
-        default: usage_die("unknown option or missing value: %s", argv[optind - 1]);
+        default: usage_bad_option(argv);
         }
     }
     if (argc - optind > 1)
@@ -149,7 +119,8 @@ int main(int argc, char **argv)
         return 0;
     }
     /* the summary file exists (as a temp file) before any work: an unwritable path fails now */
-    FILE *jf = o.json ? atomic_open(o.json) : NULL;
+    stdout_not_terminal();
+    FILE *jf = o.json ? json_open(o.json, 1) : NULL;
     blas_init(args, o.threads);
     int threads = blas_threads();
 

@@ -36,52 +36,8 @@
 
 static const char *usage =
     "usage: ktau [-b BINS] [-u FIELD] [-m accuracy:FIELD | -m ap:SCORE:LABEL] [-S SEED] [-o FILE.tsv]\n"
-    "            [--reject-tsv FILE] [--json] [INPUT]\n"
-    "  Reads a stream (INPUT or stdin), sorts its items by uncertainty, ascending, cuts them into\n"
-    "  BINS equal-size bins (the first n mod BINS bins, the least uncertain, hold one item more),\n"
-    "  computes each bin's performance and Kendall's tau-b between\n"
-    "  bin index and performance with the sign inverted: tau > 0 when performance falls as\n"
-    "  uncertainty rises. Bins whose performance is undefined (AP of a bin without positives) are\n"
-    "  printed as nan and left out of tau. When the uncertainty is the same for every item (a point\n"
-    "  model's eta) the bins and tau are undefined: the text says `tau undefined (constant\n"
-    "  uncertainty)` and no table, the JSON has \"tau\": null, \"bins\": [] and a \"note\",\n"
-    "  the TSV only its header line; the exit status is 0.\n"
-    "  Equal uncertainties: ordered by a hash of each item's identity and SEED, a random order that\n"
-    "  goes with the items, so the record order never matters (any permutation of the records, the\n"
-    "  same output). Identity: `id`; fewshot `episode` and `id`; pairscores `id1` and `id2`; then,\n"
-    "  for items with the same identity, the performance fields. A stream without those fields:\n"
-    "  the record number instead (a warning when there are ties: then the record order matters).\n"
-    "  Not the exact mean over tie orders (as aurc below): tau of bins is not linear in the order,\n"
-    "  and its mean would sum over every way a tie can fill the bins it spans.\n"
-    "  Defaults by kind: `knn` and `fewshot` -u eta -m accuracy:correct;\n"
-    "  `pairscores` -u eta -m ap:p:match; `retrieval` -u eta -m accuracy:ap (the mean per-query AP\n"
-    "  of each bin: Taha et al.'s uncertainty against retrieval AP).\n"
-    "  Does the uncertainty know when it is wrong? With -m accuracy:FIELD (a performance per item in\n"
-    "  [0, 1], loss = 1 - FIELD), items kept most certain first, risk(k) = the mean loss of the k\n"
-    "  first (equal uncertainties: the exact mean over their orders, no seed):\n"
-    "    aurc         area under the risk-coverage curve, (1/n) sum_k risk(k) (Geifman & El-Yaniv)\n"
-    "    aurc_oracle  the same with the items ordered by loss (the best possible)\n"
-    "    eaurc        aurc - aurc_oracle\n"
-    "    auroc        when FIELD is binary: P(u of a wrong item > u of a right one), ties 1/2\n"
-    "  Each is null (text: undefined) with the reason in the JSON \"note\" when it cannot be had:\n"
-    "  -m ap (no performance per item), FIELD outside [0, 1], auroc of a non-binary FIELD or of\n"
-    "  items all right or all wrong, a constant uncertainty (as tau).\n"
-    "  -b BINS            bins (default 20)\n"
-    "  -u FIELD           the uncertainty field\n"
-    "  -m accuracy:FIELD  performance = mean of FIELD over the bin (0/1 values: the accuracy)\n"
-    "  -m ap:SCORE:LABEL  performance = average precision of SCORE against LABEL (nonzero = positive)\n"
-    "  -S SEED            seed of the order of equal uncertainties, hashed with each item's\n"
-    "                     identity (default 714)\n"
-    "  -o FILE.tsv        also write the table as TSV (a # header line, then bin n mean perf); it is\n"
-    "                     opened before any work and committed only when stdout is written\n"
-    "  --reject-tsv FILE  also write the error-versus-reject curve: a # header line, then\n"
-    "                     `rejected risk oracle_risk` at rejected = 0, 0.01, ..., 0.99 (the n -\n"
-    "                     floor(rejected n) most certain items kept); only the header when aurc is\n"
-    "                     undefined; opened before any work, committed only when stdout is written\n"
-    "  --json             print a one-line JSON summary instead of the text table\n"
-    "  -h                 this help\n"
-    "  Prints: one line per bin (bin, n, mean uncertainty, performance), then `aurc`,\n"
-    "  `aurc_oracle`, `eaurc`, `auroc` (a number, or `undefined (REASON)`), `n N` and `tau T`.\n";
+    "            [--reject-tsv FILE] [--json FILE] [INPUT]\n"
+    "  Kendall's tau of uncertainty against performance in bins; the risk-coverage curve.\n";
 
 #define REJECT_POINTS 100 /* rejected 0 .. 99 % */
 
@@ -92,22 +48,20 @@ typedef struct {
     const char *perf;
     const char *tsv;
     const char *reject_tsv;
-    int json;
+    const char *json;
     const char *input;
 } options;
 
 int main(int argc, char **argv)
 {
-    util_init(argv[0]);
-    util_usage = usage;
+    util_start(argc, argv, usage);
     options o = {.bins = 20, .seed = 714};
     enum { OPT_REJECT = 256 };
-    static const struct option lopts[] = {{"json", no_argument, 0, 'J'},
+    static const struct option lopts[] = {{"json", required_argument, 0, 'J'},
                                           {"reject-tsv", required_argument, 0, OPT_REJECT},
                                           {"help", no_argument, 0, 'h'},
                                           {0, 0, 0, 0}};
     int c;
-    opterr = 0; /* our own message, then the usage */
     while ((c = getopt_long(argc, argv, "b:u:m:o:S:h", lopts, NULL)) != -1) {
         switch (c) {
         case 'b': o.bins = (int)parse_long("-b", optarg, 1, 1000000); break;
@@ -115,10 +69,10 @@ int main(int argc, char **argv)
         case 'm': o.perf = optarg; break;
         case 'o': o.tsv = optarg; break;
         case 'S': o.seed = parse_u64("-S", optarg); break;
-        case 'J': o.json = 1; break;
+        case 'J': o.json = optarg; break;
         case OPT_REJECT: o.reject_tsv = optarg; break;
         case 'h': usage_help();
-        default: usage_die("unknown option or missing value: %s", argv[optind - 1]);
+        default: usage_bad_option(argv);
         }
     }
     if (argc - optind > 1)
@@ -150,6 +104,7 @@ int main(int argc, char **argv)
     /* the TSV exists (as a temp file) before any work: an unwritable path fails now */
     FILE *tf = o.tsv ? atomic_open(o.tsv) : NULL;
     FILE *rf = o.reject_tsv ? atomic_open(o.reject_tsv) : NULL;
+    FILE *jf = o.json ? json_open(o.json, 0) : NULL;
     stream_reader *in = stream_open_path(o.input);
     const char *kind = in->header->kind;
     if (!strcmp(kind, "knn") || !strcmp(kind, "fewshot") || !strcmp(kind, "pairscores") || !strcmp(kind, "retrieval")) {
@@ -313,29 +268,29 @@ int main(int argc, char **argv)
     /* the bins that are reported: none when they are undefined */
     int Bout = constant ? 0 : B;
     if (tf) {
-        fprintf(tf, "# bin\tn\tmean_%s\t%s\n", o.ufield, pname);
+        fprintf(tf, "bin\tn\tmean_%s\t%s\n", o.ufield, pname);
         for (int b = 0; b < Bout; b++)
             fprintf(tf, "%d\t%lld\t%.9g\t%.9g\n", b, (long long)(start[b + 1] - start[b]), mean_u[b], perf[b]);
         atomic_sync(tf); /* the data is safe; it is renamed into place once stdout is written */
     }
     if (rf) {
-        fprintf(rf, "# rejected\trisk\toracle_risk\n");
+        fprintf(rf, "rejected\trisk\toracle_risk\n");
         for (int r = 0; curve && r < REJECT_POINTS; r++)
             fprintf(rf, "%.9g\t%.9g\t%.9g\n", curve[r].rejected, curve[r].risk, curve[r].oracle_risk);
         atomic_sync(rf);
     }
-    if (o.json) {
+    if (jf) {
         /* top-level n after the bins: a text grep for the last "n" finds the total */
-        printf("{\"program\": \"ktau\", \"tau\": ");
-        metrics_json_num(stdout, tau);
+        fprintf(jf, "{\"program\": \"ktau\", \"tau\": ");
+        metrics_json_num(jf, tau);
         if (constant) {
-            printf(", \"note\": ");
+            fprintf(jf, ", \"note\": ");
             char note[256];
             snprintf(note, sizeof note, "the uncertainty is constant (%s = %.9g for every item): bins and tau are undefined",
                      o.ufield, cols[0][0]);
-            json_string(stdout, note, strlen(note));
+            json_string(jf, note, strlen(note));
         } else if (*aurc_why || *auroc_why) {
-            printf(", \"note\": ");
+            fprintf(jf, ", \"note\": ");
             char note[1024];
             if (*aurc_why)
                 snprintf(note, sizeof note, "aurc, aurc_oracle, eaurc%s are undefined: %s",
@@ -344,34 +299,37 @@ int main(int argc, char **argv)
                 snprintf(note + strlen(note), sizeof note - strlen(note), "; auroc is undefined: %s", auroc_why);
             else if (!*aurc_why)
                 snprintf(note, sizeof note, "auroc is undefined: %s", auroc_why);
-            json_string(stdout, note, strlen(note));
+            json_string(jf, note, strlen(note));
         }
-        printf(", \"aurc\": ");
-        metrics_json_num(stdout, ar.aurc);
-        printf(", \"aurc_oracle\": ");
-        metrics_json_num(stdout, ar.oracle);
-        printf(", \"eaurc\": ");
-        metrics_json_num(stdout, ar.eaurc);
-        printf(", \"auroc\": ");
-        metrics_json_num(stdout, auroc);
+        fprintf(jf, ", \"aurc\": ");
+        metrics_json_num(jf, ar.aurc);
+        fprintf(jf, ", \"aurc_oracle\": ");
+        metrics_json_num(jf, ar.oracle);
+        fprintf(jf, ", \"eaurc\": ");
+        metrics_json_num(jf, ar.eaurc);
+        fprintf(jf, ", \"auroc\": ");
+        metrics_json_num(jf, auroc);
         /* field names come from the command line: escaped, so the line stays valid JSON */
         char pspec[1024];
         snprintf(pspec, sizeof pspec, "%s:%s%s%s", pname, f1, is_ap ? ":" : "", is_ap ? f2 : "");
-        printf(", \"nbins\": %d, \"uncertainty\": ", B);
-        json_string(stdout, o.ufield, strlen(o.ufield));
-        printf(", \"performance\": ");
-        json_string(stdout, pspec, strlen(pspec));
-        printf(", \"seed\": %llu, \"bins\": [", (unsigned long long)o.seed);
+        fprintf(jf, ", \"nbins\": %d, \"uncertainty\": ", B);
+        json_string(jf, o.ufield, strlen(o.ufield));
+        fprintf(jf, ", \"performance\": ");
+        json_string(jf, pspec, strlen(pspec));
+        fprintf(jf, ", \"seed\": %llu, \"bins\": [", (unsigned long long)o.seed);
         for (int b = 0; b < Bout; b++) {
-            printf("%s{\"bin\": %d, \"n\": %lld, \"mean_u\": ", b ? ", " : "", b,
-                   (long long)(start[b + 1] - start[b]));
-            metrics_json_num(stdout, mean_u[b]);
-            printf(", \"perf\": ");
-            metrics_json_num(stdout, perf[b]);
-            printf("}");
+            fprintf(jf, "%s{\"bin\": %d, \"n\": %lld, \"mean_u\": ", b ? ", " : "", b,
+                    (long long)(start[b + 1] - start[b]));
+            metrics_json_num(jf, mean_u[b]);
+            fprintf(jf, ", \"perf\": ");
+            metrics_json_num(jf, perf[b]);
+            fprintf(jf, "}");
         }
-        printf("], \"n\": %lld}\n", (long long)n);
-    } else {
+        fprintf(jf, "], \"n\": %lld}\n", (long long)n);
+        if (jf != stdout)
+            atomic_sync(jf);
+    }
+    if (jf != stdout) { /* --json -: the JSON in the text's place */
         char ucol[64];
         snprintf(ucol, sizeof ucol, "mean_%s", o.ufield);
         if (!constant)
@@ -408,6 +366,7 @@ int main(int argc, char **argv)
     free(spec);
     stream_close(in);
     close_stdout();
+    json_commit(jf);
     if (tf)
         atomic_commit(tf);
     if (rf)

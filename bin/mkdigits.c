@@ -34,47 +34,7 @@ static const char *usage =
     "                [--per-class K] [--holdout K] [--mnist DIR] [--dataset-name NAME] [--progress]\n"
     "                > images\n"
     "       mkdigits --image-ids FILE [-N DIGITS] [-s SPLIT] [--seen-from FILE] [--mnist DIR] ...\n"
-    "  Writes N-digit MNIST composites (uint8 28 x 28N) as a stream of kind `images`.\n"
-    "  -N DIGITS          digits per image, 1..4 (default 2)\n"
-    "  -s SPLIT           train | test-seen | test-unseen | val (default train)\n"
-    "  -S SEED            seed of the digit draws and the order (default 714)\n"
-    "  --class-seed SEED  seed of the seen/unseen class split: 70% of the 10^N numbers are seen\n"
-    "                     (train) classes; keep it equal for train and test (default 714)\n"
-    "  -n TOTAL           image budget (default 100000 for train, 10000 for the test splits);\n"
-    "                     classes x K images are made, at most TOTAL\n"
-    "  --per-class K      images per class (default max(100, TOTAL / classes of the split));\n"
-    "                     if classes x K > TOTAL, only the first TOTAL / K classes of the split\n"
-    "                     in the class-seed order are made. Defaults: N=2 train 70 x 1428,\n"
-    "                     test-seen 70 x 142, test-unseen 30 x 333; N=3 700 x 142, 100 x 100,\n"
-    "                     100 x 100\n"
-    "  --holdout K        hold the last K MNIST training digits out of `train`: `-s train` then\n"
-    "                     draws from the first 60000 - K only, and `-s val` (seen classes, like\n"
-    "                     test-seen, default 10000 images) from the K held out only: a validation\n"
-    "                     set for choosing a recipe without touching the test set\n"
-    "  --mnist DIR        idx files (train-images-idx3-ubyte[.gz], t10k-..., labels alike);\n"
-    "                     default $HEDGE_MNIST, else " DEFAULT_MNIST "\n"
-    "  --dataset-name S   meta `dataset` (default mnist for the default data, else DIR)\n"
-    "  --progress         show progress even when stderr is not a terminal\n"
-    "  --image-ids FILE   rebuild exactly the composites of the public generator's standard data\n"
-    "                     sets (github.com/google/n-digit-mnist, standard_datasets/\n"
-    "                     dataset_mnist_<N>_<instance|number>_<SPLIT>.npz) in the file's order:\n"
-    "                     an .npz (zip, stored or deflated) with image_ids.npy, integer [K, S, N]:\n"
-    "                     the MNIST index of each digit (position 0 leftmost) of composite s of\n"
-    "                     class row k, and optionally chosen_numbers.npy [K] (row k's class, checked\n"
-    "                     against the digits' labels) and sample_per_number.npy (S, checked); or a\n"
-    "                     bare .npy of ids, [K, S, N] or [M, N] (classes from the labels). Integer\n"
-    "                     dtypes (<i8 as published; i1..i8, u1..u8), C order. The split (train: MNIST\n"
-    "                     train digits; test, test-seen, test-unseen: t10k digits) comes from -s or\n"
-    "                     the name (_train, _test, _test_seen, _test_unseen); N from the file (-N,\n"
-    "                     if given, must agree). No randomness: -S, -n, --per-class, --class-seed,\n"
-    "                     --holdout do not apply. meta classes: those present; seen_classes: those\n"
-    "                     of the train file (itself for train, else --seen-from or the _train file\n"
-    "                     beside FILE; absent when there is none)\n"
-    "  --seen-from FILE   the train ids file whose classes are meta seen_classes (--image-ids)\n"
-    "  Train composites use MNIST train digits, test composites MNIST test digits only. Each\n"
-    "  position of a class draws the digits of its label without replacement; when they run out\n"
-    "  (the default data has ~143 test digits per label) a fresh permutation starts.\n"
-    "  Exit: 0 ok, 1 bad idx data or I/O error, 2 misuse (also: no such MNIST directory).\n";
+    "  N-digit MNIST composites as an images stream.\n";
 
 typedef struct {
     int N, split;
@@ -135,7 +95,7 @@ static options parse_options(int argc, char **argv)
         case OPT_IDS: o.ids = optarg; break;
         case OPT_SEEN_FROM: o.seen_from = optarg; break;
         case 'h': usage_help();
-        default: usage_die("unknown option");
+        default: usage_bad_option(argv);
         }
     }
     if (optind < argc)
@@ -348,9 +308,9 @@ static int from_ids(const options *o, int argc, char **argv)
 
 int main(int argc, char **argv)
 {
-    util_init(argv[0]);
-    util_usage = usage;
+    util_start(argc, argv, usage);
     options o = parse_options(argc, argv);
+    stdout_not_terminal();
     if (o.ids)
         return from_ids(&o, argc, argv);
     const int N = o.N, W = DIGITS_SIDE * N;

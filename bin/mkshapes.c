@@ -25,54 +25,7 @@ static const char *usage =
     "                [--hue-noise DEG] [--short-legs F] [--stroke PX] [--arm PX]\n"
     "                [--saturation S] [--value V] [--progress] > images\n"
     "       mkshapes --bayes [--sd DEG] [--orientations A,B] [--hues A,B]\n"
-    "  Writes the colour-orientation L-shapes of the SPE paper (Scott et al. 2019, section 4.1,\n"
-    "  appendix A.2) as a stream of kind `images`: image uint8 [3, 64, 64] (RGB planes, channels\n"
-    "  first), class int32, id int64, and the generative coordinates: orientation and hue float32\n"
-    "  (degrees, [0, 360)), leg float32 [2] (stem and foot, fractions of the arm), hue_noise\n"
-    "  float32 (the sd of this image's per-pixel hue noise, degrees; 0 = none).\n"
-    "  Four classes, a 2 x 2 grid of orientation centre x hue centre: class c has orientation\n"
-    "  centre A of --orientations for even c, B for odd c, and hue centre A of --hues for c < 2,\n"
-    "  B for c >= 2. Each image: class uniform on 0..3; orientation and hue = centre + sd N(0,1),\n"
-    "  wrapped into [0, 360) (a wrapped normal on each circle).\n"
-    "  -n N                images (default 10000; the paper gives no number)\n"
-    "  -s SPLIT            train | test: other random streams; train has the noisy minority\n"
-    "                      (--noisy 0.15), test none (default train)\n"
-    "  -S SEED             seed (default 714); image id depends only on SEED, SPLIT and id\n"
-    "  --sd DEG            sd of orientation and of hue within a class, 0..180 (default 30;\n"
-    "                      0 puts every image at its class centre)\n"
-    "  --orientations A,B  orientation centres, degrees (default 90,180, as the paper)\n"
-    "  --hues A,B          hue centres, degrees (default 90,180, as the paper)\n"
-    "  --legs LO,HI        each leg's fraction uniform on [LO, HI], each leg independently, in\n"
-    "                      0..1 (default 0.1,0.98: the paper's 10% to 98% of the original length).\n"
-    "                      The fraction scales the arm, the part of a leg beyond the corner square\n"
-    "                      both legs share (stroke x stroke), so a leg never vanishes\n"
-    "  --leg-noise WHICH   all: every image's legs are drawn so (default); noisy: only the noisy\n"
-    "                      minority's, the others have full legs (the paper can be read either way)\n"
-    "  --noisy P           fraction of images with per-pixel hue noise, 0..1 (default 0.15 for\n"
-    "                      train, the paper's training minority; 0 for test)\n"
-    "  --noise-sd LO,HI    that noise's sd per image, uniform on [LO, HI] degrees (default 18,54)\n"
-    "  --hue-noise DEG     out of distribution (the paper's Figure 3, left): every image gets\n"
-    "                      per-pixel hue noise of sd DEG inside the L, instead of the above\n"
-    "  --short-legs F      out of distribution (Figure 3, right): both leg fractions times F, 0..1\n"
-    "  --stroke PX         width of the legs in pixels (default 8)\n"
-    "  --arm PX            arm length at fraction 1 (default 32: legs 40 px from the outer corner);\n"
-    "                      stroke + arm at most 45, so that the L fits at every orientation\n"
-    "  --saturation S      HSV saturation, constant, 0..1 (default 1)\n"
-    "  --value V           HSV value, constant, 0..1 (default 1)\n"
-    "  --bayes             print the Bayes-optimal accuracy (6 decimals) of telling the 4 classes\n"
-    "                      from (orientation, hue) for these centres and sd, integrated over the\n"
-    "                      torus, not sampled (the paper quotes about 87%; legs and pixel noise\n"
-    "                      play no part) and exit; no stream\n"
-    "  --progress          show progress even when stderr is not a terminal\n"
-    "  Geometry: orientation 0 is an upright L (stem up, foot to the right); an orientation\n"
-    "  rotates it counterclockwise as displayed, about the centre of the full-length L's bounding\n"
-    "  square, which is the image centre. A pixel whose centre lies inside the L gets the HSV\n"
-    "  colour (hue, S, V), every other pixel is black; no anti-aliasing. Per-pixel hue noise adds\n"
-    "  an independent N(0, sd^2) to the hue of each pixel inside the L.\n"
-    "  meta: channels 3, height 64, width 64, dataset lshapes, split, classes, orientation_centres\n"
-    "  and hue_centres (float32 [4], per class), angle_unit degrees, the parameters above\n"
-    "  (hue_noise and short_legs only when given).\n"
-    "  Exit: 0 ok, 1 I/O error, 2 misuse.\n";
+    "  Synthetic L-shapes (orientation and hue classes) as an images stream.\n";
 
 typedef struct {
     long n;
@@ -174,7 +127,7 @@ static options parse_options(int argc, char **argv)
         case OPT_BAYES: o.bayes = 1; break;
         case OPT_PROGRESS: progress_force = 1; break;
         case 'h': usage_help();
-        default: usage_die("unknown option");
+        default: usage_bad_option(argv);
         }
     }
     if (optind < argc)
@@ -253,14 +206,14 @@ static stream_header *make_header(const options *o, int argc, char **argv)
 
 int main(int argc, char **argv)
 {
-    util_init(argv[0]);
-    util_usage = usage;
+    util_start(argc, argv, usage);
     options o = parse_options(argc, argv);
     if (o.bayes) {
         printf("%.6f\n", shapes_bayes(&o.p));
         close_stdout();
         return 0;
     }
+    stdout_not_terminal();
 
     stream_header *h = make_header(&o, argc, argv);
     static char obuf[1 << 20];

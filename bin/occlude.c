@@ -34,31 +34,7 @@
 
 static const char *usage =
     "usage: occlude [-p P] [--shape rect|square] [-S SEED] [--progress] [INPUT] > stream\n"
-    "  Reads a stream of N-digit MNIST images (INPUT, or stdin when absent or -) and blacks out,\n"
-    "  per digit with probability P, a patch inside the digit's 28 x 28 cell:\n"
-    "  --shape rect    (default) width w and height h each uniform on 0..28, top-left corner x\n"
-    "                  uniform on 0..28-w, y on 0..28-h. The SPE paper (Scott et al. 2019,\n"
-    "                  appendix E) describes this as \"identical to the scheme used in Oh et al.\",\n"
-    "                  and its authors had HIB's code.\n"
-    "  --shape square  a square of side L uniform on 0..28, x and y each uniform on 0..28-L: the\n"
-    "                  HIB paper's appendix A as written (Oh et al. 2019). The same bytes as\n"
-    "                  occlude before --shape existed.\n"
-    "  (The papers' U(0, 28), discretised; a side of 0 blacks out nothing but counts as occluded.)\n"
-    "  Input kinds:\n"
-    "  images      (from mkdigits) each image's patches depend only on SEED and its id, so -p 0\n"
-    "              (clean) and -p 1 (corrupt) twins hold the same composites. Adds the fields\n"
-    "              occluded uint8 [N] and patch int32 [N, 4] (x = column, y = row, w, h; 0 0 0 0\n"
-    "              when not occluded) and meta occlusion_p, occlusion_shape.\n"
-    "  pairbatch, groupbatch, episodes  (from batcher; occlusion at every use, between batcher\n"
-    "              and train: batcher ... | occlude -p 0.2 | train ...) each image of record R\n"
-    "              (its place in the stream) and slot k draws from (SEED, R, k): the same command\n"
-    "              gives the same bytes, and train --resume (which skips the records it trained\n"
-    "              on) sees the same patches. Per image flags occluded uint8 [N] (pairbatch:\n"
-    "              occluded1, occluded2) are added, or OR-ed into when present.\n"
-    "  -p P        probability per digit, 0..1, or `clean` (0) or `corrupt` (1) (default 0.2)\n"
-    "  -S SEED     seed (default 714)\n"
-    "  --progress  show progress even when stderr is not a terminal\n"
-    "  Exit: 0 ok, 1 bad or truncated input stream, 2 misuse.\n";
+    "  Blacks out random patches of N-digit MNIST digits, in images or batch streams.\n";
 
 typedef struct {
     double p;
@@ -90,7 +66,7 @@ static options parse_options(int argc, char **argv)
         case 'S': o.seed = parse_u64("-S", optarg); break;
         case 'P': progress_force = 1; break;
         case 'h': usage_help();
-        default: usage_die("unknown option");
+        default: usage_bad_option(argv);
         }
     }
     if (argc - optind > 1)
@@ -186,9 +162,9 @@ static plan make_plan(const stream_reader *in, stream_header *h)
 
 int main(int argc, char **argv)
 {
-    util_init(argv[0]);
-    util_usage = usage;
+    util_start(argc, argv, usage);
     options o = parse_options(argc, argv);
+    stdout_not_terminal();
 
     stream_reader *in = stream_open_path(o.input);
     stream_header *h = header_new(in->header->kind, in->header->batched);

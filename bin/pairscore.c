@@ -18,37 +18,7 @@ static const char *usage =
     "                 [--json FILE] [INPUT]\n"
     "       pairscore -g OTHER [-n PAIRS] [-S SEED] [-K SAMPLES] [--mc | --means] [--json FILE] [INPUT]\n"
     "       pairscore --self [-S SEED] [-K SAMPLES] [--mc | --means] [--json FILE] [INPUT]\n"
-    "  Reads an `embeddings` (or `eta`) stream (INPUT or stdin) and writes `pairscores`: for each\n"
-    "  pair the match probability p(m|x1,x2), sigmoid(-a ||z1 - z2|| + b) with a = meta match_a and\n"
-    "  b = meta match_b, and the self-mismatch eta = 1 - p(m|x,x) of both images and their mean.\n"
-    "  Point embeddings (no `var` field), and any embeddings with --means: p exact, the mean over\n"
-    "  the C1 x C2 component pairs of sigmoid(-a ||mu1 - mu2|| + b) (for C = 1 the closed form);\n"
-    "  eta = 1 - the mean over the image's own C x C component pairs, so 1 - sigmoid(b) for every\n"
-    "  image only when C = 1 (a mixture's eta grows with the spread of its component means).\n"
-    "  Stochastic embeddings: Monte Carlo over the K x K pairs of K stratified samples per image\n"
-    "  (K / C per component), eta from two independent sample sets of the same image.\n"
-    "  -n PAIRS     random pairs (default 10000), drawn with replacement: even pair numbers match\n"
-    "               (same class, two different images), odd ones do not; an error with --pairs or\n"
-    "               --self, which score other pairs\n"
-    "  -S SEED      seed of the pairs and of the samples (default 714)\n"
-    "  -K SAMPLES   samples per image for stochastic embeddings (default 8; a multiple of C); an\n"
-    "               error with --means or on point embeddings, which have nothing to sample\n"
-    "  --pairs FILE score these pairs instead: one pair per line, two values of the `id` field\n"
-    "               (the record index when the input has no `id`); # starts a comment\n"
-    "  -g OTHER     cross pairs: the first image of every random pair from INPUT, the second from\n"
-    "               the embedding stream OTHER (e.g. clean and corrupt twins of the same images):\n"
-    "               even pair numbers match (same class, never the same `id`, so never a twin),\n"
-    "               odd ones do not; i indexes INPUT, j OTHER. OTHER must have INPUT's C, D, kind\n"
-    "               (var or not), match_a and match_b. Its images draw their samples from streams\n"
-    "               of their own (index n_INPUT + j)\n"
-    "  --self       write kind `eta` instead: every input field plus `eta`, one record per image\n"
-    "  --mc         insist on Monte Carlo (fails on point embeddings, which have nothing to sample)\n"
-    "  --means      ignore the variances: score the component means exactly, as point embeddings\n"
-    "  --json FILE  also write a one-line JSON summary to FILE (e.g. /dev/stderr); it is opened\n"
-    "               before any work and committed only when the stream is whole\n"
-    "  Means and variances must be finite (an error names the record); any finite value, however\n"
-    "  large, gives a probability in [0, 1]: distances are computed in double.\n"
-    "  -h           this help\n";
+    "  Match probabilities of embedding pairs (random pairs, a gallery, or --self).\n";
 
 typedef struct {
     long npairs;
@@ -455,8 +425,7 @@ static void score_self(const options *o, stream_reader *in, match_scorer *sc, FI
 
 int main(int argc, char **argv)
 {
-    util_init(argv[0]);
-    util_usage = usage;
+    util_start(argc, argv, usage);
     char **args = emalloc((size_t)(argc + 1) * sizeof *args); /* before getopt permutes argv */
     memcpy(args, argv, (size_t)(argc + 1) * sizeof *args);
     options o = {.npairs = 10000, .seed = 714, .K = 8};
@@ -469,7 +438,6 @@ int main(int argc, char **argv)
                                           {"help", no_argument, 0, 'h'},
                                           {0, 0, 0, 0}};
     int c;
-    opterr = 0; /* our own message, then the usage */
     while ((c = getopt_long(argc, argv, "n:S:K:g:h", lopts, NULL)) != -1) {
         switch (c) {
         case 'n': o.npairs = parse_long("-n", optarg, 1, 1000000000), o.npairs_given = 1; break;
@@ -482,7 +450,7 @@ int main(int argc, char **argv)
         case OPT_MEANS: o.means = 1; break;
         case OPT_JSON: o.json = optarg; break;
         case 'h': usage_help();
-        default: usage_die("unknown option or missing value: %s", argv[optind - 1]);
+        default: usage_bad_option(argv);
         }
     }
     if (argc - optind > 1)
@@ -504,9 +472,10 @@ int main(int argc, char **argv)
     o.input = optind < argc ? argv[optind] : "-";
     if (o.other && !strcmp(o.other, "-") && !strcmp(o.input, "-"))
         usage_die("INPUT and OTHER cannot both be stdin");
+    stdout_not_terminal();
 
     /* the summary file exists (as a temp file) before any work: an unwritable path fails now */
-    FILE *jf = o.json ? atomic_open(o.json) : NULL;
+    FILE *jf = o.json ? json_open(o.json, 1) : NULL;
     stream_reader *in = stream_open_path(o.input);
     const stream_header *ih = in->header;
     /* kind, mu [C, D] with C, D >= 1 and var of its shape: C = 0 would divide K by 0 */

@@ -18,22 +18,11 @@
 static const char *usage =
     "usage: qembed -m MODEL.ckpt STRING...\n"
     "       qembed -m MODEL.ckpt --classes [INPUT]\n"
-    "  Embeds N-digit strings (N: the model's digits) with the checkpoint's query tower and writes\n"
-    "  kind `embeddings`: mu float32 [1, D] (unit length, as `embed` writes a two-tower model's\n"
-    "  images), class int32 (the number the string spells), digits uint8 [N], id int64 (the\n"
-    "  query's index). Meta: model `query`, C 1, D, digits, normalized 1, checkpoint, loss.\n"
-    "  STRING...    the digit strings, e.g. 07 42 (exactly N digits each)\n"
-    "  --classes    instead, every class of the stream INPUT (or stdin): its meta `classes` (an\n"
-    "               `images`, `embeddings` or `eta` stream of a split: the split's classes),\n"
-    "               ascending. The stream must be whole (read to its trailer) and of N-digit\n"
-    "               MNIST with the model's N (its meta `digits`): an error otherwise\n"
-    "  -m PATH      a checkpoint of a two-tower loss (train --loss cesoftmax, ...)\n"
-    "  -h           this help\n";
+    "  Embeds digit strings with the query tower of a two-tower checkpoint.\n";
 
 int main(int argc, char **argv)
 {
-    util_init(argv[0]);
-    util_usage = usage;
+    util_start(argc, argv, usage);
     const char *ckpt = NULL;
     int from_classes = 0, c;
     enum { OPT_CLASSES = 256 };
@@ -43,7 +32,7 @@ int main(int argc, char **argv)
         case 'm': ckpt = optarg; break;
         case OPT_CLASSES: from_classes = 1; break;
         case 'h': usage_help();
-        default: usage_die("unknown option");
+        default: usage_bad_option(argv);
         }
     }
     if (!ckpt)
@@ -52,6 +41,7 @@ int main(int argc, char **argv)
         usage_die("--classes reads one stream");
     if (!from_classes && optind == argc)
         usage_die("give the digit strings to embed, or --classes");
+    stdout_not_terminal();
     blas_init(argv, 1);
 
     ckpt_info ci;

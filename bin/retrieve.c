@@ -21,65 +21,7 @@ static const char *usage =
     "                [--clean X | --clean-random X [--clean-draws R] [-S SEED]]\n"
     "                [--global] [--global-tsv FILE] [-t THREADS] [--json FILE] [INPUT]\n"
     "       retrieve --summary [INPUT]\n"
-    "  Reads an `embeddings` (or `eta`) stream of queries (INPUT or stdin) and ranks, for each, the\n"
-    "  gallery: leave-one-out within INPUT (the query itself never counts) or with -g the GALLERY's\n"
-    "  items. Distance: Euclidean between the embeddings' means (a mixture: the average of its\n"
-    "  component means), as knn -d mean, as float32 squared distances from sgemm in blocks on\n"
-    "  coordinates centred on the gallery's mean (so far from the origin too): memory\n"
-    "  grows with the gallery, never with queries x gallery. Equal distances: the lower gallery\n"
-    "  record index ranks first (as in knn). A query's positives are the gallery items of its class;\n"
-    "  with their ranks r_1 < ... < r_R (R = npos):\n"
-    "    recall[j] 1 if r_1 <= k_j                p1     1 if r_1 = 1\n"
-    "    rprec     #{i : r_i <= R} / R            map_r  (sum of i / r_i over r_i <= R) / R (MAP@R)\n"
-    "    ap        (sum of i / r_i over all i) / R: average precision over the whole gallery\n"
-    "  Writes kind `retrieval`, one record per query with a positive: id, class, ap, rprec, map_r,\n"
-    "  p1, recall [nk], npos, eta (the input's; else, when it has var, the mean of var over C x D)\n"
-    "  and occluded when the input has it. With an eta, the meta and JSON also get eta_ap_pearson:\n"
-    "  the Pearson correlation of eta and ap over the records (Taha et al.'s Figure 6; null when\n"
-    "  eta is constant). A query with no positive in the gallery is left out of\n"
-    "  the stream and of every mean, and counted (meta no_positive; a warning). The header's meta\n"
-    "  gets recall_at (the k), recall, p1, rprec, map_r, map (means over the records), queries,\n"
-    "  no_positive, gallery_n.\n"
-    "  -k K1,K2,...   the k of Recall@k, increasing, at most 16 (default 1,2,4,8)\n"
-    "  -g GALLERY     an embedding stream to search instead of the input itself; several -g: their\n"
-    "                 union in order (same D, a class each; e.g. distractor images added to a\n"
-    "                 gallery), meta retrieval_gallery the paths comma-joined, gallery_part_n the\n"
-    "                 items of each (gallery record indices count through the union)\n"
-    "  --exclude-id   with -g: never rank the gallery item with the query's own id (for twin sets;\n"
-    "                 ids unique over the union, several -g: an id field in each)\n"
-    "  --global       also global precision-recall (one threshold for every query: the calibration\n"
-    "                 measure of Cross-Example Softmax) over ALL (query, gallery item) pairs of the\n"
-    "                 run (leave-one-out: every other item; the --exclude-id item left out; queries\n"
-    "                 without a positive too), positive = same class, ranked by the squared\n"
-    "                 distance's key: its float32 bits with the mantissa cut to 14 bits (2^22 bins,\n"
-    "                 each 2^-14 of d2 wide); equal keys tie (one block, as apcurve's equal scores).\n"
-    "                 Exact for that rule; constant memory. Meta and JSON: global_pr_auc\n"
-    "                 (trapezoids, apcurve's pr_auc), global_ap (steps, apcurve's ap),\n"
-    "                 global_pairs, global_positives; meta also global_points (distinct keys),\n"
-    "                 global_mantissa_bits\n"
-    "  --global-tsv FILE  --global, and its curve as TSV for plotting: a # header line, then\n"
-    "                 recall precision threshold (the bin's largest d2: \"same class when d2 <= it\"),\n"
-    "                 by increasing d2, every point or at most 1000 spread along the curve\n"
-    "  --clean X      also drop the X % (0 < X < 100; floor(X n / 100) items) most uncertain gallery\n"
-    "                 items (the gallery's eta, else its mean var; equal values in a random order\n"
-    "                 from SEED), and R times as many items drawn at random; the mAP and Recall@k\n"
-    "                 of each cleaned gallery (over the queries with a positive left in it; queries\n"
-    "                 are never dropped) go into the meta and the JSON: clean_uncertain_map,\n"
-    "                 clean_uncertain_recall, clean_random_map (mean over the draws),\n"
-    "                 clean_random_map_sd (their sd, R - 1 in the denominator), clean_random_recall\n"
-    "  --clean-random X  only the random draws of --clean (for a model without an uncertainty: the\n"
-    "                 baseline of the comparison); clean_uncertainty is \"none\"\n"
-    "  --clean-draws R  random draws (default 5, at most 30)\n"
-    "  -S SEED        seed of the draws and of the order of equal uncertainties (default 714)\n"
-    "  -t THREADS     threads for the distance blocks (default: OPENBLAS_NUM_THREADS, else 1); the\n"
-    "                 output does not depend on it\n"
-    "  --json FILE    also write a one-line JSON summary to FILE (e.g. /dev/stderr); it is opened\n"
-    "                 before any work and committed only when the stream is whole\n"
-    "  --summary      read a `retrieval` stream instead and print its JSON summary line to stdout:\n"
-    "                 {\"program\": \"retrieve\", \"queries\": N, \"no_positive\": M, \"gallery\": G,\n"
-    "                  \"mode\": ..., \"recall_at\": [1, ...], \"recall\": [...], \"p1\": P, \"rprec\": ...,\n"
-    "                  \"map_r\": ..., \"map\": ... [, \"global_pr_auc\": ...] [, \"clean_percent\": X, ...]}\n"
-    "  -h             this help\n";
+    "  Retrieval metrics of embeddings per query: Recall@k, R-precision, MAP@R, AP.\n";
 
 typedef struct {
     int summary;
@@ -418,7 +360,7 @@ static void write_global_tsv(FILE *f, const retrieval_hist *h)
 {
     metrics_pr_point *pts = emalloc(GLOBAL_TSV_POINTS * sizeof *pts);
     int64_t n = retrieval_hist_curve(h, GLOBAL_TSV_POINTS, pts);
-    fprintf(f, "# recall\tprecision\tthreshold\n");
+    fprintf(f, "recall\tprecision\tthreshold\n");
     for (int64_t t = 0; t < n; t++)
         fprintf(f, "%.9g\t%.9g\t%.9g\n", pts[t].recall, pts[t].precision, pts[t].threshold);
     free(pts);
@@ -426,8 +368,7 @@ static void write_global_tsv(FILE *f, const retrieval_hist *h)
 
 int main(int argc, char **argv)
 {
-    util_init(argv[0]);
-    util_usage = usage;
+    util_start(argc, argv, usage);
     char **args = emalloc((size_t)(argc + 1) * sizeof *args); /* before getopt permutes argv */
     memcpy(args, argv, (size_t)(argc + 1) * sizeof *args);
     options o = {.ks = {1, 2, 4, 8}, .nk = 4, .draws = 5, .seed = 714};
@@ -443,7 +384,6 @@ int main(int argc, char **argv)
                                           {"help", no_argument, 0, 'h'},
                                           {0, 0, 0, 0}};
     int c;
-    opterr = 0; /* our own message, then the usage */
     while ((c = getopt_long(argc, argv, "k:g:t:S:h", lopts, NULL)) != -1) {
         switch (c) {
         case 'k': parse_ks(&o, optarg), o.k_given = 1; break;
@@ -473,7 +413,7 @@ int main(int argc, char **argv)
             o.draws = (int)parse_long("--clean-draws", optarg, 1, RETRIEVAL_MAXMASK - 2), o.draws_given = 1;
             break;
         case 'h': usage_help();
-        default: usage_die("unknown option or missing value: %s", argv[optind - 1]);
+        default: usage_bad_option(argv);
         }
     }
     if (argc - optind > 1)
@@ -494,7 +434,8 @@ int main(int argc, char **argv)
         return 0;
     }
     /* the output files exist (as temp files) before any work: an unwritable path fails now */
-    FILE *jf = o.json ? atomic_open(o.json) : NULL, *tf = o.global_tsv ? atomic_open(o.global_tsv) : NULL;
+    stdout_not_terminal();
+    FILE *jf = o.json ? json_open(o.json, 1) : NULL, *tf = o.global_tsv ? atomic_open(o.global_tsv) : NULL;
     blas_init(args, o.threads);
 
     stream_reader *qin = stream_open_path(o.input);

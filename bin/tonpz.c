@@ -14,22 +14,7 @@
 
 static const char *usage =
     "usage: tonpz [-o FILE.npz] [-z] [INPUT]\n"
-    "  Writes a stream (INPUT or stdin) as an .npz archive, as np.savez would (FILE, else stdout;\n"
-    "  never a terminal):\n"
-    "    FIELD          one array per field, the records stacked: [n, *item shape] (a batched\n"
-    "                   stream: its batches concatenated), the field's dtype; e.g. an embedding\n"
-    "                   stream's mu is float32 [n, C, D] (point embeddings: C = 1)\n"
-    "    header         the header as JSON (fields, meta, provenance with the input headers:\n"
-    "                   the lineage), a 0-d unicode array: json.loads(str(z[\"header\"]))\n"
-    "    meta/KEY       each meta tensor in full (the header's JSON shows 16 values)\n"
-    "  np.load(FILE) needs no allow_pickle. The output is written only when the input stream\n"
-    "  was whole (a stream cut short: exit 1, no file). Back to a stream: fromnpz.\n"
-    "  -o FILE   the .npz to write (atomically: a temp file renamed when complete)\n"
-    "  -z        deflate the members, as np.savez_compressed (default: stored, as np.savez)\n"
-    "  -h, --help  this help\n"
-    "example:\n"
-    "  mkdigits -N 2 -s test-seen | tonpz -o digits.npz\n"
-    "  python3 -c 'import numpy as np; z = np.load(\"digits.npz\"); print(z[\"image\"].shape)'\n";
+    "  Writes a stream as a NumPy .npz archive (never to a terminal).\n";
 
 static const char *descr(int dtype)
 {
@@ -64,24 +49,22 @@ static void check(const char *err, const char *out)
 
 int main(int argc, char **argv)
 {
-    util_init(argv[0]);
-    util_usage = usage;
+    util_start(argc, argv, usage);
     const char *out = NULL;
     int level = 0, c;
     static const struct option lopts[] = {{"help", 0, 0, 'h'}, {0, 0, 0, 0}};
-    opterr = 0; /* our own message, then the "Try" line */
     while ((c = getopt_long(argc, argv, "o:zh", lopts, NULL)) != -1) {
         switch (c) {
         case 'o': out = optarg; break;
         case 'z': level = 6; break;
         case 'h': usage_help();
-        default: usage_die("unknown option or missing value: %s", argv[optind - 1]);
+        default: usage_bad_option(argv);
         }
     }
     if (argc - optind > 1)
         usage_die("at most one input");
-    if (!out && isatty(STDOUT_FILENO))
-        usage_die("will not write an .npz to a terminal (-o FILE, or redirect stdout)");
+    if (!out)
+        stdout_not_terminal();
     FILE *f = out ? atomic_open(out) : stdout;
     const char *name = out ? out : "stdout";
 

@@ -2,6 +2,7 @@
  * gnuplot, spreadsheets and quick looks. Tensor fields are flattened into columns named
  * field[i] (row-major); -f picks and orders the fields.
  */
+#include <getopt.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -11,28 +12,22 @@
 #include "util.h"
 
 static const char *usage =
-    "usage: totsv [-f FIELD,FIELD,...] [-n N] [-H] [FILE]\n"
-    "  Prints records as TSV with a header line (field or field[i] per column).\n"
-    "  -f LIST   fields to print, in this order, comma-separated (default: all but images); a\n"
-    "            field may appear more than once, an empty name is an error\n"
-    "  -n N      stop after N lines\n"
-    "  -H        no header line\n"
-    "  -h        this help\n";
+    "usage: totsv [-f FIELD,FIELD,...] [-n N] [FILE]\n"
+    "  Prints a stream's records as TSV with one header line.\n";
 
 int main(int argc, char **argv)
 {
-    util_init(argv[0]);
-    util_usage = usage;
+    util_start(argc, argv, usage);
     char *list = NULL;
     long maxn = -1;
-    int noheader = 0, c;
-    while ((c = getopt(argc, argv, "f:n:Hh")) != -1) {
+    int c;
+    static const struct option longs[] = {{"help", no_argument, 0, 'h'}, {0, 0, 0, 0}};
+    while ((c = getopt_long(argc, argv, "f:n:h", longs, NULL)) != -1) {
         switch (c) {
         case 'f': list = optarg; break;
         case 'n': maxn = parse_long("-n", optarg, 0, 1L << 62); break;
-        case 'H': noheader = 1; break;
         case 'h': usage_help();
-        default: usage_die("unknown option");
+        default: usage_bad_option(argv);
         }
     }
     if (argc - optind > 1)
@@ -66,21 +61,20 @@ int main(int argc, char **argv)
         for (int i = 0; i < h->nfields; i++)
             if (!(h->fields[i].dtype == DT_U8 && h->fields[i].ndim >= 2)) /* images: [H, W] or [C, H, W] */
                 sel[ns++] = i;
-    if (!noheader) {
-        for (int k = 0; k < ns; k++) {
-            const stream_field *f = &h->fields[sel[k]];
-            int64_t n = shape_numel(f->ndim, f->shape);
-            for (int64_t i = 0; i < n; i++) {
-                if (k || i)
-                    putchar('\t');
-                if (f->ndim == 0)
-                    fputs(f->name, stdout);
-                else
-                    printf("%s[%lld]", f->name, (long long)i);
-            }
+    /* one plain header line, always (docs/cli.md) */
+    for (int k = 0; k < ns; k++) {
+        const stream_field *f = &h->fields[sel[k]];
+        int64_t n = shape_numel(f->ndim, f->shape);
+        for (int64_t i = 0; i < n; i++) {
+            if (k || i)
+                putchar('\t');
+            if (f->ndim == 0)
+                fputs(f->name, stdout);
+            else
+                printf("%s[%lld]", f->name, (long long)i);
         }
-        putchar('\n');
     }
+    putchar('\n');
     stream_record rec = {0};
     long lines = 0;
     while ((maxn < 0 || lines < maxn) && stream_read(in, &rec)) {

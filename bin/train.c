@@ -30,67 +30,20 @@
 
 static const char *usage =
     "usage: train -o MODEL.ckpt [options] < batches\n"
-    "  Trains an embedding network on a batch stream from `batcher`: pairbatch (-m pairs),\n"
-    "  groupbatch (-m pk) or episodes (-m episodes), as the loss requires. The network takes\n"
-    "  the images' size from the stream: uint8 [H, W] or [C, H, W] (N-digit MNIST 28 x 28N,\n"
-    "  mkshapes 3 x 64 x 64; sides multiples of 4).\n"
-    "  -o, --out PATH       checkpoint to write (atomically)\n"
-    "      --resume PATH    continue exactly from PATH (its settings win, but -n, --save-every and\n"
-    "                       --snapshot-every when given; -o defaults to PATH). Feed the same batcher\n"
-    "                       command: the first STEP batches are skipped. The checkpoint keeps the\n"
-    "                       command that started the run and lists each resume (formats/checkpoint.md)\n"
-    "      --head H         point | mog | iso (D means and one log-variance s, var = exp(s) in\n"
-    "                       every dimension); default: the loss's (point for softcon, contrastive,\n"
-    "                       proto, triplet, fstat; mog for vib, spe; iso for hetriplet), mog when\n"
-    "                       neither is given\n"
-    "  -C N                 mixture components (default 1; point: 1)\n"
-    "  -D N                 embedding dimensions (default 2)\n"
-    "      --loss NAME      default softcon for point, vib for mog; the losses are listed below\n"
-    "  -K N                 samples per input for vib (default 8), per query for spe (default 1)\n"
-    "      --beta X         KL weight for vib (default 1e-4)\n"
-    "      --margin M       margin of the hard contrastive loss and the triplet hinge (default 1);\n"
-    "                       cemargin: the angular margin m of L-Softmax, an integer 1..8 (default 2)\n"
-    "      --a0 X --b0 X    initial a > 0 and b of the match probability\n"
-    "      --se2-0 X        spe: initial s_e^2 > 0 (default: gamma = shots x D x 0.01, SPE appendix B)\n"
-    "      --sampler NAME   spe: intersection (default, as the paper trains) | naive\n"
-    "      --triplet FORM   triplet, hetriplet: soft (softplus(D(a,p) - D(a,n)), default) | hinge (with --margin)\n"
-    "      --mining NAME    triplet, hetriplet: semihard (default) | hard (batch-hard) | all\n"
-    "      --ce-scale0 X    two-tower losses: the initial scale of the cosine scores (learned; default 10)\n"
-    "      --ce-topk K      snm: the hardest negatives kept per query (default 32)\n"
-    "      --ce-frac F      cenm: the fraction of the batch's non-matching pairs kept (default 0.5)\n"
-    "      --fstat-dims N   fstat: d, the best-separated dimensions per class pair (default 2, as the\n"
-    "                       paper's Figure 3; 1 when -D 1)\n"
-    "      --optim NAME     adam | sgd (default adam, momentum 0.9 for sgd)\n"
-    "      --lr X           learning rate, the peak of the schedule (default 1e-3)\n"
-    "      --warmup N       linear warm-up of the rate over the first N steps (default 0)\n"
-    "      --decay NAME     none | cosine | linear: after warm-up, decay the rate to lr x FRAC at the\n"
-    "                       last step (-n); default none (the paper's recipe: Adam 1e-3, constant)\n"
-    "      --lr-end FRAC    the last step's rate as a fraction of --lr (default 0)\n"
-    "  -n, --steps N        training steps (default 20000; the paper used 500000)\n"
-    "  -S, --seed N         seed of the initial weights and the samples (default 714)\n"
-    "  -t, --threads N      threads (default 2: the machine's two cores)\n"
-    "      --save-every N   checkpoint every N steps (default 1000)\n"
-    "      --snapshot-every N  also keep a copy of the checkpoint every N steps, as PATH.stepS\n"
-    "                       (PATH without its .ckpt, S the step, 9 digits) + .ckpt: for curves\n"
-    "      --log FILE       training log, TSV: step loss nll kl a b mean_var images_per_s seconds lr\n"
-    "                       acc se2 (acc: query accuracy of episode losses, nearest-neighbour\n"
-    "                       accuracy within the batch for triplet; se2: spe's s_e^2), a line every\n"
-    "                       50 steps, on disk at each checkpoint; not stored: give it again with\n"
-    "                       --resume, which cuts it back to the checkpoint's step and goes on\n"
-    "      --progress       progress on stderr even when it is not a terminal\n"
-    "  -h                   this help\n";
+    "  Trains an embedding network on batches from batcher and writes a checkpoint.\n";
 
 /* -h: the usage, then every loss of the registry (lib/loss.h) with its line of help */
-__attribute__((noreturn)) static void help(void)
+/* the synopsis and, from the registry, the names --loss knows (their help: man/train.1.scd) */
+static const char *synopsis(void)
 {
-    fputs(usage, stdout);
-    fputs("losses (--loss NAME):\n", stdout);
-    for (int i = 0; loss_kinds[i]; i++)
-        printf("      %-16s %s\n", loss_kinds[i]->name, loss_kinds[i]->help);
-    close_stdout();
-    exit(0);
+    static char buf[4096];
+    size_t n = (size_t)snprintf(buf, sizeof buf, "%s  losses (--loss):", usage);
+    for (int i = 0; loss_kinds[i] && n < sizeof buf; i++)
+        n += (size_t)snprintf(buf + n, sizeof buf - n, "%s %s", i ? "," : "", loss_kinds[i]->name);
+    if (n < sizeof buf)
+        snprintf(buf + n, sizeof buf - n, "\n");
+    return buf;
 }
-
 
 typedef struct {
     const char *out, *resume, *log, *loss;
@@ -196,8 +149,8 @@ static options parse_options(int argc, char **argv)
             break;
         case O_LOG: op.log = optarg; break;
         case O_PROG: progress_force = 1; break;
-        case 'h': help();
-        default: usage_die("unknown option");
+        case 'h': usage_help();
+        default: usage_bad_option(argv);
         }
     }
     if (optind != argc)
@@ -521,8 +474,7 @@ static void save_snapshot(const options *op, int argc, char **argv, const stream
 
 int main(int argc, char **argv)
 {
-    util_init(argv[0]);
-    util_usage = usage;
+    util_start(argc, argv, synopsis());
     options op = parse_options(argc, argv);
     const loss_kind *L = op.resume ? NULL : choose_loss(&op);
     blas_init(argv, op.threads);

@@ -9,6 +9,7 @@
  * items of shape [H, W] or [W], colour (PNG only) for [3, H, W], channels first (mkshapes).
  */
 #include <math.h>
+#include <getopt.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -20,16 +21,7 @@
 
 static const char *usage =
     "usage: tshow [-H] [-q] [-p] [-n N] [-i FILE.png|FILE.pgm [-f FIELD]] [IN]\n"
-    "  Prints a hedge stream's lineage, header (one JSON line) and, per record, one JSON line\n"
-    "  with each field's dtype, shape, min, max, mean and first 8 values; then \"# N records\".\n"
-    "  -H       print the full header with the whole lineage as JSON and stop\n"
-    "  -n N     stop after N records (with -p: pass N records and a trailer saying N)\n"
-    "  -q       no per-record lines: a summary of every field over the whole stream\n"
-    "  -p       pass the stream through to stdout unchanged; the report goes to stderr\n"
-    "  -i FILE  write the first 64 images (8 per row, 1-pixel grey lines) as PNG or PGM;\n"
-    "           uint8 pixels as they are, other dtypes scaled from their min..max to 0..255\n"
-    "  -f FIELD the images for -i (default image; e.g. image1); items of shape [H, W] or [W]\n"
-    "           (grey), or [3, H, W] (RGB planes, channels first: colour, PNG only)\n";
+    "  Shows a stream's lineage, header and records (or passes it through, -p).\n";
 
 #define NFIRST 8    /* values shown per field */
 #define NSHEET 64   /* images on the -i sheet */
@@ -49,7 +41,8 @@ static options parse_options(int argc, char **argv)
 {
     options o = {.field = "image", .input = "-"};
     int c, have_f = 0;
-    while ((c = getopt(argc, argv, "Hqpn:i:f:h")) != -1) {
+    static const struct option longs[] = {{"help", no_argument, 0, 'h'}, {0, 0, 0, 0}};
+    while ((c = getopt_long(argc, argv, "Hqpn:i:f:h", longs, NULL)) != -1) {
         switch (c) {
         case 'H': o.header_only = 1; break;
         case 'q': o.quiet = 1; break;
@@ -58,7 +51,7 @@ static options parse_options(int argc, char **argv)
         case 'i': o.sheet = optarg; break;
         case 'f': o.field = optarg, have_f = 1; break;
         case 'h': usage_help();
-        default: usage_die("unknown option");
+        default: usage_bad_option(argv);
         }
     }
     if (argc - optind > 1)
@@ -299,9 +292,10 @@ static void sheet_write(sheet *s, FILE *f, const char *path)
 
 int main(int argc, char **argv)
 {
-    util_init(argv[0]);
-    util_usage = usage;
+    util_start(argc, argv, usage);
     options o = parse_options(argc, argv);
+    if (o.pass)
+        stdout_not_terminal();
 
     /* the -i file exists (as a temp file) before any work: an unwritable path fails now */
     FILE *sf = o.sheet ? atomic_open(o.sheet) : NULL;

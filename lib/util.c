@@ -2,6 +2,7 @@
 
 #include <errno.h>
 #include <fcntl.h>
+#include <getopt.h>
 #include <math.h>
 #include <signal.h>
 #include <stdarg.h>
@@ -22,6 +23,58 @@ void util_init(const char *argv0)
     util_prog = s ? s + 1 : argv0;
     if (getenv("HEDGE_PROGRESS") && *getenv("HEDGE_PROGRESS") == '1')
         progress_force = 1;
+}
+
+void util_start(int argc, char **argv, const char *usage)
+{
+    util_init(argv[0]);
+    util_usage = usage;
+    opterr = 0;
+    for (int i = 1; i < argc && strcmp(argv[i], "--"); i++) {
+        if (!strcmp(argv[i], "--help"))
+            usage_help();
+        if (!strcmp(argv[i], "--version")) {
+            printf("%s (hedge) %s\n", util_prog, hedge_version);
+            close_stdout();
+            exit(0);
+        }
+    }
+}
+
+void usage_bad_option(char **argv)
+{
+    /* a long option (unknown, or its value missing) is the word before optind; a short one is
+     * optopt, which getopt_long sets to a long option's val too, so the word decides */
+    const char *w = optind > 0 ? argv[optind - 1] : NULL;
+    if (w && !strncmp(w, "--", 2))
+        usage_die("%.*s: unknown option or missing value", (int)strcspn(w, "="), w);
+    if (optopt > ' ' && optopt < 127)
+        usage_die("-%c: unknown option or missing value", optopt);
+    usage_die("%s: unknown option or missing value", w ? w : "?");
+}
+
+void stdout_not_terminal(void)
+{
+    if (isatty(STDOUT_FILENO)) {
+        fprintf(stderr, "%s: will not write a binary stream to a terminal (redirect stdout to a file or a pipe)\n",
+                util_prog);
+        exit(2);
+    }
+}
+
+FILE *json_open(const char *path, int stdout_busy)
+{
+    if (strcmp(path, "-"))
+        return atomic_open(path);
+    if (stdout_busy)
+        usage_die("--json -: stdout carries the stream; give a file (e.g. /dev/stderr)");
+    return stdout;
+}
+
+void json_commit(FILE *f)
+{
+    if (f && f != stdout)
+        atomic_commit(f);
 }
 
 static void vmsg(const char *fmt, va_list ap)
@@ -52,7 +105,7 @@ void usage_die(const char *fmt, ...)
     va_start(ap, fmt);
     vmsg(fmt, ap);
     va_end(ap);
-    fprintf(stderr, "Try '%s -h' for help.\n", util_prog);
+    fprintf(stderr, "Try '%s --help' for help.\n", util_prog);
     exit(2);
 }
 
@@ -79,6 +132,8 @@ const char *errmsg(const char *fmt, ...)
 void usage_help(void)
 {
     fputs(util_usage, stdout);
+    printf("Options, details and examples: man hedge-%s (installed: hedge help %s)\n", util_prog, util_prog);
+    close_stdout();
     exit(0);
 }
 

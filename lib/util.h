@@ -19,11 +19,29 @@
 #include <stdio.h>
 
 extern const char *util_prog;
-/* the usage text printed by -h (usage_help); programs set it to their usage string. Misuse
- * (usage_die) prints only the message and "Try 'prog -h' for help." as GNU tools and sbase do. */
+/* the synopsis printed by -h and --help (usage_help): a few lines, the manual holds the rest.
+ * Misuse (usage_die) prints only the message and "Try 'prog --help' for help." as
+ * GNU tools and sbase do. docs/cli.md states the whole convention. */
 extern const char *util_usage;
+/* "VERSION" or "VERSION-gCOMMIT[-dirty]", from build/version.c (the Makefile: the VERSION file
+ * and, in a git checkout, git's commit) */
+extern const char hedge_version[];
 
 void util_init(const char *argv0);
+/* every program's first call: util_init, util_usage = usage, getopt's own messages off
+ * (opterr = 0: ours is the one line), and --help / --version answered wherever they stand
+ * before a "--" (as netpbm's pm_proginit does), exit 0 */
+void util_start(int argc, char **argv, const char *usage);
+/* getopt's '?' (an unknown option or a missing value): the one line and the "Try" line, exit 2 */
+__attribute__((noreturn)) void usage_bad_option(char **argv);
+/* a program about to write a binary stream on stdout refuses a terminal, as gzip does: one
+ * line, exit 2 */
+void stdout_not_terminal(void);
+/* --json FILE: "-" is stdout, where the JSON then takes the place of the program's text; else
+ * atomic_open(path). A program whose stdout carries a stream passes stdout_busy = 1 and refuses
+ * "-" (misuse). json_commit: atomic_commit, or nothing for stdout (close_stdout ends it). */
+FILE *json_open(const char *path, int stdout_busy);
+void json_commit(FILE *f);
 /* called once by die() before it exits (e.g. train saves its last consistent state) */
 extern void (*util_die_hook)(void);
 __attribute__((noreturn, format(printf, 1, 2))) void die(const char *fmt, ...);
@@ -32,7 +50,7 @@ __attribute__((format(printf, 1, 2))) void warn(const char *fmt, ...);
 /* the message of a failure a library function returns instead of dying: formatted into one
  * static buffer, valid until the next call (the arguments may be an earlier such message) */
 __attribute__((format(printf, 1, 2))) const char *errmsg(const char *fmt, ...);
-/* prints util_usage to stdout and exits 0 (for -h) */
+/* prints util_usage and where the manual is to stdout and exits 0 (for -h, --help) */
 __attribute__((noreturn)) void usage_help(void);
 
 void *emalloc(size_t n);

@@ -1,6 +1,11 @@
 # Sourced by the pipelines: where the programs are, and small helpers that only compose them.
 # No numerics here: every number is computed by a hedge program.
 HEDGE_ROOT=${HEDGE_ROOT:-$(cd "$(dirname "$0")/.." && pwd)}
+# the programs are in BUILD/bin: a source tree's build/ (BUILD relative to HEDGE_ROOT), or, in a
+# tree installed by `make install` (HEDGE_ROOT = PREFIX/lib/hedge), HEDGE_ROOT/bin itself
+if [ -z "${BUILD:-}" ] && [ ! -d "$HEDGE_ROOT/build/bin" ] && [ -x "$HEDGE_ROOT/bin/tshow" ]; then
+    BUILD=$HEDGE_ROOT
+fi
 BUILD=${BUILD:-build}
 case "$BUILD" in /*) ;; *) BUILD="$HEDGE_ROOT/$BUILD" ;; esac
 PATH="$BUILD/bin:$PATH"

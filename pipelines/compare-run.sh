@@ -90,10 +90,10 @@ for set in seen-clean seen-corrupt unseen-clean unseen-corrupt; do
     # verification: the match probability, or the distance of the means
     if [ "$prob" = 1 ]; then
         make_file "$run/pairs-$set.hs" pairscore -S "$seed" < "$emb"
-        make_file "$run/ap-$set.json" apcurve --json --ece 15 < "$run/pairs-$set.hs"
+        make_file "$run/ap-$set.json" apcurve --json - --ece 15 < "$run/pairs-$set.hs"
     else
         make_file "$run/pairs-$set.hs" pairscore --means -S "$seed" < "$emb"
-        make_file "$run/ap-$set.json" apcurve --json < "$run/pairs-$set.hs"
+        make_file "$run/ap-$set.json" apcurve --json - < "$run/pairs-$set.hs"
     fi
     resj "$set" ap ap "$run/ap-$set.json"
     if [ "$prob" = 1 ]; then resj "$set" ece ece "$run/ap-$set.json"
@@ -109,7 +109,7 @@ for set in seen-clean seen-corrupt unseen-clean unseen-corrupt; do
     resj "$set" knn accuracy "$run/knn-$set.json"
     if [ "$unc" != none ]; then
         if [ ! -s "$run/tau-$set.json" ]; then
-            ktau -b 20 -u eta -m accuracy:correct -S "$seed" --json --reject-tsv "$run/reject-$set.tsv" \
+            ktau -b 20 -u eta -m accuracy:correct -S "$seed" --json - --reject-tsv "$run/reject-$set.tsv" \
                 < "$run/knn-$set.hs" > "$run/tau-$set.json.tmp"
             mv "$run/tau-$set.json.tmp" "$run/tau-$set.json"
         fi

@@ -132,14 +132,14 @@ evaluate() {
     # verification AP on sampled pairs
     if header "$s" '"match_a"'; then
         run "pairscore-$s" "$f" pairscore -n "$pairs" -S "$seed" "$W/$s.hs" > "$W/pairs-$s.hs"
-        run "apcurve-$s" "$f" apcurve --json --ece 15 -o "$W/pr-$s.tsv" "$W/pairs-$s.hs" > "$W/ap-$s.json"
+        run "apcurve-$s" "$f" apcurve --json - --ece 15 -o "$W/pr-$s.tsv" "$W/pairs-$s.hs" > "$W/ap-$s.json"
         echo "ece $(json_get ece < "$W/ap-$s.json")" >> "$v"
     else
         # no match probability: a = 1, b = 0 ranks the pairs by the distance of their means
         tonpz "$W/$s.hs" 2> "$W/tonpz-$s.log" | fromnpz --match-a 1 --match-b 0 - > "$W/$s-rank.hs" 2> "$W/fromnpz-rank-$s.log" ||
             die "fromnpz failed on $f: $(tail -n 1 "$W/fromnpz-rank-$s.log")"
         run "pairscore-$s" "$f" pairscore --means -n "$pairs" -S "$seed" "$W/$s-rank.hs" > "$W/pairs-$s.hs"
-        run "apcurve-$s" "$f" apcurve --json -o "$W/pr-$s.tsv" "$W/pairs-$s.hs" > "$W/ap-$s.json"
+        run "apcurve-$s" "$f" apcurve --json - -o "$W/pr-$s.tsv" "$W/pairs-$s.hs" > "$W/ap-$s.json"
         echo "ece -" >> "$v"
         note "ap ($s): the embeddings have no match_a/match_b, so pairs are ranked by the distance of their means; ece: no match probability (give --match-a A --match-b B)"
         # the score sigmoid(-d) is float32: beyond d = 87 or so it is subnormal, then 0 (ties)
@@ -175,7 +175,7 @@ evaluate() {
         note "tau, auroc, aurc, eaurc ($s): $n queries cannot fill 20 bins"
         return 0 ;;
     esac
-    run "ktau-$s" "$f" ktau --json -b 20 -S "$seed" -m accuracy:correct -o "$W/bins-$s.tsv" \
+    run "ktau-$s" "$f" ktau --json - -b 20 -S "$seed" -m accuracy:correct -o "$W/bins-$s.tsv" \
         --reject-tsv "$W/reject-$s.tsv" "$W/knn-$s.hs" > "$W/ktau-$s.json"
     for m in tau auroc aurc eaurc; do
         x=$(json_get $m < "$W/ktau-$s.json")

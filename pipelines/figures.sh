@@ -24,17 +24,17 @@ for run in "$out"/runs/*; do
     model=$(echo "$name" | cut -d- -f3)
     centroids "$run/emb-clean.hs" | tail -n +2 > "$run/centroids-clean.tsv"
     for cond in clean corrupt; do
-        totsv -n 2000 -H -f mu,class "$run/emb-$cond.hs" > "$run/mu-$cond.tsv"
+        totsv -n 2000 -f mu,class "$run/emb-$cond.hs" > "$run/mu-$cond.tsv"
         what="2000 points; colour = class; squares = clean class centroids"
         case $model in
         mog1)
             what="2000 points, 300 3-sigma ellipses; colour = class; squares = clean class centroids"
-            totsv -n 300 -H -f mu,var,class "$run/emb-$cond.hs" > "$run/muvar-$cond.tsv"
+            totsv -n 300 -f mu,var,class "$run/emb-$cond.hs" > "$run/muvar-$cond.tsv"
             plot="'$run/muvar-$cond.tsv' using 1:2:(6*sqrt(\$3)):(6*sqrt(\$4)):5 with ellipses lc palette fs transparent solid 0.08 notitle, \
                   '$run/mu-$cond.tsv' using 1:2:3 with points pt 7 ps 0.3 lc palette notitle" ;;
         mog*)
             what="2000 images, their ${model#mog} component means joined; colour = class; squares = clean centroids"
-            totsv -n 2000 -H -f mu,class "$run/emb-$cond.hs" > "$run/mog-$cond.tsv"
+            totsv -n 2000 -f mu,class "$run/emb-$cond.hs" > "$run/mog-$cond.tsv"
             plot="'$run/mog-$cond.tsv' using 1:2:(\$3-\$1):(\$4-\$2):(column(2*${model#mog}+1)) with vectors nohead lc palette lw 0.5 notitle, \
                   '$run/mog-$cond.tsv' using 1:2:(column(2*${model#mog}+1)) with points pt 7 ps 0.3 lc palette notitle, \
                   '$run/mog-$cond.tsv' using 3:4:(column(2*${model#mog}+1)) with points pt 7 ps 0.3 lc palette notitle" ;;

@@ -59,13 +59,13 @@ for cond; do
         make_file "$out/pairs-$cond.hs" pairscore -S "$seed" -g "$out/emb-$g.hs" < "$out/emb-$q.hs"
         make_file "$out/knn-$cond.hs" knn -k 5 -d expected -g "$out/eta-$g.hs" --exclude-id < "$out/eta-$q.hs"
     fi
-    make_file "$out/ap-$cond.json" apcurve --json -o "$out/pr-$cond.tsv" < "$out/pairs-$cond.hs"
+    make_file "$out/ap-$cond.json" apcurve --json - -o "$out/pr-$cond.tsv" < "$out/pairs-$cond.hs"
     make_file "$out/knn-$cond.json" knn --summary < "$out/knn-$cond.hs"
     result "$cond" ap "$(json_get ap < "$out/ap-$cond.json")"
     result "$cond" knn "$(json_get accuracy < "$out/knn-$cond.json")"
     [ "${TAU:-1}" = 0 ] && continue
-    make_file "$out/tau-ap-$cond.json" ktau --json -S "$seed" -o "$out/bins-ap-$cond.tsv" < "$out/pairs-$cond.hs"
-    make_file "$out/tau-knn-$cond.json" ktau --json -S "$seed" -o "$out/bins-knn-$cond.tsv" < "$out/knn-$cond.hs"
+    make_file "$out/tau-ap-$cond.json" ktau --json - -S "$seed" -o "$out/bins-ap-$cond.tsv" < "$out/pairs-$cond.hs"
+    make_file "$out/tau-knn-$cond.json" ktau --json - -S "$seed" -o "$out/bins-knn-$cond.tsv" < "$out/knn-$cond.hs"
     result "$cond" tau_ap "$(json_get tau < "$out/tau-ap-$cond.json")"
     result "$cond" tau_knn "$(json_get tau < "$out/tau-knn-$cond.json")"
 done

@@ -89,7 +89,7 @@ appd)
         run=$out/runs/$name
         [ -s "$run/model.ckpt" ] || continue
         make_file "$run/emb-unseen-clean.hs" embed -m "$run/model.ckpt" < "$out/data/N2/unseen-clean.hs"
-        make_file "$run/appd.json" centroids --order --json "$run/emb-clean.hs" "$run/emb-unseen-clean.hs"
+        make_file "$run/appd.json" centroids --order --json - "$run/emb-clean.hs" "$run/emb-unseen-clean.hs"
         j=$(cat "$run/appd.json")
         echo "| $(basename "$run") | $(echo "$j" | json_get shared_pairs) | $(echo "$j" | json_get runs) | $(echo "$j" | json_get mean_run) |"
     done

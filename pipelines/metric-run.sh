@@ -86,7 +86,7 @@ for set in seen-clean seen-noisy unseen-clean unseen-noisy; do
     set -- $(sed -n 's/.*"recall": \[\([^]]*\)\].*/\1/p' "$j" | tr -d ,)
     for k in 1 2 4 8; do res "$set" "r$k" "$1"; shift; done
     if [ $stoch = 1 ]; then
-        make_file "$run/tau-$set.json" ktau -u eta -m accuracy:ap --json "$run/ret-$set.hs"
+        make_file "$run/tau-$set.json" ktau -u eta -m accuracy:ap --json - "$run/ret-$set.hs"
         v=$(json_get tau < "$run/tau-$set.json")
         [ -n "$v" ] && [ "$v" != null ] && res "$set" tau_ap "$v"
     fi

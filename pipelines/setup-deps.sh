@@ -1,5 +1,5 @@
 #!/bin/sh
-# setup-deps.sh [fuzz] [fashion] [ssh] [transfer] [sshd] [tests]: makes sure the Debian packages hedge
+# setup-deps.sh [fuzz] [fashion] [ssh] [transfer] [sshd] [man] [tests]: makes sure the Debian packages hedge
 # needs are installed; as root it installs the missing ones, otherwise it prints the exact
 # command and fails. Each word adds what one use needs:
 #   fuzz      `make fuzz`: clang with its libFuzzer runtime
@@ -11,6 +11,7 @@
 #             openssh-server, the ssh client and rsync. Installing openssh-server never starts
 #             the system's own sshd: while apt-get runs, /usr/sbin/policy-rc.d (when there is
 #             none) refuses every service start, and is removed afterwards.
+#   man       `make man` (and install, test): scdoc, which turns man/*.scd into man pages
 #   tests     `make test`: what sshd and fashion need, but optional: installed as root;
 #             otherwise named, and the tests that need them skip those checks (exit 0)
 #
@@ -34,11 +35,12 @@ for use; do
     ssh) need_cmd openssh-client ssh ;;
     transfer) need_cmd openssh-client ssh; need_cmd rsync rsync ;;
     sshd) need_pkg openssh-server; need_cmd openssh-client ssh; need_cmd rsync rsync ;;
+    man) need_cmd scdoc scdoc ;;
     tests)
         base=$missing missing=""
         need_pkg openssh-server dataset-fashion-mnist; need_cmd openssh-client ssh; need_cmd rsync rsync
         optional="$optional$missing" missing=$base ;;
-    *) echo "setup-deps.sh: unknown use '$use' (fuzz, fashion, ssh, transfer, sshd, tests)" >&2; exit 2 ;;
+    *) echo "setup-deps.sh: unknown use '$use' (fuzz, fashion, ssh, transfer, sshd, man, tests)" >&2; exit 2 ;;
     esac
 done
 # optional packages: installed with the others as root; otherwise only named
@@ -76,7 +78,7 @@ if [ "$(id -u)" = 0 ]; then
     [ -n "$policy" ] && rm -f "$policy"
     # an install that "succeeded" but left a package missing is still a failure
     for p in $missing; do
-        case $p in parallel | gnuplot-nox | npm | openssh-client | rsync) continue ;; esac
+        case $p in parallel | gnuplot-nox | npm | openssh-client | rsync | scdoc) continue ;; esac
         installed "$p" || { echo "hedge: package $p is still not installed" >&2; exit 1; }
     done
 else

@@ -72,7 +72,7 @@ fig "$out/fig3-legs.tsv" --short-legs 1 0.8 0.6 0.4 0.2
 if command -v gnuplot > /dev/null; then
     term='set terminal pngcairo size 900,800 font ",11"'
     gnuplot -e 'set terminal pngcairo' -e 'exit' 2>/dev/null || term='set terminal png size 900,800'
-    totsv -n 600 -H -f mu,var,class "$out/emb-test.hs" > "$out/embed.tsv"
+    totsv -n 600 -f mu,var,class "$out/emb-test.hs" > "$out/embed.tsv"
     gnuplot <<GP
 $term
 set output '$out/embed.png'

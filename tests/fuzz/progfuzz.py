@@ -327,7 +327,7 @@ TARGETS = [
     (["images2", "train2"], ["qembed", "-m", "@query.ckpt@", "--classes", "@IN@"]),
     (["pairscores"], ["apcurve", "--ece", "4", "@IN@"]),
     (["pairscores", "knn", "retrieval", "fewshot"], ["ktau", "-b", "2", "@IN@"]),
-    (["knn", "retrieval", "fewshot"], ["ktau", "-b", "2", "--json", "@IN@"]),
+    (["knn", "retrieval", "fewshot"], ["ktau", "-b", "2", "--json", "-", "@IN@"]),
     (["knn"], ["knn", "--summary", "@IN@"]),
     (["retrieval"], ["retrieve", "--summary", "@IN@"]),
     (["fewshot"], ["fewshot", "--summary", "@IN@"]),

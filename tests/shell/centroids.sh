@@ -25,7 +25,7 @@ grep -qx 'order 12 13 23 45 46 99' "$T/o.txt" || fail "order: $(head -1 "$T/o.tx
 grep -q '^shared_pairs 3 ' "$T/o.txt" || fail "shared pairs: $(cat "$T/o.txt")"
 grep -qx 'runs 2' "$T/o.txt" || fail "runs"
 grep -qx 'mean_run 2.50' "$T/o.txt" || fail "mean run"
-centroids --order --json "$T/e.hs" "$T/e.hs" | grep -q '"classes": 6, "shared_pairs": 3, "runs": 2, "mean_run": 2.5000' || fail "json of two files"
+centroids --order --json - "$T/e.hs" "$T/e.hs" | grep -q '"classes": 6, "shared_pairs": 3, "runs": 2, "mean_run": 2.5000' || fail "json of two files"
 # --var: per class and dimension, the mean over images of the variance (a mixture's by its
 # moments: mean component variance + variance of the component means). Class 7, two images of
 # 2 components in 2-D: image 1 means (0, 0) and (2, 0), variances 1 and 3 in dim 0, 0.5 and 0.5 in
@@ -38,14 +38,14 @@ cat > "$T/v.txt" <<'X'
 X
 "$FIX" table embeddings class:int32 mu:float32:2x2 var:float32:2x2 -m digits=2 < "$T/v.txt" > "$T/v.hs" || fail "fixture var"
 centroids --var "$T/v.hs" > "$T/v.tsv" || fail "centroids --var"
-grep -q '^# class	n	centroid\[0\]	centroid\[1\]	var\[0\]	var\[1\]$' "$T/v.tsv" || fail "--var header: $(head -1 "$T/v.tsv")"
+grep -q '^class	n	centroid\[0\]	centroid\[1\]	var\[0\]	var\[1\]$' "$T/v.tsv" || fail "--var header: $(head -1 "$T/v.tsv")"
 grep -q '^7	2	1	0.5	2	0.75$' "$T/v.tsv" || fail "class 7 with --var: $(grep '^7' "$T/v.tsv")"
 grep -q '^8	1	5	5	0.25	4$' "$T/v.tsv" || fail "class 8 with --var: $(grep '^8' "$T/v.tsv")"
 expect_exit 1 "--var on point embeddings" centroids --var "$T/e.hs"
 expect_exit 2 "--var with --order" centroids --var --order "$T/v.hs"
 expect_exit 2 "nonsense option" centroids --bogus
 # --json is the JSON form of --order: alone it would be silently ignored
-expect_exit 2 "--json without --order" centroids --json "$T/e.hs"
+expect_exit 2 "--json without --order" centroids --json - "$T/e.hs"
 expect_exit 1 "wrong kind" sh -c "mkdigits -N 2 -s test-seen -n 200 | centroids"
 head -c 100 "$T/e.hs" > "$T/cut.hs"
 expect_exit 1 "truncated stream" centroids "$T/cut.hs"

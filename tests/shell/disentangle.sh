@@ -296,11 +296,11 @@ check_out_file "$BIN/disentangle" --table --json @FILE@ "$T/hand"
 expect_fail 1 'cannot write /dev/full' "$BIN/disentangle" --json /dev/full "$T/hand"
 
 # --- misuse: exit 2, the usage hint, nothing on stdout
-expect_fail 2 "Try 'disentangle -h' for help." "$BIN/disentangle" --bogus "$T/hand"
+expect_fail 2 "Try 'disentangle --help' for help." "$BIN/disentangle" --bogus "$T/hand"
 expect_fail 2 "for help" "$BIN/disentangle" "$T/hand" "$T/hand"
 expect_fail 2 "for help" "$BIN/disentangle" -a
 expect_fail 2 "for help" "$BIN/disentangle" -a "" "$T/hand"
 expect_fail 2 "for help" "$BIN/disentangle" --json
 "$BIN/disentangle" -h | grep -q '^usage: disentangle' || fail "-h"
-"$BIN/disentangle" -h | grep -q 'max(AUC, 1 - AUC)' || fail "-h does not state the definition"
+grep -q 'max(AUC, 1 - AUC)' "$(dirname "$0")/../../man/disentangle.1.scd" || fail "the man page does not state the definition"
 echo "disentangle: ok"

@@ -138,7 +138,7 @@ cmp -s real.json real3.json || fail "-t 3 gave another summary"
 fewshot -s eclean.hs -R 20 -S 5 ecorrupt.hs | cols /dev/stdin | cmp -s - real.txt && fail "-S 5 gave the same records"
 fewshot --summary real.hs | cmp -s - real.json || fail "--summary of real"
 # ktau bins it as a knn stream: -u eta -m accuracy:correct by default
-ktau --json real.hs > tau.json || fail "ktau on a fewshot stream"
+ktau --json - real.hs > tau.json || fail "ktau on a fewshot stream"
 grep -q '"uncertainty": "eta", "performance": "accuracy:correct"' tau.json || fail "ktau: $(cat tau.json)"
 grep -q '"n": 21000}$' tau.json || fail "ktau n: $(cat tau.json)"
 # point embeddings: PN only (spe null, se2 null); --score spe-* is an error

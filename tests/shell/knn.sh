@@ -111,7 +111,7 @@ printf '0 0 1 1 0 100 1 2 3 6\n1 1 2 2 1 101 0 0 0 2\n5 5 5 5 0 102 1 1 1 1\n' |
 "$BIN/pairscore" --self "$T/p" | "$BIN/knn" >"$T/kpe" || fail "knn on points with eta"
 [ "$(eta_source "$T/kpe")" = eta ] || fail "eta_source from pairscore --self"
 # the mean var reaches ktau directly (no pairscore --self): the uncertain (occluded) items are wrong more often
-"$BIN/ktau" --json "$T/k1" >"$T/kt.json" || fail "ktau on knn of var: exit $?"
+"$BIN/ktau" --json - "$T/k1" >"$T/kt.json" || fail "ktau on knn of var: exit $?"
 awk '{ match($0, /"auroc": [0-9.]+/); a = substr($0, RSTART + 9, RLENGTH - 9); exit !(a > 0.5) }' "$T/kt.json" ||
     fail "ktau on knn of var: $(cat "$T/kt.json")"
 [ "$(eta_source "$T/k1")" = var ] || fail "eta_source of the fixture"

@@ -37,17 +37,9 @@ fromnpz -h > out || fail "fromnpz -h failed"
 grep -q '^usage: fromnpz' out || fail "fromnpz -h: no usage on stdout"
 fromnpz --help | grep -q '^usage: fromnpz' || fail "fromnpz --help: no usage"
 tonpz --help | grep -q '^usage: tonpz' || fail "tonpz --help: no usage"
-# the examples of -h, run as written
-for p in fromnpz tonpz; do
-    mkdir "ex-$p"
-    "$p" -h | sed -n '/^example:$/,$p' | sed 1d > "ex-$p/run.sh"
-    [ -s "ex-$p/run.sh" ] || fail "$p -h has no example"
-    (cd "ex-$p" && PATH="$BIN:/usr/bin:/bin" sh -e run.sh > out 2> err) || fail "$p -h: the example fails: $(cat "ex-$p/err")"
-done
-grep -q '"accuracy"' ex-fromnpz/err || fail "fromnpz's example printed no knn summary: $(cat ex-fromnpz/err)"
-grep -qx '(9940, 28, 56)' ex-tonpz/out || fail "tonpz's example: $(cat ex-tonpz/out)"
+# the examples that -h once printed are in man/fromnpz.1.scd and man/tonpz.1.scd: tests/shell/manexamples.sh runs them
 expect_exit 2 "fromnpz --bogus" fromnpz --bogus emb.npz
-[ "$(wc -l < "$T/expect.err")" = 2 ] && grep -q "^Try 'fromnpz -h' for help.$" "$T/expect.err" ||
+[ "$(wc -l < "$T/expect.err")" = 2 ] && grep -q "^Try 'fromnpz --help' for help.$" "$T/expect.err" ||
     fail "misuse is not one line and the Try line: $(cat "$T/expect.err")"
 expect_exit 2 "fromnpz without a file" fromnpz
 expect_exit 2 "fromnpz -k bad" fromnpz -k points emb.npz

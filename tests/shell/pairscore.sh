@@ -71,11 +71,11 @@ printf '0 1 1 1 1 1\n0.5 0.5 1 1 2 2\n' |
 "$BIN/pairscore" --self --means "$T/mix" | "$FIX" cols eta >"$T/mix.eta" || fail "--self --means on a mixture"
 awk 'NR == 2 { a = $1 } NR == 3 { b = $1 } END { s = 1 / (1 + exp(1)); e = 1 - (1 + 2 * s) / 4
     exit !((a - e) ^ 2 < 1e-13 && (b - 0.5) ^ 2 < 1e-13) }' "$T/mix.eta" || fail "--means mixture eta: $(cat "$T/mix.eta")"
-# and the help says so, instead of "1 - sigmoid(b) for every image"
-"$BIN/pairscore" -h >"$T/help" || fail "-h"
-grep -q "1 - sigmoid(b) for every image\.\?$" "$T/help" && fail "the help still says eta = 1 - sigmoid(b) for every image"
+# and the manual says so, instead of "1 - sigmoid(b) for every image"
+cp "$(dirname "$0")/../../man/pairscore.1.scd" "$T/help" || fail "no man/pairscore.1.scd"
+grep -q "1 - sigmoid(b) for every image\.\?$" "$T/help" && fail "the manual still says eta = 1 - sigmoid(b) for every image"
 tr '\n' ' ' <"$T/help" | tr -s ' ' | grep -q "any embeddings with --means: p exact, the mean over the C1 x C2 component pairs .* eta = 1 - the mean over the image's own C x C component pairs, so 1 - sigmoid(b) for every image only when C = 1" ||
-    fail "the help does not say what --means gives a mixture: $(cat "$T/help")"
+    fail "the manual does not say what --means gives a mixture"
 
 # --- huge means and variances: the means' and the noises' differences are kept apart (lib/match.h),
 # so a mean of 1e20 or 3e38 (float spacing 8.8e12 and 2e31) does not swallow a variance of 0.5:
@@ -142,12 +142,12 @@ grep -q '"n": 200, "positives": 100' "$T/gjson" || fail "-g json summary: $(cat 
 "$BIN/pairscore" -n 200 -g "$T/twin" --json "$T/gjson" "$T/pts" | cmp -s - "$T/g" || fail "-g: same seed gave different bytes"
 "$BIN/pairscore" -n 200 -g "$T/twin" -S 715 "$T/pts" | cmp -s - "$T/g" && fail "-g: -S 715 changed nothing"
 # the stream is a pairscores stream like any other: apcurve and ktau read it
-"$BIN/apcurve" --json <"$T/g" >"$T/gap" || fail "apcurve on -g pairs"
+"$BIN/apcurve" --json - <"$T/g" >"$T/gap" || fail "apcurve on -g pairs"
 # Monte Carlo: the fixture against itself as its own twin set, never a pair of equal ids; OTHER's
 # images sample streams of their own, so eta2 of a first image's twin is another estimate of it
 "$BIN/pairscore" -n 400 -g "$T/e" "$T/e" >"$T/ge" || fail "-g on stochastic embeddings"
 "$FIX" cols match id1 id2 eta1 eta2 <"$T/ge" | awk 'NR > 1 && $1 == 1 && $2 == $3 { exit 1 }' || fail "-g paired twins"
-"$BIN/ktau" --json <"$T/ge" >/dev/null || fail "ktau on -g pairs"
+"$BIN/ktau" --json - <"$T/ge" >/dev/null || fail "ktau on -g pairs"
 # refusals, one line each: another D, var against none, another a, no a/b, -g with --self / --pairs
 printf '0 0 0 0 10\n' | "$FIX" table embeddings mu:float32:1x3 class:int32 id:int64 -m match_a=2.0 -m match_b=1.0 >"$T/d3"
 expect_fail 1 'C = 1, D = 3 without var, expected C = 1, D = 2 without var' "$BIN/pairscore" -g "$T/d3" "$T/pts"

@@ -182,7 +182,7 @@ pairs_ap() {
         END { for (q = 1; q <= nq; q++) for (g = 1; g <= ng; g++) {
                   if ((mode == "loo" && q == g) || (mode == "id" && qi[q] == gi[g])) continue
                   printf "%d %d\n", -((qx[q] - gx[g]) ^ 2 + (qy[q] - gy[g]) ^ 2), qc[q] == gc[g] } }' "$1" "$2" |
-        "$FIX" table pairs score:float64 match:uint8 | "$BIN/apcurve" -s score -l match --json
+        "$FIX" table pairs score:float64 match:uint8 | "$BIN/apcurve" -s score -l match --json -
 }
 # same_global JSON_RETRIEVE JSON_APCURVE WHAT
 same_global() {
@@ -241,7 +241,7 @@ printf '255 22 5 1 1 11\n256 0 0 0 0 12\n256 1 1 0 1 13\n256 2 0 0 0 14\n' | m4 
 "$BIN/retrieve" -k 1 --global --global-tsv "$T/trunc.tsv" -g "$T/ABC" --json "$T/jt" "$T/o" >/dev/null || fail "truncation case"
 grep -q '"map": 0.5, "global_pr_auc": 0.2916666667, "global_ap": 0.4166666667, "global_pairs": 4, "global_positives": 2' "$T/jt" ||
     fail "truncation: $(cat "$T/jt")"
-printf '# recall\tprecision\tthreshold\n0\t0\t65535.9961\n0.5\t0.333333333\t65539.9922\n1\t0.5\t65543.9922\n' |
+printf 'recall\tprecision\tthreshold\n0\t0\t65535.9961\n0.5\t0.333333333\t65539.9922\n1\t0.5\t65543.9922\n' |
     cmp -s - "$T/trunc.tsv" || fail "truncation tsv: $(cat "$T/trunc.tsv")"
 # the curve of a long run: at most 1000 points plus the header, from the first to recall 1; its
 # trapezoids near the PR-AUC

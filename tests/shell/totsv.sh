@@ -1,5 +1,5 @@
 #!/bin/sh
-# totsv: columns named field or field[i], -f picks and orders fields, -n, -H, batched streams, and
+# totsv: columns named field or field[i], -f picks and orders fields, -n, one header line always, batched streams, and
 # misuse: an empty name in -f (",," or a comma at an end) is an error, never silently dropped.
 . "$(dirname "$0")/../lib.sh"
 FIX=$BIN/../tests/test_evalfix
@@ -9,8 +9,8 @@ totsv "$T/s" >"$T/out" || fail "totsv exited $?"
 printf 'v[0]\tv[1]\tw\tc\n1\t2\t3\t7\n4\t5\t6\t8\n' | cmp -s - "$T/out" || fail "all fields: $(cat "$T/out")"
 totsv -f c,v "$T/s" >"$T/out" || fail "-f c,v"
 printf 'c\tv[0]\tv[1]\n7\t1\t2\n8\t4\t5\n' | cmp -s - "$T/out" || fail "-f c,v: $(cat "$T/out")"
-totsv -f c,c -n 1 -H "$T/s" >"$T/out" || fail "-f c,c"
-printf '7\t7\n' | cmp -s - "$T/out" || fail "-f c,c -n 1 -H: $(cat "$T/out")"
+totsv -f c,c -n 1 "$T/s" >"$T/out" || fail "-f c,c"
+printf 'c\tc\n7\t7\n' | cmp -s - "$T/out" || fail "-f c,c -n 1: $(cat "$T/out")"
 mkdigits -N 2 -s test-seen -n 100 | batcher -n 2 -b 3 | totsv -f class1,match >"$T/out" || fail "batched"
 [ "$(wc -l <"$T/out")" = 7 ] || fail "batched: one line per item: $(cat "$T/out")"
 # --- misuse: exit 2, nothing on stdout

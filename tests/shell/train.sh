@@ -3,6 +3,7 @@
 # checkpoint on SIGINT, NaN handling, bad input.
 set -u
 . "$(dirname "$0")/../lib.sh"
+ROOT=$(cd "$(dirname "$0")/../.." && pwd)
 cd "$T"
 mkdigits -N 2 -s train -n 20000 | occlude -p 0.2 > train.hs || fail "mkdigits train"
 mkdigits -N 2 -s test-seen | occlude -p 0 > test.hs || fail "mkdigits test"
@@ -101,6 +102,7 @@ known=$(train -o x.ckpt --loss no-such-loss < /dev/null 2>&1 | sed -n 's/.*known
 [ -n "$known" ] || fail "train --loss no-such-loss does not list the known losses"
 train -h > h.txt || fail "train -h"
 for l in $known; do
-    grep -q "^      $l  *[^ ]" h.txt || fail "train -h does not list the loss $l: $(sed -n '/losses/,$p' h.txt)"
+    grep -q "^    $l  *[^ ]" "$ROOT/man/train.1.scd" || fail "man/train.1.scd does not describe the loss $l"
+    grep -q "[ ,]$l\(,\|$\)" h.txt || fail "train -h does not name the loss $l"
 done
 pass
