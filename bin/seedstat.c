@@ -3,6 +3,7 @@
  * first is named CONFIG.sSEED; its lines are grouped with those of CONFIG.
  */
 #include <errno.h>
+#include <getopt.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -13,17 +14,7 @@
 
 static const char *usage =
     "usage: seedstat [FILE]\n"
-    "  Reads result lines `RUN<TAB>SET<TAB>METRIC<TAB>VALUE[<TAB>NOTE]` (the results.tsv of\n"
-    "  pipeline runs; FILE or stdin) and prints one line per (CONFIG, SET, METRIC), in the order\n"
-    "  of first appearance:\n"
-    "    CONFIG<TAB>SET<TAB>METRIC<TAB>MEAN<TAB>NOTE<TAB>SD<TAB>N\n"
-    "  CONFIG is RUN without a trailing `.sSEED` (digits), so the runs of one configuration\n"
-    "  under several training seeds are one group. MEAN is the mean of the group's numeric\n"
-    "  values, SD their sample standard deviation (divisor N - 1; empty when N < 2), N how many\n"
-    "  there were; numbers are printed with 10 significant digits. VALUE `-` is a number the run cannot have (its NOTE says why): it\n"
-    "  is left out of N; a group with no number prints MEAN `-` and the first NOTE. A line\n"
-    "  starting with `#` or `run<TAB>` (a header) is skipped. Any other VALUE is an error.\n"
-    "  -h  this help\n";
+    "  The mean and sample standard deviation over training seeds of pipeline result lines.\n";
 
 typedef struct {
     char *config, *set, *metric, *note;
@@ -42,13 +33,13 @@ static char *field(char **p)
 
 int main(int argc, char **argv)
 {
-    util_init(argv[0]);
-    util_usage = usage;
+    util_start(argc, argv, usage);
     int c;
-    while ((c = getopt(argc, argv, "h")) != -1) {
+    static const struct option longs[] = {{"help", no_argument, 0, 'h'}, {0, 0, 0, 0}};
+    while ((c = getopt_long(argc, argv, "h", longs, NULL)) != -1) {
         switch (c) {
         case 'h': usage_help();
-        default: usage_die("unknown option");
+        default: usage_bad_option(argv);
         }
     }
     if (argc - optind > 1)
