@@ -14,7 +14,8 @@
 #include "util.h"
 
 static const char *usage =
-    "usage: knn [-k K] [-g GALLERY [--exclude-id]] [-d mean|expected] [-t THREADS] [--json FILE] [INPUT]\n"
+    "usage: knn [-k K] [-g GALLERY [--exclude-id]] [-d mean|expected] [--distance euclidean|cosine]\n"
+    "           [-t THREADS] [--json FILE] [INPUT]\n"
     "       knn --summary [INPUT]\n"
     "  Reads an `embeddings` (or `eta`) stream (INPUT or stdin) and writes kind `knn`: for every item\n"
     "  the majority class of its k nearest neighbours (`predicted`), `correct`, `recall` [k]\n"
@@ -39,6 +40,14 @@ static const char *usage =
     "                large; a mean or variance that is not finite, or a nearest-neighbour\n"
     "                distance beyond float32 (3.4e38: nn_dist cannot hold it), is an error\n"
     "                naming the record.\n"
+    "  --distance euclidean  the Euclidean distance of -d (default)\n"
+    "  --distance cosine  rank by the cosine similarity of the means (pytorch-metric-learning's\n"
+    "                normalised embeddings): each mean (a mixture: the average of its component\n"
+    "                means, then) divided by its Euclidean norm, then ranked by Euclidean distance,\n"
+    "                which orders as 1 - cos. nn_dist and the vote's distances are 1 - cos (from\n"
+    "                0 to 2), computed as half the squared distance of the normalised means; meta\n"
+    "                knn_distance \"cosine\". A zero mean has no direction: an error naming the\n"
+    "                record. Not with -d expected.\n"
     "  -t THREADS    threads for the distance blocks (default: OPENBLAS_NUM_THREADS, else 1)\n"
     "  --json FILE   also write a one-line JSON summary to FILE (e.g. /dev/stderr); it is opened\n"
     "                before any work and committed only when the stream is whole\n"
@@ -49,6 +58,8 @@ static const char *usage =
 typedef struct {
     int summary;
     int k, k_given, d_given, t_given;
+    int cosine;            /* --distance cosine */
+    int distance_given;
     const char *gallery;
     int exclude_id;
     int expected;
@@ -69,6 +80,15 @@ static void print_summary(FILE *f, int64_t n, int k, double accuracy, const doub
         metrics_json_num(f, recall_at[r]);
     }
     fprintf(f, "], \"distance\": \"%s\", \"gallery\": %lld, \"mode\": \"%s\"}\n", distance, (long long)ng, mode);
+}
+
+/* --distance cosine: the means m (S's, n x D) as unit vectors; a zero mean is refused by name */
+static void unit_means(const char *name, const match_set *S, float *m)
+{
+    int64_t z = match_normalise(m, S->n, S->D);
+    if (z >= 0)
+        die("%s: record %lld (id %lld): its mean is the zero vector, which has no direction for --distance cosine",
+            name, (long long)z, (long long)S->id[z]);
 }
 
 /* --summary: the numbers of a finished `knn` stream */
@@ -106,10 +126,11 @@ int main(int argc, char **argv)
     char **args = emalloc((size_t)(argc + 1) * sizeof *args); /* before getopt permutes argv */
     memcpy(args, argv, (size_t)(argc + 1) * sizeof *args);
     options o = {.k = 5};
-    enum { OPT_JSON = 256, OPT_EXCL, OPT_SUMMARY };
+    enum { OPT_JSON = 256, OPT_EXCL, OPT_SUMMARY, OPT_DISTANCE };
     static const struct option lopts[] = {{"json", required_argument, 0, OPT_JSON},
                                           {"summary", no_argument, 0, OPT_SUMMARY},
                                           {"exclude-id", no_argument, 0, OPT_EXCL},
+                                          {"distance", required_argument, 0, OPT_DISTANCE},
                                           {"help", no_argument, 0, 'h'},
                                           {0, 0, 0, 0}};
     int c;
@@ -131,6 +152,13 @@ int main(int argc, char **argv)
         case OPT_JSON: o.json = optarg; break;
         case OPT_EXCL: o.exclude_id = 1; break;
         case OPT_SUMMARY: o.summary = 1; break;
+        case OPT_DISTANCE:
+            o.distance_given = 1;
+            if (!strcmp(optarg, "euclidean") || !strcmp(optarg, "cosine"))
+                o.cosine = !strcmp(optarg, "cosine");
+            else
+                usage_die("--distance: '%s' is neither euclidean nor cosine", optarg);
+            break;
         case 'h': usage_help();
         default: usage_die("unknown option or missing value: %s", argv[optind - 1]);
         }
@@ -139,10 +167,12 @@ int main(int argc, char **argv)
         usage_die("at most one input");
     if (o.exclude_id && !o.gallery)
         usage_die("--exclude-id needs a gallery (-g); leave-one-out already excludes the item itself");
+    if (o.cosine && o.expected)
+        usage_die("--distance cosine ranks the means by their direction: not with -d expected");
     o.input = optind < argc ? argv[optind] : "-";
     if (o.summary) {
-        if (o.gallery || o.json || o.exclude_id || o.k_given || o.d_given || o.t_given)
-            usage_die("--summary reads a knn stream: no -k, -d, -t, -g, --json or --exclude-id");
+        if (o.gallery || o.json || o.exclude_id || o.k_given || o.d_given || o.t_given || o.distance_given)
+            usage_die("--summary reads a knn stream: no -k, -d, --distance, -t, -g, --json or --exclude-id");
         summarize(o.input);
         free(args);
         close_stdout();
@@ -204,6 +234,11 @@ int main(int argc, char **argv)
     float *gm = G == Q ? qm : match_set_means(G, o.expected ? &gtv : NULL);
     if (G == Q)
         gtv = qtv;
+    if (o.cosine) {
+        unit_means(qin->name, Q, qm);
+        if (gm != qm)
+            unit_means(gin->name, G, gm);
+    }
     int64_t *nbr = emalloc((size_t)nq * k * sizeof *nbr);
     double *d2 = emalloc((size_t)nq * k * sizeof *d2);
     metrics_knn(qm, qtv, nq, gm, gtv, ng, D, k, exclude, threads, nbr, d2);
@@ -222,7 +257,7 @@ int main(int argc, char **argv)
         int hit = 0;
         for (int r = 0; r < k; r++) {
             ncls[r] = G->cls[nbr[q * k + r]];
-            ndist[r] = sqrt(d2[q * k + r]);
+            ndist[r] = o.cosine ? d2[q * k + r] / 2 : sqrt(d2[q * k + r]);
             hit |= ncls[r] == Q->cls[q];
             recall[q * k + r] = (uint8_t)hit;
             recall_at[r] += hit;
@@ -240,7 +275,8 @@ int main(int argc, char **argv)
         header_add_input(h, gin->header);
     header_copy_meta(h, qin->header);
     header_set_int(h, "k", k);
-    header_set_str(h, "knn_distance", o.expected ? "expected" : "mean");
+    const char *distance = o.cosine ? "cosine" : o.expected ? "expected" : "mean";
+    header_set_str(h, "knn_distance", distance);
     header_set_str(h, "knn_gallery", o.gallery ? o.gallery : "leave-one-out");
     header_set_int(h, "knn_gallery_n", ng);
     header_set_float(h, "accuracy", correct_sum / (double)nq);
@@ -266,7 +302,7 @@ int main(int argc, char **argv)
     int64_t *nid = emalloc((size_t)k * sizeof *nid);
     for (int64_t q = 0; q < nq; q++) {
         uint8_t ok = pred[q] == Q->cls[q];
-        float nn = (float)sqrt(d2[q * k]);
+        float nn = (float)(o.cosine ? d2[q * k] / 2 : sqrt(d2[q * k]));
         for (int r = 0; r < k; r++)
             nid[r] = G->id[nbr[q * k + r]];
         void *data[9] = {&Q->id[q], &Q->cls[q], &pred[q], &ok, recall + q * k, &nn, nid};
@@ -280,7 +316,7 @@ int main(int argc, char **argv)
     /* the summary's data is safe first, then the stream whole, then the summary in place: a
      * failure of either leaves neither a committed summary nor a whole stream */
     if (jf) {
-        print_summary(jf, nq, k, correct_sum / (double)nq, recall_at, o.expected ? "expected" : "mean", ng,
+        print_summary(jf, nq, k, correct_sum / (double)nq, recall_at, distance, ng,
                       o.gallery ? "gallery" : "leave-one-out");
         atomic_sync(jf);
     }

@@ -19,7 +19,8 @@
 static const char *usage =
     "usage: retrieve [-k K1,K2,...] [-g GALLERY [-g GALLERY2 ...] [--exclude-id]]\n"
     "                [--clean X | --clean-random X [--clean-draws R] [-S SEED]]\n"
-    "                [--global] [--global-tsv FILE] [-t THREADS] [--json FILE] [INPUT]\n"
+    "                [--global] [--global-tsv FILE] [--distance euclidean|cosine] [-t THREADS]\n"
+    "                [--json FILE] [INPUT]\n"
     "       retrieve --summary [INPUT]\n"
     "  Reads an `embeddings` (or `eta`) stream of queries (INPUT or stdin) and ranks, for each, the\n"
     "  gallery: leave-one-out within INPUT (the query itself never counts) or with -g the GALLERY's\n"
@@ -41,6 +42,13 @@ static const char *usage =
     "  gets recall_at (the k), recall, p1, rprec, map_r, map (means over the records), queries,\n"
     "  no_positive, gallery_n.\n"
     "  -k K1,K2,...   the k of Recall@k, increasing, at most 16 (default 1,2,4,8)\n"
+    "  --distance euclidean  the Euclidean distance above (default)\n"
+    "  --distance cosine  rank by the cosine similarity of the means (pytorch-metric-learning's\n"
+    "                 normalised embeddings): each mean (a mixture: the average of its component\n"
+    "                 means, then) divided by its Euclidean norm, then ranked as above, which\n"
+    "                 orders as 1 - cos; the --global-tsv threshold is then 1 - cos (half the\n"
+    "                 squared distance of the normalised means); meta retrieval_distance\n"
+    "                 \"cosine\". A zero mean has no direction: an error naming the record.\n"
     "  -g GALLERY     an embedding stream to search instead of the input itself; several -g: their\n"
     "                 union in order (same D, a class each; e.g. distractor images added to a\n"
     "                 gallery), meta retrieval_gallery the paths comma-joined, gallery_part_n the\n"
@@ -87,6 +95,7 @@ typedef struct {
     const char **gallery;  /* the -g streams, in order */
     int ngal;
     int exclude_id;
+    int cosine, distance_given; /* --distance cosine */
     int global;            /* --global */
     const char *global_tsv;
     double clean;   /* percent, 0: no cleaning */
@@ -157,12 +166,15 @@ static void json_array(FILE *f, const double *v, int n)
     fputc(']', f);
 }
 
-static void print_summary(FILE *f, const retrieval_summary *s, int64_t ng, const char *mode, const int *ks, int nk,
-                          const cleaning *c, int has_eta, double pearson, const retrieval_global *g)
+static void print_summary(FILE *f, const retrieval_summary *s, int64_t ng, const char *mode, const char *distance,
+                          const int *ks, int nk, const cleaning *c, int has_eta, double pearson,
+                          const retrieval_global *g)
 {
     fprintf(f, "{\"program\": \"retrieve\", \"queries\": %lld, \"no_positive\": %lld, \"gallery\": %lld, \"mode\": ",
             (long long)s->queries, (long long)s->no_positive, (long long)ng);
     json_string(f, mode, strlen(mode));
+    fputs(", \"distance\": ", f);
+    json_string(f, distance, strlen(distance));
     fputs(", \"recall_at\": [", f);
     for (int j = 0; j < nk; j++)
         fprintf(f, "%s%d", j ? ", " : "", ks[j]);
@@ -311,8 +323,9 @@ static void summarize(const char *path)
     }
     const char *gal = header_str(h, "retrieval_gallery", "?");
     double r = ei >= 0 ? retrieval_pearson(eta, ap, s.queries) : NAN;
-    print_summary(stdout, &s, header_int(h, "gallery_n", -1), !strcmp(gal, "leave-one-out") ? gal : "gallery", ks, nk,
-                  cp, ei >= 0, r, gp);
+    const char *dist = header_str(h, "retrieval_distance", "?");
+    print_summary(stdout, &s, header_int(h, "gallery_n", -1), !strcmp(gal, "leave-one-out") ? gal : "gallery",
+                  !strcmp(dist, "mean") ? "euclidean" : dist, ks, nk, cp, ei >= 0, r, gp);
     free(eta);
     free(ap);
     record_free(&rec);
@@ -345,6 +358,15 @@ static void clean_report(cleaning *c, const retrieval_summary *sum, int nk)
         m2 += (sum[2 + r].map - m) * (sum[2 + r].map - m);
     c->random_map = m;
     c->random_map_sd = c->draws > 1 ? sqrt(m2 / (c->draws - 1)) : NAN;
+}
+
+/* --distance cosine: the means m (S's, n x D) as unit vectors; a zero mean is refused by name */
+static void unit_means(const char *name, const match_set *S, float *m)
+{
+    int64_t z = match_normalise(m, S->n, S->D);
+    if (z >= 0)
+        die("%s: record %lld (id %lld): its mean is the zero vector, which has no direction for --distance cosine",
+            name, (long long)z, (long long)S->id[z]);
 }
 
 /* the uncertainty kind of a set: "eta", "var" or NULL */
@@ -381,6 +403,8 @@ static gallery read_galleries(const options *o, const match_set *Q, int need_u, 
         G.n += n;
         G.part_n[i] = n;
         float *m = match_set_means(S, NULL);
+        if (o->cosine)
+            unit_means(name, S, m);
         G.mean = erealloc(G.mean, (size_t)G.n * D * sizeof *G.mean);
         memcpy(G.mean + n0 * D, m, (size_t)n * D * sizeof *m);
         free(m);
@@ -414,13 +438,14 @@ static gallery self_gallery(const match_set *Q, float *qm, int need_u)
 }
 
 #define GLOBAL_TSV_POINTS 1000 /* the plotted curve's points, at most */
-static void write_global_tsv(FILE *f, const retrieval_hist *h)
+static void write_global_tsv(FILE *f, const retrieval_hist *h, int cosine)
 {
     metrics_pr_point *pts = emalloc(GLOBAL_TSV_POINTS * sizeof *pts);
     int64_t n = retrieval_hist_curve(h, GLOBAL_TSV_POINTS, pts);
     fprintf(f, "# recall\tprecision\tthreshold\n");
     for (int64_t t = 0; t < n; t++)
-        fprintf(f, "%.9g\t%.9g\t%.9g\n", pts[t].recall, pts[t].precision, pts[t].threshold);
+        fprintf(f, "%.9g\t%.9g\t%.9g\n", pts[t].recall, pts[t].precision,
+                cosine ? pts[t].threshold / 2 : pts[t].threshold); /* unit vectors: d2 = 2 (1 - cos) */
     free(pts);
 }
 
@@ -431,7 +456,8 @@ int main(int argc, char **argv)
     char **args = emalloc((size_t)(argc + 1) * sizeof *args); /* before getopt permutes argv */
     memcpy(args, argv, (size_t)(argc + 1) * sizeof *args);
     options o = {.ks = {1, 2, 4, 8}, .nk = 4, .draws = 5, .seed = 714};
-    enum { OPT_JSON = 256, OPT_EXCL, OPT_SUMMARY, OPT_CLEAN, OPT_CLEAN_RANDOM, OPT_DRAWS, OPT_GLOBAL, OPT_GTSV };
+    enum { OPT_JSON = 256, OPT_EXCL, OPT_SUMMARY, OPT_CLEAN, OPT_CLEAN_RANDOM, OPT_DRAWS, OPT_GLOBAL, OPT_GTSV,
+           OPT_DISTANCE };
     static const struct option lopts[] = {{"json", required_argument, 0, OPT_JSON},
                                           {"summary", no_argument, 0, OPT_SUMMARY},
                                           {"exclude-id", no_argument, 0, OPT_EXCL},
@@ -440,6 +466,7 @@ int main(int argc, char **argv)
                                           {"clean-draws", required_argument, 0, OPT_DRAWS},
                                           {"global", no_argument, 0, OPT_GLOBAL},
                                           {"global-tsv", required_argument, 0, OPT_GTSV},
+                                          {"distance", required_argument, 0, OPT_DISTANCE},
                                           {"help", no_argument, 0, 'h'},
                                           {0, 0, 0, 0}};
     int c;
@@ -452,6 +479,13 @@ int main(int argc, char **argv)
             o.gallery[o.ngal++] = optarg;
             break;
         case OPT_GLOBAL: o.global = 1; break;
+        case OPT_DISTANCE:
+            o.distance_given = 1;
+            if (!strcmp(optarg, "euclidean") || !strcmp(optarg, "cosine"))
+                o.cosine = !strcmp(optarg, "cosine");
+            else
+                usage_die("--distance: '%s' is neither euclidean nor cosine", optarg);
+            break;
         case OPT_GTSV: o.global_tsv = optarg, o.global = 1; break;
         case 't': o.threads = (int)parse_long("-t", optarg, 1, 64), o.t_given = 1; break;
         case 'S': o.seed = parse_u64("-S", optarg), o.seed_given = 1; break;
@@ -484,9 +518,9 @@ int main(int argc, char **argv)
         usage_die("%s only matters with --clean", o.draws_given ? "--clean-draws" : "-S");
     o.input = optind < argc ? argv[optind] : "-";
     if (o.summary) {
-        if (o.ngal || o.json || o.exclude_id || o.k_given || o.t_given || o.clean || o.global)
-            usage_die("--summary reads a retrieval stream: no -k, -t, -g, --json, --exclude-id, --clean or "
-                      "--global");
+        if (o.ngal || o.json || o.exclude_id || o.k_given || o.t_given || o.clean || o.global || o.distance_given)
+            usage_die("--summary reads a retrieval stream: no -k, -t, -g, --json, --exclude-id, --clean, --global "
+                      "or --distance");
         summarize(o.input);
         free(args);
         free(o.gallery);
@@ -504,6 +538,8 @@ int main(int argc, char **argv)
         die("%s: no 'class' field: no positives to rank", qin->name);
     int need_u = o.clean && !o.clean_random_only;
     float *qm = match_set_means(Q, NULL);
+    if (o.cosine)
+        unit_means(qin->name, Q, qm);
     gallery G = o.ngal ? read_galleries(&o, Q, need_u, gin) : self_gallery(Q, qm, need_u);
     int64_t nq = Q->n, ng = G.n, kmax = o.ks[o.nk - 1];
     if (kmax > ng - (o.ngal ? 0 : 1))
@@ -583,7 +619,7 @@ int main(int argc, char **argv)
     for (int i = 0; i < o.ngal; i++)
         header_add_input(h, gin[i]->header);
     header_copy_meta(h, qin->header);
-    header_set_str(h, "retrieval_distance", "mean");
+    header_set_str(h, "retrieval_distance", o.cosine ? "cosine" : "mean");
     header_set_str(h, "retrieval_gallery", o.ngal ? G.names : "leave-one-out");
     header_set_int(h, "gallery_n", ng);
     if (o.ngal > 1)
@@ -652,12 +688,12 @@ int main(int argc, char **argv)
     }
     /* the files' data is safe first, then the stream whole, then the files in place */
     if (jf) {
-        print_summary(jf, &sum[0], ng, o.ngal ? "gallery" : "leave-one-out", o.ks, o.nk, o.clean ? &cl : NULL,
-                      qeta != NULL, pearson, hist ? &glob : NULL);
+        print_summary(jf, &sum[0], ng, o.ngal ? "gallery" : "leave-one-out", o.cosine ? "cosine" : "euclidean",
+                      o.ks, o.nk, o.clean ? &cl : NULL, qeta != NULL, pearson, hist ? &glob : NULL);
         atomic_sync(jf);
     }
     if (tf) {
-        write_global_tsv(tf, hist);
+        write_global_tsv(tf, hist, o.cosine);
         atomic_sync(tf);
     }
     stream_finish(w);

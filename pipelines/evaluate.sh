@@ -1,7 +1,7 @@
 #!/bin/sh
 # evaluate.sh [-g GALLERY] [--exclude-id] [--corrupt FILE] [--match-a A --match-b B]
-#             [-k K1,K2,...] [-n PAIRS] [-S SEED] [-t THREADS] [--text] [--json FILE]
-#             [-o DIR] INPUT
+#             [--distance euclidean|cosine] [-k K1,K2,...] [-n PAIRS] [-S SEED] [-t THREADS]
+#             [--text] [--json FILE] [-o DIR] INPUT
 # The whole evaluation battery of one set of embeddings, as one table on stdout (markdown; --text
 # aligned columns) and, with --json, one JSON object in FILE. INPUT, GALLERY and FILE are hedge
 # `embeddings` streams or numpy archives (.npz/.npy, read by fromnpz: mu [n, D] or [n, C, D],
@@ -24,6 +24,9 @@
 #   --corrupt FILE  a second set (e.g. the corrupted twins of INPUT) evaluated the same way: a
 #                   second column
 #   --match-a A --match-b B   the match probability's a > 0 and b for .npz input (fromnpz)
+#   --distance cosine  knn and retrieve rank by the cosine similarity of the means (normalised
+#                   first, as pytorch-metric-learning; default euclidean); ap and nmi/ami stay
+#                   Euclidean (a note says so)
 #   -n PAIRS        sampled pairs (default 10000); -S SEED (default 714)
 #   -t THREADS      threads of knn, retrieve and cluster (default: THREADS, else 1)
 #   -o DIR          keep every intermediate file in DIR (default: a temporary folder, removed)
@@ -31,12 +34,12 @@
 set -u
 . "$(dirname "$0")/common.sh"
 me=evaluate
-usage() { sed -n '2,30p' "$0" | sed 's/^# \{0,1\}//' >&2; exit 2; }
-[ "${1:-}" = -h ] || [ "${1:-}" = --help ] && { sed -n '2,30p' "$0" | sed 's/^# \{0,1\}//'; exit 0; }
+usage() { sed -n '2,33p' "$0" | sed 's/^# \{0,1\}//' >&2; exit 2; }
+[ "${1:-}" = -h ] || [ "${1:-}" = --help ] && { sed -n '2,33p' "$0" | sed 's/^# \{0,1\}//'; exit 0; }
 die() { say "$me: $*"; exit 1; }
 
 gallery="" exclude="" corrupt="" ma="" mb="" ks=1,2,4,8 pairs=10000 seed=714
-threads=${THREADS:-1} text=0 json="" keep=""
+threads=${THREADS:-1} text=0 json="" keep="" distance=euclidean
 while [ $# -gt 1 ]; do
     case $1 in
     -g) gallery=$2; shift ;;
@@ -44,6 +47,7 @@ while [ $# -gt 1 ]; do
     --corrupt) corrupt=$2; shift ;;
     --match-a) ma=$2; shift ;;
     --match-b) mb=$2; shift ;;
+    --distance) distance=$2; shift ;;
     -k) ks=$2; shift ;;
     -n) pairs=$2; shift ;;
     -S) seed=$2; shift ;;
@@ -62,6 +66,7 @@ case $threads in '' | *[!0-9]* | 0) say "$me: -t: not a number of threads: '$thr
 [ -n "$ma" ] && [ -z "$mb" ] && { say "$me: --match-a needs --match-b"; usage; }
 [ -z "$ma" ] && [ -n "$mb" ] && { say "$me: --match-b needs --match-a"; usage; }
 [ -n "$exclude" ] && [ -z "$gallery" ] && { say "$me: --exclude-id needs -g GALLERY"; usage; }
+case $distance in euclidean | cosine) ;; *) say "$me: --distance: '$distance' is neither euclidean nor cosine"; usage ;; esac
 
 if [ -n "$keep" ]; then
     mkdir -p "$keep" || die "cannot make $keep"
@@ -124,9 +129,11 @@ note() { case "$notes" in *"- $1"*) ;; *) notes="$notes- $1
 
 # evaluate SET: every evaluator on $W/SET.hs; the numbers in $W/SET.val as `key value` lines
 evaluate() {
-    s=$1 gargs=""
+    s=$1 gargs="--distance $distance"
     eval "f=\$file_$s"
-    [ -n "$gallery" ] && gargs="-g $W/gallery.hs $exclude"
+    [ -n "$gallery" ] && gargs="$gargs -g $W/gallery.hs $exclude"
+    [ "$distance" = cosine ] &&
+        note "distance ($s): knn and retrieval rank by cosine similarity (normalised means); ap, nmi and ami by the Euclidean distance of the means"
     v=$W/$s.val
     : > "$v"
     # verification AP on sampled pairs
@@ -237,7 +244,7 @@ fi
 
 if [ -n "$json" ]; then
     {
-        printf '{"program": "evaluate"'
+        printf '{"program": "evaluate", "distance": "%s"' "$distance"
         for s in $sets; do
             printf ', "%s": {' "$s"
             sep=""

@@ -147,6 +147,24 @@ fromnpz sep.npz > sep.hs 2> /dev/null || fail "fromnpz sep.npz"
 sh "$EV" -g sep.hs --exclude-id sep.hs > gal.md 2> gal.err || fail "-g: $(cat gal.err)"
 for m in 'knn (k = 5)' p1 map_r map; do [ "$(row gal.md "$m")" = 1 ] || fail "-g: $m: $(cat gal.md)"; done
 
+# --- --distance cosine: knn and retrieval as the programs give them; a note for ap, nmi, ami.
+# rays.npz: class c at angle 40c degrees, radius 1 + i (ten items), so the Euclidean neighbours
+# of a far item are other classes' far items, the cosine ones its own class: every cosine metric 1
+$PY -c 'import numpy as np; c = np.repeat(np.arange(3), 10); r = 1.0 + np.tile(np.arange(10), 3)
+a = np.radians(40.0 * c + 0.5 * np.tile(np.arange(10), 3))
+np.savez("rays.npz", mu=np.stack([r * np.cos(a), r * np.sin(a)], 1), labels=c)' || fail "rays.npz"
+sh "$EV" --distance cosine --json rays.json rays.npz > rays.md 2> rays.err || fail "--distance cosine: $(cat rays.err)"
+for m in 'knn (k = 5)' R@1 p1 rprec map_r map; do
+    [ "$(row rays.md "$m")" = 1 ] || fail "--distance cosine: $m is '$(row rays.md "$m")', expected 1: $(cat rays.md)"
+done
+grep -q '^- distance (input): knn and retrieval rank by cosine similarity' rays.md || fail "no cosine note: $(cat rays.md)"
+grep -q '"program": "evaluate", "distance": "cosine"' rays.json || fail "rays.json: $(cat rays.json)"
+fromnpz rays.npz > rays.hs 2> /dev/null && retrieve --distance cosine --json rays-r.json rays.hs > /dev/null || fail "retrieve on rays"
+[ "$(json_get map_r < rays-r.json)" = 1 ] || fail "retrieve --distance cosine on rays: $(cat rays-r.json)"
+sh "$EV" rays.npz > raye.md 2> /dev/null || fail "rays.npz, euclidean"
+check_lt "$(row raye.md map_r)" 1 "rays.npz: euclidean map_r is 1 too: the test tells nothing"
+expect_exit 2 "--distance l2" sh "$EV" --distance l2 sep.npz
+
 # --- pairs farther apart than float32's sigmoid(-d) can tell (classes 100 apart): a note
 $PY -c 'import numpy as np; c = np.repeat(np.arange(3), 10)
 np.savez("far.npz", mu=np.stack([100.0 * c, np.tile(np.arange(10), 3)], 1), labels=c)' || fail "far.npz"
