@@ -33,14 +33,17 @@ static const char *usage =
     "    recall[j] 1 if r_1 <= k_j                p1     1 if r_1 = 1\n"
     "    rprec     #{i : r_i <= R} / R            map_r  (sum of i / r_i over r_i <= R) / R (MAP@R)\n"
     "    ap        (sum of i / r_i over all i) / R: average precision over the whole gallery\n"
+    "    first_rank  r_1; its reciprocal 1 / r_1 averaged over the queries is the MRR\n"
     "  Writes kind `retrieval`, one record per query with a positive: id, class, ap, rprec, map_r,\n"
-    "  p1, recall [nk], npos, eta (the input's; else, when it has var, the mean of var over C x D)\n"
-    "  and occluded when the input has it. With an eta, the meta and JSON also get eta_ap_pearson:\n"
-    "  the Pearson correlation of eta and ap over the records (Taha et al.'s Figure 6; null when\n"
-    "  eta is constant). A query with no positive in the gallery is left out of\n"
+    "  p1, recall [nk], npos, first_rank, eta (the input's; else, when it has var, the mean of var\n"
+    "  over C x D) and occluded when the input has it. With an eta, the meta and JSON also get\n"
+    "  eta_ap_pearson: the Pearson correlation of eta and ap over the records (Taha et al.'s\n"
+    "  Figure 6; null when eta is constant). A query with no positive in the gallery is left out of\n"
     "  the stream and of every mean, and counted (meta no_positive; a warning). The header's meta\n"
-    "  gets recall_at (the k), recall, p1, rprec, map_r, map (means over the records), queries,\n"
-    "  no_positive, gallery_n.\n"
+    "  gets recall_at (the k), recall, p1, rprec, map_r, map, mrr (means over the records), queries,\n"
+    "  no_positive, gallery_n, and pytorch-metric-learning's avg_of_avgs: p1_avg_of_avgs,\n"
+    "  rprec_avg_of_avgs, map_r_avg_of_avgs, mrr_avg_of_avgs (each metric averaged over the records\n"
+    "  of each class, then over the query_classes classes: every class counts once).\n"
     "  -k K1,K2,...   the k of Recall@k, increasing, at most 16 (default 1,2,4,8)\n"
     "  --distance euclidean  the Euclidean distance above (default)\n"
     "  --distance cosine  rank by the cosine similarity of the means (pytorch-metric-learning's\n"
@@ -86,7 +89,9 @@ static const char *usage =
     "  --summary      read a `retrieval` stream instead and print its JSON summary line to stdout:\n"
     "                 {\"program\": \"retrieve\", \"queries\": N, \"no_positive\": M, \"gallery\": G,\n"
     "                  \"mode\": ..., \"recall_at\": [1, ...], \"recall\": [...], \"p1\": P, \"rprec\": ...,\n"
-    "                  \"map_r\": ..., \"map\": ... [, \"global_pr_auc\": ...] [, \"clean_percent\": X, ...]}\n"
+    "                  \"map_r\": ..., \"map\": ..., \"mrr\": ..., \"query_classes\": C, \"p1_avg_of_avgs\": ...,\n"
+    "                  \"rprec_avg_of_avgs\": ..., \"map_r_avg_of_avgs\": ..., \"mrr_avg_of_avgs\": ...\n"
+    "                  [, \"global_pr_auc\": ...] [, \"clean_percent\": X, ...]}\n"
     "  -h             this help\n";
 
 typedef struct {
@@ -166,7 +171,8 @@ static void json_array(FILE *f, const double *v, int n)
     fputc(']', f);
 }
 
-static void print_summary(FILE *f, const retrieval_summary *s, int64_t ng, const char *mode, const char *distance,
+static void print_summary(FILE *f, const retrieval_summary *s, const retrieval_summary *cavg, int64_t ng,
+                          const char *mode, const char *distance,
                           const int *ks, int nk, const cleaning *c, int has_eta, double pearson,
                           const retrieval_global *g)
 {
@@ -180,11 +186,18 @@ static void print_summary(FILE *f, const retrieval_summary *s, int64_t ng, const
         fprintf(f, "%s%d", j ? ", " : "", ks[j]);
     fputs("], \"recall\": ", f);
     json_array(f, s->recall, nk);
-    const char *names[4] = {"p1", "rprec", "map_r", "map"};
-    double vals[4] = {s->p1, s->rprec, s->map_r, s->map};
-    for (int i = 0; i < 4; i++) {
+    const char *names[5] = {"p1", "rprec", "map_r", "map", "mrr"};
+    double vals[5] = {s->p1, s->rprec, s->map_r, s->map, s->mrr};
+    for (int i = 0; i < 5; i++) {
         fprintf(f, ", \"%s\": ", names[i]);
         metrics_json_num(f, vals[i]);
+    }
+    fprintf(f, ", \"query_classes\": %lld", (long long)cavg->queries);
+    const char *cnames[4] = {"p1_avg_of_avgs", "rprec_avg_of_avgs", "map_r_avg_of_avgs", "mrr_avg_of_avgs"};
+    double cvals[4] = {cavg->p1, cavg->rprec, cavg->map_r, cavg->mrr};
+    for (int i = 0; i < 4; i++) {
+        fprintf(f, ", \"%s\": ", cnames[i]);
+        metrics_json_num(f, cvals[i]);
     }
     if (has_eta) {
         fputs(", \"eta_ap_pearson\": ", f);
@@ -247,7 +260,8 @@ static void summarize(const char *path)
     const stream_header *h = in->header;
     int ai = stream_field_typed(h, "ap", DT_F32), ri = stream_field_typed(h, "rprec", DT_F32),
         mi = stream_field_typed(h, "map_r", DT_F32), pi = stream_field_typed(h, "p1", DT_U8),
-        ki = stream_field_typed(h, "recall", DT_U8), ni = stream_field_typed(h, "npos", DT_I32);
+        ki = stream_field_typed(h, "recall", DT_U8), ni = stream_field_typed(h, "npos", DT_I32),
+        ci = stream_field_typed(h, "class", DT_I32);
     int nk = (int)shape_numel(h->fields[ki].ndim, h->fields[ki].shape);
     if (nk < 1 || nk > RETRIEVAL_MAXK)
         die("%s: field 'recall' holds %d values, expected 1 to %d", in->name, nk, RETRIEVAL_MAXK);
@@ -256,17 +270,25 @@ static void summarize(const char *path)
     meta_vector(in, "recall_at", kd, nk);
     for (int j = 0; j < nk; j++)
         ks[j] = (int)kd[j];
-    retrieval_summary s = {0};
+    /* a stream written before MRR has no first_rank: no MRR then */
+    int fi = header_field_find(h, "first_rank");
+    if (fi >= 0)
+        fi = stream_field_typed(h, "first_rank", DT_I32);
+    int64_t gallery_n = header_int(h, "gallery_n", -1);
     stream_record rec = {0};
     int ei = header_field_find(h, "eta");
     if (ei >= 0)
         ei = stream_field_typed(h, "eta", DT_F32);
+    retrieval_query *per = NULL;
+    int32_t *cls = NULL;
     double *eta = NULL, *ap = NULL;
+    int64_t n = 0;
     size_t cap = 0;
     while (stream_read(in, &rec)) {
         retrieval_query q = {.ap = *(const float *)rec.t[ai].data, .rprec = *(const float *)rec.t[ri].data,
                              .map_r = *(const float *)rec.t[mi].data, .p1 = *(const uint8_t *)rec.t[pi].data,
-                             .npos = *(const int32_t *)rec.t[ni].data};
+                             .npos = *(const int32_t *)rec.t[ni].data,
+                             .r1 = fi >= 0 ? *(const int32_t *)rec.t[fi].data : 1};
         memcpy(q.recall, rec.t[ki].data, (size_t)nk);
         /* the means are of fractions and 0/1 hits: anything else is not a retrieval record */
         long long at = (long long)in->count - 1;
@@ -280,24 +302,34 @@ static void summarize(const char *path)
         for (int j = 0; j < nk; j++)
             if (q.recall[j] > 1)
                 die("%s: record %lld: recall %d is neither 0 nor 1 (recall@%d)", in->name, at, q.recall[j], ks[j]);
+        if (fi >= 0 && (q.r1 < 1 || (gallery_n >= 0 && q.r1 > gallery_n) || q.p1 != (q.r1 == 1)))
+            die("%s: record %lld: first_rank %d is not a rank from 1 to gallery_n %lld with p1 %d", in->name, at,
+                q.r1, (long long)gallery_n, q.p1);
         if (ei >= 0 && !isfinite(*(const float *)rec.t[ei].data))
             die("%s: record %lld: eta %g is not finite", in->name, at, *(const float *)rec.t[ei].data);
-        if (ei >= 0) {
-            if ((size_t)s.queries == cap) {
-                cap = cap ? 2 * cap : 1024;
-                eta = erealloc(eta, cap * sizeof *eta);
-                ap = erealloc(ap, cap * sizeof *ap);
-            }
-            eta[s.queries] = *(const float *)rec.t[ei].data;
-            ap[s.queries] = q.ap;
-        }
         if (q.npos < 1)
-            die("%s: record %lld has npos %d: a retrieval record has a positive", in->name, in->count - 1, q.npos);
-        retrieval_summary_add(&s, &q, nk);
+            die("%s: record %lld has npos %d: a retrieval record has a positive", in->name, at, q.npos);
+        if ((size_t)n == cap) {
+            cap = cap ? 2 * cap : 1024;
+            per = erealloc(per, cap * sizeof *per);
+            cls = erealloc(cls, cap * sizeof *cls);
+            eta = erealloc(eta, cap * sizeof *eta);
+            ap = erealloc(ap, cap * sizeof *ap);
+        }
+        per[n] = q;
+        cls[n] = *(const int32_t *)rec.t[ci].data;
+        eta[n] = ei >= 0 ? *(const float *)rec.t[ei].data : 0;
+        ap[n++] = q.ap;
     }
-    if (!s.queries)
+    if (!n)
         die("%s: the stream has no records", in->name);
+    retrieval_summary s = {0}, cavg;
+    for (int64_t q = 0; q < n; q++)
+        retrieval_summary_add(&s, &per[q], nk);
     retrieval_summary_finish(&s, nk);
+    retrieval_class_average(cls, per, n, nk, &cavg);
+    if (fi < 0)
+        s.mrr = cavg.mrr = NAN;
     s.no_positive = header_int(h, "no_positive", 0);
     cleaning c = {0}, *cp = NULL;
     if (header_meta(h, "clean_percent")) {
@@ -322,10 +354,12 @@ static void summarize(const char *path)
         g.positives = header_int(h, "global_positives", -1);
     }
     const char *gal = header_str(h, "retrieval_gallery", "?");
-    double r = ei >= 0 ? retrieval_pearson(eta, ap, s.queries) : NAN;
+    double r = ei >= 0 ? retrieval_pearson(eta, ap, n) : NAN;
     const char *dist = header_str(h, "retrieval_distance", "?");
-    print_summary(stdout, &s, header_int(h, "gallery_n", -1), !strcmp(gal, "leave-one-out") ? gal : "gallery",
+    print_summary(stdout, &s, &cavg, gallery_n, !strcmp(gal, "leave-one-out") ? gal : "gallery",
                   !strcmp(dist, "mean") ? "euclidean" : dist, ks, nk, cp, ei >= 0, r, gp);
+    free(per);
+    free(cls);
     free(eta);
     free(ap);
     record_free(&rec);
@@ -594,6 +628,8 @@ int main(int argc, char **argv)
              (long long)nq);
     if (o.clean)
         clean_report(&cl, sum, o.nk);
+    retrieval_summary cavg; /* pytorch-metric-learning's avg_of_avgs */
+    retrieval_class_average(Q->cls, per, nq, o.nk, &cavg);
     retrieval_global glob = {0};
     if (hist)
         retrieval_hist_summary(hist, &glob);
@@ -635,6 +671,12 @@ int main(int argc, char **argv)
     header_set_float(h, "rprec", sum[0].rprec);
     header_set_float(h, "map_r", sum[0].map_r);
     header_set_float(h, "map", sum[0].map);
+    header_set_float(h, "mrr", sum[0].mrr);
+    header_set_int(h, "query_classes", cavg.queries);
+    header_set_float(h, "p1_avg_of_avgs", cavg.p1);
+    header_set_float(h, "rprec_avg_of_avgs", cavg.rprec);
+    header_set_float(h, "map_r_avg_of_avgs", cavg.map_r);
+    header_set_float(h, "mrr_avg_of_avgs", cavg.mrr);
     if (qeta)
         header_set_float(h, "eta_ap_pearson", pearson);
     if (hist) {
@@ -666,6 +708,7 @@ int main(int argc, char **argv)
     header_add_field(h, "p1", DT_U8, 0, NULL);
     header_add_field(h, "recall", DT_U8, 1, kshape);
     header_add_field(h, "npos", DT_I32, 0, NULL);
+    header_add_field(h, "first_rank", DT_I32, 0, NULL);
     if (qeta)
         header_add_field(h, "eta", DT_F32, 0, NULL);
     int64_t nocc[1] = {Q->nocc};
@@ -677,9 +720,9 @@ int main(int argc, char **argv)
         if (!r->npos)
             continue;
         float eta = qeta ? (float)qeta[q] : 0;
-        void *data[10] = {&Q->id[q], &Q->cls[q], (void *)&r->ap, (void *)&r->rprec, (void *)&r->map_r,
-                          (void *)&r->p1, (void *)r->recall, (void *)&r->npos};
-        int f = 8;
+        void *data[11] = {&Q->id[q], &Q->cls[q], (void *)&r->ap, (void *)&r->rprec, (void *)&r->map_r,
+                          (void *)&r->p1, (void *)r->recall, (void *)&r->npos, (void *)&r->r1};
+        int f = 9;
         if (qeta)
             data[f++] = &eta;
         if (Q->occ)
@@ -688,7 +731,7 @@ int main(int argc, char **argv)
     }
     /* the files' data is safe first, then the stream whole, then the files in place */
     if (jf) {
-        print_summary(jf, &sum[0], ng, o.ngal ? "gallery" : "leave-one-out", o.cosine ? "cosine" : "euclidean",
+        print_summary(jf, &sum[0], &cavg, ng, o.ngal ? "gallery" : "leave-one-out", o.cosine ? "cosine" : "euclidean",
                       o.ks, o.nk, o.clean ? &cl : NULL, qeta != NULL, pearson, hist ? &glob : NULL);
         atomic_sync(jf);
     }

@@ -13,7 +13,10 @@
 #                      distance of about 87 tie, with a note) and no ECE
 #   ece                apcurve --ece 15 of that match probability (only with match_a/match_b)
 #   knn                knn -k 5 accuracy (leave-one-out, or the queries INPUT against GALLERY)
-#   R@k, p1, rprec, map_r, map   retrieve (-k, default 1,2,4,8)
+#   R@k, p1, rprec, map_r, map, mrr   retrieve (-k, default 1,2,4,8); mrr: the mean of 1 / the
+#                      rank of the first positive over the whole ranking
+#   p1, rprec, map_r, mrr (class avg)   the same averaged within each query class, then over
+#                      the classes (pytorch-metric-learning's avg_of_avgs; JSON: p1_avg_of_avgs, ...)
 #   nmi, ami           cluster (k-means, k = the number of classes) of INPUT
 #   tau, auroc, aurc, eaurc      with an uncertainty (eta, else var): ktau -b 20
 #                      -m accuracy:correct on knn's output; the error-versus-reject curve in
@@ -34,8 +37,9 @@
 set -u
 . "$(dirname "$0")/common.sh"
 me=evaluate
-usage() { sed -n '2,33p' "$0" | sed 's/^# \{0,1\}//' >&2; exit 2; }
-[ "${1:-}" = -h ] || [ "${1:-}" = --help ] && { sed -n '2,33p' "$0" | sed 's/^# \{0,1\}//'; exit 0; }
+help() { sed -n '2,/^set -u/p' "$0" | sed '$d; s/^# \{0,1\}//'; }
+usage() { help >&2; exit 2; }
+[ "${1:-}" = -h ] || [ "${1:-}" = --help ] && { help; exit 0; }
 die() { say "$me: $*"; exit 1; }
 
 gallery="" exclude="" corrupt="" ma="" mb="" ks=1,2,4,8 pairs=10000 seed=714
@@ -164,7 +168,9 @@ evaluate() {
     run "retrieve-$s" "$f" retrieve -k "$ks" $gargs -t "$threads" --json "$W/retrieve-$s.json" "$W/$s.hs" > "$W/retrieval-$s.hs"
     echo "recall_at $(json_array recall_at < "$W/retrieve-$s.json")" >> "$v"
     echo "recall $(json_array recall < "$W/retrieve-$s.json")" >> "$v"
-    for m in p1 rprec map_r map; do echo "$m $(json_get $m < "$W/retrieve-$s.json")" >> "$v"; done
+    for m in p1 rprec map_r map mrr p1_avg_of_avgs rprec_avg_of_avgs map_r_avg_of_avgs mrr_avg_of_avgs; do
+        echo "$m $(json_get $m < "$W/retrieve-$s.json")" >> "$v"
+    done
     np=$(json_get no_positive < "$W/retrieve-$s.json")
     [ "$np" = 0 ] || note "retrieval ($s): $np queries without a positive in the gallery are left out of its means"
     # clustering
@@ -221,8 +227,9 @@ val() { sed -n "s/^$2 //p" "$W/$1.val" | head -n 1; }
         for s in $sets; do printf '\t%s' "$(val $s recall | tr -d '[] ' | cut -d, -f$i)"; done; echo
         i=$((i + 1))
     done
-    for m in p1 rprec map_r map nmi ami tau auroc aurc eaurc; do
-        printf '%s' "$m"; for s in $sets; do printf '\t%s' "$(val $s $m)"; done; echo
+    for m in p1 rprec map_r map mrr p1_avg_of_avgs rprec_avg_of_avgs map_r_avg_of_avgs mrr_avg_of_avgs nmi ami tau auroc aurc eaurc; do
+        case $m in *_avg_of_avgs) printf '%s (class avg)' "${m%_avg_of_avgs}" ;; *) printf '%s' "$m" ;; esac
+        for s in $sets; do printf '\t%s' "$(val $s $m)"; done; echo
     done
 } > "$W/table.tsv"
 if [ "$text" = 1 ]; then
@@ -248,7 +255,8 @@ if [ -n "$json" ]; then
         for s in $sets; do
             printf ', "%s": {' "$s"
             sep=""
-            for m in ap ece knn recall_at recall p1 rprec map_r map nmi ami tau auroc aurc eaurc; do
+            for m in ap ece knn recall_at recall p1 rprec map_r map mrr p1_avg_of_avgs rprec_avg_of_avgs \
+                map_r_avg_of_avgs mrr_avg_of_avgs nmi ami tau auroc aurc eaurc; do
                 x=$(val $s $m)
                 [ "$x" = - ] && x=null
                 printf '%s"%s": %s' "$sep" "$m" "$x"

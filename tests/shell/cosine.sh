@@ -51,6 +51,7 @@ qm /= np.linalg.norm(qm, axis=1, keepdims=True); gm /= np.linalg.norm(gm, axis=1
 qid = Q["id"] if "id" in Q else np.arange(len(qm))
 gid = G["id"] if "id" in G else np.arange(len(gm))
 ret, knn = open(sys.argv[3] + ".ret", "w"), open(sys.argv[3] + ".knn", "w")
+rows = []
 for i in range(len(qm)):
     d = 1 - gm @ qm[i]
     keep = np.arange(len(gm)) != i if sys.argv[2] == "-" else np.ones(len(gm), bool)
@@ -63,14 +64,23 @@ for i in range(len(qm)):
         continue
     ranks = np.nonzero(pos)[0] + 1
     prec = np.arange(1, R + 1) / ranks
-    ret.write("%d %.9g %.9g %.9g %d %d\n" % (qid[i], prec.mean(), (ranks <= R).sum() / R,
-              prec[ranks <= R].sum() / R, ranks[0] == 1, ranks[0]))
+    row = (Q["class"][i], ranks[0] == 1, (ranks <= R).sum() / R, prec[ranks <= R].sum() / R, 1 / ranks[0])
+    rows.append(row)
+    ret.write("%d %.9g %.9g %.9g %d %d\n" % (qid[i], prec.mean(), row[2], row[3], row[1], ranks[0]))
+# the summary: mrr, then pytorch-metric-learning's avg_of_avgs of p1 rprec map_r mrr (the mean
+# within each query class, then over the classes)
+a = np.array(rows, dtype=np.float64)
+cls = np.unique(a[:, 0])
+per = np.array([a[a[:, 0] == c, 1:].mean(axis=0) for c in cls]).mean(axis=0)
+plain = a[:, 1:].mean(axis=0)
+open(sys.argv[3] + ".sum", "w").write("mrr %r\nquery_classes %d\np1_avg_of_avgs %r\nrprec_avg_of_avgs %r\n"
+    "map_r_avg_of_avgs %r\nmrr_avg_of_avgs %r\nplain_p1 %r\n" % (plain[3], len(cls), *per, plain[0]))
 EOF
-# cmpret OUT REF: retrieve's records (id ap rprec map_r p1) against the brute force, to 1e-6
+# cmpret OUT REF: retrieve's records (id ap rprec map_r p1 first_rank) against the brute force, to 1e-6
 cmpret() {
-    "$FIX" cols id ap rprec map_r p1 < "$1" | sed 1d > "$1.c" || fail "cols of $1"
+    "$FIX" cols id ap rprec map_r p1 first_rank < "$1" | sed 1d > "$1.c" || fail "cols of $1"
     awk 'NR == FNR { a[$1] = $0; next } !($1 in a) { print "missing", $1; exit 1 }
-        { split(a[$1], w); for (i = 2; i <= 5; i++) if ((w[i] - $i) ^ 2 > 1e-12) { print $0, "vs", a[$1]; exit 1 } n++ }
+        { split(a[$1], w); for (i = 2; i <= 6; i++) if ((w[i] - $i) ^ 2 > 1e-12) { print $0, "vs", a[$1]; exit 1 } n++ }
         END { if (n != FNR) exit 1 }' "$2" "$1.c" > cmp.out || fail "$1 against the brute force: $(cat cmp.out)"
 }
 # cmpknn OUT REF: knn's neighbours equal, nn_dist = 1 - cos to 1e-6
@@ -90,6 +100,15 @@ cmpret r.hs loo.ret
 grep -q '"mode": "leave-one-out", "distance": "cosine"' r.json || fail "json distance: $(cat r.json)"
 tshow -q r.hs | grep -q '"retrieval_distance": "cosine"' || fail "meta retrieval_distance"
 retrieve --summary r.hs | cmp -s - r.json || fail "--summary: $(retrieve --summary r.hs)"
+# MRR and the class averages: unbalanced classes, so avg_of_avgs is not the plain mean here
+[ "$(wc -l < loo.sum)" = 7 ] || fail "brute force summary: $(cat loo.sum)"
+while read -r k want; do
+    [ "$k" = plain_p1 ] && continue
+    got=$(json_get "$k" < r.json)
+    awk -v g="$got" -v w="$want" 'BEGIN { exit !(g != "" && (g - w) ^ 2 < 1e-12) }' || fail "$k = '$got', brute force $want"
+done < loo.sum
+awk '$1 == "p1_avg_of_avgs" { a = $2 } $1 == "plain_p1" { p = $2 } END { exit !((a - p) ^ 2 > 1e-6) }' loo.sum ||
+    fail "the classes are balanced enough that avg_of_avgs is the plain mean: $(cat loo.sum)"
 retrieve --distance cosine -g g.hs q.hs > rg.hs || fail "retrieve -g --distance cosine"
 cmpret rg.hs gal.ret
 knn --distance cosine --json k.json q.hs > k.hs || fail "knn --distance cosine"
