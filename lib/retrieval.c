@@ -550,7 +550,7 @@ void retrieval_run(const retrieval_job *J, retrieval_query *per, retrieval_summa
      * norms of 1e6 whose float rounding, 0.06, is a good part of the distances, and P@1 flips).
      * A centred norm beyond the limit (coordinates near it of both signs): uncentred. */
     double *mean = emalloc((size_t)(D ? D : 1) * sizeof *mean), maxnorm = 0;
-    metrics_centre(J->Q, nq, J->G, ng, D, (double)FLT_MAX / 16, mean);
+    metrics_centre(J->Qall ? J->Qall : J->Q, J->Qall ? J->nqall : nq, J->G, ng, D, (double)FLT_MAX / 16, mean);
     float *qs = centred(J->Q, nq, D, mean, &maxnorm), *gcen = centred(J->G, ng, D, mean, &maxnorm);
     if (!(maxnorm <= (double)FLT_MAX / 16)) {
         memset(mean, 0, (size_t)D * sizeof *mean);

@@ -101,6 +101,8 @@ typedef struct {
     int nk;                   /* 1 .. RETRIEVAL_MAXK */
     int threads;
     struct retrieval_hist *global; /* or NULL: add every pair of the run to it (above) */
+    const float *Qall;        /* or NULL: (nqall, D) the whole query set when Q is a part of it (a */
+    int64_t nqall;            /* shard): the centre is rounded as for all of them (metrics_centre) */
 } retrieval_job;
 
 typedef struct {
