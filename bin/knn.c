@@ -10,17 +10,25 @@
 #include "blas.h"
 #include "match.h"
 #include "metrics.h"
+#include "shard.h"
 #include "stream.h"
 #include "util.h"
 
 static const char *usage =
-    "usage: knn [-k K] [-g GALLERY [--exclude-id]] [-d mean|expected] [-t THREADS] [--json FILE] [INPUT]\n"
-    "       knn --summary [INPUT]\n"
+    "usage: knn [-k K] [-g GALLERY [--exclude-id]] [-d mean|expected] [--distance euclidean|cosine]\n"
+    "           [--queries FROM:TO] [-t THREADS] [--json FILE] [INPUT]\n"
+    "       knn --summary [INPUT | SHARD...]\n"
+    "       knn --merge SHARD...\n"
     "  k-nearest-neighbour classification of embeddings, leave-one-out or against a gallery.\n";
 
 typedef struct {
     int summary;
     int k, k_given, d_given, t_given;
+    int cosine;            /* --distance cosine */
+    int distance_given;
+    int merge;             /* --merge */
+    shard_range queries;   /* --queries FROM:TO */
+    int queries_given;
     const char *gallery;
     int exclude_id;
     int expected;
@@ -43,32 +51,94 @@ static void print_summary(FILE *f, int64_t n, int k, double accuracy, const doub
     fprintf(f, "], \"distance\": \"%s\", \"gallery\": %lld, \"mode\": \"%s\"}\n", distance, (long long)ng, mode);
 }
 
-/* --summary: the numbers of a finished `knn` stream */
-static void summarize(const char *path)
+/* --distance cosine: the means m (S's, n x D) as unit vectors; a zero mean is refused by name */
+static void unit_means(const char *name, const match_set *S, float *m)
 {
-    stream_reader *in = stream_open_path(path);
-    stream_expect_kind(in, "knn");
-    int ci = stream_field_typed(in->header, "correct", DT_U8), ri = stream_field_typed(in->header, "recall", DT_U8);
-    int k = (int)shape_numel(in->header->fields[ri].ndim, in->header->fields[ri].shape);
-    double *recall_at = ecalloc((size_t)(k ? k : 1), sizeof *recall_at), correct = 0;
-    int64_t n = 0;
+    int64_t z = match_normalise(m, S->n, S->D);
+    if (z >= 0)
+        die("%s: record %lld (id %lld): its mean is the zero vector, which has no direction for --distance cosine",
+            name, (long long)z, (long long)S->id[z]);
+}
+
+/* the meta that the shards of one knn run share */
+static const char *const knn_same[] = {"k", "knn_distance", "knn_gallery", "knn_gallery_n", "eta_source", NULL};
+
+/* the numbers of knn streams (one, or the shards of one run in query order): records n, correct
+ * count, recall_at[k] (the means); k from the field */
+static void knn_numbers(shard_set *S, int64_t *n, double *correct, double **recall_at, int *k)
+{
+    const stream_header *h = S->in[0]->header;
+    int ci = stream_field_typed(h, "correct", DT_U8), ri = stream_field_typed(h, "recall", DT_U8);
+    *k = (int)shape_numel(h->fields[ri].ndim, h->fields[ri].shape);
+    *recall_at = ecalloc((size_t)(*k ? *k : 1), sizeof **recall_at);
+    *n = 0;
+    *correct = 0;
     stream_record rec = {0};
-    while (stream_read(in, &rec)) {
-        correct += *(const uint8_t *)rec.t[ci].data != 0;
-        for (int r = 0; r < k; r++)
-            recall_at[r] += ((const uint8_t *)rec.t[ri].data)[r] != 0;
-        n++;
+    for (int i = 0; i < S->n; i++) {
+        int64_t before = *n;
+        while (stream_read(S->in[i], &rec)) {
+            *correct += *(const uint8_t *)rec.t[ci].data != 0;
+            for (int r = 0; r < *k; r++)
+                (*recall_at)[r] += ((const uint8_t *)rec.t[ri].data)[r] != 0;
+            (*n)++;
+        }
+        int64_t want = S->sharded ? header_int(S->in[i]->header, "queries_to", 0) -
+                                        header_int(S->in[i]->header, "queries_from", 0)
+                                  : *n - before;
+        if (*n - before != want)
+            die("%s: %lld records, but the shard's queries are %lld", S->in[i]->name, (long long)(*n - before),
+                (long long)want);
     }
-    if (!n)
-        die("%s: the stream has no records", in->name);
-    for (int r = 0; r < k; r++)
-        recall_at[r] /= (double)n;
-    const char *gal = header_str(in->header, "knn_gallery", "?");
-    print_summary(stdout, n, k, correct / (double)n, recall_at, header_str(in->header, "knn_distance", "?"),
-                  header_int(in->header, "knn_gallery_n", -1), !strcmp(gal, "leave-one-out") ? gal : "gallery");
-    free(recall_at);
+    if (!*n)
+        die("%s: the stream has no records", S->in[0]->name);
+    for (int r = 0; r < *k; r++)
+        (*recall_at)[r] /= (double)*n;
     record_free(&rec);
-    stream_close(in);
+}
+
+/* --summary: the numbers of a finished `knn` stream, or of the shards of one run */
+static void summarize(const char *const *paths, int npaths)
+{
+    shard_set *S = shard_open(paths, npaths, "knn", knn_same);
+    int64_t n;
+    double correct, *recall_at;
+    int k;
+    knn_numbers(S, &n, &correct, &recall_at, &k);
+    const stream_header *h = S->in[0]->header;
+    const char *gal = header_str(h, "knn_gallery", "?");
+    print_summary(stdout, n, k, correct / (double)n, recall_at, header_str(h, "knn_distance", "?"),
+                  header_int(h, "knn_gallery_n", -1), !strcmp(gal, "leave-one-out") ? gal : "gallery");
+    free(recall_at);
+    shard_close(S);
+}
+
+/* --merge: the shards of one run as the unsharded run's stream */
+static void merge(const char *const *paths, int npaths, int argc, char **argv)
+{
+    shard_set *S = shard_open(paths, npaths, "knn", knn_same);
+    if (!S->sharded)
+        die("%s: not a shard (no queries_from): nothing to merge", S->in[0]->name);
+    int64_t n;
+    double correct, *recall_at;
+    int k;
+    knn_numbers(S, &n, &correct, &recall_at, &k);
+    shard_rewind(S);
+    stream_header *h = shard_header(S, argc, argv);
+    header_set_float(h, "accuracy", correct / (double)n);
+    int64_t kshape[1] = {k};
+    tensor *rt = tensor_view(DT_F64, 1, kshape, recall_at);
+    header_set_tensor(h, "recall_at", rt);
+    tensor_free(rt);
+    stream_writer *w = stream_create(stdout, h);
+    stream_record rec = {0};
+    for (int i = 0; i < S->n; i++)
+        while (stream_read(S->in[i], &rec))
+            stream_write_record(w, &rec);
+    stream_finish(w);
+    record_free(&rec);
+    header_free(h);
+    free(recall_at);
+    shard_close(S);
 }
 
 int main(int argc, char **argv)
@@ -77,10 +147,13 @@ int main(int argc, char **argv)
     char **args = emalloc((size_t)(argc + 1) * sizeof *args); /* before getopt permutes argv */
     memcpy(args, argv, (size_t)(argc + 1) * sizeof *args);
     options o = {.k = 5};
-    enum { OPT_JSON = 256, OPT_EXCL, OPT_SUMMARY };
+    enum { OPT_JSON = 256, OPT_EXCL, OPT_SUMMARY, OPT_DISTANCE, OPT_MERGE, OPT_QUERIES };
     static const struct option lopts[] = {{"json", required_argument, 0, OPT_JSON},
                                           {"summary", no_argument, 0, OPT_SUMMARY},
                                           {"exclude-id", no_argument, 0, OPT_EXCL},
+                                          {"distance", required_argument, 0, OPT_DISTANCE},
+                                          {"merge", no_argument, 0, OPT_MERGE},
+                                          {"queries", required_argument, 0, OPT_QUERIES},
                                           {"help", no_argument, 0, 'h'},
                                           {0, 0, 0, 0}};
     int c;
@@ -101,19 +174,40 @@ int main(int argc, char **argv)
         case OPT_JSON: o.json = optarg; break;
         case OPT_EXCL: o.exclude_id = 1; break;
         case OPT_SUMMARY: o.summary = 1; break;
+        case OPT_MERGE: o.merge = 1; break;
+        case OPT_QUERIES: shard_parse("--queries", optarg, &o.queries), o.queries_given = 1; break;
+        case OPT_DISTANCE:
+            o.distance_given = 1;
+            if (!strcmp(optarg, "euclidean") || !strcmp(optarg, "cosine"))
+                o.cosine = !strcmp(optarg, "cosine");
+            else
+                usage_die("--distance: '%s' is neither euclidean nor cosine", optarg);
+            break;
         case 'h': usage_help();
         default: usage_bad_option(argv);
         }
     }
-    if (argc - optind > 1)
-        usage_die("at most one input");
+    if (argc - optind > 1 && !o.summary && !o.merge)
+        usage_die("at most one input (several only with --summary or --merge)");
     if (o.exclude_id && !o.gallery)
         usage_die("--exclude-id needs a gallery (-g); leave-one-out already excludes the item itself");
+    if (o.cosine && o.expected)
+        usage_die("--distance cosine ranks the means by their direction: not with -d expected");
     o.input = optind < argc ? argv[optind] : "-";
-    if (o.summary) {
-        if (o.gallery || o.json || o.exclude_id || o.k_given || o.d_given || o.t_given)
-            usage_die("--summary reads a knn stream: no -k, -d, -t, -g, --json or --exclude-id");
-        summarize(o.input);
+    if (o.summary || o.merge) {
+        const char *mode = o.summary ? "--summary" : "--merge";
+        if (o.summary && o.merge)
+            usage_die("--summary and --merge: give one");
+        if (o.gallery || o.json || o.exclude_id || o.k_given || o.d_given || o.t_given || o.distance_given ||
+            o.queries_given)
+            usage_die("%s reads knn streams: no -k, -d, --distance, -t, -g, --json, --exclude-id or --queries", mode);
+        const char *dash = "-";
+        const char *const *paths = optind < argc ? (const char *const *)argv + optind : &dash;
+        int npaths = optind < argc ? argc - optind : 1;
+        if (o.summary)
+            summarize(paths, npaths);
+        else
+            merge(paths, npaths, argc, args);
         free(args);
         close_stdout();
         return 0;
@@ -137,7 +231,12 @@ int main(int argc, char **argv)
     if (!Q->cls || !G->cls)
         die("%s: no 'class' field: nothing to identify", !Q->cls ? qin->name : gin->name);
     int k = o.k, D = Q->D;
-    int64_t nq = Q->n, ng = G->n;
+    /* the queries: records q0 .. q0 + nq - 1 of the input (--queries), all of it by default */
+    if (o.queries_given)
+        shard_check(&o.queries, Q->n, qin->name);
+    int64_t q0 = o.queries_given ? o.queries.from : 0, nq = o.queries_given ? o.queries.to - q0 : Q->n, ng = G->n;
+    const int32_t *qcls = Q->cls + q0;
+    const int64_t *qid = Q->id + q0;
     if (ng - (o.gallery ? 0 : 1) < k)
         die("k = %d needs at least %d %s items, the input has %lld", k, o.gallery ? k : k + 1,
             o.gallery ? "gallery" : "(leave-one-out)", (long long)ng);
@@ -146,7 +245,7 @@ int main(int argc, char **argv)
     if (!o.gallery) {
         exclude = emalloc((size_t)nq * sizeof *exclude);
         for (int64_t q = 0; q < nq; q++)
-            exclude[q] = q;
+            exclude[q] = q0 + q;
     } else if (o.exclude_id) {
         int dup;
         int64_t dup_id;
@@ -156,14 +255,16 @@ int main(int argc, char **argv)
                 (long long)dup_id);
         exclude = emalloc((size_t)nq * sizeof *exclude);
         for (int64_t q = 0; q < nq; q++)
-            exclude[q] = match_ids_lookup(t, ng, Q->id[q]);
+            exclude[q] = match_ids_lookup(t, ng, qid[q]);
         free(t);
     }
 
     double *qtv = NULL, *gtv = NULL;
     /* the queries' uncertainty: their eta, else their mean var (retrieve's rule), else none */
     double *qu = emalloc((size_t)nq * sizeof *qu);
-    const char *eta_source = metrics_item_uncertainty(Q->eta, Q->var, nq, (int64_t)Q->C * Q->D, qu);
+    const char *eta_source = metrics_item_uncertainty(Q->eta ? Q->eta + q0 : NULL,
+                                                      Q->var ? Q->var + q0 * Q->C * Q->D : NULL, nq,
+                                                      (int64_t)Q->C * Q->D, qu);
     float *qeta = NULL;
     if (eta_source) {
         qeta = emalloc((size_t)nq * sizeof *qeta);
@@ -175,13 +276,18 @@ int main(int argc, char **argv)
     float *gm = G == Q ? qm : match_set_means(G, o.expected ? &gtv : NULL);
     if (G == Q)
         gtv = qtv;
+    if (o.cosine) {
+        unit_means(qin->name, Q, qm);
+        if (gm != qm)
+            unit_means(gin->name, G, gm);
+    }
     int64_t *nbr = emalloc((size_t)nq * k * sizeof *nbr);
     double *d2 = emalloc((size_t)nq * k * sizeof *d2);
-    metrics_knn(qm, qtv, nq, gm, gtv, ng, D, k, exclude, threads, nbr, d2);
+    metrics_knn(qm + q0 * D, qtv ? qtv + q0 : NULL, nq, gm, gtv, ng, D, k, exclude, threads, nbr, d2);
     for (int64_t q = 0; q < nq; q++)
         if (!(sqrt(d2[q * k]) <= FLT_MAX))
             die("%s: record %lld: the distance to its nearest neighbour, %g, is beyond float32 (nn_dist)",
-                qin->name, (long long)q, sqrt(d2[q * k]));
+                qin->name, (long long)(q0 + q), sqrt(d2[q * k]));
 
     /* votes and recall, then the stream */
     int32_t *pred = emalloc((size_t)nq * sizeof *pred);
@@ -193,13 +299,13 @@ int main(int argc, char **argv)
         int hit = 0;
         for (int r = 0; r < k; r++) {
             ncls[r] = G->cls[nbr[q * k + r]];
-            ndist[r] = sqrt(d2[q * k + r]);
-            hit |= ncls[r] == Q->cls[q];
+            ndist[r] = o.cosine ? d2[q * k + r] / 2 : sqrt(d2[q * k + r]);
+            hit |= ncls[r] == qcls[q];
             recall[q * k + r] = (uint8_t)hit;
             recall_at[r] += hit;
         }
         pred[q] = metrics_vote(ncls, ndist, k);
-        correct_sum += pred[q] == Q->cls[q];
+        correct_sum += pred[q] == qcls[q];
     }
     for (int r = 0; r < k; r++)
         recall_at[r] /= (double)nq;
@@ -211,7 +317,8 @@ int main(int argc, char **argv)
         header_add_input(h, gin->header);
     header_copy_meta(h, qin->header);
     header_set_int(h, "k", k);
-    header_set_str(h, "knn_distance", o.expected ? "expected" : "mean");
+    const char *distance = o.cosine ? "cosine" : o.expected ? "expected" : "mean";
+    header_set_str(h, "knn_distance", distance);
     header_set_str(h, "knn_gallery", o.gallery ? o.gallery : "leave-one-out");
     header_set_int(h, "knn_gallery_n", ng);
     header_set_float(h, "accuracy", correct_sum / (double)nq);
@@ -221,6 +328,8 @@ int main(int argc, char **argv)
     tensor_free(rt);
     if (eta_source)
         header_set_str(h, "eta_source", eta_source);
+    if (o.queries_given) /* after every other key: --merge deletes them, the rest keeps its order */
+        shard_set_meta(h, &o.queries, Q->n);
     header_add_field(h, "id", DT_I64, 0, NULL);
     header_add_field(h, "class", DT_I32, 0, NULL);
     header_add_field(h, "predicted", DT_I32, 0, NULL);
@@ -236,22 +345,22 @@ int main(int argc, char **argv)
     stream_writer *w = stream_create(stdout, h);
     int64_t *nid = emalloc((size_t)k * sizeof *nid);
     for (int64_t q = 0; q < nq; q++) {
-        uint8_t ok = pred[q] == Q->cls[q];
-        float nn = (float)sqrt(d2[q * k]);
+        uint8_t ok = pred[q] == qcls[q];
+        float nn = (float)(o.cosine ? d2[q * k] / 2 : sqrt(d2[q * k]));
         for (int r = 0; r < k; r++)
             nid[r] = G->id[nbr[q * k + r]];
-        void *data[9] = {&Q->id[q], &Q->cls[q], &pred[q], &ok, recall + q * k, &nn, nid};
+        void *data[9] = {(void *)&qid[q], (void *)&qcls[q], &pred[q], &ok, recall + q * k, &nn, nid};
         int f = 7;
         if (qeta)
             data[f++] = &qeta[q];
         if (Q->occ)
-            data[f++] = Q->occ + q * Q->nocc;
+            data[f++] = Q->occ + (q0 + q) * Q->nocc;
         stream_write_data(w, data, 0);
     }
     /* the summary's data is safe first, then the stream whole, then the summary in place: a
      * failure of either leaves neither a committed summary nor a whole stream */
     if (jf) {
-        print_summary(jf, nq, k, correct_sum / (double)nq, recall_at, o.expected ? "expected" : "mean", ng,
+        print_summary(jf, nq, k, correct_sum / (double)nq, recall_at, distance, ng,
                       o.gallery ? "gallery" : "leave-one-out");
         atomic_sync(jf);
     }

@@ -270,6 +270,24 @@ float *match_set_means(const match_set *S, double **tv)
     return m;
 }
 
+int64_t match_normalise(float *X, int64_t n, int D)
+{
+    for (int64_t i = 0; i < n; i++) {
+        float *x = X + (size_t)i * D;
+        double s = 0;
+        for (int d = 0; d < D; d++)
+            s += (double)x[d] * x[d];
+        if (s == 0)
+            return i;
+        if (!isfinite(s))
+            continue; /* the distance's own check names the coordinate */
+        double norm = sqrt(s);
+        for (int d = 0; d < D; d++)
+            x[d] = (float)(x[d] / norm);
+    }
+    return -1;
+}
+
 void match_set_free(match_set *S)
 {
     if (!S)

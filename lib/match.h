@@ -119,6 +119,14 @@ void match_set_free(match_set *S);
  * frees both. */
 float *match_set_means(const match_set *S, double **tv);
 
+/* --distance cosine (knn, retrieve): each row of X (n, D) divided by its Euclidean norm (summed in
+ * double), so that the Euclidean ranking of the rows is the ranking by cosine similarity
+ * (||x - y||^2 = 2 - 2 cos for unit vectors; pytorch-metric-learning's normalised embeddings).
+ * Returns the index of the first row whose norm is 0 (a zero vector has no direction: the caller
+ * refuses it, naming the item; rows before it are normalised), else -1. A row with a coordinate
+ * that is not finite is left as it is, for the distance's own check to name. */
+int64_t match_normalise(float *X, int64_t n, int D);
+
 /* An index from record id to record position, for the programs that look records up by id
  * (pairscore --pairs, knn --exclude-id). match_ids_index returns the sorted table (owned by the
  * caller, free()) and sets *dup to 1 and *dup_id to an id that appears twice, if any. */

@@ -35,6 +35,7 @@ void retrieval_from_ranks(const int64_t *rank, int64_t R, const int *ks, int nk,
     out->rprec = (float)((double)within / (double)R);
     out->map_r = (float)(map_r / (double)R);
     out->p1 = rank[0] == 1;
+    out->r1 = (int32_t)rank[0];
     for (int j = 0; j < nk; j++)
         out->recall[j] = rank[0] <= ks[j];
 }
@@ -50,8 +51,49 @@ void retrieval_summary_add(retrieval_summary *s, const retrieval_query *q, int n
     s->map_r += q->map_r;
     s->rprec += q->rprec;
     s->p1 += q->p1;
+    s->mrr += 1.0 / q->r1;
     for (int j = 0; j < nk; j++)
         s->recall[j] += q->recall[j];
+}
+
+void retrieval_summary_merge(retrieval_summary *s, const retrieval_summary *p, int nk)
+{
+    s->queries += p->queries;
+    s->no_positive += p->no_positive;
+    s->map += p->map;
+    s->map_r += p->map_r;
+    s->rprec += p->rprec;
+    s->p1 += p->p1;
+    s->mrr += p->mrr;
+    for (int j = 0; j < nk; j++)
+        s->recall[j] += p->recall[j];
+}
+
+void retrieval_class_average(const int32_t *cls, const retrieval_query *per, int64_t n, int nk,
+                             retrieval_summary *out)
+{
+    double *key = emalloc((size_t)(n ? n : 1) * sizeof *key);
+    int64_t *order = emalloc((size_t)(n ? n : 1) * sizeof *order);
+    for (int64_t q = 0; q < n; q++)
+        key[q] = cls[q];
+    metrics_argsort(key, n, order); /* stable: a class's queries in query order */
+    retrieval_summary all = {0};
+    for (int64_t a = 0, b; a < n; a = b) {
+        retrieval_summary c = {0};
+        for (b = a; b < n && cls[order[b]] == cls[order[a]]; b++)
+            retrieval_summary_add(&c, &per[order[b]], nk);
+        all.no_positive += c.no_positive;
+        if (!c.queries)
+            continue;
+        retrieval_summary_finish(&c, nk);
+        c.queries = 1;
+        c.no_positive = 0;
+        retrieval_summary_merge(&all, &c, nk);
+    }
+    retrieval_summary_finish(&all, nk);
+    *out = all;
+    free(key);
+    free(order);
 }
 
 void retrieval_summary_finish(retrieval_summary *s, int nk)
@@ -61,6 +103,7 @@ void retrieval_summary_finish(retrieval_summary *s, int nk)
     s->map_r /= n;
     s->rprec /= n;
     s->p1 /= n;
+    s->mrr /= n;
     for (int j = 0; j < nk; j++)
         s->recall[j] /= n;
 }
@@ -507,7 +550,7 @@ void retrieval_run(const retrieval_job *J, retrieval_query *per, retrieval_summa
      * norms of 1e6 whose float rounding, 0.06, is a good part of the distances, and P@1 flips).
      * A centred norm beyond the limit (coordinates near it of both signs): uncentred. */
     double *mean = emalloc((size_t)(D ? D : 1) * sizeof *mean), maxnorm = 0;
-    metrics_centre(J->Q, nq, J->G, ng, D, (double)FLT_MAX / 16, mean);
+    metrics_centre(J->Qall ? J->Qall : J->Q, J->Qall ? J->nqall : nq, J->G, ng, D, (double)FLT_MAX / 16, mean);
     float *qs = centred(J->Q, nq, D, mean, &maxnorm), *gcen = centred(J->G, ng, D, mean, &maxnorm);
     if (!(maxnorm <= (double)FLT_MAX / 16)) {
         memset(mean, 0, (size_t)D * sizeof *mean);
@@ -594,17 +637,8 @@ void retrieval_run(const retrieval_job *J, retrieval_query *per, retrieval_summa
     for (int64_t q = 0; q < nq; q++)
         retrieval_summary_add(&sum[0], &per[q], J->nk);
     for (int m = 1; m < nm; m++)
-        for (int64_t b = 0; b < nblocks; b++) {
-            const retrieval_summary *p = &part[b * nm + m];
-            sum[m].queries += p->queries;
-            sum[m].no_positive += p->no_positive;
-            sum[m].map += p->map;
-            sum[m].map_r += p->map_r;
-            sum[m].rprec += p->rprec;
-            sum[m].p1 += p->p1;
-            for (int j = 0; j < J->nk; j++)
-                sum[m].recall[j] += p->recall[j];
-        }
+        for (int64_t b = 0; b < nblocks; b++)
+            retrieval_summary_merge(&sum[m], &part[b * nm + m], J->nk);
     for (int m = 0; m < nm; m++)
         retrieval_summary_finish(&sum[m], J->nk);
     free(part);

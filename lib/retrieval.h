@@ -15,8 +15,12 @@
  *   R-prec    #{i : r_i <= R} / R                   (R-precision)
  *   MAP@R     (1/R) sum over i with r_i <= R of i / r_i   (Musgrave et al. 2020)
  *   AP        (1/R) sum over all i of i / r_i       (average precision over the whole gallery)
+ *   RR        1 / r_1                               (its mean over the queries: MRR)
  * No positive (R = 0): the query has no metrics (NaN, npos 0); every mean leaves it out and
  * counts it in no_positive (pytorch-metric-learning leaves such queries out too).
+ * Per-class averages (pytorch-metric-learning's avg_of_avgs, retrieval_class_average): each metric
+ * averaged over the queries of each class (those with a positive), then over those classes, each
+ * class counting once whatever its number of queries.
  * Cost per query: its R positives' keys (d2 bits, gallery index) sorted by a radix sort, then
  * every negative placed among them by binary search: O(G log R), never a sort of the gallery.
  * Precision: d2 is float32, so items whose true distances differ by less than about 1e-7 of the
@@ -97,19 +101,22 @@ typedef struct {
     int nk;                   /* 1 .. RETRIEVAL_MAXK */
     int threads;
     struct retrieval_hist *global; /* or NULL: add every pair of the run to it (above) */
+    const float *Qall;        /* or NULL: (nqall, D) the whole query set when Q is a part of it (a */
+    int64_t nqall;            /* shard): the centre is rounded as for all of them (metrics_centre) */
 } retrieval_job;
 
 typedef struct {
     float ap, rprec, map_r;   /* NaN when npos = 0 */
     uint8_t p1;
     int32_t npos;             /* R: the positives in the gallery, the excluded item left out */
+    int32_t r1;               /* r_1, the rank of the first positive (0 when npos = 0): RR = 1 / r_1 */
     uint8_t recall[RETRIEVAL_MAXK];
 } retrieval_query;
 
 typedef struct {
     int64_t queries;          /* queries with at least one positive: the means are over them */
     int64_t no_positive;      /* queries without */
-    double map, map_r, rprec, p1, recall[RETRIEVAL_MAXK];
+    double map, map_r, rprec, p1, mrr, recall[RETRIEVAL_MAXK];
 } retrieval_summary;
 
 /* per (nq): every query's metrics in gallery 0; sum (nmask): the means in each
@@ -126,6 +133,14 @@ void retrieval_from_ranks(const int64_t *rank, int64_t R, const int *ks, int nk,
 /* sums: start from {0}, add queries (those with npos = 0 are only counted), then finish (means) */
 void retrieval_summary_add(retrieval_summary *s, const retrieval_query *q, int nk);
 void retrieval_summary_finish(retrieval_summary *s, int nk);
+/* s += p (the sums of two parts, before finish) */
+void retrieval_summary_merge(retrieval_summary *s, const retrieval_summary *p, int nk);
+/* avg_of_avgs of per[0 .. n) (queries of classes cls[0 .. n); npos = 0 left out): every mean of
+ * retrieval_summary over the queries of each class, in query order, then over the classes in
+ * ascending order; out->queries is the number of classes, out->no_positive the queries left out.
+ * The same numbers from the records of a retrieval stream, whatever the shards it came in. */
+void retrieval_class_average(const int32_t *cls, const retrieval_query *per, int64_t n, int nk,
+                             retrieval_summary *out);
 
 /* ---- global precision-recall: the histogram of pair keys and its curve */
 #define RETRIEVAL_GLOBAL_MANTISSA 14 /* mantissa bits kept in a key */

@@ -185,6 +185,17 @@ void header_copy_meta(stream_header *dst, const stream_header *src)
     }
 }
 
+void header_del_meta(stream_header *h, const char *key)
+{
+    for (int i = 0; i < h->nmeta; i++)
+        if (!strcmp(h->meta[i].key, key)) {
+            meta_clear(&h->meta[i]);
+            memmove(&h->meta[i], &h->meta[i + 1], (size_t)(h->nmeta - i - 1) * sizeof *h->meta);
+            h->nmeta--;
+            return;
+        }
+}
+
 void header_set_int(stream_header *h, const char *key, int64_t v)
 {
     stream_meta *m = meta_slot(h, key);

@@ -81,6 +81,7 @@ void header_add_input(stream_header *h, const stream_header *in);
 void header_add_field(stream_header *h, const char *name, int dtype, int ndim, const int64_t *shape);
 void header_copy_fields(stream_header *dst, const stream_header *src);
 void header_copy_meta(stream_header *dst, const stream_header *src);
+void header_del_meta(stream_header *h, const char *key); /* the key removed, the others in order */
 void header_set_int(stream_header *h, const char *key, int64_t v);
 void header_set_float(stream_header *h, const char *key, double v);
 void header_set_str(stream_header *h, const char *key, const char *v);

@@ -1,7 +1,8 @@
 #!/bin/sh
 # evaluate.sh [-g GALLERY] [--exclude-id] [--corrupt FILE] [--match-a A --match-b B]
-#             [-k K1,K2,...] [-n PAIRS] [-S SEED] [-t THREADS] [--text] [--json FILE]
-#             [-o DIR] INPUT
+#             [--distance euclidean|cosine] [-k K1,K2,...] [-n PAIRS] [-S SEED] [-t THREADS]
+#             [--shards N [-j JOBS] [--sshlogin S]... [--sshloginfile F] [--transfer] [--retries R]]
+#             [--text] [--json FILE] [-o DIR] INPUT
 # The whole evaluation battery of one set of embeddings, as one table on stdout (markdown; --text
 # aligned columns) and, with --json, one JSON object in FILE. INPUT, GALLERY and FILE are hedge
 # `embeddings` streams or numpy archives (.npz/.npy, read by fromnpz: mu [n, D] or [n, C, D],
@@ -13,7 +14,10 @@
 #                      distance of about 87 tie, with a note) and no ECE
 #   ece                apcurve --ece 15 of that match probability (only with match_a/match_b)
 #   knn                knn -k 5 accuracy (leave-one-out, or the queries INPUT against GALLERY)
-#   R@k, p1, rprec, map_r, map   retrieve (-k, default 1,2,4,8)
+#   R@k, p1, rprec, map_r, map, mrr   retrieve (-k, default 1,2,4,8); mrr: the mean of 1 / the
+#                      rank of the first positive over the whole ranking
+#   p1, rprec, map_r, mrr (class avg)   the same averaged within each query class, then over
+#                      the classes (pytorch-metric-learning's avg_of_avgs; JSON: p1_avg_of_avgs, ...)
 #   nmi, ami           cluster (k-means, k = the number of classes) of INPUT
 #   tau, auroc, aurc, eaurc      with an uncertainty (eta, else var): ktau -b 20
 #                      -m accuracy:correct on knn's output; the error-versus-reject curve in
@@ -24,19 +28,33 @@
 #   --corrupt FILE  a second set (e.g. the corrupted twins of INPUT) evaluated the same way: a
 #                   second column
 #   --match-a A --match-b B   the match probability's a > 0 and b for .npz input (fromnpz)
+#   --distance cosine  knn and retrieve rank by the cosine similarity of the means (normalised
+#                   first, as pytorch-metric-learning; default euclidean); ap and nmi/ami stay
+#                   Euclidean (a note says so)
 #   -n PAIRS        sampled pairs (default 10000); -S SEED (default 714)
 #   -t THREADS      threads of knn, retrieve and cluster (default: THREADS, else 1)
 #   -o DIR          keep every intermediate file in DIR (default: a temporary folder, removed)
+#   --shards N      knn and retrieve (the n x gallery part) in N query ranges (--queries FROM:TO,
+#                   multiples of 32 records) run by GNU parallel, JOBS at a time on each machine
+#                   (-j, default 2), each with -t THREADS; their outputs merged exactly (knn
+#                   --merge, retrieve --summary): the same numbers as without --shards. pairscore,
+#                   cluster and ktau run here. With --sshlogin / --sshloginfile the shards run on
+#                   those machines (the pipelines' grid options, README "Grids over several
+#                   machines"): they see DIR and the hedge tree at the same paths (give -o DIR
+#                   on a shared disk), or, with --transfer, get the programs and the sets
+#                   copied and send each shard's output back; --retries R (default 2) tries a
+#                   failed shard again, on another machine
 # Exit 1 with one line on stderr when an input cannot be read or an evaluator fails.
 set -u
 . "$(dirname "$0")/common.sh"
 me=evaluate
-usage() { sed -n '2,30p' "$0" | sed 's/^# \{0,1\}//' >&2; exit 2; }
-[ "${1:-}" = -h ] || [ "${1:-}" = --help ] && { sed -n '2,30p' "$0" | sed 's/^# \{0,1\}//'; exit 0; }
+help() { sed -n '2,/^set -u/p' "$0" | sed '$d; s/^# \{0,1\}//'; }
+usage() { help >&2; exit 2; }
+[ "${1:-}" = -h ] || [ "${1:-}" = --help ] && { help; exit 0; }
 die() { say "$me: $*"; exit 1; }
 
 gallery="" exclude="" corrupt="" ma="" mb="" ks=1,2,4,8 pairs=10000 seed=714
-threads=${THREADS:-1} text=0 json="" keep=""
+threads=${THREADS:-1} text=0 json="" keep="" distance=euclidean shards="" gridopts=""
 while [ $# -gt 1 ]; do
     case $1 in
     -g) gallery=$2; shift ;;
@@ -44,6 +62,10 @@ while [ $# -gt 1 ]; do
     --corrupt) corrupt=$2; shift ;;
     --match-a) ma=$2; shift ;;
     --match-b) mb=$2; shift ;;
+    --distance) distance=$2; shift ;;
+    --shards) shards=$2; shift ;;
+    -j | --sshlogin | --sshloginfile | --retries) gridopts="$gridopts $1 $(grid_quote "$2")"; shift ;;
+    --transfer) gridopts="$gridopts --transfer" ;;
     -k) ks=$2; shift ;;
     -n) pairs=$2; shift ;;
     -S) seed=$2; shift ;;
@@ -62,6 +84,9 @@ case $threads in '' | *[!0-9]* | 0) say "$me: -t: not a number of threads: '$thr
 [ -n "$ma" ] && [ -z "$mb" ] && { say "$me: --match-a needs --match-b"; usage; }
 [ -z "$ma" ] && [ -n "$mb" ] && { say "$me: --match-b needs --match-a"; usage; }
 [ -n "$exclude" ] && [ -z "$gallery" ] && { say "$me: --exclude-id needs -g GALLERY"; usage; }
+case $distance in euclidean | cosine) ;; *) say "$me: --distance: '$distance' is neither euclidean nor cosine"; usage ;; esac
+case $shards in '') [ -z "$gridopts" ] || { say "$me: -j, --sshlogin, --transfer, --retries run shards: give --shards N"; usage; } ;;
+    *[!0-9]* | 0) say "$me: --shards: not a number of shards: '$shards'"; usage ;; esac
 
 if [ -n "$keep" ]; then
     mkdir -p "$keep" || die "cannot make $keep"
@@ -70,6 +95,13 @@ else
     W=$(mktemp -d "${TMPDIR:-/tmp}/evaluate.XXXXXX") || die "cannot make a temporary folder"
     trap 'rm -rf "$W"' EXIT
     trap 'exit 1' INT TERM
+fi
+if [ -n "$shards" ]; then
+    # the grid options as the pipelines take them (common.sh): jobs, remote, transfer, and out,
+    # the whole path of $W (the shards' commands name their files by it)
+    ev_threads=$threads ev_out=$(cd "$W" && pwd) || die "cannot enter $W"
+    eval "grid_options 1 1 $gridopts \"\$ev_out\""
+    threads=$ev_threads
 fi
 
 # run NAME WHAT cmd...: runs cmd with its stderr in $W/NAME.log; on failure, one line naming
@@ -122,11 +154,58 @@ notes=""
 note() { case "$notes" in *"- $1"*) ;; *) notes="$notes- $1
 " ;; esac; }
 
+# shard_runs SET: knn and retrieve of $W/SET.hs in $shards query ranges (pipelines/evaluate-shard.sh
+# through grid_parallel, here or on the --sshlogin machines), merged into $W/knn-SET.hs and
+# $W/retrieve-SET.json exactly as one run would write them
+shard_runs() {
+    sr_n=$(tshow -q "$W/$1.hs" 2> /dev/null | json_get records)
+    case $sr_n in '' | *[!0-9]*) die "cannot count the records of $f" ;; esac
+    sr_size=$(( (sr_n + shards - 1) / shards ))
+    sr_size=$(( (sr_size + 31) / 32 * 32 )) # whole blocks of retrieve's 32 queries
+    mkdir -p "$W/data" "$W/runs" || die "cannot make $W/data"
+    # the sets where the shards read them: copies to send (--transfer), else links
+    for sr_set in "$1" ${gallery:+gallery}; do
+        rm -f "$W/data/$sr_set.hs"
+        if [ "$transfer" = 1 ]; then
+            cp -L "$W/$sr_set.hs" "$W/data/$sr_set.hs" || die "cannot copy $W/$sr_set.hs"
+        else
+            ln -s "$(readlink -f "$W/$sr_set.hs")" "$W/data/$sr_set.hs" || die "cannot link $W/$sr_set.hs"
+        fi
+    done
+    sr_conf=$W/shards-$1.txt sr_i=0 sr_from=0
+    : > "$sr_conf"
+    while [ "$sr_from" -lt "$sr_n" ]; do
+        sr_to=$((sr_from + sr_size))
+        [ "$sr_to" -gt "$sr_n" ] && sr_to=$sr_n
+        sr_name=$(printf '%s-%04d' "$1" "$sr_i")
+        rm -rf "$W/runs/$sr_name"
+        mkdir -p "$W/runs/$sr_name"
+        echo "$sr_name $sr_from:$sr_to" >> "$sr_conf"
+        sr_i=$((sr_i + 1)) sr_from=$sr_to
+    done
+    rm -f "$W/joblog-$1"
+    sr_gal=""
+    [ -n "$gallery" ] && sr_gal="$out/data/gallery.hs $exclude"
+    grid_parallel "$W/joblog-$1" "$sr_conf" \
+        "sh $HEDGE_ROOT/pipelines/evaluate-shard.sh $out/runs/{1} {2} $ks $distance $threads $out/data/$1.hs $sr_gal > $out/runs/{1}/run.log 2>&1"
+    sr_knn="" sr_ret=""
+    while read -r sr_name sr_range; do
+        sr_d=$W/runs/$sr_name
+        [ -s "$sr_d/knn.hs" ] && [ -s "$sr_d/retrieval.hs" ] ||
+            die "shard $sr_name (queries $sr_range of $f) failed: $(tail -n 1 "$sr_d/run.log" 2> /dev/null || echo "no log: see $W/joblog-$1")"
+        sr_knn="$sr_knn $sr_d/knn.hs" sr_ret="$sr_ret $sr_d/retrieval.hs"
+    done < "$sr_conf"
+    run "knn-merge-$1" "$f" knn --merge $sr_knn > "$W/knn-$1.hs"
+    run "retrieve-summary-$1" "$f" retrieve --summary $sr_ret > "$W/retrieve-$1.json"
+}
+
 # evaluate SET: every evaluator on $W/SET.hs; the numbers in $W/SET.val as `key value` lines
 evaluate() {
-    s=$1 gargs=""
+    s=$1 gargs="--distance $distance"
     eval "f=\$file_$s"
-    [ -n "$gallery" ] && gargs="-g $W/gallery.hs $exclude"
+    [ -n "$gallery" ] && gargs="$gargs -g $W/gallery.hs $exclude"
+    [ "$distance" = cosine ] &&
+        note "distance ($s): knn and retrieval rank by cosine similarity (normalised means); ap, nmi and ami by the Euclidean distance of the means"
     v=$W/$s.val
     : > "$v"
     # verification AP on sampled pairs
@@ -148,16 +227,21 @@ evaluate() {
             note "ap ($s): some pairs are so far apart (beyond a distance of about 87) that their score sigmoid(-d) is 0 in float32: they tie, one block for AP (scale the embeddings down, or give --match-a)"
     fi
     echo "ap $(json_get ap < "$W/ap-$s.json")" >> "$v"
-    # KNN accuracy
-    run "knn-$s" "$f" knn -k 5 $gargs -t "$threads" "$W/$s.hs" > "$W/knn-$s.hs"
+    # KNN accuracy and retrieval: $W/knn-$s.hs and $W/retrieve-$s.json, here or in shards
+    if [ -n "$shards" ]; then
+        shard_runs "$s"
+    else
+        run "knn-$s" "$f" knn -k 5 $gargs -t "$threads" "$W/$s.hs" > "$W/knn-$s.hs"
+        run "retrieve-$s" "$f" retrieve -k "$ks" $gargs -t "$threads" --json "$W/retrieve-$s.json" "$W/$s.hs" > "$W/retrieval-$s.hs"
+    fi
     run "knn-summary-$s" "$f" knn --summary "$W/knn-$s.hs" > "$W/knn-$s.json"
     echo "knn $(json_get accuracy < "$W/knn-$s.json")" >> "$v"
     n=$(json_get n < "$W/knn-$s.json")
-    # retrieval
-    run "retrieve-$s" "$f" retrieve -k "$ks" $gargs -t "$threads" --json "$W/retrieve-$s.json" "$W/$s.hs" > "$W/retrieval-$s.hs"
     echo "recall_at $(json_array recall_at < "$W/retrieve-$s.json")" >> "$v"
     echo "recall $(json_array recall < "$W/retrieve-$s.json")" >> "$v"
-    for m in p1 rprec map_r map; do echo "$m $(json_get $m < "$W/retrieve-$s.json")" >> "$v"; done
+    for m in p1 rprec map_r map mrr p1_avg_of_avgs rprec_avg_of_avgs map_r_avg_of_avgs mrr_avg_of_avgs; do
+        echo "$m $(json_get $m < "$W/retrieve-$s.json")" >> "$v"
+    done
     np=$(json_get no_positive < "$W/retrieve-$s.json")
     [ "$np" = 0 ] || note "retrieval ($s): $np queries without a positive in the gallery are left out of its means"
     # clustering
@@ -214,8 +298,9 @@ val() { sed -n "s/^$2 //p" "$W/$1.val" | head -n 1; }
         for s in $sets; do printf '\t%s' "$(val $s recall | tr -d '[] ' | cut -d, -f$i)"; done; echo
         i=$((i + 1))
     done
-    for m in p1 rprec map_r map nmi ami tau auroc aurc eaurc; do
-        printf '%s' "$m"; for s in $sets; do printf '\t%s' "$(val $s $m)"; done; echo
+    for m in p1 rprec map_r map mrr p1_avg_of_avgs rprec_avg_of_avgs map_r_avg_of_avgs mrr_avg_of_avgs nmi ami tau auroc aurc eaurc; do
+        case $m in *_avg_of_avgs) printf '%s (class avg)' "${m%_avg_of_avgs}" ;; *) printf '%s' "$m" ;; esac
+        for s in $sets; do printf '\t%s' "$(val $s $m)"; done; echo
     done
 } > "$W/table.tsv"
 if [ "$text" = 1 ]; then
@@ -237,11 +322,12 @@ fi
 
 if [ -n "$json" ]; then
     {
-        printf '{"program": "evaluate"'
+        printf '{"program": "evaluate", "distance": "%s"' "$distance"
         for s in $sets; do
             printf ', "%s": {' "$s"
             sep=""
-            for m in ap ece knn recall_at recall p1 rprec map_r map nmi ami tau auroc aurc eaurc; do
+            for m in ap ece knn recall_at recall p1 rprec map_r map mrr p1_avg_of_avgs rprec_avg_of_avgs \
+                map_r_avg_of_avgs mrr_avg_of_avgs nmi ami tau auroc aurc eaurc; do
                 x=$(val $s $m)
                 [ "$x" = - ] && x=null
                 printf '%s"%s": %s' "$sep" "$m" "$x"

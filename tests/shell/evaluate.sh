@@ -35,7 +35,8 @@ row() { grep "^| $2 |" "$1" | sed "s/^| $2 | //; s/ |\$//; s/ | / /g"; }
 # --- three well-separated classes: every number 1; no uncertainty, no match probability
 sh "$EV" --json sep.json sep.npz > sep.md 2> sep.err || fail "sep.npz: $(cat sep.err)"
 [ -s sep.err ] && fail "sep.npz: messages on stderr: $(cat sep.err)"
-for m in ap 'knn (k = 5)' R@1 R@2 R@4 R@8 p1 rprec map_r map nmi ami; do
+for m in ap 'knn (k = 5)' R@1 R@2 R@4 R@8 p1 rprec map_r map mrr 'p1 (class avg)' 'rprec (class avg)' \
+    'map_r (class avg)' 'mrr (class avg)' nmi ami; do
     [ "$(row sep.md "$m")" = 1 ] || fail "sep.npz: $m is '$(row sep.md "$m")', expected 1: $(cat sep.md)"
 done
 for m in ece tau auroc aurc eaurc; do
@@ -43,7 +44,7 @@ for m in ece tau auroc aurc eaurc; do
 done
 grep -q '^- ap (input): the embeddings have no match_a/match_b' sep.md || fail "sep.npz: no note on ap/ece: $(cat sep.md)"
 grep -q '^- tau, auroc, aurc, eaurc (input): the embeddings have no uncertainty' sep.md || fail "sep.npz: no note on tau"
-for m in ap knn p1 rprec map_r map nmi ami; do
+for m in ap knn p1 rprec map_r map mrr p1_avg_of_avgs rprec_avg_of_avgs map_r_avg_of_avgs mrr_avg_of_avgs nmi ami; do
     [ "$(json_get $m < sep.json)" = 1 ] || fail "sep.json: $m: $(cat sep.json)"
 done
 for m in ece tau auroc aurc eaurc; do
@@ -58,6 +59,8 @@ $PY -c 'import json, sys; d = json.load(open("sep.json")); assert len(d["notes"]
 # 8 neighbours 1..8, class 1 (10 items at <= 10.05) 9..18, the intruder 19: rprec = map_r = 8/9,
 # ap = (8 + 9/19)/9; classes 1 and 2: 1; the intruder: class 1 and class 2 (<= 9.05) first,
 # its positives (>= 11) at ranks 21..29: p1 = rprec = map_r = 0, recall 0, ap = sum i/(20+i) / 9.
+# The first positive is at rank 1 for all but the intruder (21): mrr = (29 + 1/21) / 30. The
+# classes are balanced (10 queries each), so the class averages equal the plain means.
 sh "$EV" -o out --json wrong.json wrong.npz > wrong.md 2> wrong.err || fail "wrong.npz: $(cat wrong.err)"
 s9=$(awk 'BEGIN { for (i = 1; i <= 9; i++) s += i / (20 + i); print s / 9 }')
 close knn "$(row wrong.md 'knn (k = 5)')" "$(awk 'BEGIN { print 29 / 30 }')"
@@ -65,6 +68,11 @@ for m in R@1 R@2 R@4 R@8 p1; do close "$m" "$(row wrong.md $m)" "$(awk 'BEGIN { 
 for m in rprec map_r; do close "$m" "$(row wrong.md $m)" "$(awk 'BEGIN { print (9 * 8 / 9 + 20) / 30 }')"; done
 close map "$(row wrong.md map)" "$(awk -v s="$s9" 'BEGIN { print ((8 + 9 / 19) + 20 + s) / 30 }')"
 close map.json "$(json_get map < wrong.json)" "$(row wrong.md map)"
+close mrr "$(row wrong.md mrr)" "$(awk 'BEGIN { print (29 + 1 / 21) / 30 }')"
+close mrr.json "$(json_get mrr < wrong.json)" "$(awk 'BEGIN { print (29 + 1 / 21) / 30 }')"
+close "mrr (class avg)" "$(row wrong.md 'mrr (class avg)')" "$(awk 'BEGIN { print (29 + 1 / 21) / 30 }')"
+close "p1 (class avg)" "$(row wrong.md 'p1 (class avg)')" "$(awk 'BEGIN { print 29 / 30 }')"
+close map_r_avg_of_avgs.json "$(json_get map_r_avg_of_avgs < wrong.json)" "$(awk 'BEGIN { print (9 * 8 / 9 + 20) / 30 }')"
 # NMI and AMI of the partition k-means must find ({0..8}, {9, class 1}, {class 2}), from their
 # definitions (sklearn's: arithmetic-mean normalisation; AMI with the hypergeometric expectation)
 $PY - "$(row wrong.md nmi)" "$(row wrong.md ami)" <<'EOF' || fail "wrong.npz: nmi, ami (above)"
@@ -146,6 +154,24 @@ $PY -c 'import json; d = json.load(open("twin.json")); assert d["input"]["map_r"
 fromnpz sep.npz > sep.hs 2> /dev/null || fail "fromnpz sep.npz"
 sh "$EV" -g sep.hs --exclude-id sep.hs > gal.md 2> gal.err || fail "-g: $(cat gal.err)"
 for m in 'knn (k = 5)' p1 map_r map; do [ "$(row gal.md "$m")" = 1 ] || fail "-g: $m: $(cat gal.md)"; done
+
+# --- --distance cosine: knn and retrieval as the programs give them; a note for ap, nmi, ami.
+# rays.npz: class c at angle 40c degrees, radius 1 + i (ten items), so the Euclidean neighbours
+# of a far item are other classes' far items, the cosine ones its own class: every cosine metric 1
+$PY -c 'import numpy as np; c = np.repeat(np.arange(3), 10); r = 1.0 + np.tile(np.arange(10), 3)
+a = np.radians(40.0 * c + 0.5 * np.tile(np.arange(10), 3))
+np.savez("rays.npz", mu=np.stack([r * np.cos(a), r * np.sin(a)], 1), labels=c)' || fail "rays.npz"
+sh "$EV" --distance cosine --json rays.json rays.npz > rays.md 2> rays.err || fail "--distance cosine: $(cat rays.err)"
+for m in 'knn (k = 5)' R@1 p1 rprec map_r map; do
+    [ "$(row rays.md "$m")" = 1 ] || fail "--distance cosine: $m is '$(row rays.md "$m")', expected 1: $(cat rays.md)"
+done
+grep -q '^- distance (input): knn and retrieval rank by cosine similarity' rays.md || fail "no cosine note: $(cat rays.md)"
+grep -q '"program": "evaluate", "distance": "cosine"' rays.json || fail "rays.json: $(cat rays.json)"
+fromnpz rays.npz > rays.hs 2> /dev/null && retrieve --distance cosine --json rays-r.json rays.hs > /dev/null || fail "retrieve on rays"
+[ "$(json_get map_r < rays-r.json)" = 1 ] || fail "retrieve --distance cosine on rays: $(cat rays-r.json)"
+sh "$EV" rays.npz > raye.md 2> /dev/null || fail "rays.npz, euclidean"
+check_lt "$(row raye.md map_r)" 1 "rays.npz: euclidean map_r is 1 too: the test tells nothing"
+expect_exit 2 "--distance l2" sh "$EV" --distance l2 sep.npz
 
 # --- pairs farther apart than float32's sigmoid(-d) can tell (classes 100 apart): a note
 $PY -c 'import numpy as np; c = np.repeat(np.arange(3), 10)

@@ -19,6 +19,9 @@ COLS='id class ap rprec map_r p1 recall npos eta occluded'
 # 105, 106, 107: their two positives at ranks 1 and 2: everything 1, npos 2.
 # Means over the 7: p1 = rprec = map_r = recall@1 = 3/7, recall@2 = 5/7, recall@4 = 1,
 # map = (1/2 + 1/2 + 1/3 + 1/3 + 3) / 7 = 2/3: 0.6666666695 with ap in float32 (1/3: 0.333333343).
+# first_rank 2 2 3 3 1 1 1: mrr = (1/2 + 1/2 + 1/3 + 1/3 + 3) / 7 = 2/3 (in double).
+# Per class (avg_of_avgs; classes 1, 2, 3 with 2, 2, 3 queries): p1, rprec, map_r 0, 0, 1 -> 1/3
+# (the plain means 3/7); rr means 1/2, 1/3, 1 -> mrr_avg_of_avgs (1/2 + 1/3 + 1) / 3 = 11/18.
 cat >"$T/tie.txt" <<'EOF'
 0 0 0 100 0.0 0 0
 1 0 1 101 0.1 0 0
@@ -47,12 +50,17 @@ EOF
 cmp -s "$T/c" "$T/want" || fail "records: $(diff "$T/want" "$T/c")"
 {
     printf '{"program": "retrieve", "queries": 7, "no_positive": 1, "gallery": 8, "mode": "leave-one-out", '
-    printf '"recall_at": [1, 2, 4], "recall": [0.4285714286, 0.7142857143, 1], "p1": 0.4285714286, '
+    printf '"distance": "euclidean", "recall_at": [1, 2, 4], "recall": [0.4285714286, 0.7142857143, 1], "p1": 0.4285714286, '
     # eta_ap_pearson: eta 0.1 .. 0.7 (float32) against ap 1/2 1/2 1/3 1/3 1 1 1 (numpy corrcoef:
     # 0.765531817966393)
-    printf '"rprec": 0.4285714286, "map_r": 0.4285714286, "map": 0.6666666695, "eta_ap_pearson": 0.765531818}\n'
+    printf '"rprec": 0.4285714286, "map_r": 0.4285714286, "map": 0.6666666695, "mrr": 0.6666666667, '
+    printf '"query_classes": 3, "p1_avg_of_avgs": 0.3333333333, "rprec_avg_of_avgs": 0.3333333333, '
+    printf '"map_r_avg_of_avgs": 0.3333333333, "mrr_avg_of_avgs": 0.6111111111, "eta_ap_pearson": 0.765531818}\n'
 } | cmp -s - "$T/json" || fail "json: $(cat "$T/json")"
 "$BIN/tshow" -q "$T/r" | grep -q '"no_positive": 1' || fail "meta no_positive"
+"$FIX" cols first_rank <"$T/r" | sed 1d | tr '\n' ' ' | grep -qx '2 2 3 3 1 1 1 ' || fail "first_rank: $("$FIX" cols first_rank <"$T/r")"
+"$BIN/tshow" -q "$T/r" | grep -q '"mrr": 0.6666666[0-9]*, "query_classes": 3, "p1_avg_of_avgs": 0.3333333[0-9]*, ' ||
+    fail "meta mrr, avg_of_avgs: $("$BIN/tshow" -q "$T/r")"
 # --summary reads the stream back: the same line as --json
 "$BIN/retrieve" --summary <"$T/r" | cmp -s - "$T/json" || fail "--summary: $("$BIN/retrieve" --summary <"$T/r")"
 # recall equals knn's (same distance, same tie rule), query by query
@@ -239,7 +247,7 @@ m4() { "$FIX" table embeddings mu:float32:1x4 class:int32 id:int64; }
 echo '0 0 0 0 0 1' | m4 >"$T/o"
 printf '255 22 5 1 1 11\n256 0 0 0 0 12\n256 1 1 0 1 13\n256 2 0 0 0 14\n' | m4 >"$T/ABC"
 "$BIN/retrieve" -k 1 --global --global-tsv "$T/trunc.tsv" -g "$T/ABC" --json "$T/jt" "$T/o" >/dev/null || fail "truncation case"
-grep -q '"map": 0.5, "global_pr_auc": 0.2916666667, "global_ap": 0.4166666667, "global_pairs": 4, "global_positives": 2' "$T/jt" ||
+grep -q '"map": 0.5, "mrr": [^}]*"global_pr_auc": 0.2916666667, "global_ap": 0.4166666667, "global_pairs": 4, "global_positives": 2' "$T/jt" ||
     fail "truncation: $(cat "$T/jt")"
 printf 'recall\tprecision\tthreshold\n0\t0\t65535.9961\n0.5\t0.333333333\t65539.9922\n1\t0.5\t65543.9922\n' |
     cmp -s - "$T/trunc.tsv" || fail "truncation tsv: $(cat "$T/trunc.tsv")"

@@ -82,7 +82,7 @@ static void test_by_hand(void)
     int64_t ex[6] = {0, 1, 2, 3, 4, 5};
     uint32_t mask[6] = {3, 3, 1, 3, 3, 3};
     int ks[2] = {1, 2};
-    retrieval_job J = {X, cls, 6, X, cls, 6, 2, ex, mask, 2, ks, 2, 1, NULL};
+    retrieval_job J = {X, cls, 6, X, cls, 6, 2, ex, mask, 2, ks, 2, 1, NULL, NULL, 0};
     retrieval_query per[6];
     retrieval_summary sum[2];
     retrieval_run(&J, per, sum);
@@ -222,7 +222,7 @@ static void test_brute(void)
         uint32_t *mask = malloc((size_t)ng * sizeof *mask);
         for (int64_t g = 0; g < ng; g++)
             mask[g] = 1u | ((uint32_t)rng_u64(&r) & ((1u << nmask) - 2));
-        retrieval_job J = {Q, qc, nq, G, gc, ng, D, ex, mask, nmask, ks, 4, 1, NULL};
+        retrieval_job J = {Q, qc, nq, G, gc, ng, D, ex, mask, nmask, ks, 4, 1, NULL, NULL, 0};
         retrieval_query *per = malloc((size_t)nq * sizeof *per), *per3 = malloc((size_t)nq * sizeof *per3);
         retrieval_summary sum[8], sum3[8];
         retrieval_run(&J, per, sum);
@@ -300,7 +300,7 @@ static void test_large_class(void)
         ex[i] = i;
     }
     int ks[1] = {1};
-    retrieval_job J = {X, c, N, X, c, N, 1, ex, NULL, 1, ks, 1, 1, NULL};
+    retrieval_job J = {X, c, N, X, c, N, 1, ex, NULL, 1, ks, 1, 1, NULL, NULL, 0};
     retrieval_query per[N];
     retrieval_summary sum[1];
     retrieval_run(&J, per, sum);
@@ -328,7 +328,7 @@ static void test_self_first(void)
     for (int i = 0; i < N; i++)
         c[i] = i % 7;
     int ks[1] = {1};
-    retrieval_job J = {X, c, N, X, c, N, D, NULL, NULL, 1, ks, 1, 1, NULL};
+    retrieval_job J = {X, c, N, X, c, N, D, NULL, NULL, 1, ks, 1, 1, NULL, NULL, 0};
     retrieval_query per[N];
     retrieval_summary sum[1];
     retrieval_run(&J, per, sum);
@@ -443,7 +443,7 @@ static void test_global_by_hand(void)
     int32_t qc[1] = {0}, gc[4] = {1, 0, 1, 0};
     int ks[1] = {1};
     retrieval_hist *h = retrieval_hist_new();
-    retrieval_job J = {Q, qc, 1, G, gc, 4, 4, NULL, NULL, 1, ks, 1, 1, h};
+    retrieval_job J = {Q, qc, 1, G, gc, 4, 4, NULL, NULL, 1, ks, 1, 1, h, NULL, 0};
     retrieval_query per[1];
     retrieval_summary sum[1];
     retrieval_run(&J, per, sum);
@@ -542,7 +542,8 @@ static void test_global_brute(void)
         for (int64_t g = 0; g < ng; g++)
             mask[g] = 1u | ((uint32_t)rng_u64(&r) & 2u);
         retrieval_hist *h1 = retrieval_hist_new(), *h3 = retrieval_hist_new();
-        retrieval_job J = {Q, qc, nq, G, gc, ng, D, ex, trial % 3 ? mask : NULL, trial % 3 ? 2 : 1, ks, 1, 1, h1};
+        retrieval_job J = {Q, qc, nq, G, gc, ng, D, ex, trial % 3 ? mask : NULL, trial % 3 ? 2 : 1, ks, 1, 1, h1,
+                           NULL, 0};
         retrieval_query *per = malloc((size_t)nq * sizeof *per);
         retrieval_summary sum[2];
         retrieval_run(&J, per, sum);
@@ -607,11 +608,59 @@ static void test_global_brute(void)
            "direct computation %.3g\n", (long long)total, (long long)merged, worst);
 }
 
+/* MRR and the per-class averages (pytorch-metric-learning's avg_of_avgs) on unbalanced classes,
+ * by hand. Queries (class: ranks of the positives):
+ *   q0 (5: 1, 2)  p1 1  rprec 1    map_r 1              rr 1
+ *   q1 (5: 2, 3)  p1 0  rprec 1/2  map_r (1/2)/2 = 1/4  rr 1/2
+ *   q2 (2: 3)     p1 0  rprec 0    map_r 0              rr 1/3
+ *   q3 (5: 1, 4)  p1 1  rprec 1/2  map_r (1/1)/2 = 1/2  rr 1
+ *   q4 (7: none)  left out (no_positive)
+ * Plain means over the 4: p1 1/2, rprec 1/2, map_r 7/16, mrr (1 + 1/2 + 1/3 + 1)/4 = 17/24.
+ * Class 5's means: p1 2/3, rprec 2/3, map_r (7/4)/3 = 7/12, mrr (5/2)/3 = 5/6; class 2's:
+ * 0, 0, 0, 1/3; over the two classes: p1 1/3, rprec 1/3, map_r 7/24, mrr (5/6 + 1/3)/2 = 7/12. */
+static void test_class_average(void)
+{
+    int ks[1] = {2};
+    int64_t r[4][2] = {{1, 2}, {2, 3}, {3, 0}, {1, 4}}, R[4] = {2, 2, 1, 2};
+    int32_t cls[5] = {5, 5, 2, 5, 7};
+    retrieval_query per[5];
+    for (int q = 0; q < 4; q++)
+        retrieval_from_ranks(r[q], R[q], ks, 1, &per[q]);
+    retrieval_from_ranks(NULL, 0, ks, 1, &per[4]);
+    CHECK(per[0].r1 == 1 && per[1].r1 == 2 && per[2].r1 == 3 && per[3].r1 == 1 && per[4].r1 == 0);
+    retrieval_summary s = {0};
+    for (int q = 0; q < 5; q++)
+        retrieval_summary_add(&s, &per[q], 1);
+    retrieval_summary_finish(&s, 1);
+    CHECK(s.queries == 4 && s.no_positive == 1);
+    CHECK_CLOSE(s.p1, 0.5, 0);
+    CHECK_CLOSE(s.rprec, 0.5, 0);
+    CHECK_CLOSE(s.map_r, 7.0 / 16, 0);
+    CHECK_CLOSE(s.mrr, 17.0 / 24, 1e-15);
+    retrieval_summary c;
+    retrieval_class_average(cls, per, 5, 1, &c);
+    CHECK(c.queries == 2 && c.no_positive == 1);
+    CHECK_CLOSE(c.p1, 1.0 / 3, 1e-15);
+    CHECK_CLOSE(c.rprec, 1.0 / 3, 1e-15);
+    CHECK_CLOSE(c.map_r, 7.0 / 24, 1e-15);
+    CHECK_CLOSE(c.mrr, 7.0 / 12, 1e-15);
+    /* recall@2: q0, q1, q3 hit, q2 not: class 5 1, class 2 0 -> 1/2 (plain 3/4) */
+    CHECK_CLOSE(c.recall[0], 0.5, 0);
+    CHECK_CLOSE(s.recall[0], 0.75, 0);
+    /* one class: the plain means */
+    int32_t one[4] = {3, 3, 3, 3};
+    retrieval_class_average(one, per, 4, 1, &c);
+    CHECK(c.queries == 1);
+    CHECK_CLOSE(c.mrr, s.mrr, 1e-15);
+    CHECK_CLOSE(c.map_r, s.map_r, 1e-15);
+}
+
 int main(void)
 {
     util_init("test_retrieval");
     blas_init(NULL, 1);
     test_from_ranks();
+    test_class_average();
     test_by_hand();
     test_brute();
     test_large_class();

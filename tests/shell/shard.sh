@@ -1,0 +1,119 @@
+#!/bin/sh
+# knn and retrieve --queries FROM:TO (issue 21 item 4): shards of uneven sizes, not multiples of
+# 32, given out of order, put back together by --summary and --merge equal the unsharded run to
+# the bit (every record field, the meta, the JSON line): leave-one-out, against a gallery with
+# --exclude-id whose coordinates are coarser than the queries' (the centre's rounding), under
+# --distance cosine, on random float32 points; a shard whose queries have no positive; the
+# refusals (a gap, an overlap, a whole output among shards, shards of another run, a range past
+# the input, --queries with --global); evaluate.sh --shards N equal to evaluate.sh, locally
+# (through the loopback sshd: tests/shell/grid.sh). Needs Debian's python3 with numpy.
+set -u
+. "$(dirname "$0")/../lib.sh"
+root=$(cd "$(dirname "$0")/../.." && pwd)
+PY=/usr/bin/python3
+export PYTHONPATH="$root/python"
+FIX=$BIN/../tests/test_evalfix
+cd "$T" || fail "cd $T"
+
+# 700 random points in D = 16, 11 classes of unequal sizes (class 10 one item: no positive), a
+# variance (eta), ids 1000..; the gallery: 400 more with coordinates rounded to 1/8
+$PY - <<'EOF' || fail "fixtures"
+import numpy as np, hedge_stream as hs
+r = np.random.default_rng(4)
+n = 700
+y = np.minimum(r.geometric(0.25, n) - 1, 9); y[400] = 10
+mu = (r.normal(size=(n, 16)) + 0.7 * y[:, None] * np.sin(np.arange(16))).astype(np.float32)
+var = np.exp(r.normal(size=(n, 16))).astype(np.float32)
+hs.write("q.hs", "embeddings", {"mu": mu, "var": var, "class": y, "id": np.arange(n) + 1000})
+g = np.round(8 * (r.normal(size=(400, 16)) + 0.7 * (np.arange(400) % 10)[:, None] * np.sin(np.arange(16)))) / 8
+hs.write("g.hs", "embeddings", {"mu": g.astype(np.float32), "class": np.arange(400) % 10, "id": np.arange(400) + 5000})
+EOF
+KCOLS='id class predicted correct recall nn_dist neighbors eta'
+RCOLS='id class ap rprec map_r p1 recall npos first_rank eta'
+# meta FILE: the stream's own header without its provenance
+meta() { tshow -H "$1" | sed -n 2p | sed 's/, "provenance".*//'; }
+# same PROG COLS WHOLE MERGED: every record field and the meta equal
+same() {
+    "$FIX" cols $2 < "$3" > "$T/w.c" && "$FIX" cols $2 < "$4" > "$T/m.c" || fail "$1: cols"
+    cmp -s "$T/w.c" "$T/m.c" || fail "$1: the merged records differ: $(diff "$T/w.c" "$T/m.c" | head -n 4)"
+    [ "$(meta "$3")" = "$(meta "$4")" ] || fail "$1: the merged meta differs: $(meta "$4")"
+}
+# check NAME PROG ARGS...: PROG ARGS on all of q.hs against shards 0:97 97:130 130:400 400:401
+# 401:700 (given out of order): --summary and --merge equal the whole run's
+check() {
+    c_name=$1 c_prog=$2
+    shift 2
+    "$c_prog" "$@" --json "$c_name.json" q.hs > "$c_name.hs" 2> /dev/null || fail "$c_name: the whole run"
+    c_shards=""
+    for r in 401:700 0:97 130:400 97:130 400:401; do
+        "$c_prog" "$@" --queries "$r" q.hs > "$c_name-$r.hs" 2> "$c_name-$r.err" || fail "$c_name --queries $r: $(cat "$c_name-$r.err")"
+        c_shards="$c_shards $c_name-$r.hs"
+    done
+    "$c_prog" --summary $c_shards > "$c_name.sum" || fail "$c_name: --summary of the shards"
+    cmp -s "$c_name.sum" "$c_name.json" || fail "$c_name: --summary of the shards: $(cat "$c_name.sum") against $(cat "$c_name.json")"
+    "$c_prog" --merge $c_shards > "$c_name.merged" || fail "$c_name: --merge"
+    "$c_prog" --summary "$c_name.merged" | cmp -s - "$c_name.json" || fail "$c_name: --summary of the merged stream"
+    case $c_prog in knn) same "$c_name" "$KCOLS" "$c_name.hs" "$c_name.merged" ;;
+    *) same "$c_name" "$RCOLS" "$c_name.hs" "$c_name.merged" ;; esac
+}
+check knn-loo knn -k 5
+check knn-gal knn -k 4 -g q.hs --exclude-id
+check knn-cos knn -k 3 --distance cosine -g g.hs
+check ret-loo retrieve -k 1,2,4
+check ret-gal retrieve -k 1,8 -g g.hs
+check ret-excl retrieve -g q.hs -g g.hs --exclude-id
+check ret-cos retrieve --distance cosine
+# the shards hold what they say: ids kept, 97:130 is records 97..129 (ids 1097..1129)
+"$FIX" cols id < knn-loo-97:130.hs | sed -n '2p;$p' | tr '\n' ' ' | grep -qx '1097 1129 ' ||
+    fail "knn shard 97:130 ids: $("$FIX" cols id < knn-loo-97:130.hs | sed -n '2p;$p')"
+tshow -q knn-loo-97:130.hs | grep -q '"queries_from": 97, "queries_to": 130, "queries_total": 700' ||
+    fail "shard meta: $(tshow -q knn-loo-97:130.hs)"
+meta knn-loo.hs | grep -q queries_from && fail "a whole run has queries_from"
+# 400:401 is the item of class 10: no positive, no record, counted
+grep -q '"no_positive": 1' ret-loo.json || fail "the fixture has no query without a positive: $(cat ret-loo.json)"
+[ "$("$FIX" cols id < ret-loo-400:401.hs | wc -l)" = 1 ] && tshow -q ret-loo-400:401.hs | grep -q '"no_positive": 1' ||
+    fail "the shard without a positive: $(tshow -q ret-loo-400:401.hs)"
+# the default is the whole input, as before
+knn -k 5 --queries 0:700 q.hs | "$FIX" cols $KCOLS | cmp -s - "$("$FIX" cols $KCOLS < knn-loo.hs > k.c; echo k.c)" ||
+    fail "--queries 0:700 differs from the whole run"
+
+# --- refusals
+expect_fail 1 'queries 97:130 are in no shard' knn --summary knn-loo-0:97.hs knn-loo-130:400.hs knn-loo-400:401.hs knn-loo-401:700.hs
+expect_fail 1 'queries 0:97 are in no shard' retrieve --merge ret-loo-97:130.hs ret-loo-130:400.hs ret-loo-400:401.hs ret-loo-401:700.hs
+expect_fail 1 'queries 401:700 are in no shard' knn --merge knn-loo-0:97.hs knn-loo-97:130.hs knn-loo-130:400.hs knn-loo-400:401.hs
+knn -k 5 --queries 90:140 q.hs > over.hs || fail "--queries 90:140"
+expect_fail 1 'overlaps' knn --summary knn-loo-0:97.hs over.hs knn-loo-130:400.hs knn-loo-400:401.hs knn-loo-401:700.hs
+expect_fail 1 'knn-loo-0:97.hs is a shard (queries_from) but knn-loo.hs is not' knn --summary knn-loo.hs knn-loo-0:97.hs
+expect_fail 1 'knn-loo.hs is a whole output (no queries_from)' knn --summary knn-loo.hs knn-gal.hs
+expect_fail 1 'other fields than' knn --summary knn-gal-0:97.hs knn-loo-97:130.hs knn-loo-130:400.hs knn-loo-400:401.hs knn-loo-401:700.hs
+knn -k 5 -g q.hs --exclude-id --queries 0:97 q.hs > other.hs || fail "knn -g --queries 0:97"
+expect_fail 1 'knn-loo-97:130.hs: meta knn_gallery differs from other.hs' knn --summary knn-loo-97:130.hs other.hs knn-loo-130:400.hs knn-loo-400:401.hs knn-loo-401:700.hs
+retrieve -k 1,2,4 -g g.hs --queries 0:97 q.hs > other-r.hs || fail "retrieve -g --queries 0:97"
+expect_fail 1 'ret-loo-97:130.hs: meta retrieval_gallery differs from other-r.hs' retrieve --summary other-r.hs ret-loo-97:130.hs ret-loo-130:400.hs ret-loo-400:401.hs ret-loo-401:700.hs
+expect_fail 1 'not a shard' retrieve --merge ret-loo.hs
+expect_fail 1 'q.hs: --queries 600:701 reaches past its 700 records' knn --queries 600:701 q.hs
+expect_fail 1 'q.hs: --queries 600:701 reaches past its 700 records' retrieve --queries 600:701 q.hs
+for bad in 5:5 7:3 :9 3: 3 a:b -1:4; do
+    expect_fail 2 '--queries' knn --queries "$bad" q.hs
+    expect_fail 2 '--queries' retrieve --queries "$bad" q.hs
+done
+expect_fail 2 '--global and --clean take every query' retrieve --global --queries 0:9 q.hs
+expect_fail 2 '--global and --clean take every query' retrieve --clean 10 --queries 0:9 q.hs
+expect_fail 2 'no -k' knn --summary --queries 0:9 knn-loo.hs
+expect_fail 2 'at most one input' knn q.hs q.hs
+expect_fail 2 'give each shard as a file' retrieve --summary - ret-loo-0:97.hs
+
+# --- evaluate.sh --shards N locally: the same table and JSON (3 shards of 256, 256, 188 queries)
+EV="$root/pipelines/evaluate.sh"
+sh "$EV" -g q.hs --exclude-id --distance cosine --json whole.json q.hs > whole.md 2> whole.err || fail "evaluate.sh: $(cat whole.err)"
+sh "$EV" -g q.hs --exclude-id --distance cosine --shards 3 -j 2 -o ev3 --json ev3.json q.hs > ev3.md 2> ev3.err ||
+    fail "evaluate.sh --shards 3: $(cat ev3.err)"
+[ -s ev3.err ] && fail "evaluate.sh --shards 3 said something: $(cat ev3.err)"
+grep -v 'error-versus-reject curve' ev3.md | cmp -s - whole.md || fail "--shards 3: another table: $(diff whole.md ev3.md)"
+sed 's/, "reject_tsv": "[^"]*"//' ev3.json | cmp -s - whole.json || fail "--shards 3: another JSON: $(cat ev3.json)"
+[ "$(cat ev3/shards-input.txt | tr '\n' ' ')" = "input-0000 0:256 input-0001 256:512 input-0002 512:700 " ] ||
+    fail "the shards: $(cat ev3/shards-input.txt)"
+grep -q 'knn (k = 5)' ev3.md || fail "no knn row: $(cat ev3.md)"
+expect_exit 2 "--shards 0" sh "$EV" --shards 0 q.hs
+expect_exit 2 "--sshlogin without --shards" sh "$EV" --sshlogin : q.hs
+pass
