@@ -359,51 +359,68 @@ static inline int64_t rank_slot(const rank_table *T, const uint64_t *pk, int64_t
     return key > pk[P - 1] ? P : rank_table_below(T, pk, key);
 }
 
-/* cnt[slot]++ for every gallery position j in [a, b) (row: -2 q.g at sorted positions), one
- * gallery only: eight items at a time with AVX2. tab[0 .. nb + 2) is the table with one entry
- * per bucket: first[b], with the sign bit set when the bucket holds a positive (the item is then
- * placed by rank_table_below, a scan of a few keys), then 0 (below the first positive's d2) and P
- * (beyond the last's). The d2 and its bits are those of d2_bits, to the bit. */
-static void rank_count(const rank_table *T, const int32_t *tab, int64_t nb, const uint64_t *pk, int64_t P,
-                       float qn, const float *gn, const float *row, const uint32_t *gidx, int64_t a, int64_t b,
-                       int32_t *cnt)
+/* the bucket of d2 bits x in rank_count's table: nb below the first positive, nb + 1 beyond the
+ * last (hi: its bits) */
+static inline uint32_t rank_bucket(const rank_table *T, uint32_t hi, uint32_t x)
 {
-    int64_t j = a;
-#ifdef __AVX2__
+    return x < T->lo ? (uint32_t)T->nb : x > hi ? (uint32_t)T->nb + 1 : (x - T->lo) >> T->shift;
+}
+
+/* cnt[slot]++ for every gallery position j in [a, b) (row: -2 q.g at sorted positions), one
+ * gallery only, in three passes: every item's bucket into bk (eight at a time with AVX2; the d2
+ * and its bits are those of d2_bits, to the bit); then through tab (nb + 2 entries: first[b],
+ * with the sign bit set when the bucket holds a positive; then 0 for below the first positive's
+ * d2 and P for beyond the last's) each item's slot counted, with no branch, those in a bucket
+ * with a positive listed instead; then the listed ones placed by rank_slot. Passes over arrays
+ * rather than a table look-up right after the vector arithmetic: the gather, and the scalar
+ * loads of a vector just stored, stalled the loop. bk and list: (b - a) each. */
+static void rank_count(const rank_table *T, const int32_t *tab, const uint64_t *pk, int64_t P, float qn,
+                       const float *gn, const float *row, const uint32_t *gidx, int64_t a, int64_t b, uint16_t *bk,
+                       uint32_t *list, int32_t *cnt)
+{
     uint32_t hi = (uint32_t)(pk[P - 1] >> 32);
+    int64_t n = b - a, i = 0;
+    gn += a, row += a, gidx += a;
+#ifdef __AVX2__
     __m256 vq = _mm256_set1_ps(qn), zero = _mm256_setzero_ps();
     __m256i vlo = _mm256_set1_epi32((int32_t)T->lo), vhi = _mm256_set1_epi32((int32_t)hi);
-    __m256i vbelow = _mm256_set1_epi32((int32_t)nb), vabove = _mm256_set1_epi32((int32_t)nb + 1);
+    __m256i vbelow = _mm256_set1_epi32((int32_t)T->nb), vabove = _mm256_set1_epi32((int32_t)T->nb + 1);
     __m128i vshift = _mm_cvtsi32_si128((int)T->shift);
-    for (; j + 8 <= b; j += 8) {
-        /* (qn + gn) + dot, then max(d, +0): +0 for negative d and -0, as d2_bits */
-        __m256 d = _mm256_add_ps(_mm256_add_ps(vq, _mm256_loadu_ps(gn + j)), _mm256_loadu_ps(row + j));
-        __m256i bits = _mm256_castps_si256(_mm256_max_ps(d, zero));
-        /* bits of floats >= +0 compare as signed integers as they do as unsigned */
-        __m256i below = _mm256_cmpgt_epi32(vlo, bits), above = _mm256_cmpgt_epi32(bits, vhi);
-        __m256i bucket = _mm256_srl_epi32(_mm256_sub_epi32(bits, vlo), vshift);
-        bucket = _mm256_blendv_epi8(_mm256_blendv_epi8(bucket, vbelow, below), vabove, above);
-        __m256i ent = _mm256_i32gather_epi32((const int *)tab, bucket, 4);
-        int32_t e[8];
-        _mm256_storeu_si256((__m256i *)e, ent);
-        for (int i = 0; i < 8; i++)
-            cnt[e[i] & INT32_MAX]++;
-        unsigned scan = (unsigned)_mm256_movemask_ps(_mm256_castsi256_ps(ent));
-        if (scan) {
-            uint32_t x[8];
-            _mm256_storeu_si256((__m256i *)x, bits);
-            for (; scan; scan &= scan - 1) {
-                int i = __builtin_ctz(scan);
-                int64_t t = rank_slot(T, pk, P, (uint64_t)x[i] << 32 | gidx[j + i]), t0 = e[i] & INT32_MAX;
-                cnt[t0]--;
-                cnt[t]++;
-            }
+    for (; i + 16 <= n; i += 16) {
+        __m256i v[2];
+        for (int h = 0; h < 2; h++) {
+            /* (qn + gn) + dot, then max(d, +0): +0 for negative d and -0, as d2_bits */
+            __m256 d = _mm256_add_ps(_mm256_add_ps(vq, _mm256_loadu_ps(gn + i + 8 * h)),
+                                     _mm256_loadu_ps(row + i + 8 * h));
+            __m256i bits = _mm256_castps_si256(_mm256_max_ps(d, zero));
+            /* bits of floats >= +0 compare as signed integers as they do as unsigned */
+            __m256i below = _mm256_cmpgt_epi32(vlo, bits), above = _mm256_cmpgt_epi32(bits, vhi);
+            __m256i bucket = _mm256_srl_epi32(_mm256_sub_epi32(bits, vlo), vshift);
+            v[h] = _mm256_blendv_epi8(_mm256_blendv_epi8(bucket, vbelow, below), vabove, above);
         }
+        /* 16 buckets (< 2^16) as uint16, in order: packus interleaves the 128-bit halves */
+        __m256i packed = _mm256_permute4x64_epi64(_mm256_packus_epi32(v[0], v[1]), 0xD8);
+        _mm256_storeu_si256((__m256i *)(bk + i), packed);
     }
 #endif
-    (void)tab, (void)nb;
-    for (; j < b; j++)
-        cnt[rank_slot(T, pk, P, item_key(qn, gn[j], row[j], gidx[j]))]++;
+    for (; i < n; i++) {
+        float d = qn + gn[i] + row[i];
+        d = d > 0 ? d : 0.0f;
+        uint32_t x;
+        memcpy(&x, &d, sizeof x);
+        bk[i] = (uint16_t)rank_bucket(T, hi, x);
+    }
+    int64_t nl = 0;
+    for (i = 0; i < n; i++) {
+        int32_t e = tab[bk[i]];
+        list[nl] = (uint32_t)i;
+        nl += e < 0;
+        cnt[e & INT32_MAX] += e >= 0;
+    }
+    for (int64_t k = 0; k < nl; k++) {
+        int64_t t = list[k];
+        cnt[rank_slot(T, pk, P, item_key(qn, gn[t], row[t], gidx[t]))]++;
+    }
 }
 
 typedef struct {
@@ -430,6 +447,8 @@ typedef struct {
     int32_t *cnt;            /* (nmask, maxp + 1): negatives with t positives before them */
     int64_t *rank;           /* (maxp) */
     int32_t *first, *tab;    /* (RANK_MAXBUCKETS + 1), (RANK_MAXBUCKETS + 2): the rank table's */
+    uint16_t *bk;            /* (ng) rank_count's buckets */
+    uint32_t *list;          /* (ng) rank_count's items in a bucket with a positive */
 } rscratch;
 
 /* first sorted position whose class is >= c (upper: > c) */
@@ -503,8 +522,8 @@ static void one_query(const rwork *W, rscratch *S, int64_t q, const float *row, 
         /* one gallery: every negative into cnt[0 .. P] (slot P: after every positive), then the
          * excluded item out again */
         rank_table_entries(&T, P, S->tab);
-        rank_count(&T, S->tab, T.nb, pk, P, qn, gn, row, gidx, 0, s, cnt);
-        rank_count(&T, S->tab, T.nb, pk, P, qn, gn, row, gidx, e, ng, cnt);
+        rank_count(&T, S->tab, pk, P, qn, gn, row, gidx, 0, s, S->bk, S->list, cnt);
+        rank_count(&T, S->tab, pk, P, qn, gn, row, gidx, e, ng, S->bk, S->list, cnt);
         if (exs >= 0 && (exs < s || exs >= e))
             cnt[rank_slot(&T, pk, P, item_key(qn, gn[exs], row[exs], gidx[exs]))]--;
     } else
@@ -550,6 +569,8 @@ static void *rworker(void *arg)
     S.rank = emalloc((size_t)(W->maxp + 1) * sizeof *S.rank);
     S.first = emalloc((RANK_MAXBUCKETS + 1) * sizeof *S.first);
     S.tab = emalloc((RANK_MAXBUCKETS + 2) * sizeof *S.tab);
+    S.bk = emalloc((size_t)ng * sizeof *S.bk);
+    S.list = emalloc((size_t)ng * sizeof *S.list);
     retrieval_query res[RETRIEVAL_MAXMASK];
     for (int64_t q0 = (int64_t)W->worker * sb; q0 < J->nq; q0 += (int64_t)W->nworkers * sb) {
         int64_t qb = J->nq - q0 < sb ? J->nq - q0 : sb;
@@ -571,6 +592,8 @@ static void *rworker(void *arg)
     free(S.rank);
     free(S.first);
     free(S.tab);
+    free(S.bk);
+    free(S.list);
     return NULL;
 }
 
