@@ -27,7 +27,7 @@
 set -eu
 BUILD=${BUILD:-build}
 BIN=$(cd "$BUILD/bin" && pwd)
-PY=/usr/bin/python3
+PY=${PY:-/usr/bin/python3} # Debian's, where python3-faiss and python3-torch install
 rounds=${1:-3}
 [ $# -gt 0 ] && shift
 sizes=${*:-20000 100000}
