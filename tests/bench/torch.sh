@@ -13,7 +13,10 @@
 #   torch  torch_train.py on 40 of the same batches, already in memory, cycled: the rate over
 #          TORCH_STEPS steps after 5 warm-up steps; torch.set_num_threads(2) (OMP_NUM_THREADS=2),
 #          set_num_interop_threads(1); its fc layers' sgemm in OpenBLAS with
-#          OPENBLAS_NUM_THREADS=2 and OPENBLAS_CORETYPE = the kernel hedge runs (`probe core`)
+#          OPENBLAS_NUM_THREADS=2 and OPENBLAS_CORETYPE = the kernel hedge runs (`probe core`);
+#          OMP_WAIT_POLICY=PASSIVE: on a loaded machine OpenMP threads spinning at the barriers
+#          of every operator lose their time slices (load 12 on 2 cores: 146 to 190 images/s
+#          spinning, 1,141 passive, 570 on one thread)
 # Interleaved (for each head: hedge then torch, the order reversed every other round) so that the
 # machine's other load hits both alike; ratio = hedge's images/s over torch's, the median over the
 # rounds of each round's ratio.
@@ -43,12 +46,12 @@ hedge_rate() { # hedge_rate HEAD
     sed -n 's/.*(\([0-9]*\) images\/s).*/\1/p' "$T/err"
 }
 torch_rate() { # torch_rate HEAD
-    OMP_NUM_THREADS=2 OPENBLAS_NUM_THREADS=2 OPENBLAS_CORETYPE=$core \
+    OMP_NUM_THREADS=2 OMP_WAIT_POLICY=PASSIVE OPENBLAS_NUM_THREADS=2 OPENBLAS_CORETYPE=$core \
         $PY tests/bench/torch_train.py "$T/batches.npz" "$1" "$tsteps" 2 | sed -n 's/^images_per_s //p'
 }
 
 echo "# hedge train against PyTorch $tversion, same network and loss, 128 pairs per step, D = 2, 2 threads each"
-echo "# hedge: train -t 2, $hsteps steps; torch: set_num_threads(2), set_num_interop_threads(1), OpenBLAS 2 threads, OPENBLAS_CORETYPE=$core, $tsteps steps"
+echo "# hedge: train -t 2, $hsteps steps; torch: set_num_threads(2), set_num_interop_threads(1), OMP_WAIT_POLICY=PASSIVE, OpenBLAS 2 threads, OPENBLAS_CORETYPE=$core, $tsteps steps"
 echo "# $rounds interleaved rounds; ratio = hedge images/s / torch images/s, median of the rounds; load: $(uptime | sed 's/.*load average: //')"
 : > "$T/rates"
 r=1
