@@ -4,6 +4,9 @@
 #include "retrieval.h"
 
 #include <float.h>
+#ifdef __AVX2__
+#include <immintrin.h>
+#endif
 #include <math.h>
 #include <pthread.h>
 #include <stdlib.h>
@@ -333,16 +336,134 @@ static void sort_keys(uint64_t *a, uint64_t *tmp, int64_t n)
         memcpy(a, src, (size_t)n * sizeof *a);
 }
 
-/* how many of the sorted keys a[0..n) (n >= 1) are below key: a branchless binary search */
-static inline int64_t keys_below(const uint64_t *a, int64_t n, uint64_t key)
+/* Where a negative falls among a query's sorted positive keys pk[0..P), by table instead of a
+ * binary search per negative (its log2 P dependent loads were most of retrieve's time: with
+ * little class structure nearly every negative lies before the last positive). The positives' d2
+ * bits span [lo, hi]; bucket b holds the bit patterns lo + [b, b + 1) 2^shift, and first[b]
+ * counts the positives below its first pattern, so the positives inside it are
+ * first[b] .. first[b + 1]: a negative in a bucket without one is placed with no comparison, in
+ * one with some by a short scan of whole keys (d2 bits, then gallery index: the tie rule). About
+ * 32 buckets per positive: on random data (D = 128) a tenth of the negatives fell into a bucket
+ * with a positive at 16 per positive, half as many at 32, and 64 was no faster (a larger table to
+ * fill per query). */
+#define RANK_PER_POSITIVE 32
+#define RANK_MAXBUCKETS 4096
+typedef struct {
+    uint32_t lo, shift;
+    int64_t nb;           /* buckets */
+    const int32_t *first; /* (nb + 1) */
+} rank_table;
+
+static void rank_table_build(rank_table *T, const uint64_t *pk, int64_t P, int32_t *first)
 {
-    const uint64_t *base = a;
-    while (n > 1) {
-        int64_t half = n >> 1;
-        base = base[half] < key ? base + half : base;
-        n -= half;
+    uint32_t lo = (uint32_t)(pk[0] >> 32), hi = (uint32_t)(pk[P - 1] >> 32), shift = 0;
+    uint64_t want = P < RANK_MAXBUCKETS / RANK_PER_POSITIVE ? (uint64_t)P * RANK_PER_POSITIVE : RANK_MAXBUCKETS;
+    while ((uint64_t)(hi - lo) >> shift >= want)
+        shift++;
+    int64_t nb = (int64_t)((uint64_t)(hi - lo) >> shift) + 1, t = 0;
+    for (int64_t b = 0; b <= nb; b++) {
+        uint64_t start = (uint64_t)lo + ((uint64_t)b << shift);
+        while (t < P && pk[t] >> 32 < start)
+            t++;
+        first[b] = (int32_t)t; /* first[nb] = P: every d2 is at most hi */
     }
-    return (base - a) + (*base < key);
+    T->lo = lo;
+    T->shift = shift;
+    T->first = first;
+    T->nb = nb;
+}
+
+/* rank_count's table for T: (nb + 2) entries into tab */
+static void rank_table_entries(const rank_table *T, int64_t P, int32_t *tab)
+{
+    for (int64_t b = 0; b < T->nb; b++)
+        tab[b] = T->first[b] | (T->first[b + 1] > T->first[b] ? INT32_MIN : 0);
+    tab[T->nb] = 0;
+    tab[T->nb + 1] = (int32_t)P;
+}
+
+/* how many of the sorted keys pk are below key, whose d2 bits are at most the last one's */
+static inline int64_t rank_table_below(const rank_table *T, const uint64_t *pk, uint64_t key)
+{
+    uint32_t x = (uint32_t)(key >> 32);
+    if (x < T->lo)
+        return 0;
+    uint32_t b = (x - T->lo) >> T->shift;
+    int64_t t = T->first[b], end = T->first[b + 1];
+    while (t < end && pk[t] < key)
+        t++;
+    return t;
+}
+
+/* the slot of a negative with key key in the counts cnt[0..P]: the positives below it, or P
+ * (ranks after every positive: changes no rank) when it is beyond the last */
+static inline int64_t rank_slot(const rank_table *T, const uint64_t *pk, int64_t P, uint64_t key)
+{
+    return key > pk[P - 1] ? P : rank_table_below(T, pk, key);
+}
+
+/* the bucket of d2 bits x in rank_count's table: nb below the first positive, nb + 1 beyond the
+ * last (hi: its bits) */
+static inline uint32_t rank_bucket(const rank_table *T, uint32_t hi, uint32_t x)
+{
+    return x < T->lo ? (uint32_t)T->nb : x > hi ? (uint32_t)T->nb + 1 : (x - T->lo) >> T->shift;
+}
+
+/* cnt[slot]++ for every gallery position j in [a, b) (row: -2 q.g at sorted positions), one
+ * gallery only, in three passes: every item's bucket into bk (eight at a time with AVX2; the d2
+ * and its bits are those of d2_bits, to the bit); then through tab (nb + 2 entries: first[b],
+ * with the sign bit set when the bucket holds a positive; then 0 for below the first positive's
+ * d2 and P for beyond the last's) each item's slot counted, with no branch, those in a bucket
+ * with a positive listed instead; then the listed ones placed by rank_slot. Passes over arrays
+ * rather than a table look-up right after the vector arithmetic: the gather, and the scalar
+ * loads of a vector just stored, stalled the loop. bk and list: (b - a) each. */
+static void rank_count(const rank_table *T, const int32_t *tab, const uint64_t *pk, int64_t P, float qn,
+                       const float *gn, const float *row, const uint32_t *gidx, int64_t a, int64_t b, uint16_t *bk,
+                       uint32_t *list, int32_t *cnt)
+{
+    uint32_t hi = (uint32_t)(pk[P - 1] >> 32);
+    int64_t n = b - a, i = 0;
+    gn += a, row += a, gidx += a;
+#ifdef __AVX2__
+    __m256 vq = _mm256_set1_ps(qn), zero = _mm256_setzero_ps();
+    __m256i vlo = _mm256_set1_epi32((int32_t)T->lo), vhi = _mm256_set1_epi32((int32_t)hi);
+    __m256i vbelow = _mm256_set1_epi32((int32_t)T->nb), vabove = _mm256_set1_epi32((int32_t)T->nb + 1);
+    __m128i vshift = _mm_cvtsi32_si128((int)T->shift);
+    for (; i + 16 <= n; i += 16) {
+        __m256i v[2];
+        for (int h = 0; h < 2; h++) {
+            /* (qn + gn) + dot, then max(d, +0): +0 for negative d and -0, as d2_bits */
+            __m256 d = _mm256_add_ps(_mm256_add_ps(vq, _mm256_loadu_ps(gn + i + 8 * h)),
+                                     _mm256_loadu_ps(row + i + 8 * h));
+            __m256i bits = _mm256_castps_si256(_mm256_max_ps(d, zero));
+            /* bits of floats >= +0 compare as signed integers as they do as unsigned */
+            __m256i below = _mm256_cmpgt_epi32(vlo, bits), above = _mm256_cmpgt_epi32(bits, vhi);
+            __m256i bucket = _mm256_srl_epi32(_mm256_sub_epi32(bits, vlo), vshift);
+            v[h] = _mm256_blendv_epi8(_mm256_blendv_epi8(bucket, vbelow, below), vabove, above);
+        }
+        /* 16 buckets (< 2^16) as uint16, in order: packus interleaves the 128-bit halves */
+        __m256i packed = _mm256_permute4x64_epi64(_mm256_packus_epi32(v[0], v[1]), 0xD8);
+        _mm256_storeu_si256((__m256i *)(bk + i), packed);
+    }
+#endif
+    for (; i < n; i++) {
+        float d = qn + gn[i] + row[i];
+        d = d > 0 ? d : 0.0f;
+        uint32_t x;
+        memcpy(&x, &d, sizeof x);
+        bk[i] = (uint16_t)rank_bucket(T, hi, x);
+    }
+    int64_t nl = 0;
+    for (i = 0; i < n; i++) {
+        int32_t e = tab[bk[i]];
+        list[nl] = (uint32_t)i;
+        nl += e < 0;
+        cnt[e & INT32_MAX] += e >= 0;
+    }
+    for (int64_t k = 0; k < nl; k++) {
+        int64_t t = list[k];
+        cnt[rank_slot(T, pk, P, item_key(qn, gn[t], row[t], gidx[t]))]++;
+    }
 }
 
 typedef struct {
@@ -359,14 +480,18 @@ typedef struct {
     retrieval_query *per;    /* (nq) gallery 0 */
     retrieval_summary *part; /* (nblocks, nmask) sums per block of queries */
     retrieval_hist *global;  /* this worker's pairs, or NULL */
+    int64_t sblock;          /* queries per sgemm: a multiple of RETRIEVAL_QBLOCK */
     int worker, nworkers;
 } rwork;
 
 typedef struct {
-    float *row;              /* (RETRIEVAL_QBLOCK, ng) -2 q.g */
+    float *row;              /* (sblock, ng) -2 q.g */
     uint64_t *pk, *tmp;      /* (maxp) the positives' keys, sorted */
     int32_t *cnt;            /* (nmask, maxp + 1): negatives with t positives before them */
     int64_t *rank;           /* (maxp) */
+    int32_t *first, *tab;    /* (RANK_MAXBUCKETS + 1), (RANK_MAXBUCKETS + 2): the rank table's */
+    uint16_t *bk;            /* (ng) rank_count's buckets */
+    uint32_t *list;          /* (ng) rank_count's items in a bucket with a positive */
 } rscratch;
 
 /* first sorted position whose class is >= c (upper: > c) */
@@ -431,23 +556,31 @@ static void one_query(const rwork *W, rscratch *S, int64_t q, const float *row, 
     }
     sort_keys(pk, S->tmp, P);
     uint64_t last = pk[P - 1];
+    rank_table T;
+    rank_table_build(&T, pk, P, S->first);
     int32_t *cnt = S->cnt;
     memset(cnt, 0, (size_t)nm * (P + 1) * sizeof *cnt);
     /* the negatives: those after every positive change no rank */
-    for (int part = 0; part < 2; part++) {
-        int64_t a = part ? e : 0, b = part ? ng : s;
-        for (int64_t j = a; j < b; j++) {
-            uint64_t key = item_key(qn, gn[j], row[j], gidx[j]);
-            if (key > last || j == exs)
-                continue;
-            int64_t t = keys_below(pk, P, key);
-            if (nm == 1)
-                cnt[t]++;
-            else
+    if (nm == 1) {
+        /* one gallery: every negative into cnt[0 .. P] (slot P: after every positive), then the
+         * excluded item out again */
+        rank_table_entries(&T, P, S->tab);
+        rank_count(&T, S->tab, pk, P, qn, gn, row, gidx, 0, s, S->bk, S->list, cnt);
+        rank_count(&T, S->tab, pk, P, qn, gn, row, gidx, e, ng, S->bk, S->list, cnt);
+        if (exs >= 0 && (exs < s || exs >= e))
+            cnt[rank_slot(&T, pk, P, item_key(qn, gn[exs], row[exs], gidx[exs]))]--;
+    } else
+        for (int part = 0; part < 2; part++) {
+            int64_t a = part ? e : 0, b = part ? ng : s;
+            for (int64_t j = a; j < b; j++) {
+                uint64_t key = item_key(qn, gn[j], row[j], gidx[j]);
+                if (key > last || j == exs)
+                    continue;
+                int64_t t = rank_table_below(&T, pk, key);
                 for (uint32_t bits = W->smask[j]; bits; bits &= bits - 1)
                     cnt[__builtin_ctz(bits) * (P + 1) + t]++;
+            }
         }
-    }
     /* positive t (sorted) ranks after the kept positives before it and the kept negatives with at
      * most t positives before them */
     for (int m = 0; m < nm; m++) {
@@ -471,20 +604,24 @@ static void *rworker(void *arg)
     int64_t ng = J->ng;
     int nm = J->nmask;
     rscratch S;
-    S.row = ealloc_aligned((size_t)RETRIEVAL_QBLOCK * ng * sizeof *S.row);
+    int64_t sb = W->sblock;
+    S.row = ealloc_aligned((size_t)sb * ng * sizeof *S.row);
     S.pk = emalloc((size_t)(W->maxp + 1) * sizeof *S.pk);
     S.tmp = emalloc((size_t)(W->maxp + 1) * sizeof *S.tmp);
     S.cnt = emalloc((size_t)nm * (W->maxp + 1) * sizeof *S.cnt);
     S.rank = emalloc((size_t)(W->maxp + 1) * sizeof *S.rank);
+    S.first = emalloc((RANK_MAXBUCKETS + 1) * sizeof *S.first);
+    S.tab = emalloc((RANK_MAXBUCKETS + 2) * sizeof *S.tab);
+    S.bk = emalloc((size_t)ng * sizeof *S.bk);
+    S.list = emalloc((size_t)ng * sizeof *S.list);
     retrieval_query res[RETRIEVAL_MAXMASK];
-    for (int64_t q0 = (int64_t)W->worker * RETRIEVAL_QBLOCK; q0 < J->nq;
-         q0 += (int64_t)W->nworkers * RETRIEVAL_QBLOCK) {
-        int64_t qb = J->nq - q0 < RETRIEVAL_QBLOCK ? J->nq - q0 : RETRIEVAL_QBLOCK;
+    for (int64_t q0 = (int64_t)W->worker * sb; q0 < J->nq; q0 += (int64_t)W->nworkers * sb) {
+        int64_t qb = J->nq - q0 < sb ? J->nq - q0 : sb;
         /* row (qb, ng) = -2 Q[q0 : q0+qb] Gsorted^T */
         blas_sgemm(0, 1, (int)qb, (int)ng, J->D, -2.0f, W->qs + q0 * J->D, J->D, W->gs, J->D, 0.0f, S.row,
                    (int)ng);
-        retrieval_summary *part = W->part + (q0 / RETRIEVAL_QBLOCK) * nm;
         for (int64_t r = 0; r < qb; r++) {
+            retrieval_summary *part = W->part + ((q0 + r) / RETRIEVAL_QBLOCK) * nm;
             one_query(W, &S, q0 + r, S.row + r * ng, res);
             W->per[q0 + r] = res[0];
             for (int m = 0; m < nm; m++)
@@ -496,6 +633,10 @@ static void *rworker(void *arg)
     free(S.tmp);
     free(S.cnt);
     free(S.rank);
+    free(S.first);
+    free(S.tab);
+    free(S.bk);
+    free(S.list);
     return NULL;
 }
 
@@ -599,9 +740,20 @@ void retrieval_run(const retrieval_job *J, retrieval_query *per, retrieval_summa
 
     int64_t nblocks = (nq + RETRIEVAL_QBLOCK - 1) / RETRIEVAL_QBLOCK;
     retrieval_summary *part = ecalloc((size_t)(nblocks ? nblocks : 1) * nm, sizeof *part);
+    /* Queries per sgemm: OpenBLAS packs the whole gallery for every call, which cost as much as
+     * the multiplication itself at 32 queries a call (2 x 128 flops a pair, 20,000 x 128 centred
+     * gallery); so as many blocks of RETRIEVAL_QBLOCK per call as RETRIEVAL_ROWBYTES of distances
+     * per thread hold, at most 8. The call's size depends on ng alone, never on the threads.
+     * Under the SkylakeX kernel a pair's distance is the same float whatever the call's size
+     * (20,000 x 128 random: every output equal to 32-query calls'); under Haswell's a few
+     * distances round differently (6 of 6,000 queries' AP moved by 9e-8 on 6,000 x 64 random:
+     * near-ties, within the precision retrieval.h states). */
+    int64_t sblock = RETRIEVAL_QBLOCK * (RETRIEVAL_ROWBYTES / ((int64_t)RETRIEVAL_QBLOCK * ng * (int64_t)sizeof(float)));
+    sblock = sblock < RETRIEVAL_QBLOCK ? RETRIEVAL_QBLOCK : sblock > 8 * RETRIEVAL_QBLOCK ? 8 * RETRIEVAL_QBLOCK : sblock;
+    int64_t nsblocks = (nq + sblock - 1) / sblock;
     int threads = J->threads < 1 ? 1 : J->threads > 64 ? 64 : J->threads;
-    if (threads > nblocks)
-        threads = (int)(nblocks ? nblocks : 1);
+    if (threads > nsblocks)
+        threads = (int)(nsblocks ? nsblocks : 1);
     /* single-threaded sgemms in each worker: the numbers of a block never depend on the threads */
     int blas_saved = blas_threads();
     blas_set_threads(1);
@@ -609,7 +761,7 @@ void retrieval_run(const retrieval_job *J, retrieval_query *per, retrieval_summa
     pthread_t tid[64];
     for (int t = 0; t < threads; t++)
         W[t] = (rwork){J, qs, gs, gn, qn, gidx, scls, spos, smask, mask, maxp, per, part,
-                       J->global ? retrieval_hist_new() : NULL, t, threads};
+                       J->global ? retrieval_hist_new() : NULL, sblock, t, threads};
     for (int t = 1; t < threads; t++)
         if (pthread_create(&tid[t], NULL, rworker, &W[t]))
             die("cannot start a thread");

@@ -22,7 +22,11 @@
  * averaged over the queries of each class (those with a positive), then over those classes, each
  * class counting once whatever its number of queries.
  * Cost per query: its R positives' keys (d2 bits, gallery index) sorted by a radix sort, then
- * every negative placed among them by binary search: O(G log R), never a sort of the gallery.
+ * every negative placed among them through a table of d2 buckets (about 32 per positive; a short
+ * scan of whole keys in the few buckets that hold a positive), eight at a time with AVX2: O(G + R),
+ * never a sort of the gallery. The sgemm takes up to 8 x RETRIEVAL_QBLOCK queries a call (as
+ * many as RETRIEVAL_ROWBYTES of distances per thread hold), since OpenBLAS packs the gallery anew
+ * in every call.
  * Precision: d2 is float32, so items whose true distances differ by less than about 1e-7 of the
  * centred squared norms may swap (knn recomputes its winners in double; here every item counts).
  *
@@ -83,7 +87,10 @@
 #define RETRIEVAL_MAXK 16   /* Recall@k for at most this many k */
 #define RETRIEVAL_MAXMASK 32
 #ifndef RETRIEVAL_QBLOCK
-#define RETRIEVAL_QBLOCK 32 /* queries per sgemm: memory is RETRIEVAL_QBLOCK x ng floats per thread */
+#define RETRIEVAL_QBLOCK 32 /* queries per block of sums; memory at least RETRIEVAL_QBLOCK x ng floats per thread */
+#endif
+#ifndef RETRIEVAL_ROWBYTES
+#define RETRIEVAL_ROWBYTES (64 << 20) /* distances per thread: more queries per sgemm when they fit */
 #endif
 
 typedef struct {

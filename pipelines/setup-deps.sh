@@ -1,5 +1,5 @@
 #!/bin/sh
-# setup-deps.sh [fuzz] [fashion] [ssh] [transfer] [sshd] [man] [tests]: makes sure the Debian packages hedge
+# setup-deps.sh [fuzz] [fashion] [ssh] [transfer] [sshd] [man] [tests] [bench]: makes sure the Debian packages hedge
 # needs are installed; as root it installs the missing ones, otherwise it prints the exact
 # command and fails. Each word adds what one use needs:
 #   fuzz      `make fuzz`: clang with its libFuzzer runtime
@@ -14,6 +14,9 @@
 #   man       `make man` (and install, test): scdoc, which turns man/*.scd into man pages
 #   tests     `make test`: what sshd and fashion need, but optional: installed as root;
 #             otherwise named, and the tests that need them skip those checks (exit 0)
+#   bench     `make bench`: the peers it measures hedge against, faiss and PyTorch (python3-faiss,
+#             python3-torch), optional as for tests: the benchmarks of a missing one say so and
+#             skip it; never a dependency of `make test`
 #
 # A library counts as present only when dpkg says its package is installed: a file at the
 # usual path proves nothing (Debian's reference BLAS, libblas-dev, puts its own cblas.h exactly
@@ -40,7 +43,11 @@ for use; do
         base=$missing missing=""
         need_pkg openssh-server dataset-fashion-mnist; need_cmd openssh-client ssh; need_cmd rsync rsync
         optional="$optional$missing" missing=$base ;;
-    *) echo "setup-deps.sh: unknown use '$use' (fuzz, fashion, ssh, transfer, sshd, man, tests)" >&2; exit 2 ;;
+    bench)
+        base=$missing missing=""
+        need_pkg python3-faiss python3-torch
+        optional="$optional$missing" missing=$base ;;
+    *) echo "setup-deps.sh: unknown use '$use' (fuzz, fashion, ssh, transfer, sshd, man, tests, bench)" >&2; exit 2 ;;
     esac
 done
 # optional packages: installed with the others as root; otherwise only named

@@ -1,5 +1,6 @@
 #!/bin/sh
-# `make bench`: every benchmark, one after the other (the machine should be otherwise idle).
+# `make bench`: every benchmark, one after the other (the machine should be otherwise idle; the
+# peer comparisons interleave their runs and print ratios, which bear some load).
 set -eu
 BUILD=${BUILD:-build}
 export BUILD
@@ -9,3 +10,11 @@ echo "== network: forward and forward+backward against the sgemm probe"
 sh tests/bench/nn.sh
 echo "== programs: train per head, embed"
 sh tests/bench/train.sh
+# the peers (faiss, PyTorch): Debian packages installed here when missing (as root), never by
+# `make test`; a peer that cannot be installed is skipped with one line
+sh pipelines/setup-deps.sh bench ||
+    echo "bench: python3-faiss and python3-torch could not be installed: the comparisons that need them are skipped"
+echo "== peers: knn and retrieve against faiss IndexFlatL2"
+sh tests/bench/faiss.sh
+echo "== peers: train against PyTorch"
+sh tests/bench/torch.sh

@@ -284,6 +284,119 @@ static void test_brute(void)
     printf("brute force: largest per-query difference %.3g\n", worst);
 }
 
+/* one job against the brute force: every query of gallery 0 and every gallery's means, and the
+ * same bytes with 1 and 2 threads; returns the largest per-query difference */
+static double brute_job(const retrieval_job *J0, const char *what)
+{
+    retrieval_job J = *J0;
+    int ks[4] = {1, 3, 5, 20};
+    J.ks = ks, J.nk = 4, J.threads = 1;
+    retrieval_query *per = malloc((size_t)J.nq * sizeof *per), *per2 = malloc((size_t)J.nq * sizeof *per2);
+    retrieval_summary sum[4], sum2[4];
+    retrieval_run(&J, per, sum);
+    J.threads = 2;
+    retrieval_run(&J, per2, sum2);
+    CHECK(!memcmp(per, per2, (size_t)J.nq * sizeof *per));
+    CHECK(!memcmp(sum, sum2, (size_t)J.nmask * sizeof *sum));
+    double worst = 0;
+    int bad = 0;
+    for (int m = 0; m < J.nmask; m++) {
+        double acc[8] = {0};
+        int64_t nqp = 0;
+        for (int64_t q = 0; q < J.nq; q++) {
+            double out[8];
+            int64_t R = brute_query(J.Q, J.qcls, q, J.G, J.gcls, J.ng, J.D, J.exclude ? J.exclude[q] : -1, J.mask,
+                                    m, ks, 4, out);
+            if (!R)
+                continue;
+            nqp++;
+            for (int v = 0; v < 8; v++)
+                acc[v] += v < 3 ? (double)(float)out[v] : out[v];
+            if (m)
+                continue;
+            const retrieval_query *p = &per[q];
+            double got[8] = {p->ap, p->rprec, p->map_r, p->p1, p->recall[0], p->recall[1], p->recall[2], p->recall[3]};
+            CHECK(p->npos == R);
+            for (int v = 0; v < 8; v++) {
+                double d = fabs(got[v] - out[v]);
+                worst = d > worst ? d : worst;
+                if (!(d <= 1e-6) && bad++ < 5) {
+                    CHECK_CLOSE(got[v], out[v], 1e-6);
+                    fprintf(stderr, "  %s: query %lld value %d\n", what, (long long)q, v);
+                }
+            }
+        }
+        CHECK(sum[m].queries == nqp);
+        double got[8] = {sum[m].map, sum[m].rprec, sum[m].map_r, sum[m].p1, sum[m].recall[0], sum[m].recall[1],
+                         sum[m].recall[2], sum[m].recall[3]};
+        for (int v = 0; v < 8 && nqp; v++)
+            CHECK_CLOSE(got[v], acc[v] / nqp, 1e-9);
+    }
+    CHECK(!bad);
+    free(per);
+    free(per2);
+    return worst;
+}
+
+/* Larger cases for the rank table (the buckets of d2 bits that place the negatives among the
+ * positives, at most 4096 of them, about 32 per positive) and for several sgemm blocks of queries
+ * in one call: classes of about 370 positives (the table's cap) and of 36, integer coordinates
+ * with ties everywhere (many fall on a bucket with positives: the scan by whole key), a few items
+ * far out (d2 bits over many exponents: wide buckets), the excluded item a negative, three
+ * galleries; 1,100 queries: five calls of up to 256 queries, the last one short. */
+static void test_rank_table(void)
+{
+    rng r;
+    rng_init(&r, 714, RNG_STREAM('t', 'r', 'b', 'k'));
+    double worst = 0;
+    for (int trial = 0; trial < 4; trial++) {
+        int D = 2 + trial % 2, classes = trial < 2 ? 3 : 25, loo = trial % 2 == 0;
+        int64_t nq = 1100, ng = loo ? nq : 900;
+        float *Q = malloc((size_t)nq * D * sizeof *Q), *G = loo ? Q : malloc((size_t)ng * D * sizeof *G);
+        int32_t *qc = malloc((size_t)nq * sizeof *qc), *gc = loo ? qc : malloc((size_t)ng * sizeof *gc);
+        for (int64_t i = 0; i < nq * D; i++)
+            Q[i] = (float)((int)rng_below(&r, 31) - 15);
+        for (int64_t i = 0; i < nq; i++)
+            qc[i] = (int32_t)(i % classes);
+        if (!loo) {
+            for (int64_t i = 0; i < ng * D; i++)
+                G[i] = (float)((int)rng_below(&r, 31) - 15);
+            for (int64_t i = 0; i < ng; i++)
+                gc[i] = (int32_t)rng_below(&r, (uint64_t)classes);
+        }
+        for (int f = 0; f < 6; f++) /* far out: squared distances up to about 10^7 */
+            G[(int64_t)rng_below(&r, (uint64_t)ng) * D] = (float)(f % 2 ? 1 : -1) * (float)(100 << f);
+        int64_t *ex = malloc((size_t)nq * sizeof *ex);
+        for (int64_t q = 0; q < nq; q++) {
+            ex[q] = loo ? q : -1;
+            if (!loo && q % 3) /* a gallery item of another class, or none */
+                for (int64_t g = (int64_t)rng_below(&r, (uint64_t)ng), k = 0; k < ng; k++, g = (g + 1) % ng)
+                    if (gc[g] != qc[q]) {
+                        ex[q] = g;
+                        break;
+                    }
+        }
+        uint32_t *mask = malloc((size_t)ng * sizeof *mask);
+        for (int64_t g = 0; g < ng; g++)
+            mask[g] = 1u | ((uint32_t)rng_u64(&r) & 6u);
+        retrieval_job J = {Q, qc, nq, G, gc, ng, D, ex, NULL, 1, NULL, 0, 1, NULL};
+        double w = brute_job(&J, "one gallery");
+        worst = w > worst ? w : worst;
+        J.mask = mask, J.nmask = 3;
+        w = brute_job(&J, "three galleries");
+        worst = w > worst ? w : worst;
+        free(mask);
+        free(ex);
+        if (!loo) {
+            free(G);
+            free(gc);
+        }
+        free(Q);
+        free(qc);
+    }
+    printf("rank table: largest per-query difference %.3g\n", worst);
+}
+
 /* a class of 100 items (the radix sort's path, beyond the insertion sort's 48) with distances
  * spread over many float exponents, against the brute force */
 static void test_large_class(void)
@@ -664,6 +777,7 @@ int main(void)
     test_by_hand();
     test_brute();
     test_large_class();
+    test_rank_table();
     test_self_first();
     test_masks();
     test_global_keys();
