@@ -379,7 +379,7 @@ static void test_rank_table(void)
         uint32_t *mask = malloc((size_t)ng * sizeof *mask);
         for (int64_t g = 0; g < ng; g++)
             mask[g] = 1u | ((uint32_t)rng_u64(&r) & 6u);
-        retrieval_job J = {Q, qc, nq, G, gc, ng, D, ex, NULL, 1, NULL, 0, 1, NULL};
+        retrieval_job J = {Q, qc, nq, G, gc, ng, D, ex, NULL, 1, NULL, 0, 1, NULL, NULL, 0};
         double w = brute_job(&J, "one gallery");
         worst = w > worst ? w : worst;
         J.mask = mask, J.nmask = 3;
