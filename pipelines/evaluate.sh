@@ -304,7 +304,12 @@ val() { sed -n "s/^$2 //p" "$W/$1.val" | head -n 1; }
     done
 } > "$W/table.tsv"
 if [ "$text" = 1 ]; then
-    column -t -s "$(printf '\t')" "$W/table.tsv"
+    # aligned columns, two spaces apart, as column -t would (not on every machine: bsdextrautils)
+    awk -F'\t' '{ for (i = 1; i <= NF; i++) { c[NR, i] = $i; if (length($i) > w[i]) w[i] = length($i) }
+            if (NF > nf) nf = NF }
+        END { for (r = 1; r <= NR; r++) { line = ""
+                for (i = 1; i <= nf; i++) line = line (i > 1 ? "  " : "") (i < nf ? sprintf("%-" w[i] "s", c[r, i]) : c[r, i])
+                print line } }' "$W/table.tsv"
 else
     sed -n 1p "$W/table.tsv" | sed 's/\t/ | /g; s/^/| /; s/$/ |/'
     sed -n 1p "$W/table.tsv" | sed 's/[^\t]*/---/g; s/\t/ | /g; s/^/| /; s/$/ |/'
