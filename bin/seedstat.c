@@ -93,6 +93,7 @@ int main(int argc, char **argv)
     }
     if (ferror(f))
         die("%s: read error: %s", path, strerror(errno));
+    printf("config\tset\tmetric\tmean\tnote\tsd\tn\n"); /* the one plain header line of every TSV */
     for (size_t i = 0; i < ng; i++) {
         printf("%s\t%s\t%s\t", g[i].config, g[i].set, g[i].metric);
         if (!g[i].n) {

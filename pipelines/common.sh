@@ -348,15 +348,15 @@ test_set() {
 }
 
 # results_and_configs OUT CONFIGS: on stdout, the results of the runs of CONFIGS that have them,
-# one line per configuration, set and metric over its seeds (seedstat: CONFIG SET METRIC MEAN NOTE
-# SD N, SD empty for one seed), then a line "#configs", then CONFIGS with each configuration once
+# one line per configuration, set and metric over its seeds (seedstat's lines without its header:
+# CONFIG SET METRIC MEAN NOTE SD N, SD empty for one seed), then a line "#configs", then CONFIGS with each configuration once
 # (the runs of other seeds, NAME.sSEED, folded into NAME): the input of the tables' awk programs
 results_and_configs() {
     rc_files=""
     while read -r rc_name _; do
         [ -s "$1/runs/$rc_name/results.tsv" ] && rc_files="$rc_files $1/runs/$rc_name/results.tsv"
     done < "$2"
-    cat $rc_files /dev/null | seedstat
+    cat $rc_files /dev/null | seedstat | tail -n +2
     echo "#configs"
     awk '{ sub(/\.s[0-9]+$/, "", $1) } !seen[$1]++' "$2"
 }

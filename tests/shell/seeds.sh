@@ -15,10 +15,10 @@ root=$(cd "$(dirname "$0")/../.." && pwd)
 # and comment lines skipped; the order of first appearance
 printf 'run\tset\tmetric\tvalue\tnote\n# a comment\na\tclean\tap\t0.5\nc\tx\tm\t-\tno eta\na.s715\tclean\tap\t0.7\nb.s3\tclean\tap\t0.25\na.s716\tclean\tap\t0.9\nc.s9\tx\tm\t-\tno eta either\nb\tclean\tap\t-\tskipped\n' |
     "$BIN/seedstat" > "$T/ss" || fail "seedstat failed"
-printf 'a\tclean\tap\t0.7\t\t0.2\t3\nc\tx\tm\t-\tno eta\t\t0\nb\tclean\tap\t0.25\t\t\t1\n' > "$T/ss.want"
+printf 'config\tset\tmetric\tmean\tnote\tsd\tn\na\tclean\tap\t0.7\t\t0.2\t3\nc\tx\tm\t-\tno eta\t\t0\nb\tclean\tap\t0.25\t\t\t1\n' > "$T/ss.want"
 cmp -s "$T/ss" "$T/ss.want" || fail "seedstat: got $(cat -A "$T/ss"), expected $(cat -A "$T/ss.want")"
 # a name ending in .s without digits, or .sx, is its own configuration
-printf 'a.s\tc\tm\t1\na.sx\tc\tm\t2\na\tc\tm\t3\n' | "$BIN/seedstat" | cut -f1 | tr '\n' ' ' > "$T/names"
+printf 'a.s\tc\tm\t1\na.sx\tc\tm\t2\na\tc\tm\t3\n' | "$BIN/seedstat" | tail -n +2 | cut -f1 | tr '\n' ' ' > "$T/names"
 [ "$(cat "$T/names")" = "a.s a.sx a " ] || fail "seedstat folded names that are not NAME.sDIGITS: $(cat "$T/names")"
 for bad in abc nan inf 0.5x ""; do
     printf 'a\tclean\tap\t%s\n' "$bad" | "$BIN/seedstat" > "$T/o" 2> "$T/e"
