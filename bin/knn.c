@@ -176,13 +176,7 @@ int main(int argc, char **argv)
         case OPT_SUMMARY: o.summary = 1; break;
         case OPT_MERGE: o.merge = 1; break;
         case OPT_QUERIES: shard_parse("--queries", optarg, &o.queries), o.queries_given = 1; break;
-        case OPT_DISTANCE:
-            o.distance_given = 1;
-            if (!strcmp(optarg, "euclidean") || !strcmp(optarg, "cosine"))
-                o.cosine = !strcmp(optarg, "cosine");
-            else
-                usage_die("--distance: '%s' is neither euclidean nor cosine", optarg);
-            break;
+        case OPT_DISTANCE: o.cosine = match_distance_parse(optarg), o.distance_given = 1; break;
         case 'h': usage_help();
         default: usage_bad_option(argv);
         }

@@ -533,13 +533,7 @@ int main(int argc, char **argv)
         case OPT_GLOBAL: o.global = 1; break;
         case OPT_MERGE: o.merge = 1; break;
         case OPT_QUERIES: shard_parse("--queries", optarg, &o.queries), o.queries_given = 1; break;
-        case OPT_DISTANCE:
-            o.distance_given = 1;
-            if (!strcmp(optarg, "euclidean") || !strcmp(optarg, "cosine"))
-                o.cosine = !strcmp(optarg, "cosine");
-            else
-                usage_die("--distance: '%s' is neither euclidean nor cosine", optarg);
-            break;
+        case OPT_DISTANCE: o.cosine = match_distance_parse(optarg), o.distance_given = 1; break;
         case OPT_GTSV: o.global_tsv = optarg, o.global = 1; break;
         case 't': o.threads = (int)parse_long("-t", optarg, 1, 64), o.t_given = 1; break;
         case 'S': o.seed = parse_u64("-S", optarg), o.seed_given = 1; break;

@@ -327,3 +327,10 @@ int64_t match_ids_lookup(const match_id_index *t, int64_t n, int64_t id)
     match_id_index k = {id, 0}, *f = bsearch(&k, t, (size_t)n, sizeof *t, id_cmp);
     return f ? f->index : -1;
 }
+
+int match_distance_parse(const char *s)
+{
+    if (strcmp(s, "euclidean") && strcmp(s, "cosine"))
+        usage_die("--distance: '%s' is neither euclidean nor cosine", s);
+    return !strcmp(s, "cosine");
+}

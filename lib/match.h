@@ -126,6 +126,8 @@ float *match_set_means(const match_set *S, double **tv);
  * refuses it, naming the item; rows before it are normalised), else -1. A row with a coordinate
  * that is not finite is left as it is, for the distance's own check to name. */
 int64_t match_normalise(float *X, int64_t n, int D);
+/* the value of --distance (knn, retrieve): 0 for euclidean, 1 for cosine; anything else is misuse */
+int match_distance_parse(const char *s);
 
 /* An index from record id to record position, for the programs that look records up by id
  * (pairscore --pairs, knn --exclude-id). match_ids_index returns the sorted table (owned by the
