@@ -112,6 +112,14 @@ int main(int argc, char **argv)
             printf("%.10g", sqrt(ss / (double)(g[i].n - 1)));
         printf("\t%zu\n", g[i].n);
     }
+    for (size_t i = 0; i < ng; i++) {
+        free(g[i].config), free(g[i].set), free(g[i].metric), free(g[i].note);
+        free(g[i].v);
+    }
+    free(g);
+    free(line);
+    if (f != stdin)
+        fclose(f);
     close_stdout();
     return 0;
 }
