@@ -1,0 +1,82 @@
+/* par: every task runs once, workers in range, pools reused across runs, one thread inline in
+ * order, and a task-ordered reduction the same for every thread count. */
+#include <stdatomic.h>
+#include <string.h>
+
+#include "check.h"
+#include "par.h"
+
+typedef struct {
+    atomic_int runs[1000];
+    int bad_worker, nworkers;
+    double part[1000];
+    int order[1000];
+    atomic_int seq;
+} ctx_t;
+
+static void task(void *arg, int t, int w)
+{
+    ctx_t *c = arg;
+    atomic_fetch_add(&c->runs[t], 1);
+    if (w < 0 || w >= c->nworkers)
+        c->bad_worker = 1;
+    double s = 0;
+    for (int i = 0; i < 1000; i++)
+        s += 1.0 / (1.0 + t * 1000 + i);
+    c->part[t] = s;
+    c->order[atomic_fetch_add(&c->seq, 1)] = t;
+}
+
+static double reduce(const ctx_t *c, int n)
+{
+    double s = 0;
+    for (int t = 0; t < n; t++)
+        s += c->part[t];
+    return s;
+}
+
+static ctx_t c;
+
+int main(void)
+{
+    double ref = 0;
+    for (int threads = 1; threads <= 8; threads *= 2) {
+        par_pool *p = par_new(threads);
+        CHECK(par_workers(p) == threads);
+        for (int rep = 0; rep < 50; rep++) {
+            memset(&c, 0, sizeof c);
+            c.nworkers = threads;
+            int n = rep % 3 == 0 ? 1000 : rep % 3 == 1 ? 1 : 7;
+            par_run(p, n, task, &c);
+            int once = 1;
+            for (int t = 0; t < 1000; t++)
+                once &= atomic_load(&c.runs[t]) == (t < n);
+            CHECK(once);
+            CHECK(!c.bad_worker);
+            if (n == 1000) {
+                double s = reduce(&c, n);
+                if (threads == 1 && rep == 0)
+                    ref = s;
+                CHECK(memcmp(&s, &ref, sizeof s) == 0);
+            }
+            if (threads == 1) {
+                int inorder = 1;
+                for (int t = 0; t < n; t++)
+                    inorder &= c.order[t] == t;
+                CHECK(inorder);
+            }
+        }
+        par_run(p, 0, task, &c);
+        par_free(p);
+    }
+    memset(&c, 0, sizeof c);
+    c.nworkers = 3;
+    par_for(3, 500, task, &c);
+    int once = 1;
+    for (int t = 0; t < 1000; t++)
+        once &= atomic_load(&c.runs[t]) == (t < 500);
+    CHECK(once);
+    CHECK(par_lo(10, 3, 0) == 0 && par_lo(10, 3, 1) == 3 && par_lo(10, 3, 2) == 6 && par_lo(10, 3, 3) == 10);
+    CHECK(par_lo(1LL << 40, 7, 7) == 1LL << 40);
+    return check_done("par");
+}
