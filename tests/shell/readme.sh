@@ -1,23 +1,48 @@
 #!/bin/sh
-# The README's tables are the result files': every table row of each results/ table the README
-# quotes appears in README.md verbatim, so a result file rewritten by a new run without the
-# README (or a README number typed by hand) fails here.
+# The tables of the README and of docs/ are the result files': every table row of each results/
+# table appears verbatim in the document that holds its experiment (docs/hib.md, spe.md,
+# metric.md, cesoftmax.md, compare.md), and every table row of README.md is a row of one of those
+# result files (its headline tables are excerpts: whole rows, never retyped), with a headline
+# table from each experiment. So a result file rewritten by a new run without its document, or a
+# number typed by hand, fails here.
 set -u
 . "$(dirname "$0")/../lib.sh"
 root=$(cd "$(dirname "$0")/../.." && pwd)
 cd "$root"
+README=${README:-README.md}
 n=0
-for f in results/demo/table.md results/tables/table1.md results/tables/table2.md \
-    results/compare/mnist-quick.md results/compare/fashion-quick.md results/spe-demo/table.md \
-    results/metric/cesoftmax.md results/metric/fstat.md results/metric/hetriplet.md \
+# quoted DOC FILE...: every table row of each FILE is a line of DOC
+quoted() {
+    doc=$1; shift
+    [ -s "$doc" ] || fail "$doc is missing"
+    for f; do
+        [ -s "$f" ] || fail "$f is missing"
+        grep '^|' "$f" > "$T/rows"
+        [ -s "$T/rows" ] || fail "$f has no table"
+        missing=$(grep -vxFf "$doc" "$T/rows" | head -n 3)
+        [ -z "$missing" ] || fail "$doc does not quote $f as it is; first rows missing: $missing"
+        cat "$T/rows" >> "$T/all-rows"
+        n=$((n + 1))
+    done
+}
+: > "$T/all-rows"
+quoted docs/hib.md results/demo/table.md results/tables/table1.md results/tables/table2.md \
     $(ls results/tables/table4.md results/tables/table5.md results/tables/appb.md \
-        results/tables/appd.md 2> /dev/null); do
-    [ -s "$f" ] || fail "$f is missing"
-    grep '^|' "$f" > "$T/rows"
-    [ -s "$T/rows" ] || fail "$f has no table"
-    missing=$(grep -vxFf README.md "$T/rows" | head -n 3)
-    [ -z "$missing" ] || fail "README.md does not quote $f as it is; first rows missing: $missing"
-    n=$((n + 1))
+        results/tables/appd.md 2> /dev/null)
+quoted docs/spe.md results/spe-demo/table.md
+quoted docs/metric.md results/metric/hetriplet.md results/metric/fstat.md
+quoted docs/cesoftmax.md results/metric/cesoftmax.md
+quoted docs/compare.md results/compare/mnist-quick.md results/compare/fashion-quick.md
+
+# the README: no table row that is not a result file's row
+grep '^|' "$README" > "$T/readme-rows"
+bad=$(grep -vxFf "$T/all-rows" "$T/readme-rows" | head -n 3)
+[ -z "$bad" ] || fail "$README has table rows that are in no result file: $bad"
+# and a headline table of each experiment: at least 4 data rows of each of these files
+for f in results/demo/table.md results/spe-demo/table.md results/metric/hetriplet.md \
+    results/metric/cesoftmax.md results/compare/mnist-quick.md; do
+    k=$(grep '^|' "$f" | grep -v '^|---' | grep -cxFf - "$T/readme-rows")
+    [ "$k" -ge 4 ] || fail "$README quotes $k rows of $f, expected a headline table (4 or more)"
 done
-echo "readme: the tables of $n result files are in README.md"
+echo "readme: the tables of $n result files are in docs/, and $(wc -l < "$T/readme-rows") README rows are theirs"
 pass
