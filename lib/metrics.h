@@ -139,12 +139,6 @@ void metrics_centre(const float *Q, int64_t nq, const float *G, int64_t ng, int 
 /* the voted class of one query from its k neighbours' classes and distances (rank order) */
 int32_t metrics_vote(const int32_t *cls, const double *dist, int k);
 
-/* ---- input: scalar fields of every record of a stream as doubles */
-typedef struct stream_reader stream_reader;
-/* cols[f] (allocated here, the caller frees each) gets field names[f] of every record; returns the
- * number of records. Dies unless each field exists and holds one number per record. */
-int64_t metrics_read_columns(stream_reader *r, int nf, const char *const *names, double **cols);
-
 /* ---- JSON numbers: finite as %.10g, NaN and infinities as null */
 #include <stdio.h>
 void metrics_json_num(FILE *f, double v);
