@@ -121,3 +121,17 @@ int64_t *gallery_exclude(int leave_one_out, int exclude_id, const int64_t *gid, 
     }
     return exclude;
 }
+
+void gallery_record_fields(stream_header *h, const gallery_field *f, int n, int64_t k, int with_eta,
+                           const match_set *Q)
+{
+    int64_t kshape[1] = {k}, nocc[1] = {Q->nocc};
+    header_add_field(h, "id", DT_I64, 0, NULL);
+    header_add_field(h, "class", DT_I32, 0, NULL);
+    for (int i = 0; i < n; i++)
+        header_add_field(h, f[i].name, f[i].dtype, f[i].vector ? 1 : 0, f[i].vector ? kshape : NULL);
+    if (with_eta)
+        header_add_field(h, "eta", DT_F32, 0, NULL);
+    if (Q->occ)
+        header_add_field(h, "occluded", DT_U8, 1, nocc);
+}

@@ -53,4 +53,14 @@ const char *gallery_uncertainty_kind(const match_set *S);
  * twice in gid); NULL with neither */
 int64_t *gallery_exclude(int leave_one_out, int exclude_id, const int64_t *gid, int64_t ng, const int64_t *qid,
                          int64_t q0, int64_t nq, const char *name);
+
+/* the fields of a per-query record of knn and retrieve, in order: id and class; the program's
+ * own fields f[0 .. n) (vector 1: k values a record, else one); eta when with_eta; the queries'
+ * occluded vector when Q has one */
+typedef struct {
+    const char *name;
+    int dtype, vector;
+} gallery_field;
+void gallery_record_fields(stream_header *h, const gallery_field *f, int n, int64_t k, int with_eta,
+                           const match_set *Q);
 #endif

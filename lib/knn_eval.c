@@ -112,19 +112,9 @@ stream_header *knn_eval_header(const knn_eval *E, int argc, char **argv, const s
         header_set_str(h, "eta_source", E->eta_source);
     if (queries) /* after every other key: --merge deletes them, the rest keeps its order */
         shard_set_meta(h, queries, E->Q->n);
-    int64_t kshape[1] = {k};
-    header_add_field(h, "id", DT_I64, 0, NULL);
-    header_add_field(h, "class", DT_I32, 0, NULL);
-    header_add_field(h, "predicted", DT_I32, 0, NULL);
-    header_add_field(h, "correct", DT_U8, 0, NULL);
-    header_add_field(h, "recall", DT_U8, 1, kshape);
-    header_add_field(h, "nn_dist", DT_F32, 0, NULL);
-    header_add_field(h, "neighbors", DT_I64, 1, kshape);
-    if (E->qeta)
-        header_add_field(h, "eta", DT_F32, 0, NULL);
-    int64_t nocc[1] = {E->Q->nocc};
-    if (E->Q->occ)
-        header_add_field(h, "occluded", DT_U8, 1, nocc);
+    static const gallery_field fields[] = {{"predicted", DT_I32, 0}, {"correct", DT_U8, 0}, {"recall", DT_U8, 1},
+                                           {"nn_dist", DT_F32, 0}, {"neighbors", DT_I64, 1}};
+    gallery_record_fields(h, fields, 5, k, E->qeta != NULL, E->Q);
     return h;
 }
 

@@ -138,7 +138,7 @@ stream_header *retrieval_eval_header(const retrieval_eval *E, int argc, char **a
         set_vector(h, "gallery_part_n", DT_I64, E->G->part_n, E->ngal);
     header_set_int(h, "queries", E->sum.queries);
     header_set_int(h, "no_positive", E->sum.no_positive);
-    int64_t kshape[1] = {nk}, kv[RETRIEVAL_MAXK];
+    int64_t kv[RETRIEVAL_MAXK];
     for (int j = 0; j < nk; j++)
         kv[j] = E->ks[j];
     set_vector(h, "recall_at", DT_I64, kv, nk);
@@ -168,20 +168,10 @@ stream_header *retrieval_eval_header(const retrieval_eval *E, int argc, char **a
     }
     if (queries) /* after every other key: --merge deletes them, the rest keeps its order */
         shard_set_meta(h, queries, E->Q->n);
-    header_add_field(h, "id", DT_I64, 0, NULL);
-    header_add_field(h, "class", DT_I32, 0, NULL);
-    header_add_field(h, "ap", DT_F32, 0, NULL);
-    header_add_field(h, "rprec", DT_F32, 0, NULL);
-    header_add_field(h, "map_r", DT_F32, 0, NULL);
-    header_add_field(h, "p1", DT_U8, 0, NULL);
-    header_add_field(h, "recall", DT_U8, 1, kshape);
-    header_add_field(h, "npos", DT_I32, 0, NULL);
-    header_add_field(h, "first_rank", DT_I32, 0, NULL);
-    if (E->qeta)
-        header_add_field(h, "eta", DT_F32, 0, NULL);
-    int64_t nocc[1] = {E->Q->nocc};
-    if (E->Q->occ)
-        header_add_field(h, "occluded", DT_U8, 1, nocc);
+    static const gallery_field fields[] = {{"ap", DT_F32, 0},    {"rprec", DT_F32, 0}, {"map_r", DT_F32, 0},
+                                           {"p1", DT_U8, 0},     {"recall", DT_U8, 1}, {"npos", DT_I32, 0},
+                                           {"first_rank", DT_I32, 0}};
+    gallery_record_fields(h, fields, 7, nk, E->qeta != NULL, E->Q);
     return h;
 }
 
