@@ -2,7 +2,8 @@
  * mAP), leave-one-out or against a gallery (the union of one or more streams: distractors), gallery
  * cleaning by uncertainty against random cleaning (hetero-triplet-taha-2019 section 5), and global
  * precision-recall over every pair (cross-example-softmax-veit-2020's calibration measure); writes
- * kind `retrieval`. Definitions, tie rules and the blocked computation: lib/retrieval.h.
+ * kind `retrieval`. Definitions, tie rules and the blocked computation: lib/retrieval.h; the run and
+ * its reports: lib/retrieval_eval.h.
  */
 #include <getopt.h>
 #include <stdlib.h>
@@ -71,7 +72,7 @@ static void parse_ks(options *o, const char *s)
     free(copy);
 }
 
-/* --clean X or --clean-random X (c: which) into o */
+/* --clean X or --clean-random X (random_only) into o */
 static void parse_clean(options *o, int random_only, const char *arg)
 {
     const char *name = random_only ? "--clean-random" : "--clean";

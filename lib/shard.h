@@ -28,8 +28,8 @@
  * A program's --summary and --merge are one call: the program says how to read its records' numbers
  * and what to do with them (shard_reader), shard_report opens, checks, reads and writes:
  *
- *   static const shard_reader knn_shards = {"knn", knn_same, read, summary, merged, free_numbers};
- *   shard_report(&knn_shards, o.merge, argv + optind, argc - optind, argc, args);
+ *   const shard_reader knn_eval_shards = {"knn", knn_same, read, summary, merged, free_numbers};
+ *   shard_report(&knn_eval_shards, o.merge, argv + optind, argc - optind, argc, args);
  */
 #ifndef HEDGE_SHARD_H
 #define HEDGE_SHARD_H
