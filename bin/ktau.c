@@ -30,6 +30,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "columns.h"
 #include "metrics.h"
 #include "stream.h"
 #include "util.h"

@@ -4,13 +4,12 @@
 #include <float.h>
 #include <limits.h>
 #include <math.h>
-#include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "blas.h"
+#include "par.h"
 #include "rng.h"
-#include "stream.h"
 #include "util.h"
 
 /* ------------------------------------------------------------------ sorting */
@@ -264,7 +263,7 @@ typedef struct {
     float *cd;             /* (nq, kk) candidate distances, sorted */
     int64_t *ci;           /* (nq, kk) candidate indices */
     int *cnt;              /* (nq) candidates held */
-    int worker, nworkers;  /* this worker takes query blocks worker, worker + nworkers, ... */
+    float **dot;           /* (workers) each worker's block of distances, made at its first task */
 } knn_job;
 
 /* one row of a distance block into query q's sorted candidates */
@@ -316,26 +315,24 @@ static void scan_row(const knn_job *J, int64_t q, const float *row, int64_t g0, 
     J->cnt[q] = cnt;
 }
 
-static void *knn_worker(void *arg)
+/* task: the query block q0 = task x METRICS_QBLOCK against the whole gallery */
+static void knn_block(void *arg, int task, int worker)
 {
     const knn_job *J = arg;
     int D = J->D;
-    float *dot = ealloc_aligned((size_t)METRICS_QBLOCK * METRICS_GBLOCK * sizeof *dot);
-    for (int64_t q0 = (int64_t)J->worker * METRICS_QBLOCK; q0 < J->nq;
-         q0 += (int64_t)J->nworkers * METRICS_QBLOCK) {
-        int64_t qb = J->nq - q0 < METRICS_QBLOCK ? J->nq - q0 : METRICS_QBLOCK;
-        for (int64_t g0 = 0; g0 < J->ng; g0 += METRICS_GBLOCK) {
-            int64_t gb = J->ng - g0 < METRICS_GBLOCK ? J->ng - g0 : METRICS_GBLOCK;
-            /* dot (qb, gb) = -2 Q[q0 : q0+qb] G[g0 : g0+gb]^T */
-            blas_sgemm(0, 1, (int)qb, (int)gb, D, -2.0f, J->Q + q0 * D, D, J->G + g0 * D, D, 0.0f, dot,
-                       (int)gb);
-            for (int64_t r = 0; r < qb; r++)
-                if (!J->qbig[q0 + r])
-                    scan_row(J, q0 + r, dot + r * gb, g0, gb);
-        }
+    if (!J->dot[worker])
+        J->dot[worker] = ealloc_aligned((size_t)METRICS_QBLOCK * METRICS_GBLOCK * sizeof *J->dot[worker]);
+    float *dot = J->dot[worker];
+    int64_t q0 = (int64_t)task * METRICS_QBLOCK;
+    int64_t qb = J->nq - q0 < METRICS_QBLOCK ? J->nq - q0 : METRICS_QBLOCK;
+    for (int64_t g0 = 0; g0 < J->ng; g0 += METRICS_GBLOCK) {
+        int64_t gb = J->ng - g0 < METRICS_GBLOCK ? J->ng - g0 : METRICS_GBLOCK;
+        /* dot (qb, gb) = -2 Q[q0 : q0+qb] G[g0 : g0+gb]^T */
+        blas_sgemm(0, 1, (int)qb, (int)gb, D, -2.0f, J->Q + q0 * D, D, J->G + g0 * D, D, 0.0f, dot, (int)gb);
+        for (int64_t r = 0; r < qb; r++)
+            if (!J->qbig[q0 + r])
+                scan_row(J, q0 + r, dot + r * gb, g0, gb);
     }
-    free(dot);
-    return NULL;
 }
 
 /* ||q - g||^2 + extra, directly in double: no overflow for float coordinates */
@@ -478,16 +475,11 @@ static void knn_screen(const float *Q, const float *qt, const uint8_t *qbig, int
      * only fight ours, and every block's numbers stay the same whatever the thread count */
     int blas_saved = blas_threads();
     blas_set_threads(1);
-    knn_job jobs[64];
-    pthread_t tid[64];
-    for (int t = 0; t < threads; t++)
-        jobs[t] = (knn_job){Q, G, qt, gt, qbig, nq, ng, D, kk, exclude, cd, ci, cnt, t, threads};
-    for (int t = 1; t < threads; t++)
-        if (pthread_create(&tid[t], NULL, knn_worker, &jobs[t]))
-            die("cannot start a thread");
-    knn_worker(&jobs[0]);
-    for (int t = 1; t < threads; t++)
-        pthread_join(tid[t], NULL);
+    float *dot[PAR_MAXTHREADS] = {0};
+    knn_job job = {Q, G, qt, gt, qbig, nq, ng, D, kk, exclude, cd, ci, cnt, dot};
+    par_for(threads, (int)nblocks, knn_block, &job);
+    for (int t = 0; t < PAR_MAXTHREADS; t++)
+        free(dot[t]);
     blas_set_threads(blas_saved);
 }
 
@@ -507,19 +499,21 @@ typedef struct {
     const int *cnt;
     int64_t *nbr;
     double *d2;
-    int worker, nworkers;
 } knn_rerank_job;
+
+#define KNN_RERANK_TASK 16 /* queries per task of the rerank */
 
 /* the candidates' distances again, directly and in double, best k by (d2, index): the float
  * screen's candidates and every big gallery item. When the screen cannot prove that its candidates
  * hold the true k nearest (below), and for a big query, the whole gallery in double. */
-static void *knn_rerank(void *arg)
+static void knn_rerank(void *arg, int task, int worker)
 {
     const knn_rerank_job *J = arg;
     int D = J->D, k = J->k, kk = J->kk;
     double *dd = emalloc((size_t)k * sizeof *dd);
     int64_t *di = emalloc((size_t)k * sizeof *di);
-    for (int64_t q = J->worker; q < J->nq; q += J->nworkers) {
+    int64_t qend = (int64_t)(task + 1) * KNN_RERANK_TASK < J->nq ? (int64_t)(task + 1) * KNN_RERANK_TASK : J->nq;
+    for (int64_t q = (int64_t)task * KNN_RERANK_TASK; q < qend; q++) {
         const float *qv = J->Q + q * D;
         double xq = J->qx ? J->qx[q] : 0.0;
         int64_t ex = J->exclude ? J->exclude[q] : -1;
@@ -559,7 +553,6 @@ static void *knn_rerank(void *arg)
     }
     free(dd);
     free(di);
-    return NULL;
 }
 
 void metrics_knn(const float *Q, const double *qx, int64_t nq, const float *G, const double *gx, int64_t ng,
@@ -607,20 +600,9 @@ void metrics_knn(const float *Q, const double *qx, int64_t nq, const float *G, c
     int *cnt = ecalloc((size_t)nq, sizeof *cnt);
     knn_screen(qc, qt, qbig, nq, gc, gt, ng, D, kk, exclude, threads, cd, ci, cnt);
 
-    int nw = threads;
-    if (nw > nq)
-        nw = (int)(nq ? nq : 1);
-    knn_rerank_job jobs[64];
-    pthread_t tid[64];
-    for (int t = 0; t < nw; t++)
-        jobs[t] = (knn_rerank_job){Q, G, qx, gx, nq, ng, D, k, kk, exclude, qbig, qt, gtmax, bigs, nbig,
-                                   cd, ci, cnt, nbr, d2, t, nw};
-    for (int t = 1; t < nw; t++)
-        if (pthread_create(&tid[t], NULL, knn_rerank, &jobs[t]))
-            die("cannot start a thread");
-    knn_rerank(&jobs[0]);
-    for (int t = 1; t < nw; t++)
-        pthread_join(tid[t], NULL);
+    int64_t ntasks = (nq + KNN_RERANK_TASK - 1) / KNN_RERANK_TASK;
+    knn_rerank_job rj = {Q, G, qx, gx, nq, ng, D, k, kk, exclude, qbig, qt, gtmax, bigs, nbig, cd, ci, cnt, nbr, d2};
+    par_for(threads < ntasks ? threads : (int)ntasks, (int)ntasks, knn_rerank, &rj);
     free(bigs);
     free(cnt);
     free(ci);
@@ -670,40 +652,6 @@ void metrics_json_num(FILE *f, double v)
         fprintf(f, "%.10g", v);
     else
         fputs("null", f);
-}
-
-int64_t metrics_read_columns(stream_reader *r, int nf, const char *const *names, double **cols)
-{
-    const stream_header *h = r->header;
-    if (h->batched)
-        die("%s: batched streams are not supported here", r->name);
-    int idx[STREAM_MAXFIELDS];
-    for (int f = 0; f < nf; f++) {
-        idx[f] = stream_field_index(h, names[f]);
-        const stream_field *fd = &h->fields[idx[f]];
-        if (shape_numel(fd->ndim, fd->shape) != 1)
-            die("%s: field '%s' holds %lld numbers per record, expected one", r->name, names[f],
-                (long long)shape_numel(fd->ndim, fd->shape));
-    }
-    int64_t n = 0, cap = 0;
-    for (int f = 0; f < nf; f++)
-        cols[f] = NULL;
-    stream_record rec = {0};
-    while (stream_read(r, &rec)) {
-        if (n == cap) {
-            cap = cap ? 2 * cap : 4096;
-            for (int f = 0; f < nf; f++)
-                cols[f] = erealloc(cols[f], (size_t)cap * sizeof **cols);
-        }
-        for (int f = 0; f < nf; f++)
-            cols[f][n] = tensor_get(&rec.t[idx[f]], 0);
-        n++;
-    }
-    record_free(&rec);
-    for (int f = 0; f < nf; f++)
-        if (!cols[f])
-            cols[f] = emalloc(sizeof **cols);
-    return n;
 }
 
 /* ------------------------------------------------------------------ AUC (Mann-Whitney) */

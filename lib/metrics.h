@@ -119,8 +119,8 @@ double metrics_tau_b(const double *x, const double *y, int64_t n, metrics_tau_co
  * to hold its true k nearest by that bound (near-ties, duplicates) is searched in full in
  * double, so the result is always the exact one in double, however far from the origin.
  * Results: nbr[q*k + r] the gallery index of rank r, d2[q*k + r] >= 0.
- * threads: workers that each take every threads-th block of queries, with single-threaded sgemms
- * (BLAS threads are set to 1 meanwhile and restored after); the results do not depend on it.
+ * threads: workers (lib/par.h) that take the blocks of queries as they free up, with single-threaded
+ * sgemms (BLAS threads are set to 1 meanwhile and restored after); the results do not depend on it.
  * Memory: the inputs, their centred float copies, (nq, k + slack) candidates and one block of
  * floats per thread (2 MB). */
 #define METRICS_KNN_SLACK 4
@@ -138,12 +138,6 @@ void metrics_centre(const float *Q, int64_t nq, const float *G, int64_t ng, int 
 
 /* the voted class of one query from its k neighbours' classes and distances (rank order) */
 int32_t metrics_vote(const int32_t *cls, const double *dist, int k);
-
-/* ---- input: scalar fields of every record of a stream as doubles */
-typedef struct stream_reader stream_reader;
-/* cols[f] (allocated here, the caller frees each) gets field names[f] of every record; returns the
- * number of records. Dies unless each field exists and holds one number per record. */
-int64_t metrics_read_columns(stream_reader *r, int nf, const char *const *names, double **cols);
 
 /* ---- JSON numbers: finite as %.10g, NaN and infinities as null */
 #include <stdio.h>

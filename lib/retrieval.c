@@ -8,12 +8,12 @@
 #include <immintrin.h>
 #endif
 #include <math.h>
-#include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "blas.h"
 #include "metrics.h"
+#include "par.h"
 #include "util.h"
 
 void retrieval_from_ranks(const int64_t *rank, int64_t R, const int *ks, int nk, retrieval_query *out)
@@ -479,12 +479,12 @@ typedef struct {
     int64_t maxp;            /* the largest class */
     retrieval_query *per;    /* (nq) gallery 0 */
     retrieval_summary *part; /* (nblocks, nmask) sums per block of queries */
-    retrieval_hist *global;  /* this worker's pairs, or NULL */
     int64_t sblock;          /* queries per sgemm: a multiple of RETRIEVAL_QBLOCK */
-    int worker, nworkers;
+    struct rscratch *S[PAR_MAXTHREADS]; /* each worker's scratch, made at its first task */
 } rwork;
 
-typedef struct {
+typedef struct rscratch {
+    retrieval_hist *global;  /* this worker's pairs, or NULL */
     float *row;              /* (sblock, ng) -2 q.g */
     uint64_t *pk, *tmp;      /* (maxp) the positives' keys, sorted */
     int32_t *cnt;            /* (nmask, maxp + 1): negatives with t positives before them */
@@ -544,8 +544,8 @@ static void one_query(const rwork *W, rscratch *S, int64_t q, const float *row, 
     int nm = J->nmask;
     uint64_t *pk = S->pk;
     int64_t P = 0;
-    if (W->global)
-        global_query(W->global, qn, gn, row, ng, s, e, exs);
+    if (S->global)
+        global_query(S->global, qn, gn, row, ng, s, e, exs);
     for (int64_t j = s; j < e; j++)
         if (j != exs)
             pk[P++] = item_key(qn, gn[j], row[j], gidx[j]);
@@ -597,47 +597,70 @@ static void one_query(const rwork *W, rscratch *S, int64_t q, const float *row, 
     }
 }
 
-static void *rworker(void *arg)
+static rscratch *scratch_new(const rwork *W)
 {
-    const rwork *W = arg;
-    const retrieval_job *J = W->J;
-    int64_t ng = J->ng;
-    int nm = J->nmask;
-    rscratch S;
-    int64_t sb = W->sblock;
-    S.row = ealloc_aligned((size_t)sb * ng * sizeof *S.row);
-    S.pk = emalloc((size_t)(W->maxp + 1) * sizeof *S.pk);
-    S.tmp = emalloc((size_t)(W->maxp + 1) * sizeof *S.tmp);
-    S.cnt = emalloc((size_t)nm * (W->maxp + 1) * sizeof *S.cnt);
-    S.rank = emalloc((size_t)(W->maxp + 1) * sizeof *S.rank);
-    S.first = emalloc((RANK_MAXBUCKETS + 1) * sizeof *S.first);
-    S.tab = emalloc((RANK_MAXBUCKETS + 2) * sizeof *S.tab);
-    S.bk = emalloc((size_t)ng * sizeof *S.bk);
-    S.list = emalloc((size_t)ng * sizeof *S.list);
-    retrieval_query res[RETRIEVAL_MAXMASK];
-    for (int64_t q0 = (int64_t)W->worker * sb; q0 < J->nq; q0 += (int64_t)W->nworkers * sb) {
-        int64_t qb = J->nq - q0 < sb ? J->nq - q0 : sb;
-        /* row (qb, ng) = -2 Q[q0 : q0+qb] Gsorted^T */
-        blas_sgemm(0, 1, (int)qb, (int)ng, J->D, -2.0f, W->qs + q0 * J->D, J->D, W->gs, J->D, 0.0f, S.row,
-                   (int)ng);
-        for (int64_t r = 0; r < qb; r++) {
-            retrieval_summary *part = W->part + ((q0 + r) / RETRIEVAL_QBLOCK) * nm;
-            one_query(W, &S, q0 + r, S.row + r * ng, res);
-            W->per[q0 + r] = res[0];
-            for (int m = 0; m < nm; m++)
-                retrieval_summary_add(&part[m], &res[m], J->nk);
-        }
+    int64_t ng = W->J->ng;
+    rscratch *S = emalloc(sizeof *S);
+    S->global = W->J->global ? retrieval_hist_new() : NULL;
+    S->row = ealloc_aligned((size_t)W->sblock * ng * sizeof *S->row);
+    S->pk = emalloc((size_t)(W->maxp + 1) * sizeof *S->pk);
+    S->tmp = emalloc((size_t)(W->maxp + 1) * sizeof *S->tmp);
+    S->cnt = emalloc((size_t)W->J->nmask * (W->maxp + 1) * sizeof *S->cnt);
+    S->rank = emalloc((size_t)(W->maxp + 1) * sizeof *S->rank);
+    S->first = emalloc((RANK_MAXBUCKETS + 1) * sizeof *S->first);
+    S->tab = emalloc((RANK_MAXBUCKETS + 2) * sizeof *S->tab);
+    S->bk = emalloc((size_t)ng * sizeof *S->bk);
+    S->list = emalloc((size_t)ng * sizeof *S->list);
+    return S;
+}
+
+/* the scratch freed; its pairs added to the run's histogram (integer counts: any order gives the
+ * same sums; a page the total lacks moves there instead of being copied) */
+static void scratch_free(rscratch *S, retrieval_hist *global)
+{
+    if (S->global) {
+        for (int e = 0; e < HIST_PAGES; e++)
+            if (S->global->page[e] && !global->page[e]) {
+                global->page[e] = S->global->page[e];
+                S->global->page[e] = NULL;
+            }
+        retrieval_hist_merge(global, S->global);
+        retrieval_hist_free(S->global);
     }
-    free(S.row);
-    free(S.pk);
-    free(S.tmp);
-    free(S.cnt);
-    free(S.rank);
-    free(S.first);
-    free(S.tab);
-    free(S.bk);
-    free(S.list);
-    return NULL;
+    free(S->row);
+    free(S->pk);
+    free(S->tmp);
+    free(S->cnt);
+    free(S->rank);
+    free(S->first);
+    free(S->tab);
+    free(S->bk);
+    free(S->list);
+    free(S);
+}
+
+/* task: the queries q0 = task x sblock .. q0 + sblock - 1, one sgemm */
+static void rblock(void *arg, int task, int worker)
+{
+    rwork *W = arg;
+    const retrieval_job *J = W->J;
+    int64_t ng = J->ng, sb = W->sblock;
+    int nm = J->nmask;
+    if (!W->S[worker])
+        W->S[worker] = scratch_new(W);
+    rscratch *S = W->S[worker];
+    retrieval_query res[RETRIEVAL_MAXMASK];
+    int64_t q0 = (int64_t)task * sb;
+    int64_t qb = J->nq - q0 < sb ? J->nq - q0 : sb;
+    /* row (qb, ng) = -2 Q[q0 : q0+qb] Gsorted^T */
+    blas_sgemm(0, 1, (int)qb, (int)ng, J->D, -2.0f, W->qs + q0 * J->D, J->D, W->gs, J->D, 0.0f, S->row, (int)ng);
+    for (int64_t r = 0; r < qb; r++) {
+        retrieval_summary *part = W->part + ((q0 + r) / RETRIEVAL_QBLOCK) * nm;
+        one_query(W, S, q0 + r, S->row + r * ng, res);
+        W->per[q0 + r] = res[0];
+        for (int m = 0; m < nm; m++)
+            retrieval_summary_add(&part[m], &res[m], J->nk);
+    }
 }
 
 /* squared norms in float; dies on a coordinate or norm the float sums cannot hold */
@@ -757,32 +780,12 @@ void retrieval_run(const retrieval_job *J, retrieval_query *per, retrieval_summa
     /* single-threaded sgemms in each worker: the numbers of a block never depend on the threads */
     int blas_saved = blas_threads();
     blas_set_threads(1);
-    rwork W[64];
-    pthread_t tid[64];
-    for (int t = 0; t < threads; t++)
-        W[t] = (rwork){J, qs, gs, gn, qn, gidx, scls, spos, smask, mask, maxp, per, part,
-                       J->global ? retrieval_hist_new() : NULL, sblock, t, threads};
-    for (int t = 1; t < threads; t++)
-        if (pthread_create(&tid[t], NULL, rworker, &W[t]))
-            die("cannot start a thread");
-    rworker(&W[0]);
-    for (int t = 1; t < threads; t++)
-        pthread_join(tid[t], NULL);
+    rwork W = {J, qs, gs, gn, qn, gidx, scls, spos, smask, mask, maxp, per, part, sblock, {0}};
+    par_for(threads, (int)nsblocks, rblock, &W);
     blas_set_threads(blas_saved);
-    /* integer counts: any order gives the same sums; thread order all the same. A page the total
-     * lacks moves there instead of being copied (one thread: no second copy). */
-    for (int t = 0; t < threads; t++) {
-        retrieval_hist *part = W[t].global;
-        if (!part)
-            continue;
-        for (int e = 0; e < HIST_PAGES; e++)
-            if (part->page[e] && !J->global->page[e]) {
-                J->global->page[e] = part->page[e];
-                part->page[e] = NULL;
-            }
-        retrieval_hist_merge(J->global, part);
-        retrieval_hist_free(part);
-    }
+    for (int t = 0; t < PAR_MAXTHREADS; t++) /* worker order */
+        if (W.S[t])
+            scratch_free(W.S[t], J->global);
 
     /* gallery 0 over the queries in order; the others block by block */
     memset(sum, 0, (size_t)nm * sizeof *sum);

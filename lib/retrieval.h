@@ -56,7 +56,7 @@
  *             metrics_pr_trapezoid_area of that curve. For this rule the numbers are EXACT: the
  *             same doubles as those functions on every pair's key materialised (test_retrieval).
  * Cost: one more pass over each row of distances, about 1.5 ns a pair. Counts are integers,
- * per-thread histograms summed in thread order after the run: the result does not depend on the
+ * a histogram per worker (lib/par.h), summed after the run: the result does not depend on the
  * thread count. Memory: a page of 2^14 bins (256 KB) per float exponent touched, per thread and
  * once merged: a few MB on real distances, 64 MB at most per copy (every exponent from 2^-149 to
  * 2^127 touched); never grows with the pairs.

@@ -184,3 +184,32 @@ void shard_close(shard_set *S)
     free(S->path);
     free(S);
 }
+
+void shard_report(const shard_reader *R, int merge, const char *const *paths, int n, int argc, char **argv)
+{
+    const char *dash = "-";
+    if (n < 1)
+        paths = &dash, n = 1;
+    shard_set *S = shard_open(paths, n, R->kind, R->same);
+    if (merge && !S->sharded)
+        die("%s: not a shard (no queries_from): nothing to merge", S->in[0]->name);
+    void *numbers = R->read(S);
+    if (!merge)
+        R->summary(stdout, S, numbers);
+    else {
+        shard_rewind(S);
+        stream_header *h = shard_header(S, argc, argv);
+        R->merged(h, numbers);
+        stream_writer *w = stream_create(stdout, h);
+        stream_record rec = {0};
+        for (int i = 0; i < S->n; i++)
+            while (stream_read(S->in[i], &rec))
+                stream_write_record(w, &rec);
+        stream_finish(w);
+        record_free(&rec);
+        header_free(h);
+    }
+    R->free(numbers);
+    shard_close(S);
+    close_stdout();
+}

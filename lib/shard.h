@@ -24,10 +24,17 @@
  *   shard_rewind(S);                                 // to read them again (files only)
  *   stream_header *h = shard_header(S, argc, argv);  // the first's meta without queries_*
  *   shard_close(S);
+ *
+ * A program's --summary and --merge are one call: the program says how to read its records' numbers
+ * and what to do with them (shard_reader), shard_report opens, checks, reads and writes:
+ *
+ *   const shard_reader knn_eval_shards = {"knn", knn_same, read, summary, merged, free_numbers};
+ *   shard_report(&knn_eval_shards, o.merge, argv + optind, argc - optind, argc, args);
  */
 #ifndef HEDGE_SHARD_H
 #define HEDGE_SHARD_H
 #include <stdint.h>
+#include <stdio.h>
 
 #include "stream.h"
 
@@ -59,5 +66,23 @@ void shard_rewind(shard_set *S);
  * other keys in their order: setting them again keeps it) */
 stream_header *shard_header(const shard_set *S, int argc, char **argv);
 void shard_close(shard_set *S);
+
+/* how a program reads back its own streams for --summary and --merge */
+typedef struct {
+    const char *kind;            /* the streams' kind */
+    const char *const *same;     /* the meta keys shards of one run agree on (shard_open) */
+    /* the numbers of every record of S (in query order), checked; dies on a bad record */
+    void *(*read)(shard_set *S);
+    /* --summary: the report (the run's --json line) to f, from the numbers and S's first header */
+    void (*summary)(FILE *f, const shard_set *S, const void *numbers);
+    /* --merge: the numbers' means into the merged header (shard_header's) */
+    void (*merged)(stream_header *h, const void *numbers);
+    void (*free)(void *numbers);
+} shard_reader;
+
+/* --summary (merge 0) or --merge (merge 1) of the streams paths[0 .. n) (n = 0: stdin) to stdout:
+ * the summary line, or the shards' records in query order under one header with the provenance
+ * (argc, argv); --merge dies on a whole output. Closes stdout (close_stdout). */
+void shard_report(const shard_reader *R, int merge, const char *const *paths, int n, int argc, char **argv);
 
 #endif
