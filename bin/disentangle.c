@@ -1,28 +1,20 @@
 /* disentangle: how well single embedding dimensions pick out the values of the generative
  * attributes (fstat-ridgeway-2018 section 3); writes kind `disentangle` (formats/stream.md).
  *
- * The measure. An item's embedding is its mean mu [D] (a mixture: the average of its C component
- * means). For each attribute a, each of its values v and each dimension d: the AUC (Mann-Whitney,
- * ties counting 1/2; lib/metrics.h) of mu[d] at separating the items with a = v from the other
- * items, and the dimension's separation max(AUC, 1 - AUC) (the direction does not matter). The
- * value's score is that of its best dimension (equal separations: the lowest d), which is
- * reported. An attribute's score is the mean over its values; its main dimension is the one that
- * is best for the most values (ties: the lowest), and we count how many distinct dimensions are
- * best for some value and which attributes share their main dimension. The overall mean is the
- * paper's: over the non-redundant values, the pool of AUCs of its Figure 3 (an attribute of two
- * values counts once: both values have the same separation, as U_0 + U_1 = n_0 n_1). The paper
- * does not say how it treats the direction; it reports the distribution of per-value AUCs, not
+ * An item's embedding is its mean mu [D] (a mixture: the average of its C component means); its
+ * attributes are the digits of a digits stream, the class centres of L-shapes, or an integer
+ * field (-a). The measure itself (per value: the AUC of its best dimension; per attribute: the
+ * mean and the main dimension; the paper's pooled mean): lib/disentangle.h. The paper does not
+ * say how it treats the direction; it reports the distribution of per-value AUCs, not
  * per-attribute means (we give both: the per-value records and the pooled mean).
- *
- * Speed: one sort per dimension gives midranks, from which every value's AUC is its rank sum:
- * O(D n log n + D A n), not O(values x n log n).
  */
 #include <getopt.h>
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
 
-#include "metrics.h"
+#include "disentangle.h"
+#include "json.h"
 #include "stream.h"
 #include "util.h"
 
@@ -45,23 +37,16 @@ typedef struct {
     double *raw;         /* (n, A) */
 } attributes;
 
-/* per attribute, its distinct values and each item's value index */
-typedef struct {
-    int G;               /* distinct values */
-    double *value;       /* [G], ascending */
-    int32_t *grp;        /* [n] */
-    int64_t *npos;       /* [G] */
-    double *u;           /* [G, D]: U of value g on dimension d */
-    int32_t *best;       /* [G] */
-    double *score;       /* [G]: the best separation */
-    double mean;         /* over values; NaN when G < 2 */
-    int main_dim, main_count, distinct;
-} attr_result;
-
-static int cmp_double(const void *pa, const void *pb)
+/* at->A names from printf's FMT with BASE and the attribute's number from FIRST: "%s[%d]"
+ * gives field[0] .., "%s" the field's name alone (a scalar field) */
+static void name_attributes(attributes *at, const char *fmt, const char *base, int first)
 {
-    double a = *(const double *)pa, b = *(const double *)pb;
-    return (a > b) - (a < b);
+    at->name = ecalloc((size_t)(at->A ? at->A : 1), sizeof *at->name);
+    for (int a = 0; a < at->A; a++) {
+        char buf[STREAM_NAMELEN + 32];
+        snprintf(buf, sizeof buf, fmt, base, a + first);
+        at->name[a] = estrdup(buf);
+    }
 }
 
 /* which attributes the stream has: -a FIELD, else digits, else the L-shapes' class centres */
@@ -79,27 +64,14 @@ static void choose_attributes(const stream_reader *in, const char *field, attrib
                 dtype_name(f->dtype));
         at->A = (int)shape_numel(f->ndim, f->shape);
         at->source = field;
-        at->name = ecalloc((size_t)(at->A ? at->A : 1), sizeof *at->name);
-        for (int a = 0; a < at->A; a++) {
-            char buf[STREAM_NAMELEN + 32];
-            if (f->ndim == 0)
-                snprintf(buf, sizeof buf, "%s", field);
-            else
-                snprintf(buf, sizeof buf, "%s[%d]", field, a);
-            at->name[a] = estrdup(buf);
-        }
+        name_attributes(at, f->ndim == 0 ? "%s" : "%s[%d]", field, 0);
     } else if ((*fi = header_field_find(h, "digits")) >= 0) {
         const stream_field *f = &h->fields[*fi];
         if (f->dtype != DT_U8)
             die("%s: field 'digits' is %s, expected uint8 [N]", in->name, dtype_name(f->dtype));
         at->A = (int)shape_numel(f->ndim, f->shape);
         at->source = "digits";
-        at->name = ecalloc((size_t)(at->A ? at->A : 1), sizeof *at->name);
-        for (int a = 0; a < at->A; a++) {
-            char buf[32];
-            snprintf(buf, sizeof buf, "digit%d", a + 1);
-            at->name[a] = estrdup(buf);
-        }
+        name_attributes(at, "%s%d", "digit", 1);
     } else if (header_tensor(h, "orientation_centres") && header_tensor(h, "hue_centres") &&
                header_field_find(h, "class") >= 0) {
         *ci = stream_field_typed(h, "class", DT_I32);
@@ -179,116 +151,83 @@ static int64_t read_items(stream_reader *in, const char *field, attributes *at, 
     return n;
 }
 
-/* the distinct values of attribute a and each item's index among them */
-static void group_values(const attributes *at, int a, int64_t n, attr_result *r)
+/* a warning per attribute with one value, and the same joined by "; " for the header and JSON
+ * (NULL when there is none) */
+static char *one_value_note(const attributes *at, const disentangle_result *R)
 {
-    double *v = emalloc((size_t)n * sizeof *v);
-    for (int64_t i = 0; i < n; i++)
-        v[i] = at->raw[i * at->A + a];
-    qsort(v, (size_t)n, sizeof *v, cmp_double);
-    int64_t G = 0;
-    for (int64_t i = 0; i < n; i++)
-        if (!G || v[i] != v[G - 1])
-            v[G++] = v[i];
-    if (G > INT32_MAX)
-        die("attribute %s has %lld values", at->name[a], (long long)G);
-    r->G = (int)G;
-    r->value = erealloc(v, (size_t)G * sizeof *v);
-    r->grp = emalloc((size_t)n * sizeof *r->grp);
-    for (int64_t i = 0; i < n; i++) {
-        double x = at->raw[i * at->A + a];
-        int64_t lo = 0, hi = G - 1;
-        while (lo < hi) {
-            int64_t mid = (lo + hi) / 2;
-            if (r->value[mid] < x)
-                lo = mid + 1;
-            else
-                hi = mid;
-        }
-        r->grp[i] = (int32_t)lo;
-    }
-}
-
-/* best dimension per value, the attribute's mean, main dimension and distinct best dimensions */
-static void summarize_attribute(attr_result *r, int64_t n, int D)
-{
-    r->best = emalloc((size_t)r->G * sizeof *r->best);
-    r->score = emalloc((size_t)r->G * sizeof *r->score);
-    int *cnt = ecalloc((size_t)D, sizeof *cnt);
-    double sum = 0;
-    for (int g = 0; g < r->G; g++) {
-        /* separations compared as max(U, pairs - U), exact: the two values of a two-valued
-         * attribute get the same best dimension and score */
-        double pairs = (double)r->npos[g] * (double)(n - r->npos[g]), bests = -1;
-        int bd = -1;
-        for (int d = 0; pairs > 0 && d < D; d++) {
-            double u = r->u[(size_t)g * D + d], s = u > pairs - u ? u : pairs - u;
-            if (s > bests)
-                bests = s, bd = d;
-        }
-        r->best[g] = bd;
-        r->score[g] = bd >= 0 ? bests / pairs : NAN;
-        if (bd >= 0)
-            cnt[bd]++;
-        sum += r->score[g];
-    }
-    r->mean = r->G >= 2 ? sum / r->G : NAN;
-    r->main_dim = -1;
-    r->main_count = r->distinct = 0;
-    for (int d = 0; d < D; d++) {
-        r->distinct += cnt[d] > 0;
-        if (cnt[d] > r->main_count)
-            r->main_count = cnt[d], r->main_dim = d;
-    }
-    free(cnt);
-}
-
-static void print_json(FILE *f, int64_t n, int D, const attributes *at, const attr_result *res, double mean,
-                       int nvalues, const char *note)
-{
-    fprintf(f, "{\"program\": \"disentangle\", \"n\": %lld, \"D\": %d, \"source\": ", (long long)n, D);
-    json_string(f, at->source, strlen(at->source));
-    fputs(", \"mean\": ", f);
-    metrics_json_num(f, mean);
-    fprintf(f, ", \"mean_values\": %d, \"attributes\": [", nvalues);
+    size_t notelen = 0;
+    char *note = NULL;
     for (int a = 0; a < at->A; a++) {
-        const attr_result *r = &res[a];
-        fputs(a ? ", {\"name\": " : "{\"name\": ", f);
-        json_string(f, at->name[a], strlen(at->name[a]));
-        fprintf(f, ", \"values\": %d, \"auc\": ", r->G);
-        metrics_json_num(f, r->mean);
+        const disentangle_attr *r = &R->attr[a];
         if (r->G >= 2)
-            fprintf(f, ", \"main_dim\": %d, \"main_count\": %d, \"distinct_dims\": %d}", r->main_dim,
-                    r->main_count, r->distinct);
-        else
-            fputs(", \"main_dim\": null, \"main_count\": 0, \"distinct_dims\": 0}", f);
+            continue;
+        char buf[STREAM_NAMELEN + 160];
+        snprintf(buf, sizeof buf, "%s has one value (%g) in all %lld items: its AUC is undefined", at->name[a],
+                 r->value[0], (long long)R->n);
+        warn("%s", buf);
+        size_t bl = strlen(buf);
+        note = erealloc(note, notelen + bl + 3);
+        if (notelen)
+            memcpy(note + notelen, "; ", 2), notelen += 2;
+        memcpy(note + notelen, buf, bl + 1);
+        notelen += bl;
     }
-    fputs("], \"shared\": [", f);
-    int first = 1;
+    return note;
+}
+
+static void print_json(FILE *f, const attributes *at, const disentangle_result *R, const char *note)
+{
+    json_writer w;
+    json_begin(&w, f);
+    json_obj(&w);
+    json_key_str(&w, "program", "disentangle");
+    json_key_int(&w, "n", R->n);
+    json_key_int(&w, "D", R->D);
+    json_key_str(&w, "source", at->source);
+    json_key_num(&w, "mean", R->mean);
+    json_key_int(&w, "mean_values", R->nvalues);
+    json_key(&w, "attributes");
+    json_arr(&w);
+    for (int a = 0; a < at->A; a++) {
+        const disentangle_attr *r = &R->attr[a];
+        json_obj(&w);
+        json_key_str(&w, "name", at->name[a]);
+        json_key_int(&w, "values", r->G);
+        json_key_num(&w, "auc", r->mean);
+        json_key(&w, "main_dim");
+        if (r->G >= 2)
+            json_int(&w, r->main_dim);
+        else
+            json_null(&w);
+        json_key_int(&w, "main_count", r->G >= 2 ? r->main_count : 0);
+        json_key_int(&w, "distinct_dims", r->G >= 2 ? r->distinct : 0);
+        json_end(&w);
+    }
+    json_end(&w);
+    json_key(&w, "shared");
+    json_arr(&w);
     for (int a = 0; a < at->A; a++)
         for (int b = a + 1; b < at->A; b++)
-            if (res[a].G >= 2 && res[b].G >= 2 && res[a].main_dim == res[b].main_dim) {
-                fputs(first ? "[" : ", [", f);
-                json_string(f, at->name[a], strlen(at->name[a]));
-                fputs(", ", f);
-                json_string(f, at->name[b], strlen(at->name[b]));
-                fprintf(f, ", %d]", res[a].main_dim);
-                first = 0;
+            if (disentangle_shared(R, a, b)) {
+                json_arr(&w);
+                json_str(&w, at->name[a]);
+                json_str(&w, at->name[b]);
+                json_int(&w, R->attr[a].main_dim);
+                json_end(&w);
             }
-    fputc(']', f);
-    if (note) {
-        fputs(", \"note\": ", f);
-        json_string(f, note, strlen(note));
-    }
-    fputs("}\n", f);
+    json_end(&w);
+    if (note)
+        json_key_str(&w, "note", note);
+    json_end(&w);
 }
 
-static void print_table(FILE *f, int D, const attributes *at, const attr_result *res, double mean, int nvalues)
+static void print_table(FILE *f, const attributes *at, const disentangle_result *R)
 {
+    int D = R->D;
     fprintf(f, "%-12s %6s %9s  %s\n", "attribute", "values", "auc", "best dimensions (dim:values)");
     int *cnt = ecalloc((size_t)D, sizeof *cnt);
     for (int a = 0; a < at->A; a++) {
-        const attr_result *r = &res[a];
+        const disentangle_attr *r = &R->attr[a];
         if (r->G < 2) {
             fprintf(f, "%-12s %6d %9s  (one value, %g: no AUC)\n", at->name[a], r->G, "undefined", r->value[0]);
             continue;
@@ -309,20 +248,88 @@ static void print_table(FILE *f, int D, const attributes *at, const attr_result 
         fputc('\n', f);
     }
     free(cnt);
-    if (nvalues)
-        fprintf(f, "mean %.6f over %d value%s\n", mean, nvalues, nvalues == 1 ? "" : "s");
+    if (R->nvalues)
+        fprintf(f, "mean %.6f over %d value%s\n", R->mean, R->nvalues, R->nvalues == 1 ? "" : "s");
     else
         fprintf(f, "mean undefined (no attribute has two values)\n");
     int shared = 0;
     for (int a = 0; a < at->A; a++)
         for (int b = a + 1; b < at->A; b++)
-            if (res[a].G >= 2 && res[b].G >= 2 && res[a].main_dim == res[b].main_dim) {
+            if (disentangle_shared(R, a, b)) {
                 fprintf(f, "shared: %s and %s both have dimension %d as their main one\n", at->name[a], at->name[b],
-                        res[a].main_dim);
+                        R->attr[a].main_dim);
                 shared++;
             }
     if (!shared)
         fprintf(f, "shared: none (every attribute has a main dimension of its own)\n");
+}
+
+/* the `disentangle` stream: the per-attribute numbers in the header, a record per value */
+static void write_stream(const stream_reader *in, int argc, char **args, const attributes *at,
+                         const disentangle_result *R, const char *note)
+{
+    int A = at->A, D = R->D;
+    stream_header *h = header_new("disentangle", 0);
+    header_provenance(h, argc, args);
+    header_add_input(h, in->header);
+    header_copy_meta(h, in->header);
+    size_t nl = 1;
+    for (int a = 0; a < A; a++)
+        nl += strlen(at->name[a]) + 1;
+    char *names = ecalloc(nl, 1); /* the names joined by commas */
+    for (int a = 0; a < A; a++)
+        strcat(strcat(names, a ? "," : ""), at->name[a]);
+    header_set_str(h, "attributes", names);
+    free(names);
+    header_set_str(h, "attribute_source", at->source);
+    /* per attribute: its mean AUC (float64), values, main dimension and its count, distinct dims */
+    static const char *const key[5] = {"attribute_auc", "attribute_values", "attribute_main_dim",
+                                       "attribute_main_count", "attribute_distinct_dims"};
+    int64_t ashape[1] = {A};
+    int shared = 0;
+    for (int k = 0; k < 5; k++) {
+        tensor *t = tensor_new(k ? DT_I32 : DT_F64, 1, ashape);
+        for (int a = 0; a < A; a++) {
+            const disentangle_attr *r = &R->attr[a];
+            if (k == 0)
+                ((double *)t->data)[a] = r->mean;
+            else
+                ((int32_t *)t->data)[a] = k == 1 ? r->G : k == 2 ? r->main_dim : k == 3 ? r->main_count : r->distinct;
+            for (int b = a + 1; k == 0 && b < A; b++)
+                shared += disentangle_shared(R, a, b);
+        }
+        header_set_tensor(h, key[k], t);
+        tensor_free(t);
+    }
+    header_set_float(h, "auc_mean", R->mean);
+    header_set_int(h, "auc_mean_values", R->nvalues);
+    header_set_int(h, "shared_main_dims", shared);
+    header_set_int(h, "items", R->n);
+    if (note)
+        header_set_str(h, "attribute_note", note);
+    int64_t dshape[1] = {D};
+    header_add_field(h, "attribute", DT_I32, 0, NULL);
+    header_add_field(h, "value", DT_F64, 0, NULL);
+    header_add_field(h, "n_pos", DT_I64, 0, NULL);
+    header_add_field(h, "best_dim", DT_I32, 0, NULL);
+    header_add_field(h, "auc", DT_F32, 0, NULL);
+    header_add_field(h, "dim_auc", DT_F32, 1, dshape);
+    stream_writer *w = stream_create(stdout, h);
+    float *dim_auc = emalloc((size_t)D * sizeof *dim_auc);
+    for (int a = 0; a < A; a++) {
+        const disentangle_attr *r = &R->attr[a];
+        for (int g = 0; g < r->G; g++) {
+            for (int d = 0; d < D; d++)
+                dim_auc[d] = (float)disentangle_dim_auc(R, a, g, d);
+            int32_t ai = a, bd = r->best[g];
+            float auc = (float)r->score[g];
+            void *data[6] = {&ai, &r->value[g], &r->npos[g], &bd, &auc, dim_auc};
+            stream_write_data(w, data, 0);
+        }
+    }
+    free(dim_auc);
+    stream_finish(w);
+    header_free(h);
 }
 
 int main(int argc, char **argv)
@@ -364,162 +371,29 @@ int main(int argc, char **argv)
     int D;
     double *mean;
     int64_t n = read_items(in, o.field, &at, &D, &mean);
-    int A = at.A;
-
-    /* one sort per dimension; every value's U from its rank sum */
-    attr_result *res = ecalloc((size_t)A, sizeof *res);
-    for (int a = 0; a < A; a++) {
-        group_values(&at, a, n, &res[a]);
-        res[a].npos = emalloc((size_t)res[a].G * sizeof *res[a].npos);
-        res[a].u = emalloc((size_t)res[a].G * D * sizeof *res[a].u);
-    }
-    double *col = emalloc((size_t)n * sizeof *col), *rank = emalloc((size_t)n * sizeof *rank);
-    double *ug = NULL;
-    int maxG = 0;
-    for (int a = 0; a < A; a++)
-        maxG = res[a].G > maxG ? res[a].G : maxG;
-    ug = emalloc((size_t)maxG * sizeof *ug);
-    for (int d = 0; d < D; d++) {
-        for (int64_t i = 0; i < n; i++)
-            col[i] = mean[i * D + d];
-        metrics_auc_midranks(col, n, rank);
-        for (int a = 0; a < A; a++) {
-            metrics_auc_groups(rank, res[a].grp, n, res[a].G, res[a].npos, ug, NULL);
-            for (int g = 0; g < res[a].G; g++)
-                res[a].u[(size_t)g * D + d] = ug[g];
-        }
-    }
-    free(ug);
-    free(col);
-    free(rank);
-
-    /* per attribute, then the paper's pool: every value, a two-valued attribute once */
-    double pooled = 0;
-    int nvalues = 0;
-    size_t notelen = 0;
-    char *note = NULL;
-    for (int a = 0; a < A; a++) {
-        attr_result *r = &res[a];
-        summarize_attribute(r, n, D);
-        if (r->G >= 2) {
-            int counted = r->G == 2 ? 1 : r->G;
-            for (int g = 0; g < counted; g++)
-                pooled += r->score[g];
-            nvalues += counted;
-            continue;
-        }
-        char buf[STREAM_NAMELEN + 160];
-        snprintf(buf, sizeof buf, "%s has one value (%g) in all %lld items: its AUC is undefined", at.name[a],
-                 r->value[0], (long long)n);
-        warn("%s", buf);
-        size_t bl = strlen(buf);
-        note = erealloc(note, notelen + bl + 3);
-        if (notelen)
-            memcpy(note + notelen, "; ", 2), notelen += 2;
-        memcpy(note + notelen, buf, bl + 1);
-        notelen += bl;
-    }
-    double overall = nvalues ? pooled / nvalues : NAN;
+    disentangle_result R;
+    disentangle_measure(mean, n, D, at.raw, at.A, (const char *const *)at.name, &R);
+    char *note = one_value_note(&at, &R);
 
     if (jf) {
-        print_json(jf, n, D, &at, res, overall, nvalues, note);
+        print_json(jf, &at, &R, note);
         if (jf != stdout)
             atomic_sync(jf);
     }
-    stream_header *h = NULL;
-    if (o.table) {
-        if (jf != stdout) /* --json -: the JSON in the table's place */
-            print_table(stdout, D, &at, res, overall, nvalues);
-    } else {
-        h = header_new("disentangle", 0);
-        header_provenance(h, argc, args);
-        header_add_input(h, in->header);
-        header_copy_meta(h, in->header);
-        size_t nl = 1;
-        for (int a = 0; a < A; a++)
-            nl += strlen(at.name[a]) + 1;
-        char *names = emalloc(nl);
-        names[0] = 0;
-        for (int a = 0; a < A; a++) {
-            if (a)
-                strcat(names, ",");
-            strcat(names, at.name[a]);
-        }
-        header_set_str(h, "attributes", names);
-        free(names);
-        header_set_str(h, "attribute_source", at.source);
-        int64_t ashape[1] = {A};
-        tensor *t_auc = tensor_new(DT_F64, 1, ashape), *t_vals = tensor_new(DT_I32, 1, ashape);
-        tensor *t_main = tensor_new(DT_I32, 1, ashape), *t_mc = tensor_new(DT_I32, 1, ashape);
-        tensor *t_dist = tensor_new(DT_I32, 1, ashape);
-        int shared = 0;
-        for (int a = 0; a < A; a++) {
-            ((double *)t_auc->data)[a] = res[a].mean;
-            ((int32_t *)t_vals->data)[a] = res[a].G;
-            ((int32_t *)t_main->data)[a] = res[a].main_dim;
-            ((int32_t *)t_mc->data)[a] = res[a].main_count;
-            ((int32_t *)t_dist->data)[a] = res[a].distinct;
-            for (int b = a + 1; b < A; b++)
-                shared += res[a].G >= 2 && res[b].G >= 2 && res[a].main_dim == res[b].main_dim;
-        }
-        header_set_tensor(h, "attribute_auc", t_auc);
-        header_set_tensor(h, "attribute_values", t_vals);
-        header_set_tensor(h, "attribute_main_dim", t_main);
-        header_set_tensor(h, "attribute_main_count", t_mc);
-        header_set_tensor(h, "attribute_distinct_dims", t_dist);
-        tensor_free(t_auc);
-        tensor_free(t_vals);
-        tensor_free(t_main);
-        tensor_free(t_mc);
-        tensor_free(t_dist);
-        header_set_float(h, "auc_mean", overall);
-        header_set_int(h, "auc_mean_values", nvalues);
-        header_set_int(h, "shared_main_dims", shared);
-        header_set_int(h, "items", n);
-        if (note)
-            header_set_str(h, "attribute_note", note);
-        int64_t dshape[1] = {D};
-        header_add_field(h, "attribute", DT_I32, 0, NULL);
-        header_add_field(h, "value", DT_F64, 0, NULL);
-        header_add_field(h, "n_pos", DT_I64, 0, NULL);
-        header_add_field(h, "best_dim", DT_I32, 0, NULL);
-        header_add_field(h, "auc", DT_F32, 0, NULL);
-        header_add_field(h, "dim_auc", DT_F32, 1, dshape);
-        stream_writer *w = stream_create(stdout, h);
-        float *dim_auc = emalloc((size_t)D * sizeof *dim_auc);
-        for (int a = 0; a < A; a++) {
-            const attr_result *r = &res[a];
-            for (int g = 0; g < r->G; g++) {
-                double pairs = (double)r->npos[g] * (double)(n - r->npos[g]);
-                for (int d = 0; d < D; d++)
-                    dim_auc[d] = pairs > 0 ? (float)(r->u[(size_t)g * D + d] / pairs) : NAN;
-                int32_t ai = a, bd = r->best[g];
-                float auc = (float)r->score[g];
-                void *data[6] = {&ai, &r->value[g], &r->npos[g], &bd, &auc, dim_auc};
-                stream_write_data(w, data, 0);
-            }
-        }
-        free(dim_auc);
-        stream_finish(w);
-    }
+    if (!o.table)
+        write_stream(in, argc, args, &at, &R, note);
+    else if (jf != stdout) /* --json -: the JSON in the table's place */
+        print_table(stdout, &at, &R);
     close_stdout();
     json_commit(jf);
 
-    for (int a = 0; a < A; a++) {
-        free(res[a].value);
-        free(res[a].grp);
-        free(res[a].npos);
-        free(res[a].u);
-        free(res[a].best);
-        free(res[a].score);
+    disentangle_free(&R);
+    for (int a = 0; a < at.A; a++)
         free(at.name[a]);
-    }
-    free(res);
     free(at.name);
     free(at.raw);
     free(mean);
     free(note);
-    header_free(h);
     stream_close(in);
     free(args);
     return 0;

@@ -160,13 +160,8 @@ void batch_classes(const batch_pool *p, batch_perm *cy, int64_t index, int P, rn
     int32_t *rest = emalloc((m ? m : 1) * sizeof *rest);
     for (int64_t k = 0; k < m; k++)
         rest[k] = batch_perm_at(cy, c * M + k);
-    for (int64_t k = 0; k < P - have; k++) {
-        int64_t t = k + (int64_t)rng_below(r, (uint64_t)(m - k));
-        int32_t x = rest[t];
-        rest[t] = rest[k];
-        rest[k] = x;
-        groups[have + k] = x;
-    }
+    rng_shuffle_partial(r, rest, sizeof *rest, m, P - have);
+    memcpy(groups + have, rest, (size_t)(P - have) * sizeof *rest);
     free(rest);
 }
 

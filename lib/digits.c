@@ -135,21 +135,17 @@ const char *digits_draw_sources(const digits_plan *p, const uint8_t *labels, int
                 err = msg;
                 break;
             }
-            /* a forward Fisher-Yates, one step per draw: work[0..i) are the draws so far of the
-             * current permutation; a used-up permutation starts afresh */
+            /* a forward Fisher-Yates, one step per draw; a used-up permutation starts afresh
+             * from the order the last one left */
             memcpy(work, byl[d], n * sizeof *work);
             rng r;
             rng_init(&r, seed, RNG_STREAM('s', 'r', 'c', k) ^ (uint64_t)p->classes[c]);
-            int64_t i = 0;
             int32_t *out = src + c * p->per_class * N + k;
-            for (int64_t j = 0; j < p->per_class; j++) {
-                if (i == n)
-                    i = 0;
-                int64_t t = i + (int64_t)rng_below(&r, (uint64_t)(n - i));
-                int32_t v = work[t];
-                work[t] = work[i];
-                work[i++] = v;
-                out[j * N] = v;
+            for (int64_t j = 0; j < p->per_class;) {
+                int64_t m = p->per_class - j < n ? p->per_class - j : n;
+                rng_shuffle_partial(&r, work, sizeof *work, n, m);
+                for (int64_t i = 0; i < m; i++, j++)
+                    out[j * N] = work[i];
             }
         }
     for (int d = 0; d < 10; d++)

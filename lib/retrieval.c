@@ -839,12 +839,9 @@ int64_t retrieval_clean_masks(const double *u, int64_t ng, double percent, int d
         rng_init(&g, seed, RETRIEVAL_DRAW ^ (uint64_t)r);
         for (int64_t i = 0; i < ng; i++)
             order[i] = i;
-        for (int64_t t = 0; t < ndrop; t++) {
-            int64_t j = t + (int64_t)rng_below(&g, (uint64_t)(ng - t)), v = order[t];
-            order[t] = order[j];
-            order[j] = v;
+        rng_shuffle_partial(&g, order, sizeof *order, ng, ndrop);
+        for (int64_t t = 0; t < ndrop; t++)
             mask[order[t]] &= ~(4u << r);
-        }
     }
     free(order);
     free(neg);

@@ -73,3 +73,25 @@ void rng_shuffle_i32(rng *r, int32_t *a, int64_t n)
         a[j] = t;
     }
 }
+
+void rng_shuffle_partial(rng *r, void *a, size_t size, int64_t n, int64_t m)
+{
+    unsigned char *b = a;
+    for (int64_t i = 0; i < m; i++) {
+        int64_t j = i + (int64_t)rng_below(r, (uint64_t)(n - i));
+        if (size == sizeof(int64_t)) {
+            int64_t t = ((int64_t *)a)[i];
+            ((int64_t *)a)[i] = ((int64_t *)a)[j];
+            ((int64_t *)a)[j] = t;
+        } else if (size == sizeof(int32_t)) {
+            int32_t t = ((int32_t *)a)[i];
+            ((int32_t *)a)[i] = ((int32_t *)a)[j];
+            ((int32_t *)a)[j] = t;
+        } else
+            for (size_t k = 0; k < size; k++) {
+                unsigned char t = b[i * size + k];
+                b[i * size + k] = b[j * size + k];
+                b[j * size + k] = t;
+            }
+    }
+}

@@ -14,6 +14,7 @@
  */
 #ifndef HEDGE_RNG_H
 #define HEDGE_RNG_H
+#include <stddef.h>
 #include <stdint.h>
 
 typedef struct {
@@ -33,8 +34,13 @@ float rng_uniformf(rng *r);
 uint64_t rng_below(rng *r, uint64_t n);
 /* standard normal (Box-Muller on two fresh uniforms, no cached value: state stays plain) */
 double rng_normal(rng *r);
-/* Fisher-Yates shuffle of n ints */
+/* Fisher-Yates shuffle of n ints (backward: i = n-1 .. 1 swaps a[i] with a[rng_below(i + 1)]) */
 void rng_shuffle_i32(rng *r, int32_t *a, int64_t n);
+/* partial Fisher-Yates, forward: the first m of the n elements of a (each `size` bytes, 0 <= m
+ * <= n) become a uniform random m-subset of them in draw order. Step i = 0 .. m-1 swaps a[i]
+ * with a[i + rng_below(n - i)], so m draws, and the rest of a keeps the elements not drawn (call
+ * it again on the same array to go on drawing from a fresh permutation of them all). */
+void rng_shuffle_partial(rng *r, void *a, size_t size, int64_t n, int64_t m);
 /* splitmix64 finaliser: a good 64-bit mix, handy for deriving stream tags */
 uint64_t rng_mix(uint64_t x);
 

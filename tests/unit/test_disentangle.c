@@ -1,11 +1,13 @@
-/* disentangle's numbers (lib/metrics.h, AUC): midranks, the Mann-Whitney AUC with ties counting
- * 1/2, and every group's AUC from one set of ranks, against values derived by hand (derivations
- * in the comments) and against a brute-force count over all (positive, negative) pairs. */
+/* disentangle's numbers: midranks, the Mann-Whitney AUC with ties counting 1/2, and every
+ * group's AUC from one set of ranks (lib/metrics.h), against values derived by hand (derivations
+ * in the comments) and against a brute-force count over all (positive, negative) pairs; and the
+ * measure itself (lib/disentangle.h) on a 4-item case by hand. */
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "check.h"
+#include "disentangle.h"
 #include "metrics.h"
 #include "rng.h"
 #include "util.h"
@@ -159,11 +161,59 @@ static void test_large(void)
     free(label);
 }
 
+/* the measure (lib/disentangle.h) on 4 items, D = 2, by hand. mean = [0 1; 1 0; 2 3; 3 2].
+ * Attribute 0 = [0 0 1 1]: value 1 (items 2, 3) beats items 0, 1 on both dimensions, U = 4 of
+ * 4 pairs: separation 1 on dims 0 and 1, best the lowest, dim 0; value 0 the mirror image.
+ * Mean 1, main dim 0 (2 values), distinct 1; two values count once in the pool.
+ * Attribute 1 = [5 7 7 9]: value 5 (item 0): dim 0, 0 below 1, 2, 3: U = 0, separation 3/3 = 1;
+ * dim 1, 1 beats 0 only: U = 1, separation 2/3; best dim 0, score 1. Value 7 (items 1, 2) against
+ * items 0, 3: dim 0, 1 > 0, 1 < 3, 2 > 0, 2 < 3: U = 2 of 4, separation 1/2; dim 1, 0 < 1, 0 < 2,
+ * 3 > 1, 3 > 2: U = 2, 1/2 too; tie: dim 0, score 1/2. Value 9 (item 3): dim 0, 3 beats all: 1;
+ * dim 1, 2 beats 1 and 0: 2/3; dim 0, score 1. Mean (1 + 1/2 + 1)/3 = 5/6, main dim 0 (3 values),
+ * distinct 1. Pool: 1 (attribute 0 once) + 1 + 1/2 + 1 over 4 values = 0.875. Both attributes
+ * have main dim 0: shared. */
+static void test_measure(void)
+{
+    const double mean[8] = {0, 1, 1, 0, 2, 3, 3, 2};
+    const double raw[8] = {0, 5, 0, 7, 1, 7, 1, 9}; /* (n, A) */
+    const char *const names[2] = {"a", "b"};
+    disentangle_result R;
+    disentangle_measure(mean, 4, 2, raw, 2, names, &R);
+    CHECK(R.n == 4 && R.D == 2 && R.A == 2);
+    CHECK(R.attr[0].G == 2 && R.attr[1].G == 3);
+    CHECK_CLOSE(R.attr[0].mean, 1, 1e-15);
+    CHECK_CLOSE(R.attr[1].mean, 5.0 / 6, 1e-15);
+    const double want_score[3] = {1, 0.5, 1}, want_value[3] = {5, 7, 9};
+    const int64_t want_npos[3] = {1, 2, 1};
+    for (int g = 0; g < 3; g++) {
+        CHECK_CLOSE(R.attr[1].score[g], want_score[g], 1e-15);
+        CHECK(R.attr[1].value[g] == want_value[g] && R.attr[1].npos[g] == want_npos[g]);
+        CHECK(R.attr[1].best[g] == 0);
+    }
+    CHECK_CLOSE(disentangle_dim_auc(&R, 1, 0, 1), 1.0 / 3, 1e-15); /* U = 1 of 3 pairs */
+    CHECK_CLOSE(disentangle_dim_auc(&R, 1, 1, 0), 0.5, 1e-15);
+    CHECK_CLOSE(disentangle_dim_auc(&R, 0, 1, 1), 1, 1e-15);
+    for (int a = 0; a < 2; a++)
+        CHECK(R.attr[a].main_dim == 0 && R.attr[a].distinct == 1 && R.attr[a].main_count == R.attr[a].G);
+    CHECK(R.nvalues == 4);
+    CHECK_CLOSE(R.mean, 0.875, 1e-15);
+    CHECK(disentangle_shared(&R, 0, 1));
+    disentangle_free(&R);
+
+    /* one value: no AUC, not pooled, shares nothing */
+    const double one[4] = {3, 3, 3, 3};
+    disentangle_measure(mean, 4, 2, one, 1, names, &R);
+    CHECK(R.attr[0].G == 1 && isnan(R.attr[0].mean) && R.attr[0].best[0] == -1 && R.attr[0].main_dim == -1);
+    CHECK(R.nvalues == 0 && isnan(R.mean));
+    disentangle_free(&R);
+}
+
 int main(void)
 {
     util_init("test_disentangle");
     test_hand();
     test_random();
     test_large();
+    test_measure();
     return check_done("test_disentangle");
 }

@@ -48,5 +48,50 @@ int main(void)
     for (int i = 0; i < 50; i++)
         perm &= !seen[p[i]]++;
     CHECK(perm);
+
+    /* partial shuffle. With rng_init(714, 7) the first draws are rng_below(10) = 3,
+     * rng_below(9) = 2, rng_below(8) = 6, rng_below(7) = 5 (checked below). By hand, from
+     * 0..9: i=0 swaps a[0], a[3] -> 3 1 2 0 4 5 6 7 8 9; i=1 swaps a[1], a[1+2] -> 3 0 2 1 ...;
+     * i=2 swaps a[2], a[2+6] -> 3 0 8 1 4 5 6 7 2 9; i=3 swaps a[3], a[3+5] -> 3 0 8 2 4 5 6 7 1 9. */
+    rng_init(&a, 714, 7);
+    const uint64_t want_draw[4] = {3, 2, 6, 5};
+    for (int i = 0; i < 4; i++)
+        CHECK(rng_below(&a, (uint64_t)(10 - i)) == want_draw[i]);
+    const int64_t want[10] = {3, 0, 8, 2, 4, 5, 6, 7, 1, 9};
+    int64_t q64[10];
+    int32_t q32[10];
+    struct { char c[3]; } q3[10]; /* the byte-wise path: any element size */
+    for (int i = 0; i < 10; i++)
+        q64[i] = q32[i] = q3[i].c[0] = (char)i;
+    rng_init(&a, 714, 7);
+    rng_shuffle_partial(&a, q64, sizeof *q64, 10, 4);
+    rng_init(&b, 714, 7);
+    rng_shuffle_partial(&b, q32, sizeof *q32, 10, 4);
+    rng_init(&c, 714, 7);
+    rng_shuffle_partial(&c, q3, sizeof *q3, 10, 4);
+    for (int i = 0; i < 10; i++) {
+        CHECK(q64[i] == want[i]);
+        CHECK(q32[i] == want[i]);
+        CHECK(q3[i].c[0] == want[i]);
+    }
+    /* exactly m draws: the generators are where four rng_below calls leave them */
+    rng_init(&b, 714, 7);
+    for (int i = 0; i < 4; i++)
+        rng_below(&b, (uint64_t)(10 - i));
+    CHECK(rng_u64(&a) == rng_u64(&b));
+    /* m = 0 draws nothing; m = n is a permutation */
+    rng_init(&a, 714, 8);
+    rng_init(&b, 714, 8);
+    rng_shuffle_partial(&a, q64, sizeof *q64, 10, 0);
+    CHECK(rng_u64(&a) == rng_u64(&b));
+    int64_t big[50];
+    int seen2[50] = {0};
+    for (int i = 0; i < 50; i++)
+        big[i] = i;
+    rng_shuffle_partial(&a, big, sizeof *big, 50, 50);
+    perm = 1;
+    for (int i = 0; i < 50; i++)
+        perm &= !seen2[big[i]]++;
+    CHECK(perm);
     return check_done("test_rng");
 }
