@@ -5,15 +5,12 @@
  * or when its input fails. The --log reaches the disk before each checkpoint, and a resumed run
  * cuts it back to the checkpoint's step, so that log and checkpoint agree after a kill -9.
  */
-#include <errno.h>
 #include <getopt.h>
 #include <math.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/stat.h>
-#include <unistd.h>
 
 #include "blas.h"
 #include "ckpt.h"
@@ -23,9 +20,10 @@
 #include "model_query.h"
 #include "nn.h"
 #include "optim.h"
-#include "rng.h"
 #include "stream.h"
 #include "loss_util.h"
+#include "trainer.h"
+#include "trainlog.h"
 #include "util.h"
 
 static const char *usage =
@@ -166,49 +164,6 @@ static options parse_options(int argc, char **argv)
 
 static volatile sig_atomic_t got_signal;
 static void on_signal(int sig) { got_signal = sig; }
-
-/* the state the die hook saves: consistent between steps only */
-typedef struct {
-    int ok;
-    const char *path;
-    ckpt_info *ci;
-    model *m;
-    optim *o;
-    int argc;
-    char **argv;
-    const stream_header *input;
-    FILE *log;   /* flushed before each checkpoint, so that the log reaches its step */
-} saver_state;
-static saver_state saver;
-
-/* the log's lines so far onto the disk: a checkpoint is never ahead of its log */
-static void flush_log(void)
-{
-    if (!saver.log)
-        return;
-    /* (fsync fails with EINVAL on a pipe or a terminal: nothing to sync then) */
-    if (fflush(saver.log) != 0 || (fsync(fileno(saver.log)) != 0 && errno != EINVAL))
-        die("cannot write the log: %s", strerror(errno));
-}
-
-static void save_now(void)
-{
-    int ok = saver.ok;
-    saver.ok = 0; /* a save that dies must not be tried again by the die hook */
-    flush_log();
-    ckpt_save(saver.path, saver.ci, saver.m, saver.o, saver.argc, saver.argv, saver.input);
-    saver.ok = ok;
-}
-
-static void die_hook(void)
-{
-    if (saver.ok) {
-        saver.ok = 0;
-        save_now();
-        fprintf(stderr, "%s: saved the state after step %lld to %s\n", util_prog, (long long)saver.ci->step,
-                saver.path);
-    }
-}
 
 /* the loss settings of a new run: the options given over loss_defaults, then what the loss
  * derives from them (its settle; shots: the support images per class of an episode stream);
@@ -359,119 +314,6 @@ static model *resume(const options *op, const feed *f, ckpt_info *ci, optim **o,
     return m;
 }
 
-/* one step's work: the model, its loss and the buffers of one batch */
-typedef struct {
-    model *m;
-    optim *o;
-    const loss_kind *L;
-    ckpt_info *ci;
-    float *mu, *var, *dmu, *dvar;
-    /* two-tower losses: the digits of each image's class (maxbatch, N), the query embeddings
-     * and their gradients (maxbatch, D) */
-    uint8_t *qdigits;
-    float *qmu, *dqmu;
-} trainer;
-
-/* forward, loss, backward, update on the batch in f / li; returns the loss (not finite: nothing
- * was updated) */
-static double train_step(trainer *t, const feed *f, loss_input *li, loss_stats *st)
-{
-    model *m = t->m;
-    ckpt_info *ci = t->ci;
-    model_forward(m, f->images, li->n, t->mu, t->var);
-    li->C = ci->mc.C;
-    li->D = ci->mc.D;
-    li->mu = t->mu;
-    li->var = t->var;
-    if (t->qmu) { /* query i: the digit string of image i's class */
-        int64_t top = 1;
-        for (int p = 0; p < ci->mc.digits; p++)
-            top *= 10;
-        for (int i = 0; i < li->n; i++) {
-            if (li->cls[i] < 0 || li->cls[i] >= top)
-                die("class %d is not a %d-digit number: the query tower cannot spell it", (int)li->cls[i],
-                    ci->mc.digits);
-            model_query_digits(ci->mc.digits, li->cls[i], t->qdigits + (size_t)i * ci->mc.digits);
-        }
-        model_query_forward(m, t->qdigits, li->n, t->qmu);
-        li->qmu = t->qmu;
-        li->dqmu = t->dqmu;
-    }
-    memset(m->grads, 0, m->nparams * sizeof(float));
-    rng r;
-    rng_init(&r, ci->seed, RNG_STREAM('l', 'o', 's', 's') ^ (uint64_t)ci->step);
-    double lv = t->L->forward_backward(&ci->lc, li, m->params + m->nnet, m->grads + m->nnet, t->dmu, t->dvar, &r, st);
-    if (!isfinite(lv))
-        return lv;
-    model_backward(m, t->dmu, t->dvar);
-    if (t->qmu)
-        model_query_backward(m, t->dqmu);
-    lr_schedule sched = {.lr = ci->lr, .warmup = ci->warmup, .decay = ci->decay, .end_frac = ci->lr_end,
-                         .steps = ci->steps};
-    t->o->lr = lr_at(&sched, ci->step);
-    optim_step(t->o, m->params, m->grads);
-    ci->step++;
-    return lv;
-}
-
-static const char log_header[] = "step\tloss\tnll\tkl\ta\tb\tmean_var\timages_per_s\tseconds\tlr\tacc\tse2\n";
-
-/* The log of a resumed run, cut back to the checkpoint's step so that the two agree: its first
- * line (the header) is kept, then every whole line up to the first one that is past step, cut
- * short (a kill in the middle of a write) or not a step; from there on it is dropped. Returns
- * the bytes kept (0: the log is missing, empty or not a regular file). */
-static long cut_log(const char *path, int64_t step)
-{
-    struct stat st;
-    if (stat(path, &st) != 0 || !S_ISREG(st.st_mode)) /* missing, or a device or a pipe: not cut */
-        return 0;
-    FILE *f = fopen(path, "r+");
-    if (!f)
-        die("cannot write %s: %s", path, strerror(errno));
-    char *line = NULL;
-    size_t cap = 0;
-    ssize_t n;
-    long keep = 0;
-    for (int first = 1; (n = getline(&line, &cap, f)) > 0; first = 0) {
-        char *end;
-        long long s = strtoll(line, &end, 10);
-        int header = first && !strncmp(line, "step\t", 5);
-        if (line[n - 1] != '\n' || (!header && (end == line || *end != '\t' || s > step)))
-            break;
-        keep += n;
-    }
-    free(line);
-    if (ferror(f) || ftruncate(fileno(f), keep) != 0 || fclose(f) != 0)
-        die("cannot write %s: %s", path, strerror(errno));
-    return keep;
-}
-
-static FILE *open_log(const options *op, int64_t step)
-{
-    if (!op->log)
-        return NULL;
-    long kept = op->resume ? cut_log(op->log, step) : 0;
-    FILE *logf = fopen(op->log, kept ? "a" : "w");
-    if (!logf)
-        die("cannot write %s: %s", op->log, strerror(errno));
-    if (!kept)
-        fputs(log_header, logf);
-    return logf;
-}
-
-/* PATH without .ckpt + .stepSSSSSSSSS.ckpt */
-static void save_snapshot(const options *op, int argc, char **argv, const stream_header *ih)
-{
-    flush_log();
-    char snap[4096];
-    size_t n = strlen(op->out);
-    int base = n > 5 && !strcmp(op->out + n - 5, ".ckpt") ? (int)n - 5 : (int)n;
-    snprintf(snap, sizeof snap, "%.*s.step%09lld.ckpt", base, op->out, (long long)saver.ci->step);
-    saver.ok = 0;
-    ckpt_save(snap, saver.ci, saver.m, saver.o, argc, argv, ih);
-    saver.ok = 1;
-}
-
 int main(int argc, char **argv)
 {
     util_start(argc, argv, synopsis());
@@ -507,7 +349,8 @@ int main(int argc, char **argv)
         die("loss %s does not take %s batches; feed it `%s`", ci.loss, loss_batch_name(f.kind),
             feed_batcher_mode(L->batches));
     ci.batch_images = f.maxbatch;
-    FILE *logf = open_log(&op, ci.step);
+    trainlog g;
+    trainlog_open(&g, op.log, op.resume != NULL, ci.step);
 
     /* on resume, the same batcher command is fed again: skip the batches already trained on */
     stream_record rec = {0};
@@ -515,30 +358,20 @@ int main(int argc, char **argv)
         if (!stream_read(in, &rec))
             die("input ended while skipping the %lld batches already trained on", (long long)ci.step);
 
-    size_t outs = (size_t)f.maxbatch * ci.mc.C * ci.mc.D * sizeof(float);
-    int stoch = ci.mc.head != HEAD_POINT;
-    trainer t = {.m = m, .o = o, .L = L, .ci = &ci, .mu = ealloc_aligned(outs), .dmu = ealloc_aligned(outs),
-                 .var = stoch ? ealloc_aligned(outs) : NULL, .dvar = stoch ? ealloc_aligned(outs) : NULL};
-    if (ci.mc.query) {
-        size_t qouts = (size_t)f.maxbatch * ci.mc.D * sizeof(float);
-        t.qdigits = emalloc((size_t)f.maxbatch * ci.mc.digits);
-        t.qmu = ealloc_aligned(qouts);
-        t.dqmu = ealloc_aligned(qouts);
-    }
+    trainer t;
+    trainer_init(&t, m, o, L, &ci, f.maxbatch);
+    trainer_provenance(&t, pargc, pargv, ih, &g);
 
     struct sigaction sa = {0};
     sa.sa_handler = on_signal;
     sa.sa_flags = SA_RESTART;
     sigaction(SIGINT, &sa, NULL);
     sigaction(SIGTERM, &sa, NULL);
-    saver = (saver_state){.ok = 1, .path = op.out, .ci = &ci, .m = m, .o = o, .argc = pargc, .argv = pargv,
-                          .input = ih, .log = logf};
-    util_die_hook = die_hook;
+    trainer_guard(&t, op.out);
 
     progress pr;
     progress_start(&pr, "step", ci.steps);
-    double t0 = now_seconds(), tlast = t0;
-    long long images_done = 0, images_last = 0;
+    trainlog_start(&g);
     int64_t last_saved = ci.step;
     int ended = 0;
     while (ci.step < ci.steps && !got_signal) {
@@ -548,53 +381,34 @@ int main(int argc, char **argv)
         }
         loss_input li;
         int n = feed_next(&f, &rec, &li);
-        saver.ok = 0; /* parameters change from here until the step is complete */
         loss_stats st = {0};
-        double lv = train_step(&t, &f, &li, &st);
+        double lv = trainer_step(&t, f.images, &li, &st);
         if (!isfinite(lv)) {
             fprintf(stderr, "train: loss is %g at step %lld; stopping. The last good checkpoint (step %lld) is %s\n",
                     lv, (long long)ci.step + 1, (long long)last_saved, op.out);
-            util_die_hook = NULL;
+            trainer_guard(&t, NULL);
             exit(1);
         }
-        images_done += n;
-        saver.ok = 1;
-        double now = now_seconds();
-        if (logf && (ci.step % 50 == 0 || ci.step == ci.steps)) {
-            double rate = (images_done - images_last) / (now - tlast > 0 ? now - tlast : 1e-9);
-            fprintf(logf, "%lld\t%.6g\t%.6g\t%.6g\t%.6g\t%.6g\t%.6g\t%.0f\t%.2f\t%.6g\t%.6g\t%.6g\n",
-                    (long long)ci.step, lv, st.nll, st.kl, st.a, st.b, st.mean_var, rate, now - t0, o->lr, st.acc,
-                    st.se2);
-            tlast = now;
-            images_last = images_done;
-        }
+        trainlog_step(&g, ci.step, ci.steps, n, lv, &st, o->lr);
         char extra[160];
-        double rate = images_done / (now - t0 > 0 ? now - t0 : 1e-9);
-        if (f.kind != LOSS_PAIRS) /* episodes: query accuracy; groups (triplet): batch 1-NN accuracy */
-            snprintf(extra, sizeof extra, "loss %.4f acc %.3f se2 %.3g var %.3g %.0f img/s", lv, st.acc, st.se2,
-                     st.mean_var, rate);
-        else
-            snprintf(extra, sizeof extra, "loss %.4f a %.3f b %.3f var %.3g %.0f img/s", lv, st.a, st.b,
-                     st.mean_var, rate);
+        trainlog_progress(&g, f.kind == LOSS_PAIRS, lv, &st, extra, sizeof extra);
         progress_update(&pr, ci.step, extra);
         if (ci.step % ci.save_every == 0 && ci.step < ci.steps) {
-            save_now();
+            trainer_save(&t, op.out);
             last_saved = ci.step;
         }
         if (ci.snapshot_every && ci.step % ci.snapshot_every == 0)
-            save_snapshot(&op, pargc, pargv, ih);
+            trainer_snapshot(&t, op.out);
     }
     progress_end(&pr, ci.step);
-    util_die_hook = NULL;
-    save_now();
-    double el = now_seconds() - t0;
+    trainer_guard(&t, NULL);
+    trainer_save(&t, op.out);
+    double el = now_seconds() - g.t0;
     fprintf(stderr, "train: %lld steps, %lld images in %.1f s (%.0f images/s); checkpoint %s\n",
-            (long long)ci.step, images_done, el, images_done / (el > 0 ? el : 1e-9), op.out);
+            (long long)ci.step, g.images, el, g.images / (el > 0 ? el : 1e-9), op.out);
     if (ended && ci.step < ci.steps)
         fprintf(stderr, "train: input ended after step %lld (of %lld)\n", (long long)ci.step, (long long)ci.steps);
-    saver.log = NULL;
-    if (logf && fclose(logf) != 0)
-        die("cannot write %s", op.log);
+    trainlog_close(&g);
     int rc = 0;
     if (got_signal) {
         fprintf(stderr, "train: interrupted; resume with --resume %s\n", op.out);
@@ -609,6 +423,6 @@ int main(int argc, char **argv)
         free(pargv);
         header_free(rh);
     }
-    free(t.mu); free(t.var); free(t.dmu); free(t.dvar); free(t.qdigits); free(t.qmu); free(t.dqmu);
+    trainer_free(&t);
     return rc;
 }
