@@ -21,7 +21,7 @@
 #include "nn.h"
 #include "optim.h"
 #include "stream.h"
-#include "loss_util.h"
+#include "lossopt.h"
 #include "trainer.h"
 #include "trainlog.h"
 #include "util.h"
@@ -30,7 +30,6 @@ static const char *usage =
     "usage: train -o MODEL.ckpt [options] < batches\n"
     "  Trains an embedding network on batches from batcher and writes a checkpoint.\n";
 
-/* -h: the usage, then every loss of the registry (lib/loss.h) with its line of help */
 /* the synopsis and, from the registry, the names --loss knows (their help: man/train.1.scd) */
 static const char *synopsis(void)
 {
@@ -45,11 +44,9 @@ static const char *synopsis(void)
 
 typedef struct {
     const char *out, *resume, *log, *loss;
-    int head, C, D, K, optim, threads, sampler, triplet_form, mining;
-    int fstat_dims; /* 0: not given */
-    double ce_scale0, ce_frac; /* NaN: not given */
-    int ce_topk;    /* 0: not given */
-    double beta, margin, a0, b0, se2_0, lr, lr_end;
+    int head, C, D, optim, threads;
+    lossopt lo; /* the loss's settings given (lib/lossopt.h) */
+    double lr, lr_end;
     long warmup;
     int decay;
     long steps, save_every, snapshot_every;
@@ -59,10 +56,8 @@ typedef struct {
 
 static options parse_options(int argc, char **argv)
 {
-    options op = {.ce_scale0 = NAN, .ce_frac = NAN, .head = -1, .C = 1, .D = 2, .K = -1, .beta = -1, .margin = -1, .a0 = NAN,
-                  .b0 = NAN, .se2_0 = NAN, .sampler = -1, .triplet_form = -1, .mining = -1, .lr = 1e-3,
-                  .steps = 20000, .save_every = CKPT_SAVE_EVERY,
-                  .seed = 714, .threads = 2, .optim = OPTIM_ADAM};
+    options op = {.head = -1, .C = 1, .D = 2, .lo = lossopt_none(), .lr = 1e-3, .steps = 20000,
+                  .save_every = CKPT_SAVE_EVERY, .seed = 714, .threads = 2, .optim = OPTIM_ADAM};
     enum { O_RESUME = 256, O_HEAD, O_LOSS, O_BETA, O_MARGIN, O_A0, O_B0, O_OPTIM, O_LR, O_SAVE, O_LOG, O_PROG,
            O_WARMUP, O_DECAY, O_LREND, O_SNAP, O_SE2, O_SAMPLER,
            O_TRIPLET, O_MINING,
@@ -88,35 +83,35 @@ static options parse_options(int argc, char **argv)
             break;
         case 'C': op.C = (int)parse_long("-C", optarg, 1, 64); op.C_set = 1; break;
         case 'D': op.D = (int)parse_long("-D", optarg, 1, 4096); break;
-        case 'K': op.K = (int)parse_long("-K", optarg, 1, 1024); break;
+        case 'K': op.lo.K = (int)parse_long("-K", optarg, 1, 1024); break;
         case O_LOSS: op.loss = optarg; break;
-        case O_BETA: op.beta = parse_double("--beta", optarg, 0, 1e6); break;
-        case O_MARGIN: op.margin = parse_double("--margin", optarg, 0, 1e6); break;
-        case O_A0: op.a0 = parse_double("--a0", optarg, 1e-6, 1e6); break;
-        case O_B0: op.b0 = parse_double("--b0", optarg, -1e6, 1e6); break;
-        case O_SE2: op.se2_0 = parse_double("--se2-0", optarg, 1e-6, 1e6); break;
+        case O_BETA: op.lo.beta = parse_double("--beta", optarg, 0, 1e6); break;
+        case O_MARGIN: op.lo.margin = parse_double("--margin", optarg, 0, 1e6); break;
+        case O_A0: op.lo.a0 = parse_double("--a0", optarg, 1e-6, 1e6); break;
+        case O_B0: op.lo.b0 = parse_double("--b0", optarg, -1e6, 1e6); break;
+        case O_SE2: op.lo.se2_0 = parse_double("--se2-0", optarg, 1e-6, 1e6); break;
         case O_SAMPLER:
             if (!strcmp(optarg, "intersection"))
-                op.sampler = LOSS_SAMPLER_INTERSECTION;
+                op.lo.sampler = LOSS_SAMPLER_INTERSECTION;
             else if (!strcmp(optarg, "naive"))
-                op.sampler = LOSS_SAMPLER_NAIVE;
+                op.lo.sampler = LOSS_SAMPLER_NAIVE;
             else
                 usage_die("--sampler: '%s' is not intersection or naive", optarg);
             break;
         case O_TRIPLET:
-            if ((op.triplet_form = loss_triplet_form_parse(optarg)) < 0)
+            if ((op.lo.triplet_form = loss_triplet_form_parse(optarg)) < 0)
                 usage_die("--triplet: '%s' is not soft or hinge", optarg);
             break;
         case O_MINING:
-            if ((op.mining = loss_mining_parse(optarg)) < 0)
+            if ((op.lo.mining = loss_mining_parse(optarg)) < 0)
                 usage_die("--mining: '%s' is not all, hard or semihard", optarg);
             break;
-        case O_FSTAT_DIMS: op.fstat_dims = (int)parse_long("--fstat-dims", optarg, 1, 4096); break;
-        case O_CE_SCALE0: op.ce_scale0 = parse_double("--ce-scale0", optarg, 1e-3, 1e4); break;
-        case O_CE_TOPK: op.ce_topk = (int)parse_long("--ce-topk", optarg, 1, 1000000); break;
+        case O_FSTAT_DIMS: op.lo.fstat_dims = (int)parse_long("--fstat-dims", optarg, 1, 4096); break;
+        case O_CE_SCALE0: op.lo.ce_scale0 = parse_double("--ce-scale0", optarg, 1e-3, 1e4); break;
+        case O_CE_TOPK: op.lo.ce_topk = (int)parse_long("--ce-topk", optarg, 1, 1000000); break;
         case O_CE_FRAC:
-            op.ce_frac = parse_double("--ce-frac", optarg, 0, 1);
-            if (!(op.ce_frac > 0))
+            op.lo.ce_frac = parse_double("--ce-frac", optarg, 0, 1);
+            if (!(op.lo.ce_frac > 0))
                 usage_die("--ce-frac: the fraction must be above 0, got '%s'", optarg);
             break;
         case O_OPTIM:
@@ -165,42 +160,6 @@ static options parse_options(int argc, char **argv)
 static volatile sig_atomic_t got_signal;
 static void on_signal(int sig) { got_signal = sig; }
 
-/* the loss settings of a new run: the options given over loss_defaults, then what the loss
- * derives from them (its settle; shots: the support images per class of an episode stream);
- * NULL, or what is wrong */
-static const char *configure(const options *op, const loss_kind *L, int shots, loss_config *lc)
-{
-    *lc = loss_defaults;
-    lc->K = op->K > 0 ? op->K : L->default_K ? L->default_K : loss_defaults.K;
-    if (op->beta >= 0)
-        lc->beta = op->beta;
-    lc->margin = op->margin; /* < 0: not given */
-    if (!isnan(op->a0))
-        lc->a0 = op->a0;
-    if (!isnan(op->b0))
-        lc->b0 = op->b0;
-    lc->gamma0 = isnan(op->se2_0) ? NAN : loss_softplus_inv(op->se2_0);
-    if (op->sampler >= 0)
-        lc->sampler = op->sampler;
-    if (op->triplet_form >= 0)
-        lc->triplet_form = op->triplet_form;
-    if (op->mining >= 0)
-        lc->mining = op->mining;
-    if (!isnan(op->ce_scale0))
-        lc->ce_scale0 = op->ce_scale0;
-    if (op->ce_topk)
-        lc->ce_topk = op->ce_topk;
-    if (!isnan(op->ce_frac))
-        lc->ce_frac = op->ce_frac;
-    lc->fstat_dims = op->fstat_dims;
-    const char *bad = L->settle ? L->settle(lc, op->D, shots) : NULL;
-    if (lc->margin < 0)
-        lc->margin = loss_defaults.margin;
-    if (isnan(lc->gamma0))
-        lc->gamma0 = loss_defaults.gamma0;
-    return bad;
-}
-
 /* the loss of a new run, checked against the head before any input is read */
 static const loss_kind *choose_loss(options *op)
 {
@@ -222,35 +181,16 @@ static const loss_kind *choose_loss(options *op)
     if (op->head == HEAD_POINT && op->C_set && op->C != 1)
         usage_die("a point model has one component (-C 1)");
     int C0 = op->head == HEAD_POINT ? 1 : op->C;
-    int K0 = op->K > 0 ? op->K : L->default_K ? L->default_K : loss_defaults.K;
+    int K0 = lossopt_K(&op->lo, L);
     if (L->max_C && C0 > L->max_C)
         usage_die("loss %s takes %d component%s per image (-C %d)", ln, L->max_C, L->max_C > 1 ? "s" : "",
                   L->max_C);
     if (L->needs_var && K0 % C0)
         usage_die("-K %d must be a multiple of -C %d (stratified sampling)", K0, C0);
-    /* the loss-specific options: each belongs to the losses that own its setting (lib/loss.h) */
-    static const struct {
-        int bit;
-        const char *what;
-    } owned[] = {
-        {LOSS_OPT_SPE, "--se2-0 and --sampler are options"}, {LOSS_OPT_TRIPLET, "--triplet and --mining are options"},
-        {LOSS_OPT_CE, "--ce-scale0 is an option"},           {LOSS_OPT_CE_TOPK, "--ce-topk is an option"},
-        {LOSS_OPT_CE_FRAC, "--ce-frac is an option"},         {LOSS_OPT_FSTAT, "--fstat-dims is an option"},
-    };
-    int given = (!isnan(op->se2_0) || op->sampler >= 0 ? LOSS_OPT_SPE : 0) |
-                (op->triplet_form >= 0 || op->mining >= 0 ? LOSS_OPT_TRIPLET : 0) |
-                (!isnan(op->ce_scale0) ? LOSS_OPT_CE : 0) | (op->ce_topk ? LOSS_OPT_CE_TOPK : 0) |
-                (!isnan(op->ce_frac) ? LOSS_OPT_CE_FRAC : 0) | (op->fstat_dims ? LOSS_OPT_FSTAT : 0);
-    for (size_t i = 0; i < sizeof owned / sizeof *owned; i++) {
-        char who[256];
-        if (!(given & owned[i].bit & ~L->options))
-            continue;
-        loss_owners(owned[i].bit, who, sizeof who);
-        usage_die("%s of the %s loss%s", owned[i].what, who, strchr(who, ' ') ? "es" : "");
-    }
+    lossopt_check_owned(&op->lo, L); /* each belongs to the losses that own its setting */
     /* what the loss derives from them, checked now (a new run's own settings: start) */
     loss_config lc;
-    const char *bad = configure(op, L, 0, &lc);
+    const char *bad = lossopt_configure(&op->lo, L, op->D, 0, &lc);
     if (bad)
         usage_die("%s", bad);
     return L;
@@ -267,7 +207,7 @@ static model *start(const options *op, const loss_kind *L, const feed *f, ckpt_i
         die("loss %s embeds each class's digit string with a query tower: it needs N-digit MNIST batches (meta "
             "digits), not these", L->name);
     snprintf(ci->loss, sizeof ci->loss, "%s", L->name);
-    const char *bad = configure(op, L, f->shots, &ci->lc);
+    const char *bad = lossopt_configure(&op->lo, L, op->D, f->shots, &ci->lc);
     if (bad) /* (checked by choose_loss already: the shots do not change a verdict) */
         usage_die("%s", bad);
     ci->optim_kind = op->optim;
