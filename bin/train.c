@@ -272,18 +272,8 @@ int main(int argc, char **argv)
     optim *o;
     /* the provenance of every checkpoint: the command that started the run (a resumed run's
      * checkpoint has it; ci.resumed lists the resumes) */
-    int pargc = argc;
-    char **pargv = argv;
     stream_header *rh = NULL;
     model *m = op.resume ? resume(&op, &f, &ci, &o, argc, argv, &rh) : start(&op, L, &f, &ci, &o);
-    if (rh) {
-        pargc = rh->nargs + 1;
-        pargv = emalloc((size_t)(pargc + 1) * sizeof *pargv);
-        pargv[0] = argv[0];
-        for (int i = 0; i < rh->nargs; i++)
-            pargv[i + 1] = rh->args[i];
-        pargv[pargc] = NULL;
-    }
     L = loss_find(ci.loss);
     if (!(L->batches & f.kind))
         die("loss %s does not take %s batches; feed it `%s`", ci.loss, loss_batch_name(f.kind),
@@ -300,7 +290,7 @@ int main(int argc, char **argv)
 
     trainer t;
     trainer_init(&t, m, o, L, &ci, f.maxbatch);
-    trainer_provenance(&t, pargc, pargv, ih, &g);
+    trainer_provenance(&t, argc, argv, rh, ih, &g);
 
     struct sigaction sa = {0};
     sa.sa_handler = on_signal;
@@ -360,7 +350,6 @@ int main(int argc, char **argv)
     model_free(m);
     optim_free(o);
     if (rh) {
-        free(pargv);
         header_free(rh);
     }
     trainer_free(&t);

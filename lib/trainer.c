@@ -25,10 +25,20 @@ void trainer_init(trainer *t, model *m, optim *o, const loss_kind *L, ckpt_info 
     }
 }
 
-void trainer_provenance(trainer *t, int argc, char **argv, const stream_header *input, trainlog *log)
+void trainer_provenance(trainer *t, int argc, char **argv, const stream_header *resumed, const stream_header *input,
+                        trainlog *log)
 {
     t->argc = argc;
     t->argv = argv;
+    if (resumed) {
+        t->argc = resumed->nargs + 1;
+        t->argv = emalloc((size_t)(t->argc + 1) * sizeof *t->argv);
+        t->argv[0] = argv[0];
+        for (int i = 0; i < resumed->nargs; i++)
+            t->argv[i + 1] = resumed->args[i];
+        t->argv[t->argc] = NULL;
+        t->own_argv = 1;
+    }
     t->input = input;
     t->log = log;
 }
@@ -124,4 +134,6 @@ void trainer_free(trainer *t)
     free(t->qdigits);
     free(t->qmu);
     free(t->dqmu);
+    if (t->own_argv)
+        free(t->argv);
 }

@@ -12,7 +12,7 @@
  *
  *   trainer t;
  *   trainer_init(&t, m, o, L, &ci, f.maxbatch);
- *   trainer_provenance(&t, argc, argv, in->header, &log);
+ *   trainer_provenance(&t, argc, argv, resumed_header, in->header, &log);
  *   trainer_guard(&t, path);
  *   while (...) { loss_input li; feed_next(&f, &rec, &li);
  *                 double loss = trainer_step(&t, f.images, &li, &st); ... }
@@ -39,6 +39,7 @@ typedef struct {
     /* checkpoints: the command that started the run, the input's header, the log to sync */
     int argc;
     char **argv;
+    int own_argv;      /* 1: argv was made for a resumed run (its strings are the header's) */
     const stream_header *input;
     trainlog *log;
     int between_steps; /* 1: the parameters are a whole step's (the guard may save them) */
@@ -51,7 +52,12 @@ typedef struct {
 } trainer;
 
 void trainer_init(trainer *t, model *m, optim *o, const loss_kind *L, ckpt_info *ci, int maxbatch);
-void trainer_provenance(trainer *t, int argc, char **argv, const stream_header *input, trainlog *log);
+/* what every checkpoint records: the command that started the run, which is argc, argv for a new
+ * run (resumed NULL) and, for a resumed one, argv[0] with the arguments of the provenance of the
+ * checkpoint's header resumed (kept by the caller while t lives); input, the batch stream's header;
+ * log, the log to sync before each save (may be NULL) */
+void trainer_provenance(trainer *t, int argc, char **argv, const stream_header *resumed, const stream_header *input,
+                        trainlog *log);
 /* forward, loss, backward, update of the batch: images as li->n come from the feed, li its loss
  * input (the embeddings are filled in here); then ci->step counts it. Returns the loss; not
  * finite: nothing was updated, and the guard does not save any more. */
