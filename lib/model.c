@@ -1,5 +1,5 @@
 /* model: the HIB embedding network on one parameter block (see model.h), built from the fused
- * layers of nn.h, on a small pool of threads.
+ * layers of nn.h, on a pool of threads (lib/par.h).
  *
  * Layouts (per image; NHWC = channels innermost):
  *   img   (Cin, H, W) bytes, kept from the forward for the backward
@@ -12,7 +12,7 @@
  * Threads and determinism: work is cut into units whose boundaries depend only on the batch
  * size (FWD_CHUNK or CHUNK images for the convolutions, FC_ROWS rows or FC_COL_UNITS column
  * blocks for fc1),
- * never on the thread count; threads take units in any order (a shared counter), every unit
+ * never on the thread count; threads take units in any order (par_run's shared counter), every unit
  * writes its own outputs with a fixed summation order, and the per-chunk conv weight gradients
  * are summed in chunk order at the end. OpenBLAS runs single-threaded inside the model, one call
  * per unit. So the results are the same bytes for any thread count (and with or without
