@@ -10,8 +10,8 @@
 
 #include "blas.h"
 #include "cluster.h"
+#include "json.h"
 #include "match.h"
-#include "metrics.h"
 #include "stream.h"
 #include "util.h"
 
@@ -35,30 +35,44 @@ typedef struct {
     cluster_result r;
 } outcome;
 
+/* a measure in the text report: %.10g, or null when it is not finite (as in the JSON) */
+static void print_num(FILE *f, const char *key, double v)
+{
+    if (isfinite(v))
+        fprintf(f, "%s %.10g\n", key, v);
+    else
+        fprintf(f, "%s null\n", key);
+}
+
 static void print_text(FILE *f, const outcome *u)
 {
-    fputs("nmi ", f);
-    metrics_json_num(f, u->nmi);
-    fputs("\nami ", f);
-    metrics_json_num(f, u->ami);
-    fprintf(f, "\nk %d\nclasses %d\nn %lld\niterations %d\nconverged %d\ntrained %lld\ninertia ", u->k, u->classes,
+    print_num(f, "nmi", u->nmi);
+    print_num(f, "ami", u->ami);
+    fprintf(f, "k %d\nclasses %d\nn %lld\niterations %d\nconverged %d\ntrained %lld\n", u->k, u->classes,
             (long long)u->n, u->r.iterations, u->r.converged, (long long)u->r.trained);
-    metrics_json_num(f, u->r.inertia);
-    fputc('\n', f);
+    print_num(f, "inertia", u->r.inertia);
 }
 
 static void print_json(FILE *f, const outcome *u, const options *o)
 {
-    fprintf(f, "{\"program\": \"cluster\", \"n\": %lld, \"k\": %d, \"classes\": %d, \"nmi\": ", (long long)u->n, u->k,
-            u->classes);
-    metrics_json_num(f, u->nmi);
-    fputs(", \"ami\": ", f);
-    metrics_json_num(f, u->ami);
-    fprintf(f, ", \"iterations\": %d, \"converged\": %s, \"trained\": %lld, \"inertia\": ", u->r.iterations,
-            u->r.converged ? "true" : "false", (long long)u->r.trained);
-    metrics_json_num(f, u->r.inertia);
-    fprintf(f, ", \"distance\": \"%s\", \"init\": \"%s\", \"seed\": %llu}\n", o->cosine ? "cosine" : "euclidean",
-            o->km.plusplus ? "kmeans++" : "random", (unsigned long long)o->km.seed);
+    json_writer w;
+    json_begin(&w, f);
+    json_obj(&w);
+    json_key_str(&w, "program", "cluster");
+    json_key_int(&w, "n", u->n);
+    json_key_int(&w, "k", u->k);
+    json_key_int(&w, "classes", u->classes);
+    json_key_num(&w, "nmi", u->nmi);
+    json_key_num(&w, "ami", u->ami);
+    json_key_int(&w, "iterations", u->r.iterations);
+    json_key(&w, "converged");
+    json_bool(&w, u->r.converged);
+    json_key_int(&w, "trained", u->r.trained);
+    json_key_num(&w, "inertia", u->r.inertia);
+    json_key_str(&w, "distance", o->cosine ? "cosine" : "euclidean");
+    json_key_str(&w, "init", o->km.plusplus ? "kmeans++" : "random");
+    json_key_uint(&w, "seed", o->km.seed);
+    json_end(&w);
 }
 
 int main(int argc, char **argv)

@@ -5,15 +5,12 @@
  * or when its input fails. The --log reaches the disk before each checkpoint, and a resumed run
  * cuts it back to the checkpoint's step, so that log and checkpoint agree after a kill -9.
  */
-#include <errno.h>
 #include <getopt.h>
 #include <math.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/stat.h>
-#include <unistd.h>
 
 #include "blas.h"
 #include "ckpt.h"
@@ -23,16 +20,16 @@
 #include "model_query.h"
 #include "nn.h"
 #include "optim.h"
-#include "rng.h"
 #include "stream.h"
-#include "loss_util.h"
+#include "lossopt.h"
+#include "trainer.h"
+#include "trainlog.h"
 #include "util.h"
 
 static const char *usage =
     "usage: train -o MODEL.ckpt [options] < batches\n"
     "  Trains an embedding network on batches from batcher and writes a checkpoint.\n";
 
-/* -h: the usage, then every loss of the registry (lib/loss.h) with its line of help */
 /* the synopsis and, from the registry, the names --loss knows (their help: man/train.1.scd) */
 static const char *synopsis(void)
 {
@@ -47,11 +44,9 @@ static const char *synopsis(void)
 
 typedef struct {
     const char *out, *resume, *log, *loss;
-    int head, C, D, K, optim, threads, sampler, triplet_form, mining;
-    int fstat_dims; /* 0: not given */
-    double ce_scale0, ce_frac; /* NaN: not given */
-    int ce_topk;    /* 0: not given */
-    double beta, margin, a0, b0, se2_0, lr, lr_end;
+    int head, C, D, optim, threads;
+    lossopt lo; /* the loss's settings given (lib/lossopt.h) */
+    double lr, lr_end;
     long warmup;
     int decay;
     long steps, save_every, snapshot_every;
@@ -61,10 +56,8 @@ typedef struct {
 
 static options parse_options(int argc, char **argv)
 {
-    options op = {.ce_scale0 = NAN, .ce_frac = NAN, .head = -1, .C = 1, .D = 2, .K = -1, .beta = -1, .margin = -1, .a0 = NAN,
-                  .b0 = NAN, .se2_0 = NAN, .sampler = -1, .triplet_form = -1, .mining = -1, .lr = 1e-3,
-                  .steps = 20000, .save_every = CKPT_SAVE_EVERY,
-                  .seed = 714, .threads = 2, .optim = OPTIM_ADAM};
+    options op = {.head = -1, .C = 1, .D = 2, .lo = lossopt_none(), .lr = 1e-3, .steps = 20000,
+                  .save_every = CKPT_SAVE_EVERY, .seed = 714, .threads = 2, .optim = OPTIM_ADAM};
     enum { O_RESUME = 256, O_HEAD, O_LOSS, O_BETA, O_MARGIN, O_A0, O_B0, O_OPTIM, O_LR, O_SAVE, O_LOG, O_PROG,
            O_WARMUP, O_DECAY, O_LREND, O_SNAP, O_SE2, O_SAMPLER,
            O_TRIPLET, O_MINING,
@@ -90,35 +83,35 @@ static options parse_options(int argc, char **argv)
             break;
         case 'C': op.C = (int)parse_long("-C", optarg, 1, 64); op.C_set = 1; break;
         case 'D': op.D = (int)parse_long("-D", optarg, 1, 4096); break;
-        case 'K': op.K = (int)parse_long("-K", optarg, 1, 1024); break;
+        case 'K': op.lo.K = (int)parse_long("-K", optarg, 1, 1024); break;
         case O_LOSS: op.loss = optarg; break;
-        case O_BETA: op.beta = parse_double("--beta", optarg, 0, 1e6); break;
-        case O_MARGIN: op.margin = parse_double("--margin", optarg, 0, 1e6); break;
-        case O_A0: op.a0 = parse_double("--a0", optarg, 1e-6, 1e6); break;
-        case O_B0: op.b0 = parse_double("--b0", optarg, -1e6, 1e6); break;
-        case O_SE2: op.se2_0 = parse_double("--se2-0", optarg, 1e-6, 1e6); break;
+        case O_BETA: op.lo.beta = parse_double("--beta", optarg, 0, 1e6); break;
+        case O_MARGIN: op.lo.margin = parse_double("--margin", optarg, 0, 1e6); break;
+        case O_A0: op.lo.a0 = parse_double("--a0", optarg, 1e-6, 1e6); break;
+        case O_B0: op.lo.b0 = parse_double("--b0", optarg, -1e6, 1e6); break;
+        case O_SE2: op.lo.se2_0 = parse_double("--se2-0", optarg, 1e-6, 1e6); break;
         case O_SAMPLER:
             if (!strcmp(optarg, "intersection"))
-                op.sampler = LOSS_SAMPLER_INTERSECTION;
+                op.lo.sampler = LOSS_SAMPLER_INTERSECTION;
             else if (!strcmp(optarg, "naive"))
-                op.sampler = LOSS_SAMPLER_NAIVE;
+                op.lo.sampler = LOSS_SAMPLER_NAIVE;
             else
                 usage_die("--sampler: '%s' is not intersection or naive", optarg);
             break;
         case O_TRIPLET:
-            if ((op.triplet_form = loss_triplet_form_parse(optarg)) < 0)
+            if ((op.lo.triplet_form = loss_triplet_form_parse(optarg)) < 0)
                 usage_die("--triplet: '%s' is not soft or hinge", optarg);
             break;
         case O_MINING:
-            if ((op.mining = loss_mining_parse(optarg)) < 0)
+            if ((op.lo.mining = loss_mining_parse(optarg)) < 0)
                 usage_die("--mining: '%s' is not all, hard or semihard", optarg);
             break;
-        case O_FSTAT_DIMS: op.fstat_dims = (int)parse_long("--fstat-dims", optarg, 1, 4096); break;
-        case O_CE_SCALE0: op.ce_scale0 = parse_double("--ce-scale0", optarg, 1e-3, 1e4); break;
-        case O_CE_TOPK: op.ce_topk = (int)parse_long("--ce-topk", optarg, 1, 1000000); break;
+        case O_FSTAT_DIMS: op.lo.fstat_dims = (int)parse_long("--fstat-dims", optarg, 1, 4096); break;
+        case O_CE_SCALE0: op.lo.ce_scale0 = parse_double("--ce-scale0", optarg, 1e-3, 1e4); break;
+        case O_CE_TOPK: op.lo.ce_topk = (int)parse_long("--ce-topk", optarg, 1, 1000000); break;
         case O_CE_FRAC:
-            op.ce_frac = parse_double("--ce-frac", optarg, 0, 1);
-            if (!(op.ce_frac > 0))
+            op.lo.ce_frac = parse_double("--ce-frac", optarg, 0, 1);
+            if (!(op.lo.ce_frac > 0))
                 usage_die("--ce-frac: the fraction must be above 0, got '%s'", optarg);
             break;
         case O_OPTIM:
@@ -167,85 +160,6 @@ static options parse_options(int argc, char **argv)
 static volatile sig_atomic_t got_signal;
 static void on_signal(int sig) { got_signal = sig; }
 
-/* the state the die hook saves: consistent between steps only */
-typedef struct {
-    int ok;
-    const char *path;
-    ckpt_info *ci;
-    model *m;
-    optim *o;
-    int argc;
-    char **argv;
-    const stream_header *input;
-    FILE *log;   /* flushed before each checkpoint, so that the log reaches its step */
-} saver_state;
-static saver_state saver;
-
-/* the log's lines so far onto the disk: a checkpoint is never ahead of its log */
-static void flush_log(void)
-{
-    if (!saver.log)
-        return;
-    /* (fsync fails with EINVAL on a pipe or a terminal: nothing to sync then) */
-    if (fflush(saver.log) != 0 || (fsync(fileno(saver.log)) != 0 && errno != EINVAL))
-        die("cannot write the log: %s", strerror(errno));
-}
-
-static void save_now(void)
-{
-    int ok = saver.ok;
-    saver.ok = 0; /* a save that dies must not be tried again by the die hook */
-    flush_log();
-    ckpt_save(saver.path, saver.ci, saver.m, saver.o, saver.argc, saver.argv, saver.input);
-    saver.ok = ok;
-}
-
-static void die_hook(void)
-{
-    if (saver.ok) {
-        saver.ok = 0;
-        save_now();
-        fprintf(stderr, "%s: saved the state after step %lld to %s\n", util_prog, (long long)saver.ci->step,
-                saver.path);
-    }
-}
-
-/* the loss settings of a new run: the options given over loss_defaults, then what the loss
- * derives from them (its settle; shots: the support images per class of an episode stream);
- * NULL, or what is wrong */
-static const char *configure(const options *op, const loss_kind *L, int shots, loss_config *lc)
-{
-    *lc = loss_defaults;
-    lc->K = op->K > 0 ? op->K : L->default_K ? L->default_K : loss_defaults.K;
-    if (op->beta >= 0)
-        lc->beta = op->beta;
-    lc->margin = op->margin; /* < 0: not given */
-    if (!isnan(op->a0))
-        lc->a0 = op->a0;
-    if (!isnan(op->b0))
-        lc->b0 = op->b0;
-    lc->gamma0 = isnan(op->se2_0) ? NAN : loss_softplus_inv(op->se2_0);
-    if (op->sampler >= 0)
-        lc->sampler = op->sampler;
-    if (op->triplet_form >= 0)
-        lc->triplet_form = op->triplet_form;
-    if (op->mining >= 0)
-        lc->mining = op->mining;
-    if (!isnan(op->ce_scale0))
-        lc->ce_scale0 = op->ce_scale0;
-    if (op->ce_topk)
-        lc->ce_topk = op->ce_topk;
-    if (!isnan(op->ce_frac))
-        lc->ce_frac = op->ce_frac;
-    lc->fstat_dims = op->fstat_dims;
-    const char *bad = L->settle ? L->settle(lc, op->D, shots) : NULL;
-    if (lc->margin < 0)
-        lc->margin = loss_defaults.margin;
-    if (isnan(lc->gamma0))
-        lc->gamma0 = loss_defaults.gamma0;
-    return bad;
-}
-
 /* the loss of a new run, checked against the head before any input is read */
 static const loss_kind *choose_loss(options *op)
 {
@@ -267,35 +181,16 @@ static const loss_kind *choose_loss(options *op)
     if (op->head == HEAD_POINT && op->C_set && op->C != 1)
         usage_die("a point model has one component (-C 1)");
     int C0 = op->head == HEAD_POINT ? 1 : op->C;
-    int K0 = op->K > 0 ? op->K : L->default_K ? L->default_K : loss_defaults.K;
+    int K0 = lossopt_K(&op->lo, L);
     if (L->max_C && C0 > L->max_C)
         usage_die("loss %s takes %d component%s per image (-C %d)", ln, L->max_C, L->max_C > 1 ? "s" : "",
                   L->max_C);
     if (L->needs_var && K0 % C0)
         usage_die("-K %d must be a multiple of -C %d (stratified sampling)", K0, C0);
-    /* the loss-specific options: each belongs to the losses that own its setting (lib/loss.h) */
-    static const struct {
-        int bit;
-        const char *what;
-    } owned[] = {
-        {LOSS_OPT_SPE, "--se2-0 and --sampler are options"}, {LOSS_OPT_TRIPLET, "--triplet and --mining are options"},
-        {LOSS_OPT_CE, "--ce-scale0 is an option"},           {LOSS_OPT_CE_TOPK, "--ce-topk is an option"},
-        {LOSS_OPT_CE_FRAC, "--ce-frac is an option"},         {LOSS_OPT_FSTAT, "--fstat-dims is an option"},
-    };
-    int given = (!isnan(op->se2_0) || op->sampler >= 0 ? LOSS_OPT_SPE : 0) |
-                (op->triplet_form >= 0 || op->mining >= 0 ? LOSS_OPT_TRIPLET : 0) |
-                (!isnan(op->ce_scale0) ? LOSS_OPT_CE : 0) | (op->ce_topk ? LOSS_OPT_CE_TOPK : 0) |
-                (!isnan(op->ce_frac) ? LOSS_OPT_CE_FRAC : 0) | (op->fstat_dims ? LOSS_OPT_FSTAT : 0);
-    for (size_t i = 0; i < sizeof owned / sizeof *owned; i++) {
-        char who[256];
-        if (!(given & owned[i].bit & ~L->options))
-            continue;
-        loss_owners(owned[i].bit, who, sizeof who);
-        usage_die("%s of the %s loss%s", owned[i].what, who, strchr(who, ' ') ? "es" : "");
-    }
+    lossopt_check_owned(&op->lo, L); /* each belongs to the losses that own its setting */
     /* what the loss derives from them, checked now (a new run's own settings: start) */
     loss_config lc;
-    const char *bad = configure(op, L, 0, &lc);
+    const char *bad = lossopt_configure(&op->lo, L, op->D, 0, &lc);
     if (bad)
         usage_die("%s", bad);
     return L;
@@ -312,7 +207,7 @@ static model *start(const options *op, const loss_kind *L, const feed *f, ckpt_i
         die("loss %s embeds each class's digit string with a query tower: it needs N-digit MNIST batches (meta "
             "digits), not these", L->name);
     snprintf(ci->loss, sizeof ci->loss, "%s", L->name);
-    const char *bad = configure(op, L, f->shots, &ci->lc);
+    const char *bad = lossopt_configure(&op->lo, L, op->D, f->shots, &ci->lc);
     if (bad) /* (checked by choose_loss already: the shots do not change a verdict) */
         usage_die("%s", bad);
     ci->optim_kind = op->optim;
@@ -359,119 +254,6 @@ static model *resume(const options *op, const feed *f, ckpt_info *ci, optim **o,
     return m;
 }
 
-/* one step's work: the model, its loss and the buffers of one batch */
-typedef struct {
-    model *m;
-    optim *o;
-    const loss_kind *L;
-    ckpt_info *ci;
-    float *mu, *var, *dmu, *dvar;
-    /* two-tower losses: the digits of each image's class (maxbatch, N), the query embeddings
-     * and their gradients (maxbatch, D) */
-    uint8_t *qdigits;
-    float *qmu, *dqmu;
-} trainer;
-
-/* forward, loss, backward, update on the batch in f / li; returns the loss (not finite: nothing
- * was updated) */
-static double train_step(trainer *t, const feed *f, loss_input *li, loss_stats *st)
-{
-    model *m = t->m;
-    ckpt_info *ci = t->ci;
-    model_forward(m, f->images, li->n, t->mu, t->var);
-    li->C = ci->mc.C;
-    li->D = ci->mc.D;
-    li->mu = t->mu;
-    li->var = t->var;
-    if (t->qmu) { /* query i: the digit string of image i's class */
-        int64_t top = 1;
-        for (int p = 0; p < ci->mc.digits; p++)
-            top *= 10;
-        for (int i = 0; i < li->n; i++) {
-            if (li->cls[i] < 0 || li->cls[i] >= top)
-                die("class %d is not a %d-digit number: the query tower cannot spell it", (int)li->cls[i],
-                    ci->mc.digits);
-            model_query_digits(ci->mc.digits, li->cls[i], t->qdigits + (size_t)i * ci->mc.digits);
-        }
-        model_query_forward(m, t->qdigits, li->n, t->qmu);
-        li->qmu = t->qmu;
-        li->dqmu = t->dqmu;
-    }
-    memset(m->grads, 0, m->nparams * sizeof(float));
-    rng r;
-    rng_init(&r, ci->seed, RNG_STREAM('l', 'o', 's', 's') ^ (uint64_t)ci->step);
-    double lv = t->L->forward_backward(&ci->lc, li, m->params + m->nnet, m->grads + m->nnet, t->dmu, t->dvar, &r, st);
-    if (!isfinite(lv))
-        return lv;
-    model_backward(m, t->dmu, t->dvar);
-    if (t->qmu)
-        model_query_backward(m, t->dqmu);
-    lr_schedule sched = {.lr = ci->lr, .warmup = ci->warmup, .decay = ci->decay, .end_frac = ci->lr_end,
-                         .steps = ci->steps};
-    t->o->lr = lr_at(&sched, ci->step);
-    optim_step(t->o, m->params, m->grads);
-    ci->step++;
-    return lv;
-}
-
-static const char log_header[] = "step\tloss\tnll\tkl\ta\tb\tmean_var\timages_per_s\tseconds\tlr\tacc\tse2\n";
-
-/* The log of a resumed run, cut back to the checkpoint's step so that the two agree: its first
- * line (the header) is kept, then every whole line up to the first one that is past step, cut
- * short (a kill in the middle of a write) or not a step; from there on it is dropped. Returns
- * the bytes kept (0: the log is missing, empty or not a regular file). */
-static long cut_log(const char *path, int64_t step)
-{
-    struct stat st;
-    if (stat(path, &st) != 0 || !S_ISREG(st.st_mode)) /* missing, or a device or a pipe: not cut */
-        return 0;
-    FILE *f = fopen(path, "r+");
-    if (!f)
-        die("cannot write %s: %s", path, strerror(errno));
-    char *line = NULL;
-    size_t cap = 0;
-    ssize_t n;
-    long keep = 0;
-    for (int first = 1; (n = getline(&line, &cap, f)) > 0; first = 0) {
-        char *end;
-        long long s = strtoll(line, &end, 10);
-        int header = first && !strncmp(line, "step\t", 5);
-        if (line[n - 1] != '\n' || (!header && (end == line || *end != '\t' || s > step)))
-            break;
-        keep += n;
-    }
-    free(line);
-    if (ferror(f) || ftruncate(fileno(f), keep) != 0 || fclose(f) != 0)
-        die("cannot write %s: %s", path, strerror(errno));
-    return keep;
-}
-
-static FILE *open_log(const options *op, int64_t step)
-{
-    if (!op->log)
-        return NULL;
-    long kept = op->resume ? cut_log(op->log, step) : 0;
-    FILE *logf = fopen(op->log, kept ? "a" : "w");
-    if (!logf)
-        die("cannot write %s: %s", op->log, strerror(errno));
-    if (!kept)
-        fputs(log_header, logf);
-    return logf;
-}
-
-/* PATH without .ckpt + .stepSSSSSSSSS.ckpt */
-static void save_snapshot(const options *op, int argc, char **argv, const stream_header *ih)
-{
-    flush_log();
-    char snap[4096];
-    size_t n = strlen(op->out);
-    int base = n > 5 && !strcmp(op->out + n - 5, ".ckpt") ? (int)n - 5 : (int)n;
-    snprintf(snap, sizeof snap, "%.*s.step%09lld.ckpt", base, op->out, (long long)saver.ci->step);
-    saver.ok = 0;
-    ckpt_save(snap, saver.ci, saver.m, saver.o, argc, argv, ih);
-    saver.ok = 1;
-}
-
 int main(int argc, char **argv)
 {
     util_start(argc, argv, synopsis());
@@ -490,24 +272,15 @@ int main(int argc, char **argv)
     optim *o;
     /* the provenance of every checkpoint: the command that started the run (a resumed run's
      * checkpoint has it; ci.resumed lists the resumes) */
-    int pargc = argc;
-    char **pargv = argv;
     stream_header *rh = NULL;
     model *m = op.resume ? resume(&op, &f, &ci, &o, argc, argv, &rh) : start(&op, L, &f, &ci, &o);
-    if (rh) {
-        pargc = rh->nargs + 1;
-        pargv = emalloc((size_t)(pargc + 1) * sizeof *pargv);
-        pargv[0] = argv[0];
-        for (int i = 0; i < rh->nargs; i++)
-            pargv[i + 1] = rh->args[i];
-        pargv[pargc] = NULL;
-    }
     L = loss_find(ci.loss);
     if (!(L->batches & f.kind))
         die("loss %s does not take %s batches; feed it `%s`", ci.loss, loss_batch_name(f.kind),
             feed_batcher_mode(L->batches));
     ci.batch_images = f.maxbatch;
-    FILE *logf = open_log(&op, ci.step);
+    trainlog g;
+    trainlog_open(&g, op.log, op.resume != NULL, ci.step);
 
     /* on resume, the same batcher command is fed again: skip the batches already trained on */
     stream_record rec = {0};
@@ -515,30 +288,20 @@ int main(int argc, char **argv)
         if (!stream_read(in, &rec))
             die("input ended while skipping the %lld batches already trained on", (long long)ci.step);
 
-    size_t outs = (size_t)f.maxbatch * ci.mc.C * ci.mc.D * sizeof(float);
-    int stoch = ci.mc.head != HEAD_POINT;
-    trainer t = {.m = m, .o = o, .L = L, .ci = &ci, .mu = ealloc_aligned(outs), .dmu = ealloc_aligned(outs),
-                 .var = stoch ? ealloc_aligned(outs) : NULL, .dvar = stoch ? ealloc_aligned(outs) : NULL};
-    if (ci.mc.query) {
-        size_t qouts = (size_t)f.maxbatch * ci.mc.D * sizeof(float);
-        t.qdigits = emalloc((size_t)f.maxbatch * ci.mc.digits);
-        t.qmu = ealloc_aligned(qouts);
-        t.dqmu = ealloc_aligned(qouts);
-    }
+    trainer t;
+    trainer_init(&t, m, o, L, &ci, f.maxbatch);
+    trainer_provenance(&t, argc, argv, rh, ih, &g);
 
     struct sigaction sa = {0};
     sa.sa_handler = on_signal;
     sa.sa_flags = SA_RESTART;
     sigaction(SIGINT, &sa, NULL);
     sigaction(SIGTERM, &sa, NULL);
-    saver = (saver_state){.ok = 1, .path = op.out, .ci = &ci, .m = m, .o = o, .argc = pargc, .argv = pargv,
-                          .input = ih, .log = logf};
-    util_die_hook = die_hook;
+    trainer_guard(&t, op.out);
 
     progress pr;
     progress_start(&pr, "step", ci.steps);
-    double t0 = now_seconds(), tlast = t0;
-    long long images_done = 0, images_last = 0;
+    trainlog_start(&g);
     int64_t last_saved = ci.step;
     int ended = 0;
     while (ci.step < ci.steps && !got_signal) {
@@ -548,53 +311,34 @@ int main(int argc, char **argv)
         }
         loss_input li;
         int n = feed_next(&f, &rec, &li);
-        saver.ok = 0; /* parameters change from here until the step is complete */
         loss_stats st = {0};
-        double lv = train_step(&t, &f, &li, &st);
+        double lv = trainer_step(&t, f.images, &li, &st);
         if (!isfinite(lv)) {
             fprintf(stderr, "train: loss is %g at step %lld; stopping. The last good checkpoint (step %lld) is %s\n",
                     lv, (long long)ci.step + 1, (long long)last_saved, op.out);
-            util_die_hook = NULL;
+            trainer_guard(&t, NULL);
             exit(1);
         }
-        images_done += n;
-        saver.ok = 1;
-        double now = now_seconds();
-        if (logf && (ci.step % 50 == 0 || ci.step == ci.steps)) {
-            double rate = (images_done - images_last) / (now - tlast > 0 ? now - tlast : 1e-9);
-            fprintf(logf, "%lld\t%.6g\t%.6g\t%.6g\t%.6g\t%.6g\t%.6g\t%.0f\t%.2f\t%.6g\t%.6g\t%.6g\n",
-                    (long long)ci.step, lv, st.nll, st.kl, st.a, st.b, st.mean_var, rate, now - t0, o->lr, st.acc,
-                    st.se2);
-            tlast = now;
-            images_last = images_done;
-        }
+        trainlog_step(&g, ci.step, ci.steps, n, lv, &st, o->lr);
         char extra[160];
-        double rate = images_done / (now - t0 > 0 ? now - t0 : 1e-9);
-        if (f.kind != LOSS_PAIRS) /* episodes: query accuracy; groups (triplet): batch 1-NN accuracy */
-            snprintf(extra, sizeof extra, "loss %.4f acc %.3f se2 %.3g var %.3g %.0f img/s", lv, st.acc, st.se2,
-                     st.mean_var, rate);
-        else
-            snprintf(extra, sizeof extra, "loss %.4f a %.3f b %.3f var %.3g %.0f img/s", lv, st.a, st.b,
-                     st.mean_var, rate);
+        trainlog_progress(&g, f.kind == LOSS_PAIRS, lv, &st, extra, sizeof extra);
         progress_update(&pr, ci.step, extra);
         if (ci.step % ci.save_every == 0 && ci.step < ci.steps) {
-            save_now();
+            trainer_save(&t, op.out);
             last_saved = ci.step;
         }
         if (ci.snapshot_every && ci.step % ci.snapshot_every == 0)
-            save_snapshot(&op, pargc, pargv, ih);
+            trainer_snapshot(&t, op.out);
     }
     progress_end(&pr, ci.step);
-    util_die_hook = NULL;
-    save_now();
-    double el = now_seconds() - t0;
+    trainer_guard(&t, NULL);
+    trainer_save(&t, op.out);
+    double el = now_seconds() - g.t0;
     fprintf(stderr, "train: %lld steps, %lld images in %.1f s (%.0f images/s); checkpoint %s\n",
-            (long long)ci.step, images_done, el, images_done / (el > 0 ? el : 1e-9), op.out);
+            (long long)ci.step, g.images, el, g.images / (el > 0 ? el : 1e-9), op.out);
     if (ended && ci.step < ci.steps)
         fprintf(stderr, "train: input ended after step %lld (of %lld)\n", (long long)ci.step, (long long)ci.steps);
-    saver.log = NULL;
-    if (logf && fclose(logf) != 0)
-        die("cannot write %s", op.log);
+    trainlog_close(&g);
     int rc = 0;
     if (got_signal) {
         fprintf(stderr, "train: interrupted; resume with --resume %s\n", op.out);
@@ -606,9 +350,8 @@ int main(int argc, char **argv)
     model_free(m);
     optim_free(o);
     if (rh) {
-        free(pargv);
         header_free(rh);
     }
-    free(t.mu); free(t.var); free(t.dmu); free(t.dvar); free(t.qdigits); free(t.qmu); free(t.dqmu);
+    trainer_free(&t);
     return rc;
 }

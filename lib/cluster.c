@@ -2,12 +2,13 @@
 #include "cluster.h"
 
 #include <float.h>
+#include <limits.h>
 #include <math.h>
-#include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "blas.h"
+#include "par.h"
 #include "util.h"
 
 /* squared norms beyond this could overflow the float sum ||x||^2 + ||c||^2 - 2 x.c */
@@ -29,31 +30,29 @@ typedef struct {
     int k, D;
     int64_t rows;             /* rows per block */
     int32_t *a;               /* (n) out */
-    int worker, nworkers;
+    float **dot;              /* per worker: (rows, k) scratch */
 } assign_job;
 
-static void *assign_worker(void *arg)
+/* block b: rows [b * rows, (b + 1) * rows) of X */
+static void assign_block(void *ctx, int b, int worker)
 {
-    const assign_job *J = arg;
-    float *dot = ealloc_aligned((size_t)J->rows * J->k * sizeof *dot);
-    for (int64_t i0 = J->worker * J->rows; i0 < J->n; i0 += (int64_t)J->nworkers * J->rows) {
-        int64_t m = J->n - i0 < J->rows ? J->n - i0 : J->rows;
-        /* dot (m, k) = -2 X[i0 : i0+m] C^T */
-        blas_sgemm(0, 1, (int)m, J->k, J->D, -2.0f, J->X + i0 * J->D, J->D, J->c, J->D, 0.0f, dot, J->k);
-        for (int64_t r = 0; r < m; r++) {
-            const float *row = dot + r * J->k;
-            float xn = J->xn[i0 + r], best = (xn + J->cn[0]) + row[0];
-            int32_t bj = 0;
-            for (int j = 1; j < J->k; j++) {
-                float d = (xn + J->cn[j]) + row[j];
-                if (d < best) /* strict: the lower index wins a tie */
-                    best = d, bj = j;
-            }
-            J->a[i0 + r] = bj;
+    const assign_job *J = ctx;
+    float *dot = J->dot[worker];
+    int64_t i0 = (int64_t)b * J->rows;
+    int64_t m = J->n - i0 < J->rows ? J->n - i0 : J->rows;
+    /* dot (m, k) = -2 X[i0 : i0+m] C^T */
+    blas_sgemm(0, 1, (int)m, J->k, J->D, -2.0f, J->X + i0 * J->D, J->D, J->c, J->D, 0.0f, dot, J->k);
+    for (int64_t r = 0; r < m; r++) {
+        const float *row = dot + r * J->k;
+        float xn = J->xn[i0 + r], best = (xn + J->cn[0]) + row[0];
+        int32_t bj = 0;
+        for (int j = 1; j < J->k; j++) {
+            float d = (xn + J->cn[j]) + row[j];
+            if (d < best) /* strict: the lower index wins a tie */
+                best = d, bj = j;
         }
+        J->a[i0 + r] = bj;
     }
-    free(dot);
-    return NULL;
 }
 
 static void norms(const float *X, int64_t n, int D, float *out)
@@ -77,24 +76,25 @@ static void assign_all(const float *X, const float *xn, int64_t n, const float *
     if (rows < 1)
         rows = 1;
     int64_t nblocks = (n + rows - 1) / rows;
-    if (threads > 64)
-        threads = 64;
+    if (nblocks > INT_MAX)
+        die("k-means: %lld blocks of points, more than a parallel-for takes", (long long)nblocks);
+    if (threads > PAR_MAXTHREADS)
+        threads = PAR_MAXTHREADS;
     if (threads > nblocks)
         threads = (int)nblocks;
     if (threads < 1)
         threads = 1;
     int saved = blas_threads();
     blas_set_threads(1);
-    assign_job jobs[64];
-    pthread_t tid[64];
-    for (int t = 0; t < threads; t++)
-        jobs[t] = (assign_job){X, xn, n, c, cn, k, D, rows, a, t, threads};
-    for (int t = 1; t < threads; t++)
-        if (pthread_create(&tid[t], NULL, assign_worker, &jobs[t]))
-            die("cannot start a thread");
-    assign_worker(&jobs[0]);
-    for (int t = 1; t < threads; t++)
-        pthread_join(tid[t], NULL);
+    par_pool *p = par_new(threads);
+    float *dot[PAR_MAXTHREADS];
+    for (int w = 0; w < par_workers(p); w++)
+        dot[w] = ealloc_aligned((size_t)rows * k * sizeof **dot);
+    assign_job J = {X, xn, n, c, cn, k, D, rows, a, dot};
+    par_run(p, (int)nblocks, assign_block, &J);
+    for (int w = 0; w < par_workers(p); w++)
+        free(dot[w]);
+    par_free(p);
     blas_set_threads(saved);
 }
 

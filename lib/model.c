@@ -1,5 +1,5 @@
 /* model: the HIB embedding network on one parameter block (see model.h), built from the fused
- * layers of nn.h, on a small pool of threads.
+ * layers of nn.h, on a pool of threads (lib/par.h).
  *
  * Layouts (per image; NHWC = channels innermost):
  *   img   (Cin, H, W) bytes, kept from the forward for the backward
@@ -12,7 +12,7 @@
  * Threads and determinism: work is cut into units whose boundaries depend only on the batch
  * size (FWD_CHUNK or CHUNK images for the convolutions, FC_ROWS rows or FC_COL_UNITS column
  * blocks for fc1),
- * never on the thread count; threads take units in any order (a shared counter), every unit
+ * never on the thread count; threads take units in any order (par_run's shared counter), every unit
  * writes its own outputs with a fixed summation order, and the per-chunk conv weight gradients
  * are summed in chunk order at the end. OpenBLAS runs single-threaded inside the model, one call
  * per unit. So the results are the same bytes for any thread count (and with or without
@@ -27,13 +27,12 @@
 
 #include <immintrin.h>
 #include <math.h>
-#include <pthread.h>
-#include <stdatomic.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "blas.h"
 #include "nn.h"
+#include "par.h"
 #include "rng.h"
 #include "util.h"
 
@@ -45,58 +44,6 @@ enum { FWD_CHUNK = 2, CHUNK = 4, FC_ROWS = 64, FC_COL_UNITS = 8, MAXTHREADS = 16
 static size_t cgrad_size(int Cin) { return (C1 * Cin * 25 + C1 + NN_DWR_SIZE + C2 + 15) / 16 * 16; }
 
 typedef struct model_impl model_impl;
-
-/* ---------------------------------------------------------------- thread pool */
-
-typedef void (*task_fn)(model_impl *im, int task, int tid);
-
-typedef struct {
-    int n;                       /* threads including the caller */
-    pthread_t th[MAXTHREADS];
-    pthread_mutex_t mu;
-    pthread_cond_t start, done;
-    long generation;
-    int pending, stop;
-    task_fn fn;
-    model_impl *im;
-    int ntasks;
-    atomic_int next;
-} pool;
-
-typedef struct {
-    pool *p;
-    int tid;
-    long seen; /* the generation when the thread was created: it joins the next one */
-} worker_arg;
-
-static void pool_work(pool *p, int tid)
-{
-    for (int t; (t = atomic_fetch_add(&p->next, 1)) < p->ntasks;)
-        p->fn(p->im, t, tid);
-}
-
-static void *pool_main(void *arg)
-{
-    worker_arg *wa = arg;
-    pool *p = wa->p;
-    long seen = wa->seen;
-    for (;;) {
-        pthread_mutex_lock(&p->mu);
-        while (p->generation == seen && !p->stop)
-            pthread_cond_wait(&p->start, &p->mu);
-        if (p->stop) {
-            pthread_mutex_unlock(&p->mu);
-            return NULL;
-        }
-        seen = p->generation;
-        pthread_mutex_unlock(&p->mu);
-        pool_work(p, wa->tid);
-        pthread_mutex_lock(&p->mu);
-        if (--p->pending == 0)
-            pthread_cond_signal(&p->done);
-        pthread_mutex_unlock(&p->mu);
-    }
-}
 
 /* ---------------------------------------------------------------- the model's private state */
 
@@ -123,61 +70,10 @@ struct model_impl {
     /* conv2 weights repacked for the kernels */
     float *wk2, *wr2;
     workspace ws[MAXTHREADS];
-    worker_arg wargs[MAXTHREADS];
-    pool pool;
-    int threads_started;
+    par_pool *pool; /* lib/par.h: worker w computes in ws[w] */
 };
 
 static size_t p1_size(int H2, int W2) { return (size_t)(H2 + 4) * (W2 + 4) * C1; }
-
-static void run(model_impl *im, task_fn fn, int ntasks)
-{
-    pool *p = &im->pool;
-    if (ntasks <= 0)
-        return;
-    if (p->n <= 1 || ntasks == 1) {
-        for (int t = 0; t < ntasks; t++)
-            fn(im, t, 0);
-        return;
-    }
-    if (!im->threads_started) {
-        for (int i = 1; i < p->n; i++) {
-            im->wargs[i] = (worker_arg){p, i, p->generation};
-            if (pthread_create(&p->th[i], NULL, pool_main, &im->wargs[i]))
-                die("cannot create a thread");
-        }
-        im->threads_started = 1;
-    }
-    pthread_mutex_lock(&p->mu);
-    p->fn = fn;
-    p->im = im;
-    p->ntasks = ntasks;
-    atomic_store(&p->next, 0);
-    p->pending = p->n - 1;
-    p->generation++;
-    pthread_cond_broadcast(&p->start);
-    pthread_mutex_unlock(&p->mu);
-    pool_work(p, 0);
-    pthread_mutex_lock(&p->mu);
-    while (p->pending > 0)
-        pthread_cond_wait(&p->done, &p->mu);
-    pthread_mutex_unlock(&p->mu);
-}
-
-static void stop_threads(model_impl *im)
-{
-    pool *p = &im->pool;
-    if (!im->threads_started)
-        return;
-    pthread_mutex_lock(&p->mu);
-    p->stop = 1;
-    pthread_cond_broadcast(&p->start);
-    pthread_mutex_unlock(&p->mu);
-    for (int i = 1; i < p->n; i++)
-        pthread_join(p->th[i], NULL);
-    p->stop = 0;
-    im->threads_started = 0;
-}
 
 /* ---------------------------------------------------------------- create, init */
 
@@ -302,9 +198,6 @@ model *model_create(const model_config *cfg, int nextra, const char *const *extr
     im->wk2 = falloc(NN_WK_SIZE(C1));
     im->wr2 = falloc(NN_WR_SIZE);
 
-    pthread_mutex_init(&im->pool.mu, NULL);
-    pthread_cond_init(&im->pool.start, NULL);
-    pthread_cond_init(&im->pool.done, NULL);
     model_set_threads(m, blas_threads());
     return m;
 }
@@ -316,9 +209,9 @@ void model_set_threads(model *m, int threads)
         threads = 1;
     if (threads > MAXTHREADS)
         threads = MAXTHREADS;
-    if (threads == im->pool.n)
+    if (im->pool && threads == par_workers(im->pool))
         return;
-    stop_threads(im);
+    par_free(im->pool);
     for (int t = 0; t < MAXTHREADS; t++) {
         workspace *w = &im->ws[t];
         if (t < threads && !w->planes) {
@@ -327,20 +220,17 @@ void model_set_threads(model *m, int threads)
             w->scratch = ealloc_aligned(nn_convpool_scratch(im->H2, im->W2));
         }
     }
-    im->pool.n = threads;
+    im->pool = par_new(threads);
 }
 
-int model_threads(const model *m) { return ((model_impl *)m->impl)->pool.n; }
+int model_threads(const model *m) { return par_workers(((model_impl *)m->impl)->pool); }
 
 void model_free(model *m)
 {
     if (!m)
         return;
     model_impl *im = m->impl;
-    stop_threads(im);
-    pthread_mutex_destroy(&im->pool.mu);
-    pthread_cond_destroy(&im->pool.start);
-    pthread_cond_destroy(&im->pool.done);
+    par_free(im->pool);
     for (int t = 0; t < MAXTHREADS; t++) {
         free(im->ws[t].planes);
         free(im->ws[t].dp1);
@@ -403,8 +293,9 @@ static float *grad(const model *m, int view) { return m->grads + m->views[view].
 enum { V_C1W, V_C1B, V_C2W, V_C2B, V_F1W, V_F1B, V_HW, V_HB };
 
 /* images of chunk c -> p1, a1, p2, a2 */
-static void conv_forward_task(model_impl *im, int c, int tid)
+static void conv_forward_task(void *ctx, int c, int tid)
 {
+    model_impl *im = ctx;
     const model *m = im->m;
     workspace *ws = &im->ws[tid];
     int i1 = (c + 1) * FWD_CHUNK < im->n ? (c + 1) * FWD_CHUNK : im->n;
@@ -441,8 +332,9 @@ static void head_grad_row(float *restrict gw, float *restrict dh, const float *r
 }
 
 /* rows of unit u: fc1 + ReLU, head, outputs */
-static void fc_forward_task(model_impl *im, int u, int tid)
+static void fc_forward_task(void *ctx, int u, int tid)
 {
+    model_impl *im = ctx;
     const model *m = im->m;
     int r0 = u * FC_ROWS, nr = im->n - r0 < FC_ROWS ? im->n - r0 : FC_ROWS, HO = im->HO;
     float *h1 = im->h1 + (size_t)r0 * FC;
@@ -513,8 +405,8 @@ void model_forward(model *m, const uint8_t *images, int n, float *mu, float *var
     nn_convpool_pack(im->wk2, im->wr2, param(m, V_C2W), C1);
     im->mu = mu;
     im->var = var;
-    run(im, conv_forward_task, (n + FWD_CHUNK - 1) / FWD_CHUNK);
-    run(im, fc_forward_task, (n + FC_ROWS - 1) / FC_ROWS);
+    par_run(im->pool, (n + FWD_CHUNK - 1) / FWD_CHUNK, conv_forward_task, im);
+    par_run(im->pool, (n + FC_ROWS - 1) / FC_ROWS, fc_forward_task, im);
     im->mu = im->var = NULL;
     blas_leave(bt);
 }
@@ -524,8 +416,9 @@ void model_forward(model *m, const uint8_t *images, int n, float *mu, float *var
 /* The row units first (dp2 for FC_ROWS rows: the bigger ones, so that the smaller ones fill
  * in at the end), then FC_COL_UNITS units of the fc1.w gradient, for a block of input columns
  * (all rows, in order). */
-static void fc_backward_task(model_impl *im, int u, int tid)
+static void fc_backward_task(void *ctx, int u, int tid)
 {
+    model_impl *im = ctx;
     const model *m = im->m;
     int n = im->n, fc_in = im->fc_in, nrow = (n + FC_ROWS - 1) / FC_ROWS;
     if (u >= nrow) {
@@ -543,8 +436,9 @@ static void fc_backward_task(model_impl *im, int u, int tid)
 }
 
 /* images of chunk c: conv2 and conv1 backward; weight gradients into the chunk's buffer */
-static void conv_backward_task(model_impl *im, int c, int tid)
+static void conv_backward_task(void *ctx, int c, int tid)
 {
+    model_impl *im = ctx;
     workspace *ws = &im->ws[tid];
     float *g = im->cgrad + c * im->cgrad_size;
     memset(g, 0, im->cgrad_size * sizeof(float));
@@ -609,9 +503,9 @@ void model_backward(model *m, const float *dmu, const float *dvar)
             gb1[k] += dh[k];
         }
     }
-    run(im, fc_backward_task, FC_COL_UNITS + (n + FC_ROWS - 1) / FC_ROWS);
+    par_run(im->pool, FC_COL_UNITS + (n + FC_ROWS - 1) / FC_ROWS, fc_backward_task, im);
     int nchunks = (n + CHUNK - 1) / CHUNK;
-    run(im, conv_backward_task, nchunks);
+    par_run(im->pool, nchunks, conv_backward_task, im);
     // the chunks' conv gradients, summed in chunk order
     float *sum = im->cgrad; /* chunk 0 accumulates the others */
     for (int c = 1; c < nchunks; c++) {

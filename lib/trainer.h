@@ -1,0 +1,73 @@
+/* trainer: one training run's state between steps, its step (forward, loss, backward, update) and
+ * its checkpoints: the model, its optimizer, the loss, the checkpoint's settings (ckpt_info, whose
+ * step counts the steps done) and the buffers of one batch.
+ *
+ * Checkpoints: trainer_save writes the run's checkpoint (lib/ckpt.h) after syncing the log, so
+ * that a checkpoint is never ahead of its log; trainer_guard makes every die() between two steps
+ * save it first (a bad record, a broken input), but not one inside a step, whose parameters are
+ * half updated. The provenance of every checkpoint is the command that started the run.
+ *
+ * Ownership: a trainer owns its batch buffers; the model, optimizer, settings, log, provenance and
+ * input header are the caller's and must outlive it. One trainer can be guarded at a time.
+ *
+ *   trainer t;
+ *   trainer_init(&t, m, o, L, &ci, f.maxbatch);
+ *   trainer_provenance(&t, argc, argv, resumed_header, in->header, &log);
+ *   trainer_guard(&t, path);
+ *   while (...) { loss_input li; feed_next(&f, &rec, &li);
+ *                 double loss = trainer_step(&t, f.images, &li, &st); ... }
+ *   trainer_guard(&t, NULL);
+ *   trainer_save(&t, path);
+ *   trainer_free(&t);
+ */
+#ifndef HEDGE_TRAINER_H
+#define HEDGE_TRAINER_H
+#include <stdint.h>
+
+#include "ckpt.h"
+#include "loss.h"
+#include "model.h"
+#include "optim.h"
+#include "stream.h"
+#include "trainlog.h"
+
+typedef struct {
+    model *m;
+    optim *o;
+    const loss_kind *L;
+    ckpt_info *ci;
+    /* checkpoints: the command that started the run, the input's header, the log to sync */
+    int argc;
+    char **argv;
+    int own_argv;      /* 1: argv was made for a resumed run (its strings are the header's) */
+    const stream_header *input;
+    trainlog *log;
+    int between_steps; /* 1: the parameters are a whole step's (the guard may save them) */
+    /* (maxbatch, C, D) the embeddings and their gradients; var, dvar only for a stochastic head */
+    float *mu, *var, *dmu, *dvar;
+    /* two-tower losses: the digits of each image's class (maxbatch, N), the query embeddings and
+     * their gradients (maxbatch, D) */
+    uint8_t *qdigits;
+    float *qmu, *dqmu;
+} trainer;
+
+void trainer_init(trainer *t, model *m, optim *o, const loss_kind *L, ckpt_info *ci, int maxbatch);
+/* what every checkpoint records: the command that started the run, which is argc, argv for a new
+ * run (resumed NULL) and, for a resumed one, argv[0] with the arguments of the provenance of the
+ * checkpoint's header resumed (kept by the caller while t lives); input, the batch stream's header;
+ * log, the log to sync before each save (may be NULL) */
+void trainer_provenance(trainer *t, int argc, char **argv, const stream_header *resumed, const stream_header *input,
+                        trainlog *log);
+/* forward, loss, backward, update of the batch: images as li->n come from the feed, li its loss
+ * input (the embeddings are filled in here); then ci->step counts it. Returns the loss; not
+ * finite: nothing was updated, and the guard does not save any more. */
+double trainer_step(trainer *t, const uint8_t *images, loss_input *li, loss_stats *st);
+/* the checkpoint at path now (the log synced first) */
+void trainer_save(trainer *t, const char *path);
+/* a snapshot beside out: out without .ckpt, then .stepSSSSSSSSS.ckpt */
+void trainer_snapshot(trainer *t, const char *out);
+/* from now on a die() between steps saves the checkpoint at path first and says so on stderr;
+ * NULL: no longer */
+void trainer_guard(trainer *t, const char *path);
+void trainer_free(trainer *t);
+#endif

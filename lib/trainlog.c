@@ -1,0 +1,95 @@
+/* trainlog: train's log and step bookkeeping (lib/trainlog.h) */
+#include "trainlog.h"
+
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "util.h"
+
+/* cuts the log at path back to step (trainlog.h); returns the bytes kept (0: the log is missing,
+ * empty or not a regular file) */
+static long cut_log(const char *path, int64_t step)
+{
+    struct stat st;
+    if (stat(path, &st) != 0 || !S_ISREG(st.st_mode)) /* missing, or a device or a pipe: not cut */
+        return 0;
+    FILE *f = fopen(path, "r+");
+    if (!f)
+        die("cannot write %s: %s", path, strerror(errno));
+    char *line = NULL;
+    size_t cap = 0;
+    ssize_t n;
+    long keep = 0;
+    for (int first = 1; (n = getline(&line, &cap, f)) > 0; first = 0) {
+        char *end;
+        long long s = strtoll(line, &end, 10);
+        int header = first && !strncmp(line, "step\t", 5);
+        if (line[n - 1] != '\n' || (!header && (end == line || *end != '\t' || s > step)))
+            break;
+        keep += n;
+    }
+    free(line);
+    if (ferror(f) || ftruncate(fileno(f), keep) != 0 || fclose(f) != 0)
+        die("cannot write %s: %s", path, strerror(errno));
+    return keep;
+}
+
+void trainlog_open(trainlog *g, const char *path, int resumed, int64_t step)
+{
+    memset(g, 0, sizeof *g);
+    g->path = path;
+    if (!path)
+        return;
+    long kept = resumed ? cut_log(path, step) : 0;
+    g->f = fopen(path, kept ? "a" : "w");
+    if (!g->f)
+        die("cannot write %s: %s", path, strerror(errno));
+    if (!kept)
+        fputs(TRAINLOG_HEADER, g->f);
+}
+
+void trainlog_start(trainlog *g) { g->t0 = g->tlast = now_seconds(); }
+
+void trainlog_step(trainlog *g, int64_t step, int64_t steps, int n, double loss, const loss_stats *st, double lr)
+{
+    g->images += n;
+    g->now = now_seconds();
+    if (g->f && (step % TRAINLOG_EVERY == 0 || step == steps)) {
+        double rate = (g->images - g->images_last) / (g->now - g->tlast > 0 ? g->now - g->tlast : 1e-9);
+        fprintf(g->f, "%lld\t%.6g\t%.6g\t%.6g\t%.6g\t%.6g\t%.6g\t%.0f\t%.2f\t%.6g\t%.6g\t%.6g\n", (long long)step,
+                loss, st->nll, st->kl, st->a, st->b, st->mean_var, rate, g->now - g->t0, lr, st->acc, st->se2);
+        g->tlast = g->now;
+        g->images_last = g->images;
+    }
+}
+
+void trainlog_progress(const trainlog *g, int pairs, double loss, const loss_stats *st, char *buf, size_t size)
+{
+    double rate = g->images / (g->now - g->t0 > 0 ? g->now - g->t0 : 1e-9);
+    if (!pairs) /* episodes: query accuracy; groups (triplet): batch 1-NN accuracy */
+        snprintf(buf, size, "loss %.4f acc %.3f se2 %.3g var %.3g %.0f img/s", loss, st->acc, st->se2,
+                 st->mean_var, rate);
+    else
+        snprintf(buf, size, "loss %.4f a %.3f b %.3f var %.3g %.0f img/s", loss, st->a, st->b, st->mean_var,
+                 rate);
+}
+
+void trainlog_sync(trainlog *g)
+{
+    if (!g->f)
+        return;
+    /* (fsync fails with EINVAL on a pipe or a terminal: nothing to sync then) */
+    if (fflush(g->f) != 0 || (fsync(fileno(g->f)) != 0 && errno != EINVAL))
+        die("cannot write the log: %s", strerror(errno));
+}
+
+void trainlog_close(trainlog *g)
+{
+    FILE *f = g->f;
+    g->f = NULL;
+    if (f && fclose(f) != 0)
+        die("cannot write %s", g->path);
+}

@@ -1,0 +1,101 @@
+/* trainlog and lossopt, the machinery train's main stands on: a resumed log is cut back to the
+ * checkpoint's step (header kept; a line past the step, cut short or not a step ends it), a line is
+ * written every TRAINLOG_EVERY steps and at the last; lossopt's defaults, overrides and the check
+ * that an option belongs to its loss. */
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "check.h"
+#include "lossopt.h"
+#include "trainlog.h"
+
+static char path[] = "/tmp/test_trainlogXXXXXX";
+
+static void put(const char *text)
+{
+    FILE *f = fopen(path, "w");
+    fputs(text, f);
+    fclose(f);
+}
+
+static int has(const char *want)
+{
+    char got[4096] = {0};
+    FILE *f = fopen(path, "r");
+    size_t n = fread(got, 1, sizeof got - 1, f);
+    fclose(f);
+    got[n] = 0;
+    if (strcmp(got, want))
+        fprintf(stderr, "log is\n%s\nexpected\n%s\n", got, want);
+    return !strcmp(got, want);
+}
+
+int main(void)
+{
+    int fd = mkstemp(path);
+    CHECK(fd >= 0);
+    close(fd);
+    trainlog g;
+    /* resumed at step 100: lines 50 and 100 stay, 150 goes, and so does everything after it */
+    put(TRAINLOG_HEADER "50\t1\n100\t2\n150\t3\n100\t4\n");
+    trainlog_open(&g, path, 1, 100);
+    trainlog_close(&g);
+    CHECK(has(TRAINLOG_HEADER "50\t1\n100\t2\n"));
+    /* a line cut short (a kill during a write), then a line that is not a step */
+    put(TRAINLOG_HEADER "50\t1\n10");
+    trainlog_open(&g, path, 1, 100);
+    trainlog_close(&g);
+    CHECK(has(TRAINLOG_HEADER "50\t1\n"));
+    put(TRAINLOG_HEADER "50\t1\nnan\t2\n");
+    trainlog_open(&g, path, 1, 100);
+    trainlog_close(&g);
+    CHECK(has(TRAINLOG_HEADER "50\t1\n"));
+    /* an empty log, or a new run: written afresh with the header */
+    put("");
+    trainlog_open(&g, path, 1, 100);
+    trainlog_close(&g);
+    CHECK(has(TRAINLOG_HEADER));
+    put("50\t1\n");
+    trainlog_open(&g, path, 0, 0);
+    /* lines at steps 50 and 60 (the last of 60), none at 49; images counted for every step */
+    loss_stats st = {.nll = 0.5, .a = 2, .b = 1};
+    trainlog_start(&g);
+    for (int s = 49; s <= 60; s++)
+        trainlog_step(&g, s, 60, 32, 0.25, &st, 1e-3);
+    CHECK(g.images == 12 * 32);
+    trainlog_close(&g);
+    FILE *f = fopen(path, "r");
+    char line[256];
+    int lines = 0, steps[3] = {0};
+    while (fgets(line, sizeof line, f))
+        if (lines < 3)
+            steps[lines++] = atoi(line);
+    fclose(f);
+    CHECK(lines == 3 && steps[1] == 50 && steps[2] == 60);
+    char text[160];
+    trainlog_progress(&g, 1, 0.25, &st, text, sizeof text);
+    CHECK(!strncmp(text, "loss 0.2500 a 2.000 b 1.000 var 0 ", 34));
+    unlink(path);
+
+    /* lossopt: nothing given is loss_defaults with the loss's K */
+    const loss_kind *vib = loss_find("vib"), *triplet = loss_find("triplet");
+    lossopt none = lossopt_none(), some = none;
+    loss_config lc;
+    CHECK(lossopt_configure(&none, vib, 2, 0, &lc) == NULL);
+    CHECK(lc.K == lossopt_K(&none, vib) && lc.beta == loss_defaults.beta && lc.margin == loss_defaults.margin &&
+          lc.a0 == loss_defaults.a0 && lc.gamma0 == loss_defaults.gamma0);
+    some.K = 4, some.beta = 0.01, some.a0 = 3;
+    CHECK(lossopt_configure(&some, vib, 2, 0, &lc) == NULL);
+    CHECK(lc.K == 4 && lc.beta == 0.01 && lc.a0 == 3 && lc.b0 == loss_defaults.b0);
+    some.mining = 1; /* --mining belongs to the triplet losses */
+    lossopt_check_owned(&some, triplet);
+    if (check_child()) {
+        lossopt_check_owned(&some, vib);
+        _exit(0);
+    }
+    int status;
+    waitpid(check_child_pid, &status, 0);
+    CHECK(WIFEXITED(status) && WEXITSTATUS(status) == 2); /* misuse */
+    return check_done("test_trainlog");
+}
