@@ -76,8 +76,8 @@ static array *load(const options *o, uint8_t *buf, size_t len, int *count)
     const char *err;
     if (len >= 6 && !memcmp(buf, "\x93NUMPY", 6)) {
         v = ecalloc(1, sizeof *v);
-        v->name = estrdup(o->name[o->images ? NPZIMPORT_IMAGE : NPZIMPORT_MU] ? o->name[o->images ? NPZIMPORT_IMAGE : NPZIMPORT_MU]
-                                                               : role_field[o->images ? NPZIMPORT_IMAGE : NPZIMPORT_MU]);
+        int r = o->images ? NPZIMPORT_IMAGE : NPZIMPORT_MU;
+        v->name = estrdup(o->name[r] ? o->name[r] : role_field[r]);
         char what[STREAM_NAMELEN + 64];
         snprintf(what, sizeof what, "array '%s'", v->name);
         if ((err = npy_parse_any(buf, len, what, &v->a)))
