@@ -8,6 +8,7 @@
 #include <string.h>
 
 #include "columns.h"
+#include "json.h"
 #include "metrics.h"
 #include "stream.h"
 #include "util.h"
@@ -84,21 +85,22 @@ int main(int argc, char **argv)
         atomic_sync(tf); /* the data is safe; it is renamed into place once stdout is written */
     }
     if (jf) {
-        fprintf(jf, "{\"program\": \"apcurve\", \"n\": %lld, \"positives\": %lld, \"ap\": ", (long long)n,
-                 (long long)positives);
-        metrics_json_num(jf, ap);
-        fprintf(jf, ", \"pr_auc\": ");
-        metrics_json_num(jf, auc);
+        json_writer w;
+        json_begin(&w, jf);
+        json_obj(&w);
+        json_key_str(&w, "program", "apcurve");
+        json_key_int(&w, "n", n);
+        json_key_int(&w, "positives", positives);
+        json_key_num(&w, "ap", ap);
+        json_key_num(&w, "pr_auc", auc);
         if (ece_bins) {
-            fprintf(jf, ", \"ece\": ");
-            metrics_json_num(jf, ece);
-            fprintf(jf, ", \"ece_bins\": %d", ece_bins);
+            json_key_num(&w, "ece", ece);
+            json_key_int(&w, "ece_bins", ece_bins);
         }
-        fprintf(jf, ", \"thresholds\": %lld, \"score\": ", (long long)npts);
-        json_string(jf, sfield, strlen(sfield)); /* names from the command line, escaped */
-        fprintf(jf, ", \"label\": ");
-        json_string(jf, lfield, strlen(lfield));
-        fprintf(jf, "}\n");
+        json_key_int(&w, "thresholds", npts);
+        json_key_str(&w, "score", sfield); /* names from the command line, escaped */
+        json_key_str(&w, "label", lfield);
+        json_end(&w);
         if (jf != stdout)
             atomic_sync(jf);
     }

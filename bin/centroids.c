@@ -16,8 +16,9 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "centroids.h"
+#include "json.h"
 #include "match.h"
-#include "proto.h"
 #include "stream.h"
 #include "util.h"
 
@@ -25,26 +26,69 @@ static const char *usage =
     "usage: centroids [--var | --order [--json FILE]] [FILE...]\n"
     "  Class centroids of embedding streams as TSV, or the appendix D ordering statistics.\n";
 
-typedef struct {
-    int cls;
-    long n;
-    double *sum;
-    double *vsum;  /* --var: sum of the variances per dimension */
-} centroid;
-
-static int by_first(const void *a, const void *b)
+/* the items of one input into s (D fixed by the first input), their values checked */
+static void read_input(centroid_set *s, stream_reader *in, int fm, int fc, int fv, int C, stream_record *rec)
 {
-    const centroid *x = a, *y = b;
-    double u = x->sum[0] / x->n, v = y->sum[0] / y->n;
-    return u < v ? -1 : u > v ? 1 : x->cls - y->cls;
+    int D = s->D;
+    while (stream_read(in, rec)) {
+        int cl = ((int32_t *)rec->t[fc].data)[0];
+        if (cl < 0 || cl > CENTROID_MAXCLASS)
+            die("%s: record %lld has class %d", in->name, in->count, cl);
+        const float *mu = rec->t[fm].data, *var = NULL;
+        for (int k = 0; k < C * D; k++)
+            if (!isfinite(mu[k]))
+                die("%s: record %lld has a mean that is not finite (%g)", in->name, in->count, mu[k]);
+        if (fv >= 0) {
+            var = rec->t[fv].data;
+            if (D > CENTROID_MAXD)
+                die("--var: at most %d dimensions, the embeddings have %d", CENTROID_MAXD, D);
+            for (int k = 0; k < C * D; k++)
+                if (!isfinite(var[k]) || var[k] < 0)
+                    die("%s: record %lld has a variance that is not a finite number >= 0 (%g)", in->name, in->count,
+                        var[k]);
+        }
+        centroid_add(s, cl, mu, var, C);
+    }
 }
 
-static int share_digit(int a, int b, int digits)
+/* the centroid table as TSV on stdout: class, n, centroid[d]..., var[d]... */
+static void print_table(const centroid_set *s, int wvar)
 {
-    for (int i = 0; i < digits; i++, a /= 10, b /= 10)
-        if (a % 10 == b % 10)
-            return 1;
-    return 0;
+    int D = s->D;
+    printf("class\tn");
+    for (int d = 0; d < D; d++)
+        printf("\tcentroid[%d]", d);
+    for (int d = 0; wvar && d < D; d++)
+        printf("\tvar[%d]", d);
+    putchar('\n');
+    for (int i = 0; i < s->n; i++) {
+        const centroid *c = &s->c[i];
+        printf("%d\t%ld", c->cls, c->n);
+        for (int d = 0; d < D; d++)
+            printf("\t%.7g", c->sum[d] / c->n);
+        for (int d = 0; wvar && d < D; d++)
+            printf("\t%.7g", c->vsum[d] / c->n);
+        putchar('\n');
+    }
+}
+
+static void write_order_json(FILE *f, const centroid_set *s, const centroid_order_stats *st)
+{
+    json_writer w;
+    json_begin(&w, f);
+    json_obj(&w);
+    json_key_str(&w, "program", "centroids");
+    json_key_int(&w, "classes", s->n);
+    json_key_int(&w, "shared_pairs", st->shared);
+    json_key_int(&w, "runs", st->runs);
+    json_key(&w, "mean_run");
+    json_numf(&w, "%.4f", st->mean_run);
+    json_key(&w, "order");
+    json_arr(&w);
+    for (int i = 0; i < s->n; i++)
+        json_int(&w, s->c[i].cls);
+    json_end(&w);
+    json_end(&w);
 }
 
 int main(int argc, char **argv)
@@ -69,133 +113,54 @@ int main(int argc, char **argv)
     FILE *jf = json ? json_open(json, 0) : NULL;
     if (wvar && order)
         usage_die("--var adds columns to the centroid table, which --order replaces");
-    int nfiles = argc - optind;
-    int ncls = 0, cap = 0, D = -1, digits = 2;
-    centroid *cs = NULL;
-    int *slot = NULL, slotcap = 0; /* class -> index in cs */
+    int nfiles = argc - optind, digits = 2;
+    centroid_set s;
+    centroid_set_init(&s, -1);
     stream_record rec = {0};
     for (int fi = 0; fi < (nfiles ? nfiles : 1); fi++) {
-    stream_reader *in = stream_open_path(nfiles ? argv[optind + fi] : "-");
-    const stream_header *h = in->header;
-    match_layout L = match_check_header(in->name, h); /* kind, mu [C, D], var of its shape */
-    int fm = L.mu, fc = stream_field_typed(h, "class", DT_I32);
-    if (h->fields[fc].ndim != 0)
-        die("%s: field 'class' has %d dimensions, expected a scalar (shape [])", in->name, h->fields[fc].ndim);
-    int C = L.C;
-    int fv = wvar ? L.var : -1;
-    if (wvar && fv < 0)
-        die("%s: --var needs stochastic embeddings (a `var` field); these are points", in->name);
-    if (D >= 0 && D != L.D)
-        die("%s: embeddings of %d dimensions, the first input had %d", in->name, L.D, D);
-    D = L.D;
-    int dg = (int)header_int(h, "digits", 2);
-    if (fi > 0 && dg != digits)
-        die("%s: %d-digit classes, the first input had %d digits", in->name, dg, digits);
-    digits = dg;
-    record_free(&rec);
-    while (stream_read(in, &rec)) {
-        int cl = ((int32_t *)rec.t[fc].data)[0];
-        if (cl < 0 || cl > 100000000)
-            die("%s: record %lld has class %d", in->name, in->count, cl);
-        if (cl >= slotcap) {
-            int nc = cl + 1024;
-            slot = erealloc(slot, nc * sizeof *slot);
-            for (int i = slotcap; i < nc; i++)
-                slot[i] = -1;
-            slotcap = nc;
-        }
-        if (slot[cl] < 0) {
-            if (ncls == cap) {
-                cap = cap ? 2 * cap : 128;
-                cs = erealloc(cs, cap * sizeof *cs);
-            }
-            cs[ncls] = (centroid){.cls = cl, .n = 0, .sum = ecalloc(D, sizeof(double)),
-                                  .vsum = ecalloc(D, sizeof(double))};
-            slot[cl] = ncls++;
-        }
-        centroid *ct = &cs[slot[cl]];
-        const float *mu = rec.t[fm].data;
-        for (int k = 0; k < C * D; k++)
-            if (!isfinite(mu[k]))
-                die("%s: record %lld has a mean that is not finite (%g)", in->name, in->count, mu[k]);
-        for (int k = 0; k < C; k++)
-            for (int d = 0; d < D; d++)
-                ct->sum[d] += mu[k * D + d] / C;
-        if (wvar) {
-            const float *var = rec.t[fv].data;
-            double mean[64], v[64];
-            if (D > 64)
-                die("--var: at most 64 dimensions, the embeddings have %d", D);
-            for (int k = 0; k < C * D; k++)
-                if (!isfinite(var[k]) || var[k] < 0)
-                    die("%s: record %lld has a variance that is not a finite number >= 0 (%g)", in->name, in->count,
-                        var[k]);
-            proto_gaussian(mu, var, C, D, mean, v);
-            for (int d = 0; d < D; d++)
-                ct->vsum[d] += v[d];
-        }
-        ct->n++;
+        stream_reader *in = stream_open_path(nfiles ? argv[optind + fi] : "-");
+        const stream_header *h = in->header;
+        match_layout L = match_check_header(in->name, h); /* kind, mu [C, D], var of its shape */
+        int fc = stream_field_typed(h, "class", DT_I32);
+        if (h->fields[fc].ndim != 0)
+            die("%s: field 'class' has %d dimensions, expected a scalar (shape [])", in->name, h->fields[fc].ndim);
+        int fv = wvar ? L.var : -1;
+        if (wvar && fv < 0)
+            die("%s: --var needs stochastic embeddings (a `var` field); these are points", in->name);
+        if (s.D >= 0 && s.D != L.D)
+            die("%s: embeddings of %d dimensions, the first input had %d", in->name, L.D, s.D);
+        s.D = L.D;
+        int dg = (int)header_int(h, "digits", 2);
+        if (fi > 0 && dg != digits)
+            die("%s: %d-digit classes, the first input had %d digits", in->name, dg, digits);
+        digits = dg;
+        record_free(&rec);
+        read_input(&s, in, L.mu, fc, fv, L.C, &rec);
+        stream_close(in);
     }
-    stream_close(in);
-    }
-    if (ncls == 0)
+    if (s.n == 0)
         die("no records");
-    if (!order) {
-        printf("class\tn");
-        for (int d = 0; d < D; d++)
-            printf("\tcentroid[%d]", d);
-        for (int d = 0; wvar && d < D; d++)
-            printf("\tvar[%d]", d);
-        putchar('\n');
-        for (int i = 0; i < ncls; i++) {
-            printf("%d\t%ld", cs[i].cls, cs[i].n);
-            for (int d = 0; d < D; d++)
-                printf("\t%.7g", cs[i].sum[d] / cs[i].n);
-            for (int d = 0; wvar && d < D; d++)
-                printf("\t%.7g", cs[i].vsum[d] / cs[i].n);
-            putchar('\n');
-        }
-    } else {
-        qsort(cs, ncls, sizeof *cs, by_first);
-        int shared = 0, runs = 0, inrun = 0, runclasses = 0;
-        for (int i = 0; i + 1 < ncls; i++) {
-            if (share_digit(cs[i].cls, cs[i + 1].cls, digits)) {
-                shared++;
-                if (!inrun) {
-                    runs++;
-                    runclasses += 2;
-                    inrun = 1;
-                } else
-                    runclasses++;
-            } else
-                inrun = 0;
-        }
-        double mean_run = runs ? (double)runclasses / runs : 0;
+    if (!order)
+        print_table(&s, wvar);
+    else {
+        centroid_order_stats st;
+        centroid_order(&s, digits, &st);
         if (jf) {
-            fprintf(jf, "{\"program\": \"centroids\", \"classes\": %d, \"shared_pairs\": %d, \"runs\": %d, \"mean_run\": %.4f, \"order\": [",
-                    ncls, shared, runs, mean_run);
-            for (int i = 0; i < ncls; i++)
-                fprintf(jf, i ? ", %d" : "%d", cs[i].cls);
-            fprintf(jf, "]}\n");
+            write_order_json(jf, &s, &st);
             if (jf != stdout)
                 atomic_sync(jf);
         }
         if (jf != stdout) { /* --json -: the JSON in the text's place */
             printf("order");
-            for (int i = 0; i < ncls; i++)
-                printf(" %0*d", digits, cs[i].cls);
-            printf("\nclasses %d\nshared_pairs %d (of %d adjacent pairs)\nruns %d\nmean_run %.2f\n", ncls, shared,
-                   ncls - 1, runs, mean_run);
+            for (int i = 0; i < s.n; i++)
+                printf(" %0*d", digits, s.c[i].cls);
+            printf("\nclasses %d\nshared_pairs %d (of %d adjacent pairs)\nruns %d\nmean_run %.2f\n", s.n, st.shared,
+                   s.n - 1, st.runs, st.mean_run);
         }
     }
     close_stdout();
     json_commit(jf);
-    for (int i = 0; i < ncls; i++) {
-        free(cs[i].sum);
-        free(cs[i].vsum);
-    }
-    free(cs);
-    free(slot);
+    centroid_set_free(&s);
     record_free(&rec);
     return 0;
 }

@@ -16,6 +16,7 @@
 #include <unistd.h>
 
 #include "imgout.h"
+#include "json.h"
 #include "stream.h"
 #include "util.h"
 
@@ -157,55 +158,80 @@ static void stats_add(stats *s, const tensor *t)
     s->sum += sum;
 }
 
-static void json_num(FILE *f, double v)
+/* tshow's numbers: %.7g (null when not finite) */
+static void num7(json_writer *w, const char *key, double v)
 {
-    if (isfinite(v))
-        fprintf(f, "%.7g", v);
-    else
-        fputs("null", f);
+    json_key(w, key);
+    json_numf(w, "%.7g", v);
 }
 
-static void json_shape(FILE *f, int ndim, const int64_t *shape)
+/* "NAME": {"dtype": ..., "shape": [...] (then the caller's members) */
+static void field_begin(json_writer *w, const char *name, int dtype, int ndim, const int64_t *shape)
 {
-    fputc('[', f);
+    json_key(w, name);
+    json_obj(w);
+    json_key_str(w, "dtype", dtype_name(dtype));
+    json_key(w, "shape");
+    json_arr(w);
     for (int d = 0; d < ndim; d++)
-        fprintf(f, d ? ", %lld" : "%lld", (long long)shape[d]);
-    fputc(']', f);
+        json_int(w, shape[d]);
+    json_end(w);
 }
 
-static void json_stats(FILE *f, const stats *s)
+static void json_stats(json_writer *w, const stats *s)
 {
-    fputs(", \"min\": ", f);
-    json_num(f, s->count ? s->min : NAN);
-    fputs(", \"max\": ", f);
-    json_num(f, s->count ? s->max : NAN);
-    fputs(", \"mean\": ", f);
-    json_num(f, s->count ? s->sum / s->count : NAN);
+    num7(w, "min", s->count ? s->min : NAN);
+    num7(w, "max", s->count ? s->max : NAN);
+    num7(w, "mean", s->count ? s->sum / s->count : NAN);
 }
 
 /* {"record": i, "fields": {"image": {"dtype": ..., "shape": ..., "min": ..., "max": ...,
  *  "mean": ..., "first": [...]}, ...}} */
 static void print_record(FILE *f, const stream_header *h, const stream_record *rec, long long index)
 {
-    fprintf(f, "{\"record\": %lld, \"fields\": {", index);
+    json_writer w;
+    json_begin(&w, f);
+    json_obj(&w);
+    json_key_int(&w, "record", index);
+    json_key(&w, "fields");
+    json_obj(&w);
     for (int i = 0; i < h->nfields; i++) {
         const tensor *t = &rec->t[i];
         stats s = {0};
         stats_add(&s, t);
-        fputs(i ? ", " : "", f);
-        json_string(f, h->fields[i].name, strlen(h->fields[i].name));
-        fprintf(f, ": {\"dtype\": \"%s\", \"shape\": ", dtype_name(t->dtype));
-        json_shape(f, t->ndim, t->shape);
-        json_stats(f, &s);
-        fputs(", \"first\": [", f);
+        field_begin(&w, h->fields[i].name, t->dtype, t->ndim, t->shape);
+        json_stats(&w, &s);
+        json_key(&w, "first");
+        json_arr(&w);
         int64_t n = tensor_numel(t);
-        for (int64_t k = 0; k < n && k < NFIRST; k++) {
-            fputs(k ? ", " : "", f);
-            json_num(f, tensor_get(t, k));
-        }
-        fputs("]}", f);
+        for (int64_t k = 0; k < n && k < NFIRST; k++)
+            json_numf(&w, "%.7g", tensor_get(t, k));
+        json_end(&w);
+        json_end(&w);
     }
-    fputs("}}\n", f);
+    json_end(&w);
+    json_end(&w);
+}
+
+/* -q: {"records": n, "fields": {"image": {"dtype": ..., "shape": ..., "count": ..., "min": ...,
+ *  "max": ..., "mean": ...}, ...}} */
+static void print_summary(FILE *f, const stream_header *h, const stats *sum, long long records)
+{
+    json_writer w;
+    json_begin(&w, f);
+    json_obj(&w);
+    json_key_int(&w, "records", records);
+    json_key(&w, "fields");
+    json_obj(&w);
+    for (int i = 0; i < h->nfields; i++) {
+        const stream_field *fd = &h->fields[i];
+        field_begin(&w, fd->name, fd->dtype, fd->ndim, fd->shape);
+        json_key_int(&w, "count", sum[i].count);
+        json_stats(&w, &sum[i]);
+        json_end(&w);
+    }
+    json_end(&w);
+    json_end(&w);
 }
 
 /* ------------------------------------------------------------------ the -i sheet */
@@ -347,20 +373,8 @@ int main(int argc, char **argv)
         sheet_write(&sh, sf, o.sheet);
     if (w)
         stream_finish(w);
-    if (o.quiet) {
-        fprintf(rep, "{\"records\": %lld, \"fields\": {", in->count);
-        for (int i = 0; i < h->nfields; i++) {
-            const stream_field *f = &h->fields[i];
-            fputs(i ? ", " : "", rep);
-            json_string(rep, f->name, strlen(f->name));
-            fprintf(rep, ": {\"dtype\": \"%s\", \"shape\": ", dtype_name(f->dtype));
-            json_shape(rep, f->ndim, f->shape);
-            fprintf(rep, ", \"count\": %lld", (long long)sum[i].count);
-            json_stats(rep, &sum[i]);
-            fputc('}', rep);
-        }
-        fputs("}}\n", rep);
-    }
+    if (o.quiet)
+        print_summary(rep, h, sum, in->count);
     fprintf(rep, "# %lld record%s%s%s%s\n", in->count, in->count == 1 ? "" : "s",
             stopped ? " (stopped by -n)" : "", o.sheet ? ", images in " : "", o.sheet ? o.sheet : "");
 

@@ -1,0 +1,75 @@
+/* npzimport: numpy arrays as a stream (bin/fromnpz). An .npz (np.savez) or one .npy becomes an
+ * `embeddings` stream (mu, var, eta, class, id and any other per-item arrays) or an `images`
+ * stream, one record per item as embed and mkdigits write them. Every array is checked and
+ * converted in npzimport_read, before a header exists: a refusal (die, "FILE: array 'mu' is int64
+ * (3, 4): why") leaves the output empty.
+ *
+ * Roles: the array that plays each role is named by an option (it must exist) or found under its
+ * default name (class: also labels, label). Conversions: mu, var, eta and float extras to float32
+ * (finite; var >= 0), class to int32, id to int64 (default: the item's index), images to uint8
+ * (floats in [0, 1] scaled by 255 or in [0, 255], rounded; --range decides), integer extras to
+ * int32 when they fit, else int64, bool/uint8 extras as uint8. Extras without one row per item
+ * or that cannot be read are left out with a note on stderr.
+ *
+ *   npzimport_options o = {.input = "emb.npz"};
+ *   npzimport im;
+ *   npzimport_read(&im, &o);
+ *   stream_header *h = npzimport_header(&im, &o, argc, argv);
+ *   stream_writer *w = stream_create(stdout, h);
+ *   npzimport_write(&im, w);
+ *   stream_finish(w);
+ *   npzimport_free(&im);
+ *   header_free(h);
+ */
+#ifndef HEDGE_NPZIMPORT_H
+#define HEDGE_NPZIMPORT_H
+#include <stddef.h>
+#include <stdint.h>
+
+#include "stream.h"
+
+enum { NPZIMPORT_MU, NPZIMPORT_VAR, NPZIMPORT_ETA, NPZIMPORT_IMAGE, NPZIMPORT_CLASS, NPZIMPORT_ID,
+       NPZIMPORT_NROLES };
+
+typedef struct {
+    int images;                          /* an images stream, else embeddings */
+    const char *name[NPZIMPORT_NROLES];  /* the array of each role, given by option: must exist */
+    const char *skip;                    /* arrays left out, comma-separated */
+    const char *dataset;                 /* the header's dataset (default: the file's name) */
+    const char *input;                   /* the file, - for stdin */
+    int range;                           /* images: 0 decide from the values, 1 or 255 */
+    int has_a, has_b;
+    double match_a, match_b;             /* the header's match_a, match_b, if given */
+} npzimport_options;
+
+/* one field of the output: its item shape and its values, all n items in one buffer */
+typedef struct {
+    const char *name;
+    int dtype, ndim;
+    int64_t shape[TENSOR_MAXDIM];
+    void *data;
+    size_t item;  /* bytes per item */
+} npzimport_column;
+
+typedef struct npzimport_array npzimport_array; /* one array of the archive */
+
+typedef struct {
+    uint8_t *buf;                        /* the file */
+    npzimport_array *v;                  /* its arrays [nv] */
+    int nv;
+    const npzimport_array *main;         /* mu or image */
+    int has_var;
+    int64_t n, C, D;                     /* items; embeddings: components and dimensions */
+    int32_t *cls;                        /* [n] the classes, NULL without */
+    npzimport_column col[STREAM_MAXFIELDS];
+    int ncol;
+} npzimport;
+
+/* reads o->input and converts its arrays into im->col; dies on what it cannot convert */
+void npzimport_read(npzimport *im, const npzimport_options *o);
+/* the stream's header (the caller frees it), with argc, argv as its provenance */
+stream_header *npzimport_header(const npzimport *im, const npzimport_options *o, int argc, char **argv);
+/* the n records */
+void npzimport_write(const npzimport *im, stream_writer *w);
+void npzimport_free(npzimport *im);
+#endif
