@@ -12,6 +12,12 @@ void json_begin(json_writer *w, FILE *f)
     w->f = f;
 }
 
+void json_begin_inline(json_writer *w, FILE *f)
+{
+    json_begin(w, f);
+    w->inline_value = 1;
+}
+
 /* before any value: the comma of a container that has members, unless a key just went out */
 static void value_start(json_writer *w)
 {
@@ -46,7 +52,7 @@ void json_end(json_writer *w)
         die("internal error: JSON end without an open container");
     w->depth--;
     fputc(w->close[w->depth], w->f);
-    if (w->depth == 0)
+    if (w->depth == 0 && !w->inline_value)
         fputc('\n', w->f);
 }
 

@@ -19,7 +19,9 @@
 #include <stdint.h>
 #include <stdio.h>
 
-#define JSON_MAXDEPTH 16
+/* a stream header's JSON (header_print_json) nests 3 levels per level of lineage, and readers
+ * take lineages 64 levels deep */
+#define JSON_MAXDEPTH 256
 
 typedef struct {
     FILE *f;
@@ -27,9 +29,12 @@ typedef struct {
     int after_key;                       /* a key was written: its value comes next, no comma */
     unsigned char started[JSON_MAXDEPTH]; /* the container at each level has a member already */
     char close[JSON_MAXDEPTH];           /* '}' or ']' */
+    int inline_value;                    /* no newline after the outermost value */
 } json_writer;
 
 void json_begin(json_writer *w, FILE *f);
+/* as json_begin, for one value inside other text: no newline after it */
+void json_begin_inline(json_writer *w, FILE *f);
 void json_obj(json_writer *w);
 void json_arr(json_writer *w);
 /* closes the innermost object or array; the outermost one ends with a newline */

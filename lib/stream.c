@@ -12,7 +12,7 @@
 
 #include "util.h"
 
-#define MAX_DEPTH 64 /* lineage depth we accept when parsing a header */
+#define MAX_DEPTH STREAM_LINEAGE_READ_MAX /* lineage depth we accept when parsing a header */
 
 /* Under AddressSanitizer a record's tensors get buffers of exactly their size, allocated anew
  * when the size changes, so that a program reading past a field (trusting an item shape the
@@ -27,289 +27,6 @@
 #ifndef EXACT_BUFFERS
 #define EXACT_BUFFERS 0
 #endif
-
-/* ------------------------------------------------------------------ header building */
-
-stream_header *header_new(const char *kind, int batched)
-{
-    stream_header *h = ecalloc(1, sizeof *h);
-    h->kind = estrdup(kind);
-    h->batched = batched;
-    h->program = estrdup(util_prog);
-    return h;
-}
-
-static void meta_clear(stream_meta *m)
-{
-    free(m->key);
-    free(m->s);
-    tensor_free(m->t);
-    free(m->raw);
-}
-
-void header_free(stream_header *h)
-{
-    if (!h)
-        return;
-    free(h->kind);
-    for (int i = 0; i < h->nmeta; i++)
-        meta_clear(&h->meta[i]);
-    free(h->meta);
-    free(h->program);
-    for (int i = 0; i < h->nargs; i++)
-        free(h->args[i]);
-    free(h->args);
-    for (int i = 0; i < h->ninputs; i++)
-        header_free(h->inputs[i]);
-    free(h->inputs);
-    free(h);
-}
-
-static tensor *tensor_clone(const tensor *t)
-{
-    tensor *c = tensor_new(t->dtype, t->ndim, t->shape);
-    memcpy(c->data, t->data, tensor_nbytes(t));
-    return c;
-}
-
-static void meta_copy(stream_meta *d, const stream_meta *s)
-{
-    *d = *s;
-    d->key = estrdup(s->key);
-    d->s = s->s ? estrdup(s->s) : NULL;
-    d->t = s->t ? tensor_clone(s->t) : NULL;
-    if (s->raw) {
-        d->raw = emalloc(s->rawlen);
-        memcpy(d->raw, s->raw, s->rawlen);
-    }
-}
-
-stream_header *header_copy(const stream_header *s)
-{
-    stream_header *h = ecalloc(1, sizeof *h);
-    h->kind = estrdup(s->kind);
-    h->batched = s->batched;
-    h->nfields = s->nfields;
-    memcpy(h->fields, s->fields, sizeof h->fields);
-    h->nmeta = s->nmeta;
-    h->meta = ecalloc(s->nmeta, sizeof *h->meta);
-    for (int i = 0; i < s->nmeta; i++)
-        meta_copy(&h->meta[i], &s->meta[i]);
-    h->program = estrdup(s->program ? s->program : "?");
-    h->nargs = s->nargs;
-    h->args = ecalloc(s->nargs, sizeof *h->args);
-    for (int i = 0; i < s->nargs; i++)
-        h->args[i] = estrdup(s->args[i]);
-    h->has_seed = s->has_seed;
-    h->seed = s->seed;
-    h->ninputs = s->ninputs;
-    h->inputs = ecalloc(s->ninputs, sizeof *h->inputs);
-    for (int i = 0; i < s->ninputs; i++)
-        h->inputs[i] = header_copy(s->inputs[i]);
-    return h;
-}
-
-void header_provenance(stream_header *h, int argc, char **argv)
-{
-    free(h->program);
-    h->program = estrdup(util_prog);
-    for (int i = 0; i < h->nargs; i++)
-        free(h->args[i]);
-    free(h->args);
-    h->nargs = argc > 1 ? argc - 1 : 0;
-    h->args = ecalloc(h->nargs, sizeof *h->args);
-    for (int i = 0; i < h->nargs; i++)
-        h->args[i] = estrdup(argv[i + 1]);
-}
-
-void header_set_seed(stream_header *h, uint64_t seed)
-{
-    h->has_seed = 1;
-    h->seed = seed;
-}
-
-void header_add_input(stream_header *h, const stream_header *in)
-{
-    h->inputs = erealloc(h->inputs, (h->ninputs + 1) * sizeof *h->inputs);
-    h->inputs[h->ninputs++] = header_copy(in);
-}
-
-void header_add_field(stream_header *h, const char *name, int dtype, int ndim, const int64_t *shape)
-{
-    if (h->nfields >= STREAM_MAXFIELDS)
-        die("internal error: more than %d fields", STREAM_MAXFIELDS);
-    if (strlen(name) >= STREAM_NAMELEN || !strcmp(name, "end"))
-        die("internal error: bad field name '%s'", name);
-    if (header_field_find(h, name) >= 0)
-        die("internal error: field '%s' declared twice", name);
-    stream_field *f = &h->fields[h->nfields++];
-    memset(f, 0, sizeof *f);
-    strcpy(f->name, name);
-    f->dtype = dtype;
-    f->ndim = ndim;
-    if (ndim)
-        memcpy(f->shape, shape, ndim * sizeof *shape);
-}
-
-void header_copy_fields(stream_header *dst, const stream_header *src)
-{
-    for (int i = 0; i < src->nfields; i++)
-        header_add_field(dst, src->fields[i].name, src->fields[i].dtype, src->fields[i].ndim,
-                         src->fields[i].shape);
-}
-
-static stream_meta *meta_slot(stream_header *h, const char *key)
-{
-    for (int i = 0; i < h->nmeta; i++)
-        if (!strcmp(h->meta[i].key, key)) {
-            meta_clear(&h->meta[i]);
-            memset(&h->meta[i], 0, sizeof h->meta[i]);
-            h->meta[i].key = estrdup(key);
-            return &h->meta[i];
-        }
-    h->meta = erealloc(h->meta, (h->nmeta + 1) * sizeof *h->meta);
-    stream_meta *m = &h->meta[h->nmeta++];
-    memset(m, 0, sizeof *m);
-    m->key = estrdup(key);
-    return m;
-}
-
-void header_copy_meta(stream_header *dst, const stream_header *src)
-{
-    for (int i = 0; i < src->nmeta; i++) {
-        stream_meta *m = meta_slot(dst, src->meta[i].key);
-        char *key = m->key;
-        meta_copy(m, &src->meta[i]);
-        free(m->key);
-        m->key = key;
-    }
-}
-
-void header_del_meta(stream_header *h, const char *key)
-{
-    for (int i = 0; i < h->nmeta; i++)
-        if (!strcmp(h->meta[i].key, key)) {
-            meta_clear(&h->meta[i]);
-            memmove(&h->meta[i], &h->meta[i + 1], (size_t)(h->nmeta - i - 1) * sizeof *h->meta);
-            h->nmeta--;
-            return;
-        }
-}
-
-void header_set_int(stream_header *h, const char *key, int64_t v)
-{
-    stream_meta *m = meta_slot(h, key);
-    m->type = META_INT;
-    m->i = v;
-}
-
-void header_set_float(stream_header *h, const char *key, double v)
-{
-    stream_meta *m = meta_slot(h, key);
-    m->type = META_FLOAT;
-    m->f = v;
-}
-
-void header_set_str(stream_header *h, const char *key, const char *v)
-{
-    stream_meta *m = meta_slot(h, key);
-    m->type = META_STR;
-    m->s = estrdup(v);
-}
-
-void header_set_bool(stream_header *h, const char *key, int v)
-{
-    stream_meta *m = meta_slot(h, key);
-    m->type = META_BOOL;
-    m->i = !!v;
-}
-
-void header_set_tensor(stream_header *h, const char *key, const tensor *t)
-{
-    stream_meta *m = meta_slot(h, key);
-    m->type = META_TENSOR;
-    m->t = tensor_clone(t);
-}
-
-const stream_meta *header_meta(const stream_header *h, const char *key)
-{
-    for (int i = 0; i < h->nmeta; i++)
-        if (!strcmp(h->meta[i].key, key))
-            return &h->meta[i];
-    return NULL;
-}
-
-int64_t header_int(const stream_header *h, const char *key, int64_t dflt)
-{
-    const stream_meta *m = header_meta(h, key);
-    if (!m)
-        return dflt;
-    if (m->type == META_INT || m->type == META_BOOL)
-        return m->i;
-    if (m->type == META_FLOAT)
-        return (int64_t)m->f;
-    die("header entry '%s' is not a number", key);
-}
-
-double header_float(const stream_header *h, const char *key, double dflt)
-{
-    const stream_meta *m = header_meta(h, key);
-    if (!m)
-        return dflt;
-    if (m->type == META_FLOAT)
-        return m->f;
-    if (m->type == META_INT || m->type == META_BOOL)
-        return (double)m->i;
-    die("header entry '%s' is not a number", key);
-}
-
-const char *header_str(const stream_header *h, const char *key, const char *dflt)
-{
-    const stream_meta *m = header_meta(h, key);
-    if (!m)
-        return dflt;
-    if (m->type != META_STR)
-        die("header entry '%s' is not a string", key);
-    return m->s;
-}
-
-int64_t header_need_int(const stream_header *h, const char *key)
-{
-    if (!header_meta(h, key))
-        die("input stream (kind %s) has no '%s' in its header", h->kind, key);
-    return header_int(h, key, 0);
-}
-
-const tensor *header_tensor(const stream_header *h, const char *key)
-{
-    const stream_meta *m = header_meta(h, key);
-    return m && m->type == META_TENSOR ? m->t : NULL;
-}
-
-int header_field_find(const stream_header *h, const char *name)
-{
-    for (int i = 0; i < h->nfields; i++)
-        if (!strcmp(h->fields[i].name, name))
-            return i;
-    return -1;
-}
-
-int stream_field_index(const stream_header *h, const char *name)
-{
-    int i = header_field_find(h, name);
-    if (i < 0)
-        die("input stream (kind %s) has no field '%s'", h->kind, name);
-    return i;
-}
-
-int stream_field_typed(const stream_header *h, const char *name, int dtype)
-{
-    int i = stream_field_index(h, name);
-    if (h->fields[i].dtype != dtype)
-        die("input field '%s' is %s, expected %s", name, dtype_name(h->fields[i].dtype),
-            dtype_name(dtype));
-    return i;
-}
 
 /* ------------------------------------------------------------------ records */
 
@@ -357,92 +74,7 @@ static void pack_header_at(msgpack_packer *pk, const stream_header *h, int level
 
 /* ------------------------------------------------------------------ bounded lineage */
 
-/* levels of header from h down to its deepest origin (h alone: 1) */
-static int lineage_depth(const stream_header *h)
-{
-    int d = 0;
-    for (int i = 0; i < h->ninputs; i++) {
-        int k = lineage_depth(h->inputs[i]);
-        d = k > d ? k : d;
-    }
-    return d + 1;
-}
-
-static int is_marker(const stream_header *h) { return !strcmp(h->kind, "elided") && !strcmp(h->program, "..."); }
-
 #define ELIDED_ORIGINS 8 /* distinct origins a marker keeps */
-typedef struct {
-    long long headers;                       /* headers the marker stands for */
-    char programs[256];                      /* their distinct programs, newest first */
-    msgpack_sbuffer origins[ELIDED_ORIGINS]; /* the distinct origins, packed */
-    int norigins;
-    long long origins_dropped;               /* distinct origins beyond ELIDED_ORIGINS */
-} elision;
-
-static void elided_program(elision *e, const char *p, size_t n)
-{
-    for (const char *s = e->programs; *s;) { /* already listed? */
-        const char *c = strchr(s, ',');
-        size_t k = c ? (size_t)(c - s) : strlen(s);
-        if (k == n && !memcmp(s, p, n))
-            return;
-        s += k + (c != NULL);
-    }
-    size_t len = strlen(e->programs);
-    if (len + n + 2 > sizeof e->programs)
-        return; /* the list is a summary: what does not fit is left out */
-    if (len)
-        e->programs[len++] = ',';
-    memcpy(e->programs + len, p, n);
-    e->programs[len + n] = 0;
-}
-
-/* walks the headers below a marker: counts them, lists their programs, collects the origins
- * (the headers without inputs); returns the levels h stands for (an earlier marker: its own) */
-static long long elide_walk(const stream_header *h, elision *e)
-{
-    if (!h->ninputs) {
-        msgpack_sbuffer sb;
-        msgpack_sbuffer_init(&sb);
-        msgpack_packer pk;
-        msgpack_packer_init(&pk, &sb, msgpack_sbuffer_write);
-        pack_header_at(&pk, h, STREAM_LINEAGE_MAX - 1);
-        for (int i = 0; i < e->norigins; i++)
-            if (e->origins[i].size == sb.size && !memcmp(e->origins[i].data, sb.data, sb.size)) {
-                msgpack_sbuffer_destroy(&sb);
-                return 0;
-            }
-        if (e->norigins < ELIDED_ORIGINS)
-            e->origins[e->norigins++] = sb;
-        else {
-            e->origins_dropped++;
-            msgpack_sbuffer_destroy(&sb);
-        }
-        return 0;
-    }
-    long long levels = 1;
-    if (is_marker(h)) {
-        levels = header_int(h, "elided_levels", 1);
-        e->headers += header_int(h, "elided_headers", 1);
-        e->origins_dropped += header_int(h, "elided_origins", 0);
-        const char *p = header_str(h, "elided_programs", "");
-        while (*p) {
-            const char *c = strchr(p, ',');
-            size_t k = c ? (size_t)(c - p) : strlen(p);
-            elided_program(e, p, k);
-            p += k + (c != NULL);
-        }
-    } else {
-        e->headers++;
-        elided_program(e, h->program, strlen(h->program));
-    }
-    long long below = 0;
-    for (int i = 0; i < h->ninputs; i++) {
-        long long k = elide_walk(h->inputs[i], e);
-        below = k > below ? k : below;
-    }
-    return levels + below;
-}
 
 /* the opening of a header map of 7 keys: format, version, kind, batched (fields, meta and
  * provenance follow) */
@@ -464,25 +96,45 @@ static void pack_header_open(msgpack_packer *pk, const char *kind, int batched)
 
 /* h and everything below it but its origins, as one header: kind `elided`, program "...",
  * meta elided_levels (the longest chain of headers it stands for), elided_headers,
- * elided_programs, elided_origins (when more than ELIDED_ORIGINS distinct origins) */
+ * elided_programs, elided_origins (when more than ELIDED_ORIGINS distinct origins). Origins
+ * are distinct when their packed bytes differ. */
 static void pack_elided(msgpack_packer *pk, const stream_header *h)
 {
-    elision e = {0};
-    long long levels = elide_walk(h, &e);
+    header_elision e;
+    header_elide(h, &e);
+    msgpack_sbuffer origins[ELIDED_ORIGINS]; /* the distinct origins, packed */
+    int norigins = 0;
+    long long dropped = e.origins_dropped;
+    for (int k = 0; k < e.norigins; k++) {
+        msgpack_sbuffer sb;
+        msgpack_sbuffer_init(&sb);
+        msgpack_packer opk;
+        msgpack_packer_init(&opk, &sb, msgpack_sbuffer_write);
+        pack_header_at(&opk, e.origins[k], STREAM_LINEAGE_MAX - 1);
+        int seen = 0;
+        for (int i = 0; i < norigins && !seen; i++)
+            seen = origins[i].size == sb.size && !memcmp(origins[i].data, sb.data, sb.size);
+        if (!seen && norigins < ELIDED_ORIGINS)
+            origins[norigins++] = sb;
+        else {
+            dropped += !seen;
+            msgpack_sbuffer_destroy(&sb);
+        }
+    }
     pack_header_open(pk, "elided", 0);
     pack_str(pk, "fields");
     msgpack_pack_array(pk, 0);
     pack_str(pk, "meta");
-    msgpack_pack_map(pk, e.origins_dropped ? 4 : 3);
+    msgpack_pack_map(pk, dropped ? 4 : 3);
     pack_str(pk, "elided_levels");
-    msgpack_pack_int64(pk, levels);
+    msgpack_pack_int64(pk, e.levels);
     pack_str(pk, "elided_headers");
     msgpack_pack_int64(pk, e.headers);
     pack_str(pk, "elided_programs");
     pack_str(pk, e.programs);
-    if (e.origins_dropped) {
+    if (dropped) {
         pack_str(pk, "elided_origins");
-        msgpack_pack_int64(pk, e.origins_dropped);
+        msgpack_pack_int64(pk, dropped);
     }
     pack_str(pk, "provenance");
     msgpack_pack_map(pk, 3);
@@ -491,17 +143,18 @@ static void pack_elided(msgpack_packer *pk, const stream_header *h)
     pack_str(pk, "args");
     msgpack_pack_array(pk, 0);
     pack_str(pk, "input");
-    msgpack_pack_array(pk, e.norigins);
-    for (int i = 0; i < e.norigins; i++) {
-        pk->callback(pk->data, e.origins[i].data, e.origins[i].size);
-        msgpack_sbuffer_destroy(&e.origins[i]);
+    msgpack_pack_array(pk, norigins);
+    for (int i = 0; i < norigins; i++) {
+        pk->callback(pk->data, origins[i].data, origins[i].size);
+        msgpack_sbuffer_destroy(&origins[i]);
     }
+    header_elision_free(&e);
 }
 
 /* h as the header at this level of a lineage (the stream's own: 1) */
 static void pack_header_at(msgpack_packer *pk, const stream_header *h, int level)
 {
-    if (level == STREAM_LINEAGE_MAX - 1 && lineage_depth(h) > 2) {
+    if (level == STREAM_LINEAGE_MAX - 1 && header_lineage_depth(h) > 2) {
         pack_elided(pk, h);
         return;
     }
@@ -867,16 +520,15 @@ static const char *parse_tensor(const msgpack_object *o, int *dtype, int *ndim, 
     return NULL;
 }
 
-static void pack_to_raw(const msgpack_object *o, unsigned char **raw, size_t *len)
+/* a meta value of no type the header knows, kept as its packed bytes */
+static void set_raw(stream_header *h, const char *key, const msgpack_object *o)
 {
     msgpack_sbuffer sb;
     msgpack_sbuffer_init(&sb);
     msgpack_packer pk;
     msgpack_packer_init(&pk, &sb, msgpack_sbuffer_write);
     msgpack_pack_object(&pk, *o);
-    *raw = emalloc(sb.size);
-    memcpy(*raw, sb.data, sb.size);
-    *len = sb.size;
+    header_set_raw(h, key, (const unsigned char *)sb.data, sb.size);
     msgpack_sbuffer_destroy(&sb);
 }
 
@@ -1159,33 +811,28 @@ static stream_header *parse_header(const char *src, const msgpack_object *o, int
             if (key->type != MSGPACK_OBJECT_STR)
                 continue;
             char *ks = str_dup(key);
-            stream_meta *m = meta_slot(h, ks);
-            free(ks);
             int64_t iv;
             int dtype, ndim;
             int64_t shape[TENSOR_MAXDIM];
             const char *data;
             size_t len;
-            if (obj_int(val, &iv)) {
-                m->type = META_INT;
-                m->i = iv;
-            } else if (val->type == MSGPACK_OBJECT_FLOAT64 || val->type == MSGPACK_OBJECT_FLOAT32) {
-                m->type = META_FLOAT;
-                m->f = val->via.f64;
-            } else if (val->type == MSGPACK_OBJECT_STR) {
-                m->type = META_STR;
-                m->s = str_dup(val);
-            } else if (val->type == MSGPACK_OBJECT_BOOLEAN) {
-                m->type = META_BOOL;
-                m->i = val->via.boolean;
-            } else if (val->type == MSGPACK_OBJECT_MAP && !parse_tensor(val, &dtype, &ndim, shape, &data, &len)) {
-                m->type = META_TENSOR;
-                m->t = tensor_new(dtype, ndim, shape);
-                memcpy(m->t->data, data, len);
-            } else {
-                m->type = META_RAW;
-                pack_to_raw(val, &m->raw, &m->rawlen);
-            }
+            if (obj_int(val, &iv))
+                header_set_int(h, ks, iv);
+            else if (val->type == MSGPACK_OBJECT_FLOAT64 || val->type == MSGPACK_OBJECT_FLOAT32)
+                header_set_float(h, ks, val->via.f64);
+            else if (val->type == MSGPACK_OBJECT_STR) {
+                char *vs = str_dup(val);
+                header_set_str(h, ks, vs);
+                free(vs);
+            } else if (val->type == MSGPACK_OBJECT_BOOLEAN)
+                header_set_bool(h, ks, val->via.boolean);
+            else if (val->type == MSGPACK_OBJECT_MAP && !parse_tensor(val, &dtype, &ndim, shape, &data, &len)) {
+                tensor t = {.dtype = dtype, .ndim = ndim, .data = (void *)data}; /* a view of the bytes */
+                memcpy(t.shape, shape, sizeof shape);
+                header_set_tensor(h, ks, &t);
+            } else
+                set_raw(h, ks, val);
+            free(ks);
         }
 
     const msgpack_object *prov = map_get(o, "provenance");
@@ -1411,11 +1058,13 @@ void stream_close(stream_reader *r)
     free(r);
 }
 
-/* ------------------------------------------------------------------ JSON printing */
+/* ------------------------------------------------------------------ raw meta values as JSON
+ *
+ * A META_RAW value is any msgpack value, nested as deep as a header may be (MP_NESTING) and
+ * with keys of any type, so it is printed here as text, which lib/header_json.c embeds in the
+ * header's JSON (json_raw). Numbers as the header's: %.9g, null for NaN and infinities. */
 
-static void json_str(FILE *f, const char *s, size_t n) { json_string(f, s, n); }
-
-static void json_num(FILE *f, double v)
+static void raw_json_num(FILE *f, double v)
 {
     if (isfinite(v))
         fprintf(f, "%.9g", v);
@@ -1423,23 +1072,7 @@ static void json_num(FILE *f, double v)
         fputs("null", f);
 }
 
-static void json_tensor_brief(FILE *f, const tensor *t)
-{
-    fprintf(f, "{\"dtype\": \"%s\", \"shape\": [", dtype_name(t->dtype));
-    for (int i = 0; i < t->ndim; i++)
-        fprintf(f, i ? ", %lld" : "%lld", (long long)t->shape[i]);
-    /* the first 16 values; "count" says how many there are in all */
-    int64_t n = tensor_numel(t);
-    fprintf(f, "], \"count\": %lld, \"values\": [", (long long)n);
-    for (int64_t i = 0; i < n && i < 16; i++) {
-        if (i)
-            fputs(", ", f);
-        json_num(f, tensor_get(t, i));
-    }
-    fputs("]}", f);
-}
-
-static void json_object(FILE *f, const msgpack_object *o)
+static void raw_json_object(FILE *f, const msgpack_object *o)
 {
     switch (o->type) {
     case MSGPACK_OBJECT_NIL: fputs("null", f); break;
@@ -1447,15 +1080,15 @@ static void json_object(FILE *f, const msgpack_object *o)
     case MSGPACK_OBJECT_POSITIVE_INTEGER: fprintf(f, "%llu", (unsigned long long)o->via.u64); break;
     case MSGPACK_OBJECT_NEGATIVE_INTEGER: fprintf(f, "%lld", (long long)o->via.i64); break;
     case MSGPACK_OBJECT_FLOAT32:
-    case MSGPACK_OBJECT_FLOAT64: json_num(f, o->via.f64); break;
-    case MSGPACK_OBJECT_STR: json_str(f, o->via.str.ptr, o->via.str.size); break;
+    case MSGPACK_OBJECT_FLOAT64: raw_json_num(f, o->via.f64); break;
+    case MSGPACK_OBJECT_STR: json_string(f, o->via.str.ptr, o->via.str.size); break;
     case MSGPACK_OBJECT_BIN: fprintf(f, "\"<%u bytes>\"", o->via.bin.size); break;
     case MSGPACK_OBJECT_ARRAY:
         fputc('[', f);
         for (uint32_t i = 0; i < o->via.array.size; i++) {
             if (i)
                 fputs(", ", f);
-            json_object(f, &o->via.array.ptr[i]);
+            raw_json_object(f, &o->via.array.ptr[i]);
         }
         fputc(']', f);
         break;
@@ -1466,7 +1099,7 @@ static void json_object(FILE *f, const msgpack_object *o)
                 fputs(", ", f);
             const msgpack_object *key = &o->via.map.ptr[i].key;
             if (key->type == MSGPACK_OBJECT_STR) {
-                json_object(f, key);
+                raw_json_object(f, key);
             } else if (key->type == MSGPACK_OBJECT_ARRAY || key->type == MSGPACK_OBJECT_MAP) {
                 /* not its text: quoting a key that holds keys doubles the backslashes at every
                  * level, 2^depth bytes out of a few bytes in */
@@ -1477,13 +1110,13 @@ static void json_object(FILE *f, const msgpack_object *o)
                 FILE *m = open_memstream(&buf, &len);
                 if (!m)
                     die("out of memory");
-                json_object(m, key);
+                raw_json_object(m, key);
                 fclose(m);
-                json_str(f, buf, len);
+                json_string(f, buf, len);
                 free(buf);
             }
             fputs(": ", f);
-            json_object(f, &o->via.map.ptr[i].val);
+            raw_json_object(f, &o->via.map.ptr[i].val);
         }
         fputc('}', f);
         break;
@@ -1491,66 +1124,23 @@ static void json_object(FILE *f, const msgpack_object *o)
     }
 }
 
-void header_print_json(FILE *f, const stream_header *h, int with_inputs)
+char *stream_raw_json(const unsigned char *raw, size_t len)
 {
-    fprintf(f, "{\"format\": \"hedge-stream\", \"version\": %d, \"kind\": ", STREAM_VERSION);
-    json_str(f, h->kind, strlen(h->kind));
-    fprintf(f, ", \"batched\": %s, \"fields\": [", h->batched ? "true" : "false");
-    for (int i = 0; i < h->nfields; i++) {
-        const stream_field *fl = &h->fields[i];
-        fputs(i ? ", {\"name\": " : "{\"name\": ", f);
-        json_str(f, fl->name, strlen(fl->name));
-        fprintf(f, ", \"dtype\": \"%s\", \"shape\": [", dtype_name(fl->dtype));
-        for (int d = 0; d < fl->ndim; d++)
-            fprintf(f, d ? ", %lld" : "%lld", (long long)fl->shape[d]);
-        fputs("]}", f);
-    }
-    fputs("], \"meta\": {", f);
-    for (int i = 0; i < h->nmeta; i++) {
-        const stream_meta *m = &h->meta[i];
-        if (i)
-            fputs(", ", f);
-        json_str(f, m->key, strlen(m->key));
-        fputs(": ", f);
-        switch (m->type) {
-        case META_INT: fprintf(f, "%lld", (long long)m->i); break;
-        case META_FLOAT: json_num(f, m->f); break;
-        case META_STR: json_str(f, m->s, strlen(m->s)); break;
-        case META_BOOL: fputs(m->i ? "true" : "false", f); break;
-        case META_TENSOR: json_tensor_brief(f, m->t); break;
-        case META_RAW: {
-            msgpack_zone z;
-            msgpack_zone_init(&z, 2048);
-            msgpack_object o;
-            const unsigned char *p = m->raw; /* read by the header's parser: nested at will */
-            if (mp_build(&p, m->raw + m->rawlen, &z, &o, 0) == 0)
-                json_object(f, &o);
-            else
-                fputs("null", f);
-            msgpack_zone_destroy(&z);
-            break;
-        }
-        }
-    }
-    fputs("}, \"provenance\": {\"program\": ", f);
-    json_str(f, h->program, strlen(h->program));
-    fputs(", \"args\": [", f);
-    for (int i = 0; i < h->nargs; i++) {
-        if (i)
-            fputs(", ", f);
-        json_str(f, h->args[i], strlen(h->args[i]));
-    }
-    fputc(']', f);
-    if (h->has_seed)
-        fprintf(f, ", \"seed\": %llu", (unsigned long long)h->seed);
-    if (with_inputs) {
-        fputs(", \"input\": [", f);
-        for (int i = 0; i < h->ninputs; i++) {
-            if (i)
-                fputs(", ", f);
-            header_print_json(f, h->inputs[i], 1);
-        }
-        fputc(']', f);
-    }
-    fputs("}}", f);
+    char *text = NULL;
+    size_t n = 0;
+    FILE *f = open_memstream(&text, &n);
+    if (!f)
+        die("out of memory");
+    msgpack_zone z;
+    msgpack_zone_init(&z, 2048);
+    msgpack_object o;
+    const unsigned char *p = raw; /* read by the header's parser: nested at will */
+    if (mp_build(&p, raw + len, &z, &o, 0) == 0)
+        raw_json_object(f, &o);
+    else
+        fputs("null", f);
+    msgpack_zone_destroy(&z);
+    if (fclose(f) != 0)
+        die("out of memory");
+    return text;
 }

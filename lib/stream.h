@@ -1,5 +1,6 @@
 /* stream: read and write hedge tensor streams (formats/stream.md) over msgpack-c.
- * This is the only module that includes msgpack.h.
+ * This is the only module that includes msgpack.h. The header in memory (stream_header, the
+ * header_* functions) is lib/header.h, included here.
  *
  * Ownership: a reader owns its header and the record it fills (tensor buffers are reused from
  * record to record, so memory stays constant); a writer does not own the header it is given,
@@ -26,81 +27,22 @@
 #include <stdint.h>
 #include <stdio.h>
 
+#include "header.h"
 #include "tensor.h"
 
 #define STREAM_VERSION 1
-#define STREAM_MAXFIELDS 24
-#define STREAM_NAMELEN 32
 /* A writer keeps at most this many levels of lineage (the stream's own header is level 1): the
  * newest STREAM_LINEAGE_MAX - 2, then one header of kind `elided` standing for the middle,
- * then the origins (formats/stream.md, "Lineage"). Readers take up to 64 levels. */
+ * then the origins (formats/stream.md, "Lineage"). Readers take up to
+ * STREAM_LINEAGE_READ_MAX levels. */
 #define STREAM_LINEAGE_MAX 8
+#define STREAM_LINEAGE_READ_MAX 64
 
-typedef struct {
-    char name[STREAM_NAMELEN];
-    int dtype;
-    int ndim;                      /* of one item, without the batch dimension */
-    int64_t shape[TENSOR_MAXDIM];
-} stream_field;
-
-enum { META_INT, META_FLOAT, META_STR, META_BOOL, META_TENSOR, META_RAW };
-typedef struct {
-    char *key;
-    int type;
-    int64_t i;        /* META_INT, META_BOOL */
-    double f;         /* META_FLOAT */
-    char *s;          /* META_STR */
-    tensor *t;        /* META_TENSOR (owned) */
-    unsigned char *raw; size_t rawlen; /* META_RAW: any other msgpack value, kept verbatim */
-} stream_meta;
-
-typedef struct stream_header stream_header;
-struct stream_header {
-    char *kind;
-    int batched;
-    int nfields;
-    stream_field fields[STREAM_MAXFIELDS];
-    int nmeta;
-    stream_meta *meta;
-    /* provenance */
-    char *program;
-    int nargs;
-    char **args;
-    int has_seed;
-    uint64_t seed;
-    int ninputs;
-    stream_header **inputs;    /* owned deep copies */
-};
-
-stream_header *header_new(const char *kind, int batched);
-void header_free(stream_header *h);
-stream_header *header_copy(const stream_header *h);
-void header_provenance(stream_header *h, int argc, char **argv); /* program = util_prog */
-void header_set_seed(stream_header *h, uint64_t seed);
-void header_add_input(stream_header *h, const stream_header *in);
-void header_add_field(stream_header *h, const char *name, int dtype, int ndim, const int64_t *shape);
-void header_copy_fields(stream_header *dst, const stream_header *src);
-void header_copy_meta(stream_header *dst, const stream_header *src);
-void header_del_meta(stream_header *h, const char *key); /* the key removed, the others in order */
-void header_set_int(stream_header *h, const char *key, int64_t v);
-void header_set_float(stream_header *h, const char *key, double v);
-void header_set_str(stream_header *h, const char *key, const char *v);
-void header_set_bool(stream_header *h, const char *key, int v);
-void header_set_tensor(stream_header *h, const char *key, const tensor *t); /* copied */
-const stream_meta *header_meta(const stream_header *h, const char *key); /* NULL if absent */
-int64_t header_int(const stream_header *h, const char *key, int64_t dflt);
-double header_float(const stream_header *h, const char *key, double dflt);
-const char *header_str(const stream_header *h, const char *key, const char *dflt);
-/* dies "input stream has no 'key' in its header" */
-int64_t header_need_int(const stream_header *h, const char *key);
-const tensor *header_tensor(const stream_header *h, const char *key); /* NULL if absent */
-int header_field_find(const stream_header *h, const char *name);    /* -1 if absent */
-/* index of the field; dies "input stream (kind K) has no field 'name'" */
-int stream_field_index(const stream_header *h, const char *name);
-/* as above, and dies unless the field has this dtype */
-int stream_field_typed(const stream_header *h, const char *name, int dtype);
-/* JSON to f: the header (lineage included when with_inputs), on one line */
+/* JSON to f: the header (lineage included when with_inputs), on one line, without a newline
+ * (lib/header_json.c) */
 void header_print_json(FILE *f, const stream_header *h, int with_inputs);
+/* a META_RAW value (any msgpack value) as JSON text, "null" if it is not msgpack; malloc'd */
+char *stream_raw_json(const unsigned char *raw, size_t len);
 
 /* A record: one tensor per field of the header, in the header's order. */
 typedef struct {
