@@ -646,14 +646,6 @@ int32_t metrics_vote(const int32_t *cls, const double *dist, int k)
     return best < 0 ? -1 : cls[best];
 }
 
-void metrics_json_num(FILE *f, double v)
-{
-    if (isfinite(v))
-        fprintf(f, "%.10g", v);
-    else
-        fputs("null", f);
-}
-
 /* ------------------------------------------------------------------ AUC (Mann-Whitney) */
 
 void metrics_auc_midranks(const double *x, int64_t n, double *rank)

@@ -139,10 +139,6 @@ void metrics_centre(const float *Q, int64_t nq, const float *G, int64_t ng, int 
 /* the voted class of one query from its k neighbours' classes and distances (rank order) */
 int32_t metrics_vote(const int32_t *cls, const double *dist, int k);
 
-/* ---- JSON numbers: finite as %.10g, NaN and infinities as null */
-#include <stdio.h>
-void metrics_json_num(FILE *f, double v);
-
 /* ---- AUC (Mann-Whitney), ties counting 1/2
  *   AUC      of score for positives against negatives: the fraction of (positive, negative) pairs
  *            in which the positive scores higher, a tied pair counting 1/2. From midranks (1-based
