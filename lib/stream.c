@@ -1,4 +1,6 @@
-/* stream.c: the one module that talks to msgpack-c. See stream.h and formats/stream.md. */
+/* stream.c: the one module that talks to msgpack-c (stream.h, formats/stream.md): a header
+ * packed (its lineage bounded) and parsed, the writer of records and trailer, the reader.
+ * The header in memory is lib/header.c's, its JSON lib/header_json.c's. */
 #include "stream.h"
 
 #include <errno.h>

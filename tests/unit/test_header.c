@@ -98,7 +98,7 @@ static void check_json(void)
     header_add_field(h, "score", DT_F64, 0, NULL);
     header_add_field(h, "label", DT_I32, 1, one);
     header_set_int(h, "n", -3);
-    header_set_float(h, "x", 0.1);
+    header_set_float(h, "x", 1.0 / 3); /* 9 significant digits, not the reports' 10 */
     header_set_float(h, "bad", NAN);
     header_set_bool(h, "yes", 1);
     header_set_str(h, "s", "\xc3\xa9\n");
@@ -119,7 +119,7 @@ static void check_json(void)
         "{\"format\": \"hedge-stream\", \"version\": 1, \"kind\": \"pairs\", \"batched\": true, "
         "\"fields\": [{\"name\": \"score\", \"dtype\": \"float64\", \"shape\": []}, "
         "{\"name\": \"label\", \"dtype\": \"int32\", \"shape\": [1]}], "
-        "\"meta\": {\"n\": -3, \"x\": 0.1, \"bad\": null, \"yes\": true, \"s\": \"\xc3\xa9\\u000a\", "
+        "\"meta\": {\"n\": -3, \"x\": 0.333333333, \"bad\": null, \"yes\": true, \"s\": \"\xc3\xa9\\u000a\", "
         "\"t\": {\"dtype\": \"int32\", \"shape\": [20], \"count\": 20, "
         "\"values\": [0, 1, 4, 9, 16, 25, 36, 49, 64, 81, 100, 121, 144, 169, 196, 225]}, "
         "\"r\": [1, \"a\", null, {\"2\": true}], \"j\": null}, "
