@@ -15,6 +15,7 @@ stream_header *header_new(const char *kind, int batched)
     h->kind = estrdup(kind);
     h->batched = batched;
     h->program = estrdup(util_prog);
+    h->version = estrdup(hedge_version);
     return h;
 }
 
@@ -35,6 +36,7 @@ void header_free(stream_header *h)
         meta_clear(&h->meta[i]);
     free(h->meta);
     free(h->program);
+    free(h->version);
     for (int i = 0; i < h->nargs; i++)
         free(h->args[i]);
     free(h->args);
@@ -75,6 +77,7 @@ stream_header *header_copy(const stream_header *s)
     for (int i = 0; i < s->nmeta; i++)
         meta_copy(&h->meta[i], &s->meta[i]);
     h->program = estrdup(s->program ? s->program : "?");
+    h->version = s->version ? estrdup(s->version) : NULL;
     h->nargs = s->nargs;
     h->args = ecalloc(s->nargs, sizeof *h->args);
     for (int i = 0; i < s->nargs; i++)
@@ -92,6 +95,8 @@ void header_provenance(stream_header *h, int argc, char **argv)
 {
     free(h->program);
     h->program = estrdup(util_prog);
+    free(h->version);
+    h->version = estrdup(hedge_version);
     for (int i = 0; i < h->nargs; i++)
         free(h->args[i]);
     free(h->args);

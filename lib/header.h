@@ -53,6 +53,7 @@ struct stream_header {
     stream_meta *meta;
     /* provenance */
     char *program;
+    char *version;             /* hedge's version that wrote it ("0.1.0-g835fe34"); NULL: not recorded */
     int nargs;
     char **args;
     int has_seed;

@@ -89,6 +89,8 @@ static void header_json(json_writer *w, const stream_header *h, int with_inputs)
     json_end(w);
     if (h->has_seed)
         json_key_uint(w, "seed", h->seed);
+    if (h->version)
+        json_key_str(w, "hedge", h->version);
     if (with_inputs) {
         json_key(w, "input");
         json_arr(w);

@@ -195,7 +195,7 @@ static void pack_header_at(msgpack_packer *pk, const stream_header *h, int level
         }
     }
     pack_str(pk, "provenance");
-    msgpack_pack_map(pk, h->has_seed ? 4 : 3);
+    msgpack_pack_map(pk, 3 + !!h->has_seed + !!h->version);
     pack_str(pk, "program");
     pack_str(pk, h->program ? h->program : "?");
     pack_str(pk, "args");
@@ -205,6 +205,10 @@ static void pack_header_at(msgpack_packer *pk, const stream_header *h, int level
     if (h->has_seed) {
         pack_str(pk, "seed");
         msgpack_pack_uint64(pk, h->seed);
+    }
+    if (h->version) {
+        pack_str(pk, "hedge");
+        pack_str(pk, h->version);
     }
     pack_str(pk, "input");
     msgpack_pack_array(pk, h->ninputs);
@@ -773,6 +777,8 @@ static stream_header *parse_header(const char *src, const msgpack_object *o, int
         die("%s: stream header has no kind", src);
     char *k = str_dup(kind);
     stream_header *h = header_new(k, 0);
+    free(h->version); /* as the stream says: absent from streams written before hedge recorded it */
+    h->version = NULL;
     free(k);
     const msgpack_object *b = map_get(o, "batched");
     h->batched = b && b->type == MSGPACK_OBJECT_BOOLEAN && b->via.boolean;
@@ -840,7 +846,8 @@ static stream_header *parse_header(const char *src, const msgpack_object *o, int
     const msgpack_object *prov = map_get(o, "provenance");
     if (prov) {
         const msgpack_object *p = map_get(prov, "program"), *a = map_get(prov, "args"),
-                             *s = map_get(prov, "seed"), *in = map_get(prov, "input");
+                             *s = map_get(prov, "seed"), *in = map_get(prov, "input"),
+                             *v = map_get(prov, "hedge");
         if (p && p->type == MSGPACK_OBJECT_STR) {
             free(h->program);
             h->program = str_dup(p);
@@ -850,6 +857,10 @@ static stream_header *parse_header(const char *src, const msgpack_object *o, int
             for (uint32_t i = 0; i < a->via.array.size; i++)
                 if (a->via.array.ptr[i].type == MSGPACK_OBJECT_STR)
                     h->args[h->nargs++] = str_dup(&a->via.array.ptr[i]);
+        }
+        if (v && v->type == MSGPACK_OBJECT_STR) {
+            free(h->version);
+            h->version = str_dup(v);
         }
         if (s && s->type == MSGPACK_OBJECT_POSITIVE_INTEGER) {
             h->has_seed = 1;

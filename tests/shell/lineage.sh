@@ -68,6 +68,18 @@ d=$(depth deep40.hs) || fail "tshow -H of a lineage 40 levels deep"
 [ "$d" = 40 ] || fail "a lineage 40 levels deep read as $d levels"
 pairscore --self --means deep40.hs > out.hs 2> err || fail "pairscore on a lineage 40 deep: $(cat err)"
 [ "$(depth out.hs)" = 8 ] || fail "pairscore wrote a lineage $(depth out.hs) levels deep"
+# every header records the hedge that wrote it (issue 22), as --version prints it; a header
+# read without one (the crafted origin, streams of older builds) stays without one
+v=$(tshow --version | sed 's/^tshow (hedge) //')
+pairscore --self --means emb.hs > v.hs 2> err || fail "pairscore: $(cat err)"
+tshow -H v.hs | $PY -c '
+import json, sys
+h = json.load(sys.stdin)
+p = h["provenance"]
+assert p["program"] == "pairscore" and p["hedge"] == sys.argv[1], p
+o = p["input"][0]["provenance"]
+assert o["program"] == "craft" and "hedge" not in o, o
+' "$v" || fail "the version in the provenance: $(tshow -H v.hs | head -c 400)"
 expect_fail 1 "lineage is more than 64 levels deep" tshow deep70.hs
 [ "$(wc -l < "$T/err")" = 1 ] || fail "more than one line: $(cat "$T/err")"
 pass
