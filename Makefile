@@ -7,7 +7,7 @@
 
 BUILD    ?= build
 CC       ?= cc
-# x86-64-v3 (AVX2, FMA) is the level every machine of this project has; see README "Speed".
+# x86-64-v3 (AVX2, FMA) is the level every machine of this project has; see docs/speed.md.
 ARCH     ?= -march=x86-64-v3
 OPT      ?= -O2
 # build on both cores (the top-level make only: sub-makes share its job server)

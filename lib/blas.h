@@ -1,6 +1,6 @@
 /* blas: the one module that calls OpenBLAS.
  *
- * Kernel selection policy (see README "Speed"): one OpenBLAS kernel on every machine that can
+ * Kernel selection policy (see docs/speed.md): one OpenBLAS kernel on every machine that can
  * run it, so that the same seed gives the same bytes on all of them. OpenBLAS 0.3.21 picks its
  * kernel at load time from the CPU model, and machines of this project's kind differ: it says
  * SkylakeX on one, Cooperlake on another, Haswell on an AVX-512 AMD EPYC (it predates Zen 4)

@@ -16,11 +16,11 @@ export OPENBLAS_NUM_THREADS=1
 
 say() { printf '%s\n' "$*" >&2; }
 
-# recipe_args NAME: the train options of a training recipe (README, "Recipes"). The recipe is
+# recipe_args NAME: the train options of a training recipe (docs/hib.md, "Recipes"). The recipe is
 # the pipelines' choice; train's own defaults stay the paper's.
 #   paper  Adam, learning rate 1e-3, constant; 128 pairs per batch (the HIB paper)
 #   fast   Adam, 3e-3 peak, 1,000 warm-up steps, cosine decay to 3e-5 at the last step (chosen
-#          on the validation split for a two-core budget: README, "Recipes")
+#          on the validation split for a two-core budget: docs/hib.md, "Recipes")
 recipe_args() {
     case $1 in
     paper) echo "" ;;
@@ -29,7 +29,7 @@ recipe_args() {
     esac
 }
 
-# The occlusion (README "Data"), from the environment or the pipelines' options (grid_options):
+# The occlusion (docs/data.md), from the environment or the pipelines' options (grid_options):
 #   OCCLUDE_SHAPE    rect (default: width and height each U{0..28}, the SPE paper's appendix E,
 #                    "identical to the scheme used in Oh et al.") or square (side U{0..28}, the
 #                    HIB paper's appendix A as written; every table before issue 20)
@@ -110,8 +110,8 @@ run_occlusion() {
 }
 
 # The grids: every experiment pipeline (hib.sh, spe.sh, metric.sh, compare.sh) runs its
-# configurations with GNU parallel, here or on other machines through ssh (README "Grids over
-# several machines").
+# configurations with GNU parallel, here or on other machines through ssh
+# (docs/grids.md).
 #
 # grid_options QUICK_STEPS FULL_STEPS "$@": parses the pipeline's options after its positional
 # words, [--quick | --full] [-j JOBS] [-t THREADS] [-s STEPS] [--recipe fast|paper]

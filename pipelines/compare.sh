@@ -1,7 +1,7 @@
 #!/bin/sh
 # compare.sh [--quick | --full] [-j JOBS] [-t THREADS] [-s IMAGES] [--recipe R] [--data mnist|fashion]
 #            [--shape rect|square] [--train-occlusion per-use|fixed] [--seeds K|S1,...] [--only PATTERN]
-#            [remote options: see README "Grids over several machines"] OUT
+#            [remote options: see docs/grids.md] OUT
 # Every method hedge has, side by side: trained on the same 2-digit data (MNIST, or Fashion-MNIST
 # composites with --data fashion) for the same number of training IMAGES (not steps: batch
 # shapes differ), evaluated with the same battery through the same filters on the seen and

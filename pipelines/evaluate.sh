@@ -39,10 +39,10 @@
 #                   (-j, default 2), each with -t THREADS; their outputs merged exactly (knn
 #                   --merge, retrieve --summary): the same numbers as without --shards. pairscore,
 #                   cluster and ktau run here. With --sshlogin / --sshloginfile the shards run on
-#                   those machines (the pipelines' grid options, README "Grids over several
-#                   machines"): they see DIR and the hedge tree at the same paths (give -o DIR
-#                   on a shared disk), or, with --transfer, get the programs and the sets
-#                   copied and send each shard's output back; --retries R (default 2) tries a
+#                   those machines (the pipelines' grid options, docs/grids.md): they see
+#                   DIR and the hedge tree at the same paths (give -o DIR on a shared disk),
+#                   or, with --transfer, get the programs and the sets copied and send each
+#                   shard's output back; --retries R (default 2) tries a
 #                   failed shard again, on another machine
 # Exit 1 with one line on stderr when an input cannot be read or an evaluator fails.
 set -u

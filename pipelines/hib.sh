@@ -10,11 +10,11 @@
 #               and mean run length, over the 100 classes of the seen and unseen test sets),
 #               demo (N=2, D=2: point, MoG-1, MoG-2; the main job)
 #   --quick: 3,000 steps per model (minutes); --full: 180,000 steps, the length at which the
-#   fast recipe reaches the paper's clean numbers (README "Time to accuracy": 15 to 19 minutes
+#   fast recipe reaches the paper's clean numbers (docs/hib.md "Time to accuracy": 15 to 19 minutes
 #   per 2-digit model on both cores; the paper ran 500,000). -s overrides.
 #   -j JOBS: configurations in parallel (default 2: one core each); -t THREADS: training
 #   threads per run (default 1; -j 1 -t 2 gives each run both cores).
-#   --recipe fast (default) | paper: the training recipe (pipelines/common.sh, README "Recipes");
+#   --recipe fast (default) | paper: the training recipe (pipelines/common.sh, docs/hib.md "Recipes");
 #   TRAIN_ARGS adds train options after the recipe's. HOLDOUT=K trains without the last K MNIST
 #   training digits (for choosing a recipe on the validation twins).
 #   --data mnist (default) | fashion: the data set the digits come from (DATASET,
@@ -31,7 +31,7 @@
 #   (GNU parallel's own options; ':' is this machine; -j is per machine), which see OUT and the
 #   hedge tree at the same paths, or, with --transfer, get what each job needs sent and its run
 #   returned; --retries N: tries per job (default 2 with ssh logins, a failed job going to
-#   another machine). README "Grids over several machines".
+#   another machine). docs/grids.md.
 # Every run lands in OUT/runs/NAME (see hib-run.sh) with its log in OUT/runs/NAME/run.log; GNU
 # parallel's job log is OUT/joblog-EXPERIMENT and a second call resumes: finished runs are kept,
 # interrupted trainings continue from their checkpoints.

@@ -32,7 +32,7 @@
 #   (GNU parallel's own options; ':' is this machine; -j is per machine), which see OUT and the
 #   hedge tree at the same paths, or, with --transfer, get what each job needs sent and its run
 #   returned; --retries N: tries per job (default 2 with ssh logins, a failed job going to
-#   another machine). README "Grids over several machines".
+#   another machine). docs/grids.md.
 # Runs land in OUT/runs/NAME, the job log in OUT/joblog-PAPER-EXPERIMENT, the data in OUT/data/N*
 # (shared with hib.sh and spe.sh). Re-running the same command resumes. Prints the table
 # (markdown) on stdout; exits 1, naming each failed run with the end of its log, when a run did

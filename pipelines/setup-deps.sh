@@ -4,7 +4,7 @@
 # command and fails. Each word adds what one use needs:
 #   fuzz      `make fuzz`: clang with its libFuzzer runtime
 #   fashion   DATASET=fashion (pipelines/hib-data.sh): dataset-fashion-mnist
-#   ssh       a grid with --sshlogin (README "Grids over several machines"): the ssh client
+#   ssh       a grid with --sshlogin (docs/grids.md): the ssh client
 #   transfer  a grid with --transfer: the ssh client and rsync (GNU parallel's --basefile,
 #             --transferfile and --return use it, on both sides)
 #   sshd      tests/shell/grid.sh runs a grid through an OpenSSH server on 127.0.0.1:

@@ -28,7 +28,7 @@
 #   (GNU parallel's own options; ':' is this machine; -j is per machine), which see OUT and the
 #   hedge tree at the same paths, or, with --transfer, get what each job needs sent and its run
 #   returned; --retries N: tries per job (default 2 with ssh logins, a failed job going to
-#   another machine). README "Grids over several machines".
+#   another machine). docs/grids.md.
 # Runs land in OUT/runs/NAME (spe-run.sh), the job log in OUT/joblog-spe-EXPERIMENT, the data in
 # OUT/data/N* (shared with hib.sh: the same OUT can hold both). Re-running the same command
 # resumes: finished runs are kept, an interrupted training continues from its checkpoint.

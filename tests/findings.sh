@@ -6,12 +6,12 @@
 # embedding's, and eta correlates with performance on corrupt images (Kendall's tau of both AP
 # and KNN accuracy against the uncertainty bins above 0.5).
 # Reported, not asserted: KNN accuracy on corrupt images, where our short runs do not show the
-# paper's advantage for HIB (see README, "Reproduction").
+# paper's advantage for HIB (see docs/hib.md, "Reproduction").
 # Occlusion: squares drawn once into the training set (OCCLUDE_SHAPE=square TRAIN_OCCLUSION=fixed),
 # the configuration these checks were made robust on. With the pipelines' new default
 # (rectangles drawn afresh at every use) a 6,000-step run does not show HIB ahead on corrupt AP:
 # measured once (commit 76a734a, seed 714) point 0.854 against MoG-1 0.833, while tau(AP) 0.83 and
-# tau(KNN) 0.95 on corrupt images held; see README "Reproduction" for the 30,000-step numbers.
+# tau(KNN) 0.95 on corrupt images held; see docs/hib.md "Reproduction" for the 30,000-step numbers.
 set -u
 OCCLUDE_SHAPE=square TRAIN_OCCLUSION=fixed
 export OCCLUDE_SHAPE TRAIN_OCCLUSION

@@ -1,5 +1,5 @@
 #!/bin/sh
-# Grids over several machines, for real (README "Grids over several machines"): an OpenSSH
+# Grids over several machines, for real (docs/grids.md): an OpenSSH
 # server on 127.0.0.1 with throwaway keys stands for the remote machines, and a quick grid of
 # hetriplet.sh (2 jobs, 20 steps, 12 images per class) runs through it
 #   - with a shared directory: both jobs on the remote, results and checkpoints equal to a
