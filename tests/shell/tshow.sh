@@ -38,7 +38,8 @@ sed -n 8p "$T/out" | grep -qx '# 5 records' || fail "summary line: $(sed -n 8p "
 # -H: the whole lineage as JSON, and nothing else
 "$BIN/tshow" -H "$T/p" >"$T/out" || fail "tshow -H"
 [ "$(wc -l <"$T/out")" -eq 1 ] || fail "-H printed more than one line"
-grep -q '"program": "batcher", "args": \["-n", "5", "-b", "100"\], "seed": 714, "input": \[{"format": "hedge-stream", "version": 1, "kind": "images"' "$T/out" ||
+v=$("$BIN/tshow" --version | sed 's/^tshow (hedge) //')
+grep -qF '"program": "batcher", "args": ["-n", "5", "-b", "100"], "seed": 714, "hedge": "'"$v"'", "input": [{"format": "hedge-stream", "version": 1, "kind": "images"' "$T/out" ||
     fail "-H lineage: $(cat "$T/out")"
 grep -q '"input": \[\]' "$T/out" || fail "-H does not reach the origin"
 

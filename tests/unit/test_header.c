@@ -113,6 +113,12 @@ static void check_json(void)
     header_set_raw(h, "r", raw, sizeof raw);
     static const unsigned char junk[] = {0xc1};
     header_set_raw(h, "j", junk, sizeof junk);
+    /* the writer's version (header_new/header_provenance: hedge_version) printed as "hedge";
+     * an input read without one (older streams) prints none */
+    free(h->version);
+    h->version = estrdup("9.9.9-gabc\"1");
+    free(in->version);
+    in->version = NULL;
     header_add_input(h, in);
 
     const char *own =
@@ -124,7 +130,7 @@ static void check_json(void)
         "\"values\": [0, 1, 4, 9, 16, 25, 36, 49, 64, 81, 100, 121, 144, 169, 196, 225]}, "
         "\"r\": [1, \"a\", null, {\"2\": true}], \"j\": null}, "
         "\"provenance\": {\"program\": \"pair\\\"score\", \"args\": [\"--self\", \"a\\u0009b\"], "
-        "\"seed\": 18446744073709551615";
+        "\"seed\": 18446744073709551615, \"hedge\": \"9.9.9-gabc\\\"1\"";
     const char *input =
         "{\"format\": \"hedge-stream\", \"version\": 1, \"kind\": \"images\", \"batched\": false, "
         "\"fields\": [{\"name\": \"image\", \"dtype\": \"uint8\", \"shape\": [2, 2]}], \"meta\": {}, "
