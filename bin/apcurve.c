@@ -86,9 +86,7 @@ int main(int argc, char **argv)
     }
     if (jf) {
         json_writer w;
-        json_begin(&w, jf);
-        json_obj(&w);
-        json_key_str(&w, "program", "apcurve");
+        json_report(&w, jf, "apcurve");
         json_key_int(&w, "n", n);
         json_key_int(&w, "positives", positives);
         json_key_num(&w, "ap", ap);

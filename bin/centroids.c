@@ -75,9 +75,7 @@ static void print_table(const centroid_set *s, int wvar)
 static void write_order_json(FILE *f, const centroid_set *s, const centroid_order_stats *st)
 {
     json_writer w;
-    json_begin(&w, f);
-    json_obj(&w);
-    json_key_str(&w, "program", "centroids");
+    json_report(&w, f, "centroids");
     json_key_int(&w, "classes", s->n);
     json_key_int(&w, "shared_pairs", st->shared);
     json_key_int(&w, "runs", st->runs);

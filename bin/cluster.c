@@ -56,9 +56,7 @@ static void print_text(FILE *f, const outcome *u)
 static void print_json(FILE *f, const outcome *u, const options *o)
 {
     json_writer w;
-    json_begin(&w, f);
-    json_obj(&w);
-    json_key_str(&w, "program", "cluster");
+    json_report(&w, f, "cluster");
     json_key_int(&w, "n", u->n);
     json_key_int(&w, "k", u->k);
     json_key_int(&w, "classes", u->classes);

@@ -178,9 +178,7 @@ static char *one_value_note(const attributes *at, const disentangle_result *R)
 static void print_json(FILE *f, const attributes *at, const disentangle_result *R, const char *note)
 {
     json_writer w;
-    json_begin(&w, f);
-    json_obj(&w);
-    json_key_str(&w, "program", "disentangle");
+    json_report(&w, f, "disentangle");
     json_key_int(&w, "n", R->n);
     json_key_int(&w, "D", R->D);
     json_key_str(&w, "source", at->source);

@@ -124,9 +124,7 @@ static void score_pairs(const options *o, stream_reader *in, stream_reader *gin,
     }
     if (jf) {
         json_writer j;
-        json_begin(&j, jf);
-        json_obj(&j);
-        json_key_str(&j, "program", "pairscore");
+        json_report(&j, jf, "pairscore");
         json_key_int(&j, "n", npairs);
         json_key_int(&j, "positives", positives);
         json_key_num(&j, "mean_p_match", positives ? sum_pm / positives : NAN);
@@ -201,9 +199,7 @@ static void score_self(const options *o, stream_reader *in, match_scorer *sc, FI
     } while (stream_read(in, &rec));
     if (jf) {
         json_writer j;
-        json_begin(&j, jf);
-        json_obj(&j);
-        json_key_str(&j, "program", "pairscore");
+        json_report(&j, jf, "pairscore");
         json_key(&j, "self");
         json_bool(&j, 1);
         json_key_int(&j, "n", n);

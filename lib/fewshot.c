@@ -299,9 +299,7 @@ void fewshot_accuracy(const int64_t *correct, int stride, int64_t R, int64_t per
 void fewshot_summary_json(FILE *f, const fewshot_summary *s)
 {
     json_writer w;
-    json_begin(&w, f);
-    json_obj(&w);
-    json_key_str(&w, "program", "fewshot");
+    json_report(&w, f, "fewshot");
     json_key_int(&w, "episodes", s->episodes);
     json_key_int(&w, "ways", s->ways);
     json_key_int(&w, "shots", s->shots);

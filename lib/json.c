@@ -18,6 +18,13 @@ void json_begin_inline(json_writer *w, FILE *f)
     w->inline_value = 1;
 }
 
+void json_report(json_writer *w, FILE *f, const char *program)
+{
+    json_begin(w, f);
+    json_obj(w);
+    json_key_str(w, "program", program);
+}
+
 /* before any value: the comma of a container that has members, unless a key just went out */
 static void value_start(json_writer *w)
 {

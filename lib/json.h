@@ -5,9 +5,7 @@
  * escaped by json_string (lib/util.h). Commas are the writer's business, not the caller's:
  *
  *   json_writer w;
- *   json_begin(&w, f);
- *   json_obj(&w);
- *   json_key_str(&w, "program", "ktau");
+ *   json_report(&w, f, "ktau");                    // {"program": "ktau"
  *   json_key_num(&w, "tau", tau);
  *   json_key(&w, "bins"); json_arr(&w); ... json_end(&w);
  *   json_end(&w);                                  // "}\n"
@@ -33,6 +31,9 @@ typedef struct {
 } json_writer;
 
 void json_begin(json_writer *w, FILE *f);
+/* a program's report: json_begin, the outer object, and its first member "program": PROGRAM
+ * (every --json report and --summary line opens so) */
+void json_report(json_writer *w, FILE *f, const char *program);
 /* as json_begin, for one value inside other text: no newline after it */
 void json_begin_inline(json_writer *w, FILE *f);
 void json_obj(json_writer *w);

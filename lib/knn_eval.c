@@ -146,9 +146,7 @@ static void report(FILE *f, int64_t n, int k, double accuracy, const double *rec
                    int64_t ng, const char *mode)
 {
     json_writer w;
-    json_begin(&w, f);
-    json_obj(&w);
-    json_key_str(&w, "program", "knn");
+    json_report(&w, f, "knn");
     json_key_int(&w, "n", n);
     json_key_int(&w, "k", k);
     json_key_num(&w, "accuracy", accuracy);

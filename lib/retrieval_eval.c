@@ -203,9 +203,7 @@ static void report(FILE *f, const retrieval_summary *s, const retrieval_summary 
                    double pearson, const retrieval_global *g)
 {
     json_writer w;
-    json_begin(&w, f);
-    json_obj(&w);
-    json_key_str(&w, "program", "retrieve");
+    json_report(&w, f, "retrieve");
     json_key_int(&w, "queries", s->queries);
     json_key_int(&w, "no_positive", s->no_positive);
     json_key_int(&w, "gallery", ng);

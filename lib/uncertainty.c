@@ -187,9 +187,7 @@ static void note(const uncertainty_report *r, char *out, size_t size)
 void uncertainty_write_json(FILE *f, const uncertainty_report *r)
 {
     json_writer w;
-    json_begin(&w, f);
-    json_obj(&w);
-    json_key_str(&w, "program", "ktau");
+    json_report(&w, f, "ktau");
     json_key_num(&w, "tau", r->tau);
     char nt[1024];
     note(r, nt, r->constant ? 256 : sizeof nt);

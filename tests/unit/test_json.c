@@ -62,6 +62,14 @@ static void bare_array(json_writer *w)
     json_end(w);
 }
 
+static void a_report(json_writer *w)
+{
+    FILE *f = w->f;
+    json_report(w, f, "knn");
+    json_key_int(w, "k", 5);
+    json_end(w);
+}
+
 static void key_in_array(json_writer *w)
 {
     json_arr(w);
@@ -88,6 +96,9 @@ int main(void)
     free(s);
     s = written(bare_array);
     CHECK(strcmp(s, "[3, \"x\"]\n") == 0);
+    free(s);
+    s = written(a_report);
+    CHECK(strcmp(s, "{\"program\": \"knn\", \"k\": 5}\n") == 0);
     free(s);
     if (check_child()) {
         free(written(key_in_array));
