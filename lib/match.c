@@ -246,6 +246,10 @@ float *match_set_means(const match_set *S, double **tv)
     float *m = emalloc((size_t)S->n * D * sizeof *m);
     if (tv)
         *tv = emalloc((size_t)S->n * sizeof **tv);
+    if (C == 1 && !tv) { /* a point's mean is itself (float -> double / 1 -> float: the same value) */
+        memcpy(m, S->mu, (size_t)S->n * D * sizeof *m);
+        return m;
+    }
     for (int64_t i = 0; i < S->n; i++) {
         const float *mu = S->mu + (size_t)i * C * D, *var = S->var ? S->var + (size_t)i * C * D : NULL;
         double within = 0, second = 0, mean2 = 0;

@@ -392,23 +392,23 @@ void metrics_centre(const float *Q, int64_t nq, const float *G, int64_t ng, int 
         for (int d = 0; d < D; d++)
             mean[d] += G[g * D + d];
     }
-    for (int d = 0; d < D; d++) {
-        if (!n || mean[d] == 0) {
-            mean[d] = 0;
-            continue;
-        }
-        /* the coarsest power of two 2^a that divides every coordinate d of G and Q */
-        int a = INT_MAX;
-        for (int pass = 0; pass < 2; pass++) {
-            const float *X = pass ? Q : G;
-            for (int64_t i = 0, m = pass ? nq : ng; i < m; i++)
+    /* the coarsest power of two 2^a[d] that divides every coordinate d of G and Q: one pass over
+     * the rows (not a strided pass per coordinate) */
+    int *a = emalloc((size_t)(D ? D : 1) * sizeof *a);
+    for (int d = 0; d < D; d++)
+        a[d] = INT_MAX;
+    for (int pass = 0; pass < (Q == G && nq == ng ? 1 : 2); pass++) {
+        const float *X = pass ? Q : G;
+        for (int64_t i = 0, m = pass ? nq : ng; i < m; i++)
+            for (int d = 0; d < D; d++)
                 if (X[i * D + d] != 0) {
                     int b = float_lowbit(X[i * D + d]);
-                    a = b < a ? b : a;
+                    a[d] = b < a[d] ? b : a[d];
                 }
-        }
-        mean[d] = ldexp(nearbyint(ldexp(mean[d] / (double)n, -a)), a);
     }
+    for (int d = 0; d < D; d++)
+        mean[d] = !n || mean[d] == 0 ? 0 : ldexp(nearbyint(ldexp(mean[d] / (double)n, -a[d])), a[d]);
+    free(a);
 }
 
 /* every coordinate finite and every added term a finite number >= 0, else dies naming the item */
@@ -444,6 +444,31 @@ static void knn_centre(const float *X, const double *x, int64_t n, int D, const 
         }
         t[i] = big[i] ? INFINITY : (float)(norm + e);
     }
+}
+
+typedef struct {
+    const float *X;
+    const double *x, *mean;
+    int64_t n;
+    int D, tasks;
+    float *Xc, *t;
+    uint8_t *big;
+} centre_job;
+
+static void centre_task(void *arg, int task, int worker)
+{
+    const centre_job *J = arg;
+    int64_t lo = par_lo(J->n, J->tasks, task), hi = par_lo(J->n, J->tasks, task + 1);
+    knn_centre(J->X + lo * J->D, J->x ? J->x + lo : NULL, hi - lo, J->D, J->mean, J->Xc + lo * J->D, J->t + lo,
+               J->big + lo);
+}
+
+/* knn_centre on the workers, each item on its own: the same bytes for any thread count */
+static void knn_centre_par(const float *X, const double *x, int64_t n, int D, const double *mean, float *Xc, float *t,
+                           uint8_t *big, int threads)
+{
+    centre_job J = {X, x, mean, n, D, n < 4096 ? 1 : 4 * threads, Xc, t, big};
+    par_for(threads, J.tasks, centre_task, &J);
 }
 
 /* The float screen's error. For a query q and gallery item g that are not big, with q', g' their
@@ -483,6 +508,228 @@ static void knn_screen(const float *Q, const float *qt, const uint8_t *qbig, int
     blas_set_threads(blas_saved);
 }
 
+
+/* ---- the leave-one-out screen by symmetry
+ * With the gallery as its own query set, the float value of a pair is the same both ways:
+ * (t[q] + t[g]) + (-2 q'.g') with q'.g' = g'.q' and t[q] + t[g] = t[g] + t[q] (float addition
+ * commutes). So the distance matrix is computed in square tiles of KNN_SYM_BLOCK items on and
+ * above the diagonal only, half the sgemm work of knn_screen: tile (I, J), I < J, is scanned by
+ * rows (the queries of block I against the items of J) and by columns (the queries of J against
+ * the items of I); a diagonal tile by rows. Task I takes the tiles (I, J >= I). The queries of J
+ * are thus updated by whichever worker holds a tile (I, J), so each worker keeps its own
+ * candidate lists for every query and the lists are merged at the end: every pair is scanned
+ * exactly once, each list holds the best of its pairs by (float value, gallery index), so the
+ * merge is the best kk of all the query's pairs by that order, whichever worker saw which: the
+ * same candidates whatever the thread count, and the same proof for the re-ranking.
+ * Pruning: a worker's full list proves that an item above its last entry is not among the
+ * query's best kk, so each query has one shared bound, the lowest such last entry any worker has
+ * published (relaxed atomic loads and stores: a stale bound only prunes less), and every scan
+ * passes an item only at or below it. The diagonal tiles run first, so that every query starts
+ * the off-diagonal tiles with a bound from its own block: without these two, the columns' lists
+ * (one per worker, each starting empty) passed three times as many items to the scalar insertion
+ * as the rows (20,000 x 128 random). Which items a worker prunes depends on timing; the merged
+ * lists do not. Memory: (nq, kk) candidates per worker (knn_screen_self is used while they fit
+ * KNN_SYM_MEMORY). */
+#define KNN_SYM_BLOCK 256
+#define KNN_SYM_MEMORY ((int64_t)1 << 30)
+
+typedef struct {
+    const float *X, *t;    /* (n, D) centred, (n) float terms: INFINITY for a big item */
+    const uint8_t *big;
+    int64_t n;
+    int D, kk, nb;
+    const int64_t *exclude;
+    float *bound;          /* (n) each query's shared bound (above); -INFINITY for a big query */
+    int diag;              /* the pass: 1 the diagonal tiles, 0 the others */
+    float *cd[PAR_MAXTHREADS]; /* each worker's lists (n, kk), made at its first task */
+    int64_t *ci[PAR_MAXTHREADS];
+    int *cnt[PAR_MAXTHREADS];
+    float *tile[PAR_MAXTHREADS];
+} knn_sym_job;
+
+/* (d, g) into the sorted list cd, ci of *cnt entries (room kk) by (d, index); d not below
+ * INFINITY (a big item) is never kept. Returns the list's bound: its last d when full, else
+ * INFINITY */
+static inline float cand_push(float *cd, int64_t *ci, int *cnt, int kk, float d, int64_t g)
+{
+    int c = *cnt;
+    if (!(d < INFINITY))
+        return c == kk ? cd[kk - 1] : INFINITY;
+    if (c == kk && (d > cd[kk - 1] || (d == cd[kk - 1] && g > ci[kk - 1])))
+        return cd[kk - 1];
+    int pos = c < kk ? c++ : kk - 1;
+    while (pos > 0 && (cd[pos - 1] > d || (cd[pos - 1] == d && ci[pos - 1] > g))) {
+        cd[pos] = cd[pos - 1];
+        ci[pos] = ci[pos - 1];
+        pos--;
+    }
+    cd[pos] = d;
+    ci[pos] = g;
+    *cnt = c;
+    return c == kk ? cd[kk - 1] : INFINITY;
+}
+
+static inline float bound_get(const knn_sym_job *J, int64_t q)
+{
+    float b;
+    __atomic_load(&J->bound[q], &b, __ATOMIC_RELAXED);
+    return b;
+}
+
+/* a worker's list bound w for query q, published if lower than the shared one */
+static inline float bound_put(const knn_sym_job *J, int64_t q, float w)
+{
+    float b = bound_get(J, q);
+    if (w < b)
+        __atomic_store(&J->bound[q], &w, __ATOMIC_RELAXED);
+    return w < b ? w : b;
+}
+
+/* the rows of a tile: query i0 + r against items j0 .. j0 + jb - 1 (row r: their -2 q'.g') */
+static void sym_rows(const knn_sym_job *J, int worker, const float *tile, int64_t i0, int64_t ib, int64_t j0,
+                     int64_t jb)
+{
+    int kk = J->kk;
+    for (int64_t r = 0; r < ib; r++) {
+        int64_t q = i0 + r;
+        if (J->big[q])
+            continue;
+        float *cd = J->cd[worker] + q * kk;
+        int64_t *ci = J->ci[worker] + q * kk;
+        int *cnt = J->cnt[worker] + q;
+        int64_t ex = J->exclude ? J->exclude[q] : -1;
+        const float *row = tile + r * jb, *gt = J->t + j0;
+        float base = J->t[q], worst = bound_get(J, q);
+        for (int64_t u0 = 0; u0 < jb; u0 += SCAN_CHUNK) {
+            int64_t m = jb - u0 < SCAN_CHUNK ? jb - u0 : SCAN_CHUNK;
+            float dv[SCAN_CHUNK];
+            int any = 0;
+            if (m == SCAN_CHUNK) /* the common case, in a form the compiler vectorises */
+                for (int u = 0; u < SCAN_CHUNK; u++) {
+                    dv[u] = base + gt[u0 + u] + row[u0 + u];
+                    any |= dv[u] <= worst;
+                }
+            else
+                for (int u = 0; u < m; u++) {
+                    dv[u] = base + gt[u0 + u] + row[u0 + u];
+                    any |= dv[u] <= worst;
+                }
+            if (!any)
+                continue;
+            for (int u = 0; u < m; u++)
+                if (dv[u] <= worst && j0 + u0 + u != ex)
+                    worst = bound_put(J, q, cand_push(cd, ci, cnt, kk, dv[u], j0 + u0 + u));
+        }
+    }
+}
+
+/* the columns of a tile: query j0 + u against items i0 .. i0 + ib - 1, read row by row (each
+ * row's items against all the tile's queries at once, a bound per query) */
+static void sym_cols(const knn_sym_job *J, int worker, const float *tile, int64_t i0, int64_t ib, int64_t j0,
+                     int64_t jb)
+{
+    int kk = J->kk;
+    float worst[KNN_SYM_BLOCK];
+    float *cdw = J->cd[worker];
+    int64_t *ciw = J->ci[worker];
+    int *cntw = J->cnt[worker];
+    const float *qt = J->t + j0;
+    for (int64_t u = 0; u < jb; u++)
+        worst[u] = bound_get(J, j0 + u);
+    for (int64_t r = 0; r < ib; r++) {
+        int64_t g = i0 + r;
+        if (J->big[g])
+            continue; /* its float value is INFINITY: never a candidate */
+        const float *row = tile + r * jb;
+        float tg = J->t[g];
+        for (int64_t u0 = 0; u0 < jb; u0 += SCAN_CHUNK) {
+            int64_t m = jb - u0 < SCAN_CHUNK ? jb - u0 : SCAN_CHUNK;
+            float dv[SCAN_CHUNK];
+            int any = 0;
+            /* (t[query] + t[item]) + dot, as by rows */
+            if (m == SCAN_CHUNK)
+                for (int u = 0; u < SCAN_CHUNK; u++) {
+                    dv[u] = qt[u0 + u] + tg + row[u0 + u];
+                    any |= dv[u] <= worst[u0 + u];
+                }
+            else
+                for (int u = 0; u < m; u++) {
+                    dv[u] = qt[u0 + u] + tg + row[u0 + u];
+                    any |= dv[u] <= worst[u0 + u];
+                }
+            if (!any)
+                continue;
+            for (int u = 0; u < m; u++) {
+                int64_t j = j0 + u0 + u;
+                if (dv[u] <= worst[u0 + u] && !(J->exclude && J->exclude[j] == g))
+                    worst[u0 + u] = bound_put(J, j, cand_push(cdw + j * kk, ciw + j * kk, cntw + j, kk, dv[u], g));
+            }
+        }
+    }
+}
+
+/* task I: the tile (I, I) in the first pass (J->diag), the tiles (I, J > I) in the second */
+static void sym_task(void *arg, int task, int worker)
+{
+    knn_sym_job *J = arg;
+    int64_t n = J->n, B = KNN_SYM_BLOCK;
+    if (!J->tile[worker]) {
+        J->tile[worker] = ealloc_aligned((size_t)B * B * sizeof *J->tile[worker]);
+        J->cd[worker] = emalloc((size_t)n * J->kk * sizeof *J->cd[worker]);
+        J->ci[worker] = emalloc((size_t)n * J->kk * sizeof *J->ci[worker]);
+        J->cnt[worker] = ecalloc((size_t)n, sizeof *J->cnt[worker]);
+    }
+    float *tile = J->tile[worker];
+    int64_t i0 = (int64_t)task * B, ib = n - i0 < B ? n - i0 : B;
+    for (int64_t j0 = J->diag ? i0 : i0 + B; j0 < (J->diag ? i0 + 1 : n); j0 += B) {
+        int64_t jb = n - j0 < B ? n - j0 : B;
+        /* tile (ib, jb) = -2 X[i0 : i0+ib] X[j0 : j0+jb]^T */
+        blas_sgemm(0, 1, (int)ib, (int)jb, J->D, -2.0f, J->X + i0 * J->D, J->D, J->X + j0 * J->D, J->D, 0.0f, tile,
+                   (int)jb);
+        sym_rows(J, worker, tile, i0, ib, j0, jb);
+        if (j0 != i0)
+            sym_cols(J, worker, tile, i0, ib, j0, jb);
+    }
+}
+
+/* knn_screen for the gallery against itself; returns 0 (and does nothing) when the workers'
+ * candidate lists would not fit KNN_SYM_MEMORY */
+static int knn_screen_self(const float *X, const float *t, const uint8_t *big, int64_t n, int D, int kk,
+                           const int64_t *exclude, int threads, float *cd, int64_t *ci, int *cnt)
+{
+    int nb = (int)((n + KNN_SYM_BLOCK - 1) / KNN_SYM_BLOCK);
+    if (threads > nb)
+        threads = nb ? nb : 1;
+    if ((double)threads * (double)n * kk * (sizeof *cd + sizeof *ci) > (double)KNN_SYM_MEMORY)
+        return 0;
+    int blas_saved = blas_threads();
+    blas_set_threads(1);
+    knn_sym_job J = {.X = X, .t = t, .big = big, .n = n, .D = D, .kk = kk, .nb = nb, .exclude = exclude};
+    J.bound = emalloc((size_t)n * sizeof *J.bound);
+    for (int64_t q = 0; q < n; q++)
+        J.bound[q] = big[q] ? -INFINITY : INFINITY; /* a big query: searched in double only */
+    par_pool *pool = par_new(threads);
+    for (J.diag = 1; J.diag >= 0; J.diag--)
+        par_run(pool, nb, sym_task, &J);
+    par_free(pool);
+    free(J.bound);
+    blas_set_threads(blas_saved);
+    /* the workers' lists merged, in worker order (any order gives the same lists) */
+    for (int64_t q = 0; q < n; q++) {
+        cnt[q] = 0;
+        for (int w = 0; w < PAR_MAXTHREADS; w++)
+            if (J.cnt[w])
+                for (int r = 0; r < J.cnt[w][q]; r++)
+                    cand_push(cd + q * kk, ci + q * kk, &cnt[q], kk, J.cd[w][q * kk + r], J.ci[w][q * kk + r]);
+    }
+    for (int w = 0; w < PAR_MAXTHREADS; w++) {
+        free(J.tile[w]);
+        free(J.cd[w]);
+        free(J.ci[w]);
+        free(J.cnt[w]);
+    }
+    return 1;
+}
 typedef struct {
     const float *Q, *G;          /* the original coordinates */
     const double *qx, *gx;
@@ -579,14 +826,14 @@ void metrics_knn(const float *Q, const double *qx, int64_t nq, const float *G, c
     int self = Q == G && qx == gx && nq == ng; /* leave-one-out: one centred copy */
     float *gc = emalloc((size_t)(ng ? ng : 1) * D * sizeof *gc), *gt = emalloc((size_t)(ng ? ng : 1) * sizeof *gt);
     uint8_t *gbig = emalloc((size_t)(ng ? ng : 1));
-    knn_centre(G, gx, ng, D, mean, gc, gt, gbig);
+    knn_centre_par(G, gx, ng, D, mean, gc, gt, gbig, threads);
     float *qc = gc, *qt = gt;
     uint8_t *qbig = gbig;
     if (!self) {
         qc = emalloc((size_t)(nq ? nq : 1) * D * sizeof *qc);
         qt = emalloc((size_t)(nq ? nq : 1) * sizeof *qt);
         qbig = emalloc((size_t)(nq ? nq : 1));
-        knn_centre(Q, qx, nq, D, mean, qc, qt, qbig);
+        knn_centre_par(Q, qx, nq, D, mean, qc, qt, qbig, threads);
     }
     int64_t *bigs = emalloc((size_t)(ng ? ng : 1) * sizeof *bigs), nbig = 0; /* the big gallery items */
     double gtmax = 0;
@@ -598,7 +845,8 @@ void metrics_knn(const float *Q, const double *qx, int64_t nq, const float *G, c
     float *cd = emalloc((size_t)nq * kk * sizeof *cd);
     int64_t *ci = emalloc((size_t)nq * kk * sizeof *ci);
     int *cnt = ecalloc((size_t)nq, sizeof *cnt);
-    knn_screen(qc, qt, qbig, nq, gc, gt, ng, D, kk, exclude, threads, cd, ci, cnt);
+    if (!self || !knn_screen_self(gc, gt, gbig, ng, D, kk, exclude, threads, cd, ci, cnt))
+        knn_screen(qc, qt, qbig, nq, gc, gt, ng, D, kk, exclude, threads, cd, ci, cnt);
 
     int64_t ntasks = (nq + KNN_RERANK_TASK - 1) / KNN_RERANK_TASK;
     knn_rerank_job rj = {Q, G, qx, gx, nq, ng, D, k, kk, exclude, qbig, qt, gtmax, bigs, nbig, cd, ci, cnt, nbr, d2};

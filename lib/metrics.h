@@ -39,7 +39,9 @@
  *            discordant. NaN when x or y is constant (the denominator is 0).
  *   kNN      squared Euclidean distances ||q||^2 + ||g||^2 - 2 q.g (float, blas_sgemm) in blocks of
  *            METRICS_QBLOCK queries x METRICS_GBLOCK gallery items, a sorted top-k per query
- *            kept while the blocks stream by, the winners' distances then recomputed in double;
+ *            kept while the blocks stream by (leave-one-out, the gallery as its own queries:
+ *            only the square tiles on and above the diagonal, each read by rows and by columns,
+ *            half the sgemm), the winners' distances then recomputed in double;
  *            equal distances: the lower gallery index first. Items whose squared norm (or added
  *            term) exceeds FLT_MAX / 16 (coordinates beyond about 4.6e18) could overflow the float
  *            sums: they are kept out of the float screen and compared exactly in double (a huge
@@ -122,7 +124,8 @@ double metrics_tau_b(const double *x, const double *y, int64_t n, metrics_tau_co
  * threads: workers (lib/par.h) that take the blocks of queries as they free up, with single-threaded
  * sgemms (BLAS threads are set to 1 meanwhile and restored after); the results do not depend on it.
  * Memory: the inputs, their centred float copies, (nq, k + slack) candidates and one block of
- * floats per thread (2 MB). */
+ * floats per thread (2 MB); leave-one-out (Q and G the same array, qx and gx too) also (nq,
+ * k + slack) candidates per thread, while they fit 1 GB (else the plain screen). */
 #define METRICS_KNN_SLACK 4
 void metrics_knn(const float *Q, const double *qx, int64_t nq, const float *G, const double *gx, int64_t ng,
                  int D, int k, const int64_t *exclude, int threads, int64_t *nbr, double *d2);

@@ -430,6 +430,65 @@ static void test_knn_huge(void)
     free(dd);
 }
 
+/* leave-one-out takes the symmetric screen (half the distance tiles, lib/metrics.c): random sets
+ * over several tiles of 256 with a partial one, duplicates (exact ties, broken by index), 2% huge
+ * items and added terms; against brute force in double, the same bytes as the plain screen (the
+ * gallery given as a separate copy) and for threads 1, 2 and 3 */
+static void test_knn_self(void)
+{
+    enum { N = 1300, D = 5 };
+    rng r;
+    rng_init(&r, 714, 4);
+    float *S = malloc(N * D * sizeof *S), *C = malloc(N * D * sizeof *C);
+    double *sx = malloc(N * sizeof *sx);
+    int64_t *ex = malloc(N * sizeof *ex);
+    for (int i = 0; i < N; i++) {
+        int huge = rng_uniform(&r) < 0.02, dup = i > 10 && rng_uniform(&r) < 0.05;
+        for (int d = 0; d < D; d++)
+            S[i * D + d] = dup ? S[(i / 2) * D + d]
+                               : (float)(huge ? pow(10, 20 + 10 * rng_uniform(&r)) : 3 * rng_normal(&r));
+        sx[i] = rng_uniform(&r) < 0.02 ? 1e38 : rng_uniform(&r);
+        ex[i] = i;
+    }
+    memcpy(C, S, N * D * sizeof *S);
+    int ks[2] = {1, 40};
+    int64_t *nb[3], bn[40];
+    double *dd[3], bd[40];
+    for (int t = 0; t < 3; t++) {
+        nb[t] = malloc(N * 40 * sizeof *nb[t]);
+        dd[t] = malloc(N * 40 * sizeof *dd[t]);
+    }
+    for (int withx = 0; withx < 2; withx++)
+        for (int ki = 0; ki < 2; ki++) {
+            int K = ks[ki];
+            const double *x = withx ? sx : NULL;
+            metrics_knn(S, x, N, S, x, N, D, K, ex, 1, nb[0], dd[0]);
+            int same = 1, brute = 1;
+            for (int t = 2; t <= 3; t++) {
+                metrics_knn(S, x, N, S, x, N, D, K, ex, t, nb[1], dd[1]);
+                same &= !memcmp(nb[0], nb[1], N * K * sizeof *nb[0]) && !memcmp(dd[0], dd[1], N * K * sizeof *dd[0]);
+            }
+            metrics_knn(S, x, N, C, x, N, D, K, ex, 2, nb[2], dd[2]); /* not the same pointer: the plain screen */
+            int plain = !memcmp(nb[0], nb[2], N * K * sizeof *nb[0]) && !memcmp(dd[0], dd[2], N * K * sizeof *dd[0]);
+            for (int q = 0; q < N; q++) {
+                knn_brute(S + q * D, withx ? sx[q] : 0, S, x, N, D, K, q, bn, bd);
+                for (int rk = 0; rk < K; rk++)
+                    brute &= nb[0][q * K + rk] == bn[rk] && dd[0][q * K + rk] == bd[rk];
+            }
+            CHECK(same);
+            CHECK(plain);
+            CHECK(brute);
+        }
+    for (int t = 0; t < 3; t++) {
+        free(nb[t]);
+        free(dd[t]);
+    }
+    free(S);
+    free(C);
+    free(sx);
+    free(ex);
+}
+
 /* ------------------------------------------------------------------ uncertainty quality */
 
 /* AUROC of u for the wrong items by counting every (wrong, right) pair: a win 1, a tie 1/2 */
@@ -752,6 +811,7 @@ int main(int argc, char **argv)
     test_knn_ties();
     test_knn_random();
     test_knn_huge();
+    test_knn_self();
     test_argsort_random();
     test_tie_key();
     test_argsort_ties();
