@@ -84,9 +84,9 @@ int main(int argc, char **argv)
     struct {
         const char *name;
         model_config cfg;
-    } heads[] = {{"point", {digits, HEAD_POINT, 1, 2}},
-                 {"MoG-1", {digits, HEAD_MOG, 1, 2}},
-                 {"MoG-2", {digits, HEAD_MOG, 2, 2}}};
+    } heads[] = {{"point", {.digits = digits, .head = HEAD_POINT, .C = 1, .D = 2}},
+                 {"MoG-1", {.digits = digits, .head = HEAD_MOG, .C = 1, .D = 2}},
+                 {"MoG-2", {.digits = digits, .head = HEAD_MOG, .C = 2, .D = 2}}};
     printf("batch %d images of %dx%d; targets: train >= 15000 img/s, embed >= 50000 img/s (2 threads)\n", n, H, W);
     printf("%-6s %7s  %11s %7s %6s  %11s %7s %6s\n", "head", "threads", "embed img/s", "GFLOPS", "/probe",
            "train img/s", "GFLOPS", "/probe");
