@@ -515,7 +515,8 @@ static void knn_screen(const float *Q, const float *qt, const uint8_t *qbig, int
  * commutes). So the distance matrix is computed in square tiles of KNN_SYM_BLOCK items on and
  * above the diagonal only, half the sgemm work of knn_screen: tile (I, J), I < J, is scanned by
  * rows (the queries of block I against the items of J) and by columns (the queries of J against
- * the items of I); a diagonal tile by rows. Task I takes the tiles (I, J >= I). The queries of J
+ * the items of I); a diagonal tile by rows. Task I takes the tile (I, I) in a first pass and the
+ * tiles (I, J > I) in a second. The queries of J
  * are thus updated by whichever worker holds a tile (I, J), so each worker keeps its own
  * candidate lists for every query and the lists are merged at the end: every pair is scanned
  * exactly once, each list holds the best of its pairs by (float value, gallery index), so the
@@ -525,10 +526,10 @@ static void knn_screen(const float *Q, const float *qt, const uint8_t *qbig, int
  * query's best kk, so each query has one shared bound, the lowest such last entry any worker has
  * published (relaxed atomic loads and stores: a stale bound only prunes less), and every scan
  * passes an item only at or below it. The diagonal tiles run first, so that every query starts
- * the off-diagonal tiles with a bound from its own block: without these two, the columns' lists
- * (one per worker, each starting empty) passed three times as many items to the scalar insertion
- * as the rows (20,000 x 128 random). Which items a worker prunes depends on timing; the merged
- * lists do not. Memory: (nq, kk) candidates per worker (knn_screen_self is used while they fit
+ * the off-diagonal tiles with a bound from its own block (the columns' lists, one per worker, each
+ * start empty). Even so the columns hand more to the scalar insertion than the rows (20,000 x 128
+ * random, -k 5: 600,000 32-item chunks with a candidate against 367,000) and take about twice
+ * their time. Which items a worker prunes depends on timing; the merged lists do not. Memory: (nq, kk) candidates per worker (knn_screen_self is used while they fit
  * KNN_SYM_MEMORY). */
 #define KNN_SYM_BLOCK 256
 #define KNN_SYM_MEMORY ((int64_t)1 << 30)
