@@ -266,53 +266,85 @@ typedef struct {
     float **dot;           /* (workers) each worker's block of distances, made at its first task */
 } knn_job;
 
-/* one row of a distance block into query q's sorted candidates */
-static void scan_row(const knn_job *J, int64_t q, const float *row, int64_t g0, int64_t gb)
+/* (d, g) into the sorted list cd, ci of *cnt entries (room kk) by (d, index); d not below
+ * INFINITY (a big item) is never kept. Returns the list's bound: its last d when full, else
+ * INFINITY */
+static inline float cand_push(float *cd, int64_t *ci, int *cnt, int kk, float d, int64_t g)
 {
-    int kk = J->kk;
-    float *cd = J->cd + q * kk;
-    int64_t *ci = J->ci + q * kk;
-    int cnt = J->cnt[q];
-    int64_t ex = J->exclude ? J->exclude[q] - g0 : -1;
-    float base = J->qt[q];
-    float worst = cnt == kk ? cd[kk - 1] : INFINITY;
-    const float *gt = J->gt + g0;
-    for (int64_t j0 = 0; j0 < gb; j0 += SCAN_CHUNK) {
-        int64_t m = gb - j0 < SCAN_CHUNK ? gb - j0 : SCAN_CHUNK;
+    int c = *cnt;
+    if (!(d < INFINITY))
+        return c == kk ? cd[kk - 1] : INFINITY;
+    if (c == kk && (d > cd[kk - 1] || (d == cd[kk - 1] && g > ci[kk - 1])))
+        return cd[kk - 1];
+    int pos = c < kk ? c++ : kk - 1;
+    while (pos > 0 && (cd[pos - 1] > d || (cd[pos - 1] == d && ci[pos - 1] > g))) {
+        cd[pos] = cd[pos - 1];
+        ci[pos] = ci[pos - 1];
+        pos--;
+    }
+    cd[pos] = d;
+    ci[pos] = g;
+    *cnt = c;
+    return c == kk ? cd[kk - 1] : INFINITY;
+}
+
+/* a query's bound shared between workers (knn_screen_self): relaxed atomics, a stale value only
+ * prunes less */
+static inline float bound_get(float *shared)
+{
+    float b;
+    __atomic_load(shared, &b, __ATOMIC_RELAXED);
+    return b;
+}
+
+/* a worker's list bound w, published if lower than the shared one; returns the lower */
+static inline float bound_put(float *shared, float w)
+{
+    float b = bound_get(shared);
+    if (w < b)
+        __atomic_store(shared, &w, __ATOMIC_RELAXED);
+    return w < b ? w : b;
+}
+
+/* a query's sorted candidates cd, ci (*cnt held, room kk) against the items j0 .. j0 + n - 1,
+ * whose float values are base + gt[u] + row[u], item ex left out: each item at or below the
+ * bound goes to cand_push (by value, then index). The bound: the list's last value once full;
+ * with shared (knn_screen_self), the query's bound shared between workers, read at the start and
+ * lowered as the list fills */
+static void scan_items(float *cd, int64_t *ci, int *cnt, int kk, float *shared, float base, const float *gt,
+                       const float *row, int64_t j0, int64_t n, int64_t ex)
+{
+    float worst = shared ? bound_get(shared) : *cnt == kk ? cd[kk - 1] : INFINITY;
+    for (int64_t u0 = 0; u0 < n; u0 += SCAN_CHUNK) {
+        int64_t m = n - u0 < SCAN_CHUNK ? n - u0 : SCAN_CHUNK;
         float dv[SCAN_CHUNK];
         int any = 0;
-        if (m == SCAN_CHUNK) { /* the common case, in a form the compiler vectorises */
+        if (m == SCAN_CHUNK) /* the common case, in a form the compiler vectorises */
             for (int u = 0; u < SCAN_CHUNK; u++) {
-                dv[u] = base + gt[j0 + u] + row[j0 + u];
-                any |= dv[u] < worst;
+                dv[u] = base + gt[u0 + u] + row[u0 + u];
+                any |= dv[u] <= worst;
             }
-        } else
+        else
             for (int u = 0; u < m; u++) {
-                dv[u] = base + gt[j0 + u] + row[j0 + u];
-                any |= dv[u] < worst;
+                dv[u] = base + gt[u0 + u] + row[u0 + u];
+                any |= dv[u] <= worst;
             }
         if (!any)
             continue;
-        for (int u = 0; u < m; u++) {
-            float d = dv[u];
-            int64_t j = j0 + u;
-            /* gallery indices arrive in increasing order, so strict < keeps the lower index first
-             * among equal distances; an infinite or NaN d (a huge gallery item) is never kept */
-            if (!(d < worst) || j == ex)
-                continue;
-            int pos = cnt < kk ? cnt++ : kk - 1;
-            while (pos > 0 && cd[pos - 1] > d) {
-                cd[pos] = cd[pos - 1];
-                ci[pos] = ci[pos - 1];
-                pos--;
+        for (int u = 0; u < m; u++)
+            if (dv[u] <= worst && j0 + u0 + u != ex) {
+                worst = cand_push(cd, ci, cnt, kk, dv[u], j0 + u0 + u);
+                if (shared)
+                    worst = bound_put(shared, worst);
             }
-            cd[pos] = d;
-            ci[pos] = g0 + j;
-            if (cnt == kk)
-                worst = cd[kk - 1];
-        }
     }
-    J->cnt[q] = cnt;
+}
+
+/* one row of a distance block into query q's sorted candidates */
+static void scan_row(const knn_job *J, int64_t q, const float *row, int64_t g0, int64_t gb)
+{
+    scan_items(J->cd + q * J->kk, J->ci + q * J->kk, &J->cnt[q], J->kk, NULL, J->qt[q], J->gt + g0, row, g0, gb,
+               J->exclude ? J->exclude[q] : -1);
 }
 
 /* task: the query block q0 = task x METRICS_QBLOCK against the whole gallery */
@@ -508,7 +540,6 @@ static void knn_screen(const float *Q, const float *qt, const uint8_t *qbig, int
     blas_set_threads(blas_saved);
 }
 
-
 /* ---- the leave-one-out screen by symmetry
  * With the gallery as its own query set, the float value of a pair is the same both ways:
  * (t[q] + t[g]) + (-2 q'.g') with q'.g' = g'.q' and t[q] + t[g] = t[g] + t[q] (float addition
@@ -529,8 +560,8 @@ static void knn_screen(const float *Q, const float *qt, const uint8_t *qbig, int
  * the off-diagonal tiles with a bound from its own block (the columns' lists, one per worker, each
  * start empty). Even so the columns hand more to the scalar insertion than the rows (20,000 x 128
  * random, -k 5: 600,000 32-item chunks with a candidate against 367,000) and take about twice
- * their time. Which items a worker prunes depends on timing; the merged lists do not. Memory: (nq, kk) candidates per worker (knn_screen_self is used while they fit
- * KNN_SYM_MEMORY). */
+ * their time. Which items a worker prunes depends on timing; the merged lists do not.
+ * Memory: (nq, kk) candidates per worker (knn_screen_self is used while they fit KNN_SYM_MEMORY). */
 #define KNN_SYM_BLOCK 256
 #define KNN_SYM_MEMORY ((int64_t)1 << 30)
 
@@ -548,43 +579,6 @@ typedef struct {
     float *tile[PAR_MAXTHREADS];
 } knn_sym_job;
 
-/* (d, g) into the sorted list cd, ci of *cnt entries (room kk) by (d, index); d not below
- * INFINITY (a big item) is never kept. Returns the list's bound: its last d when full, else
- * INFINITY */
-static inline float cand_push(float *cd, int64_t *ci, int *cnt, int kk, float d, int64_t g)
-{
-    int c = *cnt;
-    if (!(d < INFINITY))
-        return c == kk ? cd[kk - 1] : INFINITY;
-    if (c == kk && (d > cd[kk - 1] || (d == cd[kk - 1] && g > ci[kk - 1])))
-        return cd[kk - 1];
-    int pos = c < kk ? c++ : kk - 1;
-    while (pos > 0 && (cd[pos - 1] > d || (cd[pos - 1] == d && ci[pos - 1] > g))) {
-        cd[pos] = cd[pos - 1];
-        ci[pos] = ci[pos - 1];
-        pos--;
-    }
-    cd[pos] = d;
-    ci[pos] = g;
-    *cnt = c;
-    return c == kk ? cd[kk - 1] : INFINITY;
-}
-
-static inline float bound_get(const knn_sym_job *J, int64_t q)
-{
-    float b;
-    __atomic_load(&J->bound[q], &b, __ATOMIC_RELAXED);
-    return b;
-}
-
-/* a worker's list bound w for query q, published if lower than the shared one */
-static inline float bound_put(const knn_sym_job *J, int64_t q, float w)
-{
-    float b = bound_get(J, q);
-    if (w < b)
-        __atomic_store(&J->bound[q], &w, __ATOMIC_RELAXED);
-    return w < b ? w : b;
-}
 
 /* the rows of a tile: query i0 + r against items j0 .. j0 + jb - 1 (row r: their -2 q'.g') */
 static void sym_rows(const knn_sym_job *J, int worker, const float *tile, int64_t i0, int64_t ib, int64_t j0,
@@ -593,34 +587,9 @@ static void sym_rows(const knn_sym_job *J, int worker, const float *tile, int64_
     int kk = J->kk;
     for (int64_t r = 0; r < ib; r++) {
         int64_t q = i0 + r;
-        if (J->big[q])
-            continue;
-        float *cd = J->cd[worker] + q * kk;
-        int64_t *ci = J->ci[worker] + q * kk;
-        int *cnt = J->cnt[worker] + q;
-        int64_t ex = J->exclude ? J->exclude[q] : -1;
-        const float *row = tile + r * jb, *gt = J->t + j0;
-        float base = J->t[q], worst = bound_get(J, q);
-        for (int64_t u0 = 0; u0 < jb; u0 += SCAN_CHUNK) {
-            int64_t m = jb - u0 < SCAN_CHUNK ? jb - u0 : SCAN_CHUNK;
-            float dv[SCAN_CHUNK];
-            int any = 0;
-            if (m == SCAN_CHUNK) /* the common case, in a form the compiler vectorises */
-                for (int u = 0; u < SCAN_CHUNK; u++) {
-                    dv[u] = base + gt[u0 + u] + row[u0 + u];
-                    any |= dv[u] <= worst;
-                }
-            else
-                for (int u = 0; u < m; u++) {
-                    dv[u] = base + gt[u0 + u] + row[u0 + u];
-                    any |= dv[u] <= worst;
-                }
-            if (!any)
-                continue;
-            for (int u = 0; u < m; u++)
-                if (dv[u] <= worst && j0 + u0 + u != ex)
-                    worst = bound_put(J, q, cand_push(cd, ci, cnt, kk, dv[u], j0 + u0 + u));
-        }
+        if (!J->big[q])
+            scan_items(J->cd[worker] + q * kk, J->ci[worker] + q * kk, J->cnt[worker] + q, kk, &J->bound[q], J->t[q],
+                       J->t + j0, tile + r * jb, j0, jb, J->exclude ? J->exclude[q] : -1);
     }
 }
 
@@ -636,7 +605,7 @@ static void sym_cols(const knn_sym_job *J, int worker, const float *tile, int64_
     int *cntw = J->cnt[worker];
     const float *qt = J->t + j0;
     for (int64_t u = 0; u < jb; u++)
-        worst[u] = bound_get(J, j0 + u);
+        worst[u] = bound_get(&J->bound[j0 + u]);
     for (int64_t r = 0; r < ib; r++) {
         int64_t g = i0 + r;
         if (J->big[g])
@@ -663,7 +632,8 @@ static void sym_cols(const knn_sym_job *J, int worker, const float *tile, int64_
             for (int u = 0; u < m; u++) {
                 int64_t j = j0 + u0 + u;
                 if (dv[u] <= worst[u0 + u] && !(J->exclude && J->exclude[j] == g))
-                    worst[u0 + u] = bound_put(J, j, cand_push(cdw + j * kk, ciw + j * kk, cntw + j, kk, dv[u], g));
+                    worst[u0 + u] =
+                        bound_put(&J->bound[j], cand_push(cdw + j * kk, ciw + j * kk, cntw + j, kk, dv[u], g));
             }
         }
     }
