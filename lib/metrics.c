@@ -2,6 +2,9 @@
 #include "metrics.h"
 
 #include <float.h>
+#ifdef __AVX2__
+#include <immintrin.h>
+#endif
 #include <limits.h>
 #include <math.h>
 #include <stdlib.h>
@@ -288,6 +291,72 @@ static inline float cand_push(float *cd, int64_t *ci, int *cnt, int kk, float d,
     return c == kk ? cd[kk - 1] : INFINITY;
 }
 
+/* candidate lists (value, index) kept unsorted: selection of the best and sorting, by that order */
+static inline int cand_less(const float *cd, const int64_t *ci, int a, int b)
+{
+    return cd[a] < cd[b] || (cd[a] == cd[b] && ci[a] < ci[b]);
+}
+
+static inline void cand_swap(float *cd, int64_t *ci, int a, int b)
+{
+    float d = cd[a];
+    int64_t g = ci[a];
+    cd[a] = cd[b], ci[a] = ci[b];
+    cd[b] = d, ci[b] = g;
+}
+
+/* Lomuto's partition of [lo, hi] (hi > lo) about the median of lo, the middle and hi; returns the
+ * pivot's final position */
+static int cand_partition(float *cd, int64_t *ci, int lo, int hi)
+{
+    int mid = lo + (hi - lo) / 2;
+    if (cand_less(cd, ci, mid, lo))
+        cand_swap(cd, ci, mid, lo);
+    if (cand_less(cd, ci, hi, lo))
+        cand_swap(cd, ci, hi, lo);
+    if (cand_less(cd, ci, mid, hi))
+        cand_swap(cd, ci, mid, hi); /* hi: the median of the three */
+    int s = lo;
+    for (int i = lo; i < hi; i++)
+        if (cand_less(cd, ci, i, hi))
+            cand_swap(cd, ci, i, s++);
+    cand_swap(cd, ci, s, hi);
+    return s;
+}
+
+/* [0, n) rearranged so that position m holds the (m + 1)-th smallest, the smaller before it */
+static void cand_select(float *cd, int64_t *ci, int n, int m)
+{
+    int lo = 0, hi = n - 1;
+    while (hi > lo) {
+        int s = cand_partition(cd, ci, lo, hi);
+        if (s == m)
+            return;
+        if (s < m)
+            lo = s + 1;
+        else
+            hi = s - 1;
+    }
+}
+
+/* [lo, hi] sorted by (value, index) */
+static void cand_sort(float *cd, int64_t *ci, int lo, int hi)
+{
+    while (hi - lo >= 16) {
+        int s = cand_partition(cd, ci, lo, hi);
+        if (s - lo < hi - s) { /* the smaller side by recursion: depth log n */
+            cand_sort(cd, ci, lo, s - 1);
+            lo = s + 1;
+        } else {
+            cand_sort(cd, ci, s + 1, hi);
+            hi = s - 1;
+        }
+    }
+    for (int i = lo + 1; i <= hi; i++)
+        for (int j = i; j > lo && cand_less(cd, ci, j, j - 1); j--)
+            cand_swap(cd, ci, j, j - 1);
+}
+
 /* a query's bound shared between workers (knn_screen_self): relaxed atomics, a stale value only
  * prunes less */
 static inline float bound_get(float *shared)
@@ -376,6 +445,39 @@ static double dist2(const float *q, const float *g, int D, double extra)
         s += u * u;
     }
     return s;
+}
+
+/* dist2 of q against the n rows g[0 .. n) (extra[i] added to each), into out: the same bits as
+ * dist2 row by row (each lane sums its terms in dist2's order, a multiply then an add), four rows at
+ * once with AVX2: the re-ranking's sums were a chain of dependent additions */
+static void dist2_rows(const float *q, const float *const *g, int64_t n, int D, const double *extra, double *out)
+{
+    int64_t i = 0;
+#ifdef __AVX2__
+    for (; i + 4 <= n; i += 4) {
+        __m256d s = _mm256_set_pd(extra[i + 3], extra[i + 2], extra[i + 1], extra[i]);
+        const float *g0 = g[i], *g1 = g[i + 1], *g2 = g[i + 2], *g3 = g[i + 3];
+        int d = 0;
+        for (; d + 4 <= D; d += 4) {
+            __m128 r0 = _mm_loadu_ps(g0 + d), r1 = _mm_loadu_ps(g1 + d), r2 = _mm_loadu_ps(g2 + d),
+                   r3 = _mm_loadu_ps(g3 + d);
+            _MM_TRANSPOSE4_PS(r0, r1, r2, r3); /* r0: coordinate d of the four rows, ... */
+            __m128 c[4] = {r0, r1, r2, r3};
+            for (int e = 0; e < 4; e++) {
+                __m256d u = _mm256_sub_pd(_mm256_set1_pd((double)q[d + e]), _mm256_cvtps_pd(c[e]));
+                s = _mm256_add_pd(s, _mm256_mul_pd(u, u));
+            }
+        }
+        for (; d < D; d++) {
+            __m256d u = _mm256_sub_pd(_mm256_set1_pd((double)q[d]),
+                                      _mm256_cvtps_pd(_mm_set_ps(g3[d], g2[d], g1[d], g0[d])));
+            s = _mm256_add_pd(s, _mm256_mul_pd(u, u));
+        }
+        _mm256_storeu_pd(out + i, s);
+    }
+#endif
+    for (; i < n; i++)
+        out[i] = dist2(q, g[i], D, extra[i]);
 }
 
 /* (s, g) into the best cap of dd/di, sorted by (distance, index); *cnt held so far */
@@ -701,6 +803,280 @@ static int knn_screen_self(const float *X, const float *t, const uint8_t *big, i
     }
     return 1;
 }
+/* ---- the leave-one-out screen by thresholds, for long lists (kk >= KNN_THETA_MIN)
+ * With many candidates per query the symmetric screen's sorted insertions dominate: a query's
+ * list takes about kk (1 + ln(n / kk)) of them, each shifting half of it (at k = 50 they and the
+ * scans feeding them were half of knn's time). Here each query first gets a fixed threshold
+ * theta: the T-th smallest float value against a sample of about m = T n / (2 kk) items (a fixed
+ * pseudo-random subset, one sgemm per block of queries), so that about 2 kk items of the whole
+ * gallery lie at or below it. The tiles on and above the diagonal are then scanned by rows and by
+ * columns, as knn_screen_self's, and every pair at or below its query's threshold is appended to
+ * that query's buffer (room KNN_THETA_ROOM kk; an atomic count, any worker): no order kept, no
+ * bound to update. A query's candidates are the best kk of its buffer by (float value, index):
+ * when at least kk were appended every item above theta has kk below it, so these are the best
+ * kk of all its pairs, knn_screen's candidates. A query with fewer than kk appended (theta fell
+ * too low) or more than the room goes to knn_screen instead (tens in 20,000 on random data; every
+ * query among many exact duplicates). The re-ranking makes the result exact either way, so it is
+ * the same whatever the thread count and whichever queries fell. The sample's sgemm is T / (2 kk)
+ * of the full one's (T = 16, kk = 54: 15 %, against the half the tiles save). */
+#define KNN_THETA_MIN 32
+#define KNN_THETA_T 16
+#define KNN_THETA_ROOM 4
+
+/* the T-th smallest of v[0, m) (INFINITY when fewer than T are finite), by a sorted list best of
+ * the T smallest behind a prefilter of 32-item chunks */
+static float tth_smallest(const float *v, int64_t m, int T, float *best)
+{
+    int c = 0;
+    float worst = INFINITY;
+    for (int64_t u0 = 0; u0 < m; u0 += SCAN_CHUNK) {
+        int64_t len = m - u0 < SCAN_CHUNK ? m - u0 : SCAN_CHUNK;
+        int any = 0;
+        if (len == SCAN_CHUNK)
+            for (int u = 0; u < SCAN_CHUNK; u++)
+                any |= v[u0 + u] < worst;
+        else
+            any = 1;
+        if (!any)
+            continue;
+        for (int64_t u = u0; u < u0 + len; u++)
+            if (v[u] < worst) {
+                int pos = c < T ? c++ : T - 1;
+                for (; pos > 0 && best[pos - 1] > v[u]; pos--)
+                    best[pos] = best[pos - 1];
+                best[pos] = v[u];
+                if (c == T)
+                    worst = best[T - 1];
+            }
+    }
+    return c == T ? best[T - 1] : INFINITY;
+}
+
+typedef struct {
+    const float *X, *t;    /* (n, D) centred, (n) float terms: INFINITY for a big item */
+    const uint8_t *big;
+    int64_t n;
+    int D, kk, nb, room, T;
+    const int64_t *exclude;
+    const float *S, *st;   /* (m, D) the sample's centred rows, (m) their float terms */
+    const int64_t *sidx;   /* (m) their indices */
+    int64_t m;
+    float *theta;          /* (n) each query's threshold; -INFINITY: appends nothing */
+    float *bd;             /* (n, room) every query's appended values */
+    uint32_t *bi;          /* (n, room) their indices */
+    int *bn;               /* (n) appended (atomic); above room: overflowed */
+    float *tile[PAR_MAXTHREADS], *srow[PAR_MAXTHREADS];
+    float *cd;             /* the result (n, kk) as knn_screen's; fell (n) 1: to knn_screen */
+    int64_t *ci;
+    int *cnt;
+    uint8_t *fell;
+    int tasks;
+} knn_theta_job;
+
+/* task: the thresholds of the queries of block I (sgemm against the sample) */
+static void theta_task(void *arg, int task, int worker)
+{
+    knn_theta_job *J = arg;
+    int64_t B = KNN_SYM_BLOCK, i0 = (int64_t)task * B, ib = J->n - i0 < B ? J->n - i0 : B, m = J->m;
+    if (!J->srow[worker])
+        J->srow[worker] = emalloc((size_t)B * m * sizeof *J->srow[worker]);
+    float *row = J->srow[worker], best[2 * KNN_THETA_T];
+    blas_sgemm(0, 1, (int)ib, (int)m, J->D, -2.0f, J->X + i0 * J->D, J->D, J->S, J->D, 0.0f, row, (int)m);
+    for (int64_t r = 0; r < ib; r++) {
+        int64_t q = i0 + r, ex = J->exclude ? J->exclude[q] : -1;
+        float *v = row + r * m;
+        for (int64_t s = 0; s < m; s++)
+            v[s] = J->sidx[s] == ex ? INFINITY : J->t[q] + J->st[s] + v[s];
+        float th = J->big[q] ? -INFINITY : tth_smallest(v, m, J->T, best);
+        J->theta[q] = th < INFINITY ? th : -INFINITY;
+        J->fell[q] = !J->big[q] && !(th < INFINITY);
+    }
+}
+
+/* (v, g) appended to query q's buffer (any worker: an atomic count; the order of the entries
+ * depends on timing, the best kk of them do not) */
+static inline void theta_add(const knn_theta_job *J, int64_t q, float v, int64_t g)
+{
+    int c = __atomic_fetch_add(&J->bn[q], 1, __ATOMIC_RELAXED);
+    if (c < J->room) {
+        J->bd[q * J->room + c] = v;
+        J->bi[q * J->room + c] = (uint32_t)g;
+    }
+}
+
+/* task I: the tiles (I, J >= I), by rows and (off the diagonal) by columns */
+static void theta_tiles(void *arg, int task, int worker)
+{
+    knn_theta_job *J = arg;
+    int64_t n = J->n, B = KNN_SYM_BLOCK;
+    if (!J->tile[worker])
+        J->tile[worker] = ealloc_aligned((size_t)B * B * sizeof *J->tile[worker]);
+    float *tile = J->tile[worker];
+    const float *t = J->t, *theta = J->theta;
+    int64_t i0 = (int64_t)task * B, ib = n - i0 < B ? n - i0 : B;
+    for (int64_t j0 = i0; j0 < n; j0 += B) {
+        int64_t jb = n - j0 < B ? n - j0 : B;
+        blas_sgemm(0, 1, (int)ib, (int)jb, J->D, -2.0f, J->X + i0 * J->D, J->D, J->X + j0 * J->D, J->D, 0.0f, tile,
+                   (int)jb);
+        for (int64_t r = 0; r < ib; r++) {
+            int64_t q = i0 + r, ex = J->exclude ? J->exclude[q] : -1;
+            const float *row = tile + r * jb;
+            float tq = t[q], th = theta[q];
+            /* rows: query q against items j0 + u */
+            for (int64_t u0 = 0; u0 < jb; u0 += SCAN_CHUNK) {
+                int64_t mlen = jb - u0 < SCAN_CHUNK ? jb - u0 : SCAN_CHUNK;
+                int any = 0;
+                if (mlen == SCAN_CHUNK) /* in a form the compiler vectorises */
+                    for (int u = 0; u < SCAN_CHUNK; u++)
+                        any |= tq + t[j0 + u0 + u] + row[u0 + u] <= th;
+                else
+                    any = 1;
+                if (!any)
+                    continue;
+                for (int64_t u = u0; u < u0 + mlen; u++) {
+                    float v = tq + t[j0 + u] + row[u];
+                    if (v <= th && j0 + u != ex && v < INFINITY)
+                        theta_add(J, q, v, j0 + u);
+                }
+            }
+            if (j0 == i0 || J->big[q])
+                continue;
+            /* columns: queries j0 + u against item q (now the item g) */
+            for (int64_t u0 = 0; u0 < jb; u0 += SCAN_CHUNK) {
+                int64_t mlen = jb - u0 < SCAN_CHUNK ? jb - u0 : SCAN_CHUNK;
+                int any = 0;
+                if (mlen == SCAN_CHUNK)
+                    for (int u = 0; u < SCAN_CHUNK; u++)
+                        any |= t[j0 + u0 + u] + tq + row[u0 + u] <= theta[j0 + u0 + u];
+                else
+                    any = 1;
+                if (!any)
+                    continue;
+                for (int64_t u = u0; u < u0 + mlen; u++) {
+                    int64_t j = j0 + u;
+                    float v = t[j] + tq + row[u];
+                    if (v <= theta[j] && !(J->exclude && J->exclude[j] == q) && v < INFINITY)
+                        theta_add(J, j, v, q);
+                }
+            }
+        }
+    }
+}
+
+/* task: the queries of a range, each query's buffer into its best kk (or fell) */
+static void theta_merge(void *arg, int task, int worker)
+{
+    knn_theta_job *J = arg;
+    int kk = J->kk, room = J->room;
+    int64_t lo = par_lo(J->n, J->tasks, task), hi = par_lo(J->n, J->tasks, task + 1);
+    float *d = emalloc((size_t)room * sizeof *d);
+    int64_t *g = emalloc((size_t)room * sizeof *g);
+    (void)worker;
+    for (int64_t q = lo; q < hi; q++) {
+        J->cnt[q] = 0;
+        int c = J->bn[q];
+        if (J->big[q] || J->fell[q] || c > room || c < kk) {
+            J->fell[q] = !J->big[q];
+            continue;
+        }
+        for (int r = 0; r < c; r++) {
+            d[r] = J->bd[q * room + r];
+            g[r] = J->bi[q * room + r];
+        }
+        cand_select(d, g, c, kk - 1);
+        cand_sort(d, g, 0, kk - 1);
+        memcpy(J->cd + q * kk, d, (size_t)kk * sizeof *d);
+        memcpy(J->ci + q * kk, g, (size_t)kk * sizeof *g);
+        J->cnt[q] = kk;
+    }
+    free(d);
+    free(g);
+}
+
+/* knn_screen for the gallery against itself by thresholds; returns 0 (and does nothing) when kk
+ * is short or the buffers would not fit KNN_SYM_MEMORY */
+static int knn_screen_theta(const float *X, const float *t, const uint8_t *big, int64_t n, int D, int kk,
+                            const int64_t *exclude, int threads, float *cd, int64_t *ci, int *cnt)
+{
+    double want = (double)KNN_THETA_T * (double)n / (2.0 * kk);
+    int nb = (int)((n + KNN_SYM_BLOCK - 1) / KNN_SYM_BLOCK);
+    if (threads > nb)
+        threads = nb ? nb : 1;
+    int room = KNN_THETA_ROOM * kk;
+    if (kk < KNN_THETA_MIN || want > (double)n / 4 || n > UINT32_MAX ||
+        (double)n * room * (sizeof(float) + sizeof(uint32_t)) > (double)KNN_SYM_MEMORY)
+        return 0;
+    /* the sample: items whose mixed index falls below want / n of the range */
+    uint64_t cut = (uint64_t)(want / (double)n * 18446744073709551615.0);
+    int64_t m = 0;
+    int64_t *sidx = emalloc((size_t)n * sizeof *sidx);
+    for (int64_t i = 0; i < n; i++)
+        if (rng_mix((uint64_t)i ^ 0x9e3779b97f4a7c15u) < cut)
+            sidx[m++] = i;
+    int T = (int)lround(2.0 * kk * (double)m / (double)n);
+    if (m < 1 || T < 1 || T > m) {
+        free(sidx);
+        return 0;
+    }
+    float *S = emalloc((size_t)m * D * sizeof *S), *st = emalloc((size_t)m * sizeof *st);
+    for (int64_t s = 0; s < m; s++) {
+        memcpy(S + s * D, X + sidx[s] * D, (size_t)D * sizeof *S);
+        st[s] = t[sidx[s]];
+    }
+    int blas_saved = blas_threads();
+    blas_set_threads(1);
+    knn_theta_job J = {.X = X, .t = t, .big = big, .n = n, .D = D, .kk = kk, .nb = nb, .room = room, .T = T,
+                       .exclude = exclude, .S = S, .st = st, .sidx = sidx, .m = m, .cd = cd, .ci = ci, .cnt = cnt};
+    J.theta = emalloc((size_t)n * sizeof *J.theta);
+    J.fell = emalloc((size_t)n);
+    J.bd = emalloc((size_t)n * room * sizeof *J.bd);
+    J.bi = emalloc((size_t)n * room * sizeof *J.bi);
+    J.bn = ecalloc((size_t)n, sizeof *J.bn);
+    par_pool *pool = par_new(threads);
+    par_run(pool, nb, theta_task, &J);
+    par_run(pool, nb, theta_tiles, &J);
+    J.tasks = n < 4096 ? 1 : 4 * threads;
+    par_run(pool, J.tasks, theta_merge, &J);
+    par_free(pool);
+    for (int w = 0; w < PAR_MAXTHREADS; w++) {
+        free(J.tile[w]);
+        free(J.srow[w]);
+    }
+    free(J.bd), free(J.bi), free(J.bn);
+    /* the queries that fell back, through knn_screen */
+    int64_t nf = 0;
+    for (int64_t q = 0; q < n; q++)
+        nf += J.fell[q];
+    if (nf) {
+        int64_t *F = emalloc((size_t)nf * sizeof *F), *fx = exclude ? emalloc((size_t)nf * sizeof *fx) : NULL;
+        float *Qf = emalloc((size_t)nf * D * sizeof *Qf), *tf = emalloc((size_t)nf * sizeof *tf);
+        uint8_t *bf = ecalloc((size_t)nf, 1);
+        float *cf = emalloc((size_t)nf * kk * sizeof *cf);
+        int64_t *gf = emalloc((size_t)nf * kk * sizeof *gf);
+        int *nfc = ecalloc((size_t)nf, sizeof *nfc);
+        for (int64_t q = 0, i = 0; q < n; q++)
+            if (J.fell[q]) {
+                F[i] = q;
+                memcpy(Qf + i * D, X + q * D, (size_t)D * sizeof *Qf);
+                tf[i] = t[q];
+                if (fx)
+                    fx[i] = exclude[q];
+                i++;
+            }
+        knn_screen(Qf, tf, bf, nf, X, t, n, D, kk, fx, threads, cf, gf, nfc);
+        for (int64_t i = 0; i < nf; i++) {
+            memcpy(cd + F[i] * kk, cf + i * kk, (size_t)kk * sizeof *cd);
+            memcpy(ci + F[i] * kk, gf + i * kk, (size_t)kk * sizeof *ci);
+            cnt[F[i]] = nfc[i];
+        }
+        free(F), free(fx), free(Qf), free(tf), free(bf), free(cf), free(gf), free(nfc);
+    }
+    metrics_knn_last.fell = nf;
+    blas_set_threads(blas_saved);
+    free(J.theta), free(J.fell), free(S), free(st), free(sidx);
+    return 1;
+}
+
 typedef struct {
     const float *Q, *G;          /* the original coordinates */
     const double *qx, *gx;
@@ -730,6 +1106,8 @@ static void knn_rerank(void *arg, int task, int worker)
     int D = J->D, k = J->k, kk = J->kk;
     double *dd = emalloc((size_t)k * sizeof *dd);
     int64_t *di = emalloc((size_t)k * sizeof *di);
+    const float **rows = emalloc((size_t)kk * sizeof *rows);
+    double *ex2 = emalloc((size_t)kk * sizeof *ex2), *cv = emalloc((size_t)kk * sizeof *cv);
     int64_t qend = (int64_t)(task + 1) * KNN_RERANK_TASK < J->nq ? (int64_t)(task + 1) * KNN_RERANK_TASK : J->nq;
     for (int64_t q = (int64_t)task * KNN_RERANK_TASK; q < qend; q++) {
         const float *qv = J->Q + q * D;
@@ -752,10 +1130,15 @@ static void knn_rerank(void *arg, int task, int worker)
                 if (g != ex)
                     best_push(dd, di, &c, k, dist2(qv, J->G + g * D, D, xq + (J->gx ? J->gx[g] : 0.0)), g);
         } else {
-            for (int r = 0; r < J->cnt[q]; r++) {
-                int64_t g = J->ci[q * kk + r];
-                best_push(dd, di, &c, k, dist2(qv, J->G + g * D, D, xq + (J->gx ? J->gx[g] : 0.0)), g);
+            int nc = J->cnt[q];
+            const int64_t *ci = J->ci + q * kk;
+            for (int r = 0; r < nc; r++) {
+                rows[r] = J->G + ci[r] * D;
+                ex2[r] = xq + (J->gx ? J->gx[ci[r]] : 0.0);
             }
+            dist2_rows(qv, rows, nc, D, ex2, cv);
+            for (int r = 0; r < nc; r++)
+                best_push(dd, di, &c, k, cv[r], ci[r]);
             for (int64_t b = 0; b < J->nbig; b++) {
                 int64_t g = J->bigs[b];
                 if (g != ex)
@@ -771,7 +1154,12 @@ static void knn_rerank(void *arg, int task, int worker)
     }
     free(dd);
     free(di);
+    free(rows);
+    free(ex2);
+    free(cv);
 }
+
+metrics_knn_info metrics_knn_last;
 
 void metrics_knn(const float *Q, const double *qx, int64_t nq, const float *G, const double *gx, int64_t ng,
                  int D, int k, const int64_t *exclude, int threads, int64_t *nbr, double *d2)
@@ -816,8 +1204,14 @@ void metrics_knn(const float *Q, const double *qx, int64_t nq, const float *G, c
     float *cd = emalloc((size_t)nq * kk * sizeof *cd);
     int64_t *ci = emalloc((size_t)nq * kk * sizeof *ci);
     int *cnt = ecalloc((size_t)nq, sizeof *cnt);
-    if (!self || !knn_screen_self(gc, gt, gbig, ng, D, kk, exclude, threads, cd, ci, cnt))
-        knn_screen(qc, qt, qbig, nq, gc, gt, ng, D, kk, exclude, threads, cd, ci, cnt);
+    metrics_knn_last = (metrics_knn_info){METRICS_SCREEN_THETA, 0};
+    if (!self || !knn_screen_theta(gc, gt, gbig, ng, D, kk, exclude, threads, cd, ci, cnt)) {
+        metrics_knn_last.screen = METRICS_SCREEN_SELF;
+        if (!self || !knn_screen_self(gc, gt, gbig, ng, D, kk, exclude, threads, cd, ci, cnt)) {
+            metrics_knn_last.screen = METRICS_SCREEN_PLAIN;
+            knn_screen(qc, qt, qbig, nq, gc, gt, ng, D, kk, exclude, threads, cd, ci, cnt);
+        }
+    }
 
     int64_t ntasks = (nq + KNN_RERANK_TASK - 1) / KNN_RERANK_TASK;
     knn_rerank_job rj = {Q, G, qx, gx, nq, ng, D, k, kk, exclude, qbig, qt, gtmax, bigs, nbig, cd, ci, cnt, nbr, d2};

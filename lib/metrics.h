@@ -123,12 +123,25 @@ double metrics_tau_b(const double *x, const double *y, int64_t n, metrics_tau_co
  * Results: nbr[q*k + r] the gallery index of rank r, d2[q*k + r] >= 0.
  * threads: workers (lib/par.h) that take the blocks of queries as they free up, with single-threaded
  * sgemms (BLAS threads are set to 1 meanwhile and restored after); the results do not depend on it.
+ * Leave-one-out (Q and G the same array, qx and gx too) computes only the distance tiles on and
+ * above the diagonal; with k + slack >= 32 each query first gets a threshold from a sample of the
+ * gallery and the tiles keep what lies below it (lib/metrics.c: knn_screen_theta, knn_screen_self).
  * Memory: the inputs, their centred float copies, (nq, k + slack) candidates and one block of
- * floats per thread (2 MB); leave-one-out (Q and G the same array, qx and gx too) also (nq,
- * k + slack) candidates per thread, while they fit 1 GB (else the plain screen). */
+ * floats per thread (2 MB); leave-one-out also (nq, 4 (k + slack)) thresholded candidates, or with
+ * k + slack < 32 (nq, k + slack) candidates per thread, while they fit 1 GB (else the plain
+ * screen). */
 #define METRICS_KNN_SLACK 4
 void metrics_knn(const float *Q, const double *qx, int64_t nq, const float *G, const double *gx, int64_t ng,
                  int D, int k, const int64_t *exclude, int threads, int64_t *nbr, double *d2);
+/* what the last metrics_knn call did (for tests): its screen, and how many queries the threshold
+ * screen handed to the plain one (its threshold fell below the k + slack nearest, or too many
+ * items lay below it) */
+enum { METRICS_SCREEN_PLAIN, METRICS_SCREEN_SELF, METRICS_SCREEN_THETA };
+typedef struct {
+    int screen;
+    int64_t fell;
+} metrics_knn_info;
+extern metrics_knn_info metrics_knn_last;
 
 /* The centre mean (D) that the float distance screens (metrics_knn, retrieval_run) subtract from
  * queries Q (nq, D) and gallery G (ng, D) before ||q||^2 + ||g||^2 - 2 q.g, which far from the

@@ -463,6 +463,7 @@ static void test_knn_self(void)
             int K = ks[ki];
             const double *x = withx ? sx : NULL;
             metrics_knn(S, x, N, S, x, N, D, K, ex, 1, nb[0], dd[0]);
+            CHECK(metrics_knn_last.screen == (K == 40 ? METRICS_SCREEN_THETA : METRICS_SCREEN_SELF));
             int same = 1, brute = 1;
             for (int t = 2; t <= 3; t++) {
                 metrics_knn(S, x, N, S, x, N, D, K, ex, t, nb[1], dd[1]);
@@ -486,6 +487,56 @@ static void test_knn_self(void)
     free(S);
     free(C);
     free(sx);
+    free(ex);
+}
+
+/* The threshold screen (k + slack >= 32, leave-one-out) where its thresholds fail: four groups of
+ * 250 identical items (a query of a group has 249 items at distance 0, more than its buffer holds,
+ * so it goes to the plain screen) among 500 scattered ones; equal to brute force, to the plain
+ * screen and for 1, 2, 3 threads, with queries handed on */
+static void test_knn_theta(void)
+{
+    enum { N = 1500, D = 3, K = 40 };
+    rng r;
+    rng_init(&r, 715, 4);
+    float *S = malloc(N * D * sizeof *S), *C = malloc(N * D * sizeof *C);
+    int64_t *ex = malloc(N * sizeof *ex), *nb[3], bn[K];
+    double *dd[3], bd[K];
+    for (int i = 0; i < N; i++) {
+        for (int d = 0; d < D; d++)
+            S[i * D + d] = i < 1000 ? (float)(i / 250 * 7 + d) : (float)(4 * rng_normal(&r));
+        ex[i] = i;
+    }
+    memcpy(C, S, N * D * sizeof *S);
+    for (int t = 0; t < 3; t++) {
+        nb[t] = malloc(N * K * sizeof *nb[t]);
+        dd[t] = malloc(N * K * sizeof *dd[t]);
+    }
+    metrics_knn(S, NULL, N, S, NULL, N, D, K, ex, 1, nb[0], dd[0]);
+    CHECK(metrics_knn_last.screen == METRICS_SCREEN_THETA);
+    CHECK(metrics_knn_last.fell >= 1000 && metrics_knn_last.fell < N);
+    int same = 1, brute = 1;
+    for (int t = 2; t <= 3; t++) {
+        metrics_knn(S, NULL, N, S, NULL, N, D, K, ex, t, nb[1], dd[1]);
+        same &= !memcmp(nb[0], nb[1], N * K * sizeof *nb[0]) && !memcmp(dd[0], dd[1], N * K * sizeof *dd[0]);
+    }
+    metrics_knn(S, NULL, N, C, NULL, N, D, K, ex, 2, nb[2], dd[2]);
+    CHECK(metrics_knn_last.screen == METRICS_SCREEN_PLAIN);
+    int plain = !memcmp(nb[0], nb[2], N * K * sizeof *nb[0]) && !memcmp(dd[0], dd[2], N * K * sizeof *dd[0]);
+    for (int q = 0; q < N; q++) {
+        knn_brute(S + q * D, 0, S, NULL, N, D, K, q, bn, bd);
+        for (int rk = 0; rk < K; rk++)
+            brute &= nb[0][q * K + rk] == bn[rk] && dd[0][q * K + rk] == bd[rk];
+    }
+    CHECK(same);
+    CHECK(plain);
+    CHECK(brute);
+    for (int t = 0; t < 3; t++) {
+        free(nb[t]);
+        free(dd[t]);
+    }
+    free(S);
+    free(C);
     free(ex);
 }
 
@@ -812,6 +863,7 @@ int main(int argc, char **argv)
     test_knn_random();
     test_knn_huge();
     test_knn_self();
+    test_knn_theta();
     test_argsort_random();
     test_tie_key();
     test_argsort_ties();
