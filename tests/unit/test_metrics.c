@@ -335,7 +335,7 @@ static void test_knn_random(void)
 static void knn_brute(const float *q, double xq, const float *G, const double *gx, int64_t ng, int D, int k,
                       int64_t ex, int64_t *nbr, double *d2)
 {
-    double *all = malloc(ng * sizeof *all);
+    double *all = calloc(ng, sizeof *all);
     int64_t *ord = malloc(ng * sizeof *ord);
     for (int64_t g = 0; g < ng; g++) {
         double s = xq + (gx ? gx[g] : 0);
@@ -430,101 +430,37 @@ static void test_knn_huge(void)
     free(dd);
 }
 
-/* leave-one-out takes the symmetric screen (half the distance tiles, lib/metrics.c): random sets
- * over several tiles of 256 with a partial one, duplicates (exact ties, broken by index), 2% huge
- * items and added terms; against brute force in double, the same bytes as the plain screen (the
- * gallery given as a separate copy) and for threads 1, 2 and 3 */
-static void test_knn_self(void)
+/* metrics_knn leave-one-out on S (N x D, added terms x or NULL) with 1 thread: the screen it took
+ * is screen; the same bytes with 2 and 3 threads, as the plain screen (the gallery given as a
+ * separate copy) and as brute force in double. Returns how many queries the threshold screen
+ * handed on. */
+static int64_t knn_self_check(const float *S, const double *x, int N, int D, int K, int screen)
 {
-    enum { N = 1300, D = 5 };
-    rng r;
-    rng_init(&r, 714, 4);
-    float *S = malloc(N * D * sizeof *S), *C = malloc(N * D * sizeof *C);
-    double *sx = malloc(N * sizeof *sx);
-    int64_t *ex = malloc(N * sizeof *ex);
-    for (int i = 0; i < N; i++) {
-        int huge = rng_uniform(&r) < 0.02, dup = i > 10 && rng_uniform(&r) < 0.05;
-        for (int d = 0; d < D; d++)
-            S[i * D + d] = dup ? S[(i / 2) * D + d]
-                               : (float)(huge ? pow(10, 20 + 10 * rng_uniform(&r)) : 3 * rng_normal(&r));
-        sx[i] = rng_uniform(&r) < 0.02 ? 1e38 : rng_uniform(&r);
+    float *C = malloc((size_t)N * D * sizeof *C);
+    int64_t *ex = malloc(N * sizeof *ex), *nb[3], *bn = malloc(K * sizeof *bn);
+    double *dd[3], *bd = malloc(K * sizeof *bd);
+    memcpy(C, S, (size_t)N * D * sizeof *S);
+    for (int i = 0; i < N; i++)
         ex[i] = i;
-    }
-    memcpy(C, S, N * D * sizeof *S);
-    int ks[2] = {1, 40};
-    int64_t *nb[3], bn[40];
-    double *dd[3], bd[40];
     for (int t = 0; t < 3; t++) {
-        nb[t] = malloc(N * 40 * sizeof *nb[t]);
-        dd[t] = malloc(N * 40 * sizeof *dd[t]);
+        nb[t] = malloc((size_t)N * K * sizeof *nb[t]);
+        dd[t] = malloc((size_t)N * K * sizeof *dd[t]);
     }
-    for (int withx = 0; withx < 2; withx++)
-        for (int ki = 0; ki < 2; ki++) {
-            int K = ks[ki];
-            const double *x = withx ? sx : NULL;
-            metrics_knn(S, x, N, S, x, N, D, K, ex, 1, nb[0], dd[0]);
-            CHECK(metrics_knn_last.screen == (K == 40 ? METRICS_SCREEN_THETA : METRICS_SCREEN_SELF));
-            int same = 1, brute = 1;
-            for (int t = 2; t <= 3; t++) {
-                metrics_knn(S, x, N, S, x, N, D, K, ex, t, nb[1], dd[1]);
-                same &= !memcmp(nb[0], nb[1], N * K * sizeof *nb[0]) && !memcmp(dd[0], dd[1], N * K * sizeof *dd[0]);
-            }
-            metrics_knn(S, x, N, C, x, N, D, K, ex, 2, nb[2], dd[2]); /* not the same pointer: the plain screen */
-            int plain = !memcmp(nb[0], nb[2], N * K * sizeof *nb[0]) && !memcmp(dd[0], dd[2], N * K * sizeof *dd[0]);
-            for (int q = 0; q < N; q++) {
-                knn_brute(S + q * D, withx ? sx[q] : 0, S, x, N, D, K, q, bn, bd);
-                for (int rk = 0; rk < K; rk++)
-                    brute &= nb[0][q * K + rk] == bn[rk] && dd[0][q * K + rk] == bd[rk];
-            }
-            CHECK(same);
-            CHECK(plain);
-            CHECK(brute);
-        }
-    for (int t = 0; t < 3; t++) {
-        free(nb[t]);
-        free(dd[t]);
-    }
-    free(S);
-    free(C);
-    free(sx);
-    free(ex);
-}
-
-/* The threshold screen (k + slack >= 32, leave-one-out) where its thresholds fail: four groups of
- * 250 identical items (a query of a group has 249 items at distance 0, more than its buffer holds,
- * so it goes to the plain screen) among 500 scattered ones; equal to brute force, to the plain
- * screen and for 1, 2, 3 threads, with queries handed on */
-static void test_knn_theta(void)
-{
-    enum { N = 1500, D = 3, K = 40 };
-    rng r;
-    rng_init(&r, 715, 4);
-    float *S = malloc(N * D * sizeof *S), *C = malloc(N * D * sizeof *C);
-    int64_t *ex = malloc(N * sizeof *ex), *nb[3], bn[K];
-    double *dd[3], bd[K];
-    for (int i = 0; i < N; i++) {
-        for (int d = 0; d < D; d++)
-            S[i * D + d] = i < 1000 ? (float)(i / 250 * 7 + d) : (float)(4 * rng_normal(&r));
-        ex[i] = i;
-    }
-    memcpy(C, S, N * D * sizeof *S);
-    for (int t = 0; t < 3; t++) {
-        nb[t] = malloc(N * K * sizeof *nb[t]);
-        dd[t] = malloc(N * K * sizeof *dd[t]);
-    }
-    metrics_knn(S, NULL, N, S, NULL, N, D, K, ex, 1, nb[0], dd[0]);
-    CHECK(metrics_knn_last.screen == METRICS_SCREEN_THETA);
-    CHECK(metrics_knn_last.fell >= 1000 && metrics_knn_last.fell < N);
+    metrics_knn(S, x, N, S, x, N, D, K, ex, 1, nb[0], dd[0]);
+    CHECK(metrics_knn_last.screen == screen);
+    int64_t fell = metrics_knn_last.fell;
     int same = 1, brute = 1;
     for (int t = 2; t <= 3; t++) {
-        metrics_knn(S, NULL, N, S, NULL, N, D, K, ex, t, nb[1], dd[1]);
-        same &= !memcmp(nb[0], nb[1], N * K * sizeof *nb[0]) && !memcmp(dd[0], dd[1], N * K * sizeof *dd[0]);
+        metrics_knn(S, x, N, S, x, N, D, K, ex, t, nb[1], dd[1]);
+        same &= !memcmp(nb[0], nb[1], (size_t)N * K * sizeof *nb[0]) &&
+                !memcmp(dd[0], dd[1], (size_t)N * K * sizeof *dd[0]);
     }
-    metrics_knn(S, NULL, N, C, NULL, N, D, K, ex, 2, nb[2], dd[2]);
+    metrics_knn(S, x, N, C, x, N, D, K, ex, 2, nb[2], dd[2]);
     CHECK(metrics_knn_last.screen == METRICS_SCREEN_PLAIN);
-    int plain = !memcmp(nb[0], nb[2], N * K * sizeof *nb[0]) && !memcmp(dd[0], dd[2], N * K * sizeof *dd[0]);
+    int plain = !memcmp(nb[0], nb[2], (size_t)N * K * sizeof *nb[0]) &&
+                !memcmp(dd[0], dd[2], (size_t)N * K * sizeof *dd[0]);
     for (int q = 0; q < N; q++) {
-        knn_brute(S + q * D, 0, S, NULL, N, D, K, q, bn, bd);
+        knn_brute(S + q * D, x ? x[q] : 0, S, x, N, D, K, q, bn, bd);
         for (int rk = 0; rk < K; rk++)
             brute &= nb[0][q * K + rk] == bn[rk] && dd[0][q * K + rk] == bd[rk];
     }
@@ -535,9 +471,53 @@ static void test_knn_theta(void)
         free(nb[t]);
         free(dd[t]);
     }
-    free(S);
     free(C);
     free(ex);
+    free(bn);
+    free(bd);
+    return fell;
+}
+
+/* leave-one-out takes the symmetric screen (half the distance tiles, lib/metrics.c), and with
+ * k + slack >= 32 the threshold screen: random sets over several tiles of 256 with a partial one,
+ * duplicates (exact ties, broken by index), 2% huge items and added terms */
+static void test_knn_self(void)
+{
+    enum { N = 1300, D = 5 };
+    rng r;
+    rng_init(&r, 714, 4);
+    float *S = malloc(N * D * sizeof *S);
+    double *sx = malloc(N * sizeof *sx);
+    for (int i = 0; i < N; i++) {
+        int huge = rng_uniform(&r) < 0.02, dup = i > 10 && rng_uniform(&r) < 0.05;
+        for (int d = 0; d < D; d++)
+            S[i * D + d] = dup ? S[(i / 2) * D + d]
+                               : (float)(huge ? pow(10, 20 + 10 * rng_uniform(&r)) : 3 * rng_normal(&r));
+        sx[i] = rng_uniform(&r) < 0.02 ? 1e38 : rng_uniform(&r);
+    }
+    for (int withx = 0; withx < 2; withx++) {
+        knn_self_check(S, withx ? sx : NULL, N, D, 1, METRICS_SCREEN_SELF);
+        knn_self_check(S, withx ? sx : NULL, N, D, 40, METRICS_SCREEN_THETA);
+    }
+    free(S);
+    free(sx);
+}
+
+/* The threshold screen where its thresholds fail: four groups of 250 identical items (a query of a
+ * group has 249 items at distance 0, more than its buffer holds, so it goes to the plain screen)
+ * among 500 scattered ones */
+static void test_knn_theta(void)
+{
+    enum { N = 1500, D = 3 };
+    rng r;
+    rng_init(&r, 715, 4);
+    float *S = malloc(N * D * sizeof *S);
+    for (int i = 0; i < N; i++)
+        for (int d = 0; d < D; d++)
+            S[i * D + d] = i < 1000 ? (float)(i / 250 * 7 + d) : (float)(4 * rng_normal(&r));
+    int64_t fell = knn_self_check(S, NULL, N, D, 40, METRICS_SCREEN_THETA);
+    CHECK(fell >= 1000 && fell < N);
+    free(S);
 }
 
 /* ------------------------------------------------------------------ uncertainty quality */
