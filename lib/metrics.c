@@ -818,17 +818,19 @@ static int knn_screen_self(const float *X, const float *t, const uint8_t *big, i
  * too low) or more than the room goes to knn_screen instead (tens in 20,000 on random data; every
  * query among many exact duplicates). The re-ranking makes the result exact either way, so it is
  * the same whatever the thread count and whichever queries fell. The sample's sgemm is T / (2 kk)
- * of the full one's (T = 16, kk = 54: 15 %, against the half the tiles save). */
+ * of the full one's (T = 16, kk = 54: 15 %, against the half the tiles save), in blocks of
+ * KNN_THETA_SCHUNK sample items so that the distances are read while in cache. */
 #define KNN_THETA_MIN 32
 #define KNN_THETA_T 16
 #define KNN_THETA_ROOM 4
+#define KNN_THETA_SCHUNK 1024 /* sample items per sgemm of theta_task: a 1 MB block */
 
-/* the T-th smallest of v[0, m) (INFINITY when fewer than T are finite), by a sorted list best of
- * the T smallest behind a prefilter of 32-item chunks */
-static float tth_smallest(const float *v, int64_t m, int T, float *best)
+/* v[0, m) into best, the sorted T smallest values so far (*c of them held), behind a prefilter of
+ * 32-item chunks */
+static void tth_add(const float *v, int64_t m, int T, float *best, int *cnt)
 {
-    int c = 0;
-    float worst = INFINITY;
+    int c = *cnt;
+    float worst = c == T ? best[T - 1] : INFINITY;
     for (int64_t u0 = 0; u0 < m; u0 += SCAN_CHUNK) {
         int64_t len = m - u0 < SCAN_CHUNK ? m - u0 : SCAN_CHUNK;
         int any = 0;
@@ -849,7 +851,7 @@ static float tth_smallest(const float *v, int64_t m, int T, float *best)
                     worst = best[T - 1];
             }
     }
-    return c == T ? best[T - 1] : INFINITY;
+    *cnt = c;
 }
 
 typedef struct {
@@ -859,7 +861,7 @@ typedef struct {
     int D, kk, nb, room, T;
     const int64_t *exclude;
     const float *S, *st;   /* (m, D) the sample's centred rows, (m) their float terms */
-    const int64_t *sidx;   /* (m) their indices */
+    const int64_t *spos;   /* (n) an item's position in the sample, -1 if not in it */
     int64_t m;
     float *theta;          /* (n) each query's threshold; -INFINITY: appends nothing */
     float *bd;             /* (n, room) every query's appended values */
@@ -879,15 +881,29 @@ static void theta_task(void *arg, int task, int worker)
     knn_theta_job *J = arg;
     int64_t B = KNN_SYM_BLOCK, i0 = (int64_t)task * B, ib = J->n - i0 < B ? J->n - i0 : B, m = J->m;
     if (!J->srow[worker])
-        J->srow[worker] = emalloc((size_t)B * m * sizeof *J->srow[worker]);
-    float *row = J->srow[worker], best[2 * KNN_THETA_T];
-    blas_sgemm(0, 1, (int)ib, (int)m, J->D, -2.0f, J->X + i0 * J->D, J->D, J->S, J->D, 0.0f, row, (int)m);
+        J->srow[worker] = emalloc((size_t)B * KNN_THETA_SCHUNK * sizeof *J->srow[worker]);
+    float *row = J->srow[worker], best[KNN_SYM_BLOCK][2 * KNN_THETA_T];
+    int cnt[KNN_SYM_BLOCK] = {0};
+    for (int64_t s0 = 0; s0 < m; s0 += KNN_THETA_SCHUNK) {
+        int64_t sc = m - s0 < KNN_THETA_SCHUNK ? m - s0 : KNN_THETA_SCHUNK;
+        blas_sgemm(0, 1, (int)ib, (int)sc, J->D, -2.0f, J->X + i0 * J->D, J->D, J->S + s0 * J->D, J->D, 0.0f, row,
+                   (int)sc);
+        const float *st = J->st + s0;
+        for (int64_t r = 0; r < ib; r++) {
+            int64_t q = i0 + r, ex = J->exclude ? J->exclude[q] : -1, e = ex >= 0 && ex < J->n ? J->spos[ex] : -1;
+            float *v = row + r * sc, tq = J->t[q];
+            if (J->big[q])
+                continue;
+            for (int64_t s = 0; s < sc; s++)
+                v[s] = tq + st[s] + v[s];
+            if (e >= s0 && e < s0 + sc)
+                v[e - s0] = INFINITY; /* the excluded item, when it is in the sample */
+            tth_add(v, sc, J->T, best[r], &cnt[r]);
+        }
+    }
     for (int64_t r = 0; r < ib; r++) {
-        int64_t q = i0 + r, ex = J->exclude ? J->exclude[q] : -1;
-        float *v = row + r * m;
-        for (int64_t s = 0; s < m; s++)
-            v[s] = J->sidx[s] == ex ? INFINITY : J->t[q] + J->st[s] + v[s];
-        float th = J->big[q] ? -INFINITY : tth_smallest(v, m, J->T, best);
+        int64_t q = i0 + r;
+        float th = J->big[q] || cnt[r] < J->T ? INFINITY : best[r][J->T - 1];
         J->theta[q] = th < INFINITY ? th : -INFINITY;
         J->fell[q] = !J->big[q] && !(th < INFINITY);
     }
@@ -1009,13 +1025,16 @@ static int knn_screen_theta(const float *X, const float *t, const uint8_t *big, 
     /* the sample: items whose mixed index falls below want / n of the range */
     uint64_t cut = (uint64_t)(want / (double)n * 18446744073709551615.0);
     int64_t m = 0;
-    int64_t *sidx = emalloc((size_t)n * sizeof *sidx);
-    for (int64_t i = 0; i < n; i++)
-        if (rng_mix((uint64_t)i ^ 0x9e3779b97f4a7c15u) < cut)
+    int64_t *sidx = emalloc((size_t)n * sizeof *sidx), *spos = emalloc((size_t)n * sizeof *spos);
+    for (int64_t i = 0; i < n; i++) {
+        spos[i] = rng_mix((uint64_t)i ^ 0x9e3779b97f4a7c15u) < cut ? m : -1;
+        if (spos[i] >= 0)
             sidx[m++] = i;
+    }
     int T = (int)lround(2.0 * kk * (double)m / (double)n);
-    if (m < 1 || T < 1 || T > m) {
+    if (m < 1 || T < 1 || T > m || T > 2 * KNN_THETA_T) {
         free(sidx);
+        free(spos);
         return 0;
     }
     float *S = emalloc((size_t)m * D * sizeof *S), *st = emalloc((size_t)m * sizeof *st);
@@ -1026,7 +1045,8 @@ static int knn_screen_theta(const float *X, const float *t, const uint8_t *big, 
     int blas_saved = blas_threads();
     blas_set_threads(1);
     knn_theta_job J = {.X = X, .t = t, .big = big, .n = n, .D = D, .kk = kk, .nb = nb, .room = room, .T = T,
-                       .exclude = exclude, .S = S, .st = st, .sidx = sidx, .m = m, .cd = cd, .ci = ci, .cnt = cnt};
+                       .exclude = exclude, .S = S, .st = st, .spos = spos, .m = m,
+                       .cd = cd, .ci = ci, .cnt = cnt};
     J.theta = emalloc((size_t)n * sizeof *J.theta);
     J.fell = emalloc((size_t)n);
     J.bd = emalloc((size_t)n * room * sizeof *J.bd);
@@ -1073,7 +1093,7 @@ static int knn_screen_theta(const float *X, const float *t, const uint8_t *big, 
     }
     metrics_knn_last.fell = nf;
     blas_set_threads(blas_saved);
-    free(J.theta), free(J.fell), free(S), free(st), free(sidx);
+    free(J.theta), free(J.fell), free(S), free(st), free(sidx), free(spos);
     return 1;
 }
 
