@@ -825,40 +825,11 @@ static int knn_screen_self(const float *X, const float *t, const uint8_t *big, i
 #define KNN_THETA_ROOM 4
 #define KNN_THETA_SCHUNK 1024 /* sample items per sgemm of theta_task: a 1 MB block */
 
-/* v[0, m) into best, the sorted T smallest values so far (*c of them held), behind a prefilter of
- * 32-item chunks */
-static void tth_add(const float *v, int64_t m, int T, float *best, int *cnt)
-{
-    int c = *cnt;
-    float worst = c == T ? best[T - 1] : INFINITY;
-    for (int64_t u0 = 0; u0 < m; u0 += SCAN_CHUNK) {
-        int64_t len = m - u0 < SCAN_CHUNK ? m - u0 : SCAN_CHUNK;
-        int any = 0;
-        if (len == SCAN_CHUNK)
-            for (int u = 0; u < SCAN_CHUNK; u++)
-                any |= v[u0 + u] < worst;
-        else
-            any = 1;
-        if (!any)
-            continue;
-        for (int64_t u = u0; u < u0 + len; u++)
-            if (v[u] < worst) {
-                int pos = c < T ? c++ : T - 1;
-                for (; pos > 0 && best[pos - 1] > v[u]; pos--)
-                    best[pos] = best[pos - 1];
-                best[pos] = v[u];
-                if (c == T)
-                    worst = best[T - 1];
-            }
-    }
-    *cnt = c;
-}
-
 typedef struct {
     const float *X, *t;    /* (n, D) centred, (n) float terms: INFINITY for a big item */
     const uint8_t *big;
     int64_t n;
-    int D, kk, nb, room, T;
+    int D, kk, room, T;
     const int64_t *exclude;
     const float *S, *st;   /* (m, D) the sample's centred rows, (m) their float terms */
     const int64_t *spos;   /* (n) an item's position in the sample, -1 if not in it */
@@ -875,35 +846,33 @@ typedef struct {
     int tasks;
 } knn_theta_job;
 
-/* task: the thresholds of the queries of block I (sgemm against the sample) */
+/* task: the thresholds of the queries of block I: sgemm against the sample, blocks of
+ * KNN_THETA_SCHUNK sample items, each query's T best kept by scan_items (indices: sample
+ * positions; the excluded item left out by its position) */
 static void theta_task(void *arg, int task, int worker)
 {
     knn_theta_job *J = arg;
     int64_t B = KNN_SYM_BLOCK, i0 = (int64_t)task * B, ib = J->n - i0 < B ? J->n - i0 : B, m = J->m;
+    int T = J->T;
     if (!J->srow[worker])
         J->srow[worker] = emalloc((size_t)B * KNN_THETA_SCHUNK * sizeof *J->srow[worker]);
     float *row = J->srow[worker], best[KNN_SYM_BLOCK][2 * KNN_THETA_T];
+    int64_t bidx[KNN_SYM_BLOCK][2 * KNN_THETA_T];
     int cnt[KNN_SYM_BLOCK] = {0};
     for (int64_t s0 = 0; s0 < m; s0 += KNN_THETA_SCHUNK) {
         int64_t sc = m - s0 < KNN_THETA_SCHUNK ? m - s0 : KNN_THETA_SCHUNK;
         blas_sgemm(0, 1, (int)ib, (int)sc, J->D, -2.0f, J->X + i0 * J->D, J->D, J->S + s0 * J->D, J->D, 0.0f, row,
                    (int)sc);
-        const float *st = J->st + s0;
         for (int64_t r = 0; r < ib; r++) {
-            int64_t q = i0 + r, ex = J->exclude ? J->exclude[q] : -1, e = ex >= 0 && ex < J->n ? J->spos[ex] : -1;
-            float *v = row + r * sc, tq = J->t[q];
-            if (J->big[q])
-                continue;
-            for (int64_t s = 0; s < sc; s++)
-                v[s] = tq + st[s] + v[s];
-            if (e >= s0 && e < s0 + sc)
-                v[e - s0] = INFINITY; /* the excluded item, when it is in the sample */
-            tth_add(v, sc, J->T, best[r], &cnt[r]);
+            int64_t q = i0 + r, ex = J->exclude ? J->exclude[q] : -1;
+            if (!J->big[q])
+                scan_items(best[r], bidx[r], &cnt[r], T, NULL, J->t[q], J->st + s0, row + r * sc, s0, sc,
+                           ex >= 0 && ex < J->n ? J->spos[ex] : -1);
         }
     }
     for (int64_t r = 0; r < ib; r++) {
         int64_t q = i0 + r;
-        float th = J->big[q] || cnt[r] < J->T ? INFINITY : best[r][J->T - 1];
+        float th = J->big[q] || cnt[r] < T ? INFINITY : best[r][T - 1];
         J->theta[q] = th < INFINITY ? th : -INFINITY;
         J->fell[q] = !J->big[q] && !(th < INFINITY);
     }
@@ -1044,7 +1013,7 @@ static int knn_screen_theta(const float *X, const float *t, const uint8_t *big, 
     }
     int blas_saved = blas_threads();
     blas_set_threads(1);
-    knn_theta_job J = {.X = X, .t = t, .big = big, .n = n, .D = D, .kk = kk, .nb = nb, .room = room, .T = T,
+    knn_theta_job J = {.X = X, .t = t, .big = big, .n = n, .D = D, .kk = kk, .room = room, .T = T,
                        .exclude = exclude, .S = S, .st = st, .spos = spos, .m = m,
                        .cd = cd, .ci = ci, .cnt = cnt};
     J.theta = emalloc((size_t)n * sizeof *J.theta);
@@ -1224,14 +1193,13 @@ void metrics_knn(const float *Q, const double *qx, int64_t nq, const float *G, c
     float *cd = emalloc((size_t)nq * kk * sizeof *cd);
     int64_t *ci = emalloc((size_t)nq * kk * sizeof *ci);
     int *cnt = ecalloc((size_t)nq, sizeof *cnt);
-    metrics_knn_last = (metrics_knn_info){METRICS_SCREEN_THETA, 0};
-    if (!self || !knn_screen_theta(gc, gt, gbig, ng, D, kk, exclude, threads, cd, ci, cnt)) {
+    metrics_knn_last = (metrics_knn_info){METRICS_SCREEN_PLAIN, 0}; /* knn_screen_theta sets fell */
+    if (self && knn_screen_theta(gc, gt, gbig, ng, D, kk, exclude, threads, cd, ci, cnt))
+        metrics_knn_last.screen = METRICS_SCREEN_THETA;
+    else if (self && knn_screen_self(gc, gt, gbig, ng, D, kk, exclude, threads, cd, ci, cnt))
         metrics_knn_last.screen = METRICS_SCREEN_SELF;
-        if (!self || !knn_screen_self(gc, gt, gbig, ng, D, kk, exclude, threads, cd, ci, cnt)) {
-            metrics_knn_last.screen = METRICS_SCREEN_PLAIN;
-            knn_screen(qc, qt, qbig, nq, gc, gt, ng, D, kk, exclude, threads, cd, ci, cnt);
-        }
-    }
+    else
+        knn_screen(qc, qt, qbig, nq, gc, gt, ng, D, kk, exclude, threads, cd, ci, cnt);
 
     int64_t ntasks = (nq + KNN_RERANK_TASK - 1) / KNN_RERANK_TASK;
     knn_rerank_job rj = {Q, G, qx, gx, nq, ng, D, k, kk, exclude, qbig, qt, gtmax, bigs, nbig, cd, ci, cnt, nbr, d2};
