@@ -230,6 +230,41 @@ static void test_vote(void)
     int32_t c4[] = {1, 2, 3};
     double d4[] = {1, 2, 3};
     CHECK(metrics_vote(c4, d4, 3) == 1);
+    /* against the definition walked by rank (each class at its best-ranked neighbour, replaced
+     * only by more votes or, as many, a smaller sum): random lists with many ties in count and
+     * sum (few classes, distances in quarters), negative and extreme classes, k up to 600 (past
+     * the 256 kept on the stack) */
+    rng r;
+    rng_init(&r, 714, 2);
+    int32_t cls[600];
+    double dist[600];
+    int bad = 0;
+    for (int t = 0; t < 3000; t++) {
+        int k = 1 + (int)rng_below(&r, t < 2900 ? 60 : 600), nc = 1 + (int)rng_below(&r, 8);
+        for (int i = 0; i < k; i++) {
+            int c = (int)rng_below(&r, (uint64_t)nc);
+            cls[i] = c == 0 ? INT32_MIN : c == 1 ? INT32_MAX : c - 4;
+            dist[i] = 0.25 * (double)rng_below(&r, 12);
+        }
+        int best = -1, best_n = 0;
+        double best_sum = 0;
+        for (int i = 0; i < k; i++) {
+            int seen = 0;
+            for (int s = 0; s < i && !seen; s++)
+                seen = cls[s] == cls[i];
+            if (seen)
+                continue;
+            int n = 0;
+            double sum = 0;
+            for (int s = i; s < k; s++)
+                if (cls[s] == cls[i])
+                    n++, sum += dist[s];
+            if (best < 0 || n > best_n || (n == best_n && sum < best_sum))
+                best = i, best_n = n, best_sum = sum;
+        }
+        bad += metrics_vote(cls, dist, k) != cls[best];
+    }
+    CHECK(bad == 0);
 }
 
 static void test_knn_ties(void)
