@@ -19,13 +19,14 @@
 #include "util.h"
 
 static const char *usage =
-    "usage: retrieve [-k K1,K2,...] [-g GALLERY [-g GALLERY2 ...] [--exclude-id]]\n"
+    "usage: retrieve [-k K1,K2,...] [-g GALLERY [-g GALLERY2 ...] [--exclude-id]] [--at-r]\n"
     "                [--clean X | --clean-random X [--clean-draws R] [-S SEED]]\n"
     "                [--global] [--global-tsv FILE] [--distance euclidean|cosine] [-t THREADS]\n"
     "                [--queries FROM:TO] [--json FILE] [INPUT]\n"
     "       retrieve --summary [INPUT | SHARD...]\n"
     "       retrieve --merge SHARD...\n"
-    "  Retrieval metrics of embeddings per query: Recall@k, P@1, R-precision, MAP@R, AP, MRR.\n";
+    "  Retrieval metrics of embeddings per query: Recall@k, P@1, R-precision, MAP@R, AP, MRR;\n"
+    "  --at-r: from each query's R nearest only (no AP), faster unless classes are large.\n";
 
 typedef struct {
     int summary;
@@ -35,6 +36,7 @@ typedef struct {
     int exclude_id;
     int cosine, distance_given; /* --distance cosine */
     int merge;             /* --merge */
+    int at_r;              /* --at-r */
     shard_range queries;   /* --queries FROM:TO */
     int queries_given;
     int global;            /* --global */
@@ -91,7 +93,7 @@ int main(int argc, char **argv)
     memcpy(args, argv, (size_t)(argc + 1) * sizeof *args);
     options o = {.ks = {1, 2, 4, 8}, .nk = 4, .draws = 5, .seed = 714};
     enum { OPT_JSON = 256, OPT_EXCL, OPT_SUMMARY, OPT_CLEAN, OPT_CLEAN_RANDOM, OPT_DRAWS, OPT_GLOBAL, OPT_GTSV,
-           OPT_DISTANCE, OPT_MERGE, OPT_QUERIES };
+           OPT_DISTANCE, OPT_MERGE, OPT_QUERIES, OPT_AT_R };
     static const struct option lopts[] = {{"json", required_argument, 0, OPT_JSON},
                                           {"summary", no_argument, 0, OPT_SUMMARY},
                                           {"exclude-id", no_argument, 0, OPT_EXCL},
@@ -103,6 +105,7 @@ int main(int argc, char **argv)
                                           {"distance", required_argument, 0, OPT_DISTANCE},
                                           {"merge", no_argument, 0, OPT_MERGE},
                                           {"queries", required_argument, 0, OPT_QUERIES},
+                                          {"at-r", no_argument, 0, OPT_AT_R},
                                           {"help", no_argument, 0, 'h'},
                                           {0, 0, 0, 0}};
     int c;
@@ -115,6 +118,7 @@ int main(int argc, char **argv)
             break;
         case OPT_GLOBAL: o.global = 1; break;
         case OPT_MERGE: o.merge = 1; break;
+        case OPT_AT_R: o.at_r = 1; break;
         case OPT_QUERIES: shard_parse("--queries", optarg, &o.queries), o.queries_given = 1; break;
         case OPT_DISTANCE: o.cosine = match_distance_parse(optarg), o.distance_given = 1; break;
         case OPT_GTSV: o.global_tsv = optarg, o.global = 1; break;
@@ -137,6 +141,8 @@ int main(int argc, char **argv)
     if (o.queries_given && (o.global || o.clean))
         usage_die("--queries: --global and --clean take every query at once (their numbers do not add up from "
                   "shards)");
+    if (o.at_r && (o.global || o.clean))
+        usage_die("--at-r: --global and --clean need every pair's distance (the full ranking)");
     if (o.exclude_id && !o.ngal)
         usage_die("--exclude-id needs a gallery (-g); leave-one-out already excludes the item itself");
     if ((o.draws_given || o.seed_given) && !o.clean)
@@ -147,9 +153,9 @@ int main(int argc, char **argv)
         if (o.summary && o.merge)
             usage_die("--summary and --merge: give one");
         if (o.ngal || o.json || o.exclude_id || o.k_given || o.t_given || o.clean || o.global || o.distance_given ||
-            o.queries_given)
+            o.queries_given || o.at_r)
             usage_die("%s reads retrieval streams: no -k, -t, -g, --json, --exclude-id, --clean, --global, "
-                      "--distance or --queries", mode);
+                      "--distance, --queries or --at-r", mode);
         shard_report(&retrieval_eval_shards, o.merge, (const char *const *)argv + optind, argc - optind, argc, args);
         free(args);
         free(o.gallery);
@@ -184,7 +190,8 @@ int main(int argc, char **argv)
                                        o.ngal == 1 ? gin[0]->name : G.names);
     retrieval_eval E = {.ks = o.ks, .nk = o.nk, .cosine = o.cosine, .ngal = o.ngal, .clean = o.clean,
                         .clean_random_only = o.clean_random_only, .draws = o.draws, .seed = o.seed,
-                        .global = o.global, .sharded = o.queries_given, .q0 = q0, .nq = nq};
+                        .global = o.global, .sharded = o.queries_given, .at_r = o.at_r,
+                        .exclude_any = !o.ngal || o.exclude_id, .q0 = q0, .nq = nq};
     retrieval_eval_run(&E, Q, qm, &G, exclude, blas_threads());
     stream_header *h = retrieval_eval_header(&E, argc, args, qin->header, gin, o.queries_given ? &o.queries : NULL);
     stream_writer *w = stream_create(stdout, h);

@@ -54,9 +54,131 @@ void retrieval_summary_add(retrieval_summary *s, const retrieval_query *q, int n
     s->map_r += q->map_r;
     s->rprec += q->rprec;
     s->p1 += q->p1;
-    s->mrr += 1.0 / q->r1;
+    s->mrr += q->r1 > 0 ? 1.0 / q->r1 : NAN; /* r_1 beyond the depth of an --at-r run: unknown */
     for (int j = 0; j < nk; j++)
         s->recall[j] += q->recall[j];
+}
+
+void retrieval_from_nearest(const int32_t *ncls, int64_t K, int32_t cls, int64_t R, const int *ks, int nk,
+                            retrieval_query *out)
+{
+    memset(out, 0, sizeof *out);
+    out->npos = (int32_t)R;
+    out->ap = NAN;
+    if (!R) {
+        out->rprec = out->map_r = NAN;
+        return;
+    }
+    if (R > K || ks[nk - 1] > K)
+        die("internal error: retrieval_from_nearest: R %lld or k %d beyond the depth %lld", (long long)R, ks[nk - 1],
+            (long long)K);
+    double map_r = 0;
+    int64_t i = 0, within = 0, r1 = 0;
+    for (int64_t r = 1; r <= K; r++) {
+        if (ncls[r - 1] != cls)
+            continue;
+        i++;
+        if (!r1)
+            r1 = r;
+        if (r <= R) { /* the same terms in the same order as retrieval_from_ranks' */
+            within++;
+            map_r += (double)i / (double)r;
+        }
+    }
+    out->rprec = (float)((double)within / (double)R);
+    out->map_r = (float)(map_r / (double)R);
+    out->p1 = r1 == 1;
+    out->r1 = (int32_t)r1;
+    for (int j = 0; j < nk; j++)
+        out->recall[j] = r1 && r1 <= ks[j];
+}
+
+static int cmp_i32(const void *a, const void *b)
+{
+    int32_t x = *(const int32_t *)a, y = *(const int32_t *)b;
+    return (x > y) - (x < y);
+}
+
+/* the gallery's classes sorted (for class_count) */
+static int32_t *sorted_classes(const int32_t *gcls, int64_t ng)
+{
+    int32_t *s = emalloc((size_t)(ng ? ng : 1) * sizeof *s);
+    memcpy(s, gcls, (size_t)ng * sizeof *s);
+    qsort(s, (size_t)ng, sizeof *s, cmp_i32);
+    return s;
+}
+
+/* the items of class c in the sorted classes s[0 .. n) */
+static int64_t class_count(const int32_t *s, int64_t n, int32_t c)
+{
+    int64_t lo = 0, hi = n; /* first >= c */
+    while (lo < hi) {
+        int64_t m = lo + (hi - lo) / 2;
+        if (s[m] < c)
+            lo = m + 1;
+        else
+            hi = m;
+    }
+    int64_t a = lo;
+    for (hi = n; lo < hi;) { /* first > c */
+        int64_t m = lo + (hi - lo) / 2;
+        if (s[m] <= c)
+            lo = m + 1;
+        else
+            hi = m;
+    }
+    return lo - a;
+}
+
+int64_t retrieval_at_r_depth(const int32_t *qcls, int64_t nq, const int32_t *gcls, int64_t ng, int self,
+                             int64_t kmin, int64_t cap)
+{
+    int32_t *s = sorted_classes(gcls, ng);
+    int64_t K = kmin;
+    for (int64_t q = 0; q < nq; q++) {
+        int64_t c = class_count(s, ng, qcls[q]) - (self != 0);
+        if (c > K)
+            K = c;
+    }
+    free(s);
+    return K < cap ? K : cap;
+}
+
+void retrieval_run_at_r(const retrieval_job *J, int64_t K, retrieval_query *per, retrieval_summary *sum)
+{
+    int64_t ng = J->ng, nq = J->nq;
+    if (J->mask || J->nmask != 1 || J->global || J->nk < 1 || J->nk > RETRIEVAL_MAXK || K < J->ks[J->nk - 1])
+        die("internal error: retrieval_run_at_r: masks, a global histogram or k beyond the depth %lld", (long long)K);
+    if ((double)nq * (double)K * 16 > RETRIEVAL_AT_R_MEMORY)
+        die("--at-r: the %lld nearest of %lld queries take %.1f GB (the largest class sets the depth): rank in full "
+            "(without --at-r; faster for classes this large) or give fewer queries at once (--queries)",
+            (long long)K, (long long)nq, (double)nq * (double)K * 16 / 1e9);
+    int32_t *s = sorted_classes(J->gcls, ng);
+    int64_t *R = emalloc((size_t)(nq ? nq : 1) * sizeof *R);
+    for (int64_t q = 0; q < nq; q++) {
+        int64_t x = J->exclude ? J->exclude[q] : -1;
+        R[q] = class_count(s, ng, J->qcls[q]) - (x >= 0 && x < ng && J->gcls[x] == J->qcls[q]);
+        if (R[q] > K)
+            die("--at-r: query %lld has %lld positives but at most %lld gallery items can be ranked for it: rank in "
+                "full (without --at-r)", (long long)q, (long long)R[q], (long long)K);
+    }
+    free(s);
+    int64_t *nbr = emalloc((size_t)(nq ? nq : 1) * (size_t)K * sizeof *nbr);
+    double *d2 = emalloc((size_t)(nq ? nq : 1) * (size_t)K * sizeof *d2);
+    metrics_knn(J->Q, NULL, nq, J->G, NULL, ng, J->D, (int)K, J->exclude, J->threads, nbr, d2);
+    free(d2);
+    int32_t *ncls = emalloc((size_t)K * sizeof *ncls);
+    *sum = (retrieval_summary){0};
+    for (int64_t q = 0; q < nq; q++) {
+        for (int64_t r = 0; r < K; r++)
+            ncls[r] = J->gcls[nbr[q * K + r]];
+        retrieval_from_nearest(ncls, K, J->qcls[q], R[q], J->ks, J->nk, &per[q]);
+        retrieval_summary_add(sum, &per[q], J->nk);
+    }
+    retrieval_summary_finish(sum, J->nk);
+    free(ncls);
+    free(nbr);
+    free(R);
 }
 
 void retrieval_summary_merge(retrieval_summary *s, const retrieval_summary *p, int nk)

@@ -137,6 +137,32 @@ double retrieval_pearson(const double *x, const double *y, int64_t n);
 /* one query's metrics from its positives' ranks rank[0 .. R) (1-based, increasing) */
 void retrieval_from_ranks(const int64_t *rank, int64_t R, const int *ks, int nk, retrieval_query *out);
 
+/* ---- MAP@R from the R nearest (retrieve --at-r; pytorch-metric-learning's way)
+ * MAP@R, R-precision, P@1 and Recall@k need only each query's first max(R, k) ranks. With depth
+ * K at least every query's R and the largest k, each query's K nearest gallery items by
+ * metrics_knn (exact squared distances in double, equal ones by gallery index; leave-one-out
+ * through its symmetric or threshold screen) give those metrics; the positives beyond rank K are
+ * not seen, so AP over the whole gallery is unknown (NaN: mAP NaN) and so is r_1 when no positive
+ * lies within the K (first_rank 0, RR unknown: MRR NaN). The ranks are those of the exact
+ * distances where the full ranking (retrieval_run) orders float32 ones: the two differ only
+ * where distances tie in float32 and not in double (near-ties). Cost: the knn search with k = K,
+ * then O(K) per query; memory nq K (8 + 8) bytes besides knn's (at most RETRIEVAL_AT_R_MEMORY).
+ * Large classes (thousands of items a class) make K large and the full ranking faster. */
+#define RETRIEVAL_AT_R_MEMORY 8e9
+/* K: the largest number of gallery items (gcls, ng) of a class that a query (qcls, nq: every
+ * query of the input, so that shards agree) has, less 1 when self (leave-one-out: the query is
+ * its own class's item), at least kmin, at most cap (the items a query may rank: ng, or ng - 1
+ * with an excluded item) */
+int64_t retrieval_at_r_depth(const int32_t *qcls, int64_t nq, const int32_t *gcls, int64_t ng, int self,
+                             int64_t kmin, int64_t cap);
+/* one query of class cls with R positives from the classes ncls[0 .. K) of its K nearest (rank
+ * order; R <= K and every k <= K, else dies): ap NaN, first_rank 0 when none of the K is a positive */
+void retrieval_from_nearest(const int32_t *ncls, int64_t K, int32_t cls, int64_t R, const int *ks, int nk,
+                            retrieval_query *out);
+/* J's queries by their K nearest (J: one gallery, no mask, no global histogram): per (nq) and the
+ * means sum as retrieval_run's gallery 0. Dies when a query has more than K positives. */
+void retrieval_run_at_r(const retrieval_job *J, int64_t K, retrieval_query *per, retrieval_summary *sum);
+
 /* sums: start from {0}, add queries (those with npos = 0 are only counted), then finish (means) */
 void retrieval_summary_add(retrieval_summary *s, const retrieval_query *q, int nk);
 void retrieval_summary_finish(retrieval_summary *s, int nk);

@@ -62,7 +62,15 @@ void retrieval_eval_run(retrieval_eval *E, const match_set *Q, float *qm, const 
                        threads, E->hist, qm, Q->n};
     E->per = emalloc((size_t)nq * sizeof *E->per);
     retrieval_summary sum[RETRIEVAL_MAXMASK];
-    retrieval_run(&J, E->per, sum);
+    if (E->at_r) {
+        /* the depth from every query of the input, so that the shards of a run agree */
+        E->depth = retrieval_at_r_depth(Q->cls, Q->n, G->cls, ng, !E->ngal, E->ks[nk - 1], ng - (E->exclude_any != 0));
+        if (E->depth > 1000)
+            warn("--at-r: the largest class makes every query's %lld nearest needed: the full ranking (without "
+                 "--at-r) is faster for classes this large", (long long)E->depth);
+        retrieval_run_at_r(&J, E->depth, E->per, sum);
+    } else
+        retrieval_run(&J, E->per, sum);
     free(mask);
     if (!sum[0].queries && !E->sharded) /* a shard may have none: the others have */
         die("no query has a positive (an item of its class) in the gallery: nothing to evaluate");
@@ -136,6 +144,9 @@ stream_header *retrieval_eval_header(const retrieval_eval *E, int argc, char **a
     header_set_int(h, "gallery_n", E->G->n);
     if (E->ngal > 1)
         set_vector(h, "gallery_part_n", DT_I64, E->G->part_n, E->ngal);
+    header_set_str(h, "retrieval_ranking", E->at_r ? "at_r" : "full");
+    if (E->at_r)
+        header_set_int(h, "retrieval_depth", E->depth);
     header_set_int(h, "queries", E->sum.queries);
     header_set_int(h, "no_positive", E->sum.no_positive);
     int64_t kv[RETRIEVAL_MAXK];
@@ -199,8 +210,8 @@ void retrieval_eval_write(const retrieval_eval *E, stream_writer *w)
 
 /* the --json line, of a run or of its streams read back (c, g: NULL without cleaning, global) */
 static void report(FILE *f, const retrieval_summary *s, const retrieval_summary *cavg, int64_t ng, const char *mode,
-                   const char *distance, const int *ks, int nk, const retrieval_cleaning *c, int has_eta,
-                   double pearson, const retrieval_global *g)
+                   const char *distance, int64_t depth, const int *ks, int nk, const retrieval_cleaning *c,
+                   int has_eta, double pearson, const retrieval_global *g)
 {
     json_writer w;
     json_report(&w, f, "retrieve");
@@ -209,6 +220,9 @@ static void report(FILE *f, const retrieval_summary *s, const retrieval_summary 
     json_key_int(&w, "gallery", ng);
     json_key_str(&w, "mode", mode);
     json_key_str(&w, "distance", distance);
+    json_key_str(&w, "ranking", depth ? "at_r" : "full");
+    if (depth)
+        json_key_int(&w, "depth", depth);
     json_key(&w, "recall_at");
     json_ints(&w, ks, nk);
     json_key_nums(&w, "recall", s->recall, nk);
@@ -249,7 +263,7 @@ static void report(FILE *f, const retrieval_summary *s, const retrieval_summary 
 void retrieval_eval_json(FILE *f, const retrieval_eval *E)
 {
     report(f, &E->sum, &E->cavg, E->G->n, E->ngal ? "gallery" : "leave-one-out", E->cosine ? "cosine" : "euclidean",
-           E->ks, E->nk, E->clean ? &E->cl : NULL, E->qeta != NULL, E->pearson, E->hist ? &E->glob : NULL);
+           E->at_r ? E->depth : 0, E->ks, E->nk, E->clean ? &E->cl : NULL, E->qeta != NULL, E->pearson, E->hist ? &E->glob : NULL);
 }
 
 #define GLOBAL_TSV_POINTS 1000 /* the plotted curve's points, at most */
@@ -285,7 +299,7 @@ static void meta_vector(const stream_reader *in, const char *key, double *v, int
 
 /* the meta that the shards of one retrieve run share */
 static const char *const retrieve_same[] = {"retrieval_distance", "retrieval_gallery", "gallery_n", "gallery_part_n",
-                                            "recall_at", NULL};
+                                            "recall_at", "retrieval_ranking", "retrieval_depth", NULL};
 
 /* the records of retrieval streams (one, or the shards of one run in query order), checked, and
  * their numbers */
@@ -296,6 +310,7 @@ typedef struct {
     double *eta, *ap;        /* (n) for eta_ap_pearson, with an eta field */
     int nk, ks[RETRIEVAL_MAXK];
     int has_eta, has_r1;     /* a stream written before MRR has no first_rank: no MRR then */
+    int64_t depth;           /* an --at-r run's K (retrieval_depth), 0: the full ranking */
     int64_t no_positive, gallery_n;
     retrieval_summary s, cavg;
     double pearson;
@@ -325,6 +340,12 @@ static void *read_records(shard_set *S)
         ei = stream_field_typed(h, "eta", DT_F32);
     R->has_eta = ei >= 0;
     R->gallery_n = header_int(h, "gallery_n", -1);
+    /* --at-r: ap NaN (not known), first_rank 0 when no positive lies within the depth */
+    if (!strcmp(header_str(h, "retrieval_ranking", "full"), "at_r")) {
+        R->depth = header_int(h, "retrieval_depth", -1);
+        if (R->depth < 1)
+            die("%s: an --at-r stream without a retrieval_depth >= 1", S->in[0]->name);
+    }
     stream_record rec = {0};
     size_t cap = 0;
     for (int i = 0; i < S->n; i++) {
@@ -341,18 +362,22 @@ static void *read_records(shard_set *S)
             long long at = (long long)in->count - 1;
             const char *fname[3] = {"ap", "rprec", "map_r"};
             float fval[3] = {q.ap, q.rprec, q.map_r};
-            for (int f = 0; f < 3; f++)
+            for (int f = R->depth ? 1 : 0; f < 3; f++)
                 if (!(fval[f] >= 0 && fval[f] <= 1))
                     die("%s: record %lld: %s %g is not a number in [0, 1]", in->name, at, fname[f], fval[f]);
+            if (R->depth && !isnan(q.ap))
+                die("%s: record %lld: ap %g in an --at-r stream (where it is not known: NaN)", in->name, at, q.ap);
             if (q.p1 > 1)
                 die("%s: record %lld: p1 %d is neither 0 nor 1", in->name, at, q.p1);
             for (int j = 0; j < nk; j++)
                 if (q.recall[j] > 1)
                     die("%s: record %lld: recall %d is neither 0 nor 1 (recall@%d)", in->name, at, q.recall[j],
                         R->ks[j]);
-            if (fi >= 0 && (q.r1 < 1 || (R->gallery_n >= 0 && q.r1 > R->gallery_n) || q.p1 != (q.r1 == 1)))
-                die("%s: record %lld: first_rank %d is not a rank from 1 to gallery_n %lld with p1 %d", in->name,
-                    at, q.r1, (long long)R->gallery_n, q.p1);
+            int64_t top = R->depth ? R->depth : R->gallery_n;
+            if (fi >= 0 && (q.r1 < (R->depth ? 0 : 1) || (top >= 0 && q.r1 > top) || q.p1 != (q.r1 == 1)))
+                die("%s: record %lld: first_rank %d is not a rank from 1 to %s %lld (%swith p1 %d)", in->name, at,
+                    q.r1, R->depth ? "retrieval_depth" : "gallery_n", (long long)top,
+                    R->depth ? "or 0 beyond it, " : "", q.p1);
             if (ei >= 0 && !isfinite(*(const float *)rec.t[ei].data))
                 die("%s: record %lld: eta %g is not finite", in->name, at, *(const float *)rec.t[ei].data);
             if (q.npos < 1)
@@ -430,7 +455,7 @@ static void summary(FILE *f, const shard_set *S, const void *records_)
     const char *gal = header_str(h, "retrieval_gallery", "?");
     const char *dist = header_str(h, "retrieval_distance", "?");
     report(f, &R->s, &R->cavg, R->gallery_n, !strcmp(gal, "leave-one-out") ? gal : "gallery",
-           !strcmp(dist, "mean") ? "euclidean" : dist, R->ks, nk, cp, R->has_eta, R->pearson, gp);
+           !strcmp(dist, "mean") ? "euclidean" : dist, R->depth, R->ks, nk, cp, R->has_eta, R->pearson, gp);
 }
 
 /* --merge: the means of the shards' records into the merged header */

@@ -50,7 +50,7 @@ EOF
 cmp -s "$T/c" "$T/want" || fail "records: $(diff "$T/want" "$T/c")"
 {
     printf '{"program": "retrieve", "queries": 7, "no_positive": 1, "gallery": 8, "mode": "leave-one-out", '
-    printf '"distance": "euclidean", "recall_at": [1, 2, 4], "recall": [0.4285714286, 0.7142857143, 1], "p1": 0.4285714286, '
+    printf '"distance": "euclidean", "ranking": "full", "recall_at": [1, 2, 4], "recall": [0.4285714286, 0.7142857143, 1], "p1": 0.4285714286, '
     # eta_ap_pearson: eta 0.1 .. 0.7 (float32) against ap 1/2 1/2 1/3 1/3 1 1 1 (numpy corrcoef:
     # 0.765531817966393)
     printf '"rprec": 0.4285714286, "map_r": 0.4285714286, "map": 0.6666666695, "mrr": 0.6666666667, '

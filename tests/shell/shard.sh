@@ -3,7 +3,8 @@
 # 32, given out of order, put back together by --summary and --merge equal the unsharded run to
 # the bit (every record field, the meta, the JSON line): leave-one-out, against a gallery with
 # --exclude-id whose coordinates are coarser than the queries' (the centre's rounding), under
-# --distance cosine, on random float32 points; a shard whose queries have no positive; the
+# --distance cosine, on random float32 points; retrieve --at-r the same (and its metrics against
+# the definitions on a ranking in double); a shard whose queries have no positive; the
 # refusals (a gap, an overlap, a whole output among shards, shards of another run, a range past
 # the input, --queries with --global); evaluate.sh --shards N equal to evaluate.sh, locally
 # (through the loopback sshd: tests/shell/grid.sh). Needs Debian's python3 with numpy.
@@ -63,6 +64,54 @@ check ret-loo retrieve -k 1,2,4
 check ret-gal retrieve -k 1,8 -g g.hs
 check ret-excl retrieve -g q.hs -g g.hs --exclude-id
 check ret-cos retrieve --distance cosine
+check ret-atr retrieve -k 1,2,4 --at-r
+check ret-atr-excl retrieve --at-r -g q.hs -g g.hs --exclude-id
+check ret-atr-cos retrieve --at-r --distance cosine
+# --at-r against the definitions on a ranking in double (numpy; the exact distances knn re-ranks
+# by, equal ones by gallery index): rprec, map_r, p1, recall to float32, first_rank where within
+# the depth (0 beyond it), ap NaN; leave-one-out and a gallery of two streams with --exclude-id.
+# (The full ranking orders float32 distances: here it swaps one near-tie, 4e-5 apart at 43.)
+$PY - ret-atr.hs ret-atr-excl.hs <<'EOF' || fail "--at-r against the definitions in double"
+import sys
+import numpy as np, hedge_stream as hs
+_, q = hs.read("q.hs")
+_, g = hs.read("g.hs")
+ks = {"ret-atr.hs": [1, 2, 4], "ret-atr-excl.hs": [1, 2, 4, 8]}
+for path in sys.argv[1:]:
+    h, r = hs.read(path)
+    Q = q["mu"].reshape(len(q["id"]), -1).astype(np.float64)
+    if path == "ret-atr.hs":
+        G, gc, gid = Q, q["class"], q["id"]
+    else:
+        G = np.concatenate([Q, g["mu"].reshape(len(g["id"]), -1).astype(np.float64)])
+        gc, gid = np.concatenate([q["class"], g["class"]]), np.concatenate([q["id"], g["id"]])
+    depth, bad = h["meta"]["retrieval_depth"], 0
+    row = {int(i): n for n, i in enumerate(r["id"])}
+    for x, c, i in zip(Q, q["class"], q["id"]):
+        d = ((G - x) ** 2).sum(1)
+        keep = gid != i
+        order = np.nonzero(keep)[0][np.argsort(d[keep], kind="stable")]
+        pos = gc[order] == c
+        R = int(pos.sum())
+        if not R:
+            bad += int(i) in row
+            continue
+        ranks = np.nonzero(pos)[0] + 1
+        top = ranks[ranks <= R]
+        want = [len(top) / R, (np.arange(1, len(top) + 1) / top).sum() / R, ranks[0] == 1] + [ranks[0] <= k for k in ks[path]]
+        m = row[int(i)]
+        got = [r["rprec"][m], r["map_r"][m], r["p1"][m]] + list(r["recall"][m])
+        bad += not np.allclose(np.array(got, float), np.array(want, float), rtol=0, atol=1e-6)
+        bad += r["npos"][m] != R or not np.isnan(r["ap"][m])
+        bad += r["first_rank"][m] != (ranks[0] if ranks[0] <= depth else 0)
+    if bad:
+        sys.exit("%s: %d values differ from the definitions (depth %d)" % (path, bad, depth))
+EOF
+grep -q '"ranking": "at_r", "depth": ' ret-atr.json && grep -q '"map": null' ret-atr.json ||
+    fail "--at-r JSON: $(cat ret-atr.json)"
+expect_fail 1 'ret-loo-97:130.hs: meta retrieval_ranking differs from ret-atr-0:97.hs' retrieve --summary ret-atr-0:97.hs ret-loo-97:130.hs ret-loo-130:400.hs ret-loo-400:401.hs ret-loo-401:700.hs
+expect_fail 2 '--at-r: --global and --clean need every pair' retrieve --at-r --clean 10 q.hs
+expect_fail 2 '--at-r: --global and --clean need every pair' retrieve --at-r --global q.hs
 # the shards hold what they say: ids kept, 97:130 is records 97..129 (ids 1097..1129)
 "$FIX" cols id < knn-loo-97:130.hs | sed -n '2p;$p' | tr '\n' ' ' | grep -qx '1097 1129 ' ||
     fail "knn shard 97:130 ids: $("$FIX" cols id < knn-loo-97:130.hs | sed -n '2p;$p')"

@@ -770,11 +770,104 @@ static void test_class_average(void)
     CHECK_CLOSE(c.map_r, s.map_r, 1e-15);
 }
 
+/* --at-r: MAP@R, R-precision, P@1, Recall@k from the K nearest. By hand: classes of the 5
+ * nearest 1 0 1 1 0, the query of class 1 with R = 3 positives (ranks 1, 3, 4): in the top 3,
+ * ranks 1 and 3: R-precision 2/3, MAP@R (1/1 + 2/3) / 3 = 5/9, P@1 1, r_1 1; AP not known. No
+ * positive among the K: r_1 0 (unknown), everything 0. Then against the full ranking on random
+ * points (no ties): leave-one-out through knn's threshold screen (K + 4 >= 32), a gallery with
+ * excluded items, 1 and 3 threads: every metric the same, r_1 the same where it is within K */
+static void test_at_r(void)
+{
+    int ks[3] = {1, 2, 4};
+    retrieval_query q;
+    int32_t n1[] = {1, 0, 1, 1, 0};
+    retrieval_from_nearest(n1, 5, 1, 3, ks, 3, &q);
+    CHECK(isnan(q.ap) && q.npos == 3 && q.r1 == 1 && q.p1 == 1);
+    CHECK_CLOSE(q.rprec, 2.0 / 3, 1e-7);
+    CHECK_CLOSE(q.map_r, 5.0 / 9, 1e-7);
+    CHECK(q.recall[0] == 1 && q.recall[1] == 1 && q.recall[2] == 1);
+    int32_t n2[] = {0, 0, 0, 0};
+    retrieval_from_nearest(n2, 4, 1, 1, ks, 3, &q);
+    CHECK(q.r1 == 0 && q.p1 == 0 && q.rprec == 0 && q.map_r == 0 && q.recall[2] == 0);
+    retrieval_summary s = {0};
+    retrieval_summary_add(&s, &q, 3);
+    retrieval_summary_finish(&s, 3);
+    CHECK(isnan(s.mrr) && isnan(s.map) && s.map_r == 0);
+    /* the depth: classes 0 0 0 1 1 in the gallery, queries of classes 1 and 2: 2 (k up to 2),
+     * raised to k = 4, capped at 4; leave-one-out of the gallery itself: 3 - 1 */
+    int32_t gc5[] = {0, 0, 0, 1, 1}, qc2[] = {1, 2};
+    CHECK(retrieval_at_r_depth(qc2, 2, gc5, 5, 0, 1, 5) == 2);
+    CHECK(retrieval_at_r_depth(qc2, 2, gc5, 5, 0, 4, 5) == 4);
+    CHECK(retrieval_at_r_depth(qc2, 2, gc5, 5, 0, 6, 4) == 4);
+    CHECK(retrieval_at_r_depth(gc5, 5, gc5, 5, 1, 1, 4) == 2);
+
+    rng r;
+    rng_init(&r, 714, RNG_STREAM('t', 'a', 't', 'r'));
+    enum { N = 900, NG = 500, D = 6 };
+    float *X = malloc(N * D * sizeof *X), *G = malloc(NG * D * sizeof *G);
+    int32_t c[N], gc[NG];
+    int64_t ex[N], exg[N];
+    for (int i = 0; i < N * D; i++)
+        X[i] = (float)rng_normal(&r);
+    for (int i = 0; i < NG * D; i++)
+        G[i] = (float)rng_normal(&r);
+    for (int i = 0; i < N; i++) {
+        c[i] = (int32_t)(i < 600 ? i % 20 : 20 + i % 5 + (i % 7 == 0)); /* classes of 30, and 5 larger */
+        ex[i] = i;
+        exg[i] = (int64_t)rng_below(&r, NG + 1) - 1;
+        X[i * D] += 0.8f * (float)(c[i] % 4); /* some structure, so that positives come early */
+    }
+    for (int i = 0; i < NG; i++) {
+        gc[i] = (int32_t)(i % 26);
+        G[i * D] += 0.8f * (float)(gc[i] % 4);
+    }
+    int kk[2] = {1, 5};
+    for (int gal = 0; gal < 2; gal++) {
+        retrieval_job J = {X, c, N, gal ? G : X, gal ? gc : c, gal ? NG : N, D, gal ? exg : ex, NULL, 1, kk, 2, 1,
+                           NULL, NULL, 0};
+        retrieval_query *full = malloc(N * sizeof *full), *a1 = malloc(N * sizeof *a1), *a3 = malloc(N * sizeof *a3);
+        retrieval_summary sf, s1, s3;
+        retrieval_run(&J, full, &sf);
+        int64_t K = retrieval_at_r_depth(c, N, J.gcls, J.ng, !gal, 5, J.ng - 1), most = 0;
+        for (int k = 0; k < 26; k++) { /* the largest class in the gallery (all of c's classes are in it) */
+            int64_t m = 0;
+            for (int64_t i = 0; i < J.ng; i++)
+                m += J.gcls[i] == k;
+            most = m > most ? m : most;
+        }
+        CHECK(K == most - !gal);
+        retrieval_run_at_r(&J, K, a1, &s1);
+        if (!gal)
+            CHECK(metrics_knn_last.screen == METRICS_SCREEN_THETA);
+        J.threads = 3;
+        retrieval_run_at_r(&J, K, a3, &s3);
+        CHECK(!memcmp(a1, a3, N * sizeof *a1));
+        int bad = 0, beyond = 0;
+        for (int i = 0; i < N; i++) {
+            const retrieval_query *f = &full[i], *a = &a1[i];
+            bad += a->npos != f->npos || !isnan(a->ap) ||
+                   (f->npos && (a->rprec != f->rprec || a->map_r != f->map_r || a->p1 != f->p1 ||
+                                memcmp(a->recall, f->recall, 2) || (a->r1 ? a->r1 != f->r1 : f->r1 <= K)));
+            beyond += f->npos && !a->r1;
+        }
+        CHECK(bad == 0);
+        CHECK(beyond > 0 && beyond < N / 2); /* both cases seen */
+        CHECK(s1.queries == sf.queries && s1.map_r == sf.map_r && s1.rprec == sf.rprec && s1.p1 == sf.p1);
+        CHECK(isnan(s1.map) && isnan(s1.mrr));
+        free(full);
+        free(a1);
+        free(a3);
+    }
+    free(X);
+    free(G);
+}
+
 int main(void)
 {
     util_init("test_retrieval");
     blas_init(NULL, 1);
     test_from_ranks();
+    test_at_r();
     test_class_average();
     test_by_hand();
     test_brute();
