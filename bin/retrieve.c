@@ -172,7 +172,7 @@ int main(int argc, char **argv)
     if (!Q->cls)
         die("%s: no 'class' field: no positives to rank", qin->name);
     int need_u = o.clean && !o.clean_random_only;
-    float *qm = match_set_means(Q, NULL);
+    float *qm = match_set_take_means(Q); /* Q->mu is not needed after */
     if (o.cosine)
         gallery_unit_means(qin->name, Q, qm);
     gallery G = o.ngal ? gallery_read(o.gallery, o.ngal, Q, o.cosine, o.exclude_id, need_u, gin)

@@ -292,6 +292,15 @@ int64_t match_normalise(float *X, int64_t n, int D)
     return -1;
 }
 
+float *match_set_take_means(match_set *S)
+{
+    if (S->C != 1)
+        return match_set_means(S, NULL);
+    float *m = S->mu;
+    S->mu = NULL;
+    return m;
+}
+
 void match_set_free(match_set *S)
 {
     if (!S)

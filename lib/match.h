@@ -118,6 +118,10 @@ void match_set_free(match_set *S);
  * between-component, n doubles: a sum of huge variances may exceed float) in *tv. The caller
  * frees both. */
 float *match_set_means(const match_set *S, double **tv);
+/* the same means (no tv), for a caller done with S->mu: with one component they are S->mu itself,
+ * handed over (S->mu becomes NULL): no copy, and no fresh memory to fault in (on these machines
+ * first touching a page costs more than copying it; 10 MB for 20,000 x 128) */
+float *match_set_take_means(match_set *S);
 
 /* --distance cosine (knn, retrieve): each row of X (n, D) divided by its Euclidean norm (summed in
  * double), so that the Euclidean ranking of the rows is the ranking by cosine similarity

@@ -1138,7 +1138,8 @@ static void knn_rerank(void *arg, int task, int worker)
             die("internal error: kNN found %d of %d neighbours for query %lld", c, k, (long long)q);
         for (int r = 0; r < k; r++) {
             J->nbr[q * k + r] = di[r];
-            J->d2[q * k + r] = dd[r];
+            if (J->d2)
+                J->d2[q * k + r] = dd[r];
         }
     }
     free(dd);

@@ -120,7 +120,7 @@ double metrics_tau_b(const double *x, const double *y, int64_t n, metrics_tau_co
  * rounding is bounded (lib/metrics.c, KNN_SCREEN_ERR): a query whose candidates cannot be proven
  * to hold its true k nearest by that bound (near-ties, duplicates) is searched in full in
  * double, so the result is always the exact one in double, however far from the origin.
- * Results: nbr[q*k + r] the gallery index of rank r, d2[q*k + r] >= 0.
+ * Results: nbr[q*k + r] the gallery index of rank r, d2[q*k + r] >= 0 (d2 may be NULL: not kept).
  * threads: workers (lib/par.h) that take the blocks of queries as they free up, with single-threaded
  * sgemms (BLAS threads are set to 1 meanwhile and restored after); the results do not depend on it.
  * Leave-one-out (Q and G the same array, qx and gx too) computes only the distance tiles on and

@@ -149,10 +149,10 @@ void retrieval_run_at_r(const retrieval_job *J, int64_t K, retrieval_query *per,
     int64_t ng = J->ng, nq = J->nq;
     if (J->mask || J->nmask != 1 || J->global || J->nk < 1 || J->nk > RETRIEVAL_MAXK || K < J->ks[J->nk - 1])
         die("internal error: retrieval_run_at_r: masks, a global histogram or k beyond the depth %lld", (long long)K);
-    if ((double)nq * (double)K * 16 > RETRIEVAL_AT_R_MEMORY)
+    if ((double)nq * (double)K * 8 > RETRIEVAL_AT_R_MEMORY)
         die("--at-r: the %lld nearest of %lld queries take %.1f GB (the largest class sets the depth): rank in full "
             "(without --at-r; faster for classes this large) or give fewer queries at once (--queries)",
-            (long long)K, (long long)nq, (double)nq * (double)K * 16 / 1e9);
+            (long long)K, (long long)nq, (double)nq * (double)K * 8 / 1e9);
     int32_t *s = sorted_classes(J->gcls, ng);
     int64_t *R = emalloc((size_t)(nq ? nq : 1) * sizeof *R);
     for (int64_t q = 0; q < nq; q++) {
@@ -164,9 +164,7 @@ void retrieval_run_at_r(const retrieval_job *J, int64_t K, retrieval_query *per,
     }
     free(s);
     int64_t *nbr = emalloc((size_t)(nq ? nq : 1) * (size_t)K * sizeof *nbr);
-    double *d2 = emalloc((size_t)(nq ? nq : 1) * (size_t)K * sizeof *d2);
-    metrics_knn(J->Q, NULL, nq, J->G, NULL, ng, J->D, (int)K, J->exclude, J->threads, nbr, d2);
-    free(d2);
+    metrics_knn(J->Q, NULL, nq, J->G, NULL, ng, J->D, (int)K, J->exclude, J->threads, nbr, NULL);
     int32_t *ncls = emalloc((size_t)K * sizeof *ncls);
     *sum = (retrieval_summary){0};
     for (int64_t q = 0; q < nq; q++) {

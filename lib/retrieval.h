@@ -146,7 +146,7 @@ void retrieval_from_ranks(const int64_t *rank, int64_t R, const int *ks, int nk,
  * lies within the K (first_rank 0, RR unknown: MRR NaN). The ranks are those of the exact
  * distances where the full ranking (retrieval_run) orders float32 ones: the two differ only
  * where distances tie in float32 and not in double (near-ties). Cost: the knn search with k = K,
- * then O(K) per query; memory nq K (8 + 8) bytes besides knn's (at most RETRIEVAL_AT_R_MEMORY).
+ * then O(K) per query; memory nq K 8 bytes besides knn's (at most RETRIEVAL_AT_R_MEMORY).
  * Large classes (thousands of items a class) make K large and the full ranking faster. */
 #define RETRIEVAL_AT_R_MEMORY 8e9
 /* K: the largest number of gallery items (gcls, ng) of a class that a query (qcls, nq: every

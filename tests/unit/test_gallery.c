@@ -69,9 +69,31 @@ static void test_uncertainty(void)
     CHECK(check_died());
 }
 
+/* match_set_take_means: one component hands S->mu over (same pointer, S->mu NULL after), two
+ * components compute the means as match_set_means does */
+static void test_take_means(void)
+{
+    float *mu = malloc(4 * sizeof *mu);
+    float mu2[8] = {1, 2, 3, 4, 5, 6, 7, 8};
+    for (int i = 0; i < 4; i++)
+        mu[i] = (float)i;
+    match_set S = {.n = 2, .C = 1, .D = 2, .mu = mu};
+    float *m = match_set_take_means(&S);
+    CHECK(m == mu && S.mu == NULL);
+    free(m);
+    match_set T = {.n = 2, .C = 2, .D = 2, .mu = mu2};
+    float *a = match_set_take_means(&T), *b = match_set_means(&T, NULL);
+    CHECK(T.mu == mu2 && !memcmp(a, b, 4 * sizeof *a));
+    CHECK_CLOSE(a[0], 2, 0);
+    CHECK_CLOSE(a[3], 7, 0);
+    free(a);
+    free(b);
+}
+
 int main(void)
 {
     test_exclude();
     test_uncertainty();
+    test_take_means();
     return check_done("gallery");
 }
