@@ -224,12 +224,6 @@ static void draw_distinct(rng *r, int64_t n, int64_t m, int64_t *idx)
     }
 }
 
-static int cmp_i64(const void *x, const void *y)
-{
-    int64_t a = *(const int64_t *)x, b = *(const int64_t *)y;
-    return (a > b) - (a < b);
-}
-
 void cluster_kmeans(const float *X, int64_t n, int D, const cluster_opts *o, int32_t *assign, float *centroids,
                     cluster_result *res)
 {
@@ -265,7 +259,7 @@ void cluster_kmeans(const float *X, int64_t n, int D, const cluster_opts *o, int
         rng r;
         rng_init(&r, o->seed, CLUSTER_SUBSAMPLE);
         draw_distinct(&r, n, m, idx);
-        qsort(idx, (size_t)m, sizeof *idx, cmp_i64);
+        qsort(idx, (size_t)m, sizeof *idx, util_cmp_i64);
         Tbuf = emalloc((size_t)m * D * sizeof *Tbuf);
         tnbuf = emalloc((size_t)m * sizeof *tnbuf);
         for (int64_t i = 0; i < m; i++) {
@@ -343,37 +337,18 @@ void cluster_kmeans(const float *X, int64_t n, int D, const cluster_opts *o, int
 
 /* ---- information measures */
 
-static int cmp_i32(const void *x, const void *y)
-{
-    int32_t a = *(const int32_t *)x, b = *(const int32_t *)y;
-    return (a > b) - (a < b);
-}
-
 /* the distinct values of v (n) in increasing order into *out (allocated); returns how many */
 static int distinct(const int32_t *v, int64_t n, int32_t **out)
 {
     int32_t *s = emalloc((size_t)(n ? n : 1) * sizeof *s);
     memcpy(s, v, (size_t)n * sizeof *s);
-    qsort(s, (size_t)n, sizeof *s, cmp_i32);
+    qsort(s, (size_t)n, sizeof *s, util_cmp_i32);
     int64_t m = 0;
     for (int64_t i = 0; i < n; i++)
         if (!m || s[i] != s[m - 1])
             s[m++] = s[i];
     *out = s;
     return (int)m;
-}
-
-static int position(const int32_t *s, int m, int32_t x)
-{
-    int lo = 0, hi = m - 1;
-    while (lo < hi) {
-        int mid = lo + (hi - lo) / 2;
-        if (s[mid] < x)
-            lo = mid + 1;
-        else
-            hi = mid;
-    }
-    return lo;
 }
 
 int cluster_count_distinct(const int32_t *v, int64_t n)
@@ -391,7 +366,7 @@ int64_t *cluster_contingency(const int32_t *u, const int32_t *v, int64_t n, int 
     *C = distinct(v, n, &sv);
     int64_t *t = ecalloc((size_t)(*R ? *R : 1) * (*C ? *C : 1), sizeof *t);
     for (int64_t i = 0; i < n; i++)
-        t[(int64_t)position(su, *R, u[i]) * *C + position(sv, *C, v[i])]++;
+        t[(int64_t)util_lower_bound_i32(su, *R, u[i]) * *C + util_lower_bound_i32(sv, *C, v[i])]++;
     free(su);
     free(sv);
     return t;

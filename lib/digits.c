@@ -46,17 +46,11 @@ int64_t digits_class_order(int N, uint64_t class_seed, int32_t *order)
     return n * 7 / 10;
 }
 
-static int cmp_i32(const void *a, const void *b)
-{
-    int32_t x = *(const int32_t *)a, y = *(const int32_t *)b;
-    return (x > y) - (x < y);
-}
-
 static int32_t *sorted_copy(const int32_t *a, int64_t n)
 {
     int32_t *c = emalloc(n * sizeof *c);
     memcpy(c, a, n * sizeof *c);
-    qsort(c, n, sizeof *c, cmp_i32);
+    qsort(c, n, sizeof *c, util_cmp_i32);
     return c;
 }
 

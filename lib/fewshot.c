@@ -21,32 +21,9 @@ int fewshot_score_index(const char *name)
     return -1;
 }
 
-static int cmp_i32(const void *a, const void *b)
-{
-    int32_t x = *(const int32_t *)a, y = *(const int32_t *)b;
-    return (x > y) - (x < y);
-}
-static int cmp_i64(const void *a, const void *b)
-{
-    int64_t x = *(const int64_t *)a, y = *(const int64_t *)b;
-    return (x > y) - (x < y);
-}
-static int cmp_i64_desc(const void *a, const void *b) { return cmp_i64(b, a); }
+static int cmp_i64_desc(const void *a, const void *b) { return util_cmp_i64(b, a); }
 static int cmp_int(const void *a, const void *b) { return (*(const int *)a > *(const int *)b) - (*(const int *)a < *(const int *)b); }
 
-/* the first position in sorted a[0..n) whose value is >= x */
-static int64_t lower_bound(const int64_t *a, int64_t n, int64_t x)
-{
-    int64_t lo = 0, hi = n;
-    while (lo < hi) {
-        int64_t mid = lo + (hi - lo) / 2;
-        if (a[mid] < x)
-            lo = mid + 1;
-        else
-            hi = mid;
-    }
-    return lo;
-}
 
 void fewshot_items_read(const char *path, fewshot_items *it, stream_reader **rd)
 {
@@ -91,7 +68,7 @@ static int32_t *distinct_classes(const fewshot_items *it, int *n)
 {
     int32_t *c = emalloc((size_t)it->n * sizeof *c);
     memcpy(c, it->cls, (size_t)it->n * sizeof *c);
-    qsort(c, (size_t)it->n, sizeof *c, cmp_i32);
+    qsort(c, (size_t)it->n, sizeof *c, util_cmp_i32);
     int k = 0;
     for (int64_t i = 0; i < it->n; i++)
         if (!k || c[i] != c[k - 1])
@@ -103,7 +80,7 @@ static int32_t *distinct_classes(const fewshot_items *it, int *n)
 /* index of class label in C (ascending), -1 if absent */
 static int class_index(const fewshot_classes *C, int32_t label)
 {
-    int32_t *f = bsearch(&label, C->label, (size_t)C->nc, sizeof label, cmp_i32);
+    int32_t *f = bsearch(&label, C->label, (size_t)C->nc, sizeof label, util_cmp_i32);
     return f ? (int)(f - C->label) : -1;
 }
 
@@ -184,13 +161,13 @@ void fewshot_check_sizes(const fewshot_classes *C, const fewshot_items *S, const
             qid[i] = Q->id[C->qry[k][i]];
         for (int64_t i = 0; i < ns; i++)
             sid[i] = S->id[C->sup[k][i]];
-        qsort(qid, (size_t)nq, sizeof *qid, cmp_i64);
-        qsort(sid, (size_t)ns, sizeof *sid, cmp_i64);
+        qsort(qid, (size_t)nq, sizeof *qid, util_cmp_i64);
+        qsort(sid, (size_t)ns, sizeof *sid, util_cmp_i64);
         int64_t nd = 0;
         for (int64_t i = 0; i < ns; i++) {
             if (i && sid[i] == sid[i - 1])
                 continue;
-            int64_t a = lower_bound(qid, nq, sid[i]), b = a;
+            int64_t a = util_lower_bound_i64(qid, nq, sid[i]), b = a;
             while (b < nq && qid[b] == sid[i])
                 b++;
             if (b > a)
@@ -263,13 +240,13 @@ void fewshot_episode_draw(fewshot_episode *ep, const fewshot_classes *C, const f
         for (int s = 0; s < S; s++)
             ep->sup_ids[j * S + s] = Si->id[ep->pool[s]];
     }
-    qsort(ep->sup_ids, (size_t)n * S, sizeof *ep->sup_ids, cmp_i64);
+    qsort(ep->sup_ids, (size_t)n * S, sizeof *ep->sup_ids, util_cmp_i64);
     /* the queries: the class's images whose id is no support image's id */
     for (int j = 0; j < n; j++) {
         int k = ep->chosen[j];
         int64_t len = 0;
         for (int64_t t = 0; t < C->nq[k]; t++) {
-            int64_t i = C->qry[k][t], id = Qi->id[i], at = lower_bound(ep->sup_ids, (int64_t)n * S, id);
+            int64_t i = C->qry[k][t], id = Qi->id[i], at = util_lower_bound_i64(ep->sup_ids, (int64_t)n * S, id);
             if (at == (int64_t)n * S || ep->sup_ids[at] != id)
                 ep->pool[len++] = i;
         }

@@ -93,41 +93,20 @@ void retrieval_from_nearest(const int32_t *ncls, int64_t K, int32_t cls, int64_t
         out->recall[j] = r1 && r1 <= ks[j];
 }
 
-static int cmp_i32(const void *a, const void *b)
-{
-    int32_t x = *(const int32_t *)a, y = *(const int32_t *)b;
-    return (x > y) - (x < y);
-}
-
 /* the gallery's classes sorted (for class_count) */
 static int32_t *sorted_classes(const int32_t *gcls, int64_t ng)
 {
     int32_t *s = emalloc((size_t)(ng ? ng : 1) * sizeof *s);
     memcpy(s, gcls, (size_t)ng * sizeof *s);
-    qsort(s, (size_t)ng, sizeof *s, cmp_i32);
+    qsort(s, (size_t)ng, sizeof *s, util_cmp_i32);
     return s;
 }
 
 /* the items of class c in the sorted classes s[0 .. n) */
 static int64_t class_count(const int32_t *s, int64_t n, int32_t c)
 {
-    int64_t lo = 0, hi = n; /* first >= c */
-    while (lo < hi) {
-        int64_t m = lo + (hi - lo) / 2;
-        if (s[m] < c)
-            lo = m + 1;
-        else
-            hi = m;
-    }
-    int64_t a = lo;
-    for (hi = n; lo < hi;) { /* first > c */
-        int64_t m = lo + (hi - lo) / 2;
-        if (s[m] <= c)
-            lo = m + 1;
-        else
-            hi = m;
-    }
-    return lo - a;
+    int64_t a = util_lower_bound_i32(s, n, c);
+    return c == INT32_MAX ? n - a : util_lower_bound_i32(s + a, n - a, c + 1);
 }
 
 int64_t retrieval_at_r_depth(const int32_t *qcls, int64_t nq, const int32_t *gcls, int64_t ng, int self,

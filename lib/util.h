@@ -60,6 +60,13 @@ char *estrdup(const char *s);
 /* 64-byte aligned, zeroed; free with free() */
 void *ealloc_aligned(size_t n);
 
+/* qsort comparators, ascending, of int32_t and int64_t */
+int util_cmp_i32(const void *a, const void *b);
+int util_cmp_i64(const void *a, const void *b);
+/* the first position in ascending a[0 .. n) whose value is >= x (n when none) */
+int64_t util_lower_bound_i32(const int32_t *a, int64_t n, int32_t x);
+int64_t util_lower_bound_i64(const int64_t *a, int64_t n, int64_t x);
+
 /* option values: usage_die (exit 2) unless the whole string is a number in [lo, hi] */
 long parse_long(const char *opt, const char *s, long lo, long hi);
 double parse_double(const char *opt, const char *s, double lo, double hi);
