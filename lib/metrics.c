@@ -817,66 +817,39 @@ static int knn_screen_self(const float *X, const float *t, const uint8_t *big, i
  * kk of all its pairs, knn_screen's candidates. A query with fewer than kk appended (theta fell
  * too low) or more than the room goes to knn_screen instead (tens in 20,000 on random data; every
  * query among many exact duplicates). The re-ranking makes the result exact either way, so it is
- * the same whatever the thread count and whichever queries fell. The sample's sgemm is T / (2 kk)
- * of the full one's (T = 16, kk = 54: 15 %, against the half the tiles save), in blocks of
- * KNN_THETA_SCHUNK sample items so that the distances are read while in cache. */
+ * the same whatever the thread count and whichever queries fell. The sample's sgemm (T / (2 kk)
+ * of the full one's: T = 16, kk = 53, 15 %) is not spent twice: the sample is moved to the front
+ * of a permuted copy of the gallery, each block of queries keeps its distances to the whole
+ * sample (KNN_SYM_BLOCK x m floats a worker, computed in blocks of KNN_THETA_SCHUNK sample items)
+ * and appends those pairs once its threshold is known (the sample's own thresholds first, so that
+ * the other queries can append to sample items by columns), and the tiles cover the positions
+ * outside the sample only: n^2 / 2 + m^2 / 2 products in all instead of n^2 / 2 + n m. The
+ * candidates are mapped back to item indices in the merge. */
 #define KNN_THETA_MIN 32
 #define KNN_THETA_T 16
 #define KNN_THETA_ROOM 4
 #define KNN_THETA_SCHUNK 1024 /* sample items per sgemm of theta_task: a 1 MB block */
 
 typedef struct {
-    const float *X, *t;    /* (n, D) centred, (n) float terms: INFINITY for a big item */
+    const float *X, *t;    /* (n, D) centred, (n) float terms: INFINITY for a big item; by position */
     const uint8_t *big;
     int64_t n;
     int D, kk, room, T;
-    const int64_t *exclude;
-    const float *S, *st;   /* (m, D) the sample's centred rows, (m) their float terms */
-    const int64_t *spos;   /* (n) an item's position in the sample, -1 if not in it */
-    int64_t m;
+    const int64_t *exclude; /* (n) by position, or NULL */
+    const int64_t *perm;   /* (n) the item at each position: the sample's m first */
+    int64_t m;             /* the sample: positions 0 .. m - 1 */
+    int64_t base, end;     /* theta_task's query positions */
     float *theta;          /* (n) each query's threshold; -INFINITY: appends nothing */
     float *bd;             /* (n, room) every query's appended values */
-    uint32_t *bi;          /* (n, room) their indices */
+    uint32_t *bi;          /* (n, room) their positions */
     int *bn;               /* (n) appended (atomic); above room: overflowed */
     float *tile[PAR_MAXTHREADS], *srow[PAR_MAXTHREADS];
-    float *cd;             /* the result (n, kk) as knn_screen's; fell (n) 1: to knn_screen */
+    float *cd;             /* the result (n, kk) as knn_screen's, by item; fell (n) by position */
     int64_t *ci;
     int *cnt;
     uint8_t *fell;
     int tasks;
 } knn_theta_job;
-
-/* task: the thresholds of the queries of block I: sgemm against the sample, blocks of
- * KNN_THETA_SCHUNK sample items, each query's T best kept by scan_items (indices: sample
- * positions; the excluded item left out by its position) */
-static void theta_task(void *arg, int task, int worker)
-{
-    knn_theta_job *J = arg;
-    int64_t B = KNN_SYM_BLOCK, i0 = (int64_t)task * B, ib = J->n - i0 < B ? J->n - i0 : B, m = J->m;
-    int T = J->T;
-    if (!J->srow[worker])
-        J->srow[worker] = emalloc((size_t)B * KNN_THETA_SCHUNK * sizeof *J->srow[worker]);
-    float *row = J->srow[worker], best[KNN_SYM_BLOCK][2 * KNN_THETA_T];
-    int64_t bidx[KNN_SYM_BLOCK][2 * KNN_THETA_T];
-    int cnt[KNN_SYM_BLOCK] = {0};
-    for (int64_t s0 = 0; s0 < m; s0 += KNN_THETA_SCHUNK) {
-        int64_t sc = m - s0 < KNN_THETA_SCHUNK ? m - s0 : KNN_THETA_SCHUNK;
-        blas_sgemm(0, 1, (int)ib, (int)sc, J->D, -2.0f, J->X + i0 * J->D, J->D, J->S + s0 * J->D, J->D, 0.0f, row,
-                   (int)sc);
-        for (int64_t r = 0; r < ib; r++) {
-            int64_t q = i0 + r, ex = J->exclude ? J->exclude[q] : -1;
-            if (!J->big[q])
-                scan_items(best[r], bidx[r], &cnt[r], T, NULL, J->t[q], J->st + s0, row + r * sc, s0, sc,
-                           ex >= 0 && ex < J->n ? J->spos[ex] : -1);
-        }
-    }
-    for (int64_t r = 0; r < ib; r++) {
-        int64_t q = i0 + r;
-        float th = J->big[q] || cnt[r] < T ? INFINITY : best[r][T - 1];
-        J->theta[q] = th < INFINITY ? th : -INFINITY;
-        J->fell[q] = !J->big[q] && !(th < INFINITY);
-    }
-}
 
 /* (v, g) appended to query q's buffer (any worker: an atomic count; the order of the entries
  * depends on timing, the best kk of them do not) */
@@ -889,7 +862,77 @@ static inline void theta_add(const knn_theta_job *J, int64_t q, float v, int64_t
     }
 }
 
-/* task I: the tiles (I, J >= I), by rows and (off the diagonal) by columns */
+/* task: the queries at positions base + task B .. against the whole sample (positions 0 .. m - 1),
+ * every distance of the block kept: each query's threshold, the T-th smallest (its excluded item
+ * left out); then the block's pairs appended as the tiles append theirs: to the query, below its
+ * threshold (rows), and for a query outside the sample to the sample item, below the item's
+ * (columns: the sample's own thresholds are set first, in a run with base 0, end m). A pair of
+ * two sample items is appended by rows only, once from each end. */
+static void theta_task(void *arg, int task, int worker)
+{
+    knn_theta_job *J = arg;
+    int64_t B = KNN_SYM_BLOCK, i0 = J->base + (int64_t)task * B, ib = J->end - i0 < B ? J->end - i0 : B, m = J->m;
+    int T = J->T;
+    if (!J->srow[worker])
+        J->srow[worker] = emalloc((size_t)B * m * sizeof *J->srow[worker]);
+    float *row = J->srow[worker], best[KNN_SYM_BLOCK][2 * KNN_THETA_T];
+    int64_t bidx[KNN_SYM_BLOCK][2 * KNN_THETA_T];
+    int cnt[KNN_SYM_BLOCK] = {0};
+    const float *t = J->t, *theta = J->theta;
+    for (int64_t s0 = 0; s0 < m; s0 += KNN_THETA_SCHUNK) {
+        int64_t sc = m - s0 < KNN_THETA_SCHUNK ? m - s0 : KNN_THETA_SCHUNK;
+        blas_sgemm(0, 1, (int)ib, (int)sc, J->D, -2.0f, J->X + i0 * J->D, J->D, J->X + s0 * J->D, J->D, 0.0f,
+                   row + s0, (int)m);
+        for (int64_t r = 0; r < ib; r++) {
+            int64_t q = i0 + r, ex = J->exclude ? J->exclude[q] : -1;
+            if (!J->big[q])
+                scan_items(best[r], bidx[r], &cnt[r], T, NULL, t[q], t + s0, row + r * m + s0, s0, sc,
+                           ex >= 0 && ex < m ? ex : -1);
+        }
+    }
+    for (int64_t r = 0; r < ib; r++) {
+        int64_t q = i0 + r, ex = J->exclude ? J->exclude[q] : -1;
+        float th = J->big[q] || cnt[r] < T ? INFINITY : best[r][T - 1];
+        J->theta[q] = th < INFINITY ? th : -INFINITY;
+        J->fell[q] = !J->big[q] && !(th < INFINITY);
+        if (J->big[q])
+            continue;
+        th = J->theta[q];
+        int cols = q >= m;
+        const float *d = row + r * m;
+        float tq = t[q];
+        for (int64_t u0 = 0; u0 < m; u0 += SCAN_CHUNK) {
+            int64_t mlen = m - u0 < SCAN_CHUNK ? m - u0 : SCAN_CHUNK;
+            int anyr = 0, anyc = 0;
+            if (mlen == SCAN_CHUNK && cols) /* in forms the compiler vectorises */
+                for (int u = 0; u < SCAN_CHUNK; u++) {
+                    float v = tq + t[u0 + u] + d[u0 + u];
+                    anyr |= v <= th;
+                    anyc |= v <= theta[u0 + u];
+                }
+            else if (mlen == SCAN_CHUNK) /* a sample query: the sample's thresholds are being set */
+                for (int u = 0; u < SCAN_CHUNK; u++)
+                    anyr |= tq + t[u0 + u] + d[u0 + u] <= th;
+            else
+                anyr = anyc = 1;
+            if (anyr)
+                for (int64_t s = u0; s < u0 + mlen; s++) {
+                    float v = tq + t[s] + d[s];
+                    if (v <= th && s != q && s != ex && v < INFINITY)
+                        theta_add(J, q, v, s);
+                }
+            if (anyc && cols)
+                for (int64_t s = u0; s < u0 + mlen; s++) {
+                    float v = tq + t[s] + d[s];
+                    if (v <= theta[s] && !(J->exclude && J->exclude[s] == q) && v < INFINITY)
+                        theta_add(J, s, v, q);
+                }
+        }
+    }
+}
+
+/* task I: the tiles (I, J >= I) of the positions m .. n - 1 (outside the sample), by rows and
+ * (off the diagonal) by columns */
 static void theta_tiles(void *arg, int task, int worker)
 {
     knn_theta_job *J = arg;
@@ -898,7 +941,7 @@ static void theta_tiles(void *arg, int task, int worker)
         J->tile[worker] = ealloc_aligned((size_t)B * B * sizeof *J->tile[worker]);
     float *tile = J->tile[worker];
     const float *t = J->t, *theta = J->theta;
-    int64_t i0 = (int64_t)task * B, ib = n - i0 < B ? n - i0 : B;
+    int64_t i0 = J->m + (int64_t)task * B, ib = n - i0 < B ? n - i0 : B;
     for (int64_t j0 = i0; j0 < n; j0 += B) {
         int64_t jb = n - j0 < B ? n - j0 : B;
         blas_sgemm(0, 1, (int)ib, (int)jb, J->D, -2.0f, J->X + i0 * J->D, J->D, J->X + j0 * J->D, J->D, 0.0f, tile,
@@ -958,7 +1001,8 @@ static void theta_merge(void *arg, int task, int worker)
     int64_t *g = emalloc((size_t)room * sizeof *g);
     (void)worker;
     for (int64_t q = lo; q < hi; q++) {
-        J->cnt[q] = 0;
+        int64_t o = J->perm[q]; /* the item at position q: its candidates by item index */
+        J->cnt[o] = 0;
         int c = J->bn[q];
         if (J->big[q] || J->fell[q] || c > room || c < kk) {
             J->fell[q] = !J->big[q];
@@ -966,13 +1010,13 @@ static void theta_merge(void *arg, int task, int worker)
         }
         for (int r = 0; r < c; r++) {
             d[r] = J->bd[q * room + r];
-            g[r] = J->bi[q * room + r];
+            g[r] = J->perm[J->bi[q * room + r]];
         }
         cand_select(d, g, c, kk - 1);
         cand_sort(d, g, 0, kk - 1);
-        memcpy(J->cd + q * kk, d, (size_t)kk * sizeof *d);
-        memcpy(J->ci + q * kk, g, (size_t)kk * sizeof *g);
-        J->cnt[q] = kk;
+        memcpy(J->cd + o * kk, d, (size_t)kk * sizeof *d);
+        memcpy(J->ci + o * kk, g, (size_t)kk * sizeof *g);
+        J->cnt[o] = kk;
     }
     free(d);
     free(g);
@@ -991,39 +1035,55 @@ static int knn_screen_theta(const float *X, const float *t, const uint8_t *big, 
     if (kk < KNN_THETA_MIN || want > (double)n / 4 || n > UINT32_MAX ||
         (double)n * room * (sizeof(float) + sizeof(uint32_t)) > (double)KNN_SYM_MEMORY)
         return 0;
-    /* the sample: items whose mixed index falls below want / n of the range */
+    /* the sample: items whose mixed index falls below want / n of the range, moved to the front of
+     * a permuted copy, so that their distances to every query are computed once (theta_task) and
+     * the tiles cover the other positions only: the sgemm n^2 / 2 + m^2 / 2 in all */
     uint64_t cut = (uint64_t)(want / (double)n * 18446744073709551615.0);
     int64_t m = 0;
-    int64_t *sidx = emalloc((size_t)n * sizeof *sidx), *spos = emalloc((size_t)n * sizeof *spos);
+    uint8_t *in = emalloc((size_t)n);
     for (int64_t i = 0; i < n; i++) {
-        spos[i] = rng_mix((uint64_t)i ^ 0x9e3779b97f4a7c15u) < cut ? m : -1;
-        if (spos[i] >= 0)
-            sidx[m++] = i;
+        in[i] = rng_mix((uint64_t)i ^ 0x9e3779b97f4a7c15u) < cut;
+        m += in[i];
     }
     int T = (int)lround(2.0 * kk * (double)m / (double)n);
-    if (m < 1 || T < 1 || T > m || T > 2 * KNN_THETA_T) {
-        free(sidx);
-        free(spos);
+    if (m < 1 || T < 1 || T > m || T > 2 * KNN_THETA_T ||
+        (double)KNN_SYM_BLOCK * m * sizeof(float) * threads > (double)KNN_SYM_MEMORY / 4) {
+        free(in);
         return 0;
     }
-    float *S = emalloc((size_t)m * D * sizeof *S), *st = emalloc((size_t)m * sizeof *st);
-    for (int64_t s = 0; s < m; s++) {
-        memcpy(S + s * D, X + sidx[s] * D, (size_t)D * sizeof *S);
-        st[s] = t[sidx[s]];
+    int64_t *perm = emalloc((size_t)n * sizeof *perm), *inv = emalloc((size_t)n * sizeof *inv);
+    for (int64_t i = 0, a = 0, b = m; i < n; i++)
+        perm[in[i] ? a++ : b++] = i;
+    free(in);
+    for (int64_t p = 0; p < n; p++)
+        inv[perm[p]] = p;
+    float *Xp = emalloc((size_t)n * D * sizeof *Xp), *tp = emalloc((size_t)n * sizeof *tp);
+    uint8_t *bigp = emalloc((size_t)n);
+    int64_t *exp = exclude ? emalloc((size_t)n * sizeof *exp) : NULL;
+    for (int64_t p = 0; p < n; p++) {
+        int64_t i = perm[p];
+        memcpy(Xp + p * D, X + i * D, (size_t)D * sizeof *Xp);
+        tp[p] = t[i];
+        bigp[p] = big[i];
+        if (exp)
+            exp[p] = exclude[i] >= 0 && exclude[i] < n ? inv[exclude[i]] : -1;
     }
+    free(inv);
     int blas_saved = blas_threads();
     blas_set_threads(1);
-    knn_theta_job J = {.X = X, .t = t, .big = big, .n = n, .D = D, .kk = kk, .room = room, .T = T,
-                       .exclude = exclude, .S = S, .st = st, .spos = spos, .m = m,
-                       .cd = cd, .ci = ci, .cnt = cnt};
+    knn_theta_job J = {.X = Xp, .t = tp, .big = bigp, .n = n, .D = D, .kk = kk, .room = room, .T = T,
+                       .exclude = exp, .perm = perm, .m = m, .cd = cd, .ci = ci, .cnt = cnt};
     J.theta = emalloc((size_t)n * sizeof *J.theta);
     J.fell = emalloc((size_t)n);
     J.bd = emalloc((size_t)n * room * sizeof *J.bd);
     J.bi = emalloc((size_t)n * room * sizeof *J.bi);
     J.bn = ecalloc((size_t)n, sizeof *J.bn);
     par_pool *pool = par_new(threads);
-    par_run(pool, nb, theta_task, &J);
-    par_run(pool, nb, theta_tiles, &J);
+    J.base = 0, J.end = m; /* the sample's thresholds first: the others' column appends read them */
+    par_run(pool, (int)((m + KNN_SYM_BLOCK - 1) / KNN_SYM_BLOCK), theta_task, &J);
+    J.base = m, J.end = n;
+    par_run(pool, (int)((n - m + KNN_SYM_BLOCK - 1) / KNN_SYM_BLOCK), theta_task, &J);
+    par_run(pool, (int)((n - m + KNN_SYM_BLOCK - 1) / KNN_SYM_BLOCK), theta_tiles, &J);
     J.tasks = n < 4096 ? 1 : 4 * threads;
     par_run(pool, J.tasks, theta_merge, &J);
     par_free(pool);
@@ -1031,7 +1091,13 @@ static int knn_screen_theta(const float *X, const float *t, const uint8_t *big, 
         free(J.tile[w]);
         free(J.srow[w]);
     }
-    free(J.bd), free(J.bi), free(J.bn);
+    free(J.bd), free(J.bi), free(J.bn), free(Xp), free(tp), free(bigp), free(exp);
+    /* fell, by position, to items */
+    uint8_t *fell = ecalloc((size_t)n, 1);
+    for (int64_t p = 0; p < n; p++)
+        fell[perm[p]] = J.fell[p];
+    free(J.fell);
+    J.fell = fell;
     /* the queries that fell back, through knn_screen */
     int64_t nf = 0;
     for (int64_t q = 0; q < n; q++)
@@ -1062,7 +1128,7 @@ static int knn_screen_theta(const float *X, const float *t, const uint8_t *big, 
     }
     metrics_knn_last.fell = nf;
     blas_set_threads(blas_saved);
-    free(J.theta), free(J.fell), free(S), free(st), free(sidx), free(spos);
+    free(J.theta), free(J.fell), free(perm);
     return 1;
 }
 
