@@ -918,7 +918,7 @@ static void theta_task(void *arg, int task, int worker)
             if (anyr)
                 for (int64_t s = u0; s < u0 + mlen; s++) {
                     float v = tq + t[s] + d[s];
-                    if (v <= th && s != q && s != ex && v < INFINITY)
+                    if (v <= th && s != ex && v < INFINITY)
                         theta_add(J, q, v, s);
                 }
             if (anyc && cols)

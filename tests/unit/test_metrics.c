@@ -502,6 +502,17 @@ static int64_t knn_self_check(const float *S, const double *x, int N, int D, int
     CHECK(same);
     CHECK(plain);
     CHECK(brute);
+    /* no exclusion (each item its own nearest), and each item excluding another (twins): the
+     * same screen, the same lists as the plain one */
+    for (int v = 0; v < 2; v++) {
+        for (int i = 0; i < N; i++)
+            ex[i] = (i + 7) % N;
+        metrics_knn(S, x, N, S, x, N, D, K, v ? ex : NULL, 2, nb[1], dd[1]);
+        CHECK(metrics_knn_last.screen == screen);
+        metrics_knn(S, x, N, C, x, N, D, K, v ? ex : NULL, 1, nb[2], dd[2]);
+        CHECK(!memcmp(nb[1], nb[2], (size_t)N * K * sizeof *nb[1]) &&
+              !memcmp(dd[1], dd[2], (size_t)N * K * sizeof *dd[1]));
+    }
     for (int t = 0; t < 3; t++) {
         free(nb[t]);
         free(dd[t]);
