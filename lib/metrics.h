@@ -127,9 +127,10 @@ double metrics_tau_b(const double *x, const double *y, int64_t n, metrics_tau_co
  * above the diagonal; with k + slack >= 32 each query first gets a threshold from a sample of the
  * gallery and the tiles keep what lies below it (lib/metrics.c: knn_screen_theta, knn_screen_self).
  * Memory: the inputs, their centred float copies, (nq, k + slack) candidates and one block of
- * floats per thread (2 MB); leave-one-out also (nq, 4 (k + slack)) thresholded candidates, or with
- * k + slack < 32 (nq, k + slack) candidates per thread, while they fit 1 GB (else the plain
- * screen). */
+ * floats per thread (2 MB); leave-one-out also (nq, 4 (k + slack)) thresholded candidates, a
+ * permuted copy of the centred gallery and 256 x (its sample, about 8 ng / (k + 4)) floats per
+ * thread, or with k + slack < 32 (nq, k + slack) candidates per thread, while they fit 1 GB (else
+ * the plain screen). */
 #define METRICS_KNN_SLACK 4
 void metrics_knn(const float *Q, const double *qx, int64_t nq, const float *G, const double *gx, int64_t ng,
                  int D, int k, const int64_t *exclude, int threads, int64_t *nbr, double *d2);
