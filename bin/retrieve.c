@@ -190,8 +190,7 @@ int main(int argc, char **argv)
                                        o.ngal == 1 ? gin[0]->name : G.names);
     retrieval_eval E = {.ks = o.ks, .nk = o.nk, .cosine = o.cosine, .ngal = o.ngal, .clean = o.clean,
                         .clean_random_only = o.clean_random_only, .draws = o.draws, .seed = o.seed,
-                        .global = o.global, .sharded = o.queries_given, .at_r = o.at_r,
-                        .exclude_any = !o.ngal || o.exclude_id, .q0 = q0, .nq = nq};
+                        .global = o.global, .sharded = o.queries_given, .at_r = o.at_r, .q0 = q0, .nq = nq};
     retrieval_eval_run(&E, Q, qm, &G, exclude, blas_threads());
     stream_header *h = retrieval_eval_header(&E, argc, args, qin->header, gin, o.queries_given ? &o.queries : NULL);
     stream_writer *w = stream_create(stdout, h);

@@ -1059,20 +1059,20 @@ static int knn_screen_theta(const float *X, const float *t, const uint8_t *big, 
         inv[perm[p]] = p;
     float *Xp = emalloc((size_t)n * D * sizeof *Xp), *tp = emalloc((size_t)n * sizeof *tp);
     uint8_t *bigp = emalloc((size_t)n);
-    int64_t *exp = exclude ? emalloc((size_t)n * sizeof *exp) : NULL;
+    int64_t *xpos = exclude ? emalloc((size_t)n * sizeof *xpos) : NULL;
     for (int64_t p = 0; p < n; p++) {
         int64_t i = perm[p];
         memcpy(Xp + p * D, X + i * D, (size_t)D * sizeof *Xp);
         tp[p] = t[i];
         bigp[p] = big[i];
-        if (exp)
-            exp[p] = exclude[i] >= 0 && exclude[i] < n ? inv[exclude[i]] : -1;
+        if (xpos)
+            xpos[p] = exclude[i] >= 0 && exclude[i] < n ? inv[exclude[i]] : -1;
     }
     free(inv);
     int blas_saved = blas_threads();
     blas_set_threads(1);
     knn_theta_job J = {.X = Xp, .t = tp, .big = bigp, .n = n, .D = D, .kk = kk, .room = room, .T = T,
-                       .exclude = exp, .perm = perm, .m = m, .cd = cd, .ci = ci, .cnt = cnt};
+                       .exclude = xpos, .perm = perm, .m = m, .cd = cd, .ci = ci, .cnt = cnt};
     J.theta = emalloc((size_t)n * sizeof *J.theta);
     J.fell = emalloc((size_t)n);
     J.bd = emalloc((size_t)n * room * sizeof *J.bd);
@@ -1091,7 +1091,7 @@ static int knn_screen_theta(const float *X, const float *t, const uint8_t *big, 
         free(J.tile[w]);
         free(J.srow[w]);
     }
-    free(J.bd), free(J.bi), free(J.bn), free(Xp), free(tp), free(bigp), free(exp);
+    free(J.bd), free(J.bi), free(J.bn), free(Xp), free(tp), free(bigp), free(xpos);
     /* fell, by position, to items */
     uint8_t *fell = ecalloc((size_t)n, 1);
     for (int64_t p = 0; p < n; p++)

@@ -64,7 +64,7 @@ void retrieval_eval_run(retrieval_eval *E, const match_set *Q, float *qm, const 
     retrieval_summary sum[RETRIEVAL_MAXMASK];
     if (E->at_r) {
         /* the depth from every query of the input, so that the shards of a run agree */
-        E->depth = retrieval_at_r_depth(Q->cls, Q->n, G->cls, ng, !E->ngal, E->ks[nk - 1], ng - (E->exclude_any != 0));
+        E->depth = retrieval_at_r_depth(Q->cls, Q->n, G->cls, ng, !E->ngal, E->ks[nk - 1], ng - (exclude != NULL));
         if (E->depth > 1000)
             warn("--at-r: the largest class makes every query's %lld nearest needed: the full ranking (without "
                  "--at-r) is faster for classes this large", (long long)E->depth);
@@ -263,7 +263,7 @@ static void report(FILE *f, const retrieval_summary *s, const retrieval_summary 
 void retrieval_eval_json(FILE *f, const retrieval_eval *E)
 {
     report(f, &E->sum, &E->cavg, E->G->n, E->ngal ? "gallery" : "leave-one-out", E->cosine ? "cosine" : "euclidean",
-           E->at_r ? E->depth : 0, E->ks, E->nk, E->clean ? &E->cl : NULL, E->qeta != NULL, E->pearson, E->hist ? &E->glob : NULL);
+           E->depth, E->ks, E->nk, E->clean ? &E->cl : NULL, E->qeta != NULL, E->pearson, E->hist ? &E->glob : NULL);
 }
 
 #define GLOBAL_TSV_POINTS 1000 /* the plotted curve's points, at most */

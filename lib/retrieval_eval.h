@@ -50,12 +50,11 @@ typedef struct {
     int global;               /* global precision-recall */
     int sharded;              /* a --queries run: one without a query with a positive is no error */
     int at_r;                 /* --at-r: each query's K nearest only (retrieval_run_at_r) */
-    int exclude_any;          /* an item may be excluded for a query (leave-one-out, --exclude-id) */
     int64_t q0, nq;           /* the queries: the input's records q0 .. q0 + nq - 1 */
     /* the results (retrieval_eval_run's) */
     const match_set *Q;
     const gallery *G;
-    int64_t depth;            /* --at-r: K, the nearest ranked per query */
+    int64_t depth;            /* --at-r: K, the nearest ranked per query; 0 for the full ranking */
     retrieval_query *per;     /* (nq) */
     retrieval_summary sum, cavg; /* the means (the full gallery) and the per-class averages */
     retrieval_cleaning cl;
