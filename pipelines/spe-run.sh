@@ -16,9 +16,14 @@
 # (xc), clean support and corrupt query (cx); twins never meet in an episode. The scorer: spe's
 # naive sampler (200 samples, the paper's evaluation) for spe, the nearest prototype of the means
 # for the others.
+# Every model is also scored as Oh et al. score HIB, which is what the paper's point and HIB
+# columns are (docs/spe.md): KNN accuracy (k = 5; hib-eval.sh) over the split's test images,
+# leave-one-out among the clean ones (cc), clean queries against the corrupt ones as gallery
+# (xc), corrupt queries against the clean ones (cx), each query's twin excluded.
 # Writes OUT/runs/NAME/: model.ckpt, train.log, emb-{seen,unseen}-{clean,corrupt}.hs,
-# fs-SPLIT-COND.json, and results.tsv: lines `NAME SPLIT-COND METRIC VALUE` (METRIC: acc, ci95,
-# and acc_pn, acc_spe_naive, acc_spe_closed for every scorer that applies).
+# fs-SPLIT-COND.json, knn/ (hib-eval.sh's files), and results.tsv: lines `NAME SPLIT-COND METRIC
+# VALUE` (METRIC: acc, ci95, and acc_pn, acc_spe_naive, acc_spe_closed for every scorer that
+# applies; knn).
 # Re-running continues where it stopped. Environment: THREADS (train threads, 1), SEED (714; a run named NAME.sS trains with seed S, pipelines/common.sh "Seeds"),
 # RECIPE (fast, the default: Adam 3e-3 peak, warm-up over the first 5 % of this model's steps,
 # cosine decay to 1 %; paper: Adam 1e-3 constant), TRAIN_ARGS (more train options), QUERIES,
@@ -96,5 +101,17 @@ for split in seen unseen; do
         done
     done
 done
+# Oh et al.'s reading, which the paper's point and HIB columns are (docs/spe.md): KNN accuracy
+# (k = 5, hib-eval.sh), leave-one-out among the clean images (cc), clean queries against the
+# corrupt images as gallery (xc), corrupt queries against the clean gallery (cx), twins excluded
+for split in seen unseen; do
+    c=clean x=corrupt
+    [ $split = unseen ] && c=unseen-clean x=unseen-corrupt
+    TAU=0 SEED=$seed sh "$HEDGE_ROOT/pipelines/hib-eval.sh" "$name" "$run/model.ckpt" "$data" "$run/knn" \
+        "$c" "$c-$x" "$x-$c" > "$run/knn.tsv.tmp"
+    awk -F'\t' -v OFS='\t' -v s=$split -v c=$c -v x=$x '$3 == "knn" {
+        print $1, s "-" ($2 == c ? "cc" : $2 == c "-" x ? "xc" : "cx"), "knn", $4 }' "$run/knn.tsv.tmp" >> "$run/results.tsv.tmp"
+done
+rm -f "$run/knn.tsv.tmp"
 mv "$run/results.tsv.tmp" "$run/results.tsv"
 say "spe-run: $name done"

@@ -1,9 +1,13 @@
 #!/bin/sh
 # spe-tables.sh OUT CONFIGS: the SPE paper's Table 2 (appendix D.2) beside ours, from the
-# results.tsv of the runs of CONFIGS (spe-run.sh): few-shot accuracy (%) over the random test
-# episodes, per condition (clean/corrupt support x clean/corrupt query), model and split. A cell
-# is "ours / paper", ours the mean over the configuration's training seeds ("mean ± sd" with two
-# or more); "–" where we have no run. Only columns with at least one run are printed.
+# results.tsv of the runs of CONFIGS (spe-run.sh), per condition (clean/corrupt support x
+# clean/corrupt query), model and split, in %. Every model in two readings: few-shot accuracy over
+# the random test episodes (nearest prototype; SPE's sampler) and KNN accuracy (k = 5, corrupt
+# images on one side only). The paper's own reading comes first with its number: few-shot for PN
+# and SPE, KNN for point and HIB (the caption takes them from Oh et al., whose Table 1 they copy:
+# docs/spe.md); the other reading has no paper number. A cell is "ours / paper" or "ours", ours
+# the mean over the configuration's training seeds ("mean ± sd" with two or more); "–" where we
+# have no number. Only columns with at least one run are printed.
 set -eu
 . "$(dirname "$0")/common.sh"
 out=$1 configs=$2
@@ -28,15 +32,18 @@ BEGIN {
     }
     label["point"] = "point (soft contrastive; the paper: contrastive)"
     label["hib"] = "HIB (MoG-1, VIB)"; label["pn"] = "PN"; label["spe"] = "SPE"
+    # each model in the reading of the paper first, then in the other
+    first["point"] = first["hib"] = "knn"; first["pn"] = first["spe"] = "acc"
+    rname["knn"] = "KNN, k = 5"; rname["acc"] = "few-shot"
     title["cc"] = "clean support, clean query"; title["xc"] = "corrupt support, clean query"
     title["cx"] = "clean support, corrupt query"
 }
 $0 == "#configs" { cf = 1 }
-!cf && $3 == "acc" {
+!cf && ($3 == "acc" || $3 == "knn") {
     # NAME = N<n>-D<d>-<model>; $2 = split-cond
     split($1, a, "-"); n = substr(a[1], 2); d = substr(a[2], 2); m = a[3]
     split($2, b, "-")
-    v[m, b[1], n, d, b[2]] = sprintf("%.1f", 100 * $4) ($6 == "" ? "" : sprintf(" ± %.1f", 100 * $6))
+    v[m, $3, b[1], n, d, b[2]] = sprintf("%.1f", 100 * $4) ($6 == "" ? "" : sprintf(" ± %.1f", 100 * $6))
     have[b[1], n, d] = 1; hm[m] = 1
 }
 END {
@@ -44,22 +51,26 @@ END {
     split("cc xc cx", conds, " ")
     for (k = 1; k <= 3; k++) {
         c = conds[k]
-        printf "\n### %s (few-shot accuracy %%, ours / paper)\n\n| model |", title[c]
+        printf "\n### %s (accuracy %%, ours / paper)\n\n| model | reading |", title[c]
         for (j = 1; j <= ncol; j++) if (have[sp[j], cn[j], cd[j]]) printf " %s N=%d D=%d |", sp[j], cn[j], cd[j]
-        printf "\n|---|"
+        printf "\n|---|---|"
         for (j = 1; j <= ncol; j++) if (have[sp[j], cn[j], cd[j]]) printf "---|"
         printf "\n"
         for (i = 1; i <= nm; i++) {
             m = models[i]
             if (!hm[m]) continue
-            printf "| %s |", label[m]
-            for (j = 1; j <= ncol; j++) {
-                if (!have[sp[j], cn[j], cd[j]]) continue
-                x = v[m, sp[j], cn[j], cd[j], c]
-                split(P[m, c], pp, " ")
-                printf " %s / %s |", x == "" ? "–" : x, pp[j]
+            for (r = 1; r <= 2; r++) {
+                rd = (r == 1) ? first[m] : (first[m] == "knn" ? "acc" : "knn")
+                printf "| %s | %s%s |", label[m], rname[rd], r == 1 ? " (the paper\047s)" : ""
+                for (j = 1; j <= ncol; j++) {
+                    if (!have[sp[j], cn[j], cd[j]]) continue
+                    x = v[m, rd, sp[j], cn[j], cd[j], c]
+                    split(P[m, c], pp, " ")
+                    if (r == 1) printf " %s / %s |", x == "" ? "–" : x, pp[j]
+                    else printf " %s |", x == "" ? "–" : x
+                }
+                printf "\n"
             }
-            printf "\n"
         }
     }
 }'

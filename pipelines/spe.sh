@@ -4,7 +4,8 @@
 # The Stochastic Prototype Embeddings paper (Scott et al. 2019) on N-digit MNIST: PN and SPE
 # trained on episodes, HIB and point embeddings on pairs with as many images, all evaluated by
 # few-shot classification (fewshot) on the seen and unseen test classes with clean and corrupt
-# support and query; the paper's Table 2 beside ours (pipelines/spe-tables.sh).
+# support and query, and by KNN accuracy as Oh et al. (whose numbers the paper's point and HIB
+# columns are); the paper's Table 2 beside ours (pipelines/spe-tables.sh).
 #   EXPERIMENT: table2 (N in {2, 3} x D in {2, 3} x {point, hib, pn, spe}: the paper's Table 2),
 #               demo (N = 2, D = 2: the four models)
 #   --quick: 300 episodes per model, 100 test episodes (minutes); --full: 12,000 episodes per
@@ -36,7 +37,7 @@
 # log, when a run did not finish.
 set -eu
 . "$(dirname "$0")/common.sh"
-usage() { sed -n '2,36p' "$0" | sed 's/^# \{0,1\}//' >&2; exit 2; }
+usage() { sed -n '2,37p' "$0" | sed 's/^# \{0,1\}//' >&2; exit 2; }
 [ $# -ge 2 ] || usage
 exp=$1; shift
 grid_options 300 12000 "$@"
@@ -67,7 +68,7 @@ grid_parallel "$out/joblog-spe-$exp" "$configs" \
 # which runs finished is read from their results below
 echo "## SPE paper, Table 2: few-shot accuracy on N-digit MNIST (ours / paper)"
 echo
-echo "Ours: $steps training episodes per model (pair models: as many images), recipe $recipe; $repeats random test episodes of every class of the split, 50 support and 15 query images per class; SPE scored by its naive sampler (200 samples), the others by the nearest prototype of their means. The paper: appendix D.2, its own N-digit MNIST data (same generator, other draws), trained to early stopping."
+echo "Ours: $steps training episodes per model (pair models: as many images), recipe $recipe; $repeats random test episodes of every class of the split, 50 support and 15 query images per class; SPE scored by its naive sampler (200 samples), the others by the nearest prototype of their means; every model also by KNN accuracy (k = 5) over the test images with the corrupt ones on one side only (the corrupt images as gallery for corrupt support, as queries for a corrupt query; twins excluded), which is what the paper's point and HIB columns are (Oh et al.'s numbers: docs/spe.md). The paper: appendix D.2, its own N-digit MNIST data (same generator, other draws), trained to early stopping."
 echo
 occlusion_note
 sh "$HEDGE_ROOT/pipelines/spe-tables.sh" "$out" "$configs"

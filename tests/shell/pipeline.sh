@@ -92,11 +92,11 @@ rm -rf "$T/fixed"
 # point models, fail), then whole
 REPEATS=3 BUILD=$T/fake sh "$root/pipelines/spe.sh" demo -s 3 -j 2 "$T/hib" > "$T/spe" 2> "$T/spe.err"
 rc=$?
-[ "$rc" = 1 ] || fail "spe.sh with a failing run exited $rc, expected 1"
+[ "$rc" = 1 ] || fail "spe.sh with a failing run exited $rc, expected 1: $(tail -n 5 "$T/spe.err")"
 grep -q "failed run N2-D2-point" "$T/spe.err" || fail "spe.sh did not name the failed run: $(tail -n 20 "$T/spe.err")"
 grep -q "failed run N2-D2-pn" "$T/spe.err" || fail "spe.sh did not name the failed PN run"
 grep -q "finished: N2-D2-hib N2-D2-spe" "$T/spe.err" || fail "spe.sh did not say what finished: $(tail -n 30 "$T/spe.err")"
-grep -q "^| SPE | [0-9.]* / 93.0 | [0-9.]* / 90.0 |" "$T/spe" || fail "no SPE row in spe.sh's table: $(cat "$T/spe")"
+grep -q "^| SPE | few-shot (the paper's) | [0-9.]* / 93.0 | [0-9.]* / 90.0 |" "$T/spe" || fail "no SPE row in spe.sh's table: $(cat "$T/spe")"
 grep -q "^| point" "$T/spe" && fail "spe.sh's table has a row for the failed run"
 grep -q "^| PN" "$T/spe" && fail "spe.sh's table has a row for the failed PN run"
 before=$(ls -l --time-style=+%s.%N "$T/hib/runs/N2-D2-spe/results.tsv")
@@ -104,7 +104,16 @@ REPEATS=3 BUILD=$(dirname "$BIN") sh "$root/pipelines/spe.sh" demo -s 3 -j 2 "$T
     fail "spe.sh with every run finishing exited $?: $(tail -n 20 "$T/spe.err")"
 [ "$before" = "$(ls -l --time-style=+%s.%N "$T/hib/runs/N2-D2-spe/results.tsv")" ] || fail "spe.sh redid a finished run"
 for row in "point (soft" "HIB (MoG-1" "PN" "SPE"; do
-    [ "$(grep -c "^| $row" "$T/spe")" = 3 ] || fail "spe.sh: no row '$row' in each of the three tables"
+    [ "$(grep -c "^| $row" "$T/spe")" = 6 ] || fail "spe.sh: not two rows '$row' (two readings) in each of the three tables"
+done
+# point and HIB read first as KNN (the paper's columns are Oh et al.'s KNN), against the paper's
+# KNN numbers; every model has a KNN line for each split and condition
+grep -q "^| HIB (MoG-1, VIB) | KNN, k = 5 (the paper's) | [0-9.]* / 87.9 | [0-9.]* / 87.3 |" "$T/spe" ||
+    fail "no KNN row for HIB against the paper's 87.9 / 87.3: $(cat "$T/spe")"
+grep -q "^| PN | KNN, k = 5 | [0-9.]* | [0-9.]* |$" "$T/spe" || fail "no second (KNN) row for PN: $(cat "$T/spe")"
+for m in point hib pn spe; do
+    [ "$(awk -F'\t' '$3 == "knn" && $4 >= 0 && $4 <= 1' "$T/hib/runs/N2-D2-$m/results.tsv" | cut -f2 | sort | tr '\n' ' ')" = \
+        "seen-cc seen-cx seen-xc unseen-cc unseen-cx unseen-xc " ] || fail "N2-D2-$m: not one KNN accuracy per split and condition: $(cat "$T/hib/runs/N2-D2-$m/results.tsv")"
 done
 grep -q "spe_naive" "$T/hib/runs/N2-D2-spe/fs-unseen-xc.json" || fail "SPE was not scored by its sampler"
 
