@@ -28,6 +28,7 @@ out=$1 name=$2 N=$3 D=$4 loss=$5 steps=$6
 seed=${SEED:-714} tseed=$(train_seed "$name") threads=${THREADS:-1}
 data=$out/data/N$N run=$out/runs/$name
 mkdir -p "$run"
+run_restored "$run" && { say "cesoftmax-run: $name: kept, restored from $(cat "$run/restored") (--restore)"; exit 0; }
 case $loss in
 sampled_softmax | cesoftmax | cenm | cemargin) net="--loss $loss" ;;
 snm) net="--loss snm --ce-topk 63" ;; # the paper: the top 50 % of each query's negatives, 126 in a 64 x 2 batch

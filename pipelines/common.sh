@@ -116,13 +116,15 @@ run_occlusion() {
 # grid_options QUICK_STEPS FULL_STEPS "$@": parses the pipeline's options after its positional
 # words, [--quick | --full] [-j JOBS] [-t THREADS] [-s STEPS] [--recipe fast|paper]
 # [--data mnist|fashion] [--shape rect|square] [--train-occlusion per-use|fixed] [--seeds K|S1,S2,...]
-# [--only PATTERN] [--sshlogin S]... [--sshloginfile F] [--transfer] [--retries N] OUT, and sets:
+# [--only PATTERN] [--restore RESULTS] [--sshlogin S]... [--sshloginfile F] [--transfer]
+# [--retries N] OUT, and sets:
 #   steps    QUICK_STEPS (the default, and --quick), FULL_STEPS (--full) or -s STEPS
 #   preset   quick, full or "" (the last of --quick and --full given), for per-pipeline presets
 #   jobs (2: jobs at a time on each machine), threads (1), recipe (fast)
 #   dataset  mnist (the default) or fashion, also exported as DATASET (pipelines/hib-data.sh)
 #   OCCLUDE_SHAPE, TRAIN_OCCLUSION  from --shape and --train-occlusion (exported; see above)
 #   seeds    the training seeds (--seeds; see "Seeds" below), only  --only's pattern or ""
+#   restore  --restore's results file (absolute) or "" (see "Restoring runs" below)
 #   out      OUT, made absolute when jobs run on other machines (they need the whole path)
 #   remote   GNU parallel's options for remote execution, as shell words for eval: the
 #            --sshlogin and --sshloginfile given (quoted) and --retries (N, default 2 with any
@@ -134,7 +136,7 @@ grid_options() {
     go_quick=$1 go_full=$2
     shift 2
     steps=$go_quick preset="" jobs=2 threads=1 recipe=fast dataset=mnist
-    remote="" grid_logins="" transfer=0 go_retries="" go_seeds=1 only=""
+    remote="" grid_logins="" transfer=0 go_retries="" go_seeds=1 only="" restore=""
     while [ $# -gt 1 ]; do
         case $1 in
         --quick) steps=$go_quick preset=quick ;;
@@ -148,6 +150,7 @@ grid_options() {
         --train-occlusion) TRAIN_OCCLUSION=$2; shift ;;
         --seeds) go_seeds=$2; shift ;;
         --only) only=$2; shift ;;
+        --restore) restore=$2; shift ;;
         --sshlogin) grid_logins="$grid_logins --sshlogin $(grid_quote "$2")"; shift ;;
         --sshloginfile)
             go_f=$2
@@ -174,6 +177,12 @@ grid_options() {
     export DATASET
     occlusion_valid || usage
     seeds=$(seed_list "$go_seeds") || usage
+    if [ -n "$restore" ]; then
+        [ -r "$restore" ] || { say "$go_me: --restore: cannot read '$restore'"; usage; }
+        [ "$(head -n 1 "$restore")" = "$(printf 'run\tconfig\tseed\tset\tmetric\tvalue\tnote')" ] ||
+            { say "$go_me: --restore: '$restore' is not a pipeline's results file (its first line is not 'run config seed set metric value note', tab-separated)"; usage; }
+        case $restore in /*) ;; *) restore=$PWD/$restore ;; esac
+    fi
     if [ -n "$grid_logins" ]; then
         go_retries=${go_retries:-2}
         while :; do case $out in ./*) out=${out#./} ;; *) break ;; esac; done
@@ -239,6 +248,37 @@ train_seed() {
     esac
 }
 
+# Restoring runs: a machine that stopped takes OUT with it, checkpoints and all; what survives is
+# the results file a pipeline wrote (OUT/results-EXPERIMENT.tsv, committed as results/*/results.tsv
+# with the command that made it). --restore RESULTS gives a new OUT those runs back: each run of
+# CONFIGS that RESULTS holds and OUT does not gets OUT/runs/NAME/results.tsv from it and a marker
+# OUT/runs/NAME/restored (naming RESULTS), so that its runner keeps it as finished (run_restored)
+# and the tables count it; the others train as usual. A restored run has no checkpoint: nothing
+# can be evaluated again on it. RESULTS must come from the same pipeline and options (steps,
+# recipe, occlusion, data): hedge cannot check that, the command beside the file says it.
+
+# restore_runs RESULTS OUT CONFIGS: the runs of CONFIGS found in RESULTS written into OUT/runs
+restore_runs() {
+    mkdir -p "$2/runs"
+    while read -r rr_name _; do
+        rr_run=$2/runs/$rr_name rr_tmp=$2/runs/.restore.tmp.$$
+        [ -s "$rr_run/results.tsv" ] && continue
+        awk -F'\t' -v OFS='\t' -v n="$rr_name" 'NR > 1 && $1 == n {
+            if ($7 == "") print $1, $4, $5, $6; else print $1, $4, $5, $6, $7 }' "$1" > "$rr_tmp"
+        if [ -s "$rr_tmp" ]; then
+            mkdir -p "$rr_run"
+            echo "$1" > "$rr_run/restored"
+            occlusion_id > "$rr_run/occlusion"
+            mv "$rr_tmp" "$rr_run/results.tsv"
+            say "${0##*/}: $rr_name restored from $1"
+        fi
+        rm -f "$rr_tmp"
+    done < "$3"
+}
+
+# run_restored RUN: 0 when RUN was restored by --restore (its runner then has nothing to do)
+run_restored() { [ -e "$1/restored" ] && [ -s "$1/results.tsv" ]; }
+
 # grid_quote WORD: WORD quoted for the shell ('...')
 grid_quote() { printf "'%s'" "$(printf '%s' "$1" | sed "s/'/'\\\\''/g")"; }
 
@@ -267,6 +307,7 @@ GRID_ENV="OPENBLAS_NUM_THREADS THREADS TRAIN_ARGS RECIPE DATASET MKDIGITS_ARGS S
 # GNU parallel on each remote, one of the packages they need anyway).
 grid_parallel() {
     gp_log=$1 gp_conf=$2 gp_cmd=$3
+    [ -z "$restore" ] || restore_runs "$restore" "$out" "$gp_conf"
     case $gp_log in /*) ;; *) gp_log=$PWD/$gp_log ;; esac
     case $gp_conf in /*) ;; *) gp_conf=$PWD/$gp_conf ;; esac
     # parallel resumes by job number: a job log of other configurations (more seeds, --only) is

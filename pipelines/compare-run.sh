@@ -39,6 +39,7 @@ out=$1 name=$2 method=$3 D=$4 images=$5
 seed=${SEED:-714} tseed=$(train_seed "$name") threads=${THREADS:-1} R=${REPEATS:-1000}
 data=$out/data/N2 run=$out/runs/$name
 mkdir -p "$run"
+run_restored "$run" && { say "compare-run: $name: kept, restored from $(cat "$run/restored") (--restore)"; exit 0; }
 lr=3e-3 unc=none prob=0 score=pn
 case $method in
 point) per=256 batches="-m pairs -b 128" net="--head point --loss softcon" prob=1 ;;

@@ -22,13 +22,16 @@
 #   --seeds K | S1,S2,...: each configuration trained K times, with the training seeds SEED (714)
 #   and the next K - 1, or with those listed (same data and test pairs); the tables print the
 #   mean and "± sd" over the seeds; run NAME.sSEED (pipelines/common.sh "Seeds"). --only PATTERN:
-#   only the configurations whose name matches (grep -E), e.g. --only '^N2-'.
+#   only the configurations whose name matches (grep -E), e.g. --only '^N2-'. --restore RESULTS:
+#   the runs that a results file of this pipeline (OUT/results-*.tsv, results/*/results.tsv) holds
+#   are taken from it, not trained again: a grid carried over to a new machine (pipelines/common.sh
+#   "Restoring runs").
 # Runs land in OUT/runs/METHOD, the job log in OUT/joblog-compare, the data in OUT/data/N2. Re-running
 # the same command resumes. Prints the table (markdown) on stdout and draws OUT/reject.png (the
 # error-versus-reject curves, gnuplot); exits 1, naming each failed run, when a run did not finish.
 set -eu
 . "$(dirname "$0")/common.sh"
-usage() { sed -n '2,28p' "$HEDGE_ROOT/pipelines/compare.sh" | sed 's/^# \{0,1\}//' >&2; exit 2; }
+usage() { sed -n '2,31p' "$HEDGE_ROOT/pipelines/compare.sh" | sed 's/^# \{0,1\}//' >&2; exit 2; }
 grid_options 1536000 46080000 "$@"
 repeats=1000
 [ "$preset" = quick ] && repeats=100

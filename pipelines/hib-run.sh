@@ -18,6 +18,7 @@ out=$1 name=$2 N=$3 D=$4 model=$5 steps=$6 beta=${7:-1e-4} loss=${8:-} margin=${
 seed=${SEED:-714} tseed=$(train_seed "$name") threads=${THREADS:-1} batch=${BATCH:-128}
 data=$out/data/N$N run=$out/runs/$name
 mkdir -p "$run"
+run_restored "$run" && { say "hib-run: $name: kept, restored from $(cat "$run/restored") (--restore)"; exit 0; }
 case $model in
 point) head="--head point" ;;
 mog*) head="--head mog -C ${model#mog}" ;;

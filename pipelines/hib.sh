@@ -1,6 +1,6 @@
 #!/bin/sh
 # hib.sh EXPERIMENT [--quick | --full] [-j JOBS] [-t THREADS] [-s STEPS] [--recipe R] [--data D]
-#        [--shape rect|square] [--train-occlusion per-use|fixed] [--seeds K|S1,...] [--only PATTERN] [--sshlogin S]... [--sshloginfile F] [--transfer] [--retries N] OUT
+#        [--shape rect|square] [--train-occlusion per-use|fixed] [--seeds K|S1,...] [--only PATTERN] [--restore RESULTS] [--sshlogin S]... [--sshloginfile F] [--transfer] [--retries N] OUT
 # Runs one of the HIB paper's experiments end to end with GNU parallel over its configurations
 # and prints its table, measured beside the paper's numbers.
 #   EXPERIMENT: table1 (N in {2,3} x D in {2,3} x {point, MoG-1, MoG-2}, clean and corrupt),
@@ -26,7 +26,10 @@
 #   --seeds K | S1,S2,...: each configuration trained K times, with the training seeds SEED (714)
 #   and the next K - 1, or with those listed (same data and test pairs); the tables print the
 #   mean and "± sd" over the seeds; run NAME.sSEED (pipelines/common.sh "Seeds"). --only PATTERN:
-#   only the configurations whose name matches (grep -E), e.g. --only '^N2-'.
+#   only the configurations whose name matches (grep -E), e.g. --only '^N2-'. --restore RESULTS:
+#   the runs that a results file of this pipeline (OUT/results-*.tsv, results/*/results.tsv) holds
+#   are taken from it, not trained again: a grid carried over to a new machine (pipelines/common.sh
+#   "Restoring runs").
 #   --sshlogin S (again for more), --sshloginfile F: run the jobs on other machines through ssh
 #   (GNU parallel's own options; ':' is this machine; -j is per machine), which see OUT and the
 #   hedge tree at the same paths, or, with --transfer, get what each job needs sent and its run
@@ -40,7 +43,7 @@
 # status is 1.
 set -eu
 . "$(dirname "$0")/common.sh"
-usage() { sed -n '2,40p' "$0" | sed 's/^# \{0,1\}//' >&2; exit 2; }
+usage() { sed -n '2,43p' "$0" | sed 's/^# \{0,1\}//' >&2; exit 2; }
 [ $# -ge 2 ] || usage
 exp=$1; shift
 grid_options 3000 180000 "$@"

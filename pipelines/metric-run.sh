@@ -29,6 +29,7 @@ out=$1 name=$2 N=$3 D=$4 model=$5 steps=$6
 seed=${SEED:-714} tseed=$(train_seed "$name") threads=${THREADS:-1}
 data=$out/data/N$N run=$out/runs/$name
 mkdir -p "$run"
+run_restored "$run" && { say "metric-run: $name: kept, restored from $(cat "$run/restored") (--restore)"; exit 0; }
 case $model in
 triplet) net="--loss triplet --mining semihard" ;;
 hetriplet) net="--loss hetriplet --mining semihard" ;;

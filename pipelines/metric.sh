@@ -1,6 +1,6 @@
 #!/bin/sh
 # metric.sh PAPER EXPERIMENT [--quick | --full] [-j JOBS] [-t THREADS] [-s STEPS] [--recipe R]
-#           [--data D] [--shape rect|square] [--train-occlusion per-use|fixed] [--seeds K|S1,...] [--only PATTERN] [--sshlogin S]... [--sshloginfile F] [--transfer] [--retries N] OUT
+#           [--data D] [--shape rect|square] [--train-occlusion per-use|fixed] [--seeds K|S1,...] [--only PATTERN] [--restore RESULTS] [--sshlogin S]... [--sshloginfile F] [--transfer] [--retries N] OUT
 # The metric-learning papers on N-digit MNIST, P x K batches (pipelines/metric-run.sh or
 # cesoftmax-run.sh for one run): called as pipelines/hetriplet.sh, fstat.sh and cesoftmax.sh,
 # which pass PAPER.
@@ -27,7 +27,10 @@
 #   --seeds K | S1,S2,...: each configuration trained K times, with the training seeds SEED (714)
 #   and the next K - 1, or with those listed (same data and test pairs); the tables print the
 #   mean and "± sd" over the seeds; run NAME.sSEED (pipelines/common.sh "Seeds"). --only PATTERN:
-#   only the configurations whose name matches (grep -E), e.g. --only '^N2-'.
+#   only the configurations whose name matches (grep -E), e.g. --only '^N2-'. --restore RESULTS:
+#   the runs that a results file of this pipeline (OUT/results-*.tsv, results/*/results.tsv) holds
+#   are taken from it, not trained again: a grid carried over to a new machine (pipelines/common.sh
+#   "Restoring runs").
 #   --sshlogin S (again for more), --sshloginfile F: run the jobs on other machines through ssh
 #   (GNU parallel's own options; ':' is this machine; -j is per machine), which see OUT and the
 #   hedge tree at the same paths, or, with --transfer, get what each job needs sent and its run
@@ -39,7 +42,7 @@
 # not finish.
 set -eu
 . "$(dirname "$0")/common.sh"
-usage() { sed -n '2,39p' "$HEDGE_ROOT/pipelines/metric.sh" | sed 's/^# \{0,1\}//' >&2; exit 2; }
+usage() { sed -n '2,42p' "$HEDGE_ROOT/pipelines/metric.sh" | sed 's/^# \{0,1\}//' >&2; exit 2; }
 [ $# -ge 3 ] || usage
 paper=$1 exp=$2; shift 2
 grid_options 500 20000 "$@"

@@ -34,6 +34,7 @@ out=$1 name=$2 N=$3 D=$4 model=$5 steps=$6
 seed=${SEED:-714} tseed=$(train_seed "$name") threads=${THREADS:-1} Q=${QUERIES:-5} R=${REPEATS:-1000}
 data=$out/data/N$N run=$out/runs/$name
 mkdir -p "$run"
+run_restored "$run" && { say "spe-run: $name: kept, restored from $(cat "$run/restored") (--restore)"; exit 0; }
 case $N in
 2) ep="-s 50 -q $Q" ep_images=$((70 * (50 + Q))) ;;
 3) ep="-c 100 -s 20 -q $Q" ep_images=$((100 * (20 + Q))) ;;

@@ -85,4 +85,23 @@ grep -q "^Training seeds: 2 (714, 715) for 1 configuration" "$T/t2" || fail "no 
 head -n 1 "$T/hib/results-demo.tsv" | grep -qx "run	config	seed	set	metric	value	note" || fail "results-demo.tsv header"
 awk -F'\t' 'NR > 1 && $3 == 715' "$T/hib/results-demo.tsv" | grep -q "N2-D2-mog1-b1e-4.s715	N2-D2-mog1-b1e-4	715	corrupt	ap	" ||
     fail "results-demo.tsv has no seed-715 line: $(head "$T/hib/results-demo.tsv")"
+
+# --restore: a new OUT given the two runs back from results-demo.tsv trains nothing, prints the
+# same table and writes the same results file; with --seeds 3 only the third seed trains
+cp "$T/hib/results-demo.tsv" "$T/kept.tsv"
+BUILD=$B sh "$root/pipelines/hib.sh" demo -s 20 -j 1 --only mog1 --seeds 2 --restore "$T/kept.tsv" "$T/hib2" > "$T/t3" 2> "$T/e3" ||
+    fail "hib.sh --restore: $(tail -n 20 "$T/e3")"
+ls "$T/hib2/runs/"*/model.ckpt > /dev/null 2>&1 && fail "--restore trained a restored run: $(ls "$T/hib2/runs/"*)"
+cmp -s "$T/t2" "$T/t3" || fail "the restored grid's table differs: $(diff "$T/t2" "$T/t3")"
+cmp -s "$T/kept.tsv" "$T/hib2/results-demo.tsv" || fail "the restored grid's results file differs: $(diff "$T/kept.tsv" "$T/hib2/results-demo.tsv")"
+grep -q "N2-D2-mog1-b1e-4.s715 restored from $T/kept.tsv" "$T/e3" || fail "--restore did not say what it restored: $(cat "$T/e3")"
+BUILD=$B sh "$root/pipelines/hib.sh" demo -s 20 -j 1 --only mog1 --seeds 3 --restore "$T/kept.tsv" "$T/hib2" > "$T/t4" 2> "$T/e4" ||
+    fail "hib.sh --restore --seeds 3: $(tail -n 20 "$T/e4")"
+[ "$(cd "$T/hib2/runs" && ls */model.ckpt)" = "N2-D2-mog1-b1e-4.s716/model.ckpt" ] || fail "--restore --seeds 3 trained: $(cd "$T/hib2/runs" && ls */model.ckpt)"
+grep -q "^Training seeds: 3 (714, 715, 716) for 1 configuration" "$T/t4" || fail "no three-seed note: $(cat "$T/t4")"
+printf 'run\tconfig\n' > "$T/bad.tsv"
+expect_exit 2 "--restore of a file that is not a results file" sh "$root/pipelines/hib.sh" demo -s 20 --restore "$T/bad.tsv" "$T/hib3"
+grep -q "is not a pipeline's results file" "$T/expect.err" || fail "--restore of a bad file: $(cat "$T/expect.err")"
+expect_exit 2 "--restore of a missing file" sh "$root/pipelines/hib.sh" demo -s 20 --restore "$T/none.tsv" "$T/hib3"
+grep -q "cannot read" "$T/expect.err" || fail "--restore of a missing file: $(cat "$T/expect.err")"
 pass
