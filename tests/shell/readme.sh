@@ -29,7 +29,7 @@ quoted() {
 quoted docs/hib.md results/demo/table.md results/tables/table1.md results/tables/table2.md \
     $(ls results/tables/table4.md results/tables/table5.md results/tables/appb.md \
         results/tables/appd.md 2> /dev/null)
-quoted docs/spe.md results/spe-demo/table.md results/spe-table2/table.md
+quoted docs/spe.md results/spe-demo/table.md results/spe-table2/table.md results/spe-full/table.md
 quoted docs/metric.md results/metric/hetriplet.md results/metric/fstat.md
 quoted docs/cesoftmax.md results/metric/cesoftmax.md
 quoted docs/compare.md results/compare/mnist-quick.md results/compare/fashion-quick.md
