@@ -83,6 +83,11 @@ for split in seen unseen; do
         cx) s=clean q=corrupt ;;
         esac
         j=$run/fs-$split-$cond.json
+        # a score of another number of episodes (an earlier call's REPEATS) is not this call's
+        if [ -s "$j" ] && [ "$(json_get episodes < "$j")" != "$R" ]; then
+            say "spe-run: $name: $j was scored on $(json_get episodes < "$j") episodes, not $R: scored again"
+            rm -f "$j"
+        fi
         if [ ! -s "$j" ]; then
             fewshot -s "$run/emb-$split-$s.hs" -k 50 -q 15 -R "$R" -S "$seed" --score "$score" --json "$j.tmp" \
                 "$run/emb-$split-$q.hs" > /dev/null

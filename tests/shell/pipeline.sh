@@ -103,6 +103,11 @@ before=$(ls -l --time-style=+%s.%N "$T/hib/runs/N2-D2-spe/results.tsv")
 REPEATS=3 BUILD=$(dirname "$BIN") sh "$root/pipelines/spe.sh" demo -s 3 -j 2 "$T/hib" > "$T/spe" 2> "$T/spe.err" ||
     fail "spe.sh with every run finishing exited $?: $(tail -n 20 "$T/spe.err")"
 [ "$before" = "$(ls -l --time-style=+%s.%N "$T/hib/runs/N2-D2-spe/results.tsv")" ] || fail "spe.sh redid a finished run"
+# a finished run called again with another number of test episodes is scored on those, not kept
+REPEATS=4 BUILD=$(dirname "$BIN") sh "$root/pipelines/spe-run.sh" "$T/hib" N2-D2-pn 2 2 pn 3 2> "$T/rep.err" ||
+    fail "spe-run.sh with REPEATS=4: $(tail -n 5 "$T/rep.err")"
+grep -q '"episodes": 4,' "$T/hib/runs/N2-D2-pn/fs-seen-xc.json" || fail "REPEATS=4 kept the 3-episode score: $(cat "$T/hib/runs/N2-D2-pn/fs-seen-xc.json")"
+grep -q "was scored on 3 episodes, not 4: scored again" "$T/rep.err" || fail "spe-run did not say it scored again: $(cat "$T/rep.err")"
 for row in "point (soft" "HIB (MoG-1" "PN" "SPE"; do
     [ "$(grep -c "^| $row" "$T/spe")" = 6 ] || fail "spe.sh: not two rows '$row' (two readings) in each of the three tables"
 done
