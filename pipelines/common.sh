@@ -16,6 +16,16 @@ export OPENBLAS_NUM_THREADS=1
 
 say() { printf '%s\n' "$*" >&2; }
 
+# need_programs PROG...: each PROG is a program on PATH, else says which is missing and fails (a
+# pipeline run from a tree that is not built, or with HEDGE_ROOT or BUILD pointing elsewhere,
+# would otherwise print empty tables)
+need_programs() {
+    for np_p; do
+        command -v "$np_p" > /dev/null 2>&1 ||
+            { say "${0##*/}: no program '$np_p' in $BUILD/bin (HEDGE_ROOT $HEDGE_ROOT): build hedge first (make)"; return 1; }
+    done
+}
+
 # recipe_args NAME: the train options of a training recipe (docs/hib.md, "Recipes"). The recipe is
 # the pipelines' choice; train's own defaults stay the paper's.
 #   paper  Adam, learning rate 1e-3, constant; 128 pairs per batch (the HIB paper)
@@ -116,15 +126,17 @@ run_occlusion() {
 # grid_options QUICK_STEPS FULL_STEPS "$@": parses the pipeline's options after its positional
 # words, [--quick | --full] [-j JOBS] [-t THREADS] [-s STEPS] [--recipe fast|paper]
 # [--data mnist|fashion] [--shape rect|square] [--train-occlusion per-use|fixed] [--seeds K|S1,S2,...]
-# [--only PATTERN] [--restore RESULTS] [--sshlogin S]... [--sshloginfile F] [--transfer]
-# [--retries N] OUT, and sets:
+# [--only PATTERN] [--restore RESULTS]... [--report] [--sshlogin S]... [--sshloginfile F]
+# [--transfer] [--retries N] OUT, and sets:
 #   steps    QUICK_STEPS (the default, and --quick), FULL_STEPS (--full) or -s STEPS
 #   preset   quick, full or "" (the last of --quick and --full given), for per-pipeline presets
 #   jobs (2: jobs at a time on each machine), threads (1), recipe (fast)
 #   dataset  mnist (the default) or fashion, also exported as DATASET (pipelines/hib-data.sh)
 #   OCCLUDE_SHAPE, TRAIN_OCCLUSION  from --shape and --train-occlusion (exported; see above)
 #   seeds    the training seeds (--seeds; see "Seeds" below), only  --only's pattern or ""
-#   restore  --restore's results file (absolute) or "" (see "Restoring runs" below)
+#   restore  --restore's results files (absolute), one per line, or "" (see "Restoring runs")
+#   report   1 with --report: nothing is made or trained, the tables are printed from the runs
+#            OUT holds (a grid still running, or stopped), with runs_note's count; else 0
 #   out      OUT, made absolute when jobs run on other machines (they need the whole path)
 #   remote   GNU parallel's options for remote execution, as shell words for eval: the
 #            --sshlogin and --sshloginfile given (quoted) and --retries (N, default 2 with any
@@ -136,7 +148,7 @@ grid_options() {
     go_quick=$1 go_full=$2
     shift 2
     steps=$go_quick preset="" jobs=2 threads=1 recipe=fast dataset=mnist
-    remote="" grid_logins="" transfer=0 go_retries="" go_seeds=1 only="" restore=""
+    remote="" grid_logins="" transfer=0 go_retries="" go_seeds=1 only="" restore="" report=0
     while [ $# -gt 1 ]; do
         case $1 in
         --quick) steps=$go_quick preset=quick ;;
@@ -150,7 +162,15 @@ grid_options() {
         --train-occlusion) TRAIN_OCCLUSION=$2; shift ;;
         --seeds) go_seeds=$2; shift ;;
         --only) only=$2; shift ;;
-        --restore) restore=$2; shift ;;
+        --restore)
+            go_r=$2
+            [ -r "$go_r" ] || { say "${0##*/}: --restore: cannot read '$go_r'"; usage; }
+            [ "$(head -n 1 "$go_r")" = "$(printf 'run\tconfig\tseed\tset\tmetric\tvalue\tnote')" ] ||
+                { say "${0##*/}: --restore: '$go_r' is not a pipeline's results file (its first line is not 'run config seed set metric value note', tab-separated)"; usage; }
+            case $go_r in /*) ;; *) go_r=$PWD/$go_r ;; esac
+            restore="$restore$go_r
+"; shift ;;
+        --report) report=1 ;;
         --sshlogin) grid_logins="$grid_logins --sshlogin $(grid_quote "$2")"; shift ;;
         --sshloginfile)
             go_f=$2
@@ -167,6 +187,7 @@ grid_options() {
     case $1 in '' | -*) usage ;; esac
     out=$1
     go_me=${0##*/}
+    [ "$report" = 0 ] || [ -d "$out" ] || { say "$go_me: --report: no output folder '$out' (no grid has run there)"; exit 1; }
     for go_v in "-s $steps" "-t $threads" "--retries ${go_retries:-1}"; do
         case ${go_v#* } in '' | *[!0-9]*) say "$go_me: ${go_v%% *}: not a number: '${go_v#* }'"; usage ;; esac
     done
@@ -177,12 +198,6 @@ grid_options() {
     export DATASET
     occlusion_valid || usage
     seeds=$(seed_list "$go_seeds") || usage
-    if [ -n "$restore" ]; then
-        [ -r "$restore" ] || { say "$go_me: --restore: cannot read '$restore'"; usage; }
-        [ "$(head -n 1 "$restore")" = "$(printf 'run\tconfig\tseed\tset\tmetric\tvalue\tnote')" ] ||
-            { say "$go_me: --restore: '$restore' is not a pipeline's results file (its first line is not 'run config seed set metric value note', tab-separated)"; usage; }
-        case $restore in /*) ;; *) restore=$PWD/$restore ;; esac
-    fi
     if [ -n "$grid_logins" ]; then
         go_retries=${go_retries:-2}
         while :; do case $out in ./*) out=${out#./} ;; *) break ;; esac; done
@@ -253,31 +268,49 @@ train_seed() {
 # with the command that made it). --restore RESULTS gives a new OUT those runs back: each run of
 # CONFIGS that RESULTS holds and OUT does not gets OUT/runs/NAME/results.tsv from it and a marker
 # OUT/runs/NAME/restored (naming RESULTS), so that its runner keeps it as finished (run_restored)
-# and the tables count it; the others train as usual. A restored run has no checkpoint: nothing
+# and the tables count it; the others train as usual. --restore again names another file: a run
+# is taken from the first file that holds it (a grid whose runs are committed in several results
+# files, e.g. Table 5's beta 1e-4 run in Table 1's). A restored run has no checkpoint: nothing
 # can be evaluated again on it. RESULTS must come from the same pipeline and options (steps,
 # recipe, occlusion, data): hedge cannot check that, the command beside the file says it.
 
-# restore_runs RESULTS OUT CONFIGS: the runs of CONFIGS found in RESULTS written into OUT/runs
+# restore_runs RESULTS OUT CONFIGS: the runs of CONFIGS found in RESULTS (files, one per line; a
+# run from the first that holds it) written into OUT/runs
 restore_runs() {
     mkdir -p "$2/runs"
     while read -r rr_name _; do
         rr_run=$2/runs/$rr_name rr_tmp=$2/runs/.restore.tmp.$$
         [ -s "$rr_run/results.tsv" ] && continue
-        awk -F'\t' -v OFS='\t' -v n="$rr_name" 'NR > 1 && $1 == n {
-            if ($7 == "") print $1, $4, $5, $6; else print $1, $4, $5, $6, $7 }' "$1" > "$rr_tmp"
-        if [ -s "$rr_tmp" ]; then
-            mkdir -p "$rr_run"
-            echo "$1" > "$rr_run/restored"
-            occlusion_id > "$rr_run/occlusion"
-            mv "$rr_tmp" "$rr_run/results.tsv"
-            say "${0##*/}: $rr_name restored from $1"
-        fi
+        printf '%s\n' "$1" | while IFS= read -r rr_file; do
+            [ -n "$rr_file" ] || continue
+            awk -F'\t' -v OFS='\t' -v n="$rr_name" 'NR > 1 && $1 == n {
+                if ($7 == "") print $1, $4, $5, $6; else print $1, $4, $5, $6, $7 }' "$rr_file" > "$rr_tmp"
+            if [ -s "$rr_tmp" ]; then
+                mkdir -p "$rr_run"
+                echo "$rr_file" > "$rr_run/restored"
+                occlusion_id > "$rr_run/occlusion"
+                mv "$rr_tmp" "$rr_run/results.tsv"
+                say "${0##*/}: $rr_name restored from $rr_file"
+                break
+            fi
+        done
         rm -f "$rr_tmp"
     done < "$3"
 }
 
 # run_restored RUN: 0 when RUN was restored by --restore (its runner then has nothing to do)
 run_restored() { [ -e "$1/restored" ] && [ -s "$1/results.tsv" ]; }
+
+# grid_data PREFIX CONFIGS: the data of every N of CONFIGS (its second word; compare.sh's lines
+# have none: N = 2) in OUT/data/N<N>, made once (hib-data.sh), which the runs then share; nothing
+# with --report
+grid_data() {
+    [ "$report" = 1 ] && return 0
+    for gd_n in $(awk '{ print ($2 ~ /^[0-9]+$/) ? $2 : 2 }' "$2" | sort -u); do
+        say "$1: making the $gd_n-digit $DATASET data in $out/data/N$gd_n"
+        sh "$HEDGE_ROOT/pipelines/hib-data.sh" "$gd_n" "$out/data/N$gd_n" || return 1
+    done
+}
 
 # grid_quote WORD: WORD quoted for the shell ('...')
 grid_quote() { printf "'%s'" "$(printf '%s' "$1" | sed "s/'/'\\\\''/g")"; }
@@ -289,8 +322,10 @@ GRID_ENV="OPENBLAS_NUM_THREADS THREADS TRAIN_ARGS RECIPE DATASET MKDIGITS_ARGS S
 
 # grid_parallel JOBLOG CONFIGS COMMAND: runs COMMAND for every line of CONFIGS (words {1}, {2},
 # ...) with GNU parallel, $jobs at a time (per machine), the job log in JOBLOG, resuming: jobs
-# that finished before are skipped (--resume-failed; JOBLOG.configs keeps the CONFIGS it numbers). Never fails: the pipelines read which runs
-# finished from their results (check_runs). With $remote the jobs go where grid_options said:
+# that finished before are skipped (--resume-failed; JOBLOG.configs keeps the CONFIGS it
+# numbers). Never fails: the pipelines read which runs finished from their results (check_runs).
+# With --report ($report 1) it restores what --restore names and runs nothing. With $remote the
+# jobs go where grid_options said:
 #  - a shared directory (the default): the remote machines see OUT and the hedge tree at the
 #    same paths (NFS, or the same machine); the same absolute commands run there, with the
 #    environment above, PATH, HEDGE_ROOT and BUILD.
@@ -308,6 +343,7 @@ GRID_ENV="OPENBLAS_NUM_THREADS THREADS TRAIN_ARGS RECIPE DATASET MKDIGITS_ARGS S
 grid_parallel() {
     gp_log=$1 gp_conf=$2 gp_cmd=$3
     [ -z "$restore" ] || restore_runs "$restore" "$out" "$gp_conf"
+    [ "$report" = 1 ] && return 0
     case $gp_log in /*) ;; *) gp_log=$PWD/$gp_log ;; esac
     case $gp_conf in /*) ;; *) gp_conf=$PWD/$gp_conf ;; esac
     # parallel resumes by job number: a job log of other configurations (more seeds, --only) is
@@ -430,16 +466,33 @@ seeds_note() {
             print "; a cell \"mean ± sd\" is over the seeds of its configuration (sample standard deviation), a plain number is one run." }' "$1"
 }
 
+# runs_note OUT CONFIGS: when some run of CONFIGS has no OUT/runs/NAME/results.tsv, one sentence
+# for the tables saying how many finished and when (a grid still running, stopped or failed:
+# its tables show "–" for a configuration without a run, and means over the seeds that finished)
+runs_note() {
+    rn_fin=0 rn_all=0
+    while read -r rn_name _; do
+        rn_all=$((rn_all + 1))
+        [ -s "$1/runs/$rn_name/results.tsv" ] && rn_fin=$((rn_fin + 1))
+    done < "$2"
+    [ "$rn_fin" = "$rn_all" ] && return 0
+    echo "Runs finished: $rn_fin of $rn_all ($(date -u '+%Y-%m-%d %H:%M') UTC); a configuration without a run shows –, a mean is over the seeds that finished."
+}
+
 # check_runs PREFIX OUT CONFIGS JOBLOG: after a pipeline's tables, every run of CONFIGS (first
 # word of each line: the run's name) must have OUT/runs/NAME/results.tsv. If some have not, say
 # so on stderr (how many, each failed run with the last lines of its run.log, what finished, how
-# to retry) and return 1.
+# to retry) and return 1. With --report (nothing was run) it says how many finished, returns 0.
 check_runs() {
     cr_p=$1 cr_out=$2 cr_conf=$3 cr_job=$4 cr_fin="" cr_fail=""
     while read -r cr_name _; do
         if [ -s "$cr_out/runs/$cr_name/results.tsv" ]; then cr_fin="$cr_fin $cr_name"; else cr_fail="$cr_fail $cr_name"; fi
     done < "$cr_conf"
     [ -z "$cr_fail" ] && return 0
+    if [ "$report" = 1 ]; then
+        say "$cr_p: --report: $(echo $cr_fin | wc -w) of $(wc -l < "$cr_conf") runs finished; not yet:$cr_fail"
+        return 0
+    fi
     say "$cr_p: FAILED: $(echo $cr_fail | wc -w) of $(wc -l < "$cr_conf") runs did not finish (the tables above have only the others)"
     for cr_name in $cr_fail; do
         cr_log=$cr_out/runs/$cr_name/run.log

@@ -6,6 +6,7 @@
 set -eu
 . "$(dirname "$0")/common.sh"
 out=$1 configs=$2 images=$3 recipe=$4 dataset=$5
+need_programs seedstat || exit 1
 results_and_configs "$out" "$configs" | awk -F'\t' -v images="$images" -v recipe="$recipe" -v dataset="$dataset" '
 $0 == "#configs" { FS = " "; cf = 1; next }
 !cf {

@@ -1,7 +1,7 @@
 #!/bin/sh
 # compare.sh [--quick | --full] [-j JOBS] [-t THREADS] [-s IMAGES] [--recipe R] [--data mnist|fashion]
 #            [--shape rect|square] [--train-occlusion per-use|fixed] [--seeds K|S1,...] [--only PATTERN]
-#            [remote options: see docs/grids.md] OUT
+#            [--restore RESULTS]... [--report] [remote options: see docs/grids.md] OUT
 # Every method hedge has, side by side: trained on the same 2-digit data (MNIST, or Fashion-MNIST
 # composites with --data fashion) for the same number of training IMAGES (not steps: batch
 # shapes differ), evaluated with the same battery through the same filters on the seen and
@@ -24,14 +24,16 @@
 #   mean and "± sd" over the seeds; run NAME.sSEED (pipelines/common.sh "Seeds"). --only PATTERN:
 #   only the configurations whose name matches (grep -E), e.g. --only '^N2-'. --restore RESULTS:
 #   the runs that a results file of this pipeline (OUT/results-*.tsv, results/*/results.tsv) holds
-#   are taken from it, not trained again: a grid carried over to a new machine (pipelines/common.sh
-#   "Restoring runs").
+#   are taken from it, not trained again: a grid carried over to a new machine; again for more
+#   files, a run from the first that holds it (pipelines/common.sh "Restoring runs").
+#   --report: trains nothing; prints the tables of the runs OUT holds so far and how many
+#   finished (a grid still running or stopped; give it the grid's options to get its tables).
 # Runs land in OUT/runs/METHOD, the job log in OUT/joblog-compare, the data in OUT/data/N2. Re-running
 # the same command resumes. Prints the table (markdown) on stdout and draws OUT/reject.png (the
 # error-versus-reject curves, gnuplot); exits 1, naming each failed run, when a run did not finish.
 set -eu
 . "$(dirname "$0")/common.sh"
-usage() { sed -n '2,31p' "$HEDGE_ROOT/pipelines/compare.sh" | sed 's/^# \{0,1\}//' >&2; exit 2; }
+usage() { sed -n '2,33p' "$HEDGE_ROOT/pipelines/compare.sh" | sed 's/^# \{0,1\}//' >&2; exit 2; }
 grid_options 1536000 46080000 "$@"
 repeats=1000
 [ "$preset" = quick ] && repeats=100
@@ -44,8 +46,7 @@ configs=$out/configs-compare.txt
 for m in point hib pn spe triplet hetriplet fstat cesoftmax; do echo "$m $m $dim"; done > "$configs.tmp"
 mv "$configs.tmp" "$configs"
 seed_configs "$configs" || usage
-say "compare: making the 2-digit $dataset data in $out/data/N2"
-sh "$HEDGE_ROOT/pipelines/hib-data.sh" 2 "$out/data/N2"
+grid_data compare "$configs" || exit 1
 say "compare: $(wc -l < "$configs") methods, $steps training images each, D = $dim, $jobs at a time with $threads threads, recipe $recipe, $REPEATS few-shot episodes (log: $out/joblog-compare)"
 grid_parallel "$out/joblog-compare" "$configs" \
     'mkdir -p '"$out"'/runs/{1}; THREADS='"$threads"' sh '"$HEDGE_ROOT"'/pipelines/compare-run.sh '"$out"' {1} {2} {3} '"$steps"' > '"$out"'/runs/{1}/run.log 2>&1; rc=$?; cat '"$out"'/runs/{1}/run.log >&2; exit $rc'
@@ -53,6 +54,7 @@ sh "$HEDGE_ROOT/pipelines/compare-tables.sh" "$out" "$configs" "$steps" "$recipe
 echo
 occlusion_note
 seeds_note "$configs"
+runs_note "$out" "$configs"
 write_results "$out" "$configs" "$out/results-compare.tsv"
 sh "$HEDGE_ROOT/pipelines/compare-figure.sh" "$out" "$configs" "$dataset" >&2 ||
     say "compare: the figure could not be drawn (the table above stands)"

@@ -1,6 +1,6 @@
 #!/bin/sh
 # hib.sh EXPERIMENT [--quick | --full] [-j JOBS] [-t THREADS] [-s STEPS] [--recipe R] [--data D]
-#        [--shape rect|square] [--train-occlusion per-use|fixed] [--seeds K|S1,...] [--only PATTERN] [--restore RESULTS] [--sshlogin S]... [--sshloginfile F] [--transfer] [--retries N] OUT
+#        [--shape rect|square] [--train-occlusion per-use|fixed] [--seeds K|S1,...] [--only PATTERN] [--restore RESULTS]... [--report] [--sshlogin S]... [--sshloginfile F] [--transfer] [--retries N] OUT
 # Runs one of the HIB paper's experiments end to end with GNU parallel over its configurations
 # and prints its table, measured beside the paper's numbers.
 #   EXPERIMENT: table1 (N in {2,3} x D in {2,3} x {point, MoG-1, MoG-2}, clean and corrupt),
@@ -28,8 +28,10 @@
 #   mean and "± sd" over the seeds; run NAME.sSEED (pipelines/common.sh "Seeds"). --only PATTERN:
 #   only the configurations whose name matches (grep -E), e.g. --only '^N2-'. --restore RESULTS:
 #   the runs that a results file of this pipeline (OUT/results-*.tsv, results/*/results.tsv) holds
-#   are taken from it, not trained again: a grid carried over to a new machine (pipelines/common.sh
-#   "Restoring runs").
+#   are taken from it, not trained again: a grid carried over to a new machine; again for more
+#   files, a run from the first that holds it (pipelines/common.sh "Restoring runs").
+#   --report: trains nothing; prints the tables of the runs OUT holds so far and how many
+#   finished (a grid still running or stopped; give it the grid's options to get its tables).
 #   --sshlogin S (again for more), --sshloginfile F: run the jobs on other machines through ssh
 #   (GNU parallel's own options; ':' is this machine; -j is per machine), which see OUT and the
 #   hedge tree at the same paths, or, with --transfer, get what each job needs sent and its run
@@ -43,7 +45,7 @@
 # status is 1.
 set -eu
 . "$(dirname "$0")/common.sh"
-usage() { sed -n '2,43p' "$0" | sed 's/^# \{0,1\}//' >&2; exit 2; }
+usage() { sed -n '2,45p' "$0" | sed 's/^# \{0,1\}//' >&2; exit 2; }
 [ $# -ge 2 ] || usage
 exp=$1; shift
 grid_options 3000 180000 "$@"
@@ -73,10 +75,7 @@ mv "$configs.tmp" "$configs"
 seed_configs "$configs" || usage
 
 # the data first, once per N (the runs then share it)
-for N in $(cut -d' ' -f2 "$configs" | sort -u); do
-    say "hib: making the $N-digit data in $out/data/N$N"
-    sh "$HEDGE_ROOT/pipelines/hib-data.sh" "$N" "$out/data/N$N"
-done
+grid_data hib "$configs" || exit 1
 say "hib: $exp: $(wc -l < "$configs") configurations, $steps steps each, $jobs at a time with $threads threads, recipe $recipe (train options:$TRAIN_ARGS), occlusion $(occlusion_id) (log: $out/joblog-$exp)"
 # each job: hib-run.sh OUT NAME N D MODEL STEPS BETA LOSS MARGIN ("-" loss = the model's default),
 # its output kept in runs/NAME/run.log and passed on (GNU parallel prints it when the job ends)
@@ -103,6 +102,7 @@ esac
 echo
 occlusion_note
 seeds_note "$configs"
+runs_note "$out" "$configs"
 write_results "$out" "$configs" "$out/results-$exp.tsv"
 
 check_runs hib "$out" "$configs" "$out/joblog-$exp" || exit 1

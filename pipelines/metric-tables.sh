@@ -6,6 +6,7 @@
 set -eu
 . "$(dirname "$0")/common.sh"
 paper=$1 out=$2 configs=$3 steps=$4 recipe=$5
+need_programs seedstat || exit 1
 results_and_configs "$out" "$configs" | awk -F'\t' -v paper="$paper" -v steps="$steps" -v recipe="$recipe" '
 function f(name, set, m,   k) { k = name SUBSEP set SUBSEP m; return (k in v) ? sprintf("%.3f", v[k]) (sd[k] == "" ? "" : sprintf(" ± %.3f", sd[k])) : "–" }
 $0 == "#configs" { FS = " "; cf = 1; next }

@@ -1,6 +1,6 @@
 #!/bin/sh
 # metric.sh PAPER EXPERIMENT [--quick | --full] [-j JOBS] [-t THREADS] [-s STEPS] [--recipe R]
-#           [--data D] [--shape rect|square] [--train-occlusion per-use|fixed] [--seeds K|S1,...] [--only PATTERN] [--restore RESULTS] [--sshlogin S]... [--sshloginfile F] [--transfer] [--retries N] OUT
+#           [--data D] [--shape rect|square] [--train-occlusion per-use|fixed] [--seeds K|S1,...] [--only PATTERN] [--restore RESULTS]... [--report] [--sshlogin S]... [--sshloginfile F] [--transfer] [--retries N] OUT
 # The metric-learning papers on N-digit MNIST, P x K batches (pipelines/metric-run.sh or
 # cesoftmax-run.sh for one run): called as pipelines/hetriplet.sh, fstat.sh and cesoftmax.sh,
 # which pass PAPER.
@@ -29,8 +29,10 @@
 #   mean and "± sd" over the seeds; run NAME.sSEED (pipelines/common.sh "Seeds"). --only PATTERN:
 #   only the configurations whose name matches (grep -E), e.g. --only '^N2-'. --restore RESULTS:
 #   the runs that a results file of this pipeline (OUT/results-*.tsv, results/*/results.tsv) holds
-#   are taken from it, not trained again: a grid carried over to a new machine (pipelines/common.sh
-#   "Restoring runs").
+#   are taken from it, not trained again: a grid carried over to a new machine; again for more
+#   files, a run from the first that holds it (pipelines/common.sh "Restoring runs").
+#   --report: trains nothing; prints the tables of the runs OUT holds so far and how many
+#   finished (a grid still running or stopped; give it the grid's options to get its tables).
 #   --sshlogin S (again for more), --sshloginfile F: run the jobs on other machines through ssh
 #   (GNU parallel's own options; ':' is this machine; -j is per machine), which see OUT and the
 #   hedge tree at the same paths, or, with --transfer, get what each job needs sent and its run
@@ -42,7 +44,7 @@
 # not finish.
 set -eu
 . "$(dirname "$0")/common.sh"
-usage() { sed -n '2,42p' "$HEDGE_ROOT/pipelines/metric.sh" | sed 's/^# \{0,1\}//' >&2; exit 2; }
+usage() { sed -n '2,44p' "$HEDGE_ROOT/pipelines/metric.sh" | sed 's/^# \{0,1\}//' >&2; exit 2; }
 [ $# -ge 3 ] || usage
 paper=$1 exp=$2; shift 2
 grid_options 500 20000 "$@"
@@ -67,10 +69,7 @@ esac
 mv "$configs.tmp" "$configs"
 seed_configs "$configs" || usage
 
-for N in $(cut -d' ' -f2 "$configs" | sort -u); do
-    say "$paper: making the $N-digit data in $out/data/N$N"
-    sh "$HEDGE_ROOT/pipelines/hib-data.sh" "$N" "$out/data/N$N"
-done
+grid_data $paper "$configs" || exit 1
 say "$paper: $exp: $(wc -l < "$configs") configurations, $steps steps of 128 images each, $jobs at a time with $threads threads, recipe $recipe (more train options:${TRAIN_ARGS:- none}) (log: $out/joblog-$paper-$exp)"
 grid_parallel "$out/joblog-$paper-$exp" "$configs" \
     'mkdir -p '"$out"'/runs/{1}; THREADS='"$threads"' sh '"$HEDGE_ROOT/pipelines/$runner"' '"$out"' {1} {2} {3} {4} '"$steps"' > '"$out"'/runs/{1}/run.log 2>&1; rc=$?; cat '"$out"'/runs/{1}/run.log >&2; exit $rc'
@@ -79,5 +78,6 @@ sh "$HEDGE_ROOT/pipelines/metric-tables.sh" "$paper" "$out" "$configs" "$steps" 
 echo
 occlusion_note
 seeds_note "$configs"
+runs_note "$out" "$configs"
 write_results "$out" "$configs" "$out/results-$paper-$exp.tsv"
 check_runs "$paper" "$out" "$configs" "$out/joblog-$paper-$exp" || exit 1

@@ -11,6 +11,7 @@
 set -eu
 . "$(dirname "$0")/common.sh"
 out=$1 configs=$2
+need_programs seedstat || exit 1
 results_and_configs "$out" "$configs" | awk -F'\t' '
 BEGIN {
     # the paper (appendix D.2, Table 2), in %: seen N2D2 N2D3 N3D2 N3D3, unseen the same

@@ -1,6 +1,6 @@
 #!/bin/sh
 # spe.sh EXPERIMENT [--quick | --full] [-j JOBS] [-t THREADS] [-s STEPS] [--recipe R] [--data D]
-#        [--shape rect|square] [--train-occlusion per-use|fixed] [--seeds K|S1,...] [--only PATTERN] [--restore RESULTS] [--sshlogin S]... [--sshloginfile F] [--transfer] [--retries N] OUT
+#        [--shape rect|square] [--train-occlusion per-use|fixed] [--seeds K|S1,...] [--only PATTERN] [--restore RESULTS]... [--report] [--sshlogin S]... [--sshloginfile F] [--transfer] [--retries N] OUT
 # The Stochastic Prototype Embeddings paper (Scott et al. 2019) on N-digit MNIST: PN and SPE
 # trained on episodes, HIB and point embeddings on pairs with as many images, all evaluated by
 # few-shot classification (fewshot) on the seen and unseen test classes with clean and corrupt
@@ -26,8 +26,10 @@
 #   mean and "± sd" over the seeds; run NAME.sSEED (pipelines/common.sh "Seeds"). --only PATTERN:
 #   only the configurations whose name matches (grep -E), e.g. --only '^N2-'. --restore RESULTS:
 #   the runs that a results file of this pipeline (OUT/results-*.tsv, results/*/results.tsv) holds
-#   are taken from it, not trained again: a grid carried over to a new machine (pipelines/common.sh
-#   "Restoring runs").
+#   are taken from it, not trained again: a grid carried over to a new machine; again for more
+#   files, a run from the first that holds it (pipelines/common.sh "Restoring runs").
+#   --report: trains nothing; prints the tables of the runs OUT holds so far and how many
+#   finished (a grid still running or stopped; give it the grid's options to get its tables).
 #   --sshlogin S (again for more), --sshloginfile F: run the jobs on other machines through ssh
 #   (GNU parallel's own options; ':' is this machine; -j is per machine), which see OUT and the
 #   hedge tree at the same paths, or, with --transfer, get what each job needs sent and its run
@@ -40,7 +42,7 @@
 # log, when a run did not finish.
 set -eu
 . "$(dirname "$0")/common.sh"
-usage() { sed -n '2,40p' "$0" | sed 's/^# \{0,1\}//' >&2; exit 2; }
+usage() { sed -n '2,42p' "$0" | sed 's/^# \{0,1\}//' >&2; exit 2; }
 [ $# -ge 2 ] || usage
 exp=$1; shift
 grid_options 300 12000 "$@"
@@ -61,10 +63,7 @@ esac
 mv "$configs.tmp" "$configs"
 seed_configs "$configs" || usage
 
-for N in $(cut -d' ' -f2 "$configs" | sort -u); do
-    say "spe: making the $N-digit data in $out/data/N$N"
-    sh "$HEDGE_ROOT/pipelines/hib-data.sh" "$N" "$out/data/N$N"
-done
+grid_data spe "$configs" || exit 1
 say "spe: $exp: $(wc -l < "$configs") configurations, $steps episodes each (pair models: as many images), $repeats test episodes, $jobs at a time with $threads threads, recipe $recipe (more train options:${TRAIN_ARGS:- none}) (log: $out/joblog-spe-$exp)"
 grid_parallel "$out/joblog-spe-$exp" "$configs" \
     'mkdir -p '"$out"'/runs/{1}; THREADS='"$threads"' sh '"$HEDGE_ROOT"'/pipelines/spe-run.sh '"$out"' {1} {2} {3} {4} '"$steps"' > '"$out"'/runs/{1}/run.log 2>&1; rc=$?; cat '"$out"'/runs/{1}/run.log >&2; exit $rc'
@@ -77,5 +76,6 @@ occlusion_note
 sh "$HEDGE_ROOT/pipelines/spe-tables.sh" "$out" "$configs"
 echo
 seeds_note "$configs"
+runs_note "$out" "$configs"
 write_results "$out" "$configs" "$out/results-spe-$exp.tsv"
 check_runs spe "$out" "$configs" "$out/joblog-spe-$exp" || exit 1

@@ -13,6 +13,8 @@ set -eu
 . "$(dirname "$0")/common.sh"
 table=$1 out=$2
 paper="$HEDGE_ROOT/pipelines/paper-hib.tsv"
+[ -r "$paper" ] || { say "tables.sh: cannot read the paper's numbers, $paper (HEDGE_ROOT is $HEDGE_ROOT)"; exit 1; }
+need_programs seedstat || exit 1
 configs=$out/configs-$table.txt
 case $table in
 table1) [ -s "$configs" ] || configs=$out/configs-table2.txt ;;

@@ -5,7 +5,7 @@
 # seed's kept as they were, --only, the training seed from a run's name); the tables' "mean ±
 # sd" cells; and a real hib.sh grid grown from one seed to two: the first run kept, the second
 # trained on other batches but evaluated on the same test pairs, results-demo.tsv with its
-# header and seed column.
+# header and seed column; --restore from one and from two files, --report on a grid half done.
 set -u
 . "$(dirname "$0")/../lib.sh"
 root=$(cd "$(dirname "$0")/../.." && pwd)
@@ -99,6 +99,37 @@ BUILD=$B sh "$root/pipelines/hib.sh" demo -s 20 -j 1 --only mog1 --seeds 3 --res
     fail "hib.sh --restore --seeds 3: $(tail -n 20 "$T/e4")"
 [ "$(cd "$T/hib2/runs" && ls */model.ckpt)" = "N2-D2-mog1-b1e-4.s716/model.ckpt" ] || fail "--restore --seeds 3 trained: $(cd "$T/hib2/runs" && ls */model.ckpt)"
 grep -q "^Training seeds: 3 (714, 715, 716) for 1 configuration" "$T/t4" || fail "no three-seed note: $(cat "$T/t4")"
+# --restore twice: a run is taken from the first file that holds it, so a grid whose runs are
+# committed in two files (seed 714's in one, 715's in the other) comes back whole
+head -n 1 "$T/kept.tsv" > "$T/k714.tsv"; cp "$T/k714.tsv" "$T/k715.tsv"
+awk -F'\t' 'NR > 1 && $3 == 714' "$T/kept.tsv" >> "$T/k714.tsv"
+awk -F'\t' 'NR > 1 && $3 == 715' "$T/kept.tsv" >> "$T/k715.tsv"
+BUILD=$B sh "$root/pipelines/hib.sh" demo -s 20 -j 1 --only mog1 --seeds 2 --restore "$T/k714.tsv" --restore "$T/k715.tsv" "$T/hib5" > "$T/t5" 2> "$T/e5" ||
+    fail "hib.sh with two --restore: $(tail -n 20 "$T/e5")"
+ls "$T/hib5/runs/"*/model.ckpt > /dev/null 2>&1 && fail "two --restore files: a run was trained"
+cmp -s "$T/t2" "$T/t5" || fail "two --restore files: the table differs: $(diff "$T/t2" "$T/t5")"
+[ "$(cat "$T/hib5/runs/N2-D2-mog1-b1e-4/restored")" = "$T/k714.tsv" ] &&
+    [ "$(cat "$T/hib5/runs/N2-D2-mog1-b1e-4.s715/restored")" = "$T/k715.tsv" ] || fail "two --restore files: wrong markers"
+
+# --report: the tables of what OUT holds, with the count, and nothing made or trained; exit 0
+BUILD=$B sh "$root/pipelines/hib.sh" demo -s 20 -j 1 --only mog1 --seeds 3 --report "$T/hib" > "$T/t6" 2> "$T/e6" ||
+    fail "hib.sh --report: $(tail -n 20 "$T/e6")"
+[ -d "$T/hib/runs/N2-D2-mog1-b1e-4.s716" ] && fail "--report started the third seed's run"
+grep -q "^Runs finished: 2 of 3 (" "$T/t6" || fail "--report: no count of the finished runs: $(cat "$T/t6")"
+grep -q "^Training seeds: 3 (714, 715, 716) for 1 configuration" "$T/t6" && grep -q "± " "$T/t6" ||
+    fail "--report: the table of the finished seeds: $(cat "$T/t6")"
+grep -q -- "--report: 2 of 3 runs finished; not yet: N2-D2-mog1-b1e-4.s716" "$T/e6" || fail "--report's stderr: $(cat "$T/e6")"
+grep -q "^Runs finished" "$T/t2" && fail "a finished grid's table says some runs are missing"
+expect_exit 1 "--report on a folder where nothing ran" sh "$root/pipelines/hib.sh" demo --report "$T/nothing"
+grep -q "no output folder" "$T/expect.err" || fail "--report on a missing OUT: $(cat "$T/expect.err")"
+[ -e "$T/nothing" ] && fail "--report made the OUT it was asked about"
+
+# the tables refuse to print dashes for numbers they cannot find: no paper file, no programs
+expect_exit 1 "tables.sh without the paper's numbers" env HEDGE_ROOT="$T/nowhere" BUILD="$B" sh "$root/pipelines/tables.sh" demo "$O"
+grep -q "cannot read the paper's numbers" "$T/expect.err" || fail "tables.sh without the paper file: $(cat "$T/expect.err")"
+expect_exit 1 "tables.sh without the programs" env PATH=/usr/bin:/bin BUILD="$T/nobuild" sh "$root/pipelines/tables.sh" demo "$O"
+grep -q "no program 'seedstat'" "$T/expect.err" || fail "tables.sh without seedstat: $(cat "$T/expect.err")"
+
 printf 'run\tconfig\n' > "$T/bad.tsv"
 expect_exit 2 "--restore of a file that is not a results file" sh "$root/pipelines/hib.sh" demo -s 20 --restore "$T/bad.tsv" "$T/hib3"
 grep -q "is not a pipeline's results file" "$T/expect.err" || fail "--restore of a bad file: $(cat "$T/expect.err")"
