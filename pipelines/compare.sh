@@ -42,7 +42,7 @@ REPEATS=${REPEATS:-$repeats} RECIPE=$recipe
 export REPEATS RECIPE
 dim=${DIM:-8}
 mkdir -p "$out"
-configs=$out/configs-compare.txt
+configs=$(grid_configs "$out" compare)
 for m in point hib pn spe triplet hetriplet fstat cesoftmax; do echo "$m $m $dim"; done > "$configs.tmp"
 mv "$configs.tmp" "$configs"
 seed_configs "$configs" || usage

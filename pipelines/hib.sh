@@ -53,7 +53,7 @@ mkdir -p "$out"
 rargs=$(recipe_args "$recipe") || usage
 TRAIN_ARGS="$rargs ${TRAIN_ARGS:-}"
 export TRAIN_ARGS
-configs="$out/configs-$exp.txt"
+configs=$(grid_configs "$out" "$exp")
 : > "$configs.tmp"
 add() { echo "$*" >> "$configs.tmp"; } # add NAME N D MODEL BETA LOSS MARGIN
 case $exp in
@@ -83,7 +83,7 @@ grid_parallel "$out/joblog-$exp" "$configs" \
     'l={6}; [ "$l" = - ] && l=""; mkdir -p '"$out"'/runs/{1}; THREADS='"$threads"' sh '"$HEDGE_ROOT"'/pipelines/hib-run.sh '"$out"' {1} {2} {3} {4} '"$steps"' {5} "$l" {7} > '"$out"'/runs/{1}/run.log 2>&1; rc=$?; cat '"$out"'/runs/{1}/run.log >&2; exit $rc'
 # which runs finished is read from their results below, not from parallel's status
 case $exp in
-appb) sh "$HEDGE_ROOT/pipelines/tables.sh" appb "$out" ;;
+appb) sh "$HEDGE_ROOT/pipelines/tables.sh" appb "$out" "$configs" ;;
 appd)
     echo "| run (1-D) | adjacent class pairs sharing a digit (of 99) | runs | mean run (classes) |"
     echo "|---|---|---|---|"
@@ -97,7 +97,7 @@ appd)
     done
     echo "| paper (4 trials): hedged | 76 to 80 | | 4.6 |"
     echo "| paper (4 trials): point | 42 to 74 | | 3.0 |" ;;
-*) sh "$HEDGE_ROOT/pipelines/tables.sh" "$exp" "$out" ;;
+*) sh "$HEDGE_ROOT/pipelines/tables.sh" "$exp" "$out" "$configs" ;;
 esac
 echo
 occlusion_note

@@ -58,7 +58,7 @@ esac
 mkdir -p "$out"
 RECIPE=$recipe
 export RECIPE
-configs="$out/configs-$paper-$exp.txt"
+configs=$(grid_configs "$out" "$paper-$exp")
 : > "$configs.tmp"
 case $exp in
 table) for N in 2 3; do for D in $dims; do for m in $models; do

@@ -52,7 +52,7 @@ repeats=${REPEATS:-$repeats}
 mkdir -p "$out"
 RECIPE=$recipe REPEATS=$repeats
 export RECIPE REPEATS
-configs="$out/configs-spe-$exp.txt"
+configs=$(grid_configs "$out" "spe-$exp")
 : > "$configs.tmp"
 case $exp in
 table2) for N in 2 3; do for D in 2 3; do for m in point hib pn spe; do

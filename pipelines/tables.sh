@@ -1,9 +1,9 @@
 #!/bin/sh
-# tables.sh TABLE OUT: prints a markdown table of the measured numbers of the runs of one
+# tables.sh TABLE OUT [CONFIGS]: prints a markdown table of the measured numbers of the runs of one
 # experiment of hib.sh beside the paper's (pipelines/paper-hib.tsv). TABLE: table1 table2 table4
 # table5 demo, appb (appendix B: one row per run) or runs (every run in OUT, one row each).
-# The runs are those the experiment configured, OUT/configs-TABLE.txt (hib.sh writes it; Tables
-# 1 and 2 are the same runs), read by results_and_configs as the other pipelines' tables do, so
+# The runs are those the experiment configured, CONFIGS or OUT/configs-TABLE.txt (hib.sh writes
+# it; Tables 1 and 2 are the same runs), read by results_and_configs as the other pipelines' tables do, so
 # experiments sharing one OUT stay out of each other's tables. Run names are
 # N<N>-D<D>-<model>-b<beta> (hib-run.sh), NAME.sSEED for another training seed: a cell is the mean
 # over the configuration's seeds, "mean ± sd" with two or more (seedstat computes them; awk here
@@ -11,15 +11,17 @@
 # constant) is printed as "–".
 set -eu
 . "$(dirname "$0")/common.sh"
-table=$1 out=$2
+table=$1 out=$2 configs=${3:-}
 paper="$HEDGE_ROOT/pipelines/paper-hib.tsv"
 [ -r "$paper" ] || { say "tables.sh: cannot read the paper's numbers, $paper (HEDGE_ROOT is $HEDGE_ROOT)"; exit 1; }
 need_programs seedstat || exit 1
-configs=$out/configs-$table.txt
-case $table in
-table1) [ -s "$configs" ] || configs=$out/configs-table2.txt ;;
-table2) [ -s "$configs" ] || configs=$out/configs-table1.txt ;;
-esac
+if [ -z "$configs" ]; then
+    configs=$out/configs-$table.txt
+    case $table in
+    table1) [ -s "$configs" ] || configs=$out/configs-table2.txt ;;
+    table2) [ -s "$configs" ] || configs=$out/configs-table1.txt ;;
+    esac
+fi
 # runs: every run's results, then "#configs" and the run names, as results_and_configs gives them
 all_runs() {
     cat "$out"/runs/*/results.tsv 2>/dev/null || true
