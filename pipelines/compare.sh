@@ -47,7 +47,7 @@ for m in point hib pn spe triplet hetriplet fstat cesoftmax; do echo "$m $m $dim
 mv "$configs.tmp" "$configs"
 seed_configs "$configs" || usage
 grid_data compare "$configs" || exit 1
-say "compare: $(wc -l < "$configs") methods, $steps training images each, D = $dim, $jobs at a time with $threads threads, recipe $recipe, $REPEATS few-shot episodes (log: $out/joblog-compare)"
+[ "$report" = 1 ] || say "compare: $(wc -l < "$configs") methods, $steps training images each, D = $dim, $jobs at a time with $threads threads, recipe $recipe, $REPEATS few-shot episodes (log: $out/joblog-compare)"
 grid_parallel "$out/joblog-compare" "$configs" \
     'mkdir -p '"$out"'/runs/{1}; THREADS='"$threads"' sh '"$HEDGE_ROOT"'/pipelines/compare-run.sh '"$out"' {1} {2} {3} '"$steps"' > '"$out"'/runs/{1}/run.log 2>&1; rc=$?; cat '"$out"'/runs/{1}/run.log >&2; exit $rc'
 sh "$HEDGE_ROOT/pipelines/compare-tables.sh" "$out" "$configs" "$steps" "$recipe" "$dataset"

@@ -76,7 +76,7 @@ seed_configs "$configs" || usage
 
 # the data first, once per N (the runs then share it)
 grid_data hib "$configs" || exit 1
-say "hib: $exp: $(wc -l < "$configs") configurations, $steps steps each, $jobs at a time with $threads threads, recipe $recipe (train options:$TRAIN_ARGS), occlusion $(occlusion_id) (log: $out/joblog-$exp)"
+[ "$report" = 1 ] || say "hib: $exp: $(wc -l < "$configs") configurations, $steps steps each, $jobs at a time with $threads threads, recipe $recipe (train options:$TRAIN_ARGS), occlusion $(occlusion_id) (log: $out/joblog-$exp)"
 # each job: hib-run.sh OUT NAME N D MODEL STEPS BETA LOSS MARGIN ("-" loss = the model's default),
 # its output kept in runs/NAME/run.log and passed on (GNU parallel prints it when the job ends)
 grid_parallel "$out/joblog-$exp" "$configs" \

@@ -70,7 +70,7 @@ mv "$configs.tmp" "$configs"
 seed_configs "$configs" || usage
 
 grid_data $paper "$configs" || exit 1
-say "$paper: $exp: $(wc -l < "$configs") configurations, $steps steps of 128 images each, $jobs at a time with $threads threads, recipe $recipe (more train options:${TRAIN_ARGS:- none}) (log: $out/joblog-$paper-$exp)"
+[ "$report" = 1 ] || say "$paper: $exp: $(wc -l < "$configs") configurations, $steps steps of 128 images each, $jobs at a time with $threads threads, recipe $recipe (more train options:${TRAIN_ARGS:- none}) (log: $out/joblog-$paper-$exp)"
 grid_parallel "$out/joblog-$paper-$exp" "$configs" \
     'mkdir -p '"$out"'/runs/{1}; THREADS='"$threads"' sh '"$HEDGE_ROOT/pipelines/$runner"' '"$out"' {1} {2} {3} {4} '"$steps"' > '"$out"'/runs/{1}/run.log 2>&1; rc=$?; cat '"$out"'/runs/{1}/run.log >&2; exit $rc'
 # which runs finished is read from their results below

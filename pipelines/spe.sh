@@ -64,7 +64,7 @@ mv "$configs.tmp" "$configs"
 seed_configs "$configs" || usage
 
 grid_data spe "$configs" || exit 1
-say "spe: $exp: $(wc -l < "$configs") configurations, $steps episodes each (pair models: as many images), $repeats test episodes, $jobs at a time with $threads threads, recipe $recipe (more train options:${TRAIN_ARGS:- none}) (log: $out/joblog-spe-$exp)"
+[ "$report" = 1 ] || say "spe: $exp: $(wc -l < "$configs") configurations, $steps episodes each (pair models: as many images), $repeats test episodes, $jobs at a time with $threads threads, recipe $recipe (more train options:${TRAIN_ARGS:- none}) (log: $out/joblog-spe-$exp)"
 grid_parallel "$out/joblog-spe-$exp" "$configs" \
     'mkdir -p '"$out"'/runs/{1}; THREADS='"$threads"' sh '"$HEDGE_ROOT"'/pipelines/spe-run.sh '"$out"' {1} {2} {3} {4} '"$steps"' > '"$out"'/runs/{1}/run.log 2>&1; rc=$?; cat '"$out"'/runs/{1}/run.log >&2; exit $rc'
 # which runs finished is read from their results below
