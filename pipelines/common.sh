@@ -301,11 +301,12 @@ restore_runs() {
 # run_restored RUN: 0 when RUN was restored by --restore (its runner then has nothing to do)
 run_restored() { [ -e "$1/restored" ] && [ -s "$1/results.tsv" ]; }
 
-# grid_configs OUT NAME: the file of a grid's configurations, OUT/configs-NAME.txt, or with
-# --report OUT/configs-NAME.report.txt: a report asked with other options (--only, --seeds) must
-# not change the configurations that a grid still running in OUT reads again at its end
-grid_configs() {
-    if [ "$report" = 1 ]; then echo "$1/configs-$2.report.txt"; else echo "$1/configs-$2.txt"; fi
+# grid_file OUT STEM EXT: a file a grid writes in OUT, OUT/STEM.EXT (its configurations
+# configs-NAME.txt, its results results-NAME.tsv), or with --report OUT/STEM.report.EXT: a report,
+# maybe asked with other options (--only, --seeds), must not change the configurations that a
+# grid still running in OUT reads again at its end, nor the results file a grid wrote
+grid_file() {
+    if [ "$report" = 1 ]; then echo "$1/$2.report.$3"; else echo "$1/$2.$3"; fi
 }
 
 # grid_data PREFIX CONFIGS: the data of every N of CONFIGS (its second word; compare.sh's lines

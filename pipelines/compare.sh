@@ -27,13 +27,14 @@
 #   are taken from it, not trained again: a grid carried over to a new machine; again for more
 #   files, a run from the first that holds it (pipelines/common.sh "Restoring runs").
 #   --report: trains nothing; prints the tables of the runs OUT holds so far and how many
-#   finished (a grid still running or stopped; give it the grid's options to get its tables).
+#   finished (a grid still running or stopped; give it the grid's options to get its tables),
+#   its results in OUT/results-*.report.tsv.
 # Runs land in OUT/runs/METHOD, the job log in OUT/joblog-compare, the data in OUT/data/N2. Re-running
 # the same command resumes. Prints the table (markdown) on stdout and draws OUT/reject.png (the
 # error-versus-reject curves, gnuplot); exits 1, naming each failed run, when a run did not finish.
 set -eu
 . "$(dirname "$0")/common.sh"
-usage() { sed -n '2,33p' "$HEDGE_ROOT/pipelines/compare.sh" | sed 's/^# \{0,1\}//' >&2; exit 2; }
+usage() { sed -n '2,34p' "$HEDGE_ROOT/pipelines/compare.sh" | sed 's/^# \{0,1\}//' >&2; exit 2; }
 grid_options 1536000 46080000 "$@"
 repeats=1000
 [ "$preset" = quick ] && repeats=100
@@ -42,7 +43,7 @@ REPEATS=${REPEATS:-$repeats} RECIPE=$recipe
 export REPEATS RECIPE
 dim=${DIM:-8}
 mkdir -p "$out"
-configs=$(grid_configs "$out" compare)
+configs=$(grid_file "$out" "configs-compare" txt)
 for m in point hib pn spe triplet hetriplet fstat cesoftmax; do echo "$m $m $dim"; done > "$configs.tmp"
 mv "$configs.tmp" "$configs"
 seed_configs "$configs" || usage
@@ -55,7 +56,7 @@ echo
 occlusion_note
 seeds_note "$configs"
 runs_note "$out" "$configs"
-write_results "$out" "$configs" "$out/results-compare.tsv"
+write_results "$out" "$configs" "$(grid_file "$out" "results-compare" tsv)"
 sh "$HEDGE_ROOT/pipelines/compare-figure.sh" "$out" "$configs" "$dataset" >&2 ||
     say "compare: the figure could not be drawn (the table above stands)"
 check_runs compare "$out" "$configs" "$out/joblog-compare" || exit 1

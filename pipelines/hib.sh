@@ -31,7 +31,8 @@
 #   are taken from it, not trained again: a grid carried over to a new machine; again for more
 #   files, a run from the first that holds it (pipelines/common.sh "Restoring runs").
 #   --report: trains nothing; prints the tables of the runs OUT holds so far and how many
-#   finished (a grid still running or stopped; give it the grid's options to get its tables).
+#   finished (a grid still running or stopped; give it the grid's options to get its tables),
+#   its results in OUT/results-*.report.tsv.
 #   --sshlogin S (again for more), --sshloginfile F: run the jobs on other machines through ssh
 #   (GNU parallel's own options; ':' is this machine; -j is per machine), which see OUT and the
 #   hedge tree at the same paths, or, with --transfer, get what each job needs sent and its run
@@ -45,7 +46,7 @@
 # status is 1.
 set -eu
 . "$(dirname "$0")/common.sh"
-usage() { sed -n '2,45p' "$0" | sed 's/^# \{0,1\}//' >&2; exit 2; }
+usage() { sed -n '2,46p' "$0" | sed 's/^# \{0,1\}//' >&2; exit 2; }
 [ $# -ge 2 ] || usage
 exp=$1; shift
 grid_options 3000 180000 "$@"
@@ -53,7 +54,7 @@ mkdir -p "$out"
 rargs=$(recipe_args "$recipe") || usage
 TRAIN_ARGS="$rargs ${TRAIN_ARGS:-}"
 export TRAIN_ARGS
-configs=$(grid_configs "$out" "$exp")
+configs=$(grid_file "$out" "configs-$exp" txt)
 : > "$configs.tmp"
 add() { echo "$*" >> "$configs.tmp"; } # add NAME N D MODEL BETA LOSS MARGIN
 case $exp in
@@ -103,6 +104,6 @@ echo
 occlusion_note
 seeds_note "$configs"
 runs_note "$out" "$configs"
-write_results "$out" "$configs" "$out/results-$exp.tsv"
+write_results "$out" "$configs" "$(grid_file "$out" "results-$exp" tsv)"
 
 check_runs hib "$out" "$configs" "$out/joblog-$exp" || exit 1

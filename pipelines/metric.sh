@@ -32,7 +32,8 @@
 #   are taken from it, not trained again: a grid carried over to a new machine; again for more
 #   files, a run from the first that holds it (pipelines/common.sh "Restoring runs").
 #   --report: trains nothing; prints the tables of the runs OUT holds so far and how many
-#   finished (a grid still running or stopped; give it the grid's options to get its tables).
+#   finished (a grid still running or stopped; give it the grid's options to get its tables),
+#   its results in OUT/results-*.report.tsv.
 #   --sshlogin S (again for more), --sshloginfile F: run the jobs on other machines through ssh
 #   (GNU parallel's own options; ':' is this machine; -j is per machine), which see OUT and the
 #   hedge tree at the same paths, or, with --transfer, get what each job needs sent and its run
@@ -44,7 +45,7 @@
 # not finish.
 set -eu
 . "$(dirname "$0")/common.sh"
-usage() { sed -n '2,44p' "$HEDGE_ROOT/pipelines/metric.sh" | sed 's/^# \{0,1\}//' >&2; exit 2; }
+usage() { sed -n '2,45p' "$HEDGE_ROOT/pipelines/metric.sh" | sed 's/^# \{0,1\}//' >&2; exit 2; }
 [ $# -ge 3 ] || usage
 paper=$1 exp=$2; shift 2
 grid_options 500 20000 "$@"
@@ -58,7 +59,7 @@ esac
 mkdir -p "$out"
 RECIPE=$recipe
 export RECIPE
-configs=$(grid_configs "$out" "$paper-$exp")
+configs=$(grid_file "$out" "configs-$paper-$exp" txt)
 : > "$configs.tmp"
 case $exp in
 table) for N in 2 3; do for D in $dims; do for m in $models; do
@@ -79,5 +80,5 @@ echo
 occlusion_note
 seeds_note "$configs"
 runs_note "$out" "$configs"
-write_results "$out" "$configs" "$out/results-$paper-$exp.tsv"
+write_results "$out" "$configs" "$(grid_file "$out" "results-$paper-$exp" tsv)"
 check_runs "$paper" "$out" "$configs" "$out/joblog-$paper-$exp" || exit 1

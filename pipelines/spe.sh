@@ -29,7 +29,8 @@
 #   are taken from it, not trained again: a grid carried over to a new machine; again for more
 #   files, a run from the first that holds it (pipelines/common.sh "Restoring runs").
 #   --report: trains nothing; prints the tables of the runs OUT holds so far and how many
-#   finished (a grid still running or stopped; give it the grid's options to get its tables).
+#   finished (a grid still running or stopped; give it the grid's options to get its tables),
+#   its results in OUT/results-*.report.tsv.
 #   --sshlogin S (again for more), --sshloginfile F: run the jobs on other machines through ssh
 #   (GNU parallel's own options; ':' is this machine; -j is per machine), which see OUT and the
 #   hedge tree at the same paths, or, with --transfer, get what each job needs sent and its run
@@ -42,7 +43,7 @@
 # log, when a run did not finish.
 set -eu
 . "$(dirname "$0")/common.sh"
-usage() { sed -n '2,42p' "$0" | sed 's/^# \{0,1\}//' >&2; exit 2; }
+usage() { sed -n '2,43p' "$0" | sed 's/^# \{0,1\}//' >&2; exit 2; }
 [ $# -ge 2 ] || usage
 exp=$1; shift
 grid_options 300 12000 "$@"
@@ -52,7 +53,7 @@ repeats=${REPEATS:-$repeats}
 mkdir -p "$out"
 RECIPE=$recipe REPEATS=$repeats
 export RECIPE REPEATS
-configs=$(grid_configs "$out" "spe-$exp")
+configs=$(grid_file "$out" "configs-spe-$exp" txt)
 : > "$configs.tmp"
 case $exp in
 table2) for N in 2 3; do for D in 2 3; do for m in point hib pn spe; do
@@ -77,5 +78,5 @@ sh "$HEDGE_ROOT/pipelines/spe-tables.sh" "$out" "$configs"
 echo
 seeds_note "$configs"
 runs_note "$out" "$configs"
-write_results "$out" "$configs" "$out/results-spe-$exp.tsv"
+write_results "$out" "$configs" "$(grid_file "$out" "results-spe-$exp" tsv)"
 check_runs spe "$out" "$configs" "$out/joblog-spe-$exp" || exit 1

@@ -113,11 +113,13 @@ cmp -s "$T/t2" "$T/t5" || fail "two --restore files: the table differs: $(diff "
 
 # --report: the tables of what OUT holds, with the count, and nothing made or trained, nor the
 # configurations that a grid running in OUT reads at its end changed; exit 0
-conf_before=$(cat "$T/hib/configs-demo.txt")
+conf_before=$(cat "$T/hib/configs-demo.txt") res_before=$(cat "$T/hib/results-demo.tsv")
 BUILD=$B sh "$root/pipelines/hib.sh" demo -s 20 -j 1 --only mog1 --seeds 3 --report "$T/hib" > "$T/t6" 2> "$T/e6" ||
     fail "hib.sh --report: $(tail -n 20 "$T/e6")"
 [ -d "$T/hib/runs/N2-D2-mog1-b1e-4.s716" ] && fail "--report started the third seed's run"
 [ "$(cat "$T/hib/configs-demo.txt")" = "$conf_before" ] || fail "--report with --seeds 3 changed the grid's configurations"
+[ "$(cat "$T/hib/results-demo.tsv")" = "$res_before" ] || fail "--report changed the grid's results file"
+cmp -s "$T/hib/results-demo.report.tsv" "$T/kept.tsv" || fail "--report's results file: $(cat "$T/hib/results-demo.report.tsv")"
 grep -q "^Runs finished: 2 of 3 (" "$T/t6" || fail "--report: no count of the finished runs: $(cat "$T/t6")"
 grep -q "^Training seeds: 3 (714, 715, 716) for 1 configuration" "$T/t6" && grep -q "± " "$T/t6" ||
     fail "--report: the table of the finished seeds: $(cat "$T/t6")"
