@@ -476,7 +476,8 @@ seeds_note() {
 
 # runs_note OUT CONFIGS: when some run of CONFIGS has no OUT/runs/NAME/results.tsv, one sentence
 # for the tables saying how many finished and when (a grid still running, stopped or failed:
-# its tables show "–" for a configuration without a run, and means over the seeds that finished)
+# its tables leave out a configuration without a finished run, or show "–" for it, and give
+# means over the seeds that finished)
 runs_note() {
     rn_fin=0 rn_all=0
     while read -r rn_name _; do
@@ -484,7 +485,7 @@ runs_note() {
         [ -s "$1/runs/$rn_name/results.tsv" ] && rn_fin=$((rn_fin + 1))
     done < "$2"
     [ "$rn_fin" = "$rn_all" ] && return 0
-    echo "Runs finished: $rn_fin of $rn_all ($(date -u '+%Y-%m-%d %H:%M') UTC); a configuration without a run shows –, a mean is over the seeds that finished."
+    echo "Runs finished: $rn_fin of $rn_all ($(date -u '+%Y-%m-%d %H:%M') UTC); a configuration without a finished run is left out of the table or shows –, a mean is over the seeds that finished."
 }
 
 # check_runs PREFIX OUT CONFIGS JOBLOG: after a pipeline's tables, every run of CONFIGS (first
