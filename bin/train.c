@@ -13,8 +13,10 @@
 #include <string.h>
 
 #include "blas.h"
+#include "body.h"
 #include "ckpt.h"
 #include "feed.h"
+#include "head.h"
 #include "loss.h"
 #include "model.h"
 #include "model_query.h"
@@ -30,13 +32,23 @@ static const char *usage =
     "usage: train -o MODEL.ckpt [options] < batches\n"
     "  Trains an embedding network on batches from batcher and writes a checkpoint.\n";
 
-/* the synopsis and, from the registry, the names --loss knows (their help: man/train.1.scd) */
+/* the synopsis and, from the registries, the names --loss, --body and --head know (their help:
+ * man/train.1.scd) */
 static const char *synopsis(void)
 {
     static char buf[4096];
     size_t n = (size_t)snprintf(buf, sizeof buf, "%s  losses (--loss):", usage);
     for (int i = 0; loss_kinds[i] && n < sizeof buf; i++)
         n += (size_t)snprintf(buf + n, sizeof buf - n, "%s %s", i ? "," : "", loss_kinds[i]->name);
+    if (n < sizeof buf)
+        n += (size_t)snprintf(buf + n, sizeof buf - n, "\n  bodies (--body):");
+    for (int i = 0; body_kinds[i] && n < sizeof buf; i++)
+        n += (size_t)snprintf(buf + n, sizeof buf - n, "%s %s%s", i ? "," : "", body_kinds[i]->name,
+                              strcmp(body_kinds[i]->name, "mlp") ? "" : ":W1,W2,...");
+    if (n < sizeof buf)
+        n += (size_t)snprintf(buf + n, sizeof buf - n, "\n  heads (--head):");
+    for (int i = 0; head_kinds[i] && n < sizeof buf; i++)
+        n += (size_t)snprintf(buf + n, sizeof buf - n, "%s %s", i ? "," : "", head_kinds[i]->name);
     if (n < sizeof buf)
         snprintf(buf + n, sizeof buf - n, "\n");
     return buf;
@@ -51,6 +63,9 @@ typedef struct {
     int decay;
     long steps, save_every, snapshot_every;
     int steps_set, C_set, save_every_set, snapshot_every_set; /* given: they override a resumed checkpoint's */
+    int D_set;
+    model_config body; /* --body: the body and its settings (lib/body.h); body_set 0: by the input */
+    int body_set;
     uint64_t seed;
 } options;
 
@@ -61,7 +76,7 @@ static options parse_options(int argc, char **argv)
     enum { O_RESUME = 256, O_HEAD, O_LOSS, O_BETA, O_MARGIN, O_A0, O_B0, O_OPTIM, O_LR, O_SAVE, O_LOG, O_PROG,
            O_WARMUP, O_DECAY, O_LREND, O_SNAP, O_SE2, O_SAMPLER,
            O_TRIPLET, O_MINING,
-           O_FSTAT_DIMS, O_CE_SCALE0, O_CE_TOPK, O_CE_FRAC };
+           O_FSTAT_DIMS, O_CE_SCALE0, O_CE_TOPK, O_CE_FRAC, O_BODY };
     static const struct option lo[] = {
         {"out", 1, 0, 'o'},        {"resume", 1, 0, O_RESUME}, {"head", 1, 0, O_HEAD}, {"loss", 1, 0, O_LOSS},
         {"beta", 1, 0, O_BETA},    {"margin", 1, 0, O_MARGIN}, {"a0", 1, 0, O_A0},     {"b0", 1, 0, O_B0},
@@ -70,7 +85,7 @@ static options parse_options(int argc, char **argv)
         {"snapshot-every", 1, 0, O_SNAP}, {"warmup", 1, 0, O_WARMUP}, {"decay", 1, 0, O_DECAY}, {"lr-end", 1, 0, O_LREND},
         {"se2-0", 1, 0, O_SE2},    {"sampler", 1, 0, O_SAMPLER}, {"triplet", 1, 0, O_TRIPLET}, {"mining", 1, 0, O_MINING},
         {"fstat-dims", 1, 0, O_FSTAT_DIMS}, {"ce-scale0", 1, 0, O_CE_SCALE0}, {"ce-topk", 1, 0, O_CE_TOPK},
-        {"ce-frac", 1, 0, O_CE_FRAC},
+        {"ce-frac", 1, 0, O_CE_FRAC}, {"body", 1, 0, O_BODY},
         {"help", 0, 0, 'h'},       {0, 0, 0, 0}};
     int c;
     while ((c = getopt_long(argc, argv, "o:C:D:K:n:S:t:h", lo, NULL)) != -1) {
@@ -79,10 +94,17 @@ static options parse_options(int argc, char **argv)
         case O_RESUME: op.resume = optarg; break;
         case O_HEAD:
             if ((op.head = model_head_parse(optarg)) < 0)
-                usage_die("--head: '%s' is not point, mog or iso", optarg);
+                usage_die("--head: '%s' is not point, mog, iso, pfe or pfe-iso", optarg);
             break;
+        case O_BODY: {
+            const char *bad = body_parse(&op.body, optarg);
+            if (bad)
+                usage_die("--body: %s", bad);
+            op.body_set = 1;
+            break;
+        }
         case 'C': op.C = (int)parse_long("-C", optarg, 1, 64); op.C_set = 1; break;
-        case 'D': op.D = (int)parse_long("-D", optarg, 1, 4096); break;
+        case 'D': op.D = (int)parse_long("-D", optarg, 1, 4096); op.D_set = 1; break;
         case 'K': op.lo.K = (int)parse_long("-K", optarg, 1, 1024); break;
         case O_LOSS: op.loss = optarg; break;
         case O_BETA: op.lo.beta = parse_double("--beta", optarg, 0, 1e6); break;
@@ -200,9 +222,33 @@ static const loss_kind *choose_loss(options *op)
 static model *start(const options *op, const loss_kind *L, const feed *f, ckpt_info *ci, optim **o)
 {
     memset(ci, 0, sizeof *ci);
-    ci->mc = (model_config){.digits = f->digits, .head = op->head, .C = op->head == HEAD_POINT ? 1 : op->C,
-                            .D = op->D, .channels = f->channels, .height = f->height, .width = f->width,
-                            .query = L->needs_query};
+    ci->mc = op->body; /* the body and its settings; without --body: conv for images, linear for features */
+    if (!op->body_set)
+        body_parse(&ci->mc, f->features ? "linear" : "conv");
+    const body_kind *B = body_of(&ci->mc);
+    char spec[96];
+    if ((B->input == BODY_FEATURES) != f->features)
+        die("the %s body takes %s, the input batches hold %s%s", body_spec(&ci->mc, spec, sizeof spec),
+            B->input == BODY_FEATURES ? "feature vectors" : "images", f->features ? "feature vectors" : "images",
+            f->features ? " (--body mlp:W1,W2,... or linear)" : " (--body conv)");
+    ci->mc.digits = f->digits;
+    ci->mc.head = op->head;
+    ci->mc.C = op->head == HEAD_POINT ? 1 : op->C;
+    ci->mc.D = op->D;
+    ci->mc.channels = f->channels;
+    ci->mc.height = f->height;
+    ci->mc.width = f->width;
+    ci->mc.features = f->features ? f->nfeatures : 0;
+    ci->mc.query = L->needs_query;
+    if (head_of(op->head) && head_of(op->head)->mean_is_input) { /* pfe: D is the features' */
+        if (op->D_set && op->D != f->nfeatures)
+            usage_die("--head %s: the mean is the input, so D is its %d features (-D %d given)",
+                      model_head_name(op->head), f->nfeatures, op->D);
+        ci->mc.D = f->nfeatures;
+    }
+    const char *why = model_check(&ci->mc);
+    if (why)
+        die("cannot build the model: %s", why);
     if (L->needs_query && f->digits < 1)
         die("loss %s embeds each class's digit string with a query tower: it needs N-digit MNIST batches (meta "
             "digits), not these", L->name);
@@ -235,7 +281,16 @@ static model *resume(const options *op, const feed *f, ckpt_info *ci, optim **o,
                      stream_header **hdr)
 {
     model *m = ckpt_load(op->resume, ci, o, f->maxbatch, hdr);
-    if (m->Cin != f->channels || m->H != f->height || m->W != f->width)
+    if (m->F && !f->features)
+        die("%s was trained on feature vectors of %d, the input has %dx%dx%d images", op->resume, m->F, f->channels,
+            f->height, f->width);
+    if (!m->F && f->features)
+        die("%s was trained on %dx%dx%d images, the input has feature vectors of %d", op->resume, m->Cin, m->H,
+            m->W, f->nfeatures);
+    if (m->F && m->F != f->nfeatures)
+        die("%s was trained on feature vectors of %d, the input has feature vectors of %d", op->resume, m->F,
+            f->nfeatures);
+    if (!m->F && (m->Cin != f->channels || m->H != f->height || m->W != f->width))
         die("%s was trained on %dx%dx%d images, the input has %dx%dx%d images", op->resume, m->Cin, m->H, m->W,
             f->channels, f->height, f->width);
     if (op->steps_set)
@@ -312,7 +367,7 @@ int main(int argc, char **argv)
         loss_input li;
         int n = feed_next(&f, &rec, &li);
         loss_stats st = {0};
-        double lv = trainer_step(&t, f.images, &li, &st);
+        double lv = trainer_step(&t, f.inputs, &li, &st);
         if (!isfinite(lv)) {
             fprintf(stderr, "train: loss is %g at step %lld; stopping. The last good checkpoint (step %lld) is %s\n",
                     lv, (long long)ci.step + 1, (long long)last_saved, op.out);

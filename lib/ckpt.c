@@ -6,6 +6,7 @@
 #include <string.h>
 
 #include "blas.h"
+#include "body.h"
 #include "loss_util.h"
 #include "nn.h"
 #include "util.h"
@@ -38,15 +39,23 @@ void ckpt_save(const char *path, const ckpt_info *ci, const model *m, const opti
     if (input)
         header_add_input(h, input);
     header_set_int(h, "checkpoint_version", CKPT_VERSION);
-    header_set_str(h, "arch", "hib-cnn-1");
-    /* digits only for N-digit models and channels only above 1 (absent = 1): the checkpoints
-     * of one-channel models keep the bytes of the versions before channels */
-    if (m->cfg.digits)
-        header_set_int(h, "digits", m->cfg.digits);
-    if (m->Cin != 1)
-        header_set_int(h, "channels", m->Cin);
-    header_set_int(h, "height", m->H);
-    header_set_int(h, "width", m->W);
+    if (body_of(&m->cfg) == body_kinds[0]) {
+        /* the conv body, as before bodies existed: its checkpoints keep their bytes */
+        header_set_str(h, "arch", CKPT_ARCH_CONV);
+        /* digits only for N-digit models and channels only above 1 (absent = 1): the checkpoints
+         * of one-channel models keep the bytes of the versions before channels */
+        if (m->cfg.digits)
+            header_set_int(h, "digits", m->cfg.digits);
+        if (m->Cin != 1)
+            header_set_int(h, "channels", m->Cin);
+        header_set_int(h, "height", m->H);
+        header_set_int(h, "width", m->W);
+    } else {
+        char spec[96];
+        header_set_str(h, "arch", CKPT_ARCH_BODY);
+        header_set_str(h, "body", body_spec(&m->cfg, spec, sizeof spec));
+        header_set_int(h, "features", m->F);
+    }
     header_set_str(h, "head", model_head_name(ci->mc.head));
     header_set_int(h, "C", ci->mc.C);
     header_set_int(h, "D", ci->mc.D);
@@ -289,24 +298,36 @@ model *ckpt_load(const char *path, ckpt_info *ci, optim **o, int maxbatch, strea
     if (vm->type != META_INT || vm->i != CKPT_VERSION)
         die("%s: checkpoint version %lld is not supported (this build reads version %d)", path,
             vm->type == META_INT ? (long long)vm->i : -1LL, CKPT_VERSION);
-    if (strcmp(header_str(h, "arch", ""), "hib-cnn-1"))
-        die("%s: unknown architecture '%s'", path, header_str(h, "arch", ""));
+    const char *arch = header_str(h, "arch", "");
     memset(ci, 0, sizeof *ci);
-    /* the input: digits N means 1 x 28 x 28N (height and width may say so too); otherwise
-     * channels (absent: 1), height and width, bounded before the model is allocated from them */
-    ci->mc.digits = (int)opt_int(path, h, "digits", 0, 0, MODEL_MAX_PIXELS / (28 * 28));
-    int dg = ci->mc.digits;
-    ci->mc.channels = (int)opt_int(path, h, "channels", 1, 1, MODEL_MAX_CHANNELS);
-    ci->mc.height = (int)(dg ? opt_int(path, h, "height", 28, 1, MODEL_MAX_PIXELS)
-                             : need_int(path, h, "height", 1, MODEL_MAX_PIXELS));
-    ci->mc.width = (int)(dg ? opt_int(path, h, "width", 28 * dg, 1, MODEL_MAX_PIXELS)
-                            : need_int(path, h, "width", 1, MODEL_MAX_PIXELS));
-    if (dg && (ci->mc.channels != 1 || ci->mc.height != 28 || ci->mc.width != 28 * dg))
-        die("%s: image size %dx%dx%d does not match %d digits (1x28x%d)", path, ci->mc.channels, ci->mc.height,
-            ci->mc.width, dg, 28 * dg);
-    const char *bad = model_check_input(ci->mc.channels, ci->mc.height, ci->mc.width);
-    if (bad)
-        die("%s: images of %dx%dx%d: %s", path, ci->mc.channels, ci->mc.height, ci->mc.width, bad);
+    if (!strcmp(arch, CKPT_ARCH_BODY)) {
+        /* a body of the registry: its spec, and the input features of a features body */
+        const char *spec = header_str(h, "body", "");
+        const char *bad = body_parse(&ci->mc, spec);
+        if (bad)
+            die("%s: body '%s': %s", path, spec, bad);
+        if (body_of(&ci->mc)->input != BODY_FEATURES)
+            die("%s: body '%s' takes images: its checkpoints say arch %s", path, spec, CKPT_ARCH_CONV);
+        ci->mc.features = (int)need_int(path, h, "features", 1, MODEL_MAX_FEATURES);
+    } else if (!strcmp(arch, CKPT_ARCH_CONV)) {
+        /* the input: digits N means 1 x 28 x 28N (height and width may say so too); otherwise
+         * channels (absent: 1), height and width, bounded before the model is allocated from them */
+        ci->mc.digits = (int)opt_int(path, h, "digits", 0, 0, MODEL_MAX_PIXELS / (28 * 28));
+        int dg = ci->mc.digits;
+        ci->mc.channels = (int)opt_int(path, h, "channels", 1, 1, MODEL_MAX_CHANNELS);
+        ci->mc.height = (int)(dg ? opt_int(path, h, "height", 28, 1, MODEL_MAX_PIXELS)
+                                 : need_int(path, h, "height", 1, MODEL_MAX_PIXELS));
+        ci->mc.width = (int)(dg ? opt_int(path, h, "width", 28 * dg, 1, MODEL_MAX_PIXELS)
+                                : need_int(path, h, "width", 1, MODEL_MAX_PIXELS));
+        if (dg && (ci->mc.channels != 1 || ci->mc.height != 28 || ci->mc.width != 28 * dg))
+            die("%s: image size %dx%dx%d does not match %d digits (1x28x%d)", path, ci->mc.channels, ci->mc.height,
+                ci->mc.width, dg, 28 * dg);
+        const char *bad = model_check_input(ci->mc.channels, ci->mc.height, ci->mc.width);
+        if (bad)
+            die("%s: images of %dx%dx%d: %s", path, ci->mc.channels, ci->mc.height, ci->mc.width, bad);
+    } else {
+        die("%s: unknown architecture '%s' (this build reads %s and %s)", path, arch, CKPT_ARCH_CONV, CKPT_ARCH_BODY);
+    }
     const char *head = header_str(h, "head", "");
     ci->mc.head = model_head_parse(head);
     if (ci->mc.head < 0)
@@ -331,6 +352,9 @@ model *ckpt_load(const char *path, ckpt_info *ci, optim **o, int maxbatch, strea
             ci->mc.query ? "query 1" : "none");
     if (ci->mc.query && ci->mc.digits < 1)
         die("%s: a query tower needs N-digit images (the header has no digits)", path);
+    const char *why = model_check(&ci->mc);
+    if (why)
+        die("%s: %s", path, why);
     ci->lc = loss_defaults;
     ci->lc.K = (int)opt_int(path, h, "K", loss_defaults.K, 1, 1024);
     if (L->needs_var && ci->lc.K % ci->mc.C)

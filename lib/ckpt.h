@@ -16,6 +16,10 @@
 #include "stream.h"
 
 #define CKPT_VERSION 1
+/* arch: the conv body (the HIB network: digits or channels, height, width), or any body of
+ * the registry (lib/body.h: body, features) */
+#define CKPT_ARCH_CONV "hib-cnn-1"
+#define CKPT_ARCH_BODY "hedge-body-1"
 #define CKPT_RESUMED 2048
 #define CKPT_SAVE_EVERY 1000 /* train's default --save-every */
 
