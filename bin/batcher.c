@@ -156,8 +156,7 @@ static int item_field(const stream_reader *in, const char **name)
         *name = "features";
         return fi;
     }
-    if (strcmp(h->kind, "images"))
-        die("%s: expected a stream of kind images or features, got '%s'", in->name, h->kind);
+    stream_expect_kind(in, "images"); /* (or features, above) */
     *name = "image";
     return stream_field_typed(h, "image", DT_U8);
 }
@@ -165,10 +164,10 @@ static int item_field(const stream_reader *in, const char **name)
 static void read_pool(stream_reader *in, batch_pool *pool)
 {
     const stream_header *h = in->header;
-    if (h->batched)
-        die("%s: expected unbatched %s, the stream is batched", in->name, h->kind);
     const char *iname;
     int fi = item_field(in, &iname), fc = stream_field_typed(h, "class", DT_I32);
+    if (h->batched)
+        die("%s: expected unbatched %s, the stream is batched", in->name, h->kind);
     if (h->fields[fc].ndim != 0)
         die("%s: field 'class' must be a scalar", in->name);
     batch_pool_init(pool, shape_numel(h->fields[fi].ndim, h->fields[fi].shape) * (int64_t)dtype_size(h->fields[fi].dtype));

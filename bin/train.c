@@ -225,12 +225,9 @@ static model *start(const options *op, const loss_kind *L, const feed *f, ckpt_i
     ci->mc = op->body; /* the body and its settings; without --body: conv for images, linear for features */
     if (!op->body_set)
         body_parse(&ci->mc, f->features ? "linear" : "conv");
-    const body_kind *B = body_of(&ci->mc);
-    char spec[96];
-    if ((B->input == BODY_FEATURES) != f->features)
-        die("the %s body takes %s, the input batches hold %s%s", body_spec(&ci->mc, spec, sizeof spec),
-            B->input == BODY_FEATURES ? "feature vectors" : "images", f->features ? "feature vectors" : "images",
-            f->features ? " (--body mlp:W1,W2,... or linear)" : " (--body conv)");
+    const char *misfit = feed_fits(f, &ci->mc);
+    if (misfit)
+        die("%s", misfit);
     ci->mc.digits = f->digits;
     ci->mc.head = op->head;
     ci->mc.C = op->head == HEAD_POINT ? 1 : op->C;
@@ -240,6 +237,9 @@ static model *start(const options *op, const loss_kind *L, const feed *f, ckpt_i
     ci->mc.width = f->width;
     ci->mc.features = f->features ? f->nfeatures : 0;
     ci->mc.query = L->needs_query;
+    if (L->needs_query && f->digits < 1)
+        die("loss %s embeds each class's digit string with a query tower: it needs N-digit MNIST batches (meta "
+            "digits), not these", L->name);
     if (head_of(op->head) && head_of(op->head)->mean_is_input) { /* pfe: D is the features' */
         if (op->D_set && op->D != f->nfeatures)
             usage_die("--head %s: the mean is the input, so D is its %d features (-D %d given)",
@@ -249,9 +249,6 @@ static model *start(const options *op, const loss_kind *L, const feed *f, ckpt_i
     const char *why = model_check(&ci->mc);
     if (why)
         die("cannot build the model: %s", why);
-    if (L->needs_query && f->digits < 1)
-        die("loss %s embeds each class's digit string with a query tower: it needs N-digit MNIST batches (meta "
-            "digits), not these", L->name);
     snprintf(ci->loss, sizeof ci->loss, "%s", L->name);
     const char *bad = lossopt_configure(&op->lo, L, op->D, f->shots, &ci->lc);
     if (bad) /* (checked by choose_loss already: the shots do not change a verdict) */
@@ -281,18 +278,9 @@ static model *resume(const options *op, const feed *f, ckpt_info *ci, optim **o,
                      stream_header **hdr)
 {
     model *m = ckpt_load(op->resume, ci, o, f->maxbatch, hdr);
-    if (m->F && !f->features)
-        die("%s was trained on feature vectors of %d, the input has %dx%dx%d images", op->resume, m->F, f->channels,
-            f->height, f->width);
-    if (!m->F && f->features)
-        die("%s was trained on %dx%dx%d images, the input has feature vectors of %d", op->resume, m->Cin, m->H,
-            m->W, f->nfeatures);
-    if (m->F && m->F != f->nfeatures)
-        die("%s was trained on feature vectors of %d, the input has feature vectors of %d", op->resume, m->F,
-            f->nfeatures);
-    if (!m->F && (m->Cin != f->channels || m->H != f->height || m->W != f->width))
-        die("%s was trained on %dx%dx%d images, the input has %dx%dx%d images", op->resume, m->Cin, m->H, m->W,
-            f->channels, f->height, f->width);
+    const char *misfit = feed_fits(f, &ci->mc);
+    if (misfit)
+        die("%s: %s", op->resume, misfit);
     if (op->steps_set)
         ci->steps = op->steps;
     if (op->save_every_set)

@@ -438,3 +438,36 @@ model *ckpt_load(const char *path, ckpt_info *ci, optim **o, int maxbatch, strea
     stream_close(r);
     return m;
 }
+
+int ckpt_input_field(const model *m, const stream_header *ih, const char *ckpt)
+{
+    int fi;
+    if (m->F) { /* a features body: float32 [F] per item */
+        if (strcmp(ih->kind, "features"))
+            die("the model %s takes feature vectors of %d (a %s stream), the input is a stream of kind '%s'", ckpt,
+                m->F, "features", ih->kind);
+        fi = stream_field_index(ih, "features");
+        const stream_field *ff = &ih->fields[fi];
+        if (ff->dtype != DT_F32 || ff->ndim != 1)
+            die("the features field is not float32[F] (one vector per item)");
+        if (ff->shape[0] != m->F)
+            die("feature vectors of %lld but the model %s was trained on %d", (long long)ff->shape[0], ckpt, m->F);
+    } else {
+        if (!strcmp(ih->kind, "features"))
+            die("the model %s takes %dx%dx%d images, the input is a features stream", ckpt, m->Cin, m->H, m->W);
+        if (strcmp(ih->kind, "images"))
+            die("stdin: expected a stream of kind 'images', got '%s' (from %s)", ih->kind, ih->program);
+        fi = stream_field_typed(ih, "image", DT_U8);
+        /* [H, W] is one channel; [C, H, W] is channel-major, as the model takes it */
+        const stream_field *imf = &ih->fields[fi];
+        int nd = imf->ndim;
+        if (nd < 2 || nd > 3)
+            die("the image field has %d dimensions; images are [H, W] or [C, H, W]", nd);
+        long long img_c = nd == 3 ? (long long)imf->shape[0] : 1, img_h = imf->shape[nd - 2],
+                  img_w = imf->shape[nd - 1];
+        if (img_c != m->Cin || img_h != m->H || img_w != m->W)
+            die("images are %lldx%lldx%lld but the model %s was trained on %dx%dx%d", img_c, img_h, img_w, ckpt,
+                m->Cin, m->H, m->W);
+    }
+    return fi;
+}

@@ -64,6 +64,10 @@ int ckpt_note_compute(ckpt_info *ci);
  * for range, before anything is used;
  * *header (if header != NULL) gets a copy of the checkpoint's stream header (for lineage). */
 model *ckpt_load(const char *path, ckpt_info *ci, optim **o, int maxbatch, stream_header **header);
+/* the field of stream header ih that model m (loaded from ckpt, named in messages) takes: the
+ * `image` of an `images` stream of its size (conv body), or the `features` of a `features`
+ * stream of its length (features bodies); dies naming what was found and what was expected */
+int ckpt_input_field(const model *m, const stream_header *ih, const char *ckpt);
 /* a = softplus(a_raw), b of the match probability stored in the model's extra parameters
  * (1, 0 when the loss has none) */
 void ckpt_match_ab(const model *m, double *a, double *b);

@@ -4,6 +4,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "body.h"
 #include "model.h"
 #include "util.h"
 
@@ -183,6 +184,31 @@ void feed_free(feed *f)
     free(f->match);
     free(f->query);
     memset(f, 0, sizeof *f);
+}
+
+const char *feed_fits(const feed *f, const model_config *mc)
+{
+    static _Thread_local char why[224];
+    char spec[96];
+    int feat = model_takes_features(mc);
+    body_spec(mc, spec, sizeof spec);
+    if (feat && !f->features)
+        snprintf(why, sizeof why, "the %s body takes feature vectors, the batches hold %dx%dx%d images (--body conv)",
+                 spec, f->channels, f->height, f->width);
+    else if (!feat && f->features)
+        snprintf(why, sizeof why,
+                 "the %s body takes images, the batches hold feature vectors of %d (--body mlp:W1,W2,... or linear)",
+                 spec, f->nfeatures);
+    else if (feat && mc->features && mc->features != f->nfeatures)
+        snprintf(why, sizeof why, "the model takes feature vectors of %d, the batches hold vectors of %d", mc->features,
+                 f->nfeatures);
+    else if (!feat && mc->channels &&
+             (mc->channels != f->channels || mc->height != f->height || mc->width != f->width))
+        snprintf(why, sizeof why, "the model was trained on %dx%dx%d images, the batches hold %dx%dx%d images",
+                 mc->channels, mc->height, mc->width, f->channels, f->height, f->width);
+    else
+        return NULL;
+    return why;
 }
 
 const char *feed_batcher_mode(int kinds)

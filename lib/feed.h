@@ -34,6 +34,7 @@
 #include <stdint.h>
 
 #include "loss.h"
+#include "model.h"
 #include "stream.h"
 
 typedef struct {
@@ -59,6 +60,10 @@ void feed_open(feed *f, const stream_header *h);
  * larger than the header announced. */
 int feed_next(feed *f, const stream_record *rec, loss_input *li);
 void feed_free(feed *f);
+/* NULL if a model of configuration mc takes the feed's items (images of its size, or feature
+ * vectors of its length; a size of 0 in mc is not checked), else what is wrong (in a
+ * thread-local buffer) */
+const char *feed_fits(const feed *f, const model_config *mc);
 /* the batcher command that makes each kind in a bit set, for messages: "batcher -m pairs" ... */
 const char *feed_batcher_mode(int kinds);
 
