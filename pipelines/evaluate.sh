@@ -51,7 +51,11 @@ me=evaluate
 help() { sed -n '2,/^set -u/p' "$0" | sed '$d; s/^# \{0,1\}//'; }
 usage() { help >&2; exit 2; }
 [ "${1:-}" = -h ] || [ "${1:-}" = --help ] && { help; exit 0; }
-die() { say "$me: $*"; exit 1; }
+# die MESSAGE: one line, exit 1; with -o DIR it names the work folder the run leaves (its logs)
+die() {
+    if [ -n "${keep:-}" ] && [ -n "${W:-}" ]; then say "$me: $* (this run's files: $W)"; else say "$me: $*"; fi
+    exit 1
+}
 
 gallery="" exclude="" corrupt="" ma="" mb="" ks=1,2,4,8 pairs=10000 seed=714
 threads=${THREADS:-1} text=0 json="" keep="" distance=euclidean shards="" gridopts=""
@@ -88,14 +92,28 @@ case $distance in euclidean | cosine) ;; *) say "$me: --distance: '$distance' is
 case $shards in '') [ -z "$gridopts" ] || { say "$me: -j, --sshlogin, --transfer, --retries run shards: give --shards N"; usage; } ;;
     *[!0-9]* | 0) say "$me: --shards: not a number of shards: '$shards'"; usage ;; esac
 
+# The work folder $W is private to this run: a temporary folder, or with -o DIR/.evaluate.work,
+# whose files replace DIR's only at the end, once every number is had (the same disk: a rename
+# moves a file in whole; the shards' machines see it at the same path). DIR is locked for the whole
+# run (flock, util-linux): a second run into it is refused at once, rather than after hours of work
+# or by mixing its files with the first's. The lock makes the folder's fixed name safe, and the
+# kept files name it in their lineage, so the same run gives the same bytes. A run that fails or is
+# stopped leaves DIR's files as they were, and its own in DIR/.evaluate.work until the next run.
+W=""
+finished=0
 if [ -n "$keep" ]; then
     mkdir -p "$keep" || die "cannot make $keep"
-    W=$keep
+    command -v flock > /dev/null 2>&1 || die "-o DIR needs flock (util-linux) to keep other runs out of DIR"
+    exec 9>> "$keep/.evaluate.lock" || die "cannot write in $keep"
+    flock -n 9 || die "$keep is in use by another evaluate.sh (-o DIR): wait for it, or give another DIR"
+    W=$keep/.evaluate.work
+    rm -rf "$W" && mkdir "$W" || die "cannot make a work folder in $keep"
+    trap '[ "$finished" = 1 ] && rm -rf "$W"' EXIT
 else
     W=$(mktemp -d "${TMPDIR:-/tmp}/evaluate.XXXXXX") || die "cannot make a temporary folder"
     trap 'rm -rf "$W"' EXIT
-    trap 'exit 1' INT TERM
 fi
+trap 'exit 1' INT TERM
 if [ -n "$shards" ]; then
     # the grid options as the pipelines take them (common.sh): jobs, remote, transfer, and out,
     # the whole path of $W (the shards' commands name their files by it)
@@ -169,7 +187,8 @@ shard_runs() {
         if [ "$transfer" = 1 ]; then
             cp -L "$W/$sr_set.hs" "$W/data/$sr_set.hs" || die "cannot copy $W/$sr_set.hs"
         else
-            ln -s "$(readlink -f "$W/$sr_set.hs")" "$W/data/$sr_set.hs" || die "cannot link $W/$sr_set.hs"
+            # relative: $W's files move into DIR at the end (-o)
+            ln -s "../$sr_set.hs" "$W/data/$sr_set.hs" || die "cannot link $W/$sr_set.hs"
         fi
     done
     sr_conf=$W/shards-$1.txt sr_i=0 sr_from=0
@@ -303,27 +322,29 @@ val() { sed -n "s/^$2 //p" "$W/$1.val" | head -n 1; }
         for s in $sets; do printf '\t%s' "$(val $s $m)"; done; echo
     done
 } > "$W/table.tsv"
-if [ "$text" = 1 ]; then
-    # aligned columns, two spaces apart, as column -t would (not on every machine: bsdextrautils)
-    awk -F'\t' '{ for (i = 1; i <= NF; i++) { c[NR, i] = $i; if (length($i) > w[i]) w[i] = length($i) }
-            if (NF > nf) nf = NF }
-        END { for (r = 1; r <= NR; r++) { line = ""
-                for (i = 1; i <= nf; i++) line = line (i > 1 ? "  " : "") (i < nf ? sprintf("%-" w[i] "s", c[r, i]) : c[r, i])
-                print line } }' "$W/table.tsv"
-else
-    sed -n 1p "$W/table.tsv" | sed 's/\t/ | /g; s/^/| /; s/$/ |/'
-    sed -n 1p "$W/table.tsv" | sed 's/[^\t]*/---/g; s/\t/ | /g; s/^/| /; s/$/ |/'
-    sed 1d "$W/table.tsv" | sed 's/\t/ | /g; s/^/| /; s/$/ |/'
-fi
-if [ -n "$notes" ]; then
-    echo
-    printf '%s' "$notes"
-fi
-if [ -n "$keep" ]; then
-    for s in $sets; do
-        [ -s "$W/reject-$s.tsv" ] && echo "- error-versus-reject curve ($s): $W/reject-$s.tsv"
-    done
-fi
+{
+    if [ "$text" = 1 ]; then
+        # aligned columns, two spaces apart, as column -t would (not on every machine: bsdextrautils)
+        awk -F'\t' '{ for (i = 1; i <= NF; i++) { c[NR, i] = $i; if (length($i) > w[i]) w[i] = length($i) }
+                if (NF > nf) nf = NF }
+            END { for (r = 1; r <= NR; r++) { line = ""
+                    for (i = 1; i <= nf; i++) line = line (i > 1 ? "  " : "") (i < nf ? sprintf("%-" w[i] "s", c[r, i]) : c[r, i])
+                    print line } }' "$W/table.tsv"
+    else
+        sed -n 1p "$W/table.tsv" | sed 's/\t/ | /g; s/^/| /; s/$/ |/'
+        sed -n 1p "$W/table.tsv" | sed 's/[^\t]*/---/g; s/\t/ | /g; s/^/| /; s/$/ |/'
+        sed 1d "$W/table.tsv" | sed 's/\t/ | /g; s/^/| /; s/$/ |/'
+    fi
+    if [ -n "$notes" ]; then
+        echo
+        printf '%s' "$notes"
+    fi
+    if [ -n "$keep" ]; then
+        for s in $sets; do
+            if [ -s "$W/reject-$s.tsv" ]; then echo "- error-versus-reject curve ($s): $keep/reject-$s.tsv"; fi
+        done
+    fi
+} > "$W/table.out" || die "cannot write $W/table.out"
 
 if [ -n "$json" ]; then
     {
@@ -339,7 +360,7 @@ if [ -n "$json" ]; then
                 sep=", "
             done
             if [ -n "$keep" ] && [ -s "$W/reject-$s.tsv" ]; then
-                printf ', "reject_tsv": "%s"' "$W/reject-$s.tsv"
+                printf ', "reject_tsv": "%s"' "$keep/reject-$s.tsv"
             fi
             printf '}'
         done
@@ -352,4 +373,21 @@ if [ -n "$json" ]; then
         printf ']}\n'
     } > "$json.tmp.$$" && mv "$json.tmp.$$" "$json" || die "cannot write $json"
 fi
+
+# -o DIR: every file of the run replaces DIR's, each by a rename (whole, never half-written); the
+# shards' folders (data/, runs/) as wholes
+if [ -n "$keep" ]; then
+    for f in "$W"/*; do
+        b=${f##*/}
+        if [ -d "$f" ] && [ ! -L "$f" ]; then
+            rm -rf "${keep:?}/$b" && mv "$f" "$keep/$b"
+        else
+            mv -f "$f" "$keep/$b"
+        fi || die "cannot move $f into $keep"
+    done
+    finished=1
+    cat "$keep/table.out"
+else
+    cat "$W/table.out"
+fi || die "cannot write the table on stdout"
 exit 0

@@ -145,6 +145,41 @@ grep -q 'no match_a' unc.md && fail "unc.npz: a note on match_a although it was 
 grep -q "^- error-versus-reject curve (input): uout/reject-input.tsv" unc.md || fail "unc.npz: the reject curve is not named"
 grep -q '"reject_tsv": "uout/reject-input.tsv"' unc.json || fail "unc.json: no reject_tsv"
 
+# --- -o DIR shared by several runs at once (issue 34 item 3: they shared DIR's files, and one
+# exited 0 with a table of NUL bytes): each run either prints the lone run's table or fails with
+# one line; DIR then holds a whole run's files, and a failed run leaves them as they were
+U="-o shared --match-a 1 --match-b 0 --json"
+sh "$EV" $U lone.json unc.npz > lone.md 2> lone.err || fail "-o shared, alone: $(cat lone.err)"
+cp -P -r shared lone-files || fail "copying shared"
+for round in 1 2 3; do
+    for i in 1 2 3 4; do
+        { sh "$EV" $U par$i.json unc.npz > par$i.md 2> par$i.err; echo $? > par$i.rc; } &
+    done
+    wait
+    won=0
+    for i in 1 2 3 4; do
+        case $(cat par$i.rc) in
+        0) cmp -s par$i.md lone.md || fail "round $round, run $i: exit 0 with another table: $(cat -v par$i.md | head -n 8)"
+            cmp -s par$i.json lone.json || fail "round $round, run $i: exit 0 with another JSON: $(cat -v par$i.json)"
+            [ -s par$i.err ] && fail "round $round, run $i: exit 0 with messages: $(cat par$i.err)"
+            won=$((won + 1)) ;;
+        1) [ -s par$i.md ] && fail "round $round, run $i: exit 1 after a table on stdout: $(head -c 300 par$i.md)"
+            [ "$(wc -l < par$i.err)" = 1 ] && grep -qx 'evaluate: shared is in use by another evaluate.sh (-o DIR): wait for it, or give another DIR' par$i.err ||
+                fail "round $round, run $i: exit 1 saying: $(cat par$i.err)" ;;
+        *) fail "round $round, run $i: exit $(cat par$i.rc): $(cat par$i.err)" ;;
+        esac
+    done
+    [ "$won" -ge 1 ] || fail "round $round: no run of four succeeded"
+done
+for f in pairs-input.hs knn-input.hs retrieval-input.hs reject-input.tsv ap-input.json cluster-input.json; do
+    cmp -s "shared/$f" "lone-files/$f" || fail "after the runs at once, shared/$f is not the lone run's"
+done
+[ -e shared/.evaluate.work ] && fail "the runs left their work folder: $(ls -A shared/.evaluate.work)"
+expect_exit 1 "a failing run in a kept DIR" sh "$EV" -o shared --match-a -1 --match-b 0 unc.npz
+for f in input.hs input.head fromnpz-input.log pairs-input.hs; do
+    cmp -s "shared/$f" "lone-files/$f" || fail "a failed run changed shared/$f"
+done
+
 # --- a twin column, the aligned text table, and a gallery (the set itself, its own item excluded)
 sh "$EV" --text --corrupt wrong.npz --json twin.json sep.npz > twin.txt 2> twin.err || fail "--corrupt: $(cat twin.err)"
 grep -q '^metric  *input  *corrupt$' twin.txt || fail "--corrupt: no two columns: $(cat twin.txt)"
