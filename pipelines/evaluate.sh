@@ -281,8 +281,9 @@ shard_runs() {
     rm -f "$W/joblog-$1"
     sr_gal=""
     [ -n "$gallery" ] && sr_gal="$out/data/gallery.hs $exclude"
+    # (without the lock's descriptor: a job or connection that outlived this run would hold DIR)
     grid_parallel "$W/joblog-$1" "$sr_conf" \
-        "sh $HEDGE_ROOT/pipelines/evaluate-shard.sh $out/runs/{1} {2} $sr_k $sr_ks $distance $threads $out/data/$1.hs $sr_gal > $out/runs/{1}/run.log 2>&1"
+        "sh $HEDGE_ROOT/pipelines/evaluate-shard.sh $out/runs/{1} {2} $sr_k $sr_ks $distance $threads $out/data/$1.hs $sr_gal > $out/runs/{1}/run.log 2>&1" 9>&-
     sr_knn="" sr_ret=""
     while read -r sr_name sr_range; do
         sr_d=$W/runs/$sr_name
