@@ -219,7 +219,7 @@ grep -q 'so far apart' sep.md && fail "sep.npz: a note on far pairs: $(cat sep.m
 
 # --- small sets (issue 34 item 8: knn -k 5 and retrieve -k 8 ended the battery on 4 items, and
 # pairscore on singletons): every number that can be had, "-" with its reason for the rest, exit 0.
-# tiny.npz's sets, on the line y = 0 unless said: one (1 item); two (2, one class: x = 0, 1); four
+# The sets (.npz), on the line y = 0 unless said: one (1 item); two (2, one class: x = 0, 1); four
 # (classes 0, 0, 1, 1 at (0, 0), (0, 1), (10, 0), (10, 1)); single (x = 0..7, classes 0..7); flat
 # (x = 0..7, all class 0); gal (class 0 at (0, y), class 1 at (10, y), y = -0.5, 0.5, 1.5, and a
 # class the queries lack, 2, at (5, 0)); other (class 2 only, at (5, 0), (5, 1), (5, 2))
@@ -313,7 +313,7 @@ rows flat.md ap=- 'knn (k = 5)=1' R@1=1 R@2=1 R@4=1 R@8=- p1=1 rprec=1 map_r=1 m
 has flat 'ap, ece (input): one class only: no non-matching pair to draw' \
     'R@8 (input): more than the 7 neighbours a query has (8 items, leave-one-out)'
 # a gallery with a class the queries lack (2, at (5, 0)): a query's 3 positives are its nearest
-# (0.5, 0.5, 1.5 or 1.1 away), class 2 is 5 away, the other class 10: every number 1, R@8 beyond
+# (0.5, 0.5 and 1.5 away), class 2 is 5 or 5.1 away, the other class 10: every number 1, R@8 beyond
 # the gallery's 7
 small fourgal -g gal.hs four.hs
 rows fourgal.md ap=1 'knn (k = 5)=1' R@1=1 R@2=1 R@4=1 R@8=- p1=1 rprec=1 map_r=1 map=1 mrr=1 'map_r (class avg)=1'
