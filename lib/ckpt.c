@@ -293,8 +293,9 @@ model *ckpt_load(const char *path, ckpt_info *ci, optim **o, int maxbatch, strea
         die("%s: unknown architecture '%s'", path, header_str(h, "arch", ""));
     memset(ci, 0, sizeof *ci);
     /* the input: digits N means 1 x 28 x 28N (height and width may say so too); otherwise
-     * channels (absent: 1), height and width, bounded before the model is allocated from them */
-    ci->mc.digits = (int)opt_int(path, h, "digits", 0, 0, MODEL_MAX_PIXELS / (28 * 28));
+     * channels (absent: 1), height and width, bounded before the model is allocated from them.
+     * A model of other images has no digits: a digits of 0 is no checkpoint train writes. */
+    ci->mc.digits = (int)opt_int(path, h, "digits", 0, 1, MODEL_MAX_PIXELS / (28 * 28));
     int dg = ci->mc.digits;
     ci->mc.channels = (int)opt_int(path, h, "channels", 1, 1, MODEL_MAX_CHANNELS);
     ci->mc.height = (int)(dg ? opt_int(path, h, "height", 28, 1, MODEL_MAX_PIXELS)
