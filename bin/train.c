@@ -166,11 +166,11 @@ static const loss_kind *choose_loss(options *op)
     const char *ln = op->loss ? op->loss : loss_default_name(op->head != HEAD_POINT);
     const loss_kind *L = loss_find(ln);
     if (!L) {
-        fprintf(stderr, "train: unknown loss '%s'; known:", ln);
-        for (int i = 0; loss_kinds[i]; i++)
-            fprintf(stderr, " %s", loss_kinds[i]->name);
-        fputc('\n', stderr);
-        exit(2);
+        char known[1024];
+        size_t n = 0;
+        for (int i = 0; loss_kinds[i] && n < sizeof known; i++)
+            n += (size_t)snprintf(known + n, sizeof known - n, " %s", loss_kinds[i]->name);
+        usage_die("--loss: unknown loss '%s'; known:%s", ln, known);
     }
     if (op->head < 0) /* no --head: the loss's own */
         op->head = model_head_parse(L->default_head ? L->default_head : L->needs_var ? "mog" : "point");
