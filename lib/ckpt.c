@@ -4,6 +4,7 @@
 #include <stdlib.h>
 #include <stdio.h>
 #include <string.h>
+#include <sys/stat.h>
 
 #include "blas.h"
 #include "loss_util.h"
@@ -207,6 +208,18 @@ int ckpt_note_compute(ckpt_info *ci)
     int changed = list_add(ci->blas_core, sizeof ci->blas_core, core ? core : "unknown");
     changed |= list_add(ci->code_path, sizeof ci->code_path, nn_code_path());
     return had && changed;
+}
+
+int64_t ckpt_step_at(const char *path)
+{
+    struct stat st;
+    if (stat(path, &st) != 0 || !S_ISREG(st.st_mode) || st.st_size == 0)
+        return -1;
+    stream_reader *r = stream_open_path(path);
+    const stream_meta *m = header_meta(r->header, "step");
+    int64_t step = !strcmp(r->header->kind, "checkpoint") && m && m->type == META_INT ? m->i : -1;
+    stream_close(r);
+    return step;
 }
 
 static const stream_meta *need_meta(const char *path, const stream_header *h, const char *key)
