@@ -60,6 +60,11 @@ int ckpt_note_compute(ckpt_info *ci);
  * for range, before anything is used;
  * *header (if header != NULL) gets a copy of the checkpoint's stream header (for lineage). */
 model *ckpt_load(const char *path, ckpt_info *ci, optim **o, int maxbatch, stream_header **header);
+/* the step of the checkpoint at path, read from its header only; -1 when path holds none: no
+ * such file, an empty one, not a regular file (a device, a FIFO: never read), a stream of
+ * another kind or one without an integer step. Dies, naming path, on a file that is not a
+ * hedge stream (train --resume looks at its output with it before any work) */
+int64_t ckpt_step_at(const char *path);
 /* a = softplus(a_raw), b of the match probability stored in the model's extra parameters
  * (1, 0 when the loss has none) */
 void ckpt_match_ab(const model *m, double *a, double *b);

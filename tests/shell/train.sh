@@ -98,7 +98,11 @@ expect_exit 2 "train -K not a multiple of -C" sh -c 'train -o x.ckpt --head mog 
 expect_exit 2 "embed without -m" sh -c 'embed < test.hs'
 [ ! -e x.ckpt ] || fail "a failed train left x.ckpt behind"
 # -h lists every loss of the registry (the names `--loss` knows), each with its line of help
-known=$(train -o x.ckpt --loss no-such-loss < /dev/null 2>&1 | sed -n 's/.*known: *//p')
+# (an unknown loss is misuse like any other: the message, then the Try line; issue 34)
+expect_fail 2 "--loss: unknown loss 'no-such-loss'; known: " train -o x.ckpt --loss no-such-loss < /dev/null
+[ "$(wc -l < "$T/err")" = 2 ] && sed -n 2p "$T/err" | grep -qx "Try 'train --help' for help." ||
+    fail "train --loss no-such-loss: not the message and the Try line: $(cat "$T/err")"
+known=$(sed -n '1s/.*known: *//p' "$T/err")
 [ -n "$known" ] || fail "train --loss no-such-loss does not list the known losses"
 train -h > h.txt || fail "train -h"
 for l in $known; do
