@@ -48,9 +48,13 @@ awk -F'\t' 'NR > 1 && $1 == 40 { exit !($10 > 2.9e-4 && $10 < 3.1e-4) }' s40.log
 # own pid (no pgrep: other trainings may run on the machine).
 mkfifo int.fifo
 batches > int.fifo 2>/dev/null &
-train -o int.ckpt --head point -D 2 -n 100000 -t 1 --save-every 100000 < int.fifo 2>int.err &
+train -o int.ckpt --head point -D 2 -n 100000 -t 1 --save-every 100000 --snapshot-every 1 < int.fifo 2>int.err &
 pid=$!
 wait_caught $pid 2 || { kill $pid 2>/dev/null; fail "train never caught SIGINT"; }
+# a run that has trained no step writes nothing (issue 34): wait for its first step's snapshot
+_i=0
+while [ ! -s int.step000000001.ckpt ] && [ $_i -lt 1200 ]; do sleep 0.1; _i=$((_i + 1)); done
+[ -s int.step000000001.ckpt ] || { kill $pid 2>/dev/null; fail "train made no step in 120 s"; }
 kill -INT $pid
 wait $pid
 rc=$?
