@@ -4,6 +4,8 @@
  * (formats/checkpoint.md) atomically every --save-every steps, at the end, and on SIGINT/SIGTERM
  * or when its input fails. The --log reaches the disk before each checkpoint, and a resumed run
  * cuts it back to the checkpoint's step, so that log and checkpoint agree after a kill -9.
+ * A checkpoint only moves forward: a run that has trained no step writes nothing (nor changes
+ * the log), and a resumed run refuses an output that holds a checkpoint at a later step.
  */
 #include <getopt.h>
 #include <math.h>
@@ -174,6 +176,8 @@ static options parse_options(int argc, char **argv)
         op.out = op.resume;
     if (!op.out)
         usage_die("-o MODEL.ckpt is required");
+    if (!op.resume && op.steps == 0)
+        usage_die("-n 0: a new run trains at least one step");
     if (op.C * op.D > 4096)
         usage_die("-C %d x -D %d: at most 4096 embedding outputs", op.C, op.D);
     return op;
@@ -188,11 +192,11 @@ static const loss_kind *choose_loss(options *op)
     const char *ln = op->loss ? op->loss : loss_default_name(op->head != HEAD_POINT);
     const loss_kind *L = loss_find(ln);
     if (!L) {
-        fprintf(stderr, "train: unknown loss '%s'; known:", ln);
-        for (int i = 0; loss_kinds[i]; i++)
-            fprintf(stderr, " %s", loss_kinds[i]->name);
-        fputc('\n', stderr);
-        exit(2);
+        char known[1024];
+        size_t n = 0;
+        for (int i = 0; loss_kinds[i] && n < sizeof known; i++)
+            n += (size_t)snprintf(known + n, sizeof known - n, " %s", loss_kinds[i]->name);
+        usage_die("--loss: unknown loss '%s'; known:%s", ln, known);
     }
     if (op->head < 0) /* no --head: the loss's own */
         op->head = model_head_parse(L->default_head ? L->default_head : L->needs_var ? "mog" : "point");
@@ -317,6 +321,20 @@ int main(int argc, char **argv)
      * checkpoint has it; ci.resumed lists the resumes) */
     stream_header *rh = NULL;
     model *m = op.resume ? resume(&op, &f, &ci, &o, argc, argv, &rh) : start(&op, L, &f, &ci, &o);
+    if (op.resume) {
+        /* a checkpoint only moves forward (formats/checkpoint.md): a run from an earlier
+         * snapshot does not write over a later checkpoint, and nothing to train writes nothing */
+        int64_t at = ckpt_step_at(op.out);
+        if (at > ci.step)
+            die("%s is at step %lld, past step %lld where %s resumes: a resumed run does not move a checkpoint "
+                "back (resume from %s, or give another -o)", op.out, (long long)at, (long long)ci.step, op.resume,
+                op.out);
+        if (ci.step >= ci.steps) {
+            fprintf(stderr, "train: %s is at step %lld of %lld: nothing to train, %s left as it was\n", op.resume,
+                    (long long)ci.step, (long long)ci.steps, op.out);
+            exit(0);
+        }
+    }
     L = loss_find(ci.loss);
     if (!(L->batches & f.kind))
         die("loss %s does not take %s batches; feed it `%s`", ci.loss, loss_batch_name(f.kind),
@@ -375,6 +393,11 @@ int main(int argc, char **argv)
     }
     progress_end(&pr, ci.step);
     trainer_guard(&t, NULL);
+    if (ci.step == t.first_step) {
+        fprintf(stderr, "train: %s before the first step: no step trained: %s left as it was\n",
+                got_signal ? "interrupted" : "input ended", op.out);
+        exit(got_signal ? 128 + got_signal : 1);
+    }
     trainer_save(&t, op.out);
     double el = now_seconds() - g.t0;
     fprintf(stderr, "train: %lld steps, %lld images in %.1f s (%.0f images/s); checkpoint %s\n",

@@ -4,6 +4,7 @@
 #include <stdlib.h>
 #include <stdio.h>
 #include <string.h>
+#include <sys/stat.h>
 
 #include "blas.h"
 #include "body.h"
@@ -218,6 +219,18 @@ int ckpt_note_compute(ckpt_info *ci)
     return had && changed;
 }
 
+int64_t ckpt_step_at(const char *path)
+{
+    struct stat st;
+    if (stat(path, &st) != 0 || !S_ISREG(st.st_mode) || st.st_size == 0)
+        return -1;
+    stream_reader *r = stream_open_path(path);
+    const stream_meta *m = header_meta(r->header, "step");
+    int64_t step = !strcmp(r->header->kind, "checkpoint") && m && m->type == META_INT ? m->i : -1;
+    stream_close(r);
+    return step;
+}
+
 static const stream_meta *need_meta(const char *path, const stream_header *h, const char *key)
 {
     const stream_meta *m = header_meta(h, key);
@@ -311,8 +324,9 @@ model *ckpt_load(const char *path, ckpt_info *ci, optim **o, int maxbatch, strea
         ci->mc.features = (int)need_int(path, h, "features", 1, MODEL_MAX_FEATURES);
     } else if (!strcmp(arch, CKPT_ARCH_CONV)) {
         /* the input: digits N means 1 x 28 x 28N (height and width may say so too); otherwise
-         * channels (absent: 1), height and width, bounded before the model is allocated from them */
-        ci->mc.digits = (int)opt_int(path, h, "digits", 0, 0, MODEL_MAX_PIXELS / (28 * 28));
+         * channels (absent: 1), height and width, bounded before the model is allocated from them.
+         * A model of other images has no digits: a digits of 0 is no checkpoint train writes. */
+        ci->mc.digits = (int)opt_int(path, h, "digits", 0, 1, MODEL_MAX_PIXELS / (28 * 28));
         int dg = ci->mc.digits;
         ci->mc.channels = (int)opt_int(path, h, "channels", 1, 1, MODEL_MAX_CHANNELS);
         ci->mc.height = (int)(dg ? opt_int(path, h, "height", 28, 1, MODEL_MAX_PIXELS)

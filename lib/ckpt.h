@@ -68,6 +68,11 @@ model *ckpt_load(const char *path, ckpt_info *ci, optim **o, int maxbatch, strea
  * `image` of an `images` stream of its size (conv body), or the `features` of a `features`
  * stream of its length (features bodies); dies naming what was found and what was expected */
 int ckpt_input_field(const model *m, const stream_header *ih, const char *ckpt);
+/* the step of the checkpoint at path, read from its header only; -1 when path holds none: no
+ * such file, an empty one, not a regular file (a device, a FIFO: never read), a stream of
+ * another kind or one without an integer step. Dies, naming path, on a file that is not a
+ * hedge stream (train --resume looks at its output with it before any work) */
+int64_t ckpt_step_at(const char *path);
 /* a = softplus(a_raw), b of the match probability stored in the model's extra parameters
  * (1, 0 when the loss has none) */
 void ckpt_match_ab(const model *m, double *a, double *b);

@@ -14,9 +14,9 @@ void trainer_init(trainer *t, model *m, optim *o, const loss_kind *L, ckpt_info 
 {
     size_t outs = (size_t)maxbatch * ci->mc.C * ci->mc.D * sizeof(float);
     int stoch = ci->mc.head != HEAD_POINT;
-    *t = (trainer){.m = m, .o = o, .L = L, .ci = ci, .between_steps = 1, .mu = ealloc_aligned(outs),
-                   .dmu = ealloc_aligned(outs), .var = stoch ? ealloc_aligned(outs) : NULL,
-                   .dvar = stoch ? ealloc_aligned(outs) : NULL};
+    *t = (trainer){.m = m, .o = o, .L = L, .ci = ci, .between_steps = 1, .first_step = ci->step,
+                   .mu = ealloc_aligned(outs), .dmu = ealloc_aligned(outs),
+                   .var = stoch ? ealloc_aligned(outs) : NULL, .dvar = stoch ? ealloc_aligned(outs) : NULL};
     if (ci->mc.query) {
         size_t qouts = (size_t)maxbatch * ci->mc.D * sizeof(float);
         t->qdigits = emalloc((size_t)maxbatch * ci->mc.digits);
@@ -110,7 +110,9 @@ static const char *guarded_path;
 static void guard_hook(void)
 {
     trainer *t = guarded;
-    if (t && t->between_steps) {
+    if (t && t->ci->step == t->first_step) /* (a failed input before the first batch) */
+        fprintf(stderr, "%s: no step trained: %s left as it was\n", util_prog, guarded_path);
+    else if (t && t->between_steps) {
         t->between_steps = 0;
         trainer_save(t, guarded_path);
         fprintf(stderr, "%s: saved the state after step %lld to %s\n", util_prog, (long long)t->ci->step,

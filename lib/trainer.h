@@ -5,7 +5,9 @@
  * Checkpoints: trainer_save writes the run's checkpoint (lib/ckpt.h) after syncing the log, so
  * that a checkpoint is never ahead of its log; trainer_guard makes every die() between two steps
  * save it first (a bad record, a broken input), but not one inside a step, whose parameters are
- * half updated. The provenance of every checkpoint is the command that started the run.
+ * half updated, nor one before the run's first step: a run that has trained no step writes
+ * nothing (the checkpoint already at the path, a trained one perhaps, stays). The provenance of
+ * every checkpoint is the command that started the run.
  *
  * Ownership: a trainer owns its batch buffers; the model, optimizer, settings, log, provenance and
  * input header are the caller's and must outlive it. One trainer can be guarded at a time.
@@ -43,6 +45,7 @@ typedef struct {
     const stream_header *input;
     trainlog *log;
     int between_steps; /* 1: the parameters are a whole step's (the guard may save them) */
+    int64_t first_step; /* ci->step when the run began: ci->step == first_step, no step trained */
     /* (maxbatch, C, D) the embeddings and their gradients; var, dvar only for a stochastic head */
     float *mu, *var, *dmu, *dvar;
     /* two-tower losses: the digits of each image's class (maxbatch, N), the query embeddings and
@@ -66,8 +69,8 @@ double trainer_step(trainer *t, const void *input, loss_input *li, loss_stats *s
 void trainer_save(trainer *t, const char *path);
 /* a snapshot beside out: out without .ckpt, then .stepSSSSSSSSS.ckpt */
 void trainer_snapshot(trainer *t, const char *out);
-/* from now on a die() between steps saves the checkpoint at path first and says so on stderr;
- * NULL: no longer */
+/* from now on a die() between steps saves the checkpoint at path first and says so on stderr
+ * (before the run's first step it saves nothing and says that); NULL: no longer */
 void trainer_guard(trainer *t, const char *path);
 void trainer_free(trainer *t);
 #endif

@@ -37,24 +37,48 @@ static long cut_log(const char *path, int64_t step)
     return keep;
 }
 
+/* the log made ready for the run's lines: cut back (resumed) or emptied, the header written
+ * afresh unless a cut log kept it */
+static void begin(trainlog *g)
+{
+    g->begun = 1;
+    if (!g->f)
+        return;
+    struct stat st;
+    int regular = fstat(fileno(g->f), &st) == 0 && S_ISREG(st.st_mode);
+    long kept = g->resumed ? cut_log(g->path, g->step) : 0;
+    if (!kept && regular && ftruncate(fileno(g->f), 0) != 0)
+        die("cannot write %s: %s", g->path, strerror(errno));
+    if (!kept)
+        fputs(TRAINLOG_HEADER, g->f);
+}
+
 void trainlog_open(trainlog *g, const char *path, int resumed, int64_t step)
 {
     memset(g, 0, sizeof *g);
     g->path = path;
+    g->resumed = resumed;
+    g->step = step;
     if (!path)
         return;
-    long kept = resumed ? cut_log(path, step) : 0;
-    g->f = fopen(path, kept ? "a" : "w");
+    /* opened now (an unwritable log fails before any work), appending: the writes go to the end
+     * of what begin() keeps */
+    g->f = fopen(path, "a");
     if (!g->f)
         die("cannot write %s: %s", path, strerror(errno));
-    if (!kept)
-        fputs(TRAINLOG_HEADER, g->f);
+    /* a log with lines in it is changed only by a run that trains a step (begin at the first):
+     * a run that trains none leaves it as it was, beside the checkpoint it goes with */
+    struct stat st;
+    if (fstat(fileno(g->f), &st) != 0 || !S_ISREG(st.st_mode) || st.st_size == 0)
+        begin(g);
 }
 
 void trainlog_start(trainlog *g) { g->t0 = g->tlast = now_seconds(); }
 
 void trainlog_step(trainlog *g, int64_t step, int64_t steps, int n, double loss, const loss_stats *st, double lr)
 {
+    if (!g->begun)
+        begin(g);
     g->images += n;
     g->now = now_seconds();
     if (g->f && (step % TRAINLOG_EVERY == 0 || step == steps)) {
@@ -79,6 +103,8 @@ void trainlog_progress(const trainlog *g, int pairs, double loss, const loss_sta
 
 void trainlog_sync(trainlog *g)
 {
+    if (!g->begun) /* (a checkpoint after a step: the log is cut back before it) */
+        begin(g);
     if (!g->f)
         return;
     /* (fsync fails with EINVAL on a pipe or a terminal: nothing to sync then) */

@@ -5,7 +5,9 @@
  * after a kill -9: its header line is kept, then every whole line up to the first one that is past
  * the step, cut short (a kill in the middle of a write) or not a step; the rest is dropped, and the
  * run appends. trainlog_sync puts the lines so far onto the disk: train calls it before each
- * checkpoint, so that a checkpoint is never ahead of its log.
+ * checkpoint, so that a checkpoint is never ahead of its log. A log with lines in it is cut back
+ * or emptied only at the run's first step: a run that trains none leaves it as it was (and
+ * writes no checkpoint either).
  *
  * Ownership: a trainlog owns its FILE (NULL without --log); path is the caller's string.
  *
@@ -38,10 +40,13 @@ typedef struct {
     const char *path;
     double t0, tlast, now;       /* the start, the last line, the last step (now_seconds) */
     long long images, images_last; /* trained on since the start; at the last line */
+    int resumed, begun;          /* a resumed run's log; cut back or emptied (at the first step) */
+    int64_t step;                /* the step a resumed run began at */
 } trainlog;
 
 /* opens path (NULL: none) for a new run (written afresh with the header) or a resumed one at step
- * (cut back as above, then appended; a missing, empty or non-regular log starts afresh) */
+ * (cut back as above, then appended; a missing, empty or non-regular log starts afresh); a
+ * regular log with lines in it is left as it is until the first trainlog_step */
 void trainlog_open(trainlog *g, const char *path, int resumed, int64_t step);
 void trainlog_start(trainlog *g);
 /* a step of n images ended, step now being the steps done: counts them, and writes the log line

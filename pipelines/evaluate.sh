@@ -13,7 +13,8 @@
 #                      ranking; pairscore with a = 1, b = 0: float32 scores, so pairs beyond a
 #                      distance of about 87 tie, with a note) and no ECE
 #   ece                apcurve --ece 15 of that match probability (only with match_a/match_b)
-#   knn                knn -k 5 accuracy (leave-one-out, or the queries INPUT against GALLERY)
+#   knn                knn -k 5 accuracy (leave-one-out, or the queries INPUT against GALLERY;
+#                      fewer neighbours on a small set: below)
 #   R@k, p1, rprec, map_r, map, mrr   retrieve (-k, default 1,2,4,8); mrr: the mean of 1 / the
 #                      rank of the first positive over the whole ranking
 #   p1, rprec, map_r, mrr (class avg)   the same averaged within each query class, then over
@@ -22,7 +23,6 @@
 #   tau, auroc, aurc, eaurc      with an uncertainty (eta, else var): ktau -b 20
 #                      -m accuracy:correct on knn's output; the error-versus-reject curve in
 #                      DIR/reject-SET.tsv (with -o)
-# A number that cannot be had is "-" with its reason under the table.
 #   -g GALLERY      search GALLERY instead of INPUT itself (knn, retrieve; --exclude-id: never
 #                   the gallery item with the query's id, for twin sets)
 #   --corrupt FILE  a second set (e.g. the corrupted twins of INPUT) evaluated the same way: a
@@ -33,7 +33,11 @@
 #                   Euclidean (a note says so)
 #   -n PAIRS        sampled pairs (default 10000); -S SEED (default 714)
 #   -t THREADS      threads of knn, retrieve and cluster (default: THREADS, else 1)
-#   -o DIR          keep every intermediate file in DIR (default: a temporary folder, removed)
+#   -o DIR          keep every intermediate file in DIR (default: a temporary folder, removed).
+#                   The run works in DIR/.evaluate.work and moves its files into DIR at the end,
+#                   so a failed run leaves DIR as it was (its own files stay in .evaluate.work
+#                   until the next run); DIR is locked while a run works in it (flock on
+#                   DIR/.evaluate.lock): a second run into it stops at once with one line
 #   --shards N      knn and retrieve (the n x gallery part) in N query ranges (--queries FROM:TO,
 #                   multiples of 32 records) run by GNU parallel, JOBS at a time on each machine
 #                   (-j, default 2), each with -t THREADS; their outputs merged exactly (knn
@@ -44,14 +48,34 @@
 #                   or, with --transfer, get the programs and the sets copied and send each
 #                   shard's output back; --retries R (default 2) tries a
 #                   failed shard again, on another machine
-# Exit 1 with one line on stderr when an input cannot be read or an evaluator fails.
+# A number that cannot be had is "-" (JSON: null) with its reason under the table. What each
+# needs, decided from the sets' sizes and classes before a program runs (as pytorch-metric-
+# learning, which returns what it can and NaN for the rest):
+#   ap, ece      a matching pair and a non-matching one among the set's items: a class with two
+#                items, and two classes
+#   knn          k = 5, or the neighbours a query has when fewer: n - 1 leave-one-out, with -g the
+#                gallery's items (one fewer with --exclude-id when a query's id is among them);
+#                one k for every column, the row's (JSON: knn_k); no neighbour: "-"
+#   R@k          each k of -k up to those neighbours; a larger k: "-"
+#   retrieval    (R@k, p1, rprec, map_r, map, mrr and the class averages) a query with a positive:
+#                another item of its class, with -g an item of its class in the gallery (not the
+#                one --exclude-id leaves out); none: "-"; the queries without one are left out
+#   nmi, ami     always (k = the number of classes, at most n); one class is one cluster: 1, by
+#                sklearn's convention (a note says so)
+#   tau, auroc, aurc, eaurc   knn's output, an uncertainty and at least 20 queries (20 bins)
+# Exit 0 with the whole table (and FILE, and DIR's files); else exit 1 with one line on stderr
+# (an input that cannot be read, an evaluator that fails, a DIR in use) and nothing on stdout.
 set -u
 . "$(dirname "$0")/common.sh"
 me=evaluate
 help() { sed -n '2,/^set -u/p' "$0" | sed '$d; s/^# \{0,1\}//'; }
 usage() { help >&2; exit 2; }
 [ "${1:-}" = -h ] || [ "${1:-}" = --help ] && { help; exit 0; }
-die() { say "$me: $*"; exit 1; }
+# die MESSAGE: one line, exit 1; with -o DIR it names the work folder the run leaves (its logs)
+die() {
+    if [ -n "${keep:-}" ] && [ -n "${W:-}" ]; then say "$me: $* (this run's files: $W)"; else say "$me: $*"; fi
+    exit 1
+}
 
 gallery="" exclude="" corrupt="" ma="" mb="" ks=1,2,4,8 pairs=10000 seed=714
 threads=${THREADS:-1} text=0 json="" keep="" distance=euclidean shards="" gridopts=""
@@ -85,17 +109,36 @@ case $threads in '' | *[!0-9]* | 0) say "$me: -t: not a number of threads: '$thr
 [ -z "$ma" ] && [ -n "$mb" ] && { say "$me: --match-b needs --match-a"; usage; }
 [ -n "$exclude" ] && [ -z "$gallery" ] && { say "$me: --exclude-id needs -g GALLERY"; usage; }
 case $distance in euclidean | cosine) ;; *) say "$me: --distance: '$distance' is neither euclidean nor cosine"; usage ;; esac
+# -k: K1,K2,... increasing, each >= 1 (retrieve's rule; the rules below compare them with counts)
+case $ks in '' | ,* | *, | *,,* | *[!0-9,]*) say "$me: -k: expected K1,K2,... like 1,2,4,8, got '$ks'"; usage ;; esac
+ks_given=$ks
+ks=$(echo "$ks" | tr , '\n' | awk '(NR > 1 && $1 + 0 <= p) || $1 + 0 < 1 { bad = 1 } { p = $1 + 0; printf "%s%d", (NR > 1 ? "," : ""), p }
+    END { exit bad }') || { say "$me: -k: the k must be 1 or more and increase, as in 1,2,4,8: '$ks_given'"; usage; }
 case $shards in '') [ -z "$gridopts" ] || { say "$me: -j, --sshlogin, --transfer, --retries run shards: give --shards N"; usage; } ;;
     *[!0-9]* | 0) say "$me: --shards: not a number of shards: '$shards'"; usage ;; esac
 
+# The work folder $W is private to this run: a temporary folder, or with -o DIR/.evaluate.work,
+# whose files replace DIR's only at the end, once every number is had (the same disk: a rename
+# moves a file in whole; the shards' machines see it at the same path). DIR is locked for the whole
+# run (flock, util-linux): a second run into it is refused at once, rather than after hours of work
+# or by mixing its files with the first's. The lock makes the folder's fixed name safe, and the
+# kept files name it in their lineage, so the same run gives the same bytes. A run that fails or is
+# stopped leaves DIR's files as they were, and its own in DIR/.evaluate.work until the next run.
+W=""
+finished=0
 if [ -n "$keep" ]; then
     mkdir -p "$keep" || die "cannot make $keep"
-    W=$keep
+    command -v flock > /dev/null 2>&1 || die "-o DIR needs flock (util-linux) to keep other runs out of DIR"
+    exec 9>> "$keep/.evaluate.lock" || die "cannot write in $keep"
+    flock -n 9 || die "$keep is in use by another evaluate.sh (-o DIR): wait for it, or give another DIR"
+    W=$keep/.evaluate.work
+    rm -rf "$W" && mkdir "$W" || die "cannot make a work folder in $keep"
+    trap '[ "$finished" = 1 ] && rm -rf "$W"' EXIT
 else
     W=$(mktemp -d "${TMPDIR:-/tmp}/evaluate.XXXXXX") || die "cannot make a temporary folder"
     trap 'rm -rf "$W"' EXIT
-    trap 'exit 1' INT TERM
 fi
+trap 'exit 1' INT TERM
 if [ -n "$shards" ]; then
     # the grid options as the pipelines take them (common.sh): jobs, remote, transfer, and out,
     # the whole path of $W (the shards' commands name their files by it)
@@ -154,10 +197,61 @@ notes=""
 note() { case "$notes" in *"- $1"*) ;; *) notes="$notes- $1
 " ;; esac; }
 
-# shard_runs SET: knn and retrieve of $W/SET.hs in $shards query ranges (pipelines/evaluate-shard.sh
-# through grid_parallel, here or on the --sshlogin machines), merged into $W/knn-SET.hs and
-# $W/retrieve-SET.json exactly as one run would write them
+# knn's k where every query has that many neighbours (the rules: the usage above)
+knn_want=5
+
+# lim SET KEY: a value of $W/SET.lim (limits)
+lim() { sed -n "s/^$2 //p" "$W/$1.lim" | head -n 1; }
+
+# limits SET: what SET allows, from the class (and id) of every item of SET and of the gallery,
+# into $W/SET.lim as `key value` lines: n (SET's items, the queries), classes (SET's distinct
+# classes), paired (1: a class of SET has two items), nbrs (the neighbours every query has), pos
+# (the queries with a positive), where (where the neighbours are, for the notes)
+limits() {
+    for l_set in "$1" ${gallery:+gallery}; do
+        [ -s "$W/ids-$l_set.tsv" ] && continue
+        # the id as knn and retrieve take it: the field, else the record's index
+        if header "$l_set" '"name": "id"'; then l_f=id,class; else l_f=class; fi
+        eval "l_file=\$file_$l_set"
+        run "totsv-$l_set" "$l_file" totsv -f $l_f "$W/$l_set.hs" > "$W/ids-$l_set.tsv"
+    done
+    l_excl=0
+    [ -n "$exclude" ] && l_excl=1
+    awk -F'\t' -v gal="${gallery:+1}" -v excl="$l_excl" '
+        FNR == 1 { f++; next }
+        { id = NF > 1 ? $1 : FNR - 2; c = $NF }
+        f == 1 { n++; qc[c]++; qid[n] = id; qcl[n] = c; next }
+        { ng++; gc[c]++; gcl[id] = c }
+        END {
+            for (c in qc) { classes++; if (qc[c] > 1) paired = 1 }
+            own = 0
+            for (i = 1; i <= n; i++) {
+                c = qcl[i]
+                if (!gal) p = qc[c] - 1
+                else {
+                    p = gc[c]
+                    if (excl && (qid[i] in gcl)) { own = 1; if (gcl[qid[i]] == c) p-- }
+                }
+                if (p > 0) pos++
+            }
+            nbrs = gal ? ng - own : n - 1
+            if (nbrs < 0) nbrs = 0
+            printf "n %d\nclasses %d\npaired %d\nnbrs %d\npos %d\n", n, classes, paired, nbrs, pos
+            if (!gal) printf "where %d item%s, leave-one-out\n", n, n == 1 ? "" : "s"
+            else printf "where a gallery of %d item%s%s\n", ng, ng == 1 ? "" : "s", own ? ", less the query'"'"'s own id" : ""
+        }' "$W/ids-$1.tsv" ${gallery:+"$W/ids-gallery.tsv"} > "$W/$1.lim" || die "cannot count the classes of $f"
+    [ "$(lim "$1" n)" -gt 0 ] || die "$f: no items (nothing to evaluate)"
+}
+
+# neighbours N: "1 neighbour", "N neighbours"
+neighbours() { if [ "$1" = 1 ]; then echo "1 neighbour"; else echo "$1 neighbours"; fi; }
+
+# shard_runs SET K KS: knn -k K and retrieve -k KS (either "-": not run) of $W/SET.hs
+# in $shards query ranges (pipelines/evaluate-shard.sh through grid_parallel, here or on the
+# --sshlogin machines), merged into $W/knn-SET.hs and $W/retrieve-SET.json exactly as one run
+# would write them
 shard_runs() {
+    sr_k=$2 sr_ks=$3
     sr_n=$(tshow -q "$W/$1.hs" 2> /dev/null | json_get records)
     case $sr_n in '' | *[!0-9]*) die "cannot count the records of $f" ;; esac
     sr_size=$(( (sr_n + shards - 1) / shards ))
@@ -169,7 +263,8 @@ shard_runs() {
         if [ "$transfer" = 1 ]; then
             cp -L "$W/$sr_set.hs" "$W/data/$sr_set.hs" || die "cannot copy $W/$sr_set.hs"
         else
-            ln -s "$(readlink -f "$W/$sr_set.hs")" "$W/data/$sr_set.hs" || die "cannot link $W/$sr_set.hs"
+            # relative: $W's files move into DIR at the end (-o)
+            ln -s "../$sr_set.hs" "$W/data/$sr_set.hs" || die "cannot link $W/$sr_set.hs"
         fi
     done
     sr_conf=$W/shards-$1.txt sr_i=0 sr_from=0
@@ -186,17 +281,18 @@ shard_runs() {
     rm -f "$W/joblog-$1"
     sr_gal=""
     [ -n "$gallery" ] && sr_gal="$out/data/gallery.hs $exclude"
+    # (without the lock's descriptor: a job or connection that outlived this run would hold DIR)
     grid_parallel "$W/joblog-$1" "$sr_conf" \
-        "sh $HEDGE_ROOT/pipelines/evaluate-shard.sh $out/runs/{1} {2} $ks $distance $threads $out/data/$1.hs $sr_gal > $out/runs/{1}/run.log 2>&1"
+        "sh $HEDGE_ROOT/pipelines/evaluate-shard.sh $out/runs/{1} {2} $sr_k $sr_ks $distance $threads $out/data/$1.hs $sr_gal > $out/runs/{1}/run.log 2>&1" 9>&-
     sr_knn="" sr_ret=""
     while read -r sr_name sr_range; do
         sr_d=$W/runs/$sr_name
-        [ -s "$sr_d/knn.hs" ] && [ -s "$sr_d/retrieval.hs" ] ||
+        { [ "$sr_k" = - ] || [ -s "$sr_d/knn.hs" ]; } && { [ "$sr_ks" = - ] || [ -s "$sr_d/retrieval.hs" ]; } ||
             die "shard $sr_name (queries $sr_range of $f) failed: $(tail -n 1 "$sr_d/run.log" 2> /dev/null || echo "no log: see $W/joblog-$1")"
         sr_knn="$sr_knn $sr_d/knn.hs" sr_ret="$sr_ret $sr_d/retrieval.hs"
     done < "$sr_conf"
-    run "knn-merge-$1" "$f" knn --merge $sr_knn > "$W/knn-$1.hs"
-    run "retrieve-summary-$1" "$f" retrieve --summary $sr_ret > "$W/retrieve-$1.json"
+    [ "$sr_k" = - ] || run "knn-merge-$1" "$f" knn --merge $sr_knn > "$W/knn-$1.hs"
+    [ "$sr_ks" = - ] || run "retrieve-summary-$1" "$f" retrieve --summary $sr_ret > "$W/retrieve-$1.json"
 }
 
 # evaluate SET: every evaluator on $W/SET.hs; the numbers in $W/SET.val as `key value` lines
@@ -208,11 +304,19 @@ evaluate() {
         note "distance ($s): knn and retrieval rank by cosine similarity (normalised means); ap, nmi and ami by the Euclidean distance of the means"
     v=$W/$s.val
     : > "$v"
-    # verification AP on sampled pairs
-    if header "$s" '"match_a"'; then
+    n=$(lim $s n) nbrs=$(lim $s nbrs) pos=$(lim $s pos) where=$(lim $s where)
+    # verification AP on sampled pairs: a matching pair and a non-matching one
+    if [ "$(lim $s paired)" = 0 ]; then
+        printf 'ece -\nap -\n' >> "$v"
+        note "ap, ece ($s): no class has two items: no matching pair to draw"
+    elif [ "$(lim $s classes)" = 1 ]; then
+        printf 'ece -\nap -\n' >> "$v"
+        note "ap, ece ($s): one class only: no non-matching pair to draw"
+    elif header "$s" '"match_a"'; then
         run "pairscore-$s" "$f" pairscore -n "$pairs" -S "$seed" "$W/$s.hs" > "$W/pairs-$s.hs"
         run "apcurve-$s" "$f" apcurve --json - --ece 15 -o "$W/pr-$s.tsv" "$W/pairs-$s.hs" > "$W/ap-$s.json"
         echo "ece $(json_get ece < "$W/ap-$s.json")" >> "$v"
+        echo "ap $(json_get ap < "$W/ap-$s.json")" >> "$v"
     else
         # no match probability: a = 1, b = 0 ranks the pairs by the distance of their means
         tonpz "$W/$s.hs" 2> "$W/tonpz-$s.log" | fromnpz --match-a 1 --match-b 0 - > "$W/$s-rank.hs" 2> "$W/fromnpz-rank-$s.log" ||
@@ -225,29 +329,67 @@ evaluate() {
         run "tshow-pairs-$s" "$f" tshow -q "$W/pairs-$s.hs" > "$W/pairs-$s.q"
         [ "$(sed -n 's/.*"p": {[^}]*"min": \([^,}]*\).*/\1/p' "$W/pairs-$s.q")" = 0 ] &&
             note "ap ($s): some pairs are so far apart (beyond a distance of about 87) that their score sigmoid(-d) is 0 in float32: they tie, one block for AP (scale the embeddings down, or give --match-a)"
+        echo "ap $(json_get ap < "$W/ap-$s.json")" >> "$v"
     fi
-    echo "ap $(json_get ap < "$W/ap-$s.json")" >> "$v"
+    # knn's k and retrieve's ks as far as the neighbours go; retrieve only with a positive
+    sk=$knn_k
+    [ "$nbrs" -ge 1 ] || { sk=- && note "knn ($s): no neighbour: $where"; }
+    sks="" beyond=""
+    for k in $(echo "$ks" | tr , ' '); do
+        if [ "$k" -le "$nbrs" ]; then sks="$sks${sks:+,}$k"; else beyond="$beyond${beyond:+, }R@$k"; fi
+    done
+    sr=${sks:-1} # retrieve needs a k: then its R@1 is not shown
+    if [ "$pos" = 0 ]; then
+        sr=-
+        if [ -n "$gallery" ]; then pw="an item of its class in the gallery"; else pw="another item of its class"; fi
+        note "R@k, p1, rprec, map_r, map, mrr and their class averages ($s): no query has a positive ($pw)"
+    elif [ -n "$beyond" ]; then
+        note "$beyond ($s): more than the $(neighbours "$nbrs") a query has ($where)"
+    fi
     # KNN accuracy and retrieval: $W/knn-$s.hs and $W/retrieve-$s.json, here or in shards
     if [ -n "$shards" ]; then
-        shard_runs "$s"
+        [ "$sk$sr" = -- ] || shard_runs "$s" "$sk" "$sr"
     else
-        run "knn-$s" "$f" knn -k 5 $gargs -t "$threads" "$W/$s.hs" > "$W/knn-$s.hs"
-        run "retrieve-$s" "$f" retrieve -k "$ks" $gargs -t "$threads" --json "$W/retrieve-$s.json" "$W/$s.hs" > "$W/retrieval-$s.hs"
+        [ "$sk" = - ] || run "knn-$s" "$f" knn -k "$sk" $gargs -t "$threads" "$W/$s.hs" > "$W/knn-$s.hs"
+        [ "$sr" = - ] ||
+            run "retrieve-$s" "$f" retrieve -k "$sr" $gargs -t "$threads" --json "$W/retrieve-$s.json" "$W/$s.hs" > "$W/retrieval-$s.hs"
     fi
-    run "knn-summary-$s" "$f" knn --summary "$W/knn-$s.hs" > "$W/knn-$s.json"
-    echo "knn $(json_get accuracy < "$W/knn-$s.json")" >> "$v"
-    n=$(json_get n < "$W/knn-$s.json")
-    echo "recall_at $(json_array recall_at < "$W/retrieve-$s.json")" >> "$v"
-    echo "recall $(json_array recall < "$W/retrieve-$s.json")" >> "$v"
-    for m in p1 rprec map_r map mrr p1_avg_of_avgs rprec_avg_of_avgs map_r_avg_of_avgs mrr_avg_of_avgs; do
-        echo "$m $(json_get $m < "$W/retrieve-$s.json")" >> "$v"
+    if [ "$sk" = - ]; then
+        echo "knn -" >> "$v"
+    else
+        run "knn-summary-$s" "$f" knn --summary "$W/knn-$s.hs" > "$W/knn-$s.json"
+        echo "knn $(json_get accuracy < "$W/knn-$s.json")" >> "$v"
+    fi
+    # R@k of each k asked (JSON: recall, null where "-"), then the rest
+    r_all=""
+    [ "$sr" = - ] || r_all=$(json_array recall < "$W/retrieve-$s.json" | tr -d '[] ')
+    i=1 rj=""
+    for k in $(echo "$ks" | tr , ' '); do
+        x=-
+        [ "$sr" != - ] && [ "$k" -le "$nbrs" ] && x=$(echo "$r_all" | cut -d, -f$i)
+        echo "r@$k $x" >> "$v"
+        [ "$x" = - ] && x=null
+        rj="$rj${rj:+, }$x" i=$((i + 1))
     done
-    np=$(json_get no_positive < "$W/retrieve-$s.json")
-    [ "$np" = 0 ] || note "retrieval ($s): $np queries without a positive in the gallery are left out of its means"
+    echo "recall_at [$(echo "$ks" | sed 's/,/, /g')]" >> "$v"
+    echo "recall [$rj]" >> "$v"
+    for m in p1 rprec map_r map mrr p1_avg_of_avgs rprec_avg_of_avgs map_r_avg_of_avgs mrr_avg_of_avgs; do
+        if [ "$sr" = - ]; then echo "$m -"; else echo "$m $(json_get $m < "$W/retrieve-$s.json")"; fi >> "$v"
+    done
+    if [ "$sr" != - ]; then
+        np=$(json_get no_positive < "$W/retrieve-$s.json")
+        [ "$np" = 0 ] || note "retrieval ($s): $np queries without a positive in the gallery are left out of its means"
+    fi
     # clustering
     run "cluster-$s" "$f" cluster -S "$seed" -t "$threads" --json "$W/cluster-$s.json" "$W/$s.hs" > /dev/null
     for m in nmi ami; do echo "$m $(json_get $m < "$W/cluster-$s.json")" >> "$v"; done
+    [ "$(lim $s classes)" = 1 ] && note "nmi, ami ($s): one class, one cluster: 1 by convention (sklearn), nothing measured"
     # uncertainty: knn's output carries eta (the input's eta, else its mean var)
+    if [ "$sk" = - ]; then
+        for m in tau auroc aurc eaurc; do echo "$m -" >> "$v"; done
+        note "tau, auroc, aurc, eaurc ($s): they rank knn's errors, and knn has no neighbour"
+        return 0
+    fi
     run "tshow-knn-$s" "$f" tshow -H "$W/knn-$s.hs" > "$W/knn-$s.head"
     if ! sed 's/"provenance".*//' "$W/knn-$s.head" | grep -q '"name": "eta"'; then
         for m in tau auroc aurc eaurc; do echo "$m -" >> "$v"; done
@@ -281,6 +423,18 @@ stream input "$input"
 [ -n "$corrupt" ] && stream corrupt "$corrupt"
 sets=input
 [ -n "$corrupt" ] && sets="input corrupt"
+# knn's one k for every column: knn_want, or the neighbours of the set that has fewest
+knn_k=$knn_want knn_few="" knn_any=0
+for s in $sets; do
+    eval "f=\$file_$s"
+    limits "$s"
+    nb=$(lim $s nbrs)
+    [ "$nb" -ge 1 ] && knn_any=1
+    if [ "$nb" -ge 1 ] && [ "$nb" -lt "$knn_k" ]; then knn_k=$nb knn_few=$s; fi
+done
+knn_kj=null # JSON: null when no set has a neighbour
+[ "$knn_any" = 1 ] && knn_kj=$knn_k
+[ -n "$knn_few" ] && note "knn: k = $knn_k, not $knn_want: a query of $knn_few has $(neighbours "$knn_k") ($(lim $knn_few where))"
 for s in $sets; do evaluate "$s"; done
 
 # val SET KEY: a value of SET
@@ -291,43 +445,42 @@ val() { sed -n "s/^$2 //p" "$W/$1.val" | head -n 1; }
     printf 'metric'; for s in $sets; do printf '\t%s' "$s"; done; echo
     printf 'ap'; for s in $sets; do printf '\t%s' "$(val $s ap)"; done; echo
     printf 'ece'; for s in $sets; do printf '\t%s' "$(val $s ece)"; done; echo
-    printf 'knn (k = 5)'; for s in $sets; do printf '\t%s' "$(val $s knn)"; done; echo
-    i=1
-    for k in $(val input recall_at | tr -d '[] ' | tr ',' ' '); do
-        printf 'R@%s' "$k"
-        for s in $sets; do printf '\t%s' "$(val $s recall | tr -d '[] ' | cut -d, -f$i)"; done; echo
-        i=$((i + 1))
+    printf 'knn (k = %s)' "$knn_k"; for s in $sets; do printf '\t%s' "$(val $s knn)"; done; echo
+    for k in $(echo "$ks" | tr , ' '); do
+        printf 'R@%s' "$k"; for s in $sets; do printf '\t%s' "$(val $s "r@$k")"; done; echo
     done
     for m in p1 rprec map_r map mrr p1_avg_of_avgs rprec_avg_of_avgs map_r_avg_of_avgs mrr_avg_of_avgs nmi ami tau auroc aurc eaurc; do
         case $m in *_avg_of_avgs) printf '%s (class avg)' "${m%_avg_of_avgs}" ;; *) printf '%s' "$m" ;; esac
         for s in $sets; do printf '\t%s' "$(val $s $m)"; done; echo
     done
 } > "$W/table.tsv"
-if [ "$text" = 1 ]; then
-    # aligned columns, two spaces apart, as column -t would (not on every machine: bsdextrautils)
-    awk -F'\t' '{ for (i = 1; i <= NF; i++) { c[NR, i] = $i; if (length($i) > w[i]) w[i] = length($i) }
-            if (NF > nf) nf = NF }
-        END { for (r = 1; r <= NR; r++) { line = ""
-                for (i = 1; i <= nf; i++) line = line (i > 1 ? "  " : "") (i < nf ? sprintf("%-" w[i] "s", c[r, i]) : c[r, i])
-                print line } }' "$W/table.tsv"
-else
-    sed -n 1p "$W/table.tsv" | sed 's/\t/ | /g; s/^/| /; s/$/ |/'
-    sed -n 1p "$W/table.tsv" | sed 's/[^\t]*/---/g; s/\t/ | /g; s/^/| /; s/$/ |/'
-    sed 1d "$W/table.tsv" | sed 's/\t/ | /g; s/^/| /; s/$/ |/'
-fi
-if [ -n "$notes" ]; then
-    echo
-    printf '%s' "$notes"
-fi
-if [ -n "$keep" ]; then
-    for s in $sets; do
-        [ -s "$W/reject-$s.tsv" ] && echo "- error-versus-reject curve ($s): $W/reject-$s.tsv"
-    done
-fi
+{
+    if [ "$text" = 1 ]; then
+        # aligned columns, two spaces apart, as column -t would (not on every machine: bsdextrautils)
+        awk -F'\t' '{ for (i = 1; i <= NF; i++) { c[NR, i] = $i; if (length($i) > w[i]) w[i] = length($i) }
+                if (NF > nf) nf = NF }
+            END { for (r = 1; r <= NR; r++) { line = ""
+                    for (i = 1; i <= nf; i++) line = line (i > 1 ? "  " : "") (i < nf ? sprintf("%-" w[i] "s", c[r, i]) : c[r, i])
+                    print line } }' "$W/table.tsv"
+    else
+        sed -n 1p "$W/table.tsv" | sed 's/\t/ | /g; s/^/| /; s/$/ |/'
+        sed -n 1p "$W/table.tsv" | sed 's/[^\t]*/---/g; s/\t/ | /g; s/^/| /; s/$/ |/'
+        sed 1d "$W/table.tsv" | sed 's/\t/ | /g; s/^/| /; s/$/ |/'
+    fi
+    if [ -n "$notes" ]; then
+        echo
+        printf '%s' "$notes"
+    fi
+    if [ -n "$keep" ]; then
+        for s in $sets; do
+            if [ -s "$W/reject-$s.tsv" ]; then echo "- error-versus-reject curve ($s): $keep/reject-$s.tsv"; fi
+        done
+    fi
+} > "$W/table.out" || die "cannot write $W/table.out"
 
 if [ -n "$json" ]; then
     {
-        printf '{"program": "evaluate", "distance": "%s"' "$distance"
+        printf '{"program": "evaluate", "distance": "%s", "knn_k": %s' "$distance" "$knn_kj"
         for s in $sets; do
             printf ', "%s": {' "$s"
             sep=""
@@ -339,7 +492,7 @@ if [ -n "$json" ]; then
                 sep=", "
             done
             if [ -n "$keep" ] && [ -s "$W/reject-$s.tsv" ]; then
-                printf ', "reject_tsv": "%s"' "$W/reject-$s.tsv"
+                printf ', "reject_tsv": "%s"' "$keep/reject-$s.tsv"
             fi
             printf '}'
         done
@@ -352,4 +505,21 @@ if [ -n "$json" ]; then
         printf ']}\n'
     } > "$json.tmp.$$" && mv "$json.tmp.$$" "$json" || die "cannot write $json"
 fi
+
+# -o DIR: every file of the run replaces DIR's, each by a rename (whole, never half-written); the
+# shards' folders (data/, runs/) as wholes
+if [ -n "$keep" ]; then
+    for f in "$W"/*; do
+        b=${f##*/}
+        if [ -d "$f" ] && [ ! -L "$f" ]; then
+            rm -rf "${keep:?}/$b" && mv "$f" "$keep/$b"
+        else
+            mv -f "$f" "$keep/$b"
+        fi || die "cannot move $f into $keep"
+    done
+    finished=1
+    cat "$keep/table.out"
+else
+    cat "$W/table.out"
+fi || die "cannot write the table on stdout"
 exit 0

@@ -2,7 +2,9 @@
 # pipelines/evaluate.sh on hand-made .npz sets with known metrics: three well-separated classes
 # (every metric 1), the same with one item of class 0 placed beside class 1 (each number derived
 # by hand below), the same with a variance largest on that item (tau, AUROC, AURC, E-AURC by
-# hand), a twin column, a gallery, refusals in one line, and the README's recipe as written.
+# hand), runs at once on one -o DIR, a twin column, a gallery, sets too small for some numbers
+# (1, 2, 4 items, singletons, one class, galleries with and without the queries' classes: "-"
+# and the reason), refusals in one line, and the README's recipe as written.
 set -u
 . "$(dirname "$0")/../lib.sh"
 root=$(cd "$(dirname "$0")/../.." && pwd)
@@ -145,6 +147,41 @@ grep -q 'no match_a' unc.md && fail "unc.npz: a note on match_a although it was 
 grep -q "^- error-versus-reject curve (input): uout/reject-input.tsv" unc.md || fail "unc.npz: the reject curve is not named"
 grep -q '"reject_tsv": "uout/reject-input.tsv"' unc.json || fail "unc.json: no reject_tsv"
 
+# --- -o DIR shared by several runs at once (issue 34 item 3: they shared DIR's files, and one
+# exited 0 with a table of NUL bytes): each run either prints the lone run's table or fails with
+# one line; DIR then holds a whole run's files, and a failed run leaves them as they were
+U="-o shared --match-a 1 --match-b 0 --json"
+sh "$EV" $U lone.json unc.npz > lone.md 2> lone.err || fail "-o shared, alone: $(cat lone.err)"
+cp -P -r shared lone-files || fail "copying shared"
+for round in 1 2 3; do
+    for i in 1 2 3 4; do
+        { sh "$EV" $U par$i.json unc.npz > par$i.md 2> par$i.err; echo $? > par$i.rc; } &
+    done
+    wait
+    won=0
+    for i in 1 2 3 4; do
+        case $(cat par$i.rc) in
+        0) cmp -s par$i.md lone.md || fail "round $round, run $i: exit 0 with another table: $(cat -v par$i.md | head -n 8)"
+            cmp -s par$i.json lone.json || fail "round $round, run $i: exit 0 with another JSON: $(cat -v par$i.json)"
+            [ -s par$i.err ] && fail "round $round, run $i: exit 0 with messages: $(cat par$i.err)"
+            won=$((won + 1)) ;;
+        1) [ -s par$i.md ] && fail "round $round, run $i: exit 1 after a table on stdout: $(head -c 300 par$i.md)"
+            [ "$(wc -l < par$i.err)" = 1 ] && grep -qx 'evaluate: shared is in use by another evaluate.sh (-o DIR): wait for it, or give another DIR' par$i.err ||
+                fail "round $round, run $i: exit 1 saying: $(cat par$i.err)" ;;
+        *) fail "round $round, run $i: exit $(cat par$i.rc): $(cat par$i.err)" ;;
+        esac
+    done
+    [ "$won" -ge 1 ] || fail "round $round: no run of four succeeded"
+done
+for f in pairs-input.hs knn-input.hs retrieval-input.hs reject-input.tsv ap-input.json cluster-input.json; do
+    cmp -s "shared/$f" "lone-files/$f" || fail "after the runs at once, shared/$f is not the lone run's"
+done
+[ -e shared/.evaluate.work ] && fail "the runs left their work folder: $(ls -A shared/.evaluate.work)"
+expect_exit 1 "a failing run in a kept DIR" sh "$EV" -o shared --match-a -1 --match-b 0 unc.npz
+for f in input.hs input.head fromnpz-input.log pairs-input.hs; do
+    cmp -s "shared/$f" "lone-files/$f" || fail "a failed run changed shared/$f"
+done
+
 # --- a twin column, the aligned text table, and a gallery (the set itself, its own item excluded)
 sh "$EV" --text --corrupt wrong.npz --json twin.json sep.npz > twin.txt 2> twin.err || fail "--corrupt: $(cat twin.err)"
 grep -q '^metric  *input  *corrupt$' twin.txt || fail "--corrupt: no two columns: $(cat twin.txt)"
@@ -180,6 +217,125 @@ sh "$EV" far.npz > far.md 2> far.err || fail "far.npz: $(cat far.err)"
 grep -q '^- ap (input): some pairs are so far apart' far.md || fail "far.npz: no note on tied far pairs: $(cat far.md)"
 grep -q 'so far apart' sep.md && fail "sep.npz: a note on far pairs: $(cat sep.md)"
 
+# --- small sets (issue 34 item 8: knn -k 5 and retrieve -k 8 ended the battery on 4 items, and
+# pairscore on singletons): every number that can be had, "-" with its reason for the rest, exit 0.
+# The sets (.npz), on the line y = 0 unless said: one (1 item); two (2, one class: x = 0, 1); four
+# (classes 0, 0, 1, 1 at (0, 0), (0, 1), (10, 0), (10, 1)); single (x = 0..7, classes 0..7); flat
+# (x = 0..7, all class 0); gal (class 0 at (0, y), class 1 at (10, y), y = -0.5, 0.5, 1.5, and a
+# class the queries lack, 2, at (5, 0)); other (class 2 only, at (5, 0), (5, 1), (5, 2))
+$PY - <<'EOF3' || fail "making the small sets"
+import numpy as np
+def save(name, mu, y, **kw):
+    np.savez(name + ".npz", mu=np.asarray(mu, float), labels=np.asarray(y), **kw)
+line = lambda n: np.stack([np.arange(n), np.zeros(n)], 1)
+save("one", [[0, 0]], [0])
+save("two", line(2), [0, 0])
+save("four", [[0, 0], [0, 1], [10, 0], [10, 1]], [0, 0, 1, 1], var=np.ones((4, 2)))
+save("single", line(8), np.arange(8))
+save("flat", line(8), np.zeros(8, int))
+save("gal", [[0, -0.5], [0, 0.5], [0, 1.5], [10, -0.5], [10, 0.5], [10, 1.5], [5, 0]], [0, 0, 0, 1, 1, 1, 2])
+save("other", [[5, 0], [5, 1], [5, 2]], [2, 2, 2])
+EOF3
+for f in one two four single flat gal other; do fromnpz $f.npz > $f.hs 2> /dev/null || fail "fromnpz $f.npz"; done
+# rows FILE METRIC=VALUE...: each row of FILE's table is VALUE ("-" exactly, numbers within 1e-6)
+rows() {
+    r_file=$1
+    shift
+    for r_spec; do
+        r_m=${r_spec%=*} r_want=${r_spec##*=}
+        r_got=$(row "$r_file" "$r_m")
+        if [ "$r_want" = - ]; then
+            [ "$r_got" = - ] || fail "$r_file: $r_m is '$r_got', expected -: $(cat "$r_file")"
+        else
+            close "$r_file: $r_m" "$r_got" "$r_want"
+        fi
+    done
+}
+# small NAME ARGS...: evaluate.sh ARGS into NAME.md and NAME.json, exit 0 and nothing on stderr
+small() {
+    sm_name=$1
+    shift
+    sh "$EV" --json "$sm_name.json" "$@" > "$sm_name.md" 2> "$sm_name.err" || fail "$sm_name: exit $?: $(cat "$sm_name.err")"
+    [ -s "$sm_name.err" ] && fail "$sm_name: messages on stderr: $(cat "$sm_name.err")"
+    $PY -c 'import json, sys; json.load(open(sys.argv[1]))' "$sm_name.json" || fail "$sm_name.json is not JSON: $(cat "$sm_name.json")"
+}
+# has NAME LINE...: NAME.md has each LINE under its table, whole
+has() {
+    h_name=$1
+    shift
+    for h_l; do grep -qxF -- "- $h_l" "$h_name.md" || fail "$h_name: no note '$h_l': $(sed -n '/^$/,$p' "$h_name.md")"; done
+}
+RET='R@1 R@2 R@4 R@8 p1 rprec map_r map mrr'
+avg_dashes() { rows "$1" 'p1 (class avg)=-' 'rprec (class avg)=-' 'map_r (class avg)=-' 'mrr (class avg)=-'; }
+dashes() { for d_m; do printf '%s=- ' "$d_m"; done; }
+# nmi and ami are k-means': the ones cluster itself gives (k-means may split four's pairs wrongly)
+clus() { cluster -S 714 "$1.hs" | sed -n "s/^$2 //p"; }
+# one item: no pair, no neighbour, no positive; one class, one cluster: NMI = AMI = 1 (sklearn's
+# convention for a single class and cluster)
+small one one.npz
+rows one.md ap=- ece=- 'knn (k = 5)=-' $(dashes $RET) nmi=1 ami=1 tau=-
+avg_dashes one.md
+has one 'ap, ece (input): no class has two items: no matching pair to draw' \
+    'knn (input): no neighbour: 1 item, leave-one-out' \
+    'R@k, p1, rprec, map_r, map, mrr and their class averages (input): no query has a positive (another item of its class)' \
+    'nmi, ami (input): one class, one cluster: 1 by convention (sklearn), nothing measured'
+grep -q '"knn": null, "recall_at": \[1, 2, 4, 8\], "recall": \[null, null, null, null\], "p1": null' one.json || fail "one.json: $(cat one.json)"
+# two items of one class: each the other's neighbour and only positive (k = 1: everything 1)
+small two two.npz
+rows two.md ap=- ece=- 'knn (k = 1)=1' R@1=1 R@2=- R@4=- R@8=- p1=1 rprec=1 map_r=1 map=1 mrr=1 'p1 (class avg)=1' nmi=1 ami=1
+has two 'ap, ece (input): one class only: no non-matching pair to draw' \
+    'knn: k = 1, not 5: a query of input has 1 neighbour (2 items, leave-one-out)' \
+    'R@2, R@4, R@8 (input): more than the 1 neighbour a query has (2 items, leave-one-out)'
+# four items, two classes of two: pairs at distance 1 match, the others are 10 or more apart: AP
+# 1; k = 3: each query's 3 neighbours are its pair and the other class's two: KNN accuracy 0; its
+# one positive is its nearest: R@1 = R@2 = P@1 = RP = MAP@R = mAP = MRR = 1
+small four four.npz
+rows four.md ap=1 ece=- 'knn (k = 3)=0' R@1=1 R@2=1 R@4=- R@8=- p1=1 rprec=1 map_r=1 map=1 mrr=1 'mrr (class avg)=1' \
+    nmi="$(clus four nmi)" ami="$(clus four ami)" tau=- auroc=-
+has four 'knn: k = 3, not 5: a query of input has 3 neighbours (4 items, leave-one-out)' \
+    'R@4, R@8 (input): more than the 3 neighbours a query has (4 items, leave-one-out)' \
+    'tau, auroc, aurc, eaurc (input): 4 queries cannot fill 20 bins'
+grep -q '"knn": 0, "recall_at": \[1, 2, 4, 8\], "recall": \[1, 1, null, null\], "p1": 1,' four.json || fail "four.json: $(cat four.json)"
+grep -q '"knn_k": 3' four.json || fail "four.json: no knn_k 3: $(cat four.json)"
+# the gallery four itself, each query's own id excluded: the same neighbours as leave-one-out
+small four-twin -g four.hs --exclude-id four.hs
+rows four-twin.md 'knn (k = 3)=0' R@1=1 R@2=1 R@4=- R@8=- map_r=1
+has four-twin 'knn: k = 3, not 5: a query of input has 3 neighbours (a gallery of 4 items, less the query'"'"'s own id)'
+# every class one item: no pair, no positive; KNN is defined (every vote wrong: 0)
+small single single.npz
+rows single.md ap=- 'knn (k = 5)=0' $(dashes $RET) nmi="$(clus single nmi)" ami="$(clus single ami)"
+avg_dashes single.md
+has single 'ap, ece (input): no class has two items: no matching pair to draw' \
+    'R@k, p1, rprec, map_r, map, mrr and their class averages (input): no query has a positive (another item of its class)'
+# one class of eight: every neighbour a positive; R@8 needs 8 neighbours, a query has 7
+small flat flat.npz
+rows flat.md ap=- 'knn (k = 5)=1' R@1=1 R@2=1 R@4=1 R@8=- p1=1 rprec=1 map_r=1 map=1 mrr=1 nmi=1 ami=1
+has flat 'ap, ece (input): one class only: no non-matching pair to draw' \
+    'R@8 (input): more than the 7 neighbours a query has (8 items, leave-one-out)'
+# a gallery with a class the queries lack (2, at (5, 0)): a query's 3 positives are its nearest
+# (0.5, 0.5 and 1.5 away), class 2 is 5 or 5.1 away, the other class 10: every number 1, R@8 beyond
+# the gallery's 7
+small fourgal -g gal.hs four.hs
+rows fourgal.md ap=1 'knn (k = 5)=1' R@1=1 R@2=1 R@4=1 R@8=- p1=1 rprec=1 map_r=1 map=1 mrr=1 'map_r (class avg)=1'
+has fourgal 'R@8 (input): more than the 7 neighbours a query has (a gallery of 7 items)'
+grep -q 'no positive' fourgal.md && fail "fourgal: a note on queries without a positive: $(cat fourgal.md)"
+# a gallery without the queries' classes: every KNN vote wrong, no positive anywhere
+small fourother -g other.hs four.hs
+rows fourother.md 'knn (k = 3)=0' $(dashes $RET)
+avg_dashes fourother.md
+has fourother 'R@k, p1, rprec, map_r, map, mrr and their class averages (input): no query has a positive (an item of its class in the gallery)'
+# a twin column smaller than the input: one k for the row, the smaller set's (sep.npz: k = 3 still
+# finds its own class, 1; four: 0)
+sh "$EV" --corrupt four.npz sep.npz > mixed.md 2> mixed.err || fail "--corrupt four.npz: $(cat mixed.err)"
+[ "$(row mixed.md 'knn (k = 3)')" = "1 0" ] && [ "$(row mixed.md R@4)" = "1 -" ] && [ "$(row mixed.md map_r)" = "1 1" ] ||
+    fail "--corrupt four.npz: $(cat mixed.md)"
+has mixed 'knn: k = 3, not 5: a query of corrupt has 3 neighbours (4 items, leave-one-out)'
+# -k K1,... beyond a small set: R@k as far as it goes (-k 4,8 on four: none; the rest stays)
+small fourk -k 1,3,8 four.npz
+rows fourk.md R@1=1 R@3=1 R@8=- map_r=1
+sh "$EV" -k 4,8 four.npz > fourk48.md 2> fourk48.err || fail "-k 4,8 on four: $(cat fourk48.err)"
+rows fourk48.md R@4=- R@8=- map_r=1 p1=1
+
 # --- refusals: one line, exit 1; misuse: usage, exit 2
 sh "$EV" -h > help.out 2>&1 && grep -q '^evaluate.sh \[-g GALLERY\]' help.out || fail "-h: $(head -n 3 help.out)"
 expect_exit 1 "a missing file" sh "$EV" nosuch.npz
@@ -196,6 +352,13 @@ grep -qx 'evaluate: digits.hs: not an embeddings stream or .npz (found a stream 
 expect_exit 1 "an evaluator failing" sh "$EV" --match-a -1 --match-b 0 sep.npz
 grep -qx 'evaluate: fromnpz failed on sep.npz: fromnpz: --match-a: -1 is out of range \[1e-300, 1e+300\]' "$T/expect.err" ||
     fail "--match-a -1: $(cat "$T/expect.err")"
+expect_exit 2 "-k decreasing" sh "$EV" -k 4,2 sep.npz
+expect_exit 2 "-k 0" sh "$EV" -k 0,1 sep.npz
+expect_exit 2 "-k not numbers" sh "$EV" -k 1,x sep.npz
+PYTHONPATH="$root/python" $PY -c 'import numpy as np, hedge_stream as hs
+hs.write("empty.hs", "embeddings", {"mu": np.zeros((0, 1, 2), np.float32), "class": np.zeros(0, np.int64)})' || fail "empty.hs"
+expect_exit 1 "no items" sh "$EV" empty.hs
+grep -qx 'evaluate: empty.hs: no items (nothing to evaluate)' "$T/expect.err" || fail "no items: $(cat "$T/expect.err")"
 expect_exit 2 "no input" sh "$EV"
 expect_exit 2 "--match-a alone" sh "$EV" --match-a 1 sep.npz
 

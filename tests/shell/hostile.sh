@@ -118,6 +118,7 @@ def extra(H, R):
 variant("extra.ckpt", fr=extra)
 variant("nanlr.ckpt", fh=lambda H: H["meta"].__setitem__("lr", float("nan")))
 variant("huge.ckpt", fh=lambda H: (H["meta"].__setitem__("C", 64), H["meta"].__setitem__("D", 4096)))
+variant("digits0.ckpt", fh=lambda H: H["meta"].__setitem__("digits", 0))
 EOF
 expect_fail 1 "optim.m" sh -c 'train --resume u8.ckpt -n 4 -t 1 < b.hs'
 expect_fail 1 "'step' is -5" sh -c 'train --resume negstep.ckpt -n 4 -t 1 < b.hs'
@@ -126,6 +127,10 @@ expect_fail 1 "tensors" sh -c 'embed -m extra.ckpt < a.hs'
 expect_fail 1 "'lr'" sh -c 'train --resume nanlr.ckpt -n 4 -t 1 < b.hs'
 # a header that would make the model cost gigabytes before its tensors can be checked
 expect_fail 1 "more than 4096" sh -c 'embed -m huge.ckpt < a.hs'
+# digits 0 (absent is how a model of other images says it has no digits): refused, one line
+expect_fail 1 "digits0.ckpt: checkpoint header 'digits' is 0" sh -c 'embed -m digits0.ckpt < a.hs'
+[ "$(wc -l < "$T/err")" = 1 ] || fail "embed -m digits0.ckpt: not one line: $(cat "$T/err")"
+expect_fail 1 "digits0.ckpt: checkpoint header 'digits' is 0" sh -c 'train --resume digits0.ckpt -o r.ckpt -n 4 -t 1 < b.hs'
 embed -m m.ckpt < a.hs > /dev/null || fail "the untouched checkpoint is rejected"
 
 # the kernel and code path that computed it are in the checkpoint

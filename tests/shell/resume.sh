@@ -2,7 +2,8 @@
 # What a checkpoint carries across a resume and what a reader refuses in it (issue 19):
 # non-finite parameters are refused by name (13); the lineage keeps the original command and
 # records each resume apart, and every option that shapes the run is stored (14); the --log of
-# a run killed with -9 and resumed equals that of an uninterrupted run (10).
+# a run killed with -9 and resumed equals that of an uninterrupted run (10). A run that trains no
+# step writes nothing, and a resumed run never moves a checkpoint back (issue 34).
 # Checkpoints are rewritten with Debian's python3 and its msgpack.
 set -u
 . "$(dirname "$0")/../lib.sh"
@@ -119,4 +120,60 @@ printf '170\t0.5' >> v.log   # and a line cut short by a kill
 train --resume v.step000000060.ckpt -o w.ckpt -t 1 --log v.log < all.hs 2>/dev/null || fail "resume from a snapshot"
 cut -f 1-7,10- v.log > v.cols
 cmp -s u.cols v.cols || fail "a log resumed from an earlier step was not cut back: $(diff u.cols v.cols | head -n 8)"
+
+# --- issue 34: a run that trains no step writes nothing, and a resumed run never moves a
+# checkpoint back. An input that fails before the first step (the header, then a cut record: an
+# upstream batcher that died) or ends without a batch leaves the checkpoint and its log as they
+# were and exits 1; so does a resumed run whose input fails right after the batches it skips.
+train -o c.ckpt --head mog -D 2 -n 20 -S 3 -t 1 --snapshot-every 10 --log c.log < all.hs 2>/dev/null || fail "train c"
+cp c.ckpt c20.ckpt && cp c.log c20.log
+# cutN.hs: the header, N batches and 100 bytes of the next; none.hs: the header and the end
+# marker; prints the header's length
+hlen=$(/usr/bin/python3 -c '
+import msgpack
+data = open("all.hs", "rb").read()
+u = msgpack.Unpacker(raw=False, strict_map_key=False, max_buffer_size=len(data) + 1)
+u.feed(data)
+ends = []
+for o in u:
+    ends.append(u.tell())
+for n in (5, 20):
+    open("cut%d.hs" % n, "wb").write(data[:ends[n] + 100])
+open("none.hs", "wb").write(data[:ends[0]] + msgpack.packb({"end": 0}))
+print(ends[0])') || fail "python3 could not cut all.hs"
+unchanged() { cmp -s c.ckpt c20.ckpt && cmp -s c.log c20.log || fail "$1: c.ckpt or c.log was changed"; }
+expect_fail 1 "no step trained: c.ckpt left as it was" \
+    sh -c "head -c $((hlen + 100)) all.hs | train -o c.ckpt --head mog -D 2 -n 20 -S 3 -t 1 --log c.log"
+grep -q "truncated stream" "$T/err" && ! grep -q "saved the state" "$T/err" || fail "a cut input: $(cat "$T/err")"
+unchanged "a new run on a cut input"
+expect_fail 1 "no step trained: c.ckpt left as it was" train -o c.ckpt --head mog -D 2 -n 20 -S 3 -t 1 --log c.log < none.hs
+grep -q "input ended before the first step" "$T/err" || fail "an input without a batch: $(cat "$T/err")"
+unchanged "a new run on an input without a batch"
+expect_fail 1 "no step trained" sh -c "head -c $((hlen + 100)) all.hs | train -o new.ckpt --head mog -D 2 -n 20 -t 1"
+[ -e new.ckpt ] && fail "a run that trained no step wrote new.ckpt"
+expect_fail 1 "no step trained: c.ckpt left as it was" train --resume c.ckpt -n 40 -t 1 --log c.log < cut20.hs
+unchanged "a resumed run whose input fails after the batches it skips"
+# a resumed run at its last step has nothing to train: exit 0, nothing written
+expect_fail 0 "nothing to train" train --resume c.ckpt -t 1 --log c.log < all.hs
+unchanged "a resumed run with nothing to train"
+# a new run of no steps is misuse
+expect_fail 2 "a new run trains at least one step" train -o c.ckpt --head mog -D 2 -n 0 -t 1 < all.hs
+unchanged "train -n 0"
+# a run that failed after 5 steps saves them
+expect_fail 1 "saved the state after step 5 to five.ckpt" train -o five.ckpt --head mog -D 2 -n 20 -S 3 -t 1 < cut5.hs
+[ "$(meta five.ckpt step)" = 5 ] || fail "the state saved after 5 steps is at step $(meta five.ckpt step)"
+# resumed from an earlier snapshot, a run does not write over a checkpoint at a later step: it
+# is refused before any work; into a checkpoint at its step or before, or a new file, it goes on
+expect_fail 1 "c.ckpt is at step 20, past step 10" train --resume c.step000000010.ckpt -o c.ckpt -t 1 --log c.log < all.hs
+unchanged "resumed from step 10 into c.ckpt at step 20"
+cp c.step000000010.ckpt ten.ckpt
+train --resume c.step000000010.ckpt -o ten.ckpt -n 12 -t 1 < all.hs 2>/dev/null || fail "resume into a checkpoint at its step"
+[ "$(meta ten.ckpt step)" = 12 ] || fail "resumed into ten.ckpt: step $(meta ten.ckpt step)"
+# a file at -o that is not a stream is refused (and kept); a link to /dev/null is only written
+echo 'not a checkpoint' > junk.ckpt && cp junk.ckpt junk.orig
+expect_fail 1 "junk.ckpt: not a hedge stream" train --resume c.step000000010.ckpt -o junk.ckpt -n 12 -t 1 < all.hs
+cmp -s junk.ckpt junk.orig || fail "a resumed run changed junk.ckpt"
+ln -s /dev/null null.ckpt
+train --resume c.step000000010.ckpt -o null.ckpt -n 12 -t 1 < all.hs 2>/dev/null || fail "resume into a link to /dev/null"
+[ -c /dev/null ] && [ -L null.ckpt ] || fail "/dev/null or the link to it was replaced"
 pass

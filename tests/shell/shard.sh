@@ -7,7 +7,7 @@
 # the definitions on a ranking in double); a shard whose queries have no positive; the
 # refusals (a gap, an overlap, a whole output among shards, shards of another run, a range past
 # the input, --queries with --global); evaluate.sh --shards N equal to evaluate.sh, locally
-# (through the loopback sshd: tests/shell/grid.sh). Needs Debian's python3 with numpy.
+# (through the loopback sshd: tests/shell/grid.sh), on sets too small for knn or retrieve too. Needs Debian's python3 with numpy.
 set -u
 . "$(dirname "$0")/../lib.sh"
 root=$(cd "$(dirname "$0")/../.." && pwd)
@@ -163,6 +163,17 @@ sed 's/, "reject_tsv": "[^"]*"//' ev3.json | cmp -s - whole.json || fail "--shar
 [ "$(cat ev3/shards-input.txt | tr '\n' ' ')" = "input-0000 0:256 input-0001 256:512 input-0002 512:700 " ] ||
     fail "the shards: $(cat ev3/shards-input.txt)"
 grep -q 'knn (k = 5)' ev3.md || fail "no knn row: $(cat ev3.md)"
+# sets too small for a program (issue 34 item 8): the shards leave it out as evaluate.sh does
+# alone (40 items each its own class: no retrieval, 2 shards of knn; 1 item: neither)
+$PY -c 'import numpy as np, hedge_stream as hs
+hs.write("lone40.hs", "embeddings", {"mu": np.arange(80, dtype=np.float32).reshape(40, 1, 2), "class": np.arange(40)})
+hs.write("lone1.hs", "embeddings", {"mu": np.zeros((1, 1, 2), np.float32), "class": np.zeros(1, np.int64)})' || fail "the small sets"
+for x in lone40 lone1; do
+    sh "$EV" --json "$x.json" "$x.hs" > "$x.md" 2> "$x.err" || fail "evaluate.sh $x.hs: $(cat "$x.err")"
+    sh "$EV" --shards 2 --json "$x-s.json" "$x.hs" > "$x-s.md" 2> "$x-s.err" || fail "evaluate.sh --shards 2 $x.hs: $(cat "$x-s.err")"
+    cmp -s "$x.md" "$x-s.md" && cmp -s "$x.json" "$x-s.json" || fail "--shards 2 on $x.hs: another table: $(diff "$x.md" "$x-s.md")"
+done
+[ "$(grep -c ' | - |$' lone40.md)" = 19 ] || fail "lone40: not 19 numbers '-': $(cat lone40.md)"
 expect_exit 2 "--shards 0" sh "$EV" --shards 0 q.hs
 expect_exit 2 "--sshlogin without --shards" sh "$EV" --sshlogin : q.hs
 pass

@@ -48,9 +48,13 @@ awk -F'\t' 'NR > 1 && $1 == 40 { exit !($10 > 2.9e-4 && $10 < 3.1e-4) }' s40.log
 # own pid (no pgrep: other trainings may run on the machine).
 mkfifo int.fifo
 batches > int.fifo 2>/dev/null &
-train -o int.ckpt --head point -D 2 -n 100000 -t 1 --save-every 100000 < int.fifo 2>int.err &
+train -o int.ckpt --head point -D 2 -n 100000 -t 1 --save-every 100000 --snapshot-every 1 < int.fifo 2>int.err &
 pid=$!
 wait_caught $pid 2 || { kill $pid 2>/dev/null; fail "train never caught SIGINT"; }
+# a run that has trained no step writes nothing (issue 34): wait for its first step's snapshot
+_i=0
+while [ ! -s int.step000000001.ckpt ] && [ $_i -lt 1200 ]; do sleep 0.1; _i=$((_i + 1)); done
+[ -s int.step000000001.ckpt ] || { kill $pid 2>/dev/null; fail "train made no step in 120 s"; }
 kill -INT $pid
 wait $pid
 rc=$?
@@ -98,7 +102,11 @@ expect_exit 2 "train -K not a multiple of -C" sh -c 'train -o x.ckpt --head mog 
 expect_exit 2 "embed without -m" sh -c 'embed < test.hs'
 [ ! -e x.ckpt ] || fail "a failed train left x.ckpt behind"
 # -h lists every loss of the registry (the names `--loss` knows), each with its line of help
-known=$(train -o x.ckpt --loss no-such-loss < /dev/null 2>&1 | sed -n 's/.*known: *//p')
+# (an unknown loss is misuse like any other: the message, then the Try line; issue 34)
+expect_fail 2 "--loss: unknown loss 'no-such-loss'; known: " train -o x.ckpt --loss no-such-loss < /dev/null
+[ "$(wc -l < "$T/err")" = 2 ] && sed -n 2p "$T/err" | grep -qx "Try 'train --help' for help." ||
+    fail "train --loss no-such-loss: not the message and the Try line: $(cat "$T/err")"
+known=$(sed -n '1s/.*known: *//p' "$T/err")
 [ -n "$known" ] || fail "train --loss no-such-loss does not list the known losses"
 train -h > h.txt || fail "train -h"
 for l in $known; do

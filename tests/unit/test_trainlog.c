@@ -1,7 +1,8 @@
 /* trainlog and lossopt, the machinery train's main stands on: a resumed log is cut back to the
- * checkpoint's step (header kept; a line past the step, cut short or not a step ends it), a line is
- * written every TRAINLOG_EVERY steps and at the last; lossopt's defaults, overrides and the check
- * that an option belongs to its loss. */
+ * checkpoint's step (header kept; a line past the step, cut short or not a step ends it) at the
+ * run's first step, and a run that trains none leaves a log as it was; a line is written every
+ * TRAINLOG_EVERY steps and at the last; lossopt's defaults, overrides and the check that an
+ * option belongs to its loss. */
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
@@ -17,6 +18,17 @@ static void put(const char *text)
     FILE *f = fopen(path, "w");
     fputs(text, f);
     fclose(f);
+}
+
+/* a run resumed at step 100 (new: a new run) that trains one step, 101, which writes no line */
+static void one_step(int resumed)
+{
+    trainlog g;
+    loss_stats st = {0};
+    trainlog_open(&g, path, resumed, resumed ? 100 : 0);
+    trainlog_start(&g);
+    trainlog_step(&g, resumed ? 101 : 1, 200, 32, 0.25, &st, 1e-3);
+    trainlog_close(&g);
 }
 
 static int has(const char *want)
@@ -37,24 +49,34 @@ int main(void)
     CHECK(fd >= 0);
     close(fd);
     trainlog g;
-    /* resumed at step 100: lines 50 and 100 stay, 150 goes, and so does everything after it */
-    put(TRAINLOG_HEADER "50\t1\n100\t2\n150\t3\n100\t4\n");
+    /* resumed at step 100: lines 50 and 100 stay, 150 goes, and so does everything after it;
+     * but not before the run has trained a step: a run that trains none (its input failed)
+     * leaves the log as it was, resumed or new */
+    const char *ahead = TRAINLOG_HEADER "50\t1\n100\t2\n150\t3\n100\t4\n";
+    put(ahead);
     trainlog_open(&g, path, 1, 100);
+    trainlog_start(&g);
     trainlog_close(&g);
+    CHECK(has(ahead));
+    trainlog_open(&g, path, 0, 0);
+    trainlog_close(&g);
+    CHECK(has(ahead));
+    one_step(1);
     CHECK(has(TRAINLOG_HEADER "50\t1\n100\t2\n"));
     /* a line cut short (a kill during a write), then a line that is not a step */
     put(TRAINLOG_HEADER "50\t1\n10");
-    trainlog_open(&g, path, 1, 100);
-    trainlog_close(&g);
+    one_step(1);
     CHECK(has(TRAINLOG_HEADER "50\t1\n"));
     put(TRAINLOG_HEADER "50\t1\nnan\t2\n");
-    trainlog_open(&g, path, 1, 100);
-    trainlog_close(&g);
+    one_step(1);
     CHECK(has(TRAINLOG_HEADER "50\t1\n"));
-    /* an empty log, or a new run: written afresh with the header */
+    /* an empty log, or a new run: written afresh with the header (an empty one at once) */
     put("");
     trainlog_open(&g, path, 1, 100);
     trainlog_close(&g);
+    CHECK(has(TRAINLOG_HEADER));
+    put(ahead);
+    one_step(0);
     CHECK(has(TRAINLOG_HEADER));
     put("50\t1\n");
     trainlog_open(&g, path, 0, 0);

@@ -1,0 +1,89 @@
+"""torch_mlp.py: hedge's mlp body (lib/body_mlp.c) with the point and MoG heads and the pair
+losses in PyTorch (Debian python3-torch 1.13), the peer of `train --body mlp:...` in
+tests/bench/torch.sh (a benchmark, not part of `make test`; stdlib, numpy and torch only).
+
+    python3 torch_mlp.py BATCHES.npz HEAD STEPS THREADS WIDTHS     HEAD: point, mog1 or mog2
+                                                                   WIDTHS: e.g. 512,256
+
+BATCHES.npz: a `pairbatch` stream of a `features` stream through tonpz (features1, features2
+float32 [B x 128, F], match uint8 [B x 128]), cycled batch by batch. Prints "images_per_s X":
+256 items (128 pairs) per step, over STEPS steps after 5 warm-up steps (the data in memory as
+float tensors already: hedge's train copies each record's floats, nothing more).
+
+The same computation as hedge, float32: fc W1 ReLU, fc W2 ReLU, ..., head fc to D = 2 (point)
+or C x 2D (mog); Xavier uniform weights, zero biases; Adam, lr 1e-3; softcon or VIB exactly as
+torch_train.py (imported from it).
+"""
+
+import math
+import os
+import sys
+import time
+
+import numpy as np
+import torch
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from torch_train import D, WARMUP, softcon, vib  # noqa: E402
+
+
+class MLP(torch.nn.Module):
+    def __init__(self, features, widths, outputs):
+        super().__init__()
+        sizes = [features] + widths
+        self.layers = torch.nn.ModuleList(torch.nn.Linear(a, b) for a, b in zip(sizes, sizes[1:]))
+        self.head = torch.nn.Linear(sizes[-1], outputs)
+        for m in list(self.layers) + [self.head]:
+            torch.nn.init.xavier_uniform_(m.weight)
+            torch.nn.init.zeros_(m.bias)
+
+    def forward(self, x):
+        for layer in self.layers:
+            x = torch.relu(layer(x))
+        return self.head(x)
+
+
+def main(argv):
+    if len(argv) != 6 or argv[2] not in ("point", "mog1", "mog2"):
+        sys.stderr.write("usage: torch_mlp.py BATCHES.npz point|mog1|mog2 STEPS THREADS WIDTHS\n")
+        return 2
+    steps, threads = int(argv[3]), int(argv[4])
+    widths = [int(w) for w in argv[5].split(",")]
+    torch.set_num_threads(threads)
+    torch.set_num_interop_threads(1)
+    torch.manual_seed(714)
+    z = np.load(argv[1])
+    f1, f2, match = z["features1"], z["features2"], z["match"]
+    nb = len(match) // 128
+    batches = [(torch.from_numpy(np.concatenate([f1[i * 128:(i + 1) * 128], f2[i * 128:(i + 1) * 128]])),
+                torch.from_numpy(match[i * 128:(i + 1) * 128].astype(np.float32) * 2 - 1)) for i in range(nb)]
+    C = {"point": 1, "mog1": 1, "mog2": 2}[argv[2]]
+    net = MLP(f1.shape[1], widths, D if argv[2] == "point" else C * 2 * D)
+    a_raw = torch.nn.Parameter(torch.tensor(math.log(math.e - 1)))  # a = softplus(a_raw) = 1
+    b = torch.nn.Parameter(torch.tensor(0.0))
+    opt = torch.optim.Adam(list(net.parameters()) + [a_raw, b], lr=1e-3)
+
+    def step(i):
+        x, sign = batches[i % nb]
+        out = net(x)
+        loss = softcon(out, sign, a_raw, b) if argv[2] == "point" else vib(out, sign, a_raw, b, C)
+        opt.zero_grad()
+        loss.backward()
+        opt.step()
+        return loss
+
+    for i in range(WARMUP):
+        step(i)
+    t0 = time.perf_counter()
+    for i in range(steps):
+        loss = step(WARMUP + i)
+    t1 = time.perf_counter()
+    if not math.isfinite(float(loss)):
+        sys.stderr.write("torch_mlp.py: the loss is %g\n" % float(loss))
+        return 1
+    print("images_per_s %.0f" % (steps * 256 / (t1 - t0)))
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv))
