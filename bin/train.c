@@ -18,7 +18,6 @@
 #include "body.h"
 #include "ckpt.h"
 #include "feed.h"
-#include "head.h"
 #include "loss.h"
 #include "model.h"
 #include "model_query.h"
@@ -43,16 +42,7 @@ static const char *synopsis(void)
     for (int i = 0; loss_kinds[i] && n < sizeof buf; i++)
         n += (size_t)snprintf(buf + n, sizeof buf - n, "%s %s", i ? "," : "", loss_kinds[i]->name);
     if (n < sizeof buf)
-        n += (size_t)snprintf(buf + n, sizeof buf - n, "\n  bodies (--body):");
-    for (int i = 0; body_kinds[i] && n < sizeof buf; i++)
-        n += (size_t)snprintf(buf + n, sizeof buf - n, "%s %s%s", i ? "," : "", body_kinds[i]->name,
-                              strcmp(body_kinds[i]->name, "mlp") ? "" : ":W1,W2,...");
-    if (n < sizeof buf)
-        n += (size_t)snprintf(buf + n, sizeof buf - n, "\n  heads (--head):");
-    for (int i = 0; head_kinds[i] && n < sizeof buf; i++)
-        n += (size_t)snprintf(buf + n, sizeof buf - n, "%s %s", i ? "," : "", head_kinds[i]->name);
-    if (n < sizeof buf)
-        snprintf(buf + n, sizeof buf - n, "\n");
+        snprintf(buf + n, sizeof buf - n, "\n%s", model_names());
     return buf;
 }
 
@@ -66,15 +56,15 @@ typedef struct {
     long steps, save_every, snapshot_every;
     int steps_set, C_set, save_every_set, snapshot_every_set; /* given: they override a resumed checkpoint's */
     int D_set;
-    model_config body; /* --body: the body and its settings (lib/body.h); body_set 0: by the input */
-    int body_set;
+    model_config body; /* --body: the body and its settings (lib/body.h); body -1: by the input */
     uint64_t seed;
 } options;
 
 static options parse_options(int argc, char **argv)
 {
     options op = {.head = -1, .C = 1, .D = 2, .lo = lossopt_none(), .lr = 1e-3, .steps = 20000,
-                  .save_every = CKPT_SAVE_EVERY, .seed = 714, .threads = 2, .optim = OPTIM_ADAM};
+                  .save_every = CKPT_SAVE_EVERY, .seed = 714, .threads = 2, .optim = OPTIM_ADAM,
+                  .body = {.body = -1}};
     enum { O_RESUME = 256, O_HEAD, O_LOSS, O_BETA, O_MARGIN, O_A0, O_B0, O_OPTIM, O_LR, O_SAVE, O_LOG, O_PROG,
            O_WARMUP, O_DECAY, O_LREND, O_SNAP, O_SE2, O_SAMPLER,
            O_TRIPLET, O_MINING,
@@ -102,7 +92,6 @@ static options parse_options(int argc, char **argv)
             const char *bad = body_parse(&op.body, optarg);
             if (bad)
                 usage_die("--body: %s", bad);
-            op.body_set = 1;
             break;
         }
         case 'C': op.C = (int)parse_long("-C", optarg, 1, 64); op.C_set = 1; break;
@@ -226,31 +215,15 @@ static const loss_kind *choose_loss(options *op)
 static model *start(const options *op, const loss_kind *L, const feed *f, ckpt_info *ci, optim **o)
 {
     memset(ci, 0, sizeof *ci);
-    ci->mc = op->body; /* the body and its settings; without --body: conv for images, linear for features */
-    if (!op->body_set)
-        body_parse(&ci->mc, f->features ? "linear" : "conv");
-    const char *misfit = feed_fits(f, &ci->mc);
-    if (misfit)
-        die("%s", misfit);
-    ci->mc.digits = f->digits;
+    ci->mc = op->body; /* the body and its settings; the rest from the options and the input */
     ci->mc.head = op->head;
     ci->mc.C = op->head == HEAD_POINT ? 1 : op->C;
     ci->mc.D = op->D;
-    ci->mc.channels = f->channels;
-    ci->mc.height = f->height;
-    ci->mc.width = f->width;
-    ci->mc.features = f->features ? f->nfeatures : 0;
     ci->mc.query = L->needs_query;
     if (L->needs_query && f->digits < 1)
         die("loss %s embeds each class's digit string with a query tower: it needs N-digit MNIST batches (meta "
             "digits), not these", L->name);
-    if (head_of(op->head) && head_of(op->head)->mean_is_input) { /* pfe: D is the features' */
-        if (op->D_set && op->D != f->nfeatures)
-            usage_die("--head %s: the mean is the input, so D is its %d features (-D %d given)",
-                      model_head_name(op->head), f->nfeatures, op->D);
-        ci->mc.D = f->nfeatures;
-    }
-    const char *why = model_check(&ci->mc);
+    const char *why = feed_model_input(f, &ci->mc, op->D_set);
     if (why)
         die("cannot build the model: %s", why);
     snprintf(ci->loss, sizeof ci->loss, "%s", L->name);

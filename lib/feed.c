@@ -5,6 +5,7 @@
 #include <string.h>
 
 #include "body.h"
+#include "head.h"
 #include "model.h"
 #include "util.h"
 
@@ -209,6 +210,31 @@ const char *feed_fits(const feed *f, const model_config *mc)
     else
         return NULL;
     return why;
+}
+
+const char *feed_model_input(const feed *f, model_config *mc, int D_given)
+{
+    static _Thread_local char why[160];
+    if (mc->body < 0) /* conv for images, linear for features */
+        body_parse(mc, f->features ? "linear" : "conv");
+    const char *misfit = feed_fits(f, mc);
+    if (misfit)
+        return misfit;
+    mc->digits = f->digits;
+    mc->channels = f->channels;
+    mc->height = f->height;
+    mc->width = f->width;
+    mc->features = f->features ? f->nfeatures : 0;
+    const head_kind *hk = head_of(mc->head);
+    if (hk && hk->mean_is_input && f->features) { /* pfe: D is the features' */
+        if (D_given && mc->D != f->nfeatures) {
+            snprintf(why, sizeof why, "the %s head's mean is the input, so D is its %d features (-D %d given)",
+                     hk->name, f->nfeatures, mc->D);
+            return why;
+        }
+        mc->D = f->nfeatures;
+    }
+    return model_check(mc);
 }
 
 const char *feed_batcher_mode(int kinds)

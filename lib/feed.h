@@ -64,6 +64,11 @@ void feed_free(feed *f);
  * vectors of its length; a size of 0 in mc is not checked), else what is wrong (in a
  * thread-local buffer) */
 const char *feed_fits(const feed *f, const model_config *mc);
+/* the input side of a new model's configuration (head, C, D, query set): its body when
+ * mc->body < 0 (conv for images, linear for features), the images' geometry or the features'
+ * length, D = the features for a pfe head (D_given: -D was given, and must agree); NULL when
+ * the model can be built (model_check), else what is wrong */
+const char *feed_model_input(const feed *f, model_config *mc, int D_given);
 /* the batcher command that makes each kind in a bit set, for messages: "batcher -m pairs" ... */
 const char *feed_batcher_mode(int kinds);
 

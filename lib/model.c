@@ -56,6 +56,22 @@ int model_head_parse(const char *name)
     return -1;
 }
 
+const char *model_names(void)
+{
+    static char buf[512];
+    size_t n = (size_t)snprintf(buf, sizeof buf, "  bodies (--body):");
+    for (int i = 0; body_kinds[i] && n < sizeof buf; i++)
+        n += (size_t)snprintf(buf + n, sizeof buf - n, "%s %s%s", i ? "," : "", body_kinds[i]->name,
+                              body_kinds[i]->parse(&(model_config){0}, NULL) ? ":W1,W2,..." : "");
+    if (n < sizeof buf)
+        n += (size_t)snprintf(buf + n, sizeof buf - n, "\n  heads (--head):");
+    for (int i = 0; head_kinds[i] && n < sizeof buf; i++)
+        n += (size_t)snprintf(buf + n, sizeof buf - n, "%s %s", i ? "," : "", head_kinds[i]->name);
+    if (n < sizeof buf)
+        snprintf(buf + n, sizeof buf - n, "\n");
+    return buf;
+}
+
 int model_takes_features(const model_config *cfg)
 {
     const body_kind *B = body_of(cfg);

@@ -49,6 +49,9 @@ enum { HEAD_POINT = 0, HEAD_MOG = 1, HEAD_ISO = 2, HEAD_PFE = 3, HEAD_PFE_ISO = 
 #define MODEL_VAR_FLOOR 1e-6f
 #define MODEL_LOGVAR_MAX 20.0f
 /* "point", "mog", "iso", "pfe", "pfe-iso"; parse returns -1 for an unknown name */
+/* for usage texts, from the registries: "  bodies (--body): conv, mlp:W1,W2,..., linear\n  heads
+ * (--head): point, ...\n" */
+const char *model_names(void);
 const char *model_head_name(int head);
 int model_head_parse(const char *name);
 
