@@ -184,7 +184,9 @@ $(BUILD)/man/hedge.1: man/hedge.1.scd
 # programs and pipelines as `hedge train ...`, so that their short names never clash with other
 # tools), the programs in PREFIX/lib/hedge/bin, the pipelines beside them (pipelines/common.sh
 # finds the programs there), the Python module in PREFIX/lib/hedge/python, the man pages in
-# PREFIX/share/man. `make uninstall` (same PREFIX and DESTDIR) removes exactly those files.
+# PREFIX/share/man. `make uninstall` (same PREFIX and DESTDIR) removes exactly those files. The
+# installed hedge never reads this tree's data/: each user's MNIST lives in the XDG data folder,
+# where `hedge fetch-mnist` puts it (bin/hedge.sh).
 PREFIX  ?= /usr/local
 LIBDIR   = $(PREFIX)/lib/hedge
 MANDIR   = $(PREFIX)/share/man
@@ -198,6 +200,8 @@ install: $(BINS) man
 	install -m 644 python/hedge_stream.py $(DESTDIR)$(LIBDIR)/python
 	install -m 644 $(filter %.1,$(MANS)) $(DESTDIR)$(MANDIR)/man1
 	install -m 644 $(filter %.5,$(MANS)) $(DESTDIR)$(MANDIR)/man5
+	@echo "hedge is installed in $(DESTDIR)$(PREFIX); its MNIST goes into each user's" \
+	    "\$${XDG_DATA_HOME:-\$$HOME/.local/share}/hedge/mnist: hedge fetch-mnist"
 
 uninstall:
 	rm -f $(DESTDIR)$(PREFIX)/bin/hedge $(BINS:$(BUILD)/bin/%=$(DESTDIR)$(LIBDIR)/bin/%) \

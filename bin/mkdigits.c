@@ -138,7 +138,7 @@ static void need_mnist_dir(const char *dir)
     struct stat st;
     if (stat(dir, &st) != 0 || !S_ISDIR(st.st_mode))
         usage_die("no MNIST directory %s (give --mnist DIR or set HEDGE_MNIST; `make data` makes the "
-                  "default)", dir);
+                  "default, `hedge fetch-mnist` the installed hedge's)", dir);
 }
 
 /* the header both ways share: provenance, the fields, and meta up to `dataset` */

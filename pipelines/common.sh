@@ -10,6 +10,20 @@ BUILD=${BUILD:-build}
 case "$BUILD" in /*) ;; *) BUILD="$HEDGE_ROOT/$BUILD" ;; esac
 PATH="$BUILD/bin:$PATH"
 export PATH HEDGE_ROOT BUILD
+# The MNIST: mkdigits reads HEDGE_MNIST, else the data/mnist of the source tree it was built in
+# (make's DATA; `make data` fetches it there). An installed tree (BUILD = HEDGE_ROOT) must not
+# depend on that tree: its data lives in the user's XDG data folder,
+# ${XDG_DATA_HOME:-$HOME/.local/share}/hedge/mnist, where `hedge fetch-mnist` puts it (bin/hedge.sh
+# sets the same for the programs it runs). mnist_dir is where the MNIST goes: HEDGE_MNIST, else
+# the source tree's data/mnist.
+if [ "$BUILD" = "$HEDGE_ROOT" ] && [ -z "${HEDGE_MNIST:-}" ]; then
+    case ${XDG_DATA_HOME:-} in
+    /*) HEDGE_MNIST=$XDG_DATA_HOME/hedge/mnist ;;
+    *) HEDGE_MNIST=${HOME:-}/.local/share/hedge/mnist ;;
+    esac
+    export HEDGE_MNIST
+fi
+mnist_dir=${HEDGE_MNIST:-$HEDGE_ROOT/data/mnist}
 # Threads on purpose: a pipeline runs several programs; each BLAS user gets one thread unless
 # a script says otherwise (train gets the cores its job slot owns).
 export OPENBLAS_NUM_THREADS=1

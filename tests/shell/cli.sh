@@ -3,7 +3,8 @@
 # -h and --help print a short synopsis naming the man page (exit 0); --version prints
 # "PROG (hedge) VERSION" (exit 0); misuse is one line and the "Try" line (exit 2, nothing on
 # stdout, no getopt line); a program that writes a binary stream refuses a terminal (exit 2, one
-# line); --json takes a FILE (- for stdout); TSV outputs have one plain header line.
+# line); --json takes a FILE (- for stdout); TSV outputs have one plain header line. The command
+# hedge of a source tree shows the man pages before `make man` has made them.
 # A new program fails here until it is listed in the tables below and follows the convention.
 . "$(dirname "$0")/../lib.sh"
 FIX=$BIN/../tests/test_evalfix
@@ -111,4 +112,14 @@ for f in pr c t; do
     [ "$(grep -c '^#' "$T/$f.tsv")" = 0 ] || fail "$f.tsv has a # line"
 done
 expect_exit 2 "totsv -H (no header is no longer an option)" totsv -H "$T/e.hs"
+
+# the command hedge in a source tree where `make man` has not run (bin/hedge.sh, a build without
+# man/): hedge help shows the pages made from man/*.scd, the stream format's too
+mkdir -p "$T/noman" && ln -s "$BIN" "$T/noman/bin" || fail "a build without man pages"
+if command -v man > /dev/null; then
+    BUILD=$T/noman MANPAGER=cat sh "$ROOT/bin/hedge.sh" help stream > "$T/hs" 2>&1 && grep -q 'THE TRAILER' "$T/hs" ||
+        fail "hedge help stream without make man: $(head -c 300 "$T/hs")"
+    BUILD=$T/noman MANPAGER=cat sh "$ROOT/bin/hedge.sh" help knn > "$T/hk" 2>&1 && grep -q 'EXIT STATUS' "$T/hk" ||
+        fail "hedge help knn without make man: $(head -c 300 "$T/hk")"
+fi
 pass

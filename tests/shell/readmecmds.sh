@@ -1,9 +1,16 @@
 #!/bin/sh
-# readmecmds: every command shown in README.md works as written. The README's code blocks are
-# read by their tag:
-#   ```sh, ```python   run, in the order of the README, as one script (sh -e; a python block
-#                      through python3), in a tree like hedge's (build/bin, python/, pipelines/)
-#                      with nothing else on PATH, on the small data they make themselves;
+# readmecmds: every command shown in README.md works as written, for a new user. The README's
+# code blocks are read by their tag:
+#   ```sh, ```python   run in the order of the README, each block in a shell of its own as a new
+#                      user's terminal would run it: a fresh environment (env -i, HOME a new
+#                      folder, PATH=/usr/bin:/bin: a block that needs hedge's programs on PATH
+#                      says so itself), stdout on a terminal (a pty from script(1): a program
+#                      that refuses to write a stream to a terminal fails here as it would
+#                      there), sh -e (a python block: python3), in a tree like hedge's (build/bin,
+#                      python/, pipelines/, .gitignore) on the small data the blocks make
+#                      themselves; the files a block made stay for the later ones. Afterwards
+#                      `git status` in that tree shows nothing new: what the commands leave at the
+#                      top of hedge's tree is git-ignored;
 #   ```                commands too long to run here (the quick start, the pipelines: minutes
 #                      to hours): each line is checked, not run, and named with the reason:
 #                      `make T` needs a target T in the Makefile; `sh pipelines/X.sh ARGS OUT`
@@ -11,7 +18,10 @@
 #                      experiment among the words of its usage;
 #   ```text            pictures and output, not commands.
 # Any other tag, or a line of a ``` block of another form, fails: a new command is either run
-# or checked. README=FILE checks another copy (to see the test fail on a broken command).
+# or checked. A command in the running text (`PROG ARGS`, PROG one of hedge's programs, ARGS
+# naming a file the blocks made: `knn mine.hs`) is run too, on a terminal, with the programs on
+# PATH as the section that made its file put them. README=FILE checks another copy (to see the
+# test fail on a broken command).
 . "$(dirname "$0")/../lib.sh"
 ROOT=$(cd "$(dirname "$0")/../.." && pwd)
 README=${README:-$ROOT/README.md}
@@ -28,21 +38,54 @@ grep -q '^unclosed	' "$T/blocks" && fail "$README: a code block is never closed"
 bad=$(cut -f1 "$T/blocks" | sort -u | grep -vx -e sh -e python -e text -e - | head -n 3)
 [ -z "$bad" ] && [ -s "$T/blocks" ] || fail "$README: blocks tagged '$bad' (sh, python, text or none) or no blocks"
 
-# --- sh and python: one script, in order
+# --- sh and python: each block in a fresh shell, stdout on a terminal, in order
 awk -F '\t' '
-    $2 == "S" { if (open) print "PYEOF"; open = 0 }
-    $2 == "S" && $1 == "python" { print "/usr/bin/python3 - <<'"'"'PYEOF'"'"'"; open = 1 }
-    ($1 == "sh" || $1 == "python") && $2 != "S" { sub(/^[^\t]*\tL/, ""); print }
-    END { if (open) print "PYEOF" }' "$T/blocks" > "$T/run.sh"
+    $2 == "S" { n++; if ($1 == "sh" || $1 == "python") print n "\t" $1 }' "$T/blocks" > "$T/runblocks"
+awk -F '\t' -v dir="$T" '
+    $2 == "S" { n++; f = ""; if ($1 == "sh") f = dir "/block" n ".sh"; if ($1 == "python") f = dir "/block" n ".py"; next }
+    f != "" { sub(/^[^\t]*\tL/, ""); print > f }' "$T/blocks"
 nsh=$(grep -c '^sh	L.' "$T/blocks")
 npy=$(grep -c '^python	L.' "$T/blocks")
 [ "$nsh" -ge 10 ] && [ "$npy" -ge 3 ] || fail "$README: only $nsh sh and $npy python lines to run"
-sh -n "$T/run.sh" || fail "$README: the sh blocks are not valid sh"
-mkdir -p "$T/tree/build" && ln -s "$BIN" "$T/tree/build/bin" && ln -s "$ROOT/python" "$T/tree/python" &&
-    ln -s "$ROOT/pipelines" "$T/tree/pipelines" || fail "tree"
-(cd "$T/tree" && env -u BUILD PATH=/usr/bin:/bin timeout 600 sh -e "$T/run.sh" > out 2> err) ||
-    fail "a README command failed: $(tail -n 5 "$T/tree/err")"
-echo "readmecmds: ran $nsh sh lines and $npy python lines of the README, in order"
+tree=$T/tree
+mkdir -p "$tree/build" "$T/home" && ln -s "$BIN" "$tree/build/bin" && cp -R "$ROOT/python" "$tree/python" &&
+    ln -s "$ROOT/pipelines" "$tree/pipelines" && cp "$ROOT/.gitignore" "$tree/.gitignore" || fail "tree"
+rm -rf "$tree/python/__pycache__"
+git -C "$tree" init -q && git -C "$tree" add -A || fail "git init in $tree"
+# fresh CMD...: CMD in a new user's environment
+fresh() { env -i HOME="$T/home" PATH=/usr/bin:/bin "$@"; }
+while IFS='	' read -r k tag; do
+    case $tag in
+    sh) sh -n "$T/block$k.sh" || fail "$README: sh block $k is not valid sh"
+        cmd="sh -e $T/block$k.sh" ;;
+    *) cmd="/usr/bin/python3 $T/block$k.py" ;;
+    esac
+    fresh sh -c 'cd "$1" && timeout 600 script -qec "$2 < /dev/null" /dev/null > "$3" 2>&1 < /dev/null' sh "$tree" "$cmd" "$T/tty.out" ||
+        fail "the README's $tag block $k, in a new shell with stdout on a terminal, failed:
+$(sed 's/^/    | /' "$T/block$k".*)
+$(tr -d '\r' < "$T/tty.out" | tail -n 5)"
+done < "$T/runblocks"
+echo "readmecmds: ran $nsh sh lines and $npy python lines of the README, each block in a new shell on a terminal"
+
+# the commands in the running text: `PROG ARGS` with ARGS naming a file the blocks made
+awk '/^```/ { code = !code; next } !code' "$README" | grep -o '`[^`]*`' | tr -d '`' | sort -u > "$T/spans"
+ninline=0
+while IFS= read -r span; do
+    set -f; set -- $span; set +f
+    [ $# -ge 2 ] && [ -x "$BIN/$1" ] || continue
+    file=0
+    for w; do [ -f "$tree/$w" ] && file=1; done
+    [ $file = 1 ] || continue
+    fresh sh -c 'cd "$1" && PATH=$1/build/bin:$PATH timeout 600 script -qec "$2 < /dev/null" /dev/null > "$3" 2>&1 < /dev/null' sh "$tree" "$span" "$T/tty.out" ||
+        fail "the README's command \`$span\`, on a terminal, failed: $(tr -d '\r' < "$T/tty.out" | tail -n 3)"
+    ninline=$((ninline + 1))
+done < "$T/spans"
+[ "$ninline" -ge 1 ] || fail "$README: no command in the running text on a file its blocks made (\`knn mine.hs\`)"
+echo "readmecmds: ran $ninline command(s) of the running text on a terminal"
+
+# nothing left in the tree that git would see
+git -C "$tree" status --porcelain --untracked-files=all | grep '^??' | head -n 5 > "$T/left"
+[ -s "$T/left" ] && fail "the README's commands leave files at the top of hedge's tree that .gitignore does not name: $(tr '\n' ' ' < "$T/left")"
 
 # --- the ``` blocks: checked, not run
 grep '^-	L' "$T/blocks" | cut -f2- | sed 's/^L//' | sed 's/[[:space:]]*#.*$//' | grep -v '^[[:space:]]*$' > "$T/checked"
