@@ -370,9 +370,10 @@ const char *npy_zip_entries(const uint8_t *b, size_t n, npy_zip_entry **out, int
         }
         uint64_t data = loff + 30 + rd16(b + loff + 26) + rd16(b + loff + 28);
         if (data > n || n - data < e->csize) {
+            unsigned long long want = e->csize, left = data > n ? 0 : n - data;
             free(v);
             return errmsg("a truncated zip archive (entry %u of %u: %llu bytes, %llu left in the file)", k + 1,
-                          entries, (unsigned long long)e->csize, (unsigned long long)(data > n ? 0 : n - data));
+                          entries, want, left);
         }
         e->data = b + data;
     }
