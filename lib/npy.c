@@ -92,8 +92,15 @@ void npy_shape_str(const npy_array *a, char *out, size_t size)
         snprintf(out + n, size - n, a->ndim == 1 ? ",)" : ")");
 }
 
+/* what each reader takes, for messages */
+static const char *expected(int any)
+{
+    return any ? "integers (i1..i8, u1..u8), floats (f4, f8) or bool"
+               : "an integer type (i1..i8, u1..u8; the generator writes '<i8')";
+}
+
 /* the header dict: {'descr': '<i8', 'fortran_order': False, 'shape': (2, 3), } */
-static const char *npy_dict(cursor *c, npy_array *a, const char *name)
+static const char *npy_dict(cursor *c, npy_array *a, const char *name, int any)
 {
     int have_descr = 0, have_order = 0, have_shape = 0;
     if (!cur_eat(c, '{'))
@@ -103,16 +110,19 @@ static const char *npy_dict(cursor *c, npy_array *a, const char *name)
         if (!cur_string(c, key, sizeof key) || !cur_eat(c, ':'))
             return errmsg("%s: unreadable .npy header", name);
         if (!strcmp(key, "descr")) {
+            if (cur_eat(c, '['))
+                return errmsg("%s: a structured dtype (a list of fields), which is not supported: expected "
+                              "one plain dtype, %s", name, expected(any));
             if (!cur_string(c, a->descr, sizeof a->descr))
-                return errmsg("%s: dtype is not an integer type (a structured or unknown dtype)", name);
+                return errmsg("%s: unreadable dtype in the .npy header: expected a string such as '<f4'", name);
             have_descr = 1;
         } else if (!strcmp(key, "fortran_order")) {
             if (cur_word(c, "True"))
-                return errmsg("%s: fortran_order is True: only C-order arrays are read "
-                                "(save np.ascontiguousarray(a))", name);
-            if (!cur_word(c, "False"))
+                have_order = 2; /* refused below, once the shape is known */
+            else if (cur_word(c, "False"))
+                have_order = 1;
+            else
                 return errmsg("%s: unreadable fortran_order in the .npy header", name);
-            have_order = 1;
         } else if (!strcmp(key, "shape")) {
             if (!cur_eat(c, '('))
                 return errmsg("%s: unreadable shape in the .npy header", name);
@@ -142,11 +152,15 @@ static const char *npy_dict(cursor *c, npy_array *a, const char *name)
     if (!have_descr || !have_order || !have_shape)
         return errmsg("%s: the .npy header lacks '%s'", name,
                         !have_descr ? "descr" : !have_order ? "fortran_order" : "shape");
+    if (have_order == 2)
+        return errmsg("%s: fortran_order is True: only C-order arrays are read "
+                        "(save np.ascontiguousarray(a))", name);
     return NULL;
 }
 
-/* b[0..n) is one .npy file; name is for messages; any: floats and bool too */
-static const char *parse(const uint8_t *b, size_t n, const char *name, npy_array *a, int any)
+/* b[0..n) is one .npy file; name is for messages; any: floats and bool too. header_only: b may
+ * end after the header (npy_zip_header), and the data is not looked at */
+static const char *parse(const uint8_t *b, size_t n, const char *name, npy_array *a, int any, int header_only)
 {
     memset(a, 0, sizeof *a);
     if (n < 10 || memcmp(b, "\x93NUMPY", 6))
@@ -158,10 +172,12 @@ static const char *parse(const uint8_t *b, size_t n, const char *name, npy_array
     if (n < start)
         return errmsg("%s: truncated .npy header", name);
     size_t hlen = major == 1 ? rd16(b + 8) : rd32(b + 8);
+    if (hlen > NPY_MAX_HEADER - start)
+        return errmsg("%s: an .npy header of %zu bytes: expected at most %d", name, start + hlen, NPY_MAX_HEADER);
     if (hlen > n - start)
         return errmsg("%s: truncated .npy header (%zu bytes announced, %zu left)", name, hlen, n - start);
     cursor c = {(const char *)b + start, (const char *)b + start + hlen};
-    const char *err = npy_dict(&c, a, name);
+    const char *err = npy_dict(&c, a, name, any);
     if (err)
         return err;
     const char *d = a->descr;
@@ -175,47 +191,59 @@ static const char *parse(const uint8_t *b, size_t n, const char *name, npy_array
     if (!known) {
         char sh[96];
         npy_shape_str(a, sh, sizeof sh);
-        return errmsg("%s is '%s' %s: expected numbers (integers i1..i8, u1..u8, floats f4, f8 or bool)", name,
-                        d, sh);
+        return errmsg("%s is '%s' %s: expected %s", name, d, sh, expected(1));
     }
     a->big = d[0] == '>';
     a->is_unsigned = d[1] == 'u' || d[1] == 'b';
     a->kind = d[1] == 'b' ? 'b' : d[1];
     a->size = size;
-    a->count = 1;
-    for (int i = 0; i < a->ndim; i++) {
-        if (a->shape[i] && a->count > (NPY_MAX_BYTES / 8) / a->shape[i])
-            return errmsg("%s: shape too large", name);
-        a->count *= a->shape[i];
-    }
-    size_t have = n - start - hlen, want = (size_t)a->count * size;
+    /* every dimension, and the product of the non-zero ones, at most NPY_MAX_COUNT: a zero beside
+     * a huge one would hold nothing but still describe items no reader can take */
+    int64_t nonzero = 1;
+    int huge = 0;
+    for (int i = 0; i < a->ndim && !huge; i++)
+        if (a->shape[i] && !(huge = a->shape[i] > NPY_MAX_COUNT / nonzero))
+            nonzero *= a->shape[i];
     char sh[96];
     npy_shape_str(a, sh, sizeof sh);
+    if (huge)
+        return errmsg("%s: shape %s is too large: expected each dimension, and the product of the non-zero "
+                      "ones, at most %lld", name, sh, (long long)NPY_MAX_COUNT);
+    a->count = 1;
+    for (int i = 0; i < a->ndim; i++)
+        a->count *= a->shape[i];
+    a->offset = start + hlen;
+    a->filesize = a->offset + (size_t)a->count * size;
+    if (header_only)
+        return NULL;
+    size_t have = n - a->offset, want = (size_t)a->count * size;
     if (have < want)
         return errmsg("%s: truncated: %zu bytes of data, but shape %s of '%s' needs %zu", name, have,
                         sh, d, want);
     if (have > want)
         return errmsg("%s: %zu bytes of data, but shape %s of '%s' needs only %zu", name, have, sh, d,
                         want);
-    a->data = b + start + hlen;
+    a->data = b + a->offset;
     return NULL;
 }
 
 const char *npy_parse(const uint8_t *b, size_t n, const char *name, npy_array *a)
 {
-    return parse(b, n, name, a, 0);
+    return parse(b, n, name, a, 0, 0);
 }
 
 const char *npy_parse_any(const uint8_t *b, size_t n, const char *name, npy_array *a)
 {
-    return parse(b, n, name, a, 1);
+    return parse(b, n, name, a, 1, 0);
 }
 
 const char *npy_dtype_name(const npy_array *a)
 {
     static const char *ints[] = {"int8", "int16", 0, "int32", 0, 0, 0, "int64"};
     static const char *uints[] = {"uint8", "uint16", 0, "uint32", 0, 0, 0, "uint64"};
+    static char quoted[sizeof a->descr + 2];
     switch (a->kind) {
+    case 0: snprintf(quoted, sizeof quoted, "'%s'", a->descr); return quoted;
     case 'b': return "bool";
     case 'f': return a->size == 4 ? "float32" : "float64";
     case 'u': return uints[a->size - 1];
@@ -249,6 +277,11 @@ double npy_get_f64(const npy_array *a, int64_t i)
     return x;
 }
 
+uint64_t npy_get_u64(const npy_array *a, int64_t i)
+{
+    return a->is_unsigned ? raw(a, i) : (uint64_t)npy_get(a, i);
+}
+
 /* element i; an unsigned 64-bit value above INT64_MAX reads as INT64_MAX (out of any range) */
 int64_t npy_get(const npy_array *a, int64_t i)
 {
@@ -279,8 +312,10 @@ static const char *zip_directory(const uint8_t *b, size_t n, const uint8_t **fir
     if (!found)
         return errmsg("a truncated or corrupt zip archive (no end of central directory)");
     uint32_t entries = rd16(b + eocd + 10), cdsize = rd32(b + eocd + 12), cdoff = rd32(b + eocd + 16);
-    if (entries == 0xFFFF || cdsize == 0xFFFFFFFF || cdoff == 0xFFFFFFFF)
-        return errmsg("a zip64 archive: not supported (the generator's files are plain zip)");
+    /* a zip64 end record, found by its locator (20 bytes before this one) or by the fields it fills */
+    if ((eocd >= 20 && rd32(b + eocd - 20) == 0x07064b50) || cdsize == 0xFFFFFFFF || cdoff == 0xFFFFFFFF)
+        return errmsg("a zip64 archive (its end record is zip64's), which is not read: expected a plain zip "
+                      "archive, as np.savez writes one for up to 65535 arrays and 4 GiB");
     if ((uint64_t)cdoff + cdsize > eocd)
         return errmsg("a corrupt zip archive (central directory out of the file)");
     *first = b + cdoff;
@@ -289,120 +324,175 @@ static const char *zip_directory(const uint8_t *b, size_t n, const uint8_t **fir
     return NULL;
 }
 
-const char *npy_zip_names(const uint8_t *b, size_t n, char ***names, int *count)
+const char *npy_zip_entries(const uint8_t *b, size_t n, npy_zip_entry **out, int *count)
 {
-    *names = NULL;
+    *out = NULL;
     *count = 0;
-    const uint8_t *p, *end;
-    uint32_t entries;
+    const uint8_t *p = NULL, *end = NULL;
+    uint32_t entries = 0;
     const char *err = zip_directory(b, n, &p, &end, &entries);
     if (err)
         return err;
-    char **v = ecalloc(entries ? entries : 1, sizeof *v);
-    for (uint32_t e = 0; e < entries; e++) {
+    npy_zip_entry *v = ecalloc(entries ? entries : 1, sizeof *v);
+    for (uint32_t k = 0; k < entries; k++) {
+        npy_zip_entry *e = &v[k];
         size_t fnlen, xlen, clen;
         if (end - p < 46 || rd32(p) != 0x02014b50 ||
             (size_t)(end - p) < 46 + (fnlen = rd16(p + 28)) + (xlen = rd16(p + 30)) + (clen = rd16(p + 32))) {
-            for (uint32_t k = 0; k < e; k++)
-                free(v[k]);
             free(v);
-            return errmsg("a corrupt zip archive (central directory entry %u)", e);
+            return errmsg("a corrupt zip archive (central directory entry %u of %u)", k + 1, entries);
         }
-        v[e] = emalloc(fnlen + 1);
-        memcpy(v[e], p + 46, fnlen);
-        v[e][fnlen] = 0;
+        e->encrypted = rd16(p + 8) & 1;
+        e->method = (int)rd16(p + 10);
+        e->crc = rd32(p + 16);
+        e->csize = rd32(p + 20);
+        e->usize = rd32(p + 24);
+        uint64_t loff = rd32(p + 42);
+        e->name = (const char *)p + 46;
+        e->namelen = fnlen;
+        /* sizes that do not fit 32 bits are in the zip64 extra field (id 1), in this order */
+        const uint8_t *x = p + 46 + fnlen;
+        for (size_t f = 0; f + 4 <= xlen; f += 4 + rd16(x + f + 2)) {
+            if (rd16(x + f) != 1 || f + 4 + rd16(x + f + 2) > xlen)
+                continue;
+            const uint8_t *z = x + f + 4, *zend = z + rd16(x + f + 2);
+            if (e->usize == 0xFFFFFFFF && z + 8 <= zend)
+                e->usize = rd64(z), z += 8;
+            if (e->csize == 0xFFFFFFFF && z + 8 <= zend)
+                e->csize = rd64(z), z += 8;
+            if (loff == 0xFFFFFFFF && z + 8 <= zend)
+                loff = rd64(z);
+        }
         p += 46 + fnlen + xlen + clen;
+        if (loff > n || n - loff < 30 || rd32(b + loff) != 0x04034b50) {
+            free(v);
+            return errmsg("a truncated or corrupt zip archive (entry %u of %u has no local header)", k + 1, entries);
+        }
+        uint64_t data = loff + 30 + rd16(b + loff + 26) + rd16(b + loff + 28);
+        if (data > n || n - data < e->csize) {
+            unsigned long long want = e->csize, left = data > n ? 0 : n - data;
+            free(v);
+            return errmsg("a truncated zip archive (entry %u of %u: %llu bytes, %llu left in the file)", k + 1,
+                          entries, want, left);
+        }
+        e->data = b + data;
     }
-    *names = v;
+    *out = v;
     *count = (int)entries;
     return NULL;
 }
 
-/* member `name` of the zip archive b[0..n), inflated, in *out (malloc'd; NULL when absent) */
+/* the first `want` bytes of member e inflated into out, *got of them (fewer when the member is
+ * shorter); nothing past them is inflated. whole: want is the member's size, and its data must
+ * end there, with the directory's CRC */
+static const char *zip_inflate(const npy_zip_entry *e, const char *name, uint8_t *out, size_t want, size_t *got,
+                               int whole)
+{
+    *got = 0;
+    if (e->encrypted)
+        return errmsg("%s: an encrypted zip member, which is not read: expected stored or deflated data", name);
+    if (e->method != 0 && e->method != 8)
+        return errmsg("%s: zip compression method %d, which is not read: expected stored (0) or deflated (8)",
+                      name, e->method);
+    if (e->csize > 0xFFFFFFFFu)
+        return errmsg("%s: %llu compressed bytes: expected at most 4 GiB", name, (unsigned long long)e->csize);
+    if (e->method == 0) {
+        if (e->csize != e->usize)
+            return errmsg("%s: a corrupt zip entry (stored, but %llu bytes become %llu)", name,
+                          (unsigned long long)e->csize, (unsigned long long)e->usize);
+        *got = want < e->csize ? want : (size_t)e->csize;
+        if (*got)
+            memcpy(out, e->data, *got);
+    } else {
+        z_stream zs;
+        memset(&zs, 0, sizeof zs);
+        if (inflateInit2(&zs, -MAX_WBITS) != Z_OK)
+            return errmsg("%s: zlib cannot start inflating", name);
+        zs.next_in = (Bytef *)e->data;
+        zs.avail_in = (uInt)e->csize; /* within the file: npy_load_file reads at most 2 GiB */
+        zs.next_out = out;
+        zs.avail_out = (uInt)want;
+        int r = want ? inflate(&zs, Z_NO_FLUSH) : Z_OK, more = 0;
+        if (whole && r != Z_STREAM_END && zs.avail_out == 0 && (r == Z_OK || r == Z_BUF_ERROR)) {
+            /* out is full: the data must end here, and one more byte is one too many */
+            uint8_t one;
+            zs.next_out = &one;
+            zs.avail_out = 1;
+            r = inflate(&zs, Z_NO_FLUSH);
+            more = zs.avail_out == 0;
+        }
+        *got = (size_t)zs.total_out - (size_t)more;
+        inflateEnd(&zs);
+        if (more)
+            return errmsg("%s: inflates to more than the %llu bytes its zip entry declares: a corrupt archive", name,
+                          (unsigned long long)e->usize);
+        if (r != Z_STREAM_END && (whole || *got < want || (r != Z_OK && r != Z_BUF_ERROR)))
+            return errmsg("%s: corrupt deflated data", name);
+    }
+    if (whole && *got != e->usize)
+        return errmsg("%s: a corrupt zip entry (%zu bytes inflated, %llu declared)", name, *got,
+                      (unsigned long long)e->usize);
+    if (whole && crc32(0, out, (uInt)want) != e->crc)
+        return errmsg("%s: CRC mismatch: the archive is corrupt", name);
+    return NULL;
+}
+
+const char *npy_zip_header(const npy_zip_entry *e, const char *name, npy_array *a)
+{
+    memset(a, 0, sizeof *a);
+    uint8_t pre[12];
+    size_t got, need;
+    const char *err = zip_inflate(e, name, pre, sizeof pre, &got, 0);
+    if (err)
+        return err;
+    /* the header's length, from the magic, version and length; parse reports what is wrong */
+    need = got;
+    if (got >= 10 && !memcmp(pre, "\x93NUMPY", 6) && (pre[6] == 1 || ((pre[6] == 2 || pre[6] == 3) && got == 12))) {
+        size_t start = pre[6] == 1 ? 10 : 12, hlen = pre[6] == 1 ? rd16(pre + 8) : rd32(pre + 8);
+        if (hlen <= NPY_MAX_HEADER - start)
+            need = start + hlen;
+    }
+    if (need <= got)
+        return parse(pre, got, name, a, 1, 1);
+    uint8_t *h = emalloc(need);
+    if (!(err = zip_inflate(e, name, h, need, &got, 0)))
+        err = parse(h, got, name, a, 1, 1);
+    free(h);
+    return err;
+}
+
+const char *npy_zip_inflate(const npy_zip_entry *e, const char *name, uint8_t **out)
+{
+    *out = NULL;
+    if (e->usize > NPY_MAX_BYTES)
+        return errmsg("%s: %llu bytes inflated: expected at most 1 GiB", name, (unsigned long long)e->usize);
+    uint8_t *u = emalloc(e->usize ? e->usize : 1);
+    size_t got;
+    const char *err = zip_inflate(e, name, u, e->usize, &got, 1);
+    if (err) {
+        free(u);
+        return err;
+    }
+    *out = u;
+    return NULL;
+}
+
 const char *npy_zip_member(const uint8_t *b, size_t n, const char *name, uint8_t **out, size_t *outn)
 {
     *out = NULL;
     *outn = 0;
-    const uint8_t *p, *end;
-    uint32_t entries;
-    const char *err = zip_directory(b, n, &p, &end, &entries);
-    if (err)
-        return err;
-    for (uint32_t e = 0; e < entries; e++) {
-        if (end - p < 46 || rd32(p) != 0x02014b50)
-            return errmsg("a corrupt zip archive (central directory entry %u)", e);
-        uint32_t flags = rd16(p + 8), method = rd16(p + 10), crc = rd32(p + 16);
-        uint64_t csize = rd32(p + 20), usize = rd32(p + 24), loff = rd32(p + 42);
-        size_t fnlen = rd16(p + 28), xlen = rd16(p + 30), clen = rd16(p + 32);
-        if ((size_t)(end - p) < 46 + fnlen + xlen + clen)
-            return errmsg("a corrupt zip archive (central directory entry %u)", e);
-        const uint8_t *fname = p + 46, *x = fname + fnlen;
-        p += 46 + fnlen + xlen + clen;
-        if (fnlen != strlen(name) || memcmp(fname, name, fnlen))
-            continue;
-        /* sizes that do not fit 32 bits are in the zip64 extra field (id 1), in this order */
-        for (size_t f = 0; f + 4 <= xlen; f += 4 + rd16(x + f + 2)) {
-            if (rd16(x + f) != 1 || f + 4 + rd16(x + f + 2) > xlen)
-                continue;
-            const uint8_t *v = x + f + 4, *vend = v + rd16(x + f + 2);
-            if (usize == 0xFFFFFFFF && v + 8 <= vend)
-                usize = rd64(v), v += 8;
-            if (csize == 0xFFFFFFFF && v + 8 <= vend)
-                csize = rd64(v), v += 8;
-            if (loff == 0xFFFFFFFF && v + 8 <= vend)
-                loff = rd64(v);
+    npy_zip_entry *e;
+    int count;
+    const char *err = npy_zip_entries(b, n, &e, &count);
+    for (int i = 0; !err && i < count; i++)
+        if (e[i].namelen == strlen(name) && !memcmp(e[i].name, name, e[i].namelen)) {
+            if (!(err = npy_zip_inflate(&e[i], name, out)))
+                *outn = e[i].usize;
+            break;
         }
-        if (flags & 1)
-            return errmsg("%s is encrypted", name);
-        if (method != 0 && method != 8)
-            return errmsg("%s: zip compression method %u is not read (stored and deflated are)", name,
-                            method);
-        if (usize > NPY_MAX_BYTES || csize > NPY_MAX_BYTES)
-            return errmsg("%s: larger than 1 GiB", name);
-        if (loff > n || n - loff < 30 || rd32(b + loff) != 0x04034b50)
-            return errmsg("%s: a truncated or corrupt zip archive (no local header)", name);
-        uint64_t data = loff + 30 + rd16(b + loff + 26) + rd16(b + loff + 28);
-        if (data > n || n - data < csize)
-            return errmsg("%s: truncated (%llu bytes in the archive, %llu left in the file)", name,
-                            (unsigned long long)csize, (unsigned long long)(data > n ? 0 : n - data));
-        uint8_t *u = emalloc(usize ? usize : 1);
-        if (method == 0) {
-            if (csize != usize) {
-                free(u);
-                return errmsg("%s: a corrupt zip entry (stored, but %llu bytes become %llu)", name,
-                                (unsigned long long)csize, (unsigned long long)usize);
-            }
-            memcpy(u, b + data, usize);
-        } else {
-            z_stream zs;
-            memset(&zs, 0, sizeof zs);
-            if (inflateInit2(&zs, -MAX_WBITS) != Z_OK) {
-                free(u);
-                return errmsg("%s: zlib cannot start inflating", name);
-            }
-            zs.next_in = (Bytef *)(b + data);
-            zs.avail_in = (uInt)csize;
-            zs.next_out = u;
-            zs.avail_out = (uInt)usize;
-            int r = inflate(&zs, Z_FINISH);
-            uLong got = zs.total_out;
-            inflateEnd(&zs);
-            if (r != Z_STREAM_END || got != usize) {
-                free(u);
-                return errmsg("%s: corrupt deflated data", name);
-            }
-        }
-        if (crc32(0, u, (uInt)usize) != crc) {
-            free(u);
-            return errmsg("%s: CRC mismatch: the archive is corrupt", name);
-        }
-        *out = u;
-        *outn = usize;
-        return NULL;
-    }
-    return NULL;
+    free(e);
+    return err;
 }
-
 
 int npy_is_zip(const uint8_t *b, size_t n)
 {

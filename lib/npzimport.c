@@ -16,20 +16,64 @@ typedef struct npzimport_array array;
 
 static const char *role_field[NPZIMPORT_NROLES] = {"mu", "var", "eta", "image", "class", "id"};
 
-/* one array of the archive */
+/* one array of the archive. Its header is read when it is looked at (a zip member: inflating
+ * no more than the header), its data only when it is converted, and released after that. */
 struct npzimport_array {
-    char *name;
-    uint8_t *buf;             /* the inflated member (NULL for a bare .npy: the file buffer) */
-    npy_array a;
-    int role;                 /* -1: an extra */
+    char *name;               /* the member's name without .npy */
+    char *label;              /* the name as messages show it (escaped: shown) */
+    npy_zip_entry zip;        /* where it is in the archive; zip.data NULL for a bare .npy */
+    int have_header;          /* a (or err) is set */
+    npy_array a;              /* dtype and shape; a.data while it is converted */
+    uint8_t *buf;             /* the inflated member while it is converted */
+    int role;                 /* -1: not used; an NPZIMPORT_ role, or EXTRA */
     char *err;                /* why it cannot be read (a string array, ...): fatal only if used */
 };
+enum { EXTRA = NPZIMPORT_NROLES }; /* an array that becomes a field of its own name */
 
 static const char *shape_of(const npy_array *a)
 {
     static char s[128];
     npy_shape_str(a, s, sizeof s);
     return s;
+}
+
+/* the length of the printable character at s (n >= 1 bytes there): 0 for a control character
+ * (C0, DEL, C1) or a byte that is not UTF-8 */
+static size_t text_len(const unsigned char *s, size_t n)
+{
+    size_t k = utf8_len(s, n);
+    if ((k == 1 && (s[0] < 0x20 || s[0] == 0x7f)) || (k == 2 && s[0] == 0xc2 && s[1] < 0xa0))
+        return 0;
+    return k;
+}
+
+/* name (n bytes, a NUL among them perhaps) as a message shows it, into out: quotes, backslashes
+ * and what is not printable UTF-8 escaped (\n, \x93), the first 64 bytes and "..." if longer */
+enum { SHOWN = 4 * 64 + 4 };
+static const char *shown(char out[SHOWN], const char *name, size_t n)
+{
+    const unsigned char *u = (const unsigned char *)name;
+    size_t m = n > 64 ? 64 : n;
+    char *o = out;
+    for (size_t i = 0, k; i < m; i += k ? k : 1) {
+        k = text_len(u + i, m - i);
+        if (k && u[i] != '\\' && u[i] != '\'')
+            memcpy(o, u + i, k), o += k;
+        else if (u[i] == '\\' || u[i] == '\'' || u[i] == '\n' || u[i] == '\t' || u[i] == '\r')
+            o += sprintf(o, "\\%c", u[i] == '\n' ? 'n' : u[i] == '\t' ? 't' : u[i] == '\r' ? 'r' : u[i]);
+        else
+            o += sprintf(o, "\\x%02x", u[i]);
+    }
+    strcpy(o, n > m ? "..." : "");
+    return out;
+}
+
+/* "array 'mu'", as messages name x */
+static const char *what(const array *x)
+{
+    static char w[300];
+    snprintf(w, sizeof w, "array '%s'", x->label);
+    return w;
 }
 
 /* refuses array x, "FILE: array 'mu' is int64 (3, 4): why", after freeing p (what was being
@@ -43,7 +87,7 @@ __attribute__((noreturn, format(printf, 4, 5))) static void refuse(const options
     vsnprintf(why, sizeof why, fmt, ap);
     va_end(ap);
     free(p);
-    die("%s: array '%s' is %s %s: %s", o->input, x->name, npy_dtype_name(&x->a), shape_of(&x->a), why);
+    die("%s: array '%s' is %s %s: %s", o->input, x->label, npy_dtype_name(&x->a), shape_of(&x->a), why);
 }
 #define REFUSE(o, x, ...) refuse(o, x, NULL, __VA_ARGS__)
 #define REFUSE_FREE(p, o, x, ...) refuse(o, x, p, __VA_ARGS__)
@@ -69,8 +113,9 @@ static array *find(array *v, int nv, const char *name)
     return NULL;
 }
 
-/* the archive's arrays (or the .npy's one, named after the role it plays) */
-static array *load(const options *o, uint8_t *buf, size_t len, int *count)
+/* the archive's arrays from its central directory, none inflated (or the .npy's one, named
+ * after the role it plays, read at once) */
+static array *load(const options *o, const uint8_t *buf, size_t len, int *count)
 {
     array *v;
     const char *err;
@@ -78,38 +123,75 @@ static array *load(const options *o, uint8_t *buf, size_t len, int *count)
         v = ecalloc(1, sizeof *v);
         int r = o->images ? NPZIMPORT_IMAGE : NPZIMPORT_MU;
         v->name = estrdup(o->name[r] ? o->name[r] : role_field[r]);
-        char what[STREAM_NAMELEN + 64];
-        snprintf(what, sizeof what, "array '%s'", v->name);
-        if ((err = npy_parse_any(buf, len, what, &v->a)))
+        char sh[SHOWN];
+        v->label = estrdup(shown(sh, v->name, strlen(v->name)));
+        if ((err = npy_parse_any(buf, len, what(v), &v->a)))
             die("%s: %s", o->input, err);
+        v->have_header = 1;
         v->role = -1;
         *count = 1;
         return v;
     }
     if (!npy_is_zip(buf, len))
         die("%s: neither an .npz (zip) nor an .npy file", o->input);
-    char **names;
+    npy_zip_entry *z;
     int n;
-    if ((err = npy_zip_names(buf, len, &names, &n)))
+    if ((err = npy_zip_entries(buf, len, &z, &n)))
         die("%s: %s", o->input, err);
     v = ecalloc(n ? n : 1, sizeof *v);
     for (int i = 0; i < n; i++) {
-        size_t k = strlen(names[i]), mn;
-        if (k < 5 || strcmp(names[i] + k - 4, ".npy"))
-            die("%s: member '%s' is not an .npy array", o->input, names[i]);
-        if ((err = npy_zip_member(buf, len, names[i], &v[i].buf, &mn)))
-            die("%s: %s", o->input, err);
-        names[i][k - 4] = 0;
-        v[i].name = names[i];
-        char what[300];
-        snprintf(what, sizeof what, "array '%.255s'", v[i].name);
-        if ((err = npy_parse_any(v[i].buf, mn, what, &v[i].a)))
-            v[i].err = estrdup(err); /* tonpz's header, a string array: fine unless it is used */
+        size_t k = z[i].namelen;
+        char sh[SHOWN];
+        if (memchr(z[i].name, 0, k))
+            die("%s: member %d's name '%s' holds a NUL byte: expected a file name such as 'mu.npy'", o->input,
+                i + 1, shown(sh, z[i].name, k));
+        if (k < 5 || memcmp(z[i].name + k - 4, ".npy", 4))
+            die("%s: member '%s' is not an .npy array: expected NAME.npy, as np.savez writes", o->input,
+                shown(sh, z[i].name, k));
+        v[i].name = emalloc(k - 3);
+        memcpy(v[i].name, z[i].name, k - 4);
+        v[i].name[k - 4] = 0;
+        v[i].label = estrdup(shown(sh, v[i].name, k - 4));
+        v[i].zip = z[i];
         v[i].role = -1;
     }
-    free(names);
+    free(z);
     *count = n;
     return v;
+}
+
+/* x's header, read once; what is wrong with it is kept in x->err */
+static void read_header(array *x)
+{
+    if (x->have_header)
+        return;
+    x->have_header = 1;
+    const char *err = npy_zip_header(&x->zip, what(x), &x->a);
+    if (err)
+        x->err = estrdup(err);
+}
+
+/* x's data: a zip member is inflated now, no further than its declared size (check_sizes has
+ * made the directory's size the header's) */
+static void fetch(const options *o, array *x)
+{
+    if (x->a.data)
+        return;
+    const char *err = npy_zip_inflate(&x->zip, what(x), &x->buf);
+    if (!err)
+        err = npy_parse_any(x->buf, x->zip.usize, what(x), &x->a);
+    if (err)
+        die("%s: %s", o->input, err);
+}
+
+/* x converted: its data released (the header stays) */
+static void drop(array *x)
+{
+    if (!x->buf)
+        return;
+    free(x->buf);
+    x->buf = NULL;
+    x->a.data = NULL;
 }
 
 /* the array that plays role r: the option's name (must exist), else the default names in turn */
@@ -120,7 +202,7 @@ static array *pick(const options *o, array *v, int nv, int r)
         if (!(x = find(v, nv, o->name[r]))) {
             char have[256] = "";
             for (int i = 0, k = 0; i < nv && k < (int)sizeof have; i++)
-                k += snprintf(have + k, sizeof have - k, "%s'%s'", i ? ", " : "", v[i].name);
+                k += snprintf(have + k, sizeof have - k, "%s'%s'", i ? ", " : "", v[i].label);
             die("%s: no array '%s' (--%s); the file holds %s", o->input, o->name[r], role_field[r], have);
         }
     } else if (r == NPZIMPORT_CLASS) {
@@ -128,16 +210,19 @@ static array *pick(const options *o, array *v, int nv, int r)
             x = find(v, nv, "label");
     } else
         x = find(v, nv, role_field[r]);
-    if (x && x->err)
+    if (!x)
+        return NULL;
+    read_header(x);
+    if (x->err)
         die("%s: %s", o->input, x->err);
-    if (x)
-        x->role = r;
+    x->role = r;
     return x;
 }
 
 /* the elements of x as float32, checked finite (and >= 0 for a variance) */
-static float *to_f32(const options *o, const array *x, int nonneg)
+static float *to_f32(const options *o, array *x, int nonneg)
 {
+    fetch(o, x);
     float *f = emalloc((size_t)(x->a.count ? x->a.count : 1) * sizeof *f);
     int fast = x->a.kind == 'f' && x->a.size == 4 && !x->a.big;
     if (fast)
@@ -152,32 +237,48 @@ static float *to_f32(const options *o, const array *x, int nonneg)
             REFUSE_FREE(f, o, x, "element %lld is %g: a variance must be >= 0", (long long)i, d);
         f[i] = v;
     }
+    drop(x);
     return f;
 }
 
-/* an integer array as int64, each value in [lo, hi] */
-static int64_t *to_i64(const options *o, const array *x, int64_t lo, int64_t hi, const char *what)
+/* the integers of x (fetched) as int64, each value in [lo, hi] */
+static int64_t *ints(const options *o, const array *x, int64_t lo, int64_t hi, const char *what)
 {
     if (x->a.kind == 'f')
         REFUSE(o, x, "expected integers (%s)", what);
     int64_t *v = emalloc((size_t)(x->a.count ? x->a.count : 1) * sizeof *v);
+    int u64 = x->a.kind == 'u' && x->a.size == 8;
     for (int64_t i = 0; i < x->a.count; i++) {
+        if (u64 && npy_get_u64(&x->a, i) > INT64_MAX) /* beyond int64: say the value itself */
+            REFUSE_FREE(v, o, x, "element %lld is %llu: expected %s", (long long)i,
+                        (unsigned long long)npy_get_u64(&x->a, i), what);
         v[i] = npy_get(&x->a, i);
-        if (v[i] < lo || v[i] > hi || (x->a.kind == 'u' && x->a.size == 8 && v[i] == INT64_MAX))
+        if (v[i] < lo || v[i] > hi)
             REFUSE_FREE(v, o, x, "element %lld is %lld: expected %s", (long long)i, (long long)v[i], what);
     }
     return v;
 }
 
-/* the images as uint8 */
-static uint8_t *to_u8(const options *o, const array *x)
+static int64_t *to_i64(const options *o, array *x, int64_t lo, int64_t hi, const char *what)
 {
+    fetch(o, x);
+    int64_t *v = ints(o, x, lo, hi, what);
+    drop(x);
+    return v;
+}
+
+/* the images as uint8 */
+static uint8_t *to_u8(const options *o, array *x)
+{
+    fetch(o, x);
+    uint8_t *u;
     if (x->a.kind != 'f') {
-        int64_t *v = to_i64(o, x, 0, 255, "pixel values 0..255");
-        uint8_t *u = emalloc((size_t)(x->a.count ? x->a.count : 1));
+        int64_t *v = ints(o, x, 0, 255, "pixel values 0..255");
+        u = emalloc((size_t)(x->a.count ? x->a.count : 1));
         for (int64_t i = 0; i < x->a.count; i++)
             u[i] = (uint8_t)v[i];
         free(v);
+        drop(x);
         return u;
     }
     double lo = INFINITY, hi = -INFINITY;
@@ -196,10 +297,11 @@ static uint8_t *to_u8(const options *o, const array *x)
     }
     if (!o->range)
         warn("note: %s: array '%s' is %s in [%g, %g]: %s to uint8 (--range 1 or 255 to decide)", o->input,
-             x->name, npy_dtype_name(&x->a), lo, hi, scale == 1 ? "scaled by 255 and rounded" : "rounded");
-    uint8_t *u = emalloc((size_t)(x->a.count ? x->a.count : 1));
+             x->label, npy_dtype_name(&x->a), lo, hi, scale == 1 ? "scaled by 255 and rounded" : "rounded");
+    u = emalloc((size_t)(x->a.count ? x->a.count : 1));
     for (int64_t i = 0; i < x->a.count; i++)
         u[i] = (uint8_t)lrint(npy_get_f64(&x->a, i) * (scale == 1 ? 255 : 1));
+    drop(x);
     return u;
 }
 
@@ -214,26 +316,26 @@ static void add_column(column *c, int *nc, const char *name, int dtype, int ndim
     k->item = (size_t)shape_numel(ndim, shape) * dtype_size(dtype);
 }
 
-/* an extra per-item array: bool/uint8 stay uint8, integers int32 or int64, floats float32 */
-static void add_extra(const options *o, column *c, int *nc, const array *x)
+/* an extra per-item array (pick_extras chose it): bool/uint8 stay uint8, integers int32 or
+ * int64, floats float32 */
+static void add_extra(const options *o, column *c, int *nc, array *x)
 {
-    if (strlen(x->name) >= STREAM_NAMELEN || !strcmp(x->name, "end"))
-        REFUSE(o, x, "not a field name (at most %d characters, not 'end'): --skip it", STREAM_NAMELEN - 1);
-    if (x->a.ndim - 1 > TENSOR_MAXDIM)
-        REFUSE(o, x, "expected at most %d dimensions after n", TENSOR_MAXDIM);
     int64_t n = x->a.count;
     if (x->a.kind == 'f') {
         add_column(c, nc, x->name, DT_F32, x->a.ndim - 1, x->a.shape + 1, to_f32(o, x, 0));
         return;
     }
+    fetch(o, x);
     if (x->a.kind == 'b' || (x->a.kind == 'u' && x->a.size == 1)) {
         uint8_t *u = emalloc((size_t)(n ? n : 1));
         for (int64_t i = 0; i < n; i++)
             u[i] = (uint8_t)npy_get(&x->a, i);
+        drop(x);
         add_column(c, nc, x->name, DT_U8, x->a.ndim - 1, x->a.shape + 1, u);
         return;
     }
-    int64_t *v = to_i64(o, x, INT64_MIN, INT64_MAX, "int64 values");
+    int64_t *v = ints(o, x, INT64_MIN, INT64_MAX, "int64 values");
+    drop(x);
     int wide = 0;
     for (int64_t i = 0; i < n; i++)
         wide |= v[i] < INT32_MIN || v[i] > INT32_MAX;
@@ -272,10 +374,12 @@ static void pick_roles(npzimport *im, const options *o, array **x)
             REFUSE(o, m, "expected the means, [n, D] or [n, C, D]");
         C = m->a.ndim == 3 ? m->a.shape[1] : 1;
         D = m->a.shape[m->a.ndim - 1];
-        if (C < 1 || D < 1 || C > 1 << 20 || D > 1 << 20)
-            REFUSE(o, m, "expected C >= 1 components of D >= 1 dimensions");
+        if (C < 1 || D < 1 || C > NPZIMPORT_MAX_CD || D > NPZIMPORT_MAX_CD)
+            REFUSE(o, m, "expected C components of D dimensions, each from 1 to %d", NPZIMPORT_MAX_CD);
     } else if (m->a.ndim != 3 && m->a.ndim != 4) {
         REFUSE(o, m, "expected images, [n, H, W] or [n, C, H, W]");
+    } else if (m->a.shape[m->a.ndim - 1] < 1 || m->a.shape[m->a.ndim - 2] < 1 || (m->a.ndim == 4 && m->a.shape[1] < 1)) {
+        REFUSE(o, m, "expected images of at least 1 x 1 pixel%s", m->a.ndim == 4 ? " and 1 channel" : "");
     } else if (m->a.ndim == 4 && m->a.shape[3] <= 4 && m->a.shape[1] > 4) {
         REFUSE(o, m, "expected channels first, [n, C, H, W] (np.moveaxis(x, -1, 1) makes it so)");
     }
@@ -283,10 +387,10 @@ static void pick_roles(npzimport *im, const options *o, array **x)
         REFUSE(o, m, "expected at least one item");
     const array *var = x[NPZIMPORT_VAR];
     if (var && (var->a.ndim != m->a.ndim || memcmp(var->a.shape, m->a.shape, m->a.ndim * 8)))
-        REFUSE(o, var, "expected the shape of '%s' %s", m->name, shape_of(&m->a));
+        REFUSE(o, var, "expected the shape of '%s' %s", m->label, shape_of(&m->a));
     for (int r = NPZIMPORT_ETA; r < NPZIMPORT_NROLES; r++)
         if (r != NPZIMPORT_IMAGE && x[r] && (x[r]->a.ndim != 1 || x[r]->a.shape[0] != n))
-            REFUSE(o, x[r], "expected one %s per item of '%s', [%lld]", role_field[r], m->name, (long long)n);
+            REFUSE(o, x[r], "expected one %s per item of '%s', [%lld]", role_field[r], m->label, (long long)n);
     im->main = m;
     im->has_var = var != NULL;
     im->n = n;
@@ -294,27 +398,90 @@ static void pick_roles(npzimport *im, const options *o, array **x)
     im->D = D;
 }
 
-/* the other arrays with one row per item, as they are (add_extra) unless --skip'ped */
-static void add_extras(npzimport *im, const options *o)
+/* 1 when name can be a field's: 1 to STREAM_NAMELEN - 1 bytes of printable UTF-8, not "end" (the
+ * Python reader decodes names as UTF-8, totsv writes them into one header line) */
+static int field_name_ok(const char *name)
+{
+    size_t n = strlen(name);
+    if (!n || n >= STREAM_NAMELEN || !strcmp(name, "end"))
+        return 0;
+    for (size_t i = 0, k; i < n; i += k)
+        if (!(k = text_len((const unsigned char *)name + i, n - i)))
+            return 0;
+    return 1;
+}
+
+/* 1 when a field of this name is made already: from a role's array, from an extra chosen
+ * before, or id (the index, without an array) */
+static int field_made(const npzimport *im, const char *name)
+{
+    if (!strcmp(name, "id"))
+        return 1;
+    for (int k = 0; k < im->nv; k++) {
+        int r = im->v[k].role;
+        if (r >= 0 && !strcmp(r == EXTRA ? im->v[k].name : role_field[r], name))
+            return 1;
+    }
+    return 0;
+}
+
+/* the other arrays with one row per item, unless --skip'ped: each will be a field of its name
+ * (role EXTRA). Arrays not of numbers (tonpz's header, a string) or without n rows are left out
+ * with a note; numbers that cannot be read (float16, complex, Fortran order) are refused. */
+static void pick_extras(npzimport *im, const options *o)
 {
     const array *m = im->main;
+    int nfields = 1; /* id, from its array or the index */
+    for (int i = 0; i < im->nv; i++)
+        nfields += im->v[i].role >= 0 && im->v[i].role != NPZIMPORT_ID;
     for (int i = 0; i < im->nv; i++) {
         array *e = &im->v[i];
         if (e->role >= 0 || in_list(o->skip, e->name))
             continue;
+        read_header(e);
+        int rows = e->a.ndim >= 1 && e->a.shape[0] == im->n;
         if (e->err) {
+            if (rows && e->a.descr[0] && e->a.descr[1] && strchr("biufc", e->a.descr[1]))
+                die("%s: %s: --skip it", o->input, e->err);
             warn("note: %s: %s: left out", o->input, e->err);
             continue;
         }
-        if (e->a.ndim < 1 || e->a.shape[0] != im->n) {
+        if (!rows) {
             warn("note: %s: array '%s' %s %s has not one row per item of '%s' (%lld): left out", o->input,
-                 e->name, npy_dtype_name(&e->a), shape_of(&e->a), m->name, (long long)im->n);
+                 e->label, npy_dtype_name(&e->a), shape_of(&e->a), m->label, (long long)im->n);
             continue;
         }
-        for (int k = 0; k < im->ncol; k++)
-            if (!strcmp(im->col[k].name, e->name))
-                REFUSE(o, e, "its name is that of a field made from another array: --skip it");
-        add_extra(o, im->col, &im->ncol, e);
+        if (!field_name_ok(e->name))
+            REFUSE(o, e, "its name is not a field name (1 to %d bytes of UTF-8 text without control characters, "
+                   "not 'end'): --skip it", STREAM_NAMELEN - 1);
+        if (e->a.ndim - 1 > TENSOR_MAXDIM)
+            REFUSE(o, e, "expected at most %d dimensions after n", TENSOR_MAXDIM);
+        if (field_made(im, e->name))
+            REFUSE(o, e, "its name is that of a field made from another array: --skip it");
+        if (++nfields > STREAM_MAXFIELDS)
+            die("%s: more than %d fields: leave some arrays out with --skip", o->input, STREAM_MAXFIELDS);
+        e->role = EXTRA;
+    }
+}
+
+/* the arrays used, as their headers declare them: each zip member exactly that large (else the
+ * archive is corrupt), and all of them together at most NPZIMPORT_MAX_BYTES, checked before any
+ * is inflated */
+static void check_sizes(const npzimport *im, const options *o)
+{
+    uint64_t total = 0;
+    for (int i = 0; i < im->nv; i++) {
+        const array *x = &im->v[i];
+        if (x->role < 0 || !x->zip.data) /* not used, or a bare .npy, read already */
+            continue;
+        if (x->zip.usize != x->a.filesize)
+            REFUSE(o, x, "its zip entry inflates to %llu bytes, but its .npy header declares %zu (%zu of header, "
+                   "%lld x %d of data): a corrupt archive", (unsigned long long)x->zip.usize, x->a.filesize,
+                   x->a.offset, (long long)x->a.count, x->a.size);
+        total += x->a.filesize;
+        if (total > NPZIMPORT_MAX_BYTES)
+            REFUSE(o, x, "with it the arrays used come to %llu bytes: expected at most %lld (2 GiB) in all",
+                   (unsigned long long)total, (long long)NPZIMPORT_MAX_BYTES);
     }
 }
 
@@ -328,18 +495,22 @@ void npzimport_read(npzimport *im, const npzimport_options *o)
     im->v = load(o, im->buf, len, &im->nv);
     array *x[NPZIMPORT_NROLES] = {0};
     pick_roles(im, o, x);
-    /* the fields, converted and checked before anything is written */
-    const array *m = im->main;
+    pick_extras(im, o);
+    check_sizes(im, o);
+    /* the fields, each array inflated only now, converted, checked and released, before
+     * anything is written */
     int64_t n = im->n, cd[2] = {im->C, im->D};
     column *col = im->col;
     if (!o->images) {
-        add_column(col, &im->ncol, "mu", DT_F32, 2, cd, to_f32(o, m, 0));
+        add_column(col, &im->ncol, "mu", DT_F32, 2, cd, to_f32(o, x[NPZIMPORT_MU], 0));
         if (x[NPZIMPORT_VAR])
             add_column(col, &im->ncol, "var", DT_F32, 2, cd, to_f32(o, x[NPZIMPORT_VAR], 1));
         if (x[NPZIMPORT_ETA])
             add_column(col, &im->ncol, "eta", DT_F32, 0, NULL, to_f32(o, x[NPZIMPORT_ETA], 0));
-    } else
+    } else {
+        array *m = x[NPZIMPORT_IMAGE];
         add_column(col, &im->ncol, "image", DT_U8, m->a.ndim - 1, m->a.shape + 1, to_u8(o, m));
+    }
     if (x[NPZIMPORT_CLASS]) {
         int64_t *v64 = to_i64(o, x[NPZIMPORT_CLASS], INT32_MIN, INT32_MAX, "int32 classes");
         im->cls = emalloc((size_t)n * sizeof *im->cls);
@@ -357,9 +528,10 @@ void npzimport_read(npzimport *im, const npzimport_options *o)
             ids[i] = i;
     }
     add_column(col, &im->ncol, "id", DT_I64, 0, NULL, ids);
-    add_extras(im, o);
+    for (int i = 0; i < im->nv; i++)
+        if (im->v[i].role == EXTRA)
+            add_extra(o, im->col, &im->ncol, &im->v[i]);
 }
-
 stream_header *npzimport_header(const npzimport *im, const npzimport_options *o, int argc, char **argv)
 {
     const array *m = im->main;
@@ -417,6 +589,7 @@ void npzimport_free(npzimport *im)
         free(im->col[k].data);
     for (int i = 0; i < im->nv; i++) {
         free(im->v[i].name);
+        free(im->v[i].label);
         free(im->v[i].buf);
         free(im->v[i].err);
     }

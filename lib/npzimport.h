@@ -9,7 +9,18 @@
  * (finite; var >= 0), class to int32, id to int64 (default: the item's index), images to uint8
  * (floats in [0, 1] scaled by 255 or in [0, 255], rounded; --range decides), integer extras to
  * int32 when they fit, else int64, bool/uint8 extras as uint8. Extras without one row per item
- * or that cannot be read are left out with a note on stderr.
+ * or not of numbers (tonpz's header, a string) are left out with a note on stderr; numbers that
+ * cannot be read (float16, complex) and names that cannot be field names (not UTF-8, a control
+ * character) are refused: --skip them.
+ *
+ * Only what is used is inflated: the zip's central directory first, then the .npy header of each
+ * array looked at (a role's, or an extra not skipped), then the data of the arrays used, one at a
+ * time, each released once converted. Each must inflate to exactly its header's declared size
+ * (header + count x itemsize; inflating stops there) and all together at most NPZIMPORT_MAX_BYTES,
+ * so that neither a deflate bomb nor a header declaring too much costs more than is stated.
+ *
+ * A new kind is one more main role (its field, shape checks in pick_roles and conversion in
+ * npzimport_read) beside mu and image; the class, id and extra fields come with any kind.
  *
  *   npzimport_options o = {.input = "emb.npz"};
  *   npzimport im;
@@ -27,6 +38,9 @@
 #include <stdint.h>
 
 #include "stream.h"
+
+#define NPZIMPORT_MAX_BYTES (2LL << 30) /* the arrays used, inflated, at most 2 GiB together */
+#define NPZIMPORT_MAX_CD (1 << 20)        /* embeddings: C and D at most 2^20 */
 
 enum { NPZIMPORT_MU, NPZIMPORT_VAR, NPZIMPORT_ETA, NPZIMPORT_IMAGE, NPZIMPORT_CLASS, NPZIMPORT_ID,
        NPZIMPORT_NROLES };

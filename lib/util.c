@@ -543,8 +543,7 @@ void atomic_check(const char *path)
     atomic_abort(atomic_open(path));
 }
 
-/* length of the valid UTF-8 sequence at s (at most n bytes), 0 if it is not one */
-static size_t utf8_len(const unsigned char *s, size_t n)
+size_t utf8_len(const unsigned char *s, size_t n)
 {
     size_t len;
     uint32_t cp;

@@ -101,6 +101,9 @@ void atomic_abort(FILE *f);
 /* dies unless path could be written by atomic_open (creates and removes the temp file) */
 void atomic_check(const char *path);
 
+/* length of the valid UTF-8 sequence at s (n >= 1 bytes there), 0 if it is not one (a stray or
+ * overlong byte, a surrogate, beyond U+10FFFF) */
+size_t utf8_len(const unsigned char *s, size_t n);
 /* s (n bytes) as a JSON string: quotes, backslashes and control characters escaped, bytes that
  * are not valid UTF-8 replaced by U+FFFD, so the output is valid JSON whatever s holds */
 void json_string(FILE *f, const char *s, size_t n);

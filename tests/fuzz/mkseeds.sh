@@ -10,7 +10,8 @@
 #           (one of them of a 3-channel model, for the input geometry)
 #   idx:    small idx files, raw and gzipped
 #   npy:    the public generator's image-id files: .npy of several dtypes and orders, .npz
-#           stored and deflated (/usr/bin/python3 with python3-numpy)
+#           stored and deflated; and fromnpz's inputs: embeddings (mu, var, labels, id, eta and
+#           extras of every dtype) and images (/usr/bin/python3 with python3-numpy)
 set -eu
 BIN=$1
 OUT=$2
@@ -116,4 +117,14 @@ np.save(out + '/npy/fortran.npy', np.asfortranarray(ids.reshape(4, 2)))
 extra = dict(chosen_numbers=np.array([12, 34], dtype='<i8'), sample_per_number=np.array(2))
 np.savez(out + '/npy/stored.npz', image_ids=ids, **extra)
 np.savez_compressed(out + '/npy/deflated.npz', image_ids=ids, **extra)
+# fromnpz's: embeddings with every role and extras of each dtype, [n, C, D] big-endian deflated,
+# images uint8 [n, H, W] and float [n, C, H, W]
+n = 3
+r = np.arange(n * 4, dtype='<f8').reshape(n, 4) / 7
+np.savez(out + '/npy/emb.npz', mu=r, var=r + 1, labels=np.arange(n, dtype='<i2'), id=np.arange(n, dtype='<u8'),
+         eta=np.linspace(0, 1, n), flag=np.arange(n) % 2 == 0, small=np.arange(n, dtype='|u1'),
+         wide=np.arange(n) << 40, score=np.ones((n, 2), '<f4'), other=np.arange(2))
+np.savez_compressed(out + '/npy/emb-mix.npz', mu=r.reshape(n, 2, 2).astype('>f8'), var=r.reshape(n, 2, 2), cls=np.arange(n))
+np.savez(out + '/npy/img.npz', image=np.arange(n * 4 * 5, dtype='|u1').reshape(n, 4, 5), label=np.arange(n))
+np.savez_compressed(out + '/npy/img-float.npz', image=np.linspace(0, 1, n * 2 * 3 * 3).reshape(n, 2, 3, 3))
 EOF

@@ -146,7 +146,7 @@ EOF
 # tonpz's archive goes back through fromnpz: its header (a string) and meta/classes (not one row
 # per item) are left out with a note each, the fields come back the same
 fromnpz mix2.npz > mix3.hs 2> notes || fail "fromnpz on tonpz's archive: $(cat notes)"
-grep -q "note: mix2.npz: array 'header' is '<U[0-9]*' (): expected numbers .*: left out" notes || fail "header note: $(cat notes)"
+grep -q "note: mix2.npz: array 'header' is '<U[0-9]*' (): expected integers .*: left out" notes || fail "header note: $(cat notes)"
 grep -q "note: mix2.npz: array 'meta/classes' int32 (3,) has not one row per item" notes || fail "meta note: $(cat notes)"
 [ "$(wc -l < notes)" = 2 ] || fail "not two notes: $(cat notes)"
 tonpz mix3.hs > mix3.npz || fail "tonpz mix3.hs"
@@ -189,22 +189,136 @@ refuse "array 'mu' is float64 (4, 3): element 0 is 1e+300 (beyond float32): expe
 refuse "array 'labels' is float64 (4,): expected integers (int32 classes)" b_cls.npz
 refuse "array 'labels' is int64 (5,): expected one class per item of 'mu', [4]" b_clsn.npz
 refuse "array 'labels' is int64 (4,): element 0 is 1099511627776: expected int32 classes" b_clsbig.npz
-refuse "fromnpz: b_str.npz: array 'mu' is '<U1' (2,): expected numbers (integers i1..i8, u1..u8, floats f4, f8 or bool)" b_str.npz
-refuse "fromnpz: b_str.npz: array 'mu' is '<U1' (2,): expected numbers" --mu mu b_str.npz
+refuse "fromnpz: b_str.npz: array 'mu' is '<U1' (2,): expected integers (i1..i8, u1..u8), floats (f4, f8) or bool" b_str.npz
+refuse "fromnpz: b_str.npz: array 'mu' is '<U1' (2,): expected integers" --mu mu b_str.npz
 refuse "array 'image' is float64 (4, 5): expected images, [n, H, W] or [n, C, H, W]" -k images b_img.npz
 refuse "array 'image' is int32 (4, 2, 2): element 0 is 300: expected pixel values 0..255" -k images b_px.npz
 refuse "array 'image' is float64 (4, 2, 2): values from 300 to 300: expected pixel values in [0, 1] or [0, 255]" -k images b_fpx.npz
 refuse "array 'image' is float64 (4, 2, 2): values from 2.5 to 2.5: expected pixel values in [0, 1] (--range)" -k images --range 1 b_r1.npz
 refuse "array 'image' is uint8 (4, 8, 8, 3): expected channels first, [n, C, H, W]" -k images b_last.npz
 refuse "array 'mu' is float64 (0, 3): expected at least one item" b_empty.npz
-refuse "array 'end' is float64 (4,): not a field name" b_end.npz
-refuse "b_f16.npy: array 'mu' is '<f2' (4, 3): expected numbers" b_f16.npy
+refuse "array 'end' is float64 (4,): its name is not a field name" b_end.npz
+refuse "b_f16.npy: array 'mu' is '<f2' (4, 3): expected integers (i1..i8, u1..u8), floats (f4, f8) or bool" b_f16.npy
 refuse "no array 'nope' (--class); the file holds 'mu', 'var', 'labels', 'attr'" --class nope emb.npz
 refuse "no array 'mu' (name the embedding means with --mu)" -k embeddings img.npz
 refuse "neither an .npz (zip) nor an .npy file" h.json
 refuse "missing.npz: No such file or directory" missing.npz
 head -c 300 emb.npz > cut.npz
 refuse "cut.npz: a truncated or corrupt zip archive" cut.npz
+
+# --- archives read lazily: the central directory first, then the .npy header of each array looked
+# at, then only the arrays used, each inflated no further than its header declares, all of them
+# together at most 2 GiB. The archives are written by hand (zipfile cannot lie about sizes).
+$PY - <<'EOF' || fail "python3 could not write the crafted archives"
+import io, struct, zlib
+import numpy as np
+def npy(a):
+    f = io.BytesIO()
+    np.save(f, a)
+    return f.getvalue()
+def head(descr, shape):  # an .npy header alone, as np.save pads it
+    d = "{'descr': '%s', 'fortran_order': False, 'shape': %r, }" % (descr, tuple(shape))
+    n = (10 + len(d) + 1 + 63) // 64 * 64
+    return b"\x93NUMPY\x01\x00" + struct.pack("<H", n - 10) + (d.ljust(n - 11) + "\n").encode()
+def rawzip(path, members, zip64_end=False):
+    """members: (name, bytes, deflate?, the size the directory declares (None: the true one))"""
+    out, cd = bytearray(), bytearray()
+    for name, payload, deflate, usize in members:
+        z = zlib.compressobj(9, zlib.DEFLATED, -15) if deflate else None
+        data = z.compress(payload) + z.flush() if z else payload
+        u = len(payload) if usize is None else usize
+        crc, m = zlib.crc32(payload), 8 if deflate else 0
+        off = len(out)
+        out += struct.pack("<IHHHHHIIIHH", 0x04034b50, 20, 0, m, 0, 0x21, crc, len(data), u, len(name), 0)
+        out += name + data
+        cd += struct.pack("<IHHHHHHIIIHHHHHII", 0x02014b50, 20, 20, 0, m, 0, 0x21, crc, len(data), u,
+                          len(name), 0, 0, 0, 0, 0, off) + name
+    cdoff, n = len(out), len(members)
+    out += cd
+    if zip64_end:  # the zip64 end record, its locator, and the end record deferring to them
+        z64 = len(out)
+        out += struct.pack("<IQHHIIQQQQ", 0x06064b50, 44, 45, 45, 0, 0, n, n, len(cd), cdoff)
+        out += struct.pack("<IIQI", 0x07064b50, 0, z64, 1)
+        out += struct.pack("<IHHHHIIH", 0x06054b50, 0, 0, 0xffff, 0xffff, 0xffffffff, 0xffffffff, 0)
+    else:
+        out += struct.pack("<IHHHHIIH", 0x06054b50, 0, 0, n, n, len(cd), cdoff, 0)
+    open(path, "wb").write(out)
+n = 4
+mu = npy(np.arange(n * 3, dtype=np.float32).reshape(n, 3))
+# a deflate bomb: 128 MiB of zeros in 130 KB, a valid uint8 (2^27,) that is not one row per item
+bomb = head("|u1", (1 << 27,)) + bytes(1 << 27)
+rawzip("bomb.npz", [(b"mu.npy", mu, True, None), (b"junk.npy", bomb, True, None)])
+# junk declares uint8 (4,), 132 bytes, and so does the directory, but it inflates to 128 MiB
+small = head("|u1", (n,))
+rawzip("liar.npz", [(b"mu.npy", mu, True, None), (b"junk.npy", small + bytes(1 << 27), True, len(small) + n)])
+# the same with the directory telling the truth: refused before inflating
+rawzip("long.npz", [(b"mu.npy", mu, True, None), (b"junk.npy", small + bytes(1 << 27), True, None)])
+# mu and var declare 1 GiB each (float64 [2^26, 2]), the directory agrees, the data is not there
+g = head("<f8", (1 << 26, 2))
+rawzip("total.npz", [(b"mu.npy", g, True, len(g) + (1 << 30)), (b"var.npy", g, True, len(g) + (1 << 30))])
+# C = 2^21 components of D = 1, declared only
+c = head("<f4", (n, 1 << 21, 1))
+rawzip("c21.npz", [(b"mu.npy", c, True, len(c) + (n * 4 << 21))])
+# what no reader could take, and names that cannot be field names
+rawzip("zero62.npz", [(b"mu.npy", mu, False, None), (b"e.npy", head("<f4", (n, 0, 1 << 62)), False, None)])
+np.savez("img_w0.npz", image=np.zeros((n, 28, 0), np.uint8))
+np.savez("img_c0.npz", image=np.zeros((n, 0, 28, 28), np.uint8))
+np.savez("nl.npz", **{"mu": np.zeros((n, 3)), "a\nb": np.arange(n)})
+rawzip("utf.npz", [(b"mu.npy", mu, False, None), (b"\xffx.npy", npy(np.arange(n)), False, None)])
+np.savez("f16.npz", mu=np.zeros((n, 3)), h=np.zeros(n, np.float16))
+np.savez("u64.npz", mu=np.zeros((n, 3)), u=np.array([1, 2, 2**63 + 5, 3], np.uint64))
+np.savez("u64max.npz", mu=np.zeros((n, 3)), u=np.array([1, 2, 2**63 - 1, 3], np.uint64))
+np.savez("rec.npz", mu=np.zeros((n, 3)), r=np.zeros(n, dtype=[("a", "<f4"), ("b", "<i4")]))
+np.savez("recmu.npz", mu=np.zeros(n, dtype=[("a", "<f4"), ("b", "<i4")]))
+rawzip("z64.npz", [(b"mu.npy", mu, False, None)], zip64_end=True)
+rawzip("nul.npz", [(b"mu.npy\0x", mu, False, None)])
+EOF
+# fromnpz's exit status, peak memory (MB) and time: the bomb's 128 MiB are never inflated, so it
+# stays far below them (the reader that inflated every member in full took 128 MB more)
+peak() {
+    $PY -c 'import resource, subprocess, sys, time
+t = time.time()
+r = subprocess.run(sys.argv[1:], stdout=open("out", "wb"), stderr=open("err", "wb"))
+print(r.returncode, resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss // 1024, "%.2f" % (time.time() - t))' "$@"
+}
+set -- $(peak fromnpz bomb.npz)
+[ "$1" = 0 ] || fail "fromnpz bomb.npz exited $1: $(cat err)"
+check_lt "$2" 64 "fromnpz bomb.npz took $2 MB (in $3 s): the unused member was inflated"
+grep -qx "fromnpz: note: bomb.npz: array 'junk' uint8 (134217728,) has not one row per item of 'mu' (4): left out" err ||
+    fail "no note on the unused member: $(cat err)"
+fromnpz --skip junk bomb.npz 2> err | totsv > skip.tsv || fail "fromnpz --skip junk bomb.npz: $(cat err)"
+[ -s err ] && fail "--skip junk still looked at it: $(cat err)"
+totsv out | cmp -s - skip.tsv || fail "--skip junk changed the records"
+set -- $(peak fromnpz liar.npz)
+[ "$1" = 1 ] || fail "fromnpz liar.npz exited $1, expected 1: $(cat err)"
+check_lt "$2" 64 "fromnpz liar.npz took $2 MB (in $3 s): inflating went on past the declared size"
+grep -qx "fromnpz: liar.npz: array 'junk': inflates to more than the 132 bytes its zip entry declares: a corrupt archive" err ||
+    fail "liar.npz: $(cat err)"
+[ -s out ] && fail "liar.npz: something on stdout"
+refuse "long.npz: array 'junk' is uint8 (4,): its zip entry inflates to 134217856 bytes, but its .npy header declares 132 (128 of header, 4 x 1 of data): a corrupt archive" long.npz
+refuse "total.npz: array 'var' is float64 (67108864, 2): with it the arrays used come to 2147483904 bytes: expected at most 2147483648 (2 GiB) in all" total.npz
+refuse "c21.npz: array 'mu' is float32 (4, 2097152, 1): expected C components of D dimensions, each from 1 to 1048576" c21.npz
+# refused at the door, naming the array: nothing a reader cannot take is written
+refuse "zero62.npz: array 'e': shape (4, 0, 4611686018427387904) is too large: expected each dimension, and the product of the non-zero ones, at most 134217728: --skip it" zero62.npz
+fromnpz --skip e zero62.npz > /dev/null || fail "fromnpz --skip e zero62.npz"
+refuse "img_w0.npz: array 'image' is uint8 (4, 28, 0): expected images of at least 1 x 1 pixel" -k images img_w0.npz
+refuse "img_c0.npz: array 'image' is uint8 (4, 0, 28, 28): expected images of at least 1 x 1 pixel and 1 channel" -k images img_c0.npz
+refuse "nl.npz: array 'a\\nb' is int64 (4,): its name is not a field name (1 to 31 bytes of UTF-8 text without control characters, not 'end'): --skip it" nl.npz
+fromnpz --skip "$(printf 'a\nb')" nl.npz | totsv | head -n 1 > nl.tsv || fail "fromnpz --skip a<newline>b"
+[ "$(cat nl.tsv)" = "$(printf 'mu[0]\tmu[1]\tmu[2]\tid')" ] || fail "--skip a<newline>b: $(cat nl.tsv)"
+refuse "utf.npz: array '\\xffx' is int64 (4,): its name is not a field name" utf.npz
+refuse "f16.npz: array 'h' is '<f2' (4,): expected integers (i1..i8, u1..u8), floats (f4, f8) or bool: --skip it" f16.npz
+fromnpz --skip h f16.npz > /dev/null || fail "fromnpz --skip h f16.npz"
+refuse "u64.npz: array 'u' is uint64 (4,): element 2 is 9223372036854775813: expected int64 values" u64.npz
+fromnpz u64max.npz | tonpz > u64max2.npz || fail "fromnpz u64max.npz | tonpz"
+$PY -c 'import numpy as np; u = np.load("u64max2.npz")["u"]
+assert u.dtype == np.int64 and u.tolist() == [1, 2, 2**63 - 1, 3], u' || fail "uint64 2^63 - 1 (the largest int64) did not come through"
+fromnpz rec.npz > /dev/null 2> err || fail "fromnpz rec.npz (a structured extra): $(cat err)"
+grep -qx "fromnpz: note: rec.npz: array 'r': a structured dtype (a list of fields), which is not supported: expected one plain dtype, integers (i1..i8, u1..u8), floats (f4, f8) or bool: left out" err ||
+    fail "no note on the structured extra: $(cat err)"
+refuse "recmu.npz: array 'mu': a structured dtype (a list of fields), which is not supported: expected one plain dtype" recmu.npz
+refuse "z64.npz: a zip64 archive (its end record is zip64's), which is not read: expected a plain zip archive, as np.savez writes one for up to 65535 arrays and 4 GiB" z64.npz
+refuse "nul.npz: member 1's name 'mu.npy\\x00x' holds a NUL byte: expected a file name such as 'mu.npy'" nul.npz
 
 # --- tonpz: a stream cut short leaves no file and exits 1; a field called 'header' is refused
 head -c 2000 emb.hs > cut.hs

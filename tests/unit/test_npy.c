@@ -1,6 +1,8 @@
 /* npy: writing .npy headers and .npz archives, read back by the module's own reader; floats and
- * bool read (npy_parse_any) in both byte orders. The integer reader and its refusals: test_digits.
- * That numpy itself loads what is written: tests/shell/npz.sh.
+ * bool read (npy_parse_any) in both byte orders; an archive read lazily (npy_zip_entries, a
+ * member's header alone, a member inflated no further than its declared size) and the refusals
+ * of the float reader. The integer reader and its refusals: test_digits. That numpy itself
+ * loads what is written, and fromnpz on crafted archives: tests/shell/npz.sh.
  */
 #include <stdlib.h>
 #include <string.h>
@@ -65,9 +67,10 @@ static void test_floats(void)
     CHECK(npy_get_f64(&a, 0) == -300);
     /* what npy_parse_any still refuses, naming the dtype; the integer reader refuses floats */
     const char *err = roundtrip(buf, "<f2", 1, &two, i2, sizeof i2, &a);
-    CHECK(err && !strcmp(err, "x is '<f2' (2,): expected numbers (integers i1..i8, u1..u8, floats f4, f8 or bool)"));
+    CHECK(err && !strcmp(err, "x is '<f2' (2,): expected integers (i1..i8, u1..u8), floats (f4, f8) or bool"));
+    CHECK(a.kind == 0 && !strcmp(npy_dtype_name(&a), "'<f2'") && a.ndim == 1 && a.shape[0] == 2);
     err = roundtrip(buf, "<U3", 0, NULL, "a\0\0\0b\0\0\0c\0\0\0", 12, &a);
-    CHECK(err && strstr(err, "x is '<U3' (): expected numbers"));
+    CHECK(err && strstr(err, "x is '<U3' (): expected integers"));
     size_t h = npy_header((char *)buf, 256, "<f4", 1, &three);
     memcpy(buf + h, f4, sizeof f4);
     err = npy_parse(buf, h + sizeof f4, "x", &a);
@@ -91,14 +94,14 @@ static void test_npz(int level)
     fclose(f);
     const uint8_t *b = (const uint8_t *)mem;
     CHECK(npy_is_zip(b, len));
-    char **names;
+    npy_zip_entry *e;
     int count;
-    CHECK(npy_zip_names(b, len, &names, &count) == NULL);
-    CHECK(count == 3 && !strcmp(names[0], "mu.npy") && !strcmp(names[1], "class.npy") &&
-          !strcmp(names[2], "meta/empty.npy"));
-    for (int i = 0; i < count; i++)
-        free(names[i]);
-    free(names);
+    CHECK(npy_zip_entries(b, len, &e, &count) == NULL);
+    CHECK(count == 3 && e[0].namelen == 6 && !memcmp(e[0].name, "mu.npy", 6) && e[1].namelen == 9 &&
+          !memcmp(e[1].name, "class.npy", 9) && e[2].namelen == 14 && !memcmp(e[2].name, "meta/empty.npy", 14));
+    /* the directory's sizes: mu is a 128-byte header and 6 floats; stored, the same compressed */
+    CHECK(e[0].usize == 128 + sizeof mu && e[0].method == (level ? 8 : 0) && (level || e[0].csize == e[0].usize));
+    free(e);
     uint8_t *m;
     size_t mn;
     npy_array a;
@@ -123,10 +126,133 @@ static void test_npz(int level)
         uint32_t crc = b[14] | b[15] << 8 | b[16] << 16 | (uint32_t)b[17] << 24;
         CHECK(crc == crc32(0, want, sizeof want));
     }
+    /* the directory says mu's data runs past the file: the archive is truncated (the message
+     * is made after the entries are freed: ASan once caught it reading them) */
+    size_t cd = b[len - 6] | b[len - 5] << 8 | b[len - 4] << 16 | (size_t)b[len - 3] << 24;
+    uint8_t keep[4];
+    memcpy(keep, mem + cd + 20, 4);
+    memcpy(mem + cd + 20, "\xff\xff\xff\x7f", 4);
+    const char *err = npy_zip_entries(b, len, &e, &count);
+    CHECK(err && strstr(err, "a truncated zip archive (entry 1 of 3: 2147483647 bytes, ") && !e);
+    memcpy(mem + cd + 20, keep, 4);
     /* a flipped data byte: the reader says CRC mismatch (stored) or corrupt data (deflated) */
     mem[30 + 6 + (level ? 20 : 130)] ^= 1;
     CHECK(npy_zip_member(b, len, "mu.npy", &m, &mn) != NULL && !m);
     free(mem);
+}
+
+/* a raw deflate stream of b[0..n) into out (zip's own: no zlib header) */
+static size_t deflate_raw(const uint8_t *b, size_t n, uint8_t *out, size_t cap)
+{
+    z_stream zs;
+    memset(&zs, 0, sizeof zs);
+    deflateInit2(&zs, 9, Z_DEFLATED, -MAX_WBITS, 8, Z_DEFAULT_STRATEGY);
+    zs.next_in = (Bytef *)b, zs.avail_in = (uInt)n;
+    zs.next_out = out, zs.avail_out = (uInt)cap;
+    int r = deflate(&zs, Z_FINISH);
+    size_t got = zs.total_out;
+    deflateEnd(&zs);
+    return r == Z_STREAM_END ? got : 0;
+}
+
+/* a member read lazily: its header alone, then the whole, and a member whose data goes on past
+ * the size its directory declares (a deflate bomb) stops there */
+static void test_lazy(void)
+{
+    /* an .npy of uint8 [4] with 1 MiB of zeros after it: the header says 128 + 4 bytes */
+    size_t big = 1 << 20;
+    uint8_t *plain = calloc(1, 128 + big), *z = malloc(big);
+    int64_t four = 4;
+    CHECK(npy_header((char *)plain, 128, "|u1", 1, &four) == 128);
+    memcpy(plain + 128, "\1\2\3\4", 4);
+    size_t zn = deflate_raw(plain, 128 + big, z, big);
+    CHECK(zn > 0 && zn < 4096); /* zeros deflate about 1000 to 1 */
+    npy_zip_entry e = {.name = "x.npy", .namelen = 5, .method = 8, .csize = zn, .usize = 132, .data = z};
+    e.crc = (uint32_t)crc32(0, plain, 132);
+    npy_array a;
+    CHECK(npy_zip_header(&e, "x", &a) == NULL);
+    CHECK(a.kind == 'u' && a.ndim == 1 && a.shape[0] == 4 && a.offset == 128 && a.filesize == 132 && !a.data);
+    /* declared 132 bytes: inflating stops at byte 133, long before the megabyte */
+    uint8_t *m;
+    const char *err = npy_zip_inflate(&e, "x", &m);
+    CHECK(err && !strcmp(err, "x: inflates to more than the 132 bytes its zip entry declares: a corrupt archive"));
+    CHECK(!m);
+    /* the same member cut to its 132 bytes reads back, CRC checked; declared longer, it is short */
+    zn = deflate_raw(plain, 132, z, big);
+    e.csize = zn;
+    CHECK(npy_zip_inflate(&e, "x", &m) == NULL && m);
+    CHECK(m && npy_parse_any(m, 132, "x", &a) == NULL && npy_get(&a, 3) == 4);
+    free(m);
+    e.usize = 200;
+    err = npy_zip_inflate(&e, "x", &m);
+    CHECK(err && !strcmp(err, "x: a corrupt zip entry (132 bytes inflated, 200 declared)") && !m);
+    e.usize = 132;
+    e.crc ^= 1;
+    err = npy_zip_inflate(&e, "x", &m);
+    CHECK(err && strstr(err, "CRC mismatch") && !m);
+    /* stored: the header read from the first bytes alone */
+    npy_zip_entry s = {.name = "x.npy", .namelen = 5, .method = 0, .csize = 132, .usize = 132, .data = plain};
+    CHECK(npy_zip_header(&s, "x", &a) == NULL && a.filesize == 132);
+    s.method = 12; /* bzip2 */
+    err = npy_zip_header(&s, "x", &a);
+    CHECK(err && !strcmp(err, "x: zip compression method 12, which is not read: expected stored (0) or deflated (8)"));
+    free(plain);
+    free(z);
+}
+
+/* a 128-byte .npy header holding dict (padded with spaces and '\n'), as np.save writes one */
+static size_t put_dict(uint8_t *buf, const char *dict)
+{
+    memcpy(buf, "\x93NUMPY\x01\x00\x76\x00", 10);
+    memset(buf + 10, ' ', 117);
+    memcpy(buf + 10, dict, strlen(dict));
+    buf[127] = '\n';
+    return 128;
+}
+
+/* shapes, dtypes and archives refused, each saying what it found and what is read */
+static void test_refusals(void)
+{
+    uint8_t buf[512];
+    npy_array a;
+    /* a zero beside a dimension of 2^62: no elements, but no reader takes such items */
+    int64_t huge[2] = {0, (int64_t)1 << 62};
+    const char *err = roundtrip(buf, "<f4", 2, huge, "", 0, &a);
+    CHECK(err && !strcmp(err, "x: shape (0, 4611686018427387904) is too large: expected each dimension, and the "
+                              "product of the non-zero ones, at most 134217728"));
+    int64_t fits[3] = {0, 1 << 13, 1 << 14}; /* 2^27 without the zero: the largest taken */
+    CHECK(roundtrip(buf, "<f4", 3, fits, "", 0, &a) == NULL && a.count == 0);
+    fits[0] = 2;
+    CHECK(roundtrip(buf, "|u1", 3, fits, "", 0, &a) != NULL);
+    /* a structured dtype says so, for both readers */
+    size_t h = put_dict(buf, "{'descr': [('a', '<f4'), ('b', '<i4')], 'fortran_order': False, 'shape': (0,), }");
+    err = npy_parse_any(buf, h, "x", &a);
+    CHECK(err && !strcmp(err, "x: a structured dtype (a list of fields), which is not supported: expected one "
+                              "plain dtype, integers (i1..i8, u1..u8), floats (f4, f8) or bool"));
+    err = npy_parse(buf, h, "x", &a);
+    CHECK(err && strstr(err, "x: a structured dtype (a list of fields), which is not supported: expected one "
+                             "plain dtype, an integer type (i1..i8, u1..u8"));
+    /* Fortran order: refused with the shape known (fromnpz tells an array of n rows by it) */
+    h = put_dict(buf, "{'descr': '<f4', 'fortran_order': True, 'shape': (3, 2), }");
+    err = npy_parse_any(buf, h + 24, "x", &a);
+    CHECK(err && strstr(err, "fortran_order is True") && a.ndim == 2 && a.shape[0] == 3);
+    /* a uint64 above INT64_MAX: npy_get saturates, npy_get_u64 has it */
+    uint64_t u8[1] = {((uint64_t)1 << 63) + 5};
+    int64_t one = 1;
+    CHECK(roundtrip(buf, "<u8", 1, &one, u8, 8, &a) == NULL);
+    CHECK(npy_get(&a, 0) == INT64_MAX && npy_get_u64(&a, 0) == u8[0]);
+    /* a zip64 end record (its locator, then the usual end with its fields at 0xFFFF...) */
+    uint8_t zip[98] = {0};
+    uint8_t *loc = zip + 56, *end = zip + 76;
+    memcpy(zip, "PK\6\6", 4);
+    memcpy(loc, "PK\6\7", 4);
+    memcpy(end, "PK\5\6", 4);
+    memset(end + 8, 0xff, 12);
+    npy_zip_entry *e;
+    int n;
+    err = npy_zip_entries(zip, sizeof zip, &e, &n);
+    CHECK(err && !strcmp(err, "a zip64 archive (its end record is zip64's), which is not read: expected a plain "
+                              "zip archive, as np.savez writes one for up to 65535 arrays and 4 GiB"));
 }
 
 int main(void)
@@ -135,5 +261,7 @@ int main(void)
     test_floats();
     test_npz(0);
     test_npz(6);
+    test_lazy();
+    test_refusals();
     return check_done("npy");
 }
