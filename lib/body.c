@@ -2,6 +2,7 @@
 #include "body.h"
 
 #include <errno.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -73,6 +74,26 @@ const char *body_parse_widths(model_config *cfg, const char *args)
             return NULL;
         p = end + 1;
     }
+}
+
+int body_input_width(const model_config *cfg)
+{
+    if (cfg->features > 0)
+        return cfg->features;
+    long long w = (long long)cfg->channels * cfg->height * cfg->width;
+    return w > 0 && w <= MODEL_MAX_FEATURES ? (int)w : 0;
+}
+
+void body_input_floats(const model *m, const void *input, int n, float *x)
+{
+    if (m->F) {
+        memcpy(x, input, (size_t)n * m->F * sizeof(float));
+        return;
+    }
+    const uint8_t *p = input;
+    size_t k = (size_t)n * m->Cin * m->H * m->W;
+    for (size_t i = 0; i < k; i++)
+        x[i] = p[i] * (1.0f / 255);
 }
 
 float *body_rows_alloc(size_t rows, size_t width)

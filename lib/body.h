@@ -3,9 +3,10 @@
  *
  *   conv    lib/body_conv.c    the HIB paper's network, on images: conv 5x5 (6) ReLU pool 2,
  *                              conv 5x5 (16) ReLU pool 2, fc 120 ReLU -> 120 features
- *   mlp     lib/body_mlp.c     fully connected layers with ReLU, on feature vectors, widths by
+ *   mlp     lib/body_mlp.c     fully connected layers with ReLU, on feature vectors or on the
+ *                              pixels of images (C x H x W values, scaled to [0, 1]), widths by
  *                              option (`mlp:512,256`) -> the last width's features
- *   linear  lib/body_linear.c  nothing: the head reads the input features themselves
+ *   linear  lib/body_linear.c  nothing: the head reads the input (features or pixels) itself
  *
  * A body owns its parameter tensors (views of the model's block, laid out by `layout`, weights
  * named NAME.w and biases NAME.b so that model_init knows them), its activations, and h and dh,
@@ -26,7 +27,8 @@
 
 #include "model.h"
 
-/* what a body takes: uint8 images (n, Cin, H, W) or float32 feature vectors (n, F) */
+/* what a body takes (a bit set): uint8 images (n, Cin, H, W), float32 feature vectors (n, F).
+ * A model is built for one of them: cfg.features > 0 means feature vectors, else images. */
 enum { BODY_IMAGES = 1, BODY_FEATURES = 2 };
 /* every row unit has this many rows (h and dh are allocated to a whole number of units) */
 #define BODY_ROWS 64
@@ -35,7 +37,7 @@ typedef struct body_kind body_kind;
 struct body_kind {
     const char *name;   /* "conv", "mlp", "linear" */
     const char *help;   /* one line for usage texts */
-    int input;          /* BODY_IMAGES or BODY_FEATURES */
+    int input;          /* what it takes: BODY_IMAGES, BODY_FEATURES or both */
     /* the text after "NAME:" (NULL when there is none) into cfg (widths); NULL, or what is
      * wrong (in a static buffer) */
     const char *(*parse)(model_config *cfg, const char *args);
@@ -72,5 +74,10 @@ const char *body_spec(const model_config *cfg, char *buf, size_t n);
 const char *body_parse_widths(model_config *cfg, const char *args);
 /* floats for `rows` rows of `width`, rows rounded up to whole units, 64-byte aligned, zeroed */
 float *body_rows_alloc(size_t rows, size_t width);
+/* the input width of the fully connected bodies: cfg->features, or the C x H x W pixels of an
+ * images model */
+int body_input_width(const model_config *cfg);
+/* n inputs of the model into x (n, body_input_width) floats: features copied, pixels / 255 */
+void body_input_floats(const model *m, const void *input, int n, float *x);
 
 #endif

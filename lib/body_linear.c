@@ -1,5 +1,5 @@
 /* body_linear: no layers (lib/body.h): the head reads the input feature vectors themselves,
- * h = x (n, F), F = cfg->features. A point head on it is a linear map of the features; a pfe
+ * h = x (n, F), F = cfg->features (or the pixels of images, scaled to [0, 1]). A point head on it is a linear map of the features; a pfe
  * head learns one linear map from the features to their log-variances. No parameters.
  */
 #include <stdio.h>
@@ -16,19 +16,20 @@ static const char *linear_parse(model_config *cfg, const char *args)
 
 static const char *linear_check(const model_config *c)
 {
-    static _Thread_local char why[96];
-    if (c->features >= 1 && c->features <= MODEL_MAX_FEATURES)
+    static _Thread_local char why[128];
+    if (body_input_width(c) >= 1)
         return NULL;
-    snprintf(why, sizeof why, "%d input features, the linear body takes 1 to %d", c->features, MODEL_MAX_FEATURES);
+    snprintf(why, sizeof why, "%d input features (images of %dx%dx%d), the linear body takes 1 to %d", c->features,
+             c->channels, c->height, c->width, MODEL_MAX_FEATURES);
     return why;
 }
 
-static int linear_layout(model *m) { return m->cfg.features; }
+static int linear_layout(model *m) { return body_input_width(&m->cfg); }
 
 static void linear_create(model *m)
 {
-    m->body_h = body_rows_alloc(m->maxbatch, m->cfg.features);
-    m->body_dh = body_rows_alloc(m->maxbatch, m->cfg.features);
+    m->body_h = body_rows_alloc(m->maxbatch, body_input_width(&m->cfg));
+    m->body_dh = body_rows_alloc(m->maxbatch, body_input_width(&m->cfg));
 }
 
 static void linear_destroy(model *m)
@@ -42,15 +43,15 @@ static void linear_threads(model *m, int threads) {}
 
 static void linear_forward(model *m, const void *input, int n)
 {
-    memcpy(m->body_h, input, (size_t)n * m->cfg.features * sizeof(float));
+    body_input_floats(m, input, n, m->body_h);
 }
 
 static void linear_backward(model *m) {}
 
 const body_kind body_linear = {
     .name = "linear",
-    .help = "no layers: the head reads the input features",
-    .input = BODY_FEATURES,
+    .help = "no layers: the head reads the input features (or pixels)",
+    .input = BODY_FEATURES | BODY_IMAGES,
     .parse = linear_parse,
     .check = linear_check,
     .layout = linear_layout,

@@ -1,6 +1,7 @@
 /* body_mlp: fully connected layers with ReLU (lib/body.h), on feature vectors:
  *
- *   input x float (n, F0)                 F0 = cfg->features
+ *   input x float (n, F0)                 F0 = cfg->features, or the C x H x W pixels of an
+ *                                         images model, scaled to [0, 1]
  *   fc l: a_l = ReLU(a_{l-1} W_l^T + b_l)  (n, F_l), l = 1 .. L, F_l = cfg->widths[l - 1]
  *   h = a_L                               (n, F_L)
  *
@@ -45,8 +46,9 @@ static const char *mlp_parse(model_config *cfg, const char *args)
 static const char *mlp_check(const model_config *c)
 {
     static _Thread_local char why[128];
-    if (c->features < 1 || c->features > MODEL_MAX_FEATURES)
-        snprintf(why, sizeof why, "%d input features, the mlp body takes 1 to %d", c->features, MODEL_MAX_FEATURES);
+    if (body_input_width(c) < 1)
+        snprintf(why, sizeof why, "%d input features (images of %dx%dx%d), the mlp body takes 1 to %d", c->features,
+                 c->channels, c->height, c->width, MODEL_MAX_FEATURES);
     else if (c->nwidths < 1 || c->nwidths > MODEL_MAX_LAYERS)
         snprintf(why, sizeof why, "%d layers, the mlp body takes 1 to %d", c->nwidths, MODEL_MAX_LAYERS);
     else {
@@ -63,7 +65,7 @@ static const char *mlp_check(const model_config *c)
 
 static int mlp_layout(model *m)
 {
-    int in = m->cfg.features;
+    int in = body_input_width(&m->cfg);
     for (int l = 0; l < m->cfg.nwidths; l++) {
         char name[16];
         int out = m->cfg.widths[l];
@@ -82,7 +84,7 @@ static void mlp_create(model *m)
     m->body_state = s;
     s->m = m;
     s->L = m->cfg.nwidths;
-    s->w[0] = m->cfg.features;
+    s->w[0] = body_input_width(&m->cfg);
     for (int l = 1; l <= s->L; l++)
         s->w[l] = m->cfg.widths[l - 1];
     for (int l = 0; l <= s->L; l++) {
@@ -140,7 +142,7 @@ static void mlp_forward(model *m, const void *input, int n)
 {
     mlp_state *s = m->body_state;
     s->n = n;
-    memcpy(s->a[0], input, (size_t)n * s->w[0] * sizeof(float));
+    body_input_floats(m, input, n, s->a[0]);
     par_run(model_pool(m), (n + BODY_ROWS - 1) / BODY_ROWS, forward_task, s);
 }
 
@@ -187,8 +189,8 @@ static void mlp_backward(model *m)
 
 const body_kind body_mlp = {
     .name = "mlp",
-    .help = "fully connected layers with ReLU on feature vectors, widths by option (mlp:512,256)",
-    .input = BODY_FEATURES,
+    .help = "fully connected layers with ReLU on feature vectors or pixels, widths by option (mlp:512,256)",
+    .input = BODY_FEATURES | BODY_IMAGES,
     .parse = mlp_parse,
     .check = mlp_check,
     .layout = mlp_layout,

@@ -40,9 +40,17 @@ void ckpt_save(const char *path, const ckpt_info *ci, const model *m, const opti
     if (input)
         header_add_input(h, input);
     header_set_int(h, "checkpoint_version", CKPT_VERSION);
-    if (body_of(&m->cfg) == body_kinds[0]) {
-        /* the conv body, as before bodies existed: its checkpoints keep their bytes */
-        header_set_str(h, "arch", CKPT_ARCH_CONV);
+    /* the conv body as before bodies existed (its checkpoints keep their bytes); any other
+     * body by its spec */
+    int conv = body_of(&m->cfg) == body_kinds[0];
+    header_set_str(h, "arch", conv ? CKPT_ARCH_CONV : CKPT_ARCH_BODY);
+    if (!conv) {
+        char spec[96];
+        header_set_str(h, "body", body_spec(&m->cfg, spec, sizeof spec));
+    }
+    if (m->F) {
+        header_set_int(h, "features", m->F);
+    } else {
         /* digits only for N-digit models and channels only above 1 (absent = 1): the checkpoints
          * of one-channel models keep the bytes of the versions before channels */
         if (m->cfg.digits)
@@ -51,11 +59,6 @@ void ckpt_save(const char *path, const ckpt_info *ci, const model *m, const opti
             header_set_int(h, "channels", m->Cin);
         header_set_int(h, "height", m->H);
         header_set_int(h, "width", m->W);
-    } else {
-        char spec[96];
-        header_set_str(h, "arch", CKPT_ARCH_BODY);
-        header_set_str(h, "body", body_spec(&m->cfg, spec, sizeof spec));
-        header_set_int(h, "features", m->F);
     }
     header_set_str(h, "head", model_head_name(ci->mc.head));
     header_set_int(h, "C", ci->mc.C);
@@ -313,17 +316,18 @@ model *ckpt_load(const char *path, ckpt_info *ci, optim **o, int maxbatch, strea
             vm->type == META_INT ? (long long)vm->i : -1LL, CKPT_VERSION);
     const char *arch = header_str(h, "arch", "");
     memset(ci, 0, sizeof *ci);
-    if (!strcmp(arch, CKPT_ARCH_BODY)) {
-        /* a body of the registry: its spec, and the input features of a features body */
+    if (!strcmp(arch, CKPT_ARCH_BODY)) { /* a body of the registry, by its spec */
         const char *spec = header_str(h, "body", "");
         const char *bad = body_parse(&ci->mc, spec);
         if (bad)
             die("%s: body '%s': %s", path, spec, bad);
-        if (body_of(&ci->mc)->input != BODY_FEATURES)
-            die("%s: body '%s' takes images: its checkpoints say arch %s", path, spec, CKPT_ARCH_CONV);
+    } else if (strcmp(arch, CKPT_ARCH_CONV)) {
+        die("%s: unknown architecture '%s' (this build reads %s and %s)", path, arch, CKPT_ARCH_CONV, CKPT_ARCH_BODY);
+    }
+    if (header_meta(h, "features")) { /* feature vectors of F */
         ci->mc.features = (int)need_int(path, h, "features", 1, MODEL_MAX_FEATURES);
-    } else if (!strcmp(arch, CKPT_ARCH_CONV)) {
-        /* the input: digits N means 1 x 28 x 28N (height and width may say so too); otherwise
+    } else {
+        /* images: digits N means 1 x 28 x 28N (height and width may say so too); otherwise
          * channels (absent: 1), height and width, bounded before the model is allocated from them.
          * A model of other images has no digits: a digits of 0 is no checkpoint train writes. */
         ci->mc.digits = (int)opt_int(path, h, "digits", 0, 1, MODEL_MAX_PIXELS / (28 * 28));
@@ -339,8 +343,6 @@ model *ckpt_load(const char *path, ckpt_info *ci, optim **o, int maxbatch, strea
         const char *bad = model_check_input(ci->mc.channels, ci->mc.height, ci->mc.width);
         if (bad)
             die("%s: images of %dx%dx%d: %s", path, ci->mc.channels, ci->mc.height, ci->mc.width, bad);
-    } else {
-        die("%s: unknown architecture '%s' (this build reads %s and %s)", path, arch, CKPT_ARCH_CONV, CKPT_ARCH_BODY);
     }
     const char *head = header_str(h, "head", "");
     ci->mc.head = model_head_parse(head);

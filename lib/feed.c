@@ -191,20 +191,25 @@ const char *feed_fits(const feed *f, const model_config *mc)
 {
     static _Thread_local char why[224];
     char spec[96];
-    int feat = model_takes_features(mc);
+    const body_kind *B = body_of(mc);
+    /* a model is built for one input (a checkpoint's), a body may take both (a new run's) */
+    int built = mc->features > 0 ? BODY_FEATURES : mc->channels > 0 ? BODY_IMAGES : 0;
+    int want = f->features ? BODY_FEATURES : BODY_IMAGES;
     body_spec(mc, spec, sizeof spec);
-    if (feat && !f->features)
-        snprintf(why, sizeof why, "the %s body takes feature vectors, the batches hold %dx%dx%d images (--body conv)",
-                 spec, f->channels, f->height, f->width);
-    else if (!feat && f->features)
-        snprintf(why, sizeof why,
-                 "the %s body takes images, the batches hold feature vectors of %d (--body mlp:W1,W2,... or linear)",
-                 spec, f->nfeatures);
-    else if (feat && mc->features && mc->features != f->nfeatures)
+    if (built == BODY_FEATURES && want == BODY_IMAGES)
+        snprintf(why, sizeof why, "the model takes feature vectors of %d, the batches hold %dx%dx%d images",
+                 mc->features, f->channels, f->height, f->width);
+    else if (built == BODY_IMAGES && want == BODY_FEATURES)
+        snprintf(why, sizeof why, "the model takes %dx%dx%d images, the batches hold feature vectors of %d",
+                 mc->channels, mc->height, mc->width, f->nfeatures);
+    else if (!built && B && !(B->input & want))
+        snprintf(why, sizeof why, "the %s body takes %s, the batches hold %s%s", spec,
+                 want == BODY_FEATURES ? "images" : "feature vectors", want == BODY_FEATURES ? "feature vectors" : "images",
+                 want == BODY_FEATURES ? " (--body mlp:W1,W2,... or linear)" : "");
+    else if (built == BODY_FEATURES && mc->features != f->nfeatures)
         snprintf(why, sizeof why, "the model takes feature vectors of %d, the batches hold vectors of %d", mc->features,
                  f->nfeatures);
-    else if (!feat && mc->channels &&
-             (mc->channels != f->channels || mc->height != f->height || mc->width != f->width))
+    else if (built == BODY_IMAGES && (mc->channels != f->channels || mc->height != f->height || mc->width != f->width))
         snprintf(why, sizeof why, "the model was trained on %dx%dx%d images, the batches hold %dx%dx%d images",
                  mc->channels, mc->height, mc->width, f->channels, f->height, f->width);
     else

@@ -72,11 +72,7 @@ const char *model_names(void)
     return buf;
 }
 
-int model_takes_features(const model_config *cfg)
-{
-    const body_kind *B = body_of(cfg);
-    return B && B->input == BODY_FEATURES;
-}
+int model_takes_features(const model_config *cfg) { return cfg->features > 0; }
 
 void model_add_view(model *m, const char *name, int ndim, const int64_t *shape)
 {
@@ -118,7 +114,7 @@ static model_config with_geometry(const model_config *cfg)
 {
     model_config c = *cfg;
     if (!c.channels && !c.height && !c.width && c.digits >= 1 && c.digits <= MODEL_MAX_PIXELS / (28 * 28) &&
-        !model_takes_features(&c)) {
+        c.features <= 0) {
         c.channels = 1;
         c.height = 28;
         c.width = 28 * c.digits;
@@ -135,6 +131,9 @@ const char *model_check(const model_config *cfg)
     const char *bad;
     if (!B)
         snprintf(why, sizeof why, "body %d is not one of hedge's", c.body);
+    else if (!(B->input & (c.features > 0 ? BODY_FEATURES : BODY_IMAGES)))
+        snprintf(why, sizeof why, "the %s body takes %s, not %s", B->name,
+                 B->input & BODY_FEATURES ? "feature vectors" : "images", c.features > 0 ? "feature vectors" : "images");
     else if ((bad = B->check(&c)))
         snprintf(why, sizeof why, "%s", bad);
     else if (!hk)
@@ -146,12 +145,12 @@ const char *model_check(const model_config *cfg)
                  MODEL_MAX_OUTPUTS);
     else if (!hk->stochastic && c.C != 1)
         snprintf(why, sizeof why, "a %s head has one component, not C = %d", hk->name, c.C);
-    else if (hk->mean_is_input && (B->input != BODY_FEATURES || c.C != 1 || c.D != c.features))
+    else if (hk->mean_is_input && (c.features < 1 || c.C != 1 || c.D != c.features))
         snprintf(why, sizeof why,
-                 "the %s head's mean is the input features: it needs a features body, C = 1 and D = the "
-                 "features (%d), not %s, C = %d, D = %d",
-                 hk->name, c.features, B->name, c.C, c.D);
-    else if (c.query && (c.digits < 1 || c.head != HEAD_POINT || B->input != BODY_IMAGES))
+                 "the %s head's mean is the input feature vector: it needs feature vectors, C = 1 and D = the "
+                 "features (%d), not C = %d, D = %d",
+                 hk->name, c.features, c.C, c.D);
+    else if (c.query && (c.digits < 1 || c.head != HEAD_POINT || c.features > 0))
         snprintf(why, sizeof why, "a query tower needs N-digit images and a point head");
     else
         return NULL;
@@ -173,12 +172,12 @@ model *model_create(const model_config *cfg, int nextra, const char *const *extr
     m->cfg = c;
     im->body = body_of(&c);
     im->head = head_of(c.head);
-    if (im->body->input == BODY_IMAGES) {
+    if (c.features > 0) {
+        m->F = c.features;
+    } else {
         m->Cin = c.channels;
         m->H = c.height;
         m->W = c.width;
-    } else {
-        m->F = c.features;
     }
     im->HO = model_outputs(&c);
     m->maxbatch = maxbatch;

@@ -136,7 +136,7 @@ void model_add_view(model *m, const char *name, int ndim, const int64_t *shape);
 struct par_pool *model_pool(const model *m);
 /* bytes of one input item: Cin x H x W (images) or 4 F (features) */
 size_t model_input_bytes(const model *m);
-/* 1 if the model's body takes feature vectors, 0 if images */
+/* 1 if the model is built for feature vectors (cfg->features > 0), 0 for images */
 int model_takes_features(const model_config *cfg);
 
 /* the sizes of the query tower (cfg.query, lib/model_query.h), whose weights the model's

@@ -270,6 +270,51 @@ static void test_threads(const char *body, int head)
     model_free(m);
 }
 
+/* the fully connected bodies on images: the pixels / 255 as the feature vector, so an images
+ * model gives the bytes of the features model of the same weights fed those floats */
+static void test_images_input(void)
+{
+    int n = 70, C = 2, H = 4, W = 8, F = C * H * W;
+    const char *bodies[] = {"mlp:9,5", "linear"};
+    for (int b = 0; b < 2; b++) {
+        model_config ci = {.head = HEAD_MOG, .C = 1, .D = 3, .channels = C, .height = H, .width = W};
+        body_parse(&ci, bodies[b]);
+        model_config cf = features_cfg(bodies[b], F, HEAD_MOG, 1, 3);
+        model *mi = model_create(&ci, 0, NULL, n), *mf = model_create(&cf, 0, NULL, n);
+        CHECK(mi->nparams == mf->nparams && mi->F == 0 && mi->Cin == C && mf->F == F);
+        model_init(mi, 9);
+        memcpy(mf->params, mi->params, mi->nparams * 4);
+        uint8_t *img = malloc((size_t)n * F);
+        float *x = malloc((size_t)n * F * 4), *mu[2], *var[2], *G = randv((size_t)n * 3, 1);
+        for (int i = 0; i < n * F; i++) {
+            img[i] = (uint8_t)rng_below(&R, 256);
+            x[i] = img[i] * (1.0f / 255);
+        }
+        for (int k = 0; k < 2; k++)
+            mu[k] = malloc((size_t)n * 3 * 4), var[k] = malloc((size_t)n * 3 * 4);
+        model_forward(mi, img, n, mu[0], var[0]);
+        model_forward(mf, x, n, mu[1], var[1]);
+        memset(mi->grads, 0, mi->nparams * 4);
+        memset(mf->grads, 0, mf->nparams * 4);
+        model_backward(mi, G, G);
+        model_backward(mf, G, G);
+        CHECK(!memcmp(mu[0], mu[1], (size_t)n * 3 * 4) && !memcmp(var[0], var[1], (size_t)n * 3 * 4));
+        CHECK(!memcmp(mi->grads, mf->grads, mi->nparams * 4));
+        CHECK(model_input_bytes(mi) == (size_t)F && model_input_bytes(mf) == (size_t)F * 4);
+        for (int k = 0; k < 2; k++)
+            free(mu[k]), free(var[k]);
+        free(img), free(x), free(G);
+        model_free(mi), model_free(mf);
+    }
+    /* conv takes no feature vectors; pfe's mean needs them */
+    model_config cv = features_cfg("conv", 8, HEAD_POINT, 1, 2);
+    CHECK(model_check(&cv) != NULL);
+    model_config pi = {.head = HEAD_PFE, .C = 1, .D = 32, .channels = 1, .height = 4, .width = 8};
+    body_parse(&pi, "mlp:4");
+    CHECK(model_check(&pi) != NULL);
+    printf("mlp and linear on images: the bytes of the same model on pixels / 255; conv refuses features\n");
+}
+
 /* ---------------------------------------------------------------- MLS */
 
 static void test_mls(void)
@@ -365,6 +410,7 @@ int main(void)
     test_threads("mlp:33,17", HEAD_MOG);
     test_threads("mlp:24", HEAD_PFE);
     test_threads("linear", HEAD_ISO);
+    test_images_input();
     test_mls();
     return check_done("test_body");
 }
