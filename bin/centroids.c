@@ -119,9 +119,7 @@ int main(int argc, char **argv)
         stream_reader *in = stream_open_path(nfiles ? argv[optind + fi] : "-");
         const stream_header *h = in->header;
         match_layout L = match_check_header(in->name, h); /* kind, mu [C, D], var of its shape */
-        int fc = stream_field_typed(h, "class", DT_I32);
-        if (h->fields[fc].ndim != 0)
-            die("%s: field 'class' has %d dimensions, expected a scalar (shape [])", in->name, h->fields[fc].ndim);
+        int fc = stream_field_need(in->name, h, "class", DT_I32, 0, NULL);
         int fv = wvar ? L.var : -1;
         if (wvar && fv < 0)
             die("%s: --var needs stochastic embeddings (a `var` field); these are points", in->name);

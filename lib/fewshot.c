@@ -326,7 +326,8 @@ void fewshot_summary_read(const char *path, fewshot_summary *s, stream_reader **
         snprintf(key, sizeof key, "%s_ci95", fewshot_score_json[k]);
         s->ci[k] = header_float(h, key, NAN);
     }
-    int ei = stream_field_typed(h, "episode", DT_I32), ci = stream_field_typed(h, "correct", DT_U8);
+    int ei = stream_field_need(in->name, h, "episode", DT_I32, 0, NULL),
+        ci = stream_field_need(in->name, h, "correct", DT_U8, 0, NULL);
     int64_t *correct = ecalloc((size_t)s->episodes, sizeof *correct), *count = ecalloc((size_t)s->episodes, sizeof *count);
     stream_record rec = {0};
     while (stream_read(in, &rec)) {

