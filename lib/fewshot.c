@@ -1,6 +1,7 @@
 /* fewshot: test episodes and the accuracy report of few-shot classification (lib/fewshot.h) */
 #include "fewshot.h"
 
+#include <limits.h>
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
@@ -300,22 +301,33 @@ void fewshot_summary_json(FILE *f, const fewshot_summary *s)
     json_end(&w);
 }
 
+/* the count KEY of a fewshot header, from 1 to max (what fewshot writes; the episodes' counts are
+ * held in memory), else dies naming it */
+static int64_t summary_count(const stream_reader *in, const char *key, int64_t max)
+{
+    int64_t v = header_need_int(in->header, key);
+    if (v < 1 || v > max)
+        die("%s: the header's %s is %lld, expected 1 to %lld (what fewshot writes)", in->name, key, (long long)v,
+            (long long)max);
+    return v;
+}
+
 void fewshot_summary_read(const char *path, fewshot_summary *s, stream_reader **rd)
 {
     stream_reader *in = stream_open_path(path);
     stream_expect_kind(in, "fewshot");
     const stream_header *h = in->header;
     memset(s, 0, sizeof *s);
-    s->episodes = header_need_int(h, "episodes");
-    s->ways = (int)header_need_int(h, "ways");
-    s->shots = (int)header_need_int(h, "shots");
-    s->queries = (int)header_need_int(h, "queries");
-    s->samples = (int)header_need_int(h, "samples");
+    s->episodes = summary_count(in, "episodes", FEWSHOT_MAX_EPISODES);
+    s->ways = (int)summary_count(in, "ways", INT_MAX);
+    s->shots = (int)summary_count(in, "shots", INT_MAX);
+    s->queries = (int)summary_count(in, "queries", INT_MAX);
+    s->samples = (int)summary_count(in, "samples", INT_MAX);
     s->score = header_str(h, "score", NULL);
     s->se2_from = header_str(h, "se2_from", NULL);
     int chosen = s->score ? fewshot_score_index(s->score) : -1;
-    if (chosen < 0 || !s->se2_from || s->episodes < 1 || s->ways < 1 || s->queries < 1)
-        die("%s: the header's meta is not that of fewshot (score, se2_from, episodes, ways, queries)", in->name);
+    if (chosen < 0 || !s->se2_from)
+        die("%s: the header's meta is not that of fewshot (score, se2_from)", in->name);
     s->spe = header_meta(h, "spe_closed_accuracy") != NULL;
     s->se2 = header_float(h, "se2", NAN);
     s->seed = h->seed;

@@ -37,6 +37,7 @@
 #include "stream.h"
 
 #define FEWSHOT_EPISODE RNG_STREAM('f', 's', 'e', 'p')
+#define FEWSHOT_MAX_EPISODES 1000000 /* fewshot -R; --summary holds two counts per episode */
 
 /* the scorers, in the order of the report */
 enum { FEWSHOT_PN, FEWSHOT_NAIVE, FEWSHOT_CLOSED, FEWSHOT_NSC };

@@ -68,7 +68,8 @@ expect_fail 1 "z.hs: field 'correct' is uint8 [0], expected uint8 [] (one value 
 reshape k60 z.hs recall '[0]'
 expect_fail 1 "z.hs: field 'recall' is uint8 [0], expected uint8 [n] (n >= 1)" knn --summary z.hs
 
-# --- fewshot --summary: episode and correct
+# --- fewshot --summary: episode and correct; and a header whose episode count cannot be held
+# (2^62: "out of memory" before)
 printf '0 1 0 100\n4 1 1 101\n' | "$FIX" table embeddings mu:float32:1x1 var:float32:1x1 class:int32 id:int64 > sup.hs
 printf '1 1 0 200\n2.5 1 1 201\n' | "$FIX" table embeddings mu:float32:1x1 var:float32:1x1 class:int32 id:int64 > qry.hs
 fewshot -s sup.hs -k 1 -q 1 -R 4 qry.hs > fs.hs || fail "fewshot"
@@ -77,6 +78,18 @@ reshape fs.hs z.hs episode '[0]'
 expect_fail 1 "z.hs: field 'episode' is int32 [0], expected int32 [] (one value per record)" fewshot --summary z.hs
 reshape fs.hs z.hs correct '[0]'
 expect_fail 1 "z.hs: field 'correct' is uint8 [0], expected uint8 [] (one value per record)" fewshot --summary z.hs
+/usr/bin/python3 - <<'EOF' || fail "python3 could not craft the fewshot headers"
+import msgpack
+objs = list(msgpack.Unpacker(open("fs.hs", "rb"), raw=False))
+for name, key, value in (("ep62.hs", "episodes", 1 << 62), ("ep0.hs", "episodes", 0), ("ways.hs", "ways", 1 << 40)):
+    h = dict(objs[0], meta=dict(objs[0]["meta"], **{key: value}))
+    with open(name, "wb") as f:
+        for o in [h] + objs[1:]:
+            f.write(msgpack.packb(o, use_bin_type=True))
+EOF
+expect_fail 1 "ep62.hs: the header's episodes is 4611686018427387904, expected 1 to 1000000" fewshot --summary ep62.hs
+expect_fail 1 "ep0.hs: the header's episodes is 0, expected 1 to 1000000" fewshot --summary ep0.hs
+expect_fail 1 "ways.hs: the header's ways is 1099511627776, expected 1 to 2147483647" fewshot --summary ways.hs
 
 # --- the embedding readers (lib/match.c) and the other programs that take a field by its type
 reshape e60 z.hs class '[0]'
