@@ -111,7 +111,8 @@ int main(int argc, char **argv)
     FILE *jf = json ? json_open(json, 0) : NULL;
     if (wvar && order)
         usage_die("--var adds columns to the centroid table, which --order replaces");
-    int nfiles = argc - optind, digits = 2;
+    int nfiles = argc - optind, digits = 2, C = 0;
+    const char *first = NULL;
     centroid_set s;
     centroid_set_init(&s, -1);
     stream_record rec = {0};
@@ -126,6 +127,14 @@ int main(int argc, char **argv)
         if (s.D >= 0 && s.D != L.D)
             die("%s: embeddings of %d dimensions, the first input had %d", in->name, L.D, s.D);
         s.D = L.D;
+        /* a mixture's centroid is its component means' mean whatever C, but embeddings of
+         * different C come from different models: their centroids do not share a space */
+        if (C && L.C != C)
+            die("%s: embeddings of %d component%s (mu [%d, %d]), the first input %s had %d (mu [%d, %d]): expected "
+                "one model's embeddings, the same C",
+                in->name, L.C, L.C == 1 ? "" : "s", L.C, L.D, first, C, C, L.D);
+        C = L.C;
+        first = first ? first : in->name;
         int dg = (int)header_int(h, "digits", 2);
         if (fi > 0 && dg != digits)
             die("%s: %d-digit classes, the first input had %d digits", in->name, dg, digits);

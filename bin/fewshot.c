@@ -313,8 +313,7 @@ int main(int argc, char **argv)
     stream_reader *qin, *sin;
     fewshot_items_read(o.input, &Q, &qin);
     fewshot_items_read(o.support, &S, &sin);
-    if (S.D != Q.D)
-        die("the support embeddings have %d dimensions, the queries %d", S.D, Q.D);
+    fewshot_check_alike(&S, &Q);
     int spe = S.has_var && Q.has_var;
     if (o.score < 0)
         o.score = spe ? SC_CLOSED : SC_PN;

@@ -36,6 +36,7 @@ void fewshot_items_read(const char *path, fewshot_items *it, stream_reader **rd)
         die("%s: no 'id' field: fewshot needs the images' ids to keep a query's twin out of its support", r->name);
     it->name = r->name;
     it->n = M->n;
+    it->C = M->C;
     it->D = M->D;
     it->has_var = M->var != NULL;
     it->mu = emalloc((size_t)M->n * M->D * sizeof *it->mu);
@@ -53,6 +54,18 @@ void fewshot_items_read(const char *path, fewshot_items *it, stream_reader **rd)
     M->occ = NULL;
     match_set_free(M);
     *rd = r;
+}
+
+void fewshot_check_alike(const fewshot_items *S, const fewshot_items *Q)
+{
+    if (S->D != Q->D)
+        die("the support embeddings have %d dimensions, the queries %d", S->D, Q->D);
+    /* each image enters as its moments whatever its C, but mixtures of different C come from
+     * different models, whose prototypes and queries do not share a space */
+    if (S->C != Q->C)
+        die("the support embeddings have %d component%s (%s: mu [%d, %d]), the queries %d (%s: mu [%d, %d]): "
+            "expected one model's embeddings, the same C",
+            S->C, S->C == 1 ? "" : "s", S->name, S->C, S->D, Q->C, Q->name, Q->C, Q->D);
 }
 
 void fewshot_items_free(fewshot_items *it)

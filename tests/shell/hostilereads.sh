@@ -110,4 +110,13 @@ expect_fail 1 "z.hs: field 'class' is int32 [0], expected int32 [] (one value pe
 reshape a.hs z.hs id '[0]'
 expect_fail 1 "z.hs: field 'id' is int64 [0], expected int64 [] (one value per record)" occlude -p 1 z.hs
 
+# --- embeddings of different component counts are not pooled (C = 2 with C = 1)
+"$FIX" emb -n 60 -C 2 > c2.hs || fail "fixture"
+expect_fail 1 "c2.hs: embeddings of 2 components (mu [2, 2]), the first input e60 had 1 (mu [1, 2])" centroids e60 c2.hs
+expect_fail 1 "the support embeddings have 2 components (c2.hs: mu [2, 2]), the queries 1 (e60: mu [1, 2])" \
+    fewshot -s c2.hs -k 1 -q 1 -R 2 e60
+expect_fail 1 "the support embeddings have 1 component (e60: mu [1, 2]), the queries 2 (c2.hs: mu [2, 2])" \
+    fewshot -s e60 -k 1 -q 1 -R 2 c2.hs
+centroids c2.hs c2.hs > /dev/null || fail "centroids on two inputs of the same C"
+
 pass
