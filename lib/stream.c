@@ -961,6 +961,7 @@ stream_reader *stream_open(FILE *f, const char *name)
     im->f = f;
     if (!msgpack_zone_init(&im->zone, MSGPACK_ZONE_CHUNK_SIZE))
         die("out of memory");
+    input_not_directory(f, name, "a hedge stream");
     stream_pipe_grow(fileno(f));
     read_header(r);
     return r;

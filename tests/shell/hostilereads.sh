@@ -119,4 +119,12 @@ expect_fail 1 "the support embeddings have 1 component (e60: mu [1, 2]), the que
     fewshot -s e60 -k 1 -q 1 -R 2 c2.hs
 centroids c2.hs c2.hs > /dev/null || fail "centroids on two inputs of the same C"
 
+# --- a directory is said to be one (before: "read error: Is a directory")
+mkdir dir
+for p in tshow centroids "retrieve --summary" "fewshot --summary" totsv; do
+    expect_fail 1 "dir: it is a directory, expected" $p dir
+done
+expect_fail 1 "stdin: it is a directory, expected a hedge stream" sh -c 'tshow < dir'
+expect_fail 1 "dir: it is a directory, expected a pairs file" pairscore --pairs dir e60
+
 pass
