@@ -422,8 +422,13 @@ static int next_object(stream_reader *r)
             }
             if (ret == MSGPACK_UNPACK_PARSE_ERROR)
                 die("%s: corrupt stream: not valid msgpack (after %lld records)", r->name, r->count);
+            /* msgpack-c allocates an array's or map's elements when it meets its length: a length
+             * beyond memory (4 billion, in bytes that cannot hold them) is a corrupt record; a real
+             * record is a map of a few dozen small objects (its data are bins in our buffer) */
             if (ret == MSGPACK_UNPACK_NOMEM_ERROR)
-                die("%s: out of memory while reading the stream", r->name);
+                die("%s: corrupt stream: record %lld is not valid msgpack (an array or map in it claims more "
+                    "elements than memory holds; expected a map of a few tensors)",
+                    r->name, r->count + 1);
         }
         /* MSGPACK_UNPACK_CONTINUE (or nothing left): need more bytes */
         if (im->eof) {

@@ -127,4 +127,18 @@ done
 expect_fail 1 "stdin: it is a directory, expected a hedge stream" sh -c 'tshow < dir'
 expect_fail 1 "dir: it is a directory, expected a pairs file" pairscore --pairs dir e60
 
+# --- corrupt msgpack after the header: an array claiming 2^32 - 1 elements (before: "out of
+# memory while reading the stream", at 4.6 MB)
+/usr/bin/python3 - <<'EOF' || fail "python3 could not craft the corrupt stream"
+import msgpack
+objs = list(msgpack.Unpacker(open("e60", "rb"), raw=False))
+with open("corrupt.hs", "wb") as f:
+    f.write(msgpack.packb(objs[0], use_bin_type=True) + msgpack.packb(objs[1], use_bin_type=True))
+    f.write(b"\xdd\xff\xff\xff\xff" + bytes(100))
+EOF
+# (tshow prints the header before it meets the record, so its stdout is dropped here)
+expect_fail 1 "corrupt.hs: corrupt stream: record 2 is not valid msgpack" sh -c 'tshow -q corrupt.hs > /dev/null'
+expect_fail 1 "corrupt.hs: corrupt stream: record 2 is not valid msgpack" centroids corrupt.hs
+grep -q "out of memory" "$T/err" && fail "corrupt msgpack reported as out of memory: $(cat "$T/err")"
+
 pass
