@@ -141,4 +141,22 @@ expect_fail 1 "corrupt.hs: corrupt stream: record 2 is not valid msgpack" sh -c 
 expect_fail 1 "corrupt.hs: corrupt stream: record 2 is not valid msgpack" centroids corrupt.hs
 grep -q "out of memory" "$T/err" && fail "corrupt msgpack reported as out of memory: $(cat "$T/err")"
 
+# --- tonpz: a batch of 0 items (UBSan: NULL to memcpy) is an array of 0 rows
+/usr/bin/python3 - <<'EOF' || fail "python3 could not craft the empty batch"
+import msgpack
+h = {"format": "hedge-stream", "version": 1, "kind": "pairbatch", "batched": True,
+     "fields": [{"name": "x", "dtype": "float32", "shape": [2]}, {"name": "c", "dtype": "int32", "shape": []}],
+     "meta": {}, "provenance": {"program": "craft", "args": [], "input": []}}
+with open("b0.hs", "wb") as f:
+    f.write(msgpack.packb(h, use_bin_type=True))
+    f.write(msgpack.packb({"x": {"dtype": "float32", "shape": [0, 2], "data": b""},
+                           "c": {"dtype": "int32", "shape": [0], "data": b""}}, use_bin_type=True))
+    f.write(msgpack.packb({"end": 1}, use_bin_type=True))
+EOF
+for z in "" -z; do
+    tonpz $z -o b0.npz b0.hs 2> err || fail "tonpz $z on a batch of 0 items: $(cat err)"
+    /usr/bin/python3 -c 'import numpy as np; z = np.load("b0.npz"); assert z["x"].shape == (0, 2) and z["c"].shape == (0,), (z["x"].shape, z["c"].shape)' ||
+        fail "tonpz $z: the arrays of a batch of 0 items"
+done
+
 pass
