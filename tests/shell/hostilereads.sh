@@ -121,7 +121,7 @@ centroids c2.hs c2.hs > /dev/null || fail "centroids on two inputs of the same C
 
 # --- a directory is said to be one (before: "read error: Is a directory")
 mkdir dir
-for p in tshow centroids "retrieve --summary" "fewshot --summary" totsv; do
+for p in tshow centroids "retrieve --summary" "fewshot --summary" totsv seedstat; do
     expect_fail 1 "dir: it is a directory, expected" $p dir
 done
 expect_fail 1 "stdin: it is a directory, expected a hedge stream" sh -c 'tshow < dir'
@@ -159,4 +159,26 @@ for z in "" -z; do
         fail "tonpz $z: the arrays of a batch of 0 items"
 done
 
+# --- seedstat: decimal numbers only, control characters escaped, linear in groups
+for bad in '0x10' '0X1p3' ' 5' '5 ' '+' '.' 'e5' '1e' '1e+' 'infinity' '1e999' '--1' '0.5.1'; do
+    printf 'a\tclean\tap\t%s\n' "$bad" > bad.tsv
+    expect_fail 1 "line 1: value '$bad' of a clean ap is not a finite decimal number or '-'" seedstat bad.tsv
+done
+printf 'a\tclean\tap\t0.5\0\n' > nul.tsv
+expect_fail 1 "line 1: a NUL byte after 'a\\tclean\\tap\\t0.5', expected text" seedstat nul.tsv
+printf 'a\tclean\tap\t0.5\r\nb\tclean\tap\t1\n' > cr.tsv
+expect_fail 1 "line 1: value '0.5\\r' of a clean ap is not a finite decimal number" seedstat cr.tsv
+tr -d '\n' < "$T/err" | grep -q "$(printf '\r')" && fail "seedstat echoed a raw carriage return: $(cat -A "$T/err")"
+printf 'a\r\n' > cr1.tsv
+expect_fail 1 "line 1: expected RUN, SET, METRIC and VALUE separated by tabs, got 'a\\r'" seedstat cr1.tsv
+# what is a number: 5, -.5, +1., 1E-3, 2e+2 (mean of the five: (5 - 0.5 + 1 + 0.001 + 200) / 5 = 41.1002)
+printf 'a\tc\tm\t5\na\tc\tm\t-.5\na\tc\tm\t+1.\na\tc\tm\t1E-3\na\tc\tm\t2e+2\n' | seedstat | sed -n 2p | cut -f4,7 > n.out
+[ "$(cat n.out)" = "$(printf '41.1002\t5')" ] || fail "seedstat on decimal numbers: $(cat n.out)"
+# 200,000 groups of one line each plus a second line for the first: one group per line, in the
+# order of first appearance (the search of every group took > 20 s)
+awk 'BEGIN { for (i = 0; i < 200000; i++) printf "r%d\tclean\tap\t%d\n", i, i % 7; print "r0.s715\tclean\tap\t2" }' > many.tsv
+timeout 20 seedstat many.tsv > many.out || fail "seedstat on 200,000 groups: exit $? (timeout: 124)"
+[ "$(wc -l < many.out)" = 200001 ] || fail "seedstat on 200,000 groups: $(wc -l < many.out) lines"
+[ "$(sed -n 2p many.out)" = "$(printf 'r0\tclean\tap\t1\t\t1.414213562\t2')" ] || fail "group r0: $(sed -n 2p many.out)"
+[ "$(tail -n 1 many.out)" = "$(printf 'r199999\tclean\tap\t2\t\t\t1')" ] || fail "the last group: $(tail -n 1 many.out)"
 pass
