@@ -150,9 +150,9 @@ static void read_pool(stream_reader *in, batch_pool *pool)
     const stream_header *h = in->header;
     if (h->batched)
         die("%s: expected unbatched images, the stream is batched", in->name);
-    int fi = stream_field_typed(h, "image", DT_U8), fc = stream_field_typed(h, "class", DT_I32);
-    if (h->fields[fc].ndim != 0)
-        die("%s: field 'class' must be a scalar", in->name);
+    /* images of any shape (batch_pool copies whole items; train checks their geometry) */
+    int fi = stream_field_need(in->name, h, "image", DT_U8, FIELD_ANY, NULL),
+        fc = stream_field_need(in->name, h, "class", DT_I32, 0, NULL);
     batch_pool_init(pool, shape_numel(h->fields[fi].ndim, h->fields[fi].shape));
     stream_record rec = {0};
     progress pr;

@@ -78,7 +78,7 @@ int main(int argc, char **argv)
     stream_reader *in = stream_open(stdin, "stdin");
     const stream_header *ih = in->header;
     stream_expect_kind(in, "images");
-    int f_img = stream_field_typed(ih, "image", DT_U8);
+    int f_img = stream_field_need(in->name, ih, "image", DT_U8, FIELD_ANY, NULL); /* its geometry: below */
     /* [H, W] is one channel; [C, H, W] is channel-major, as the model takes it */
     const stream_field *imf = &ih->fields[f_img];
     int nd = imf->ndim;
