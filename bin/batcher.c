@@ -150,26 +150,22 @@ static int item_field(const stream_reader *in, const char **name)
 {
     const stream_header *h = in->header;
     if (!strcmp(h->kind, "features")) {
-        int fi = stream_field_typed(h, "features", DT_F32);
-        if (h->fields[fi].ndim != 1 || h->fields[fi].shape[0] < 1)
-            die("%s: field 'features' must be float32[F] with F >= 1 (one vector per item)", in->name);
         *name = "features";
-        return fi;
+        return stream_field_need(in->name, h, "features", DT_F32, 1, (int64_t[]){FIELD_ANY});
     }
     stream_expect_kind(in, "images"); /* (or features, above) */
     *name = "image";
-    return stream_field_typed(h, "image", DT_U8);
+    /* images of any shape (batch_pool copies whole items; train checks their geometry) */
+    return stream_field_need(in->name, h, "image", DT_U8, FIELD_ANY, NULL);
 }
 
 static void read_pool(stream_reader *in, batch_pool *pool)
 {
     const stream_header *h = in->header;
     const char *iname;
-    int fi = item_field(in, &iname), fc = stream_field_typed(h, "class", DT_I32);
+    int fi = item_field(in, &iname), fc = stream_field_need(in->name, h, "class", DT_I32, 0, NULL);
     if (h->batched)
         die("%s: expected unbatched %s, the stream is batched", in->name, h->kind);
-    if (h->fields[fc].ndim != 0)
-        die("%s: field 'class' must be a scalar", in->name);
     batch_pool_init(pool, shape_numel(h->fields[fi].ndim, h->fields[fi].shape) * (int64_t)dtype_size(h->fields[fi].dtype));
     stream_record rec = {0};
     progress pr;

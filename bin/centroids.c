@@ -111,7 +111,8 @@ int main(int argc, char **argv)
     FILE *jf = json ? json_open(json, 0) : NULL;
     if (wvar && order)
         usage_die("--var adds columns to the centroid table, which --order replaces");
-    int nfiles = argc - optind, digits = 2;
+    int nfiles = argc - optind, digits = 2, C = 0;
+    const char *first = NULL;
     centroid_set s;
     centroid_set_init(&s, -1);
     stream_record rec = {0};
@@ -119,15 +120,21 @@ int main(int argc, char **argv)
         stream_reader *in = stream_open_path(nfiles ? argv[optind + fi] : "-");
         const stream_header *h = in->header;
         match_layout L = match_check_header(in->name, h); /* kind, mu [C, D], var of its shape */
-        int fc = stream_field_typed(h, "class", DT_I32);
-        if (h->fields[fc].ndim != 0)
-            die("%s: field 'class' has %d dimensions, expected a scalar (shape [])", in->name, h->fields[fc].ndim);
+        int fc = stream_field_need(in->name, h, "class", DT_I32, 0, NULL);
         int fv = wvar ? L.var : -1;
         if (wvar && fv < 0)
             die("%s: --var needs stochastic embeddings (a `var` field); these are points", in->name);
         if (s.D >= 0 && s.D != L.D)
             die("%s: embeddings of %d dimensions, the first input had %d", in->name, L.D, s.D);
         s.D = L.D;
+        /* a mixture's centroid is its component means' mean whatever C, but embeddings of
+         * different C come from different models: their centroids do not share a space */
+        if (C && L.C != C)
+            die("%s: embeddings of %d component%s (mu [%d, %d]), the first input %s had %d (mu [%d, %d]): expected "
+                "one model's embeddings, the same C",
+                in->name, L.C, L.C == 1 ? "" : "s", L.C, L.D, first, C, C, L.D);
+        C = L.C;
+        first = first ? first : in->name;
         int dg = (int)header_int(h, "digits", 2);
         if (fi > 0 && dg != digits)
             die("%s: %d-digit classes, the first input had %d digits", in->name, dg, digits);

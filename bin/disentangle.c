@@ -15,6 +15,7 @@
 
 #include "disentangle.h"
 #include "json.h"
+#include "match.h"
 #include "stream.h"
 #include "util.h"
 
@@ -65,18 +66,14 @@ static void choose_attributes(const stream_reader *in, const char *field, attrib
         at->A = (int)shape_numel(f->ndim, f->shape);
         at->source = field;
         name_attributes(at, f->ndim == 0 ? "%s" : "%s[%d]", field, 0);
-    } else if ((*fi = header_field_find(h, "digits")) >= 0) {
-        const stream_field *f = &h->fields[*fi];
-        if (f->dtype != DT_U8)
-            die("%s: field 'digits' is %s, expected uint8 [N]", in->name, dtype_name(f->dtype));
-        at->A = (int)shape_numel(f->ndim, f->shape);
+    } else if (header_field_find(h, "digits") >= 0) {
+        *fi = stream_field_need(in->name, h, "digits", DT_U8, 1, (int64_t[]){FIELD_ANY});
+        at->A = (int)h->fields[*fi].shape[0];
         at->source = "digits";
         name_attributes(at, "%s%d", "digit", 1);
     } else if (header_tensor(h, "orientation_centres") && header_tensor(h, "hue_centres") &&
                header_field_find(h, "class") >= 0) {
-        *ci = stream_field_typed(h, "class", DT_I32);
-        if (h->fields[*ci].ndim != 0)
-            die("%s: field 'class' must be a scalar", in->name);
+        *ci = stream_field_need(in->name, h, "class", DT_I32, 0, NULL);
         centres[0] = header_tensor(h, "orientation_centres");
         centres[1] = header_tensor(h, "hue_centres");
         at->A = 2;
@@ -93,17 +90,8 @@ static void choose_attributes(const stream_reader *in, const char *field, attrib
 /* reads every record: the items' means (n, D) in *mean and their attributes */
 static int64_t read_items(stream_reader *in, const char *field, attributes *at, int *Dout, double **mean)
 {
-    const stream_header *h = in->header;
-    if (strcmp(h->kind, "embeddings") && strcmp(h->kind, "eta"))
-        die("%s: expected a stream of kind 'embeddings' (or 'eta'), got '%s' (from %s)", in->name, h->kind,
-            h->program);
-    if (h->batched)
-        die("%s: batched embedding streams are not supported", in->name);
-    int mi = stream_field_typed(h, "mu", DT_F32);
-    const stream_field *mf = &h->fields[mi];
-    if (mf->ndim != 2 || mf->shape[0] < 1 || mf->shape[1] < 1)
-        die("%s: field 'mu' must have shape [C, D]", in->name);
-    int C = (int)mf->shape[0], D = (int)mf->shape[1];
+    match_layout L = match_check_header(in->name, in->header); /* kind, mu [C, D] */
+    int mi = L.mu, C = L.C, D = L.D;
     int fi, ci;
     const tensor *centres[2];
     choose_attributes(in, field, at, &fi, &ci, centres);

@@ -271,7 +271,7 @@ int main(int argc, char **argv)
             other_given = 1;
         switch (c) {
         case 's': o.support = optarg; break;
-        case 'R': o.episodes = parse_long("-R", optarg, 1, 1000000); break;
+        case 'R': o.episodes = parse_long("-R", optarg, 1, FEWSHOT_MAX_EPISODES); break;
         case 'n': o.ways = (int)parse_long("-n", optarg, 2, 1000000); break;
         case 'k': o.shots = (int)parse_long("-k", optarg, 1, 100000); break;
         case 'q': o.queries = (int)parse_long("-q", optarg, 1, 100000); break;
@@ -313,8 +313,7 @@ int main(int argc, char **argv)
     stream_reader *qin, *sin;
     fewshot_items_read(o.input, &Q, &qin);
     fewshot_items_read(o.support, &S, &sin);
-    if (S.D != Q.D)
-        die("the support embeddings have %d dimensions, the queries %d", S.D, Q.D);
+    fewshot_check_alike(&S, &Q);
     int spe = S.has_var && Q.has_var;
     if (o.score < 0)
         o.score = spe ? SC_CLOSED : SC_PN;

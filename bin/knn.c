@@ -55,7 +55,7 @@ int main(int argc, char **argv)
     int c;
     while ((c = getopt_long(argc, argv, "k:g:d:t:h", lopts, NULL)) != -1) {
         switch (c) {
-        case 'k': o.k = (int)parse_long("-k", optarg, 1, 1000), o.k_given = 1; break;
+        case 'k': o.k = (int)parse_long("-k", optarg, 1, KNN_MAXK), o.k_given = 1; break;
         case 'g': o.gallery = optarg; break;
         case 'd':
             o.d_given = 1;

@@ -115,9 +115,7 @@ static plan make_plan(const stream_reader *in, stream_header *h)
                     in->name, done[i]);
         if (ih->batched)
             die("%s: expected unbatched images, the stream is batched", in->name);
-        pl.id = stream_field_typed(ih, "id", DT_I64);
-        if (ih->fields[pl.id].ndim != 0)
-            die("%s: field 'id' must be a scalar", in->name);
+        pl.id = stream_field_need(in->name, ih, "id", DT_I64, 0, NULL);
     } else if (!strcmp(ih->kind, "pairbatch")) {
         names[0] = "image1", names[1] = "image2", flags[0] = "occluded1", flags[1] = "occluded2";
     } else if (strcmp(ih->kind, "groupbatch") && strcmp(ih->kind, "episodes")) {
@@ -130,7 +128,7 @@ static plan make_plan(const stream_reader *in, stream_header *h)
     pl.nimg = names[1] ? 2 : 1;
     int nf = ih->nfields;
     for (int i = 0; i < pl.nimg; i++) {
-        pl.img[i] = stream_field_typed(ih, names[i], DT_U8);
+        pl.img[i] = stream_field_need(in->name, ih, names[i], DT_U8, FIELD_ANY, NULL); /* digits_of: its shape */
         int N = digits_of(in, &ih->fields[pl.img[i]]);
         if (i && N != pl.N)
             die("%s: image1 and image2 differ in size", in->name);
@@ -139,11 +137,8 @@ static plan make_plan(const stream_reader *in, stream_header *h)
     int64_t nshape[1] = {pl.N};
     for (int i = 0; i < pl.nimg; i++) {
         int f = header_field_find(ih, flags[i]);
-        if (f >= 0) {
-            const stream_field *sf = &ih->fields[f];
-            if (sf->dtype != DT_U8 || sf->ndim != 1 || sf->shape[0] != pl.N)
-                die("%s: field '%s' is not uint8 [%d]: cannot add this occlusion's flags to it", in->name,
-                    flags[i], pl.N);
+        if (f >= 0) { /* this occlusion's flags are added to it */
+            stream_field_need(in->name, ih, flags[i], DT_U8, 1, nshape);
             pl.flag[i] = pl.flag_in[i] = f;
         } else {
             pl.flag[i] = nf++;

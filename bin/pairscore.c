@@ -165,8 +165,8 @@ static void score_self(const options *o, stream_reader *in, match_scorer *sc, FI
     if (ei < 0) {
         header_add_field(h, "eta", DT_F32, 0, NULL);
         ei = h->nfields - 1;
-    } else if (h->fields[ei].dtype != DT_F32 || h->fields[ei].ndim != 0)
-        die("%s: the input's 'eta' field is not a float32 scalar", in->name);
+    } else /* written over in place */
+        stream_field_need(in->name, h, "eta", DT_F32, 0, NULL);
     stream_record rec = {0};
     if (!stream_read(in, &rec))
         die("%s: the stream has no records (nothing to evaluate)", in->name);

@@ -86,7 +86,7 @@ int main(int argc, char **argv)
             size_t need = (size_t)(n + b) * item[i];
             if (need > cap[i])
                 data[i] = erealloc(data[i], cap[i] = need > 2 * cap[i] ? need : 2 * cap[i]);
-            if (item[i])
+            if (item[i] && b) /* (a batch of 0 items: no buffer yet, nothing to copy) */
                 memcpy(data[i] + (size_t)n * item[i], rec.t[i].data, (size_t)b * item[i]);
         }
         n += b;

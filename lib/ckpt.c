@@ -462,10 +462,8 @@ int ckpt_input_field(const model *m, const stream_header *ih, const char *ckpt)
         if (strcmp(ih->kind, "features"))
             die("the model %s takes feature vectors of %d (a %s stream), the input is a stream of kind '%s'", ckpt,
                 m->F, "features", ih->kind);
-        fi = stream_field_index(ih, "features");
+        fi = stream_field_need("stdin", ih, "features", DT_F32, 1, (int64_t[]){FIELD_ANY});
         const stream_field *ff = &ih->fields[fi];
-        if (ff->dtype != DT_F32 || ff->ndim != 1)
-            die("the features field is not float32[F] (one vector per item)");
         if (ff->shape[0] != m->F)
             die("feature vectors of %lld but the model %s was trained on %d", (long long)ff->shape[0], ckpt, m->F);
     } else {
@@ -473,7 +471,7 @@ int ckpt_input_field(const model *m, const stream_header *ih, const char *ckpt)
             die("the model %s takes %dx%dx%d images, the input is a features stream", ckpt, m->Cin, m->H, m->W);
         if (strcmp(ih->kind, "images"))
             die("stdin: expected a stream of kind 'images', got '%s' (from %s)", ih->kind, ih->program);
-        fi = stream_field_typed(ih, "image", DT_U8);
+        fi = stream_field_need("stdin", ih, "image", DT_U8, FIELD_ANY, NULL); /* its geometry: below */
         /* [H, W] is one channel; [C, H, W] is channel-major, as the model takes it */
         const stream_field *imf = &ih->fields[fi];
         int nd = imf->ndim;

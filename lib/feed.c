@@ -19,20 +19,20 @@ enum { PER_IMAGE, IMAGE, FEATURES };
  * types. */
 static int need_field(const stream_header *h, const char *name, int dtype, int what)
 {
-    int fi = stream_field_index(h, name);
+    if (what == PER_IMAGE)
+        return stream_field_need(NULL, h, name, dtype, 0, NULL);
+    int fi = stream_field_need(NULL, h, name, dtype, FIELD_ANY, NULL);
     const stream_field *sf = &h->fields[fi];
-    if (sf->dtype != dtype || (what == PER_IMAGE && sf->ndim != 0) || (what == FEATURES && sf->ndim != 1)) {
-        char got[96];
-        tensor t = {.dtype = sf->dtype, .ndim = sf->ndim};
-        memcpy(t.shape, sf->shape, sizeof t.shape);
-        die("input field '%s' is %s, expected %s", name, tensor_describe(&t, got, sizeof got),
-            what == IMAGE      ? "uint8 images"
-            : what == FEATURES ? "float32[F] (one feature vector per item)"
-            : dtype == DT_I32  ? "int32[] (one label per image)"
-                               : "uint8[] (one flag per image)");
+    if (what == FEATURES && sf->ndim != 1) {
+        char got[160];
+        die("input: field '%s' is %s, expected float32 [F] (one feature vector per item)", name,
+            stream_field_describe(sf, got, sizeof got));
     }
-    if (what == IMAGE && sf->ndim != 2 && sf->ndim != 3)
-        die("input field '%s' has %d dimensions; images are [H, W] or [C, H, W]", name, sf->ndim);
+    if (what == IMAGE && sf->ndim != 2 && sf->ndim != 3) {
+        char got[160];
+        die("input: field '%s' is %s, expected uint8 images, [H, W] or [C, H, W]", name,
+            stream_field_describe(sf, got, sizeof got));
+    }
     return fi;
 }
 

@@ -1,6 +1,7 @@
 /* fewshot: test episodes and the accuracy report of few-shot classification (lib/fewshot.h) */
 #include "fewshot.h"
 
+#include <limits.h>
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
@@ -35,6 +36,7 @@ void fewshot_items_read(const char *path, fewshot_items *it, stream_reader **rd)
         die("%s: no 'id' field: fewshot needs the images' ids to keep a query's twin out of its support", r->name);
     it->name = r->name;
     it->n = M->n;
+    it->C = M->C;
     it->D = M->D;
     it->has_var = M->var != NULL;
     it->mu = emalloc((size_t)M->n * M->D * sizeof *it->mu);
@@ -52,6 +54,18 @@ void fewshot_items_read(const char *path, fewshot_items *it, stream_reader **rd)
     M->occ = NULL;
     match_set_free(M);
     *rd = r;
+}
+
+void fewshot_check_alike(const fewshot_items *S, const fewshot_items *Q)
+{
+    if (S->D != Q->D)
+        die("the support embeddings have %d dimensions, the queries %d", S->D, Q->D);
+    /* each image enters as its moments whatever its C, but mixtures of different C come from
+     * different models, whose prototypes and queries do not share a space */
+    if (S->C != Q->C)
+        die("the support embeddings have %d component%s (%s: mu [%d, %d]), the queries %d (%s: mu [%d, %d]): "
+            "expected one model's embeddings, the same C",
+            S->C, S->C == 1 ? "" : "s", S->name, S->C, S->D, Q->C, Q->name, Q->C, Q->D);
 }
 
 void fewshot_items_free(fewshot_items *it)
@@ -300,22 +314,33 @@ void fewshot_summary_json(FILE *f, const fewshot_summary *s)
     json_end(&w);
 }
 
+/* the count KEY of a fewshot header, from 1 to max (what fewshot writes; the episodes' counts are
+ * held in memory), else dies naming it */
+static int64_t summary_count(const stream_reader *in, const char *key, int64_t max)
+{
+    int64_t v = header_need_int(in->header, key);
+    if (v < 1 || v > max)
+        die("%s: the header's %s is %lld, expected 1 to %lld (what fewshot writes)", in->name, key, (long long)v,
+            (long long)max);
+    return v;
+}
+
 void fewshot_summary_read(const char *path, fewshot_summary *s, stream_reader **rd)
 {
     stream_reader *in = stream_open_path(path);
     stream_expect_kind(in, "fewshot");
     const stream_header *h = in->header;
     memset(s, 0, sizeof *s);
-    s->episodes = header_need_int(h, "episodes");
-    s->ways = (int)header_need_int(h, "ways");
-    s->shots = (int)header_need_int(h, "shots");
-    s->queries = (int)header_need_int(h, "queries");
-    s->samples = (int)header_need_int(h, "samples");
+    s->episodes = summary_count(in, "episodes", FEWSHOT_MAX_EPISODES);
+    s->ways = (int)summary_count(in, "ways", INT_MAX);
+    s->shots = (int)summary_count(in, "shots", INT_MAX);
+    s->queries = (int)summary_count(in, "queries", INT_MAX);
+    s->samples = (int)summary_count(in, "samples", INT_MAX);
     s->score = header_str(h, "score", NULL);
     s->se2_from = header_str(h, "se2_from", NULL);
     int chosen = s->score ? fewshot_score_index(s->score) : -1;
-    if (chosen < 0 || !s->se2_from || s->episodes < 1 || s->ways < 1 || s->queries < 1)
-        die("%s: the header's meta is not that of fewshot (score, se2_from, episodes, ways, queries)", in->name);
+    if (chosen < 0 || !s->se2_from)
+        die("%s: the header's meta is not that of fewshot (score, se2_from)", in->name);
     s->spe = header_meta(h, "spe_closed_accuracy") != NULL;
     s->se2 = header_float(h, "se2", NAN);
     s->seed = h->seed;
@@ -326,7 +351,8 @@ void fewshot_summary_read(const char *path, fewshot_summary *s, stream_reader **
         snprintf(key, sizeof key, "%s_ci95", fewshot_score_json[k]);
         s->ci[k] = header_float(h, key, NAN);
     }
-    int ei = stream_field_typed(h, "episode", DT_I32), ci = stream_field_typed(h, "correct", DT_U8);
+    int ei = stream_field_need(in->name, h, "episode", DT_I32, 0, NULL),
+        ci = stream_field_need(in->name, h, "correct", DT_U8, 0, NULL);
     int64_t *correct = ecalloc((size_t)s->episodes, sizeof *correct), *count = ecalloc((size_t)s->episodes, sizeof *count);
     stream_record rec = {0};
     while (stream_read(in, &rec)) {

@@ -23,6 +23,7 @@
  *
  *   fewshot_items S, Q;  stream_reader *sr, *qr;
  *   fewshot_items_read(support_path, &S, &sr);  fewshot_items_read(query_path, &Q, &qr);
+ *   fewshot_check_alike(&S, &Q);                       // the same D and C
  *   fewshot_classes C;  fewshot_classes_make(&S, &Q, &C);
  *   fewshot_check_sizes(&C, &S, &Q, shots, queries);
  *   fewshot_episode ep;  fewshot_episode_init(&ep, &C, n, shots, queries);
@@ -37,6 +38,7 @@
 #include "stream.h"
 
 #define FEWSHOT_EPISODE RNG_STREAM('f', 's', 'e', 'p')
+#define FEWSHOT_MAX_EPISODES 1000000 /* fewshot -R; --summary holds two counts per episode */
 
 /* the scorers, in the order of the report */
 enum { FEWSHOT_PN, FEWSHOT_NAIVE, FEWSHOT_CLOSED, FEWSHOT_NSC };
@@ -49,7 +51,7 @@ int fewshot_score_index(const char *name);
 typedef struct {
     const char *name;
     int64_t n;
-    int D, has_var;
+    int C, D, has_var; /* C: the components of each embedding (mu [C, D]) before its moments */
     double *mu, *var; /* (n, D); var NULL without `var` */
     int32_t *cls;     /* (n) */
     int64_t *id;      /* (n) */
@@ -59,6 +61,8 @@ typedef struct {
 
 /* reads the embedding stream at PATH (dies without 'class' or 'id'); *rd stays open for its header */
 void fewshot_items_read(const char *path, fewshot_items *it, stream_reader **rd);
+/* dies unless the support S and queries Q are embeddings of one model: the same D and C */
+void fewshot_check_alike(const fewshot_items *S, const fewshot_items *Q);
 void fewshot_items_free(fewshot_items *it);
 
 /* the classes present in both streams and, per class, its images in record order */

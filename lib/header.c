@@ -2,6 +2,7 @@
  * The encoding is lib/stream.c's. */
 #include "header.h"
 
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -295,12 +296,53 @@ int stream_field_index(const stream_header *h, const char *name)
     return i;
 }
 
-int stream_field_typed(const stream_header *h, const char *name, int dtype)
+char *stream_field_describe(const stream_field *f, char *buf, size_t n)
 {
-    int i = stream_field_index(h, name);
-    if (h->fields[i].dtype != dtype)
-        die("input field '%s' is %s, expected %s", name, dtype_name(h->fields[i].dtype),
-            dtype_name(dtype));
+    size_t k = (size_t)snprintf(buf, n, "%s [", dtype_name(f->dtype));
+    for (int d = 0; d < f->ndim && k < n; d++)
+        k += (size_t)snprintf(buf + k, n - k, d ? ", %lld" : "%lld", (long long)f->shape[d]);
+    if (k < n)
+        snprintf(buf + k, n - k, "]");
+    return buf;
+}
+
+/* what stream_field_need expects, as it says it: "uint8 [n] (n >= 1)"; a scalar is one value
+ * per record, or per item of a batched stream's records */
+static char *describe_need(const stream_header *h, int dtype, int ndim, const int64_t *shape, char *buf, size_t n)
+{
+    const char *per = h->batched ? " (one value per item)" : " (one value per record)";
+    if (ndim == FIELD_ANY) {
+        snprintf(buf, n, "%s", dtype_name(dtype));
+        return buf;
+    }
+    int any = 0;
+    size_t k = (size_t)snprintf(buf, n, "%s [", dtype_name(dtype));
+    for (int d = 0; d < ndim && k < n; d++) {
+        any += shape[d] == FIELD_ANY;
+        k += shape[d] == FIELD_ANY ? (size_t)snprintf(buf + k, n - k, d ? ", n" : "n")
+                                   : (size_t)snprintf(buf + k, n - k, d ? ", %lld" : "%lld", (long long)shape[d]);
+    }
+    if (k < n)
+        snprintf(buf + k, n - k, "]%s", !ndim ? per : any == 1 ? " (n >= 1)" : any ? " (each n >= 1)" : "");
+    return buf;
+}
+
+int stream_field_need(const char *src, const stream_header *h, const char *name, int dtype, int ndim,
+                      const int64_t *shape)
+{
+    char want[160], got[160];
+    src = src ? src : "input";
+    int i = header_field_find(h, name);
+    if (i < 0)
+        die("%s: the %s stream has no field '%s', expected %s", src, h->kind, name,
+            describe_need(h, dtype, ndim, shape, want, sizeof want));
+    const stream_field *f = &h->fields[i];
+    int ok = f->dtype == dtype && (ndim == FIELD_ANY || f->ndim == ndim);
+    for (int d = 0; ok && ndim != FIELD_ANY && d < ndim; d++)
+        ok = shape[d] == FIELD_ANY ? f->shape[d] >= 1 : f->shape[d] == shape[d];
+    if (!ok)
+        die("%s: field '%s' is %s, expected %s", src, name, stream_field_describe(f, got, sizeof got),
+            describe_need(h, dtype, ndim, shape, want, sizeof want));
     return i;
 }
 

@@ -90,8 +90,19 @@ const tensor *header_tensor(const stream_header *h, const char *key); /* NULL if
 int header_field_find(const stream_header *h, const char *name);    /* -1 if absent */
 /* index of the field; dies "input stream (kind K) has no field 'name'" */
 int stream_field_index(const stream_header *h, const char *name);
-/* as above, and dies unless the field has this dtype */
-int stream_field_typed(const stream_header *h, const char *name, int dtype);
+/* The index of the field a reader takes by its type, checked for its dtype AND its item shape,
+ * the one check of every reader that reads a field's items (a record holds exactly the items its
+ * header declares, so a dtype alone does not say how many bytes there are to read): ndim
+ * dimensions of these sizes, where a size FIELD_ANY is any size from 1; a scalar, one value per
+ * record, is ndim 0 (shape NULL); ndim FIELD_ANY takes any shape (images: the caller reads whole
+ * items and checks their geometry). Dies naming the stream (src; NULL: "input"), the field, what
+ * it found and what was expected:
+ *   "r.hs: field 'ap' is float32 [0], expected float32 [] (one value per record)" */
+#define FIELD_ANY (-1)
+int stream_field_need(const char *src, const stream_header *h, const char *name, int dtype, int ndim,
+                      const int64_t *shape);
+/* "float32 [2, 8]", "int32 []": a field's dtype and item shape, for messages */
+char *stream_field_describe(const stream_field *f, char *buf, size_t n);
 
 /* ------------------------------------------------------------------ bounded lineage
  * A writer keeps a lineage at most STREAM_LINEAGE_MAX levels deep (stream.h): the header at

@@ -189,9 +189,13 @@ static void *read_numbers(shard_set *S)
 {
     numbers *N = ecalloc(1, sizeof *N);
     const stream_header *h = S->in[0]->header;
-    int ci = stream_field_typed(h, "correct", DT_U8), ri = stream_field_typed(h, "recall", DT_U8);
-    N->k = (int)shape_numel(h->fields[ri].ndim, h->fields[ri].shape);
-    N->recall_at = ecalloc((size_t)(N->k ? N->k : 1), sizeof *N->recall_at);
+    const char *src = S->in[0]->name; /* (the shards have its fields: shard_open) */
+    int ci = stream_field_need(src, h, "correct", DT_U8, 0, NULL),
+        ri = stream_field_need(src, h, "recall", DT_U8, 1, (int64_t[]){FIELD_ANY});
+    if (h->fields[ri].shape[0] > KNN_MAXK)
+        die("%s: field 'recall' holds %lld values, expected 1 to %d", src, (long long)h->fields[ri].shape[0], KNN_MAXK);
+    N->k = (int)h->fields[ri].shape[0];
+    N->recall_at = ecalloc((size_t)N->k, sizeof *N->recall_at);
     stream_record rec = {0};
     for (int i = 0; i < S->n; i++) {
         int64_t before = N->n;

@@ -23,6 +23,8 @@
 #include "shard.h"
 #include "stream.h"
 
+#define KNN_MAXK 1000 /* knn -k: neighbours per query */
+
 typedef struct {
     /* the run (the caller's) */
     int k, cosine, expected;  /* --distance cosine; -d expected */

@@ -110,31 +110,6 @@ double match_eta(match_scorer *s, const match_emb *x) { return 1.0 - match_prob(
 
 /* ------------------------------------------------------------------ embedding sets */
 
-static int field_like(const char *src, const stream_header *h, const char *name, int dtype, int ndim, const int64_t *shape)
-{
-    int i = header_field_find(h, name);
-    if (i < 0)
-        return -1;
-    const stream_field *f = &h->fields[i];
-    int ok = f->dtype == dtype && f->ndim == ndim;
-    for (int d = 0; ok && d < ndim; d++)
-        ok = f->shape[d] == shape[d];
-    if (!ok)
-        die("%s: field '%s' is %s with %d dimensions, expected %s with %d", src, name,
-            dtype_name(f->dtype), f->ndim, dtype_name(dtype), ndim);
-    return i;
-}
-
-/* "float32 [0, 8]" */
-static void field_type_str(const stream_field *f, char *out, size_t size)
-{
-    int k = snprintf(out, size, "%s [", dtype_name(f->dtype));
-    for (int d = 0; d < f->ndim && k > 0 && (size_t)k < size; d++)
-        k += snprintf(out + k, size - (size_t)k, "%s%lld", d ? ", " : "", (long long)f->shape[d]);
-    if (k > 0 && (size_t)k < size)
-        snprintf(out + k, size - (size_t)k, "]");
-}
-
 match_layout match_check_header(const char *src, const stream_header *h)
 {
     if (strcmp(h->kind, "embeddings") && strcmp(h->kind, "eta"))
@@ -147,7 +122,7 @@ match_layout match_check_header(const char *src, const stream_header *h)
         die("%s: no field 'mu' (expected float32 [C, D], the component means)", src);
     const stream_field *mf = &h->fields[L.mu];
     char got[128];
-    field_type_str(mf, got, sizeof got);
+    stream_field_describe(mf, got, sizeof got);
     if (mf->dtype != DT_F32 || mf->ndim != 2 || mf->shape[0] < 1 || mf->shape[1] < 1)
         die("%s: field 'mu' is %s, expected float32 [C, D] with C >= 1 and D >= 1", src, got);
     if (mf->shape[0] > INT32_MAX / mf->shape[1])
@@ -159,7 +134,7 @@ match_layout match_check_header(const char *src, const stream_header *h)
         const stream_field *vf = &h->fields[L.var];
         if (vf->dtype != DT_F32 || vf->ndim != 2 || vf->shape[0] != L.C || vf->shape[1] != L.D) {
             char vgot[128];
-            field_type_str(vf, vgot, sizeof vgot);
+            stream_field_describe(vf, vgot, sizeof vgot);
             die("%s: field 'var' is %s, expected float32 [%d, %d] (the shape of 'mu')", src, vgot, L.C, L.D);
         }
     }
@@ -174,15 +149,18 @@ match_set *match_set_read(stream_reader *r)
     match_set *S = ecalloc(1, sizeof *S);
     S->C = L.C;
     S->D = L.D;
-    int ci = field_like(r->name, h, "class", DT_I32, 0, NULL);
-    int ii = field_like(r->name, h, "id", DT_I64, 0, NULL);
-    int ei = field_like(r->name, h, "eta", DT_F32, 0, NULL);
-    int oi = header_field_find(h, "occluded");
+    /* optional fields, each checked if present */
+    int ci = header_field_find(h, "class"), ii = header_field_find(h, "id"), ei = header_field_find(h, "eta"),
+        oi = header_field_find(h, "occluded");
+    if (ci >= 0)
+        stream_field_need(r->name, h, "class", DT_I32, 0, NULL);
+    if (ii >= 0)
+        stream_field_need(r->name, h, "id", DT_I64, 0, NULL);
+    if (ei >= 0)
+        stream_field_need(r->name, h, "eta", DT_F32, 0, NULL);
     if (oi >= 0) {
-        const stream_field *of = &h->fields[oi];
-        if (of->dtype != DT_U8 || of->ndim != 1)
-            die("%s: field 'occluded' must be uint8 [N]", r->name);
-        S->nocc = (int)of->shape[0];
+        stream_field_need(r->name, h, "occluded", DT_U8, 1, (int64_t[]){FIELD_ANY});
+        S->nocc = (int)h->fields[oi].shape[0];
     }
     S->has_id = ii >= 0;
     size_t cd = (size_t)S->C * S->D;

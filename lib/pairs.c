@@ -162,6 +162,7 @@ pairs_ij *pairs_read_file(const match_set *S, const char *path, long *npairs)
     FILE *f = fopen(path, "r");
     if (!f)
         die("cannot open pairs file %s: %s", path, strerror(errno));
+    input_not_directory(f, path, "a pairs file (two ids a line)");
     int dup;
     int64_t dup_id;
     match_id_index *t = match_ids_index(S->id, S->n, &dup, &dup_id);

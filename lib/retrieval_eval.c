@@ -320,24 +320,26 @@ static void *read_records(shard_set *S)
 {
     records *R = ecalloc(1, sizeof *R);
     const stream_header *h = S->in[0]->header;
-    int ai = stream_field_typed(h, "ap", DT_F32), ri = stream_field_typed(h, "rprec", DT_F32),
-        mi = stream_field_typed(h, "map_r", DT_F32), pi = stream_field_typed(h, "p1", DT_U8),
-        ki = stream_field_typed(h, "recall", DT_U8), ni = stream_field_typed(h, "npos", DT_I32),
-        ci = stream_field_typed(h, "class", DT_I32);
-    int nk = R->nk = (int)shape_numel(h->fields[ki].ndim, h->fields[ki].shape);
-    if (nk < 1 || nk > RETRIEVAL_MAXK)
-        die("%s: field 'recall' holds %d values, expected 1 to %d", S->in[0]->name, nk, RETRIEVAL_MAXK);
+    const char *src = S->in[0]->name; /* (the shards have its fields: shard_open) */
+    int ai = stream_field_need(src, h, "ap", DT_F32, 0, NULL), ri = stream_field_need(src, h, "rprec", DT_F32, 0, NULL),
+        mi = stream_field_need(src, h, "map_r", DT_F32, 0, NULL), pi = stream_field_need(src, h, "p1", DT_U8, 0, NULL),
+        ni = stream_field_need(src, h, "npos", DT_I32, 0, NULL), ci = stream_field_need(src, h, "class", DT_I32, 0, NULL),
+        ki = stream_field_need(src, h, "recall", DT_U8, 1, (int64_t[]){FIELD_ANY});
+    int64_t nk64 = h->fields[ki].shape[0];
+    if (nk64 > RETRIEVAL_MAXK)
+        die("%s: field 'recall' holds %lld values, expected 1 to %d", src, (long long)nk64, RETRIEVAL_MAXK);
+    int nk = R->nk = (int)nk64;
     double kd[RETRIEVAL_MAXK];
     meta_vector(S->in[0], "recall_at", kd, nk);
     for (int j = 0; j < nk; j++)
         R->ks[j] = (int)kd[j];
     int fi = header_field_find(h, "first_rank");
     if (fi >= 0)
-        fi = stream_field_typed(h, "first_rank", DT_I32);
+        fi = stream_field_need(src, h, "first_rank", DT_I32, 0, NULL);
     R->has_r1 = fi >= 0;
     int ei = header_field_find(h, "eta");
     if (ei >= 0)
-        ei = stream_field_typed(h, "eta", DT_F32);
+        ei = stream_field_need(src, h, "eta", DT_F32, 0, NULL);
     R->has_eta = ei >= 0;
     R->gallery_n = header_int(h, "gallery_n", -1);
     /* --at-r: ap NaN (not known), first_rank 0 when no positive lies within the depth */

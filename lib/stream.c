@@ -405,52 +405,6 @@ static size_t read_some(reader_impl *im, char *buf, size_t cap)
     }
 }
 
-/* next object into im->obj: 1 ok, 0 clean EOF at an object boundary. Dies on corruption. An
- * object cut by the end of what has arrived is parsed again from its start after each read (a
- * record is a few dozen msgpack objects whatever its bytes; bins are not walked). */
-static int next_object(stream_reader *r)
-{
-    reader_impl *im = r->impl;
-    for (;;) {
-        if (im->used > im->off) {
-            size_t off = im->off;
-            msgpack_zone_clear(&im->zone);
-            msgpack_unpack_return ret = msgpack_unpack(im->buf, im->used, &off, &im->zone, &im->obj);
-            if (ret == MSGPACK_UNPACK_SUCCESS || ret == MSGPACK_UNPACK_EXTRA_BYTES) {
-                im->off = off;
-                return 1;
-            }
-            if (ret == MSGPACK_UNPACK_PARSE_ERROR)
-                die("%s: corrupt stream: not valid msgpack (after %lld records)", r->name, r->count);
-            if (ret == MSGPACK_UNPACK_NOMEM_ERROR)
-                die("%s: out of memory while reading the stream", r->name);
-        }
-        /* MSGPACK_UNPACK_CONTINUE (or nothing left): need more bytes */
-        if (im->eof) {
-            if (im->used > im->off)
-                die("%s: truncated stream: input ends inside record %lld (did the program upstream fail?)",
-                    r->name, r->count + 1);
-            return 0;
-        }
-        if (im->cap - im->used < 65536) {
-            memmove(im->buf, im->buf + im->off, im->used - im->off);
-            im->used -= im->off;
-            im->off = 0;
-            if (im->cap - im->used < 65536) {
-                im->cap = im->cap < (1 << 20) ? 1 << 20 : 2 * im->cap;
-                im->buf = erealloc(im->buf, im->cap);
-            }
-        }
-        size_t n = read_some(im, im->buf + im->used, im->cap - im->used);
-        if (n == 0) {
-            if (ferror(im->f) || im->read_error)
-                die("%s: read error: %s", r->name, strerror(im->read_error ? im->read_error : errno));
-            im->eof = 1;
-        }
-        im->used += n;
-    }
-}
-
 static int str_eq(const msgpack_object *o, const char *s)
 {
     size_t n = strlen(s);
@@ -567,6 +521,11 @@ static void set_raw(stream_header *h, const char *key, const msgpack_object *o)
  * before; records, 3 levels deep, go through msgpack-c. */
 
 #define MP_NESTING 512          /* containers inside containers; 64 lineage levels need 196 */
+/* A record is a map of at most STREAM_MAXFIELDS tensors, a tensor a map of 3 keys whose shape is
+ * an array of at most TENSOR_MAXDIM sizes: 3 levels of containers of a few elements. The bounds
+ * leave room for keys a later version adds; beyond them a record is corrupt. */
+#define RECORD_MAX_ITEMS 4096
+#define RECORD_MAX_DEPTH 16
 #define HEADER_MAX (256u << 20) /* bytes */
 
 enum { MP_NIL, MP_BOOL, MP_UINT, MP_INT, MP_F32, MP_F64, MP_STR, MP_BIN, MP_EXT, MP_ARRAY, MP_MAP };
@@ -667,10 +626,14 @@ static int mp_head(const unsigned char *p, size_t avail, mp_item *it)
 
 /* Finds where the first object of the input ends, as bytes arrive: call again with the same
  * state and more bytes (buf grows, its start stays). 1: the object is whole, *size bytes;
- * 0: more bytes are needed; -1: not msgpack; -2: nested deeper than MP_NESTING. */
+ * 0: more bytes are needed; -1: not msgpack; -2: nested deeper than MP_NESTING (a record:
+ * RECORD_MAX_DEPTH); -3 (a record) an array or map of more than RECORD_MAX_ITEMS elements,
+ * their count in too_many. */
 typedef struct {
     size_t pos;     /* the next object starts here */
     int depth;      /* open containers */
+    int record;     /* 1: a record's bounds */
+    uint64_t too_many;
     uint64_t left[MP_NESTING]; /* objects each open container still holds */
 } mp_scan;
 
@@ -688,8 +651,12 @@ static int mp_scan_more(mp_scan *s, const unsigned char *buf, size_t len, size_t
             step += it.n;
         }
         s->pos += step;
+        if ((it.type == MP_ARRAY || it.type == MP_MAP) && s->record && it.n > RECORD_MAX_ITEMS) {
+            s->too_many = it.n;
+            return -3;
+        }
         if ((it.type == MP_ARRAY || it.type == MP_MAP) && it.n > 0) {
-            if (s->depth == MP_NESTING)
+            if (s->depth == (s->record ? RECORD_MAX_DEPTH : MP_NESTING))
                 return -2;
             s->left[s->depth++] = it.type == MP_MAP ? 2 * it.n : it.n;
             continue;
@@ -898,6 +865,70 @@ static stream_header *parse_header(const char *src, const msgpack_object *o, int
     return h;
 }
 
+/* next object into im->obj: 1 ok, 0 clean EOF at an object boundary. Dies on corruption.
+ * mp_scan_more finds the object whole first, from its start again after each read (a record is
+ * a few dozen msgpack objects whatever its bytes; bins are not walked), with a record's bounds:
+ * msgpack-c allocates an array's or map's elements as soon as it meets their count, so a corrupt
+ * count (2^32 - 1 elements in 100 bytes) must never reach it; it then parses a whole object. */
+static int next_object(stream_reader *r)
+{
+    reader_impl *im = r->impl;
+    for (;;) {
+        if (im->used > im->off) {
+            mp_scan sc;
+            sc.pos = 0, sc.depth = 0, sc.record = 1; /* (left[] is written before it is read) */
+            size_t size = 0;
+            int st = mp_scan_more(&sc, (const unsigned char *)im->buf + im->off, im->used - im->off, &size);
+            if (st == -3)
+                die("%s: corrupt stream: record %lld is not valid msgpack (an array or map in it claims %llu "
+                    "elements; a record is a map of a few tensors)",
+                    r->name, r->count + 1, (unsigned long long)sc.too_many);
+            if (st == -2)
+                die("%s: corrupt stream: record %lld is not valid msgpack (containers nested over %d deep; a "
+                    "record nests 3)",
+                    r->name, r->count + 1, RECORD_MAX_DEPTH);
+            if (st < 0)
+                die("%s: corrupt stream: record %lld is not valid msgpack (after %lld records)", r->name,
+                    r->count + 1, r->count);
+            if (st == 1) {
+                size_t off = im->off;
+                msgpack_zone_clear(&im->zone);
+                msgpack_unpack_return ret = msgpack_unpack(im->buf, im->off + size, &off, &im->zone, &im->obj);
+                if (ret == MSGPACK_UNPACK_NOMEM_ERROR)
+                    die("out of memory");
+                if (ret != MSGPACK_UNPACK_SUCCESS || off != im->off + size)
+                    die("%s: corrupt stream: record %lld is not valid msgpack (after %lld records)", r->name,
+                        r->count + 1, r->count);
+                im->off = off;
+                return 1;
+            }
+        }
+        /* more bytes are needed */
+        if (im->eof) {
+            if (im->used > im->off)
+                die("%s: truncated stream: input ends inside record %lld (did the program upstream fail?)",
+                    r->name, r->count + 1);
+            return 0;
+        }
+        if (im->cap - im->used < 65536) {
+            memmove(im->buf, im->buf + im->off, im->used - im->off);
+            im->used -= im->off;
+            im->off = 0;
+            if (im->cap - im->used < 65536) {
+                im->cap = im->cap < (1 << 20) ? 1 << 20 : 2 * im->cap;
+                im->buf = erealloc(im->buf, im->cap);
+            }
+        }
+        size_t n = read_some(im, im->buf + im->used, im->cap - im->used);
+        if (n == 0) {
+            if (ferror(im->f) || im->read_error)
+                die("%s: read error: %s", r->name, strerror(im->read_error ? im->read_error : errno));
+            im->eof = 1;
+        }
+        im->used += n;
+    }
+}
+
 /* The header, by the parser above; its buffer, with the bytes read past it, becomes the records'. */
 static void read_header(stream_reader *r)
 {
@@ -961,6 +992,7 @@ stream_reader *stream_open(FILE *f, const char *name)
     im->f = f;
     if (!msgpack_zone_init(&im->zone, MSGPACK_ZONE_CHUNK_SIZE))
         die("out of memory");
+    input_not_directory(f, name, "a hedge stream");
     stream_pipe_grow(fileno(f));
     read_header(r);
     return r;

@@ -597,6 +597,14 @@ void json_string(FILE *f, const char *str, size_t n)
     fputc('"', f);
 }
 
+void input_not_directory(FILE *f, const char *name, const char *what)
+{
+    struct stat st;
+    int fd = fileno(f);
+    if (fd >= 0 && fstat(fd, &st) == 0 && S_ISDIR(st.st_mode))
+        die("%s: it is a directory, expected %s", name, what);
+}
+
 void close_stdout(void)
 {
     if (fflush(stdout) != 0 || ferror(stdout))

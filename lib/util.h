@@ -108,6 +108,10 @@ size_t utf8_len(const unsigned char *s, size_t n);
  * are not valid UTF-8 replaced by U+FFFD, so the output is valid JSON whatever s holds */
 void json_string(FILE *f, const char *s, size_t n);
 
+/* dies "NAME: it is a directory, expected WHAT" when input f is one (open() takes a directory,
+ * and the first read() fails with EISDIR, which would say only "read error") */
+void input_not_directory(FILE *f, const char *name, const char *what);
+
 /* flush and close stdout, die if the write failed (broken pipe, full disk) */
 void close_stdout(void);
 

@@ -62,5 +62,5 @@ expect_fail 1 "m1.hs: field 'mu' is float32 [4], expected float32 [C, D]" centro
 expect_fail 1 "vbad.hs: field 'var' is float32 [2, 1], expected float32 [1, 2] (the shape of 'mu')" centroids --var "$T/vbad.hs"
 expect_fail 1 "m1.hs: field 'mu' is float32 [4]" centroids "$T/e.hs" "$T/m1.hs"
 printf '7 7 0.5 0.5\n' | "$FIX" table embeddings class:int32:2 mu:float32:1x2 >"$T/cls2.hs"
-expect_fail 1 "cls2.hs: field 'class' has 1 dimensions, expected a scalar" centroids "$T/cls2.hs"
+expect_fail 1 "cls2.hs: field 'class' is int32 [2], expected int32 [] (one value per record)" centroids "$T/cls2.hs"
 pass

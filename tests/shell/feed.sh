@@ -47,7 +47,7 @@ refused() {
     reshape "$1" bad.hs "$3" "$4"
     expect_fail 1 "'$3'" train -o x.ckpt --loss "$2" -n 2 -t 1 < bad.hs
     [ "$(wc -l < "$T/err")" = 1 ] || fail "$3 $4: not one line: $(cat "$T/err")"
-    grep -q "expected int32\[\]\|expected uint8\[\]" "$T/err" || fail "$3 $4: the expected type is not named: $(cat "$T/err")"
+    grep -q "expected int32 \[\]\|expected uint8 \[\]" "$T/err" || fail "$3 $4: the expected type is not named: $(cat "$T/err")"
     [ -e x.ckpt ] && fail "$3 $4: a checkpoint was written"
     return 0
 }

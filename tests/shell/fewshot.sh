@@ -63,10 +63,14 @@ fewshot -s sup0.hs -k 1 -q 1 -R 1 --json d.json qry.hs > /dev/null || fail "no s
 grep -q '"se2": 0, "se2_from": "default 0 (no spe_se2 in either header)"' d.json || fail "default: $(cat d.json)"
 
 # --- a mixture enters as its moments: components 0 and 2 without variance are N(1, 1), 1.5 and
-# 3.5 are N(2.5, 1): every scorer gives the records of the one-component queries above
+# 3.5 are N(2.5, 1); in the support, -1 and 1 are N(0, 1), 3 and 5 N(4, 1): every scorer gives
+# the records of the one-component streams above. (Support and queries of different C are
+# embeddings of different models: refused, with the bad input below.)
 printf '0 2 0 0 0 200\n1.5 3.5 0 0 1 201\n' | "$FIX" table embeddings mu:float32:2x1 var:float32:2x1 class:int32 id:int64 > mix.hs
+printf '%s\n' '-1 1 0 0 0 100' '3 5 0 0 1 101' |
+    "$FIX" table embeddings mu:float32:2x1 var:float32:2x1 class:int32 id:int64 -m spe_se2=1.0 > supmix.hs
 for s in pn spe-naive spe-closed; do
-    fewshot -s sup.hs -k 1 -q 1 -R 4 --score $s mix.hs | cols /dev/stdin > mix.txt || fail "mixture, $s"
+    fewshot -s supmix.hs -k 1 -q 1 -R 4 --score $s mix.hs | cols /dev/stdin > mix.txt || fail "mixture, $s"
     fewshot -s sup.hs -k 1 -q 1 -R 4 --score $s qry.hs | cols /dev/stdin | cmp -s - mix.txt || fail "mixture, $s: $(cat mix.txt)"
 done
 
@@ -191,6 +195,7 @@ fewshot -s supvar0.hs -k 1 -q 1 -R 1 --se2 0.1 qry.hs > /dev/null || fail "a zer
 printf '0 1 0 100\n4 1 1 101\n' | emb1 -m spe_se2=-1.0 > supneg.hs
 bad "the support stream's header meta spe_se2 = -1 is not a finite number >= 0" -s supneg.hs -k 1 -q 1 qry.hs
 bad "the support embeddings have 2 dimensions, the queries 1" -s trap.hs -k 1 -q 1 qry.hs
+bad "the support embeddings have 1 component (sup.hs: mu [1, 1]), the queries 2 (mix.hs: mu [2, 1])" -s sup.hs -k 1 -q 1 mix.hs
 printf '0 1 0\n4 1 1\n' | "$FIX" table embeddings mu:float32:1x1 var:float32:1x1 class:int32 > noid.hs
 bad "noid.hs: no 'id' field" -s noid.hs -k 1 -q 1 qry.hs
 printf '0 1 100\n4 1 101\n' | "$FIX" table embeddings mu:float32:1x1 var:float32:1x1 id:int64 > nocls.hs

@@ -110,7 +110,7 @@ EOF
 expect_fail 1 "input images are 3x30x32: height 30 is not a positive multiple of 4" sh -c 'train -o x.ckpt --head point --loss proto -n 1 < odd.hs'
 expect_fail 1 "5 channels, the network takes 1 to 4" sh -c 'train -o x.ckpt --head point --loss proto -n 1 < five.hs'
 expect_fail 1 "pixels, more than 16384" sh -c 'train -o x.ckpt --head point --loss proto -n 1 < big.hs'
-expect_fail 1 "has 1 dimensions; images are [H, W] or [C, H, W]" sh -c 'train -o x.ckpt --head point --loss proto -n 1 < flat.hs'
+expect_fail 1 "field 'image' is uint8 [64], expected uint8 images, [H, W] or [C, H, W]" sh -c 'train -o x.ckpt --head point --loss proto -n 1 < flat.hs'
 expect_fail 1 "c5.ckpt: checkpoint header 'channels' is 5, outside [1, 4]" sh -c 'embed -m c5.ckpt < test.hs'
 expect_fail 1 "pixels, more than 16384" sh -c 'embed -m huge.ckpt < test.hs'
 expect_fail 1 "height 30 is not a positive multiple of 4" sh -c 'embed -m h30.ckpt < test.hs'

@@ -157,7 +157,7 @@ with open("badflags.hs", "wb") as f:
     for o in objs:
         f.write(msgpack.packb(o))
 EOF
-expect_fail 1 "field 'occluded' is not uint8 [2]" occlude badflags.hs
+expect_fail 1 "field 'occluded' is uint8 [3], expected uint8 [2]" occlude badflags.hs
 
 # train --resume through occlude: 20 + 20 steps equal 40 straight, to the bit
 batches() { batcher -m pairs -b 32 -S 5 < "$T/train.hs" | occlude -p 0.2 -S "${1:-5}"; }

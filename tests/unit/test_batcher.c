@@ -327,7 +327,8 @@ static void load_images(image_set *s, const char *path)
 {
     stream_reader *in = stream_open_path(path);
     stream_expect_kind(in, "images");
-    int fi = stream_field_typed(in->header, "image", DT_U8), fc = stream_field_typed(in->header, "class", DT_I32);
+    int fi = stream_field_need(NULL, in->header, "image", DT_U8, FIELD_ANY, NULL),
+        fc = stream_field_need(NULL, in->header, "class", DT_I32, 0, NULL);
     batch_pool_init(&s->pool, shape_numel(in->header->fields[fi].ndim, in->header->fields[fi].shape));
     stream_record rec = {0};
     while (stream_read(in, &rec))
@@ -396,9 +397,11 @@ static int check_pairs(const char *input)
     load_images(&s, input);
     stream_reader *r = open_batches("pairbatch");
     const stream_header *h = r->header;
-    int i1 = stream_field_typed(h, "image1", DT_U8), i2 = stream_field_typed(h, "image2", DT_U8);
-    int c1 = stream_field_typed(h, "class1", DT_I32), c2 = stream_field_typed(h, "class2", DT_I32);
-    int mt = stream_field_typed(h, "match", DT_U8);
+    int i1 = stream_field_need(NULL, h, "image1", DT_U8, FIELD_ANY, NULL),
+        i2 = stream_field_need(NULL, h, "image2", DT_U8, FIELD_ANY, NULL);
+    int c1 = stream_field_need(NULL, h, "class1", DT_I32, 0, NULL),
+        c2 = stream_field_need(NULL, h, "class2", DT_I32, 0, NULL);
+    int mt = stream_field_need(NULL, h, "match", DT_U8, 0, NULL);
     CHECK(header_int(h, "batch", -1) > 0);
     CHECK(header_int(h, "digits", -1) == header_int(h->inputs[0], "digits", -2)); /* meta copied */
     stream_record rec = {0};
@@ -448,7 +451,8 @@ static int check_epochs(const char *input, long E, long B)
     image_set s;
     load_images(&s, input);
     stream_reader *r = open_batches("pairbatch");
-    int i1 = stream_field_typed(r->header, "image1", DT_U8), c1 = stream_field_typed(r->header, "class1", DT_I32);
+    int i1 = stream_field_need(NULL, r->header, "image1", DT_U8, FIELD_ANY, NULL),
+        c1 = stream_field_need(NULL, r->header, "class1", DT_I32, 0, NULL);
     int64_t n = s.pool.n, per = (n + B - 1) / B, ib = s.pool.item_bytes;
     int64_t *seen = calloc(n, sizeof *seen);
     stream_record rec = {0};
@@ -494,7 +498,8 @@ static int check_pk(const char *input, long P, long K)
     load_images(&s, input);
     stream_reader *r = open_batches("groupbatch");
     const stream_header *h = r->header;
-    int fi = stream_field_typed(h, "image", DT_U8), fc = stream_field_typed(h, "class", DT_I32);
+    int fi = stream_field_need(NULL, h, "image", DT_U8, FIELD_ANY, NULL),
+        fc = stream_field_need(NULL, h, "class", DT_I32, 0, NULL);
     CHECK(header_int(h, "P", -1) == P && header_int(h, "K", -1) == K);
     int64_t ib = s.pool.item_bytes, per = batch_per_cycle(&s.pool, (int)P);
     int *cover = calloc(s.pool.ngroups, sizeof *cover);
@@ -566,8 +571,9 @@ static int check_episodes(const char *input, long n, long S, long Q, long E)
         n = s.pool.ngroups;
     stream_reader *r = open_batches("episodes");
     const stream_header *h = r->header, *inh = h->inputs[0];
-    int fi = stream_field_typed(h, "image", DT_U8), fc = stream_field_typed(h, "class", DT_I32);
-    int fq = stream_field_typed(h, "query", DT_U8);
+    int fi = stream_field_need(NULL, h, "image", DT_U8, FIELD_ANY, NULL),
+        fc = stream_field_need(NULL, h, "class", DT_I32, 0, NULL);
+    int fq = stream_field_need(NULL, h, "query", DT_U8, 0, NULL);
     CHECK(h->fields[fc].ndim == 0 && h->fields[fq].ndim == 0);
     const stream_field *inimg = &inh->fields[header_field_find(inh, "image")];
     CHECK(h->fields[fi].ndim == inimg->ndim);

@@ -233,6 +233,87 @@ static void check_elide(void)
     header_free(o2);
 }
 
+/* what stream_field_need(src, ...) says when it dies (exit 1), "" when it returns the index want */
+static const char *need_says_src(const char *src, const stream_header *h, const char *name, int dtype, int ndim,
+                                 const int64_t *shape, int want)
+{
+    static char msg[512];
+    char path[] = "/tmp/test_header.XXXXXX";
+    int fd = mkstemp(path);
+    msg[0] = 0;
+    if (fd < 0)
+        return "mkstemp failed";
+    fflush(NULL);
+    pid_t p = fork();
+    if (p == 0) {
+        if (!freopen(path, "w", stderr))
+            _exit(3);
+        _exit(stream_field_need(src, h, name, dtype, ndim, shape) == want ? 0 : 2);
+    }
+    int st = 0;
+    waitpid(p, &st, 0);
+    ssize_t n = read(fd, msg, sizeof msg - 1);
+    msg[n > 0 ? n : 0] = 0;
+    close(fd);
+    unlink(path);
+    if (!WIFEXITED(st) || (WEXITSTATUS(st) != 0 && WEXITSTATUS(st) != 1))
+        return "neither died with exit 1 nor returned the field's index";
+    return msg;
+}
+
+/* what stream_field_need (of stream "s.hs") says when it dies (exit 1), "" when it returns the
+ * index want */
+static const char *need_says(const stream_header *h, const char *name, int dtype, int ndim, const int64_t *shape,
+                             int want)
+{
+    return need_says_src("s.hs", h, name, dtype, ndim, shape, want);
+}
+
+/* stream_field_need: a field's dtype and item shape, one check (issue 34: a scalar field of shape
+ * [0] was read past its record) */
+static void check_field_need(void)
+{
+    stream_header *h = header_new("retrieval", 0);
+    header_add_field(h, "ap", DT_F32, 0, NULL);
+    header_add_field(h, "z", DT_F32, 1, (int64_t[]){0});
+    header_add_field(h, "recall", DT_U8, 1, (int64_t[]){3});
+    header_add_field(h, "mu", DT_F32, 2, (int64_t[]){2, 4});
+    header_add_field(h, "image", DT_U8, 2, (int64_t[]){28, 56});
+    const int64_t any[2] = {FIELD_ANY, FIELD_ANY};
+    /* taken: the index */
+    CHECK(!strcmp(need_says(h, "ap", DT_F32, 0, NULL, 0), ""));
+    CHECK(!strcmp(need_says(h, "recall", DT_U8, 1, (int64_t[]){3}, 2), ""));
+    CHECK(!strcmp(need_says(h, "recall", DT_U8, 1, any, 2), ""));
+    CHECK(!strcmp(need_says(h, "mu", DT_F32, 2, (int64_t[]){FIELD_ANY, 4}, 3), ""));
+    CHECK(!strcmp(need_says(h, "mu", DT_F32, 2, any, 3), ""));
+    CHECK(!strcmp(need_says(h, "image", DT_U8, FIELD_ANY, NULL, 4), ""));
+    /* refused: one line naming the field, what it is and what was expected */
+    CHECK(!strcmp(need_says(h, "z", DT_F32, 0, NULL, 1),
+                  "test_header: s.hs: field 'z' is float32 [0], expected float32 [] (one value per record)\n"));
+    CHECK(!strcmp(need_says(h, "ap", DT_I32, 0, NULL, 0),
+                  "test_header: s.hs: field 'ap' is float32 [], expected int32 [] (one value per record)\n"));
+    CHECK(!strcmp(need_says(h, "ap", DT_F32, 1, any, 0),
+                  "test_header: s.hs: field 'ap' is float32 [], expected float32 [n] (n >= 1)\n"));
+    CHECK(!strcmp(need_says(h, "z", DT_F32, 1, any, 1),
+                  "test_header: s.hs: field 'z' is float32 [0], expected float32 [n] (n >= 1)\n"));
+    CHECK(!strcmp(need_says(h, "recall", DT_U8, 1, (int64_t[]){4}, 2),
+                  "test_header: s.hs: field 'recall' is uint8 [3], expected uint8 [4]\n"));
+    CHECK(!strcmp(need_says(h, "mu", DT_F32, 2, (int64_t[]){FIELD_ANY, 5}, 3),
+                  "test_header: s.hs: field 'mu' is float32 [2, 4], expected float32 [n, 5] (n >= 1)\n"));
+    CHECK(!strcmp(need_says(h, "mu", DT_F32, 1, any, 3),
+                  "test_header: s.hs: field 'mu' is float32 [2, 4], expected float32 [n] (n >= 1)\n"));
+    CHECK(!strcmp(need_says(h, "image", DT_F32, FIELD_ANY, NULL, 4),
+                  "test_header: s.hs: field 'image' is uint8 [28, 56], expected float32\n"));
+    CHECK(!strcmp(need_says(h, "eta", DT_F32, 0, NULL, 0),
+                  "test_header: s.hs: the retrieval stream has no field 'eta', expected float32 [] (one value per "
+                  "record)\n"));
+    /* a batched stream's scalar is one value per item; src NULL is "input" */
+    h->batched = 1;
+    CHECK(!strcmp(need_says_src(NULL, h, "z", DT_F32, 0, NULL, 1),
+                  "test_header: input: field 'z' is float32 [0], expected float32 [] (one value per item)\n"));
+    header_free(h);
+}
+
 int main(void)
 {
     util_prog = "test_header";
@@ -240,5 +321,6 @@ int main(void)
     check_json();
     check_json_deep();
     check_elide();
+    check_field_need();
     return check_done("test_header");
 }
