@@ -2,6 +2,9 @@
 #include "mls.h"
 
 #include <float.h>
+#ifdef __AVX2__
+#include <immintrin.h>
+#endif
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
@@ -90,18 +93,64 @@ static inline float bits_float(uint32_t b)
     return x;
 }
 
+/* the lanes' sums into -MLS + c (mls.h): S the quadratic sums, P the mantissas' products in [1, 2),
+ * Ed the exponents' sums; the last step in double */
+static void kernel_finish(const float *S, const float *P, const double *Ed, double c, float *out)
+{
+    for (int j = 0; j < MLS_LANES; j++) {
+        double r = (double)S[j] + 0.5 * (M_LN2 * Ed[j] + log((double)P[j])) + c;
+        out[j] = r < FLT_MAX ? (float)r : FLT_MAX;
+    }
+}
+
 /* -MLS of query (qmu, qvar) against the MLS_LANES items of one block (gm, gh: (D, MLS_LANES)),
- * plus c, into out (mls.h: the kernel). The inner loops run over the lanes, so that each lane sums
- * its dimensions in order and the compiler makes them vectors; the lane arrays live in
- * registers. */
+ * plus c, into out (mls.h: the kernel). Each lane sums its dimensions in order; every 32
+ * dimensions (and at the end) the product P, below 2^32, gives its exponent to E, and E goes into
+ * Ed. With AVX2 the lanes are two vectors held in registers (the compiler's vectors of the plain
+ * loop kept its sums in memory: a store and a load per dimension, half the time); without it, the
+ * same operations lane by lane, the same bits. */
 static void kernel(const float *qmu, const float *qvar, const float *gm, const float *gh, int D, double c,
                    float *out)
 {
     float S[MLS_LANES], P[MLS_LANES];
     int32_t E[MLS_LANES];
-    double Ed[MLS_LANES];
+    double Ed[MLS_LANES] = {0};
+#ifdef __AVX2__
+    __m256 s0 = _mm256_setzero_ps(), s1 = s0, one = _mm256_set1_ps(1.0f), p0 = one, p1 = one;
+    __m256i e0 = _mm256_setzero_si256(), e1 = e0, bias = _mm256_set1_epi32(127);
+    __m256i frac = _mm256_set1_epi32(0x7FFFFF), expo = _mm256_set1_epi32(0x3F800000);
+    for (int l = 0; l < D; l++) {
+        __m256 m = _mm256_set1_ps(0.5f * qmu[l]), qh = _mm256_set1_ps(0.5f * qvar[l]);
+        const float *a = gm + (size_t)l * MLS_LANES, *b = gh + (size_t)l * MLS_LANES;
+        __m256 h0 = _mm256_add_ps(qh, _mm256_loadu_ps(b)), h1 = _mm256_add_ps(qh, _mm256_loadu_ps(b + 8));
+        __m256 d0 = _mm256_sub_ps(m, _mm256_loadu_ps(a)), d1 = _mm256_sub_ps(m, _mm256_loadu_ps(a + 8));
+        s0 = _mm256_add_ps(s0, _mm256_div_ps(_mm256_mul_ps(d0, d0), h0));
+        s1 = _mm256_add_ps(s1, _mm256_div_ps(_mm256_mul_ps(d1, d1), h1));
+        __m256i x0 = _mm256_castps_si256(h0), x1 = _mm256_castps_si256(h1);
+        e0 = _mm256_add_epi32(e0, _mm256_sub_epi32(_mm256_srli_epi32(x0, 23), bias));
+        e1 = _mm256_add_epi32(e1, _mm256_sub_epi32(_mm256_srli_epi32(x1, 23), bias));
+        p0 = _mm256_mul_ps(p0, _mm256_castsi256_ps(_mm256_or_si256(_mm256_and_si256(x0, frac), expo)));
+        p1 = _mm256_mul_ps(p1, _mm256_castsi256_ps(_mm256_or_si256(_mm256_and_si256(x1, frac), expo)));
+        if ((l & 31) == 31 || l == D - 1) {
+            x0 = _mm256_castps_si256(p0), x1 = _mm256_castps_si256(p1);
+            e0 = _mm256_add_epi32(e0, _mm256_sub_epi32(_mm256_srli_epi32(x0, 23), bias));
+            e1 = _mm256_add_epi32(e1, _mm256_sub_epi32(_mm256_srli_epi32(x1, 23), bias));
+            p0 = _mm256_castsi256_ps(_mm256_or_si256(_mm256_and_si256(x0, frac), expo));
+            p1 = _mm256_castsi256_ps(_mm256_or_si256(_mm256_and_si256(x1, frac), expo));
+            _mm256_storeu_si256((__m256i *)E, e0);
+            _mm256_storeu_si256((__m256i *)(E + 8), e1);
+            for (int j = 0; j < MLS_LANES; j++)
+                Ed[j] += E[j];
+            e0 = e1 = _mm256_setzero_si256();
+        }
+    }
+    _mm256_storeu_ps(S, s0);
+    _mm256_storeu_ps(S + 8, s1);
+    _mm256_storeu_ps(P, p0);
+    _mm256_storeu_ps(P + 8, p1);
+#else
     for (int j = 0; j < MLS_LANES; j++)
-        S[j] = 0.0f, P[j] = 1.0f, E[j] = 0, Ed[j] = 0;
+        S[j] = 0.0f, P[j] = 1.0f, E[j] = 0;
     for (int l = 0; l < D; l++) {
         float m = 0.5f * qmu[l], qh = 0.5f * qvar[l];
         const float *a = gm + (size_t)l * MLS_LANES, *b = gh + (size_t)l * MLS_LANES;
@@ -112,7 +161,7 @@ static void kernel(const float *qmu, const float *qvar, const float *gm, const f
             E[j] += (int32_t)(x >> 23) - 127;
             P[j] *= bits_float((x & 0x7FFFFFu) | 0x3F800000u);
         }
-        if ((l & 31) == 31 || l == D - 1) /* P < 2^32: its exponent into E, E into Ed */
+        if ((l & 31) == 31 || l == D - 1)
             for (int j = 0; j < MLS_LANES; j++) {
                 uint32_t x = float_bits(P[j]);
                 E[j] += (int32_t)(x >> 23) - 127;
@@ -121,10 +170,8 @@ static void kernel(const float *qmu, const float *qvar, const float *gm, const f
                 E[j] = 0;
             }
     }
-    for (int j = 0; j < MLS_LANES; j++) {
-        double r = (double)S[j] + 0.5 * (M_LN2 * Ed[j] + log((double)P[j])) + c;
-        out[j] = r < FLT_MAX ? (float)r : FLT_MAX;
-    }
+#endif
+    kernel_finish(S, P, Ed, c, out);
 }
 
 void mls_row(const mls_set *G, const float *qmu, const float *qvar, double add, float *row)

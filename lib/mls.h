@@ -15,7 +15,8 @@
  * smallest distance of x in general (a neighbour with smaller variances can score higher), so
  * a search leaves an item out by its index, never by its distance. log(v1 + v2) does not factor
  * into per-item terms, so the sgemm of the Euclidean screens does not apply; the kernel instead
- * runs MLS_LANES gallery items a vector, a loop over the dimensions outside, in float:
+ * runs MLS_LANES gallery items a vector (two AVX2 registers; without AVX2 the same operations
+ * lane by lane, the same bits), a loop over the dimensions outside, in float:
  *   h_l = v1_l / 2 + v2_l / 2, e_l = mu1_l / 2 - mu2_l / 2   (halves: no overflow for any
  *        finite means and variances)
  *   S   = sum_l e_l^2 / h_l = sum_l (mu1_l - mu2_l)^2 / (2 (v1_l + v2_l)),  in dimension order
@@ -29,6 +30,9 @@
  * index. Relative error of the float sums: about D x 6e-8 of the magnitudes of S and of
  * (sum log h) / 2. Variances must be at least FLT_MIN (mls_check_var): a zero variance has no
  * log, and h must stay a normal float for its exponent to be read.
+ *
+ * Ownership: the caller owns every array passed in and the set mls_set_new returns (mls_set_free);
+ * mls_knn allocates only scratch it frees.
  *
  *   mls_set *G = mls_set_new(gmu, gvar, ng, D, NULL);  // (ng, D) each; order NULL: as given
  *   mls_row(G, qmu, qvar, 0, row);                     // row[g] = -MLS(q, g), float (ng)
