@@ -22,7 +22,8 @@
  *   S   = sum_l e_l^2 / h_l = sum_l (mu1_l - mu2_l)^2 / (2 (v1_l + v2_l)),  in dimension order
  *   log: sum_l log h_l = ln 2 x (the sum of the exponents of the h_l, an integer: exact) + log of
  *        the product of their mantissas in [1, 2) (brought back to [1, 2) every 32 dimensions):
- *        one log per pair instead of one per dimension
+ *        one log per pair instead of one per dimension, by a series in double (lib/mls.c,
+ *        log_mantissa: within 2e-11)
  *   -MLS = S + (sum_l log h_l) / 2 + D/2 log(4 pi), the last step in double, then float.
  * Each pair's terms are summed in the same fixed order whatever the pair's place, the block or
  * the thread, so the distances are the same bits for any thread count and any shard. A distance
@@ -87,7 +88,7 @@ double mls_floor(const float *gvar, int64_t ng, int D);
  * unless an item the float rounding put beyond k + MLS_KNN_SLACK belongs in the k (near-ties of
  * about 1e-6 relative). Dies when a query has fewer than k gallery items. threads: workers
  * (lib/par.h) taking blocks of queries; the results do not depend on them. Cost: ng x nq pairs of
- * the kernel (about 20 ns a pair at D = 64 on one core); memory: the gallery again, and a row of
+ * the kernel (about 15 ns a pair at D = 64 on one core); memory: the gallery again, and a row of
  * ng floats per block of queries. */
 void mls_knn(const float *qmu, const float *qvar, int64_t nq, const float *gmu, const float *gvar, int64_t ng, int D,
              int k, const int64_t *exclude, int threads, int64_t *nbr, double *dist);
