@@ -5,10 +5,12 @@ tests/bench/torch.sh (a benchmark, not part of `make test`; stdlib, numpy and to
     python3 torch_mlp.py BATCHES.npz HEAD STEPS THREADS WIDTHS     HEAD: point, mog1 or mog2
                                                                    WIDTHS: e.g. 512,256
 
-BATCHES.npz: a `pairbatch` stream of a `features` stream through tonpz (features1, features2
-float32 [B x 128, F], match uint8 [B x 128]), cycled batch by batch. Prints "images_per_s X":
-256 items (128 pairs) per step, over STEPS steps after 5 warm-up steps (the data in memory as
-float tensors already: hedge's train copies each record's floats, nothing more).
+BATCHES.npz: a `pairbatch` stream through tonpz, of images (image1, image2 uint8 [B x 128, H, W]:
+each image's H W pixels / 255 are its feature vector, as hedge's mlp body reads images) or of
+feature vectors (features1, features2 float32 [B x 128, F]), with match uint8 [B x 128], cycled
+batch by batch. Prints "images_per_s X": 256 items (128 pairs) per step, over STEPS steps after 5
+warm-up steps (the data already in memory; each step converts image bytes to floats, as train's
+forward does).
 
 The same computation as hedge, float32: fc W1 ReLU, fc W2 ReLU, ..., head fc to D = 2 (point)
 or C x 2D (mog); Xavier uniform weights, zero biases; Adam, lr 1e-3; softcon or VIB exactly as
@@ -53,7 +55,9 @@ def main(argv):
     torch.set_num_interop_threads(1)
     torch.manual_seed(714)
     z = np.load(argv[1])
-    f1, f2, match = z["features1"], z["features2"], z["match"]
+    images = "image1" in z.files
+    f1, f2, match = (z["image1"], z["image2"], z["match"]) if images else (z["features1"], z["features2"], z["match"])
+    f1, f2 = f1.reshape(len(f1), -1), f2.reshape(len(f2), -1)
     nb = len(match) // 128
     batches = [(torch.from_numpy(np.concatenate([f1[i * 128:(i + 1) * 128], f2[i * 128:(i + 1) * 128]])),
                 torch.from_numpy(match[i * 128:(i + 1) * 128].astype(np.float32) * 2 - 1)) for i in range(nb)]
@@ -65,7 +69,7 @@ def main(argv):
 
     def step(i):
         x, sign = batches[i % nb]
-        out = net(x)
+        out = net(x.float().div_(255) if images else x)
         loss = softcon(out, sign, a_raw, b) if argv[2] == "point" else vib(out, sign, a_raw, b, C)
         opt.zero_grad()
         loss.backward()
