@@ -225,4 +225,16 @@ expect_fail 2 "--distance mls ranks by the mutual likelihood score of the Gaussi
 expect_fail 2 "--score mls scores pairs exactly, with nothing to sample: drop --self" pairscore --score mls --self q.hs
 expect_fail 2 "--score mls scores pairs exactly, with nothing to sample: drop -K" pairscore --score mls -K 4 q.hs
 expect_fail 2 "--score: 'cosine' is neither p nor mls" pairscore --score cosine q.hs
+
+# ---- evaluate.sh --distance mls: the battery's ap, knn and retrieval are those of the programs
+# with MLS (the same pairs: -n 2000 -S 714), no ece, a note each
+sh "$root/pipelines/evaluate.sh" --distance mls -n 2000 --json ev.json q.hs > ev.md 2> ev.err || fail "evaluate.sh --distance mls: $(cat ev.err)"
+pairscore --score mls -n 2000 -S 714 q.hs | apcurve --json - > ap.json || fail "pairscore | apcurve"
+[ "$(json_get ap < ev.json)" = "$(json_get ap < ap.json)" ] || fail "evaluate.sh's ap $(json_get ap < ev.json) is not pairscore --score mls | apcurve's $(json_get ap < ap.json)"
+knn --distance mls --json kn.json q.hs > /dev/null || fail "knn"
+[ "$(json_get knn < ev.json)" = "$(json_get accuracy < kn.json)" ] || fail "evaluate.sh's knn $(json_get knn < ev.json) is not knn --distance mls's $(json_get accuracy < kn.json)"
+retrieve --distance mls --json rt.json q.hs > /dev/null || fail "retrieve"
+[ "$(json_get map_r < ev.json)" = "$(json_get map_r < rt.json)" ] || fail "evaluate.sh's map_r is not retrieve --distance mls's"
+grep -q '^| ece | - |' ev.md || fail "evaluate.sh --distance mls shows an ece: $(cat ev.md)"
+grep -q "MLS is no probability" ev.md || fail "no note on ece"
 pass
