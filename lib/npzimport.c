@@ -17,7 +17,7 @@ typedef struct npzimport_array array;
 const char *const npzimport_role_names[NPZIMPORT_NROLES] = {"mu",    "var", "eta", "image", "features",
                                                              "class", "id",  "corrupt"};
 const char *const npzimport_kind_names[NPZIMPORT_NKINDS] = {"embeddings", "images", "features"};
-#define role_field npzimport_role_names
+static const char *const *const role_field = npzimport_role_names;
 
 /* each kind's main role (its first) and the others it takes, as bits */
 #define ANY_KIND (1 << NPZIMPORT_CLASS | 1 << NPZIMPORT_ID | 1 << NPZIMPORT_CORRUPT)
