@@ -38,9 +38,10 @@
  *                 over all n points of the squared distance to their centroid, in double) is
  *                 kept, the earlier one on a tie. One start, from either init, varies much from
  *                 seed to seed (and k-means++ alone is no better than random starts where the
- *                 classes overlap heavily: it favours outlying points); the best of 3 is what
- *                 puts hedge at or above faiss in tests/bench/kmeans.sh, at about 3 times the
- *                 time of one start.
+ *                 classes overlap heavily: it favours outlying points); the best of 3 puts the
+ *                 mean objective below faiss's on every set of tests/bench/kmeans.sh and the
+ *                 mean NMI level with faiss's (within the seeds' noise) or above, at about 3
+ *                 times the time of one start.
  * The points are centred on their mean (in double) first: k-means does not change under a
  * translation, and the float distances ||x||^2 + ||c||^2 - 2 x.c (blocks through blas_sgemm, as
  * faiss's IndexFlatL2 computes them) lose less to cancellation near the origin. Centroid sums
