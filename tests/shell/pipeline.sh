@@ -16,7 +16,7 @@ rm "$T/fake/bin/train"
 cat > "$T/fake/bin/train" <<EOF
 #!/bin/sh
 case "\$*" in
-*point*) echo "train: simulated failure of a point run" >&2; exit 1 ;;
+*point*) sleep "\${FAIL_AFTER:-0}"; echo "train: simulated failure of a point run" >&2; exit 1 ;;
 esac
 exec "$BIN/train" "\$@"
 EOF
@@ -42,9 +42,10 @@ BUILD=$T/fake sh "$root/pipelines/hib.sh" demo -s 30 -j 2 "$T/hib" > /dev/null 2
 grep -q "simulated failure" "$T/hib/runs/N2-D2-point-b1e-4/run.log" || fail "the failed run was not retried"
 
 # demo.sh: exit 1, the failure on stderr, and never "finished"
-STEPS=30 PROGRESS_EVERY=1 BUILD=$T/fake sh "$root/pipelines/demo.sh" "$T/hib" > "$T/demo.out" 2> "$T/demo.err"
+STEPS=30 PROGRESS_EVERY=1 FAIL_AFTER=3 BUILD=$T/fake sh "$root/pipelines/demo.sh" "$T/hib" > "$T/demo.out" 2> "$T/demo.err"
 rc=$?
-# while it trains, where its runs stand (grid_progress: plain lines, stderr not a terminal)
+# while it trains, where its runs stand (grid_progress: plain lines, stderr not a terminal; the
+# failing run takes 3 s, so that the demo lasts several seconds even on an idle machine)
 grep -q "^demo: runs done [0-3] of 3" "$T/demo.err" || fail "demo.sh showed no progress: $(head -n 5 "$T/demo.err")"
 [ "$rc" = 1 ] || fail "demo.sh with a failing run exited $rc, expected 1"
 grep -v "^Runs finished: 2 of 3 (" "$T/demo.out" | grep -q "finished" && fail "demo.sh said finished: $(cat "$T/demo.out")"
