@@ -24,8 +24,10 @@ SANFLAGS ?=
 DATA     ?= $(CURDIR)/data
 
 # The Debian packages, checked on every run (dpkg status, a fraction of a second) and installed
-# when missing if we are root; then OpenBLAS's own header and library, by pkg-config, so that
-# the reference BLAS's cblas.h (libblas-dev, often installed too) is never the one compiled in.
+# when missing if we are root (without the packages they only recommend, and with the system's
+# services left as they were: pipelines/setup-deps.sh); then OpenBLAS's own header and library,
+# by pkg-config, so that the reference BLAS's cblas.h (libblas-dev, often installed too) is never
+# the one compiled in.
 NODEPS_GOALS = clean deps
 ifneq ($(filter-out $(NODEPS_GOALS),$(or $(MAKECMDGOALS),all)),)
 # `make test` also wants an OpenSSH server and rsync (tests/shell/grid.sh runs a grid through ssh on

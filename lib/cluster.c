@@ -18,28 +18,80 @@
 
 cluster_opts cluster_defaults(int k)
 {
-    return (cluster_opts){.k = k, .niter = 20, .redo = 1, .max_per_cluster = 256, .seed = 714, .threads = 1};
+    return (cluster_opts){.k = k,
+                          .niter = 20,
+                          .redo = CLUSTER_REDO,
+                          .max_per_cluster = 256,
+                          .seed = 714,
+                          .plusplus = 1,
+                          .trials = 0,
+                          .threads = 1};
+}
+
+int cluster_trials(int k) { return 2 + (int)log(k > 1 ? (double)k : 1.0); }
+
+/* ---- the workers: one pool for a whole run, scratch per worker, OpenBLAS on one thread inside */
+
+typedef struct {
+    par_pool *p;
+    int saved;                   /* OpenBLAS's threads outside */
+    int width;                   /* columns of a scratch block (0: no scratch) */
+    int64_t rows;                /* rows per block: from width only, never from the threads */
+    float *dot[PAR_MAXTHREADS];  /* per worker: (rows, width) */
+} workers;
+
+static void workers_open(workers *w, int threads, int width)
+{
+    w->width = width;
+    w->rows = width ? CLUSTER_BLOCK_FLOATS / width : 256;
+    if (w->rows > 256)
+        w->rows = 256;
+    if (w->rows < 1)
+        w->rows = 1;
+    if (threads > PAR_MAXTHREADS)
+        threads = PAR_MAXTHREADS;
+    w->saved = blas_threads();
+    blas_set_threads(1);
+    w->p = par_new(threads);
+    for (int i = 0; i < par_workers(w->p); i++)
+        w->dot[i] = width ? ealloc_aligned((size_t)w->rows * width * sizeof **w->dot) : NULL;
+}
+
+static void workers_close(workers *w)
+{
+    for (int i = 0; i < par_workers(w->p); i++)
+        free(w->dot[i]);
+    par_free(w->p);
+    blas_set_threads(w->saved);
+}
+
+/* the blocks of rows of n points */
+static int blocks(const workers *w, int64_t n)
+{
+    int64_t nb = (n + w->rows - 1) / w->rows;
+    if (nb > INT_MAX)
+        die("k-means: %lld blocks of points, more than a parallel-for takes", (long long)nb);
+    return (int)nb;
 }
 
 /* ---- assignment: nearest centroid of every point, in fixed blocks of rows */
 
 typedef struct {
+    const workers *w;
     const float *X, *xn;      /* (n, D) points, (n) their squared norms */
     int64_t n;
     const float *c, *cn;      /* (k, D) centroids, (k) their squared norms */
     int k, D;
-    int64_t rows;             /* rows per block */
     int32_t *a;               /* (n) out */
-    float **dot;              /* per worker: (rows, k) scratch */
 } assign_job;
 
 /* block b: rows [b * rows, (b + 1) * rows) of X */
 static void assign_block(void *ctx, int b, int worker)
 {
     const assign_job *J = ctx;
-    float *dot = J->dot[worker];
-    int64_t i0 = (int64_t)b * J->rows;
-    int64_t m = J->n - i0 < J->rows ? J->n - i0 : J->rows;
+    float *dot = J->w->dot[worker];
+    int64_t rows = J->w->rows, i0 = (int64_t)b * rows;
+    int64_t m = J->n - i0 < rows ? J->n - i0 : rows;
     /* dot (m, k) = -2 X[i0 : i0+m] C^T */
     blas_sgemm(0, 1, (int)m, J->k, J->D, -2.0f, J->X + i0 * J->D, J->D, J->c, J->D, 0.0f, dot, J->k);
     for (int64_t r = 0; r < m; r++) {
@@ -67,35 +119,12 @@ static void norms(const float *X, int64_t n, int D, float *out)
     }
 }
 
-static void assign_all(const float *X, const float *xn, int64_t n, const float *c, const float *cn, int k, int D,
-                       int threads, int32_t *a)
+/* w->width >= k */
+static void assign_all(const workers *w, const float *X, const float *xn, int64_t n, const float *c, const float *cn,
+                       int k, int D, int32_t *a)
 {
-    int64_t rows = CLUSTER_BLOCK_FLOATS / k;
-    if (rows > 256)
-        rows = 256;
-    if (rows < 1)
-        rows = 1;
-    int64_t nblocks = (n + rows - 1) / rows;
-    if (nblocks > INT_MAX)
-        die("k-means: %lld blocks of points, more than a parallel-for takes", (long long)nblocks);
-    if (threads > PAR_MAXTHREADS)
-        threads = PAR_MAXTHREADS;
-    if (threads > nblocks)
-        threads = (int)nblocks;
-    if (threads < 1)
-        threads = 1;
-    int saved = blas_threads();
-    blas_set_threads(1);
-    par_pool *p = par_new(threads);
-    float *dot[PAR_MAXTHREADS];
-    for (int w = 0; w < par_workers(p); w++)
-        dot[w] = ealloc_aligned((size_t)rows * k * sizeof **dot);
-    assign_job J = {X, xn, n, c, cn, k, D, rows, a, dot};
-    par_run(p, (int)nblocks, assign_block, &J);
-    for (int w = 0; w < par_workers(p); w++)
-        free(dot[w]);
-    par_free(p);
-    blas_set_threads(saved);
+    assign_job J = {w, X, xn, n, c, cn, k, D, a};
+    par_run(w->p, blocks(w, n), assign_block, &J);
 }
 
 void cluster_nearest(const float *X, int64_t n, int D, const float *c, int k, int threads, int32_t *assign)
@@ -106,7 +135,10 @@ void cluster_nearest(const float *X, int64_t n, int D, const float *c, int k, in
             die("k-means: point %lld has a coordinate %g that is not finite", (long long)(i / D), X[i]);
     norms(X, n, D, xn);
     norms(c, k, D, cn);
-    assign_all(X, xn, n, c, cn, k, D, threads, assign);
+    workers w;
+    workers_open(&w, threads, k);
+    assign_all(&w, X, xn, n, c, cn, k, D, assign);
+    workers_close(&w);
     free(cn);
     free(xn);
 }
@@ -161,43 +193,113 @@ static int64_t update(const float *X, int64_t n, int D, int k, const int32_t *a,
     return empty;
 }
 
-/* k-means++: the first centroid a uniform training point, each next one a point drawn with
- * probability proportional to its squared distance (double) to the nearest centroid so far
- * (cumulative sums in point order); idx gets the k chosen indices */
-static void init_plusplus(rng *r, const float *T, int64_t m, int D, int k, int64_t *idx)
+/* ---- k-means++ (greedy): the squared distances of every point to a few candidates */
+
+typedef struct {
+    const workers *w;
+    const float *T;           /* (m, D) points */
+    int64_t m;
+    int D;
+    const float *cand;        /* (t, D) candidates */
+    int t;
+    const float *best;        /* (m) squared distance to the nearest seed so far */
+    float *dist;              /* (m, t) out: to each candidate */
+    double *pot;              /* (blocks, t) out: per block, sum of min(best, dist) per candidate */
+} cand_job;
+
+/* the squared distance of x to y (D floats) in 8 float lanes summed in a fixed order: vector
+ * code without reassociation, the same bytes on every thread */
+static float sqdist(const float *x, const float *y, int D)
 {
-    double *best = emalloc((size_t)m * sizeof *best);
+    float lane[8] = {0};
+    int d = 0;
+    for (; d + 8 <= D; d += 8)
+        for (int l = 0; l < 8; l++) {
+            float u = x[d + l] - y[d + l];
+            lane[l] += u * u;
+        }
+    for (; d < D; d++) {
+        float u = x[d] - y[d];
+        lane[d % 8] += u * u;
+    }
+    return ((lane[0] + lane[4]) + (lane[1] + lane[5])) + ((lane[2] + lane[6]) + (lane[3] + lane[7]));
+}
+
+static void cand_block(void *ctx, int b, int worker)
+{
+    const cand_job *J = ctx;
+    int64_t rows = J->w->rows, i0 = (int64_t)b * rows;
+    int64_t m = J->m - i0 < rows ? J->m - i0 : rows;
+    int t = J->t;
+    /* up to 8 candidates per pass over the block: a point's row read once for them, their sums
+     * in registers */
+    for (int j0 = 0; j0 < t; j0 += 8) {
+        int j1 = j0 + 8 < t ? j0 + 8 : t;
+        double pot[8] = {0};
+        for (int64_t r = 0; r < m; r++) {
+            const float *x = J->T + (i0 + r) * J->D;
+            float *out = J->dist + (i0 + r) * t, bi = J->best[i0 + r];
+            for (int j = j0; j < j1; j++) {
+                float d = sqdist(x, J->cand + (int64_t)j * J->D, J->D);
+                out[j] = d;
+                pot[j - j0] += d < bi ? d : bi;
+            }
+        }
+        for (int j = j0; j < j1; j++)
+            J->pot[(int64_t)b * t + j] = pot[j - j0];
+    }
+}
+
+/* a point drawn with probability proportional to its weight w (m) >= 0, from the cumulative
+ * sums cum (m, in point order): the first point whose cumulative sum exceeds u * total (so one
+ * with a positive weight); rounding past the end: the last point with a positive weight */
+static int64_t draw_weighted(rng *r, const float *w, const double *cum, int64_t m)
+{
+    double u = rng_uniform(r) * cum[m - 1];
+    int64_t lo = 0, hi = m; /* the first i with cum[i] > u */
+    while (lo < hi) {
+        int64_t mid = lo + (hi - lo) / 2;
+        if (cum[mid] > u)
+            hi = mid;
+        else
+            lo = mid + 1;
+    }
+    if (lo < m)
+        return lo;
+    for (int64_t i = m - 1; i >= 0; i--)
+        if (w[i] > 0)
+            return i;
+    return m - 1;
+}
+
+void cluster_plusplus(const float *T, int64_t m, int D, int k, int trials, int threads, rng *r, int64_t *idx)
+{
+    if (k < 1 || k > m || trials < 1 || D < 1)
+        die("k-means++: bad parameters (k = %d, points = %lld, trials = %d)", k, (long long)m, trials);
+    workers w;
+    workers_open(&w, threads, 0);
+    int nb = blocks(&w, m);
+    float *best = emalloc((size_t)m * sizeof *best), *dist = emalloc((size_t)m * trials * sizeof *dist);
+    float *cand = emalloc((size_t)trials * D * sizeof *cand);
+    double *pot = emalloc((size_t)nb * trials * sizeof *pot), *cum = emalloc((size_t)m * sizeof *cum);
+    int64_t *ci = emalloc((size_t)trials * sizeof *ci);
+    cand_job J = {&w, T, m, D, cand, 1, best, dist, pot};
+
+    /* the first seed uniform; best = the squared distance to it */
+    idx[0] = (int64_t)rng_below(r, (uint64_t)m);
     for (int64_t i = 0; i < m; i++)
         best[i] = INFINITY;
-    idx[0] = (int64_t)rng_below(r, (uint64_t)m);
+    memcpy(cand, T + idx[0] * D, (size_t)D * sizeof *cand);
+    par_run(w.p, nb, cand_block, &J);
+    for (int64_t i = 0; i < m; i++)
+        best[i] = dist[i];
+    best[idx[0]] = 0;
     for (int j = 1; j < k; j++) {
-        const float *c = T + idx[j - 1] * D;
         double total = 0;
-        for (int64_t i = 0; i < m; i++) {
-            double s = 0;
-            for (int d = 0; d < D; d++) {
-                double u = (double)T[i * D + d] - c[d];
-                s += u * u;
-            }
-            if (s < best[i])
-                best[i] = s;
-            total += best[i];
-        }
-        int64_t pick = -1;
-        if (total > 0) {
-            double u = rng_uniform(r) * total, acc = 0;
-            for (int64_t i = 0; i < m; i++) {
-                acc += best[i];
-                if (best[i] > 0 && u < acc) {
-                    pick = i;
-                    break;
-                }
-            }
-            if (pick < 0) /* rounding at the end: the last point with weight */
-                for (int64_t i = m - 1; i >= 0 && pick < 0; i--)
-                    if (best[i] > 0)
-                        pick = i;
-        } else { /* every point sits on a centroid: the first point not chosen yet */
+        for (int64_t i = 0; i < m; i++)
+            cum[i] = total += best[i];
+        if (!(total > 0)) { /* every point sits on a seed: the first point not chosen yet */
+            int64_t pick = -1;
             for (int64_t i = 0; i < m && pick < 0; i++) {
                 int used = 0;
                 for (int q = 0; q < j; q++)
@@ -205,10 +307,39 @@ static void init_plusplus(rng *r, const float *T, int64_t m, int D, int k, int64
                 if (!used)
                     pick = i;
             }
+            idx[j] = pick;
+            continue;
         }
-        idx[j] = pick;
+        for (int q = 0; q < trials; q++) {
+            ci[q] = draw_weighted(r, best, cum, m);
+            memcpy(cand + (int64_t)q * D, T + ci[q] * D, (size_t)D * sizeof *cand);
+        }
+        J.t = trials;
+        par_run(w.p, nb, cand_block, &J);
+        /* the candidate that leaves the lowest potential (block sums in block order; the
+         * earlier draw on a tie) */
+        int bq = 0;
+        double bp = INFINITY;
+        for (int q = 0; q < trials; q++) {
+            double s = 0;
+            for (int b = 0; b < nb; b++)
+                s += pot[(int64_t)b * trials + q];
+            if (s < bp)
+                bp = s, bq = q;
+        }
+        idx[j] = ci[bq];
+        for (int64_t i = 0; i < m; i++)
+            if (dist[i * trials + bq] < best[i])
+                best[i] = dist[i * trials + bq];
+        best[ci[bq]] = 0;
     }
+    free(ci);
+    free(cum);
+    free(pot);
+    free(cand);
+    free(dist);
     free(best);
+    workers_close(&w);
 }
 
 /* the first m of a uniform random permutation of 0 .. n-1 (partial Fisher-Yates) into idx (n) */
@@ -228,8 +359,9 @@ void cluster_kmeans(const float *X, int64_t n, int D, const cluster_opts *o, int
                     cluster_result *res)
 {
     int k = o->k;
-    if (k < 1 || D < 1 || o->redo < 1 || o->niter < 0 || o->max_per_cluster < 0)
-        die("k-means: bad parameters (k = %d, D = %d, redo = %d, niter = %d)", k, D, o->redo, o->niter);
+    if (k < 1 || D < 1 || o->redo < 1 || o->niter < 0 || o->max_per_cluster < 0 || o->trials < 0)
+        die("k-means: bad parameters (k = %d, D = %d, redo = %d, niter = %d, trials = %d)", k, D, o->redo, o->niter,
+            o->trials);
     if (n < k)
         die("k-means: %d clusters need at least %d points, there are %lld", k, k, (long long)n);
     /* centre on the mean (double) */
@@ -269,6 +401,7 @@ void cluster_kmeans(const float *X, int64_t n, int D, const cluster_opts *o, int
         T = Tbuf, tn = tnbuf;
     }
 
+    int trials = o->trials ? o->trials : cluster_trials(k);
     float *c = emalloc((size_t)k * D * sizeof *c), *cn = emalloc((size_t)k * sizeof *cn);
     float *best_c = emalloc((size_t)k * D * sizeof *best_c);
     double *sum = emalloc((size_t)k * D * sizeof *sum);
@@ -280,15 +413,17 @@ void cluster_kmeans(const float *X, int64_t n, int D, const cluster_opts *o, int
         rng r;
         rng_init(&r, o->seed, CLUSTER_INIT ^ (uint64_t)redo);
         if (o->plusplus)
-            init_plusplus(&r, T, m, D, k, idx);
+            cluster_plusplus(T, m, D, k, trials, o->threads, &r, idx);
         else
             draw_distinct(&r, m, k, idx);
         for (int j = 0; j < k; j++)
             memcpy(c + (int64_t)j * D, T + idx[j] * D, (size_t)D * sizeof *c);
-        cluster_result cur = {.trained = m};
+        cluster_result cur = {.trained = m, .start = redo};
+        workers w;
+        workers_open(&w, o->threads, k);
         for (int it = 0; it < o->niter; it++) {
             norms(c, k, D, cn);
-            assign_all(T, tn, m, c, cn, k, D, o->threads, a);
+            assign_all(&w, T, tn, m, c, cn, k, D, a);
             cur.iterations = it + 1;
             if (it > 0 && !memcmp(a, prev, (size_t)m * sizeof *a)) {
                 cur.converged = 1; /* c already holds the means of this assignment */
@@ -299,7 +434,8 @@ void cluster_kmeans(const float *X, int64_t n, int D, const cluster_opts *o, int
         }
         /* every point to the final centroids; the inertia in double */
         norms(c, k, D, cn);
-        assign_all(Xc, xn, n, c, cn, k, D, o->threads, all);
+        assign_all(&w, Xc, xn, n, c, cn, k, D, all);
+        workers_close(&w);
         double inertia = 0;
         for (int64_t i = 0; i < n; i++) {
             const float *x = Xc + i * D, *cc = c + (int64_t)all[i] * D;

@@ -2,6 +2,7 @@
 #include "trainlog.h"
 
 #include <errno.h>
+#include <math.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
@@ -85,6 +86,7 @@ void trainlog_step(trainlog *g, int64_t step, int64_t steps, int n, double loss,
         double rate = (g->images - g->images_last) / (g->now - g->tlast > 0 ? g->now - g->tlast : 1e-9);
         fprintf(g->f, "%lld\t%.6g\t%.6g\t%.6g\t%.6g\t%.6g\t%.6g\t%.0f\t%.2f\t%.6g\t%.6g\t%.6g\n", (long long)step,
                 loss, st->nll, st->kl, st->a, st->b, st->mean_var, rate, g->now - g->t0, lr, st->acc, st->se2);
+        fflush(g->f); /* a reader sees the line now; an error stays on f for trainlog_sync */
         g->tlast = g->now;
         g->images_last = g->images;
     }
@@ -118,4 +120,78 @@ void trainlog_close(trainlog *g)
     g->f = NULL;
     if (f && fclose(f) != 0)
         die("cannot write %s", g->path);
+}
+
+/* the column of the seconds in TRAINLOG_HEADER, counted from 0 */
+static int seconds_column(void)
+{
+    const char *h = TRAINLOG_HEADER, *at = strstr(h, "\tseconds\t");
+    int col = 0;
+    for (const char *p = h; p <= at; p++)
+        col += *p == '\t';
+    return col;
+}
+
+int trainlog_read(const char *path, trainlog_state *s)
+{
+    memset(s, 0, sizeof *s);
+    FILE *f = fopen(path, "r");
+    if (!f) {
+        if (errno == ENOENT)
+            return 0;
+        die("cannot read %s: %s", path, strerror(errno));
+    }
+    int scol = seconds_column();
+    int64_t *step = NULL;
+    double *sec = NULL;
+    size_t n = 0, cap = 0, len = 0;
+    char *line = NULL;
+    ssize_t r;
+    for (long lineno = 1; (r = getline(&line, &len, f)) > 0 && line[r - 1] == '\n'; lineno++) {
+        if (lineno == 1) {
+            if (strcmp(line, TRAINLOG_HEADER))
+                die("%s: not a train log (its first line is not train's header 'step\tloss\t...')", path);
+            continue;
+        }
+        char *p = line, *end;
+        long long st = strtoll(p, &end, 10);
+        int ok = end != p && *end == '\t' && st >= 0;
+        for (int c = 0; ok && c < scol; c++) {
+            p = strchr(p, '\t');
+            ok = p != NULL;
+            p += ok;
+        }
+        double t = ok ? strtod(p, &end) : 0;
+        if (!ok || end == p || (*end != '\t' && *end != '\n') || !isfinite(t) || t < 0)
+            die("%s: line %ld is not a step and its seconds ('%.*s')", path, lineno, (int)strcspn(line, "\n"), line);
+        if (n == cap) {
+            cap = cap ? 2 * cap : 256;
+            step = erealloc(step, cap * sizeof *step);
+            sec = erealloc(sec, cap * sizeof *sec);
+        }
+        step[n] = st, sec[n] = t, n++;
+    }
+    if (ferror(f))
+        die("cannot read %s: %s", path, strerror(errno));
+    fclose(f);
+    free(line);
+    s->lines = (long long)n;
+    if (n) {
+        size_t b = n - 1, last = n - 1; /* b: the first line of the last session */
+        while (b > 0 && sec[b - 1] <= sec[b])
+            b--;
+        int64_t s0 = b ? step[b - 1] : 0; /* where the session started, at its second 0 */
+        double t0 = 0;
+        for (size_t j = last; j-- > b;)
+            if (sec[last] - sec[j] >= TRAINLOG_RATE_WINDOW) {
+                s0 = step[j], t0 = sec[j];
+                break;
+            }
+        s->step = step[last];
+        if (sec[last] > t0 && step[last] > s0)
+            s->rate = (double)(step[last] - s0) / (sec[last] - t0);
+    }
+    free(step);
+    free(sec);
+    return 1;
 }

@@ -4,10 +4,16 @@
  * The log of a resumed run is cut back to the checkpoint's step, so that log and checkpoint agree
  * after a kill -9: its header line is kept, then every whole line up to the first one that is past
  * the step, cut short (a kill in the middle of a write) or not a step; the rest is dropped, and the
- * run appends. trainlog_sync puts the lines so far onto the disk: train calls it before each
- * checkpoint, so that a checkpoint is never ahead of its log. A log with lines in it is cut back
- * or emptied only at the run's first step: a run that trains none leaves it as it was (and
- * writes no checkpoint either).
+ * run appends. Each line goes to the file as it is written (a reader, trainstat, sees a run's
+ * progress within TRAINLOG_EVERY steps); trainlog_sync puts the lines so far onto the disk: train
+ * calls it before each checkpoint, so that a checkpoint is never ahead of its log. A log with
+ * lines in it is cut back or emptied only at the run's first step: a run that trains none leaves
+ * it as it was (and writes no checkpoint either).
+ *
+ * trainlog_read reads a log back (trainstat): the last step logged and the rate of the last
+ * minute, from the step and seconds columns. The seconds count from the start of the process
+ * that wrote the line, so they start again where a resumed run appended (at the checkpoint's
+ * step, the last line kept): a rate is taken within the last such session only.
  *
  * Ownership: a trainlog owns its FILE (NULL without --log); path is the caller's string.
  *
@@ -21,6 +27,9 @@
  *       ... trainlog_sync(&g) before a checkpoint
  *   }
  *   trainlog_close(&g);                          // dies when the log cannot be written
+ *
+ *   trainlog_state s;
+ *   if (trainlog_read("run/train.log", &s) && s.lines) ... s.step, s.rate (0: not known yet)
  */
 #ifndef HEDGE_TRAINLOG_H
 #define HEDGE_TRAINLOG_H
@@ -58,4 +67,18 @@ void trainlog_progress(const trainlog *g, int pairs, double loss, const loss_sta
 /* the lines so far onto the disk (fflush and fsync; a pipe or a terminal has nothing to sync) */
 void trainlog_sync(trainlog *g);
 void trainlog_close(trainlog *g);
+
+/* the rate is over about the last this many seconds (of the last session) */
+#define TRAINLOG_RATE_WINDOW 60.0
+typedef struct {
+    long long lines; /* whole step lines read (0: none yet) */
+    int64_t step;    /* the last line's step */
+    double rate;     /* steps per second: from the last line back to the latest line of its session
+                        at least TRAINLOG_RATE_WINDOW seconds before it, else to the session's start
+                        (step 0, or the step it resumed at, second 0); 0 when not known */
+} trainlog_state;
+/* reads the log at path: 0 when there is no such file (*s zeroed), else 1 with *s filled; a
+ * last line without its newline (being written) is left out. Dies naming path and line when the
+ * file is not a train log (another first line, a line that is not a step and its seconds). */
+int trainlog_read(const char *path, trainlog_state *s);
 #endif

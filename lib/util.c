@@ -628,7 +628,7 @@ void progress_start(progress *p, const char *what, long long total)
     p->shown = progress_force || isatty(2);
 }
 
-static void fmt_dur(char *buf, size_t n, double s)
+void format_duration(char *buf, size_t n, double s)
 {
     if (!isfinite(s) || s < 0)
         s = 0;
@@ -646,7 +646,7 @@ static void progress_print(progress *p, long long done, const char *extra, int f
     char eta[32] = "";
     if (p->total > 0 && !final && rate > 0) {
         char d[24];
-        fmt_dur(d, sizeof d, (p->total - done) / rate);
+        format_duration(d, sizeof d, (p->total - done) / rate);
         snprintf(eta, sizeof eta, " ETA %s", d);
     }
     if (p->total > 0)

@@ -116,6 +116,8 @@ void input_not_directory(FILE *f, const char *name, const char *what);
 void close_stdout(void);
 
 double now_seconds(void);
+/* a duration of s seconds as "M:SS", or "H:MM:SS" from an hour on (a negative or not finite s: 0) */
+void format_duration(char *buf, size_t n, double s);
 
 /* Progress line on stderr, "prog: what 1234/5678 (21.7%) 5432/s ETA 0:12".
  * Shown only when stderr is a terminal or progress_force is set (--progress), at most 4 times

@@ -418,6 +418,40 @@ grid_parallel() {
     return 0
 }
 
+# grid_progress PREFIX OUT CONFIGS STEPS PID: while process PID runs, shows on stderr where the
+# runs of CONFIGS (OUT/runs/NAME; CONFIGS is read once it exists: the grid writes it first) stand,
+# trained to STEPS: each run's step, steps per second and time left, then the runs done and the
+# training time left for all (trainstat computes them from the runs' logs), each line starting
+# "PREFIX: ". On a terminal the lines are rewritten in place every 2 s, and cleared when it ends;
+# otherwise they are printed as they are every PROGRESS_EVERY seconds (default 300). Run it in
+# the background (&) and end it with kill; it also ends by itself when PID has gone. Only for a
+# caller that owns the terminal: any other line on it would be overwritten (demo.sh sends the
+# grid's own messages to its log).
+grid_progress() {
+    gw_p=$1 gw_out=$2 gw_conf=$3 gw_steps=$4 gw_pid=$5 gw_shown=0 gw_sleep=""
+    if [ -t 2 ]; then gw_tty=1 gw_wait=2; else gw_tty=0 gw_wait=${PROGRESS_EVERY:-300}; fi
+    trap '[ -z "$gw_sleep" ] || kill "$gw_sleep" 2> /dev/null
+        [ "$gw_shown" = 0 ] || printf "\033[%dA\r\033[J" "$gw_shown" >&2
+        exit 0' TERM
+    while kill -0 "$gw_pid" 2> /dev/null; do
+        sleep "$gw_wait" &
+        gw_sleep=$!
+        wait "$gw_sleep"
+        gw_sleep=""
+        [ -s "$gw_conf" ] || continue
+        set --
+        while read -r gw_name _; do set -- "$@" "$gw_out/runs/$gw_name"; done < "$gw_conf"
+        gw_text=$(trainstat -n "$gw_steps" "$@" 2>&1 | sed "s/^/$gw_p: /")
+        if [ "$gw_tty" = 1 ]; then
+            [ "$gw_shown" = 0 ] || printf '\033[%dA\r\033[J' "$gw_shown" >&2
+            printf '%s\n' "$gw_text" >&2
+            gw_shown=$(printf '%s\n' "$gw_text" | wc -l)
+        else
+            printf '%s\n' "$gw_text" >&2
+        fi
+    done
+}
+
 # grid_paths COMMAND: COMMAND with each literal $out written "$hedge_out" and each literal
 # $HEDGE_ROOT "$HEDGE_ROOT" (the longer first where both match), for --transfer
 grid_paths() {

@@ -4,7 +4,10 @@
 # on the clean and corrupt test twins, prints the Table 1 and Table 2 comparison with the
 # paper's numbers beside ours, and draws the figures. Three runs share the two cores (one
 # training thread each, three at a time). STEPS (default 30000) sets the training length,
-# RECIPE (fast) the recipe (pipelines/common.sh).
+# RECIPE (fast) the recipe (pipelines/common.sh). While it trains, stderr shows each run's step,
+# steps per second and time left and the runs done of three with the training time left
+# (grid_progress, pipelines/common.sh: in place on a terminal, else every PROGRESS_EVERY seconds,
+# default 300); the grid's own messages go to OUT/log.
 set -eu
 . "$(dirname "$0")/common.sh"
 out=${1:-$HEDGE_ROOT/out/demo}
@@ -12,9 +15,13 @@ steps=${STEPS:-30000}
 recipe=${RECIPE:-fast}
 start=$(date +%s)
 mkdir -p "$out"
-say "demo: output in $out ($steps steps per model; the paper trained 500,000); progress in $out/log"
+say "demo: output in $out ($steps steps per model; the paper trained 500,000); the whole log in $out/log"
 status=0
+grid_progress demo "$out" "$out/configs-demo.txt" "$steps" $$ &
+progress=$!
 sh "$HEDGE_ROOT/pipelines/hib.sh" demo -s "$steps" -j 3 --recipe "$recipe" "$out" > "$out/table.md.tmp" 2>"$out/log" || status=$?
+kill "$progress" 2> /dev/null || true
+wait "$progress" || true
 mv "$out/table.md.tmp" "$out/table.md"
 echo
 echo "## HIB on 2-digit MNIST, D = 2 (measured / paper; paper: Tables 1 and 2, 500k steps)"

@@ -8,9 +8,8 @@
 #   transfer  a grid with --transfer: the ssh client and rsync (GNU parallel's --basefile,
 #             --transferfile and --return use it, on both sides)
 #   sshd      tests/shell/grid.sh runs a grid through an OpenSSH server on 127.0.0.1:
-#             openssh-server, the ssh client and rsync. Installing openssh-server never starts
-#             the system's own sshd: while apt-get runs, /usr/sbin/policy-rc.d (when there is
-#             none) refuses every service start, and is removed afterwards.
+#             openssh-server, the ssh client and rsync (the test starts a server of its own;
+#             the system's sshd is never started nor enabled, see below)
 #   man       `make man` (and install, test): scdoc, which turns man/*.scd into man pages
 #   tests     `make test`: what sshd and fashion need, but optional: installed as root;
 #             otherwise named, and the tests that need them skip those checks (exit 0)
@@ -22,10 +21,81 @@
 # usual path proves nothing (Debian's reference BLAS, libblas-dev, puts its own cblas.h exactly
 # where OpenBLAS's would go). A command-line tool counts as present when the command runs,
 # whoever installed it (Node.js's npm often comes from elsewhere).
-missing="" optional=""
+#
+# The install leaves the system as it was but for the packages:
+#   - only what the packages depend on (--no-install-recommends): apt's default also brings the
+#     packages they recommend, for `make test` on a fresh Debian 12 249 more (715 packages
+#     instead of 466: ImageMagick, Mesa, X11 utilities, systemd and dbus, 35 more node-*
+#     packages), 1,021 MiB installed instead of 616, for nothing hedge uses;
+#   - no service starts: while apt-get runs, /usr/sbin/policy-rc.d (when there is none) refuses
+#     every start (Debian's invoke-rc.d and deb-systemd-invoke ask it; 101 means "not
+#     allowed"), and is removed afterwards;
+#   - no service is enabled at boot that was not before (openssh-server enables sshd, parallel's
+#     sysstat its timers): what starts at boot is read before and after (services_enabled),
+#     whether or not systemd runs or is installed, and what the install added is disabled
+#     again (services_restore), each named on stderr.
+# SETUP_DEPS_ROOT (for tests/shell/setupdeps.sh only): a folder read and written in place of /
+# for policy-rc.d and the links above.
+missing="" optional="" sysroot=${SETUP_DEPS_ROOT:-}
 installed() { [ "$(dpkg-query -W -f='${db:Status-Status}' "$1" 2>/dev/null)" = installed ]; }
 need_pkg() { for p; do installed "$p" || missing="$missing $p"; done; }
 need_cmd() { command -v "$2" >/dev/null 2>&1 || missing="$missing $1"; } # need_cmd PACKAGE COMMAND
+
+# services_enabled: what starts at boot, one line each, sorted: "systemd LINK" for each link
+# /etc/systemd/system/LINK to a unit (enabling a unit links it into a TARGET.wants or .requires
+# folder and links its aliases beside them; a link to /dev/null masks, it enables nothing),
+# "sysv NAME" for each /etc/rc?.d/S??NAME
+services_enabled() {
+    (
+        cd "$sysroot/etc/systemd/system" 2> /dev/null &&
+            for l in * */*; do
+                [ -L "$l" ] && [ "$(readlink "$l")" != /dev/null ] && echo "systemd $l"
+            done
+        for l in "$sysroot"/etc/rc[0-6S].d/S[0-9][0-9]*; do
+            [ -L "$l" ] || [ -e "$l" ] && l=${l##*/} && echo "sysv ${l#S[0-9][0-9]}"
+        done
+    ) | sort -u
+}
+# services_restore BEFORE: disables what starts at boot now and did not in the file BEFORE (a
+# list of services_enabled), naming each: with systemctl (which works whether or not systemd
+# runs) each unit newly linked into a .wants or .requires folder, without it (no systemd
+# installed: deb-systemd-helper linked the units, and only dpkg may call it) the new links are
+# removed; then update-rc.d NAME disable for each new S link still there. Fails naming the
+# command when one cannot be disabled.
+services_restore() {
+    services_enabled | comm -13 "$1" - > "$1.new"
+    sr_rc=0
+    if command -v systemctl > /dev/null 2>&1; then
+        for sr_u in $(sed -n 's,^systemd [^/]*\.\(wants\|requires\)/,,p' "$1.new" | sort -u); do
+            if systemctl --quiet disable "$sr_u" >&2; then
+                echo "hedge: the install enabled $sr_u at boot; disabled it again (systemctl disable $sr_u)" >&2
+            else
+                echo "hedge: the install enabled $sr_u at boot and it could not be disabled: run systemctl disable $sr_u" >&2
+                sr_rc=1
+            fi
+        done
+    else
+        for sr_l in $(sed -n 's/^systemd //p' "$1.new"); do
+            if rm -f "$sysroot/etc/systemd/system/$sr_l"; then
+                echo "hedge: the install enabled ${sr_l##*/} at boot; removed the link /etc/systemd/system/$sr_l again" >&2
+            else
+                echo "hedge: the install enabled ${sr_l##*/} at boot and its link could not be removed: run rm /etc/systemd/system/$sr_l" >&2
+                sr_rc=1
+            fi
+        done
+    fi
+    # System V: an S link that disabling the systemd unit (systemd-sysv-install) did not turn off
+    for sr_n in $(sed -n 's/^sysv //p' "$1.new"); do
+        ls "$sysroot"/etc/rc[0-6S].d/S[0-9][0-9]"$sr_n" > /dev/null 2>&1 || continue
+        if update-rc.d "$sr_n" disable >&2; then
+            echo "hedge: the install enabled the System V service $sr_n at boot; disabled it again (update-rc.d $sr_n disable)" >&2
+        else
+            echo "hedge: the install enabled the System V service $sr_n at boot and it could not be disabled: run update-rc.d $sr_n disable" >&2
+            sr_rc=1
+        fi
+    done
+    return $sr_rc
+}
 
 need_pkg libopenblas-dev libmsgpack-dev zlib1g-dev libpng-dev pkgconf python3-msgpack python3-numpy
 need_cmd parallel parallel
@@ -52,7 +122,7 @@ for use; do
 done
 # optional packages: installed with the others as root; otherwise only named
 if [ -n "$optional" ] && [ "$(id -u)" != 0 ] && [ -z "$missing" ]; then
-    echo "hedge: not root: the tests that need$optional skip those checks (as root: apt-get install$optional)" >&2
+    echo "hedge: not root: the tests that need$optional skip those checks (as root: apt-get install --no-install-recommends$optional)" >&2
     exit 0
 fi
 missing="$missing$optional"
@@ -64,25 +134,30 @@ fi
 if [ "$(id -u)" = 0 ]; then
     echo "hedge: installing missing Debian packages:$missing" >&2
     apt-get update -qq >&2 || echo "hedge: apt-get update failed; trying the install anyway" >&2
-    # a server package must not start its service here (openssh-server would listen on port 22):
-    # Debian's invoke-rc.d asks /usr/sbin/policy-rc.d, and 101 means "not allowed". Only a
-    # policy we wrote ourselves is removed again.
-    policy=""
-    case " $missing " in
-    *" openssh-server "*)
-        if [ ! -e /usr/sbin/policy-rc.d ]; then
-            policy=/usr/sbin/policy-rc.d
-            trap 'rm -f /usr/sbin/policy-rc.d' EXIT
-            trap 'exit 1' INT TERM HUP
-            printf '#!/bin/sh\n# hedge setup-deps.sh: no service starts while it installs packages\nexit 101\n' > "$policy"
-            chmod 755 "$policy"
-        fi ;;
-    esac
-    DEBIAN_FRONTEND=noninteractive apt-get install -y -qq $missing >&2 || {
-        echo "hedge: apt-get install$missing failed" >&2
+    # no service starts while apt-get runs (only a policy we wrote ourselves is removed again),
+    # and what the install enabled at boot is disabled again, whatever way it ends
+    tmp=$(mktemp -d) policy=$sysroot/usr/sbin/policy-rc.d own_policy=0 restore=0
+    finish() {
+        fi_rc=0
+        if [ "$restore" = 1 ]; then restore=0; services_restore "$tmp/before" || fi_rc=1; fi
+        if [ "$own_policy" = 1 ]; then own_policy=0; rm -f "$policy"; fi
+        rm -rf "$tmp"
+        return $fi_rc
+    }
+    trap finish EXIT
+    trap 'exit 1' INT TERM HUP
+    if [ ! -e "$policy" ] && [ ! -L "$policy" ]; then
+        own_policy=1
+        printf '#!/bin/sh\n# hedge setup-deps.sh: no service starts while it installs packages\nexit 101\n' > "$policy"
+        chmod 755 "$policy"
+    fi
+    services_enabled > "$tmp/before"
+    restore=1
+    DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends $missing >&2 || {
+        echo "hedge: apt-get install --no-install-recommends$missing failed" >&2
         exit 1
     }
-    [ -n "$policy" ] && rm -f "$policy"
+    finish || exit 1
     # an install that "succeeded" but left a package missing is still a failure
     for p in $missing; do
         case $p in parallel | gnuplot-nox | npm | openssh-client | rsync | scdoc) continue ;; esac
@@ -90,6 +165,6 @@ if [ "$(id -u)" = 0 ]; then
     done
 else
     echo "hedge: missing Debian packages. Run as root:" >&2
-    echo "  apt-get install$missing" >&2
+    echo "  apt-get install --no-install-recommends$missing" >&2
     exit 1
 fi

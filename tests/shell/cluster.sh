@@ -1,7 +1,8 @@
 #!/bin/sh
 # cluster: NMI and AMI of k-means clusters on hand-placed points (the clusters known, the measures
-# derived from the definitions), -k, the mixture's mean, cosine, --json, determinism and threads,
-# misuse and bad input. Fixtures: tests/unit/test_evalfix.c.
+# derived from the definitions), -k, the mixture's mean, cosine, the default start against a known
+# local optimum, --json, determinism and threads, misuse and bad input. Fixtures:
+# tests/unit/test_evalfix.c.
 . "$(dirname "$0")/../lib.sh"
 FIX=$BIN/../tests/test_evalfix
 [ -x "$FIX" ] || fail "$FIX is not built"
@@ -31,8 +32,8 @@ for seed in 1 2 3 4 5 6; do
     close "$(val nmi <"$T/o")" 0.508091584608 1e-9 "nmi (seed $seed)"
     close "$(val ami <"$T/o")" 0.409856956253 1e-9 "ami (seed $seed)"
     close "$(val inertia <"$T/o")" 0.0333333333 1e-6 "inertia (seed $seed)"
-    [ "$(val k <"$T/o") $(val classes <"$T/o") $(val n <"$T/o") $(val converged <"$T/o") $(val trained <"$T/o")" = "2 2 7 1 7" ] ||
-        fail "k classes n converged trained: $(cat "$T/o")"
+    [ "$(val k <"$T/o") $(val classes <"$T/o") $(val n <"$T/o") $(val converged <"$T/o") $(val trained <"$T/o") $(val start <"$T/o")" = "2 2 7 1 7 0" ] ||
+        fail "k classes n converged trained start: $(cat "$T/o")"
 done
 # the classes the blobs themselves: NMI = AMI = 1
 awk '{ print $1, $2, ($1 > 5) }' "$T/blobs.txt" | "$FIX" table embeddings mu:float32:1x2 class:int32 >"$T/b1"
@@ -76,6 +77,28 @@ EOF
 printf '0 0 0\n1 0 1\n' | "$FIX" table embeddings mu:float32:1x2 class:int32 >"$T/zero"
 expect_fail 1 'record 0: its mean has length 0' "$BIN/cluster" --distance cosine "$T/zero"
 
+# --- a local optimum: the corners (0,0) (0,1) (4,0) (4,1), classes by x. The best clusters split x
+# (inertia 4 x 1/4 = 1, NMI 1); one random start on two corners of equal x (2 of the 6 pairs) splits
+# y instead and stays (each corner 4 from its centroid, 5 from the other: inertia 16, NMI 0). The
+# defaults (greedy k-means++, 3 starts) reach the x split from every seed; --init random --redo 1
+# (faiss's scheme, the default before) is stuck a third of the time; --redo 3 keeps the best start.
+printf '0 0 0\n0 1 0\n4 0 1\n4 1 1\n' | "$FIX" table embeddings mu:float32:1x2 class:int32 >"$T/rect" || fail "fixture"
+stuck=0 kept=0
+for seed in $(seq 1 30); do
+    "$BIN/cluster" -S $seed "$T/rect" >"$T/o" || fail "cluster exited $?"
+    [ "$(val nmi <"$T/o") $(val inertia <"$T/o")" = "1 1" ] || fail "defaults, seed $seed: $(cat "$T/o")"
+    one=$("$BIN/cluster" -S $seed --init random --redo 1 "$T/rect" | val inertia)
+    three=$("$BIN/cluster" -S $seed --init random --redo 3 "$T/rect" | awk '$1 == "inertia" { i = $2 } $1 == "start" { s = $2 } END { print i, s }')
+    case "$one $three" in
+    "16 16 0") ;;
+    "16 1 1" | "16 1 2") kept=$((kept + 1)) ;; # the first start stuck, a later one kept
+    "1 1 0") ;;                                # the first start good: the earlier kept on a tie
+    *) fail "seed $seed: --redo 1 gives inertia $one, --redo 3 inertia and start $three" ;;
+    esac
+    [ "$one" = 16 ] && stuck=$((stuck + 1))
+done
+[ $stuck -ge 3 ] && [ $kept -ge 1 ] || fail "--init random --redo 1 stuck $stuck times in 30, --redo 3 rescued $kept"
+
 # --- the synthetic fixture (1500 items, 10 classes, a quarter spread wide): json, seeds, threads
 "$FIX" emb -n 1500 >"$T/e" || fail "fixture"
 "$BIN/cluster" --json "$T/json" "$T/e" >"$T/o1" || fail "cluster exited $?"
@@ -84,10 +107,14 @@ check_lt 0.6 "$nmi" "nmi $nmi on well separated classes"
 check_lt "$ami" "$nmi" "ami $ami not below nmi $nmi"
 [ "$(json_get nmi <"$T/json")" = "$nmi" ] && [ "$(json_get ami <"$T/json")" = "$ami" ] || fail "json: $(cat "$T/json")"
 grep -q '^{"program": "cluster", "n": 1500, "k": 10, "classes": 10, ' "$T/json" || fail "json: $(cat "$T/json")"
-grep -q '"distance": "euclidean", "init": "random", "seed": 714}$' "$T/json" || fail "json: $(cat "$T/json")"
+grep -q '"start": [0-2], "inertia": [0-9.]*, "distance": "euclidean", "init": "kmeans++", "redo": 3, "seed": 714}$' "$T/json" ||
+    fail "json: $(cat "$T/json")"
 "$BIN/cluster" "$T/e" | cmp -s - "$T/o1" || fail "same seed gave different output"
 "$BIN/cluster" -t 2 <"$T/e" | cmp -s - "$T/o1" || fail "-t 2 differs from -t 1"
-"$BIN/cluster" -S 715 --init kmeans++ --redo 3 "$T/e" | cmp -s - "$T/o1" && fail "another seed, init and redo changed nothing"
+"$BIN/cluster" -S 715 "$T/e" | cmp -s - "$T/o1" && fail "another seed changed nothing"
+"$BIN/cluster" --init random --redo 1 "$T/e" >"$T/o2" || fail "--init random --redo 1"
+cmp -s "$T/o2" "$T/o1" && fail "--init random --redo 1 changed nothing"
+"$BIN/cluster" --init random --redo 1 -t 2 "$T/e" | cmp -s - "$T/o2" || fail "--init random: -t 2 differs from -t 1"
 # a training subset of 10 x 20 items: 200 trained, all 1500 assigned
 "$BIN/cluster" --max-per-cluster 20 -t 2 "$T/e" >"$T/o" || fail "--max-per-cluster"
 [ "$(val trained <"$T/o") $(val n <"$T/o")" = "200 1500" ] || fail "--max-per-cluster 20: $(cat "$T/o")"
@@ -103,6 +130,7 @@ expect_exit 2 "--distance" "$BIN/cluster" --distance manhattan "$T/b"
 expect_exit 2 "--init" "$BIN/cluster" --init farthest "$T/b"
 expect_exit 2 "-k 0" "$BIN/cluster" -k 0 "$T/b"
 expect_exit 2 "--iter 0" "$BIN/cluster" --iter 0 "$T/b"
+expect_exit 2 "--redo 0" "$BIN/cluster" --redo 0 "$T/b"
 expect_exit 2 "two inputs" "$BIN/cluster" "$T/b" "$T/b"
 "$BIN/cluster" -h | grep -q '^usage: cluster' || fail "-h"
 

@@ -1,6 +1,7 @@
 #!/bin/sh
 # Failures are loud: a pipeline whose runs do not all finish names each failed run with the end
-# of its log and exits non-zero, and `make demo` (pipelines/demo.sh) never says "finished" then.
+# of its log and exits non-zero, and `make demo` (pipelines/demo.sh) never says "finished" then;
+# while it runs, the demo shows where its runs stand (tests/shell/trainstat.sh tests the lines).
 # The programs come from a build folder of links to the real ones in which `train` fails for
 # point models only, so one run of the demo dies and the two others finish.
 # The occlusion (issue 20): rectangles drawn at every use by default, recorded by the data folder,
@@ -15,7 +16,7 @@ rm "$T/fake/bin/train"
 cat > "$T/fake/bin/train" <<EOF
 #!/bin/sh
 case "\$*" in
-*point*) echo "train: simulated failure of a point run" >&2; exit 1 ;;
+*point*) sleep "\${FAIL_AFTER:-0}"; echo "train: simulated failure of a point run" >&2; exit 1 ;;
 esac
 exec "$BIN/train" "\$@"
 EOF
@@ -41,8 +42,11 @@ BUILD=$T/fake sh "$root/pipelines/hib.sh" demo -s 30 -j 2 "$T/hib" > /dev/null 2
 grep -q "simulated failure" "$T/hib/runs/N2-D2-point-b1e-4/run.log" || fail "the failed run was not retried"
 
 # demo.sh: exit 1, the failure on stderr, and never "finished"
-STEPS=30 BUILD=$T/fake sh "$root/pipelines/demo.sh" "$T/hib" > "$T/demo.out" 2> "$T/demo.err"
+STEPS=30 PROGRESS_EVERY=1 FAIL_AFTER=3 BUILD=$T/fake sh "$root/pipelines/demo.sh" "$T/hib" > "$T/demo.out" 2> "$T/demo.err"
 rc=$?
+# while it trains, where its runs stand (grid_progress: plain lines, stderr not a terminal; the
+# failing run takes 3 s, so that the demo lasts several seconds even on an idle machine)
+grep -q "^demo: runs done [0-3] of 3" "$T/demo.err" || fail "demo.sh showed no progress: $(head -n 5 "$T/demo.err")"
 [ "$rc" = 1 ] || fail "demo.sh with a failing run exited $rc, expected 1"
 grep -v "^Runs finished: 2 of 3 (" "$T/demo.out" | grep -q "finished" && fail "demo.sh said finished: $(cat "$T/demo.out")"
 grep -q "demo: FAILED" "$T/demo.err" || fail "demo.sh did not say it failed: $(cat "$T/demo.err")"

@@ -2,7 +2,10 @@
  * hand (comments) or from the definitions with exact hypergeometric probabilities (python3,
  * math.comb and fractions, no lgamma: the snippet below); sklearn's edge conventions; k-means on
  * hand-placed points (Lloyd by hand), well-separated blobs recovered exactly (NMI = AMI = 1),
- * the training subset, empty clusters, and the same bytes for a seed whatever the thread count.
+ * the training subset, empty clusters, greedy k-means++'s picks on a tiny set against their
+ * probabilities derived by hand, the best of several starts (the lowest inertia, the earlier on
+ * a tie) on a set with a known local optimum, and the same bytes for a seed whatever the thread
+ * count.
  *
  * Reference for the tables marked "ref" (MI, NMI, EMI, AMI per table t):
  *   a, b = row sums, column sums; N = sum(a)
@@ -158,7 +161,7 @@ static void test_by_hand(void)
     int empties = 0;
     for (uint64_t seed = 1; seed <= 20; seed++) {
         cluster_opts o = cluster_defaults(2);
-        o.seed = seed;
+        o.seed = seed, o.plusplus = 0, o.redo = 1; /* k-means++ never starts on two zeros */
         int32_t a[4];
         cluster_result r;
         cluster_kmeans(Y, 4, 1, &o, a, NULL, &r);
@@ -212,6 +215,25 @@ static void test_blobs(void)
         CHECK(r.converged);
         free(t);
     }
+    /* the defaults (greedy k-means++, 3 starts) recover the six blobs from every seed; one random
+     * start (faiss's scheme) is often left with two centroids in one blob */
+    int stuck = 0;
+    for (uint64_t seed = 1; seed <= 20; seed++) {
+        cluster_opts o = cluster_defaults(K);
+        o.seed = seed;
+        cluster_result r;
+        cluster_kmeans(X, n, D, &o, a, NULL, &r);
+        int R, C;
+        int64_t *t = cluster_contingency(cls, a, n, &R, &C);
+        CHECK_CLOSE(cluster_nmi(t, R, C), 1, 1e-12);
+        free(t);
+        o.plusplus = 0, o.redo = 1;
+        cluster_kmeans(X, n, D, &o, a, NULL, &r);
+        t = cluster_contingency(cls, a, n, &R, &C);
+        stuck += cluster_nmi(t, R, C) < 1 - 1e-12;
+        free(t);
+    }
+    CHECK(stuck > 0);
     /* two blobs: random init recovers them from any start (two starts in one blob still split it,
      * and the far blob pulls one centroid over) */
     for (uint64_t seed = 1; seed <= 10; seed++) {
@@ -250,8 +272,131 @@ static void test_blobs(void)
     free(cls);
 }
 
+/* a frequency of count in N against probability p, within 4.5 standard deviations and 3 counts
+ * (not a CHECK_CLOSE: its largest difference is for the exact values) */
+static void check_freq(int count, int N, double p, const char *what)
+{
+    double f = (double)count / N, tol = 4.5 * sqrt(p * (1 - p) / N) + 3.0 / N; /* 3 counts: tiny p */
+    CHECK(fabs(f - p) <= tol);
+    if (!(fabs(f - p) <= tol))
+        fprintf(stderr, "  %s: frequency %.4f of %d, expected %.4f (tolerance %.4f)\n", what, f, N, p, tol);
+}
+
+/* greedy k-means++ on the 1-D points 0, 10, 11, 12 (indices 0 .. 3), k = 2, t candidates per
+ * seed. The first seed is uniform (1/4 each); the second the candidate, of t drawn with
+ * probability proportional to the squared distance to the first, that leaves the lowest sum of
+ * squared distances to the nearer seed (the earlier draw on a tie). By hand, per first seed:
+ *   0:  weights 100, 121, 144 (of 365) for 10, 11, 12; sums left: 10 -> 0+0+1+4 = 5, 11 -> 2,
+ *       12 -> 5. 11 wins if drawn: 1 - (244/365)^t; otherwise the first of 10 and 12 drawn
+ *       (a tie), 10 with probability 100/244.
+ *   10: weights 100, 1, 4 (of 105) for 0, 11, 12; sums: 0 -> 5, 11 -> 101, 12 -> 101. 0 wins if
+ *       drawn: 1 - (5/105)^t; otherwise 11 or 12 (a tie) as first drawn, 1/5 and 4/5.
+ *   11: weights 121, 1, 1 (of 123) for 0, 10, 12; sums: 0 -> 2, 10 -> 101, 12 -> 122: 0 if drawn
+ *       (1 - (2/123)^t), else 10 if drawn ((2/123)^t - (1/123)^t), else 12 ((1/123)^t).
+ *   12: weights 144, 4, 1 (of 149) for 0, 10, 11; sums: 0 -> 5, 10 -> 101, 11 -> 122: 0 if drawn
+ *       (1 - (5/149)^t), else 10 ((5/149)^t - (1/149)^t), else 11 ((1/149)^t).
+ * So P({0, 11}) = (1 - (244/365)^t + 1 - (2/123)^t) / 4: 0.3288 for t = 1 (plain k-means++),
+ * 0.3882 for t = 2 (the default for k = 2), 0.4666 for t = 5. Each unordered pair's frequency
+ * over 4,000 seeds is checked against its probability within 4.5 standard deviations. */
+static void test_plusplus_picks(void)
+{
+    float X[] = {0, 10, 11, 12};
+    CHECK(cluster_trials(2) == 2 && cluster_trials(1) == 2 && cluster_trials(100) == 6 && cluster_trials(7) == 3);
+    int trials[] = {1, 2, 5};
+    for (int ti = 0; ti < 3; ti++) {
+        double t = trials[ti];
+        double q0 = pow(244.0 / 365, t), q10 = pow(5.0 / 105, t), q11 = pow(2.0 / 123, t), q11b = pow(1.0 / 123, t),
+               q12 = pow(5.0 / 149, t), q12b = pow(1.0 / 149, t);
+        /* P of each unordered pair, in the order {0,10} {0,11} {0,12} {10,11} {10,12} {11,12}:
+         * the sum of (first, second) and (second, first) above */
+        double p[6] = {
+            (q0 * 100 / 244 + (1 - q10)) / 4, ((1 - q0) + (1 - q11)) / 4, (q0 * 144 / 244 + (1 - q12)) / 4,
+            (q10 / 5 + (q11 - q11b)) / 4,     (q10 * 4 / 5 + (q12 - q12b)) / 4, (q11b + q12b) / 4,
+        };
+        double sum = 0;
+        for (int i = 0; i < 6; i++)
+            sum += p[i];
+        CHECK_CLOSE(sum, 1, 1e-12);
+        int count[6] = {0};
+        int N = 4000;
+        for (int seed = 1; seed <= N; seed++) {
+            rng r;
+            rng_init(&r, (uint64_t)seed, CLUSTER_INIT);
+            int64_t idx[2];
+            cluster_plusplus(X, 4, 1, 2, (int)t, 1, &r, idx);
+            int a = (int)(idx[0] < idx[1] ? idx[0] : idx[1]), b = (int)(idx[0] < idx[1] ? idx[1] : idx[0]);
+            CHECK(a != b && a >= 0 && b <= 3);
+            int pair = a == 0 ? b - 1 : a == 1 ? b + 1 : 5;
+            count[pair]++;
+        }
+        for (int i = 0; i < 6; i++)
+            check_freq(count[i], N, p[i], "k-means++ pair");
+    }
+    CHECK_CLOSE(((1 - pow(244.0 / 365, 2)) + (1 - pow(2.0 / 123, 2))) / 4, 0.3882, 5e-5);
+
+    /* duplicates: 0 0 0 5, k = 2. After a zero only 5 has weight; after 5 only zeros: every
+     * draw gives one zero and the 5. Three equal points, k = 3: no weight left after the first,
+     * so the first points not chosen: three distinct indices. */
+    float Y[] = {0, 0, 0, 5}, Z[] = {7, 7, 7};
+    for (uint64_t seed = 1; seed <= 50; seed++) {
+        rng r;
+        rng_init(&r, seed, CLUSTER_INIT);
+        int64_t idx[3];
+        cluster_plusplus(Y, 4, 1, 2, 2, 1, &r, idx);
+        CHECK((idx[0] == 3) != (idx[1] == 3) && idx[0] != idx[1]);
+        cluster_plusplus(Z, 3, 1, 3, 2, 1, &r, idx);
+        CHECK(idx[0] != idx[1] && idx[0] != idx[2] && idx[1] != idx[2]);
+    }
+}
+
+/* the corners (0,0) (0,1) (4,0) (4,1), k = 2: the best clusters split x (centroids (0, 1/2) and
+ * (4, 1/2), inertia 4 x 1/4 = 1), a local optimum splits y (centroids (2, 0) and (2, 1): each
+ * corner 4 from its own and 5 from the other, inertia 16). A random start on two corners of
+ * equal x (2 of the 6 pairs) ends in the y split, any other in the x split: each start is bad
+ * with probability 1/3, and the best of r starts is bad only if all r are: 1/3, 1/9, 1/27.
+ * Start j is the same for every r (stream CLUSTER_INIT ^ j), so from the inertias with 1, 2
+ * and 3 starts the start kept is known: the first good one, or 0 if none is (the earlier start
+ * on a tie). Greedy k-means++ starts in the y split only if both candidates are the first
+ * seed's neighbour of equal x (weight 1 of 1 + 16 + 17): (1/34)^2 a start, so the defaults
+ * (3 starts) never do over these seeds; faiss's scheme (random, 1 start) does a third of the time. */
+static void test_best_of_starts(void)
+{
+    float X[] = {0, 0, 0, 1, 4, 0, 4, 1};
+    int N = 3000, bad[4] = {0}, bad_defaults = 0;
+    for (uint64_t seed = 1; seed <= (uint64_t)N; seed++) {
+        double in[4];
+        int start[4];
+        for (int redo = 1; redo <= 3; redo++) {
+            cluster_opts o = cluster_defaults(2);
+            o.seed = seed, o.plusplus = 0, o.redo = redo;
+            int32_t a[4];
+            cluster_result r;
+            cluster_kmeans(X, 4, 2, &o, a, NULL, &r);
+            CHECK(r.inertia == 1 || r.inertia == 16);
+            CHECK(r.start >= 0 && r.start < redo);
+            in[redo] = r.inertia, start[redo] = r.start;
+            bad[redo] += r.inertia == 16;
+        }
+        CHECK(in[3] <= in[2] && in[2] <= in[1]);
+        int want = in[1] == 1 ? 0 : in[2] == 1 ? 1 : in[3] == 1 ? 2 : 0;
+        CHECK(start[3] == want);
+        CHECK(start[1] == 0 && start[2] == (in[1] == 1 ? 0 : in[2] == 1 ? 1 : 0));
+        cluster_opts o = cluster_defaults(2);
+        o.seed = seed;
+        int32_t a[4];
+        cluster_result r;
+        cluster_kmeans(X, 4, 2, &o, a, NULL, &r);
+        bad_defaults += r.inertia != 1;
+    }
+    for (int redo = 1; redo <= 3; redo++) {
+        double p = pow(1.0 / 3, redo);
+        check_freq(bad[redo], N, p, "random starts all in the y split");
+    }
+    CHECK(bad_defaults == 0);
+}
+
 /* overlapping clusters (many rounds, empty clusters possible): the same seed gives the same
- * bytes with 1 and 3 threads; another seed another start */
+ * bytes with 1, 2 and 3 threads; another seed another start */
 static void test_determinism(void)
 {
     int64_t n = 3000;
@@ -277,6 +422,21 @@ static void test_determinism(void)
         cluster_kmeans(X, n, D, &o, a3, c3, &r3);
         CHECK(memcmp(c1, c3, (size_t)k * D * sizeof *c1));
     }
+    /* the defaults, and k-means++ alone on 3000 points (12 blocks of rows), 1, 2 and 3 threads */
+    cluster_opts o = cluster_defaults(k);
+    cluster_result r1, r2;
+    cluster_kmeans(X, n, D, &o, a1, c1, &r1);
+    o.threads = 2;
+    cluster_kmeans(X, n, D, &o, a3, c3, &r2);
+    CHECK(!memcmp(a1, a3, (size_t)n * sizeof *a1) && !memcmp(c1, c3, (size_t)k * D * sizeof *c1));
+    CHECK(r1.inertia == r2.inertia && r1.start == r2.start);
+    int64_t seeds[3][40];
+    for (int th = 1; th <= 3; th++) {
+        rng g;
+        rng_init(&g, 5, CLUSTER_INIT);
+        cluster_plusplus(X, n, D, 40, 4, th, &g, seeds[th - 1]);
+    }
+    CHECK(!memcmp(seeds[0], seeds[1], sizeof seeds[0]) && !memcmp(seeds[0], seeds[2], sizeof seeds[0]));
     free(c3);
     free(c1);
     free(a3);
@@ -344,6 +504,8 @@ int main(void)
     test_edges();
     test_by_hand();
     test_blobs();
+    test_plusplus_picks();
+    test_best_of_starts();
     test_determinism();
     test_fixed_point();
     test_misuse();

@@ -2,7 +2,8 @@
  * checkpoint's step (header kept; a line past the step, cut short or not a step ends it) at the
  * run's first step, and a run that trains none leaves a log as it was; a line is written every
  * TRAINLOG_EVERY steps and at the last; lossopt's defaults, overrides and the check that an
- * option belongs to its loss. */
+ * option belongs to its loss; a log read back (trainstat): the last step, the rate of the last
+ * minute of its last session, each line readable as soon as it is written. */
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
@@ -41,6 +42,29 @@ static int has(const char *want)
     if (strcmp(got, want))
         fprintf(stderr, "log is\n%s\nexpected\n%s\n", got, want);
     return !strcmp(got, want);
+}
+
+/* a log of n lines at steps[i] and seconds[i] (the other columns 0) */
+static void put_log(const int *steps, const double *seconds, int n)
+{
+    FILE *f = fopen(path, "w");
+    fputs(TRAINLOG_HEADER, f);
+    for (int i = 0; i < n; i++)
+        fprintf(f, "%d\t0\t0\t0\t0\t0\t0\t0\t%g\t0\t0\t0\n", steps[i], seconds[i]);
+    fclose(f);
+}
+
+/* trainlog_read on p exits 1 (in a child) */
+static int read_dies(const char *p)
+{
+    if (check_child()) {
+        trainlog_state s;
+        trainlog_read(p, &s);
+        _exit(0);
+    }
+    int status;
+    waitpid(check_child_pid, &status, 0);
+    return WIFEXITED(status) && WEXITSTATUS(status) == 1;
 }
 
 int main(void)
@@ -98,6 +122,44 @@ int main(void)
     char text[160];
     trainlog_progress(&g, 1, 0.25, &st, text, sizeof text);
     CHECK(!strncmp(text, "loss 0.2500 a 2.000 b 1.000 var 0 ", 34));
+
+    /* a line reaches the file as it is written, before any sync or close: a reader sees it */
+    trainlog_state rs;
+    trainlog_open(&g, path, 0, 0);
+    trainlog_start(&g);
+    for (int s = 1; s <= 50; s++)
+        trainlog_step(&g, s, 100, 32, 0.25, &st, 1e-3);
+    CHECK(trainlog_read(path, &rs) == 1 && rs.lines == 1 && rs.step == 50);
+    trainlog_close(&g);
+
+    /* reading back: no file; the header only; a rate over the last 60 s of the session */
+    unlink(path);
+    CHECK(trainlog_read(path, &rs) == 0 && rs.lines == 0 && rs.step == 0 && rs.rate == 0);
+    put(TRAINLOG_HEADER);
+    CHECK(trainlog_read(path, &rs) == 1 && rs.lines == 0 && rs.rate == 0);
+    /* steps 50k at 10k seconds, k = 1..10: from (500, 100 s) back to the latest line at least
+     * 60 s before it, (200, 40 s): 300 steps in 60 s, 5 steps/s */
+    put_log((int[]){50, 100, 150, 200, 250, 300, 350, 400, 450, 500},
+            (double[]){10, 20, 30, 40, 50, 60, 70, 80, 90, 100}, 10);
+    CHECK(trainlog_read(path, &rs) == 1 && rs.lines == 10 && rs.step == 500);
+    CHECK_CLOSE(rs.rate, 5.0, 1e-12);
+    /* a session shorter than the window: from its start, step 0 at second 0: 100 / 16 */
+    put_log((int[]){50, 100}, (double[]){9, 16}, 2);
+    CHECK(trainlog_read(path, &rs) == 1 && rs.step == 100);
+    CHECK_CLOSE(rs.rate, 6.25, 1e-12);
+    /* resumed at step 200 (the seconds start again): the rate is the new session's alone, from
+     * step 200 at second 0 to (300, 14 s): 100 / 14; a last line without its newline is left out */
+    put_log((int[]){50, 100, 150, 200, 250, 300}, (double[]){10, 20, 30, 40, 4, 14}, 6);
+    FILE *a = fopen(path, "a");
+    fputs("350\t0.1", a);
+    fclose(a);
+    CHECK(trainlog_read(path, &rs) == 1 && rs.lines == 6 && rs.step == 300);
+    CHECK_CLOSE(rs.rate, 100.0 / 14, 1e-12);
+    /* not a train log, or a line that is not a step and its seconds: exit 1 (bad data) */
+    put("step\tloss\n50\t1\n");
+    CHECK(read_dies(path));
+    put(TRAINLOG_HEADER "50\t0\t0\n");
+    CHECK(read_dies(path));
     unlink(path);
 
     /* lossopt: nothing given is loss_defaults with the loss's K */
