@@ -45,6 +45,35 @@ static double best_of(int reps, int batches, model *m, optim *o, const void *img
     return n / best;
 }
 
+/* one model, 1 .. maxt threads: embed and train rates, their GFLOPS (fwd, fb: flops per item of
+ * forward and forward + backward) and their share of the probe's, a line per thread count */
+static void measure(const char *name, const model_config *cfg, const void *input, int n, int reps, int maxt,
+                    const double *probe, double fwd, double fb, rng *r)
+{
+    int k = n * cfg->C * cfg->D;
+    model *m = model_create(cfg, 2, (const char *[]){"match.a_raw", "match.b"}, n);
+    model_init(m, 1);
+    optim *o = optim_create(OPTIM_ADAM, m->nparams, 1e-4);
+    float *mu = malloc(k * sizeof(float)), *var = cfg->head == HEAD_MOG ? malloc(k * sizeof(float)) : NULL;
+    float *dmu = malloc(k * sizeof(float)), *dvar = malloc(k * sizeof(float));
+    for (int i = 0; i < k; i++) {
+        dmu[i] = (float)(1e-2 * (2 * rng_uniform(r) - 1));
+        dvar[i] = (float)(1e-2 * (2 * rng_uniform(r) - 1));
+    }
+    for (int t = 1; t <= maxt; t++) {
+        model_set_threads(m, t);
+        best_of(1, 1, m, o, input, n, mu, var, dmu, dvar, 1); /* warm up */
+        double e = best_of(reps, 8, m, o, input, n, mu, var, dmu, dvar, 0);
+        double tr = best_of(reps, 8, m, o, input, n, mu, var, dmu, dvar, 1);
+        printf("%-6s %7d  %11.0f %7.1f %6.2f  %11.0f %7.1f %6.2f\n", name, t, e, e * fwd / 1e9, e * fwd / 1e9 / probe[t],
+               tr, tr * fb / 1e9, tr * fb / 1e9 / probe[t]);
+        fflush(stdout);
+    }
+    free(mu), free(var), free(dmu), free(dvar);
+    optim_free(o);
+    model_free(m);
+}
+
 int main(int argc, char **argv)
 {
     util_init(argv[0]);
@@ -93,29 +122,9 @@ int main(int argc, char **argv)
            "train img/s", "GFLOPS", "/probe");
     for (size_t h = 0; h < sizeof heads / sizeof heads[0]; h++) {
         const model_config *cfg = &heads[h].cfg;
-        int HO = model_outputs(cfg), k = n * cfg->C * cfg->D;
+        int HO = model_outputs(cfg);
         double HW = (double)H * W, fwd = 1740 * HW + 240.0 * HO, fb = 4920 * HW + 720.0 * HO;
-        model *m = model_create(cfg, 2, (const char *[]){"match.a_raw", "match.b"}, n);
-        model_init(m, 1);
-        optim *o = optim_create(OPTIM_ADAM, m->nparams, 1e-4);
-        float *mu = malloc(k * sizeof(float)), *var = cfg->head == HEAD_MOG ? malloc(k * sizeof(float)) : NULL;
-        float *dmu = malloc(k * sizeof(float)), *dvar = malloc(k * sizeof(float));
-        for (int i = 0; i < k; i++) {
-            dmu[i] = (float)(1e-2 * (2 * rng_uniform(&r) - 1));
-            dvar[i] = (float)(1e-2 * (2 * rng_uniform(&r) - 1));
-        }
-        for (int t = 1; t <= maxt; t++) {
-            model_set_threads(m, t);
-            best_of(1, 1, m, o, img, n, mu, var, dmu, dvar, 1); /* warm up */
-            double e = best_of(reps, 8, m, o, img, n, mu, var, dmu, dvar, 0);
-            double tr = best_of(reps, 8, m, o, img, n, mu, var, dmu, dvar, 1);
-            printf("%-6s %7d  %11.0f %7.1f %6.2f  %11.0f %7.1f %6.2f\n", heads[h].name, t, e, e * fwd / 1e9,
-                   e * fwd / 1e9 / probe[t], tr, tr * fb / 1e9, tr * fb / 1e9 / probe[t]);
-            fflush(stdout);
-        }
-        free(mu), free(var), free(dmu), free(dvar);
-        optim_free(o);
-        model_free(m);
+        measure(heads[h].name, cfg, img, n, reps, maxt, probe, fwd, fb, &r);
     }
     free(img);
 
@@ -137,30 +146,10 @@ int main(int argc, char **argv)
     for (size_t h = 0; h < sizeof mheads / sizeof mheads[0]; h++) {
         model_config cfg = {.head = mheads[h].head, .C = 1, .D = mheads[h].D, .features = F};
         body_parse(&cfg, "mlp:512,256");
-        int HO = model_outputs(&cfg), k = n * cfg.D;
+        int HO = model_outputs(&cfg);
         double fwd = 2.0 * ((double)F * W1 + (double)W1 * W2 + (double)W2 * HO);
         double fb = fwd + fwd + 2.0 * ((double)W1 * W2 + (double)W2 * HO);
-        model *m = model_create(&cfg, 2, (const char *[]){"match.a_raw", "match.b"}, n);
-        model_init(m, 1);
-        optim *o = optim_create(OPTIM_ADAM, m->nparams, 1e-4);
-        float *mu = malloc(k * sizeof(float)), *var = cfg.head == HEAD_MOG ? malloc(k * sizeof(float)) : NULL;
-        float *dmu = malloc(k * sizeof(float)), *dvar = malloc(k * sizeof(float));
-        for (int i = 0; i < k; i++) {
-            dmu[i] = (float)(1e-2 * (2 * rng_uniform(&r) - 1));
-            dvar[i] = (float)(1e-2 * (2 * rng_uniform(&r) - 1));
-        }
-        for (int t = 1; t <= maxt; t++) {
-            model_set_threads(m, t);
-            best_of(1, 1, m, o, x, n, mu, var, dmu, dvar, 1); /* warm up */
-            double e = best_of(reps, 8, m, o, x, n, mu, var, dmu, dvar, 0);
-            double tr = best_of(reps, 8, m, o, x, n, mu, var, dmu, dvar, 1);
-            printf("%-6s %7d  %11.0f %7.1f %6.2f  %11.0f %7.1f %6.2f\n", mheads[h].name, t, e, e * fwd / 1e9,
-                   e * fwd / 1e9 / probe[t], tr, tr * fb / 1e9, tr * fb / 1e9 / probe[t]);
-            fflush(stdout);
-        }
-        free(mu), free(var), free(dmu), free(dvar);
-        optim_free(o);
-        model_free(m);
+        measure(mheads[h].name, &cfg, x, n, reps, maxt, probe, fwd, fb, &r);
     }
     free(x);
     return 0;

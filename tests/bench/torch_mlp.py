@@ -17,16 +17,14 @@ or C x 2D (mog); Xavier uniform weights, zero biases; Adam, lr 1e-3; softcon or 
 torch_train.py (imported from it).
 """
 
-import math
 import os
 import sys
-import time
 
 import numpy as np
 import torch
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from torch_train import D, WARMUP, softcon, vib  # noqa: E402
+from torch_train import D, rate  # noqa: E402
 
 
 class MLP(torch.nn.Module):
@@ -63,30 +61,8 @@ def main(argv):
                 torch.from_numpy(match[i * 128:(i + 1) * 128].astype(np.float32) * 2 - 1)) for i in range(nb)]
     C = {"point": 1, "mog1": 1, "mog2": 2}[argv[2]]
     net = MLP(f1.shape[1], widths, D if argv[2] == "point" else C * 2 * D)
-    a_raw = torch.nn.Parameter(torch.tensor(math.log(math.e - 1)))  # a = softplus(a_raw) = 1
-    b = torch.nn.Parameter(torch.tensor(0.0))
-    opt = torch.optim.Adam(list(net.parameters()) + [a_raw, b], lr=1e-3)
-
-    def step(i):
-        x, sign = batches[i % nb]
-        out = net(x.float().div_(255) if images else x)
-        loss = softcon(out, sign, a_raw, b) if argv[2] == "point" else vib(out, sign, a_raw, b, C)
-        opt.zero_grad()
-        loss.backward()
-        opt.step()
-        return loss
-
-    for i in range(WARMUP):
-        step(i)
-    t0 = time.perf_counter()
-    for i in range(steps):
-        loss = step(WARMUP + i)
-    t1 = time.perf_counter()
-    if not math.isfinite(float(loss)):
-        sys.stderr.write("torch_mlp.py: the loss is %g\n" % float(loss))
-        return 1
-    print("images_per_s %.0f" % (steps * 256 / (t1 - t0)))
-    return 0
+    return rate(net, batches, (lambda x: x.float().div_(255)) if images else (lambda x: x), argv[2], C, steps,
+                "torch_mlp.py")
 
 
 if __name__ == "__main__":
