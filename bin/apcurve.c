@@ -48,8 +48,8 @@ int main(int argc, char **argv)
     if (strcmp(in->header->kind, "pairscores") && (!sfield || !lfield))
         die("%s: expected a stream of kind 'pairscores', got '%s' (or name the fields with -s and -l)",
             in->name, in->header->kind);
-    if (!sfield)
-        sfield = "p";
+    if (!sfield) /* pairscore's match probability, or its MLS (--score mls) */
+        sfield = !strcmp(header_str(in->header, "scorer", ""), "mls") ? "mls" : "p";
     if (!lfield)
         lfield = "match";
     const char *names[2] = {sfield, lfield};

@@ -144,20 +144,41 @@ static FILE *open_pipe_out(void)
     return f;
 }
 
+/* the item field: image (uint8, an images stream) or features (float32 [F], a features
+ * stream); *name gets its name */
+static int item_field(const stream_reader *in, const char **name)
+{
+    const stream_header *h = in->header;
+    if (!strcmp(h->kind, "features")) {
+        *name = "features";
+        return stream_field_need(in->name, h, "features", DT_F32, 1, (int64_t[]){FIELD_ANY});
+    }
+    stream_expect_kind(in, "images"); /* (or features, above) */
+    *name = "image";
+    /* images of any shape (batch_pool copies whole items; train checks their geometry) */
+    return stream_field_need(in->name, h, "image", DT_U8, FIELD_ANY, NULL);
+}
+
 static void read_pool(stream_reader *in, batch_pool *pool)
 {
-    stream_expect_kind(in, "images");
     const stream_header *h = in->header;
+    const char *iname;
+    int fi = item_field(in, &iname), fc = stream_field_need(in->name, h, "class", DT_I32, 0, NULL);
     if (h->batched)
-        die("%s: expected unbatched images, the stream is batched", in->name);
-    /* images of any shape (batch_pool copies whole items; train checks their geometry) */
-    int fi = stream_field_need(in->name, h, "image", DT_U8, FIELD_ANY, NULL),
-        fc = stream_field_need(in->name, h, "class", DT_I32, 0, NULL);
-    batch_pool_init(pool, shape_numel(h->fields[fi].ndim, h->fields[fi].shape));
+        die("%s: expected unbatched %s, the stream is batched", in->name, h->kind);
+    batch_pool_init(pool, shape_numel(h->fields[fi].ndim, h->fields[fi].shape) * (int64_t)dtype_size(h->fields[fi].dtype));
     stream_record rec = {0};
     progress pr;
-    progress_start(&pr, "reading images", 0);
+    progress_start(&pr, h->kind[0] == 'f' ? "reading features" : "reading images", 0);
+    int features = iname[0] == 'f';
     while (stream_read(in, &rec)) {
+        if (features) { /* a NaN feature would poison every weight it meets in train */
+            const tensor *t = &rec.t[fi];
+            int64_t bad = floats_first_nonfinite(t->data, tensor_numel(t));
+            if (bad >= 0)
+                die("%s: record %lld: feature %lld is %g; feature vectors must be finite", in->name,
+                    in->count - 1, (long long)bad, ((const float *)t->data)[bad]);
+        }
         batch_pool_add(pool, rec.t[fi].data, *(const int32_t *)rec.t[fc].data);
         progress_update(&pr, pool->n, NULL);
     }
@@ -172,26 +193,32 @@ static stream_header *make_header(const options *o, const stream_header *in, int
 {
     static const char *kind[] = {[MODE_PAIRS] = "pairbatch", [MODE_PK] = "groupbatch",
                                  [MODE_EPISODES] = "episodes"};
-    const stream_field *img = &in->fields[header_field_find(in, "image")];
+    /* images make image1, image2 / image (uint8); features features1, features2 / features
+     * (float32 [F]) */
+    int feat = header_field_find(in, "image") < 0;
+    const stream_field *img = &in->fields[header_field_find(in, feat ? "features" : "image")];
+    const char *n1 = feat ? "features1" : "image1", *n2 = feat ? "features2" : "image2",
+               *n0 = feat ? "features" : "image";
+    int dt = img->dtype;
     stream_header *h = header_new(kind[o->mode], 1);
     header_provenance(h, argc, argv);
     header_set_seed(h, o->seed);
     header_add_input(h, in);
     header_copy_meta(h, in);
     if (o->mode == MODE_PAIRS) {
-        header_add_field(h, "image1", DT_U8, img->ndim, img->shape);
-        header_add_field(h, "image2", DT_U8, img->ndim, img->shape);
+        header_add_field(h, n1, dt, img->ndim, img->shape);
+        header_add_field(h, n2, dt, img->ndim, img->shape);
         header_add_field(h, "class1", DT_I32, 0, NULL);
         header_add_field(h, "class2", DT_I32, 0, NULL);
         header_add_field(h, "match", DT_U8, 0, NULL);
         header_set_int(h, "batch", o->batch);
     } else if (o->mode == MODE_PK) {
-        header_add_field(h, "image", DT_U8, img->ndim, img->shape);
+        header_add_field(h, n0, dt, img->ndim, img->shape);
         header_add_field(h, "class", DT_I32, 0, NULL);
         header_set_int(h, "P", o->P);
         header_set_int(h, "K", o->K);
     } else {
-        header_add_field(h, "image", DT_U8, img->ndim, img->shape);
+        header_add_field(h, n0, dt, img->ndim, img->shape);
         header_add_field(h, "class", DT_I32, 0, NULL);
         header_add_field(h, "query", DT_U8, 0, NULL);
         header_set_int(h, "ways", o->ways);

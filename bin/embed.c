@@ -1,5 +1,6 @@
-/* embed: images in, embeddings out. Reads an `images` stream and a checkpoint, writes an
- * `embeddings` stream: for each image the means (and, for a stochastic model, the variances) of
+/* embed: images or feature vectors in, embeddings out. Reads an `images` stream (a conv model)
+ * or a `features` stream (a model with a features body: mlp, linear) and a checkpoint, writes an
+ * `embeddings` stream: for each item the means (and, for a stochastic model, the variances) of
  * its C components, with every other field of the input passed through. Batched for speed.
  */
 #include <getopt.h>
@@ -17,14 +18,15 @@
 #include "util.h"
 
 static const char *usage =
-    "usage: embed -m MODEL.ckpt [-b BATCH] [-t THREADS] < images > embeddings\n"
-    "  Embeds an images stream with a checkpoint written by train (kind embeddings).\n";
+    "usage: embed -m MODEL.ckpt [-b BATCH] [-t THREADS] < images|features > embeddings\n"
+    "  Embeds an images or features stream with a checkpoint written by train (kind embeddings).\n";
 
 /* one batch of input: images and the pass-through fields, filled by fill() */
 typedef struct {
     stream_reader *in;
     stream_record *rec;
     int batch, f_img, npass, n, ended;
+    int features; /* 1: the items are float feature vectors (checked finite) */
     size_t imgbytes;
     uint8_t *imgs;
     int pass_in[STREAM_MAXFIELDS];
@@ -43,6 +45,12 @@ static void *fill(void *arg)
             break;
         }
         memcpy(b->imgs + b->n * b->imgbytes, b->rec->t[b->f_img].data, b->imgbytes);
+        if (b->features) {
+            int64_t bad = floats_first_nonfinite(b->rec->t[b->f_img].data, (int64_t)(b->imgbytes / sizeof(float)));
+            if (bad >= 0)
+                die("%s: record %lld: feature %lld is %g; feature vectors must be finite", b->in->name,
+                    b->in->count - 1, (long long)bad, ((const float *)b->rec->t[b->f_img].data)[bad]);
+        }
         for (int k = 0; k < b->npass; k++)
             memcpy(b->pass[k] + b->n * b->pass_bytes[k], b->rec->t[b->pass_in[k]].data, b->pass_bytes[k]);
         b->n++;
@@ -77,17 +85,7 @@ int main(int argc, char **argv)
     model *m = ckpt_load(ckpt, &ci, NULL, batch, &ch);
     stream_reader *in = stream_open(stdin, "stdin");
     const stream_header *ih = in->header;
-    stream_expect_kind(in, "images");
-    int f_img = stream_field_need(in->name, ih, "image", DT_U8, FIELD_ANY, NULL); /* its geometry: below */
-    /* [H, W] is one channel; [C, H, W] is channel-major, as the model takes it */
-    const stream_field *imf = &ih->fields[f_img];
-    int nd = imf->ndim;
-    if (nd < 2 || nd > 3)
-        die("the image field has %d dimensions; images are [H, W] or [C, H, W]", nd);
-    long long img_c = nd == 3 ? (long long)imf->shape[0] : 1, img_h = imf->shape[nd - 2], img_w = imf->shape[nd - 1];
-    if (img_c != m->Cin || img_h != m->H || img_w != m->W)
-        die("images are %lldx%lldx%lld but the model %s was trained on %dx%dx%d", img_c, img_h, img_w, ckpt,
-            m->Cin, m->H, m->W);
+    int f_img = ckpt_input_field(m, ih, ckpt);
 
     int stoch = ci.mc.head != HEAD_POINT, C = ci.mc.C, D = ci.mc.D;
     stream_header *h = header_new("embeddings", 0);
@@ -114,7 +112,7 @@ int main(int argc, char **argv)
     header_add_field(h, "mu", DT_F32, 2, cd);
     if (stoch)
         header_add_field(h, "var", DT_F32, 2, cd);
-    /* pass-through fields: everything but the image */
+    /* pass-through fields: everything but the image (the features) */
     int npass = 0, pass_in[STREAM_MAXFIELDS];
     size_t pass_bytes[STREAM_MAXFIELDS];
     for (int i = 0; i < ih->nfields; i++) {
@@ -130,12 +128,13 @@ int main(int argc, char **argv)
     }
     stream_writer *out = stream_create(stdout, h);
 
-    size_t imgbytes = (size_t)m->Cin * m->H * m->W, per = (size_t)C * D;
+    size_t imgbytes = model_input_bytes(m), per = (size_t)C * D;
     float *mu = ealloc_aligned(batch * per * 4), *var = stoch ? ealloc_aligned(batch * per * 4) : NULL;
     /* two batch buffers: a reader thread fills the next batch while this one is embedded */
     batchbuf bb[2];
     for (int s = 0; s < 2; s++) {
-        bb[s] = (batchbuf){.in = in, .batch = batch, .f_img = f_img, .imgbytes = imgbytes, .npass = npass};
+        bb[s] = (batchbuf){.in = in, .batch = batch, .f_img = f_img, .imgbytes = imgbytes, .npass = npass,
+                         .features = m->F > 0};
         bb[s].imgs = ealloc_aligned(batch * imgbytes);
         for (int k = 0; k < npass; k++) {
             bb[s].pass_in[k] = pass_in[k];

@@ -15,7 +15,7 @@
 #include "util.h"
 
 static const char *usage =
-    "usage: knn [-k K] [-g GALLERY [--exclude-id]] [-d mean|expected] [--distance euclidean|cosine]\n"
+    "usage: knn [-k K] [-g GALLERY [--exclude-id]] [-d mean|expected] [--distance euclidean|cosine|mls]\n"
     "           [--queries FROM:TO] [-t THREADS] [--json FILE] [INPUT]\n"
     "       knn --summary [INPUT | SHARD...]\n"
     "       knn --merge SHARD...\n"
@@ -24,7 +24,7 @@ static const char *usage =
 typedef struct {
     int summary;
     int k, k_given, d_given, t_given;
-    int cosine;            /* --distance cosine */
+    int distance;          /* --distance: MATCH_DISTANCE_* */
     int distance_given;
     int merge;             /* --merge */
     shard_range queries;   /* --queries FROM:TO */
@@ -72,7 +72,7 @@ int main(int argc, char **argv)
         case OPT_SUMMARY: o.summary = 1; break;
         case OPT_MERGE: o.merge = 1; break;
         case OPT_QUERIES: shard_parse("--queries", optarg, &o.queries), o.queries_given = 1; break;
-        case OPT_DISTANCE: o.cosine = match_distance_parse(optarg), o.distance_given = 1; break;
+        case OPT_DISTANCE: o.distance = match_distance_parse(optarg), o.distance_given = 1; break;
         case 'h': usage_help();
         default: usage_bad_option(argv);
         }
@@ -81,8 +81,10 @@ int main(int argc, char **argv)
         usage_die("at most one input (several only with --summary or --merge)");
     if (o.exclude_id && !o.gallery)
         usage_die("--exclude-id needs a gallery (-g); leave-one-out already excludes the item itself");
-    if (o.cosine && o.expected)
+    if (o.distance == MATCH_DISTANCE_COSINE && o.expected)
         usage_die("--distance cosine ranks the means by their direction: not with -d expected");
+    if (o.distance == MATCH_DISTANCE_MLS && o.d_given)
+        usage_die("--distance mls ranks by the mutual likelihood score of the Gaussians, not by -d mean or expected");
     o.input = optind < argc ? argv[optind] : "-";
     if (o.summary || o.merge) {
         const char *mode = o.summary ? "--summary" : "--merge";
@@ -121,7 +123,7 @@ int main(int argc, char **argv)
             o.gallery ? "gallery" : "(leave-one-out)", (long long)ng);
     int64_t *exclude = gallery_exclude(!o.gallery, o.exclude_id, G->id, ng, Q->id + q0, q0, nq,
                                        gin ? gin->name : NULL);
-    knn_eval E = {.k = o.k, .cosine = o.cosine, .expected = o.expected, .gallery = o.gallery, .q0 = q0, .nq = nq};
+    knn_eval E = {.k = o.k, .distance = o.distance, .expected = o.expected, .gallery = o.gallery, .q0 = q0, .nq = nq};
     knn_eval_run(&E, Q, qin->name, G, gin ? gin->name : NULL, exclude, blas_threads());
     stream_header *h = knn_eval_header(&E, argc, args, qin->header, gin ? gin->header : NULL,
                                        o.queries_given ? &o.queries : NULL);

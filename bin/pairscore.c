@@ -1,7 +1,9 @@
 /* pairscore: match probabilities of image pairs (verification) and the self-mismatch uncertainty
- * eta of each image, from an `embeddings` stream (hib-oh-2019, Eqs. 2, 5 and 9; lib/match.h).
+ * eta of each image, from an `embeddings` stream (hib-oh-2019, Eqs. 2, 5 and 9; lib/match.h); or,
+ * with --score mls, the mutual likelihood score of each pair of Gaussians (PFE; lib/mls.h).
  */
 #include <errno.h>
+#include <float.h>
 #include <getopt.h>
 #include <math.h>
 #include <stdlib.h>
@@ -9,6 +11,7 @@
 
 #include "json.h"
 #include "match.h"
+#include "mls.h"
 #include "pairs.h"
 #include "stream.h"
 #include "util.h"
@@ -18,7 +21,9 @@ static const char *usage =
     "                 [--json FILE] [INPUT]\n"
     "       pairscore -g OTHER [-n PAIRS] [-S SEED] [-K SAMPLES] [--mc | --means] [--json FILE] [INPUT]\n"
     "       pairscore --self [-S SEED] [-K SAMPLES] [--mc | --means] [--json FILE] [INPUT]\n"
-    "  Match probabilities of embedding pairs (random pairs, a gallery, or --self).\n";
+    "       pairscore --score mls [-n PAIRS | --pairs FILE | -g OTHER] [-S SEED] [--json FILE] [INPUT]\n"
+    "  Match probabilities of embedding pairs (random pairs, a gallery, or --self);\n"
+    "  --score mls: the mutual likelihood score of Gaussian pairs instead.\n";
 
 typedef struct {
     long npairs;
@@ -28,6 +33,7 @@ typedef struct {
     const char *pairs_file;
     const char *other;
     int self, force_mc, means;
+    int mls;               /* --score mls */
     const char *json;
     const char *input;
 } options;
@@ -56,6 +62,11 @@ static void score_pairs(const options *o, stream_reader *in, stream_reader *gin,
     match_set *G = gin ? match_set_read(gin) : S;
     if (!G->cls)
         die("%s: the second stream has no 'class' field: pairs cannot be labelled", gin->name);
+    if (o->mls) {
+        match_mls_check(in->name, S, "--score mls");
+        if (gin)
+            match_mls_check(gin->name, G, "--score mls");
+    }
     uint64_t goff = gin ? (uint64_t)S->n : 0;
     long npairs = o->npairs;
     pairs_ij *P = o->pairs_file ? pairs_read_file(S, o->pairs_file, &npairs)
@@ -64,7 +75,7 @@ static void score_pairs(const options *o, stream_reader *in, stream_reader *gin,
 
     stream_header *h = header_new("pairscores", 0);
     header_provenance(h, argc, argv);
-    if (!o->pairs_file || sc->stochastic)
+    if (!o->pairs_file || (!o->mls && sc->stochastic))
         header_set_seed(h, o->seed);
     header_add_input(h, in->header);
     if (gin)
@@ -73,8 +84,8 @@ static void score_pairs(const options *o, stream_reader *in, stream_reader *gin,
     header_set_int(h, "pairs", npairs);
     if (gin)
         header_set_str(h, "second", o->other);
-    header_set_str(h, "scorer", scorer_name(sc));
-    if (sc->stochastic)
+    header_set_str(h, "scorer", o->mls ? "mls" : scorer_name(sc));
+    if (!o->mls && sc->stochastic)
         header_set_int(h, "K", sc->K);
     if (o->pairs_file)
         header_set_str(h, "pairs_file", o->pairs_file);
@@ -84,9 +95,10 @@ static void score_pairs(const options *o, stream_reader *in, stream_reader *gin,
     header_add_field(h, "class1", DT_I32, 0, NULL);
     header_add_field(h, "class2", DT_I32, 0, NULL);
     header_add_field(h, "match", DT_U8, 0, NULL);
+    /* the score: p and the etas; with --score mls the MLS alone (no eta: it has no self-mismatch) */
     const char *f32f[] = {"p", "eta1", "eta2", "eta"};
-    for (int k = 0; k < 4; k++)
-        header_add_field(h, f32f[k], DT_F32, 0, NULL);
+    for (int k = 0; k < (o->mls ? 1 : 4); k++)
+        header_add_field(h, o->mls ? "mls" : f32f[k], DT_F32, 0, NULL);
     stream_writer *w = stream_create(stdout, h);
 
     /* eta of an image is computed once, when a pair first needs it */
@@ -104,6 +116,23 @@ static void score_pairs(const options *o, stream_reader *in, stream_reader *gin,
         int64_t i = P[p].i, j = P[p].j;
         match_emb x = match_set_emb(S, i), y = match_set_emb(G, j);
         y.index += goff;
+        if (o->mls) { /* MLS, higher = more alike: apcurve ranks it as it ranks p */
+            int64_t id1 = S->id[i], id2 = G->id[j];
+            int32_t c1 = S->cls[i], c2 = G->cls[j];
+            uint8_t m = c1 == c2;
+            double s = mls_score(x.mu, x.var, y.mu, y.var, S->D);
+            if (!(fabs(s) <= FLT_MAX))
+                die("pair %ld (records %lld and %lld): MLS %g is beyond float32", p, (long long)i, (long long)j, s);
+            float sf = (float)s;
+            void *data[] = {&i, &j, &id1, &id2, &c1, &c2, &m, &sf};
+            stream_write_data(w, data, 0);
+            positives += m;
+            if (m)
+                sum_pm += s;
+            else
+                sum_pn += s;
+            continue;
+        }
         if (isnan(eta[i]))
             eta[i] = match_eta(sc, &x);
         if (isnan(geta[j]))
@@ -127,10 +156,15 @@ static void score_pairs(const options *o, stream_reader *in, stream_reader *gin,
         json_report(&j, jf, "pairscore");
         json_key_int(&j, "n", npairs);
         json_key_int(&j, "positives", positives);
-        json_key_num(&j, "mean_p_match", positives ? sum_pm / positives : NAN);
-        json_key_num(&j, "mean_p_nonmatch", npairs > positives ? sum_pn / (npairs - positives) : NAN);
-        json_key_num(&j, "mean_eta", sum_eta / npairs);
-        report_scorer(&j, sc);
+        json_key_num(&j, o->mls ? "mean_mls_match" : "mean_p_match", positives ? sum_pm / positives : NAN);
+        json_key_num(&j, o->mls ? "mean_mls_nonmatch" : "mean_p_nonmatch",
+                     npairs > positives ? sum_pn / (npairs - positives) : NAN);
+        if (o->mls)
+            json_key_str(&j, "scorer", "mls");
+        else {
+            json_key_num(&j, "mean_eta", sum_eta / npairs);
+            report_scorer(&j, sc);
+        }
         json_end(&j);
         atomic_sync(jf);
     }
@@ -221,8 +255,9 @@ int main(int argc, char **argv)
     char **args = emalloc((size_t)(argc + 1) * sizeof *args); /* before getopt permutes argv */
     memcpy(args, argv, (size_t)(argc + 1) * sizeof *args);
     options o = {.npairs = 10000, .seed = 714, .K = 8};
-    enum { OPT_PAIRS = 256, OPT_SELF, OPT_MC, OPT_MEANS, OPT_JSON };
+    enum { OPT_PAIRS = 256, OPT_SELF, OPT_MC, OPT_MEANS, OPT_JSON, OPT_SCORE };
     static const struct option lopts[] = {{"pairs", required_argument, 0, OPT_PAIRS},
+                                          {"score", required_argument, 0, OPT_SCORE},
                                           {"self", no_argument, 0, OPT_SELF},
                                           {"mc", no_argument, 0, OPT_MC},
                                           {"means", no_argument, 0, OPT_MEANS},
@@ -241,6 +276,11 @@ int main(int argc, char **argv)
         case OPT_MC: o.force_mc = 1; break;
         case OPT_MEANS: o.means = 1; break;
         case OPT_JSON: o.json = optarg; break;
+        case OPT_SCORE:
+            if (strcmp(optarg, "p") && strcmp(optarg, "mls"))
+                usage_die("--score: '%s' is neither p nor mls", optarg);
+            o.mls = !strcmp(optarg, "mls");
+            break;
         case 'h': usage_help();
         default: usage_bad_option(argv);
         }
@@ -261,6 +301,9 @@ int main(int argc, char **argv)
         usage_die("-g draws random cross pairs: drop --pairs");
     if (o.means && o.K_given)
         usage_die("--means scores the means exactly, there is nothing to sample: drop -K");
+    if (o.mls && (o.self || o.force_mc || o.means || o.K_given))
+        usage_die("--score mls scores pairs exactly, with nothing to sample: drop %s",
+                  o.self ? "--self" : o.force_mc ? "--mc" : o.means ? "--means" : "-K");
     o.input = optind < argc ? argv[optind] : "-";
     if (o.other && !strcmp(o.other, "-") && !strcmp(o.input, "-"))
         usage_die("INPUT and OTHER cannot both be stdin");
@@ -272,9 +315,10 @@ int main(int argc, char **argv)
     const stream_header *ih = in->header;
     /* kind, mu [C, D] with C, D >= 1 and var of its shape: C = 0 would divide K by 0 */
     match_layout L = match_check_header(in->name, ih);
-    if (!header_meta(ih, "match_a") || !header_meta(ih, "match_b"))
+    /* the match probability's a and b (MLS needs none: any model's Gaussians) */
+    if (!o.mls && (!header_meta(ih, "match_a") || !header_meta(ih, "match_b")))
         die("%s: the header has no match_a / match_b (the learned a and b of the match probability)", in->name);
-    double a = header_float(ih, "match_a", 0), b = header_float(ih, "match_b", 0);
+    double a = o.mls ? 1 : header_float(ih, "match_a", 0), b = o.mls ? 0 : header_float(ih, "match_b", 0);
     if (!(a > 0) || !isfinite(a) || !isfinite(b))
         die("%s: match_a = %g, match_b = %g: need a finite a > 0 and a finite b", in->name, a, b);
     int has_var = L.var >= 0;
@@ -286,7 +330,7 @@ int main(int argc, char **argv)
         die("%s: -K needs stochastic embeddings, but the input has no 'var' field (point embeddings: "
             "p is computed exactly, there is nothing to sample)",
             in->name);
-    int stochastic = has_var && !o.means;
+    int stochastic = has_var && !o.means && !o.mls;
     int64_t C = L.C;
     if (stochastic && o.K % C)
         die("-K %d is not a multiple of the %lld mixture components (stratified sampling draws K / C "
@@ -301,10 +345,10 @@ int main(int argc, char **argv)
             die("%s: embeddings C = %d, D = %d %s, expected C = %d, D = %d %s as in %s", gin->name, M.C, M.D,
                 M.var >= 0 ? "with var" : "without var", L.C, L.D, has_var ? "with var" : "without var",
                 in->name);
-        if (!header_meta(gh, "match_a") || !header_meta(gh, "match_b"))
+        if (!o.mls && (!header_meta(gh, "match_a") || !header_meta(gh, "match_b")))
             die("%s: the header has no match_a / match_b (the learned a and b of the match probability)",
                 gin->name);
-        double ga = header_float(gh, "match_a", 0), gb = header_float(gh, "match_b", 0);
+        double ga = o.mls ? a : header_float(gh, "match_a", 0), gb = o.mls ? b : header_float(gh, "match_b", 0);
         if (ga != a || gb != b)
             die("%s: match_a = %g, match_b = %g, expected %g, %g as in %s (the same model)", gin->name, ga,
                 gb, a, b, in->name);

@@ -21,7 +21,7 @@
 static const char *usage =
     "usage: retrieve [-k K1,K2,...] [-g GALLERY [-g GALLERY2 ...] [--exclude-id]] [--at-r]\n"
     "                [--clean X | --clean-random X [--clean-draws R] [-S SEED]]\n"
-    "                [--global] [--global-tsv FILE] [--distance euclidean|cosine] [-t THREADS]\n"
+    "                [--global] [--global-tsv FILE] [--distance euclidean|cosine|mls] [-t THREADS]\n"
     "                [--queries FROM:TO] [--json FILE] [INPUT]\n"
     "       retrieve --summary [INPUT | SHARD...]\n"
     "       retrieve --merge SHARD...\n"
@@ -34,7 +34,7 @@ typedef struct {
     const char **gallery;  /* the -g streams, in order */
     int ngal;
     int exclude_id;
-    int cosine, distance_given; /* --distance cosine */
+    int distance, distance_given; /* --distance: MATCH_DISTANCE_* */
     int merge;             /* --merge */
     int at_r;              /* --at-r */
     shard_range queries;   /* --queries FROM:TO */
@@ -120,7 +120,7 @@ int main(int argc, char **argv)
         case OPT_MERGE: o.merge = 1; break;
         case OPT_AT_R: o.at_r = 1; break;
         case OPT_QUERIES: shard_parse("--queries", optarg, &o.queries), o.queries_given = 1; break;
-        case OPT_DISTANCE: o.cosine = match_distance_parse(optarg), o.distance_given = 1; break;
+        case OPT_DISTANCE: o.distance = match_distance_parse(optarg), o.distance_given = 1; break;
         case OPT_GTSV: o.global_tsv = optarg, o.global = 1; break;
         case 't': o.threads = (int)parse_long("-t", optarg, 1, 64), o.t_given = 1; break;
         case 'S': o.seed = parse_u64("-S", optarg), o.seed_given = 1; break;
@@ -171,11 +171,13 @@ int main(int argc, char **argv)
     match_set *Q = match_set_read(qin);
     if (!Q->cls)
         die("%s: no 'class' field: no positives to rank", qin->name);
+    if (o.distance == MATCH_DISTANCE_MLS)
+        match_mls_check(qin->name, Q, "--distance mls");
     int need_u = o.clean && !o.clean_random_only;
     float *qm = match_set_take_means(Q); /* Q->mu is not needed after */
-    if (o.cosine)
+    if (o.distance == MATCH_DISTANCE_COSINE)
         gallery_unit_means(qin->name, Q, qm);
-    gallery G = o.ngal ? gallery_read(o.gallery, o.ngal, Q, o.cosine, o.exclude_id, need_u, gin)
+    gallery G = o.ngal ? gallery_read(o.gallery, o.ngal, Q, o.distance, o.exclude_id, need_u, gin)
                        : gallery_self(Q, qm, need_u);
     /* the queries: records q0 .. q0 + nq - 1 of the input (--queries), all of it by default */
     if (o.queries_given)
@@ -188,7 +190,7 @@ int main(int argc, char **argv)
             o.ngal ? "gallery" : "input", (long long)ng);
     int64_t *exclude = gallery_exclude(!o.ngal, o.exclude_id, G.id, ng, Q->id + q0, q0, nq,
                                        o.ngal == 1 ? gin[0]->name : G.names);
-    retrieval_eval E = {.ks = o.ks, .nk = o.nk, .cosine = o.cosine, .ngal = o.ngal, .clean = o.clean,
+    retrieval_eval E = {.ks = o.ks, .nk = o.nk, .distance = o.distance, .ngal = o.ngal, .clean = o.clean,
                         .clean_random_only = o.clean_random_only, .draws = o.draws, .seed = o.seed,
                         .global = o.global, .sharded = o.queries_given, .at_r = o.at_r, .q0 = q0, .nq = nq};
     retrieval_eval_run(&E, Q, qm, &G, exclude, blas_threads());

@@ -15,6 +15,7 @@
 #include <string.h>
 
 #include "blas.h"
+#include "body.h"
 #include "ckpt.h"
 #include "feed.h"
 #include "loss.h"
@@ -32,7 +33,8 @@ static const char *usage =
     "usage: train -o MODEL.ckpt [options] < batches\n"
     "  Trains an embedding network on batches from batcher and writes a checkpoint.\n";
 
-/* the synopsis and, from the registry, the names --loss knows (their help: man/train.1.scd) */
+/* the synopsis and, from the registries, the names --loss, --body and --head know (their help:
+ * man/train.1.scd) */
 static const char *synopsis(void)
 {
     static char buf[4096];
@@ -40,7 +42,7 @@ static const char *synopsis(void)
     for (int i = 0; loss_kinds[i] && n < sizeof buf; i++)
         n += (size_t)snprintf(buf + n, sizeof buf - n, "%s %s", i ? "," : "", loss_kinds[i]->name);
     if (n < sizeof buf)
-        snprintf(buf + n, sizeof buf - n, "\n");
+        snprintf(buf + n, sizeof buf - n, "\n%s", model_names());
     return buf;
 }
 
@@ -53,17 +55,20 @@ typedef struct {
     int decay;
     long steps, save_every, snapshot_every;
     int steps_set, C_set, save_every_set, snapshot_every_set; /* given: they override a resumed checkpoint's */
+    int D_set;
+    model_config body; /* --body: the body and its settings (lib/body.h); body -1: by the input */
     uint64_t seed;
 } options;
 
 static options parse_options(int argc, char **argv)
 {
     options op = {.head = -1, .C = 1, .D = 2, .lo = lossopt_none(), .lr = 1e-3, .steps = 20000,
-                  .save_every = CKPT_SAVE_EVERY, .seed = 714, .threads = 2, .optim = OPTIM_ADAM};
+                  .save_every = CKPT_SAVE_EVERY, .seed = 714, .threads = 2, .optim = OPTIM_ADAM,
+                  .body = {.body = -1}};
     enum { O_RESUME = 256, O_HEAD, O_LOSS, O_BETA, O_MARGIN, O_A0, O_B0, O_OPTIM, O_LR, O_SAVE, O_LOG, O_PROG,
            O_WARMUP, O_DECAY, O_LREND, O_SNAP, O_SE2, O_SAMPLER,
            O_TRIPLET, O_MINING,
-           O_FSTAT_DIMS, O_CE_SCALE0, O_CE_TOPK, O_CE_FRAC };
+           O_FSTAT_DIMS, O_CE_SCALE0, O_CE_TOPK, O_CE_FRAC, O_BODY };
     static const struct option lo[] = {
         {"out", 1, 0, 'o'},        {"resume", 1, 0, O_RESUME}, {"head", 1, 0, O_HEAD}, {"loss", 1, 0, O_LOSS},
         {"beta", 1, 0, O_BETA},    {"margin", 1, 0, O_MARGIN}, {"a0", 1, 0, O_A0},     {"b0", 1, 0, O_B0},
@@ -72,7 +77,7 @@ static options parse_options(int argc, char **argv)
         {"snapshot-every", 1, 0, O_SNAP}, {"warmup", 1, 0, O_WARMUP}, {"decay", 1, 0, O_DECAY}, {"lr-end", 1, 0, O_LREND},
         {"se2-0", 1, 0, O_SE2},    {"sampler", 1, 0, O_SAMPLER}, {"triplet", 1, 0, O_TRIPLET}, {"mining", 1, 0, O_MINING},
         {"fstat-dims", 1, 0, O_FSTAT_DIMS}, {"ce-scale0", 1, 0, O_CE_SCALE0}, {"ce-topk", 1, 0, O_CE_TOPK},
-        {"ce-frac", 1, 0, O_CE_FRAC},
+        {"ce-frac", 1, 0, O_CE_FRAC}, {"body", 1, 0, O_BODY},
         {"help", 0, 0, 'h'},       {0, 0, 0, 0}};
     int c;
     while ((c = getopt_long(argc, argv, "o:C:D:K:n:S:t:h", lo, NULL)) != -1) {
@@ -81,10 +86,16 @@ static options parse_options(int argc, char **argv)
         case O_RESUME: op.resume = optarg; break;
         case O_HEAD:
             if ((op.head = model_head_parse(optarg)) < 0)
-                usage_die("--head: '%s' is not point, mog or iso", optarg);
+                usage_die("--head: '%s' is not point, mog, iso, pfe or pfe-iso", optarg);
             break;
+        case O_BODY: {
+            const char *bad = body_parse(&op.body, optarg);
+            if (bad)
+                usage_die("--body: %s", bad);
+            break;
+        }
         case 'C': op.C = (int)parse_long("-C", optarg, 1, 64); op.C_set = 1; break;
-        case 'D': op.D = (int)parse_long("-D", optarg, 1, 4096); break;
+        case 'D': op.D = (int)parse_long("-D", optarg, 1, 4096); op.D_set = 1; break;
         case 'K': op.lo.K = (int)parse_long("-K", optarg, 1, 1024); break;
         case O_LOSS: op.loss = optarg; break;
         case O_BETA: op.lo.beta = parse_double("--beta", optarg, 0, 1e6); break;
@@ -204,12 +215,17 @@ static const loss_kind *choose_loss(options *op)
 static model *start(const options *op, const loss_kind *L, const feed *f, ckpt_info *ci, optim **o)
 {
     memset(ci, 0, sizeof *ci);
-    ci->mc = (model_config){.digits = f->digits, .head = op->head, .C = op->head == HEAD_POINT ? 1 : op->C,
-                            .D = op->D, .channels = f->channels, .height = f->height, .width = f->width,
-                            .query = L->needs_query};
+    ci->mc = op->body; /* the body and its settings; the rest from the options and the input */
+    ci->mc.head = op->head;
+    ci->mc.C = op->head == HEAD_POINT ? 1 : op->C;
+    ci->mc.D = op->D;
+    ci->mc.query = L->needs_query;
     if (L->needs_query && f->digits < 1)
         die("loss %s embeds each class's digit string with a query tower: it needs N-digit MNIST batches (meta "
-            "digits), not these", L->name);
+            "digits), not %s", L->name, feed_items(f));
+    const char *why = feed_model_input(f, &ci->mc, op->D_set);
+    if (why)
+        die("cannot build the model: %s", why);
     snprintf(ci->loss, sizeof ci->loss, "%s", L->name);
     const char *bad = lossopt_configure(&op->lo, L, op->D, f->shots, &ci->lc);
     if (bad) /* (checked by choose_loss already: the shots do not change a verdict) */
@@ -239,9 +255,9 @@ static model *resume(const options *op, const feed *f, ckpt_info *ci, optim **o,
                      stream_header **hdr)
 {
     model *m = ckpt_load(op->resume, ci, o, f->maxbatch, hdr);
-    if (m->Cin != f->channels || m->H != f->height || m->W != f->width)
-        die("%s was trained on %dx%dx%d images, the input has %dx%dx%d images", op->resume, m->Cin, m->H, m->W,
-            f->channels, f->height, f->width);
+    const char *misfit = feed_fits(f, &ci->mc);
+    if (misfit)
+        die("%s: %s", op->resume, misfit);
     if (op->steps_set)
         ci->steps = op->steps;
     if (op->save_every_set)
@@ -328,9 +344,9 @@ int main(int argc, char **argv)
             break;
         }
         loss_input li;
-        int n = feed_next(&f, &rec, &li);
+        int n = feed_next(&f, &rec, in->name, in->count - 1, &li);
         loss_stats st = {0};
-        double lv = trainer_step(&t, f.images, &li, &st);
+        double lv = trainer_step(&t, f.inputs, &li, &st);
         if (!isfinite(lv)) {
             fprintf(stderr, "train: loss is %g at step %lld; stopping. The last good checkpoint (step %lld) is %s\n",
                     lv, (long long)ci.step + 1, (long long)last_saved, op.out);

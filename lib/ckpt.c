@@ -7,6 +7,7 @@
 #include <sys/stat.h>
 
 #include "blas.h"
+#include "body.h"
 #include "loss_util.h"
 #include "nn.h"
 #include "util.h"
@@ -39,15 +40,26 @@ void ckpt_save(const char *path, const ckpt_info *ci, const model *m, const opti
     if (input)
         header_add_input(h, input);
     header_set_int(h, "checkpoint_version", CKPT_VERSION);
-    header_set_str(h, "arch", "hib-cnn-1");
-    /* digits only for N-digit models and channels only above 1 (absent = 1): the checkpoints
-     * of one-channel models keep the bytes of the versions before channels */
-    if (m->cfg.digits)
-        header_set_int(h, "digits", m->cfg.digits);
-    if (m->Cin != 1)
-        header_set_int(h, "channels", m->Cin);
-    header_set_int(h, "height", m->H);
-    header_set_int(h, "width", m->W);
+    /* the conv body as before bodies existed (its checkpoints keep their bytes); any other
+     * body by its spec */
+    int conv = body_of(&m->cfg) == body_kinds[0];
+    header_set_str(h, "arch", conv ? CKPT_ARCH_CONV : CKPT_ARCH_BODY);
+    if (!conv) {
+        char spec[96];
+        header_set_str(h, "body", body_spec(&m->cfg, spec, sizeof spec));
+    }
+    if (m->F) {
+        header_set_int(h, "features", m->F);
+    } else {
+        /* digits only for N-digit models and channels only above 1 (absent = 1): the checkpoints
+         * of one-channel models keep the bytes of the versions before channels */
+        if (m->cfg.digits)
+            header_set_int(h, "digits", m->cfg.digits);
+        if (m->Cin != 1)
+            header_set_int(h, "channels", m->Cin);
+        header_set_int(h, "height", m->H);
+        header_set_int(h, "width", m->W);
+    }
     header_set_str(h, "head", model_head_name(ci->mc.head));
     header_set_int(h, "C", ci->mc.C);
     header_set_int(h, "D", ci->mc.D);
@@ -302,25 +314,36 @@ model *ckpt_load(const char *path, ckpt_info *ci, optim **o, int maxbatch, strea
     if (vm->type != META_INT || vm->i != CKPT_VERSION)
         die("%s: checkpoint version %lld is not supported (this build reads version %d)", path,
             vm->type == META_INT ? (long long)vm->i : -1LL, CKPT_VERSION);
-    if (strcmp(header_str(h, "arch", ""), "hib-cnn-1"))
-        die("%s: unknown architecture '%s'", path, header_str(h, "arch", ""));
+    const char *arch = header_str(h, "arch", "");
     memset(ci, 0, sizeof *ci);
-    /* the input: digits N means 1 x 28 x 28N (height and width may say so too); otherwise
-     * channels (absent: 1), height and width, bounded before the model is allocated from them.
-     * A model of other images has no digits: a digits of 0 is no checkpoint train writes. */
-    ci->mc.digits = (int)opt_int(path, h, "digits", 0, 1, MODEL_MAX_PIXELS / (28 * 28));
-    int dg = ci->mc.digits;
-    ci->mc.channels = (int)opt_int(path, h, "channels", 1, 1, MODEL_MAX_CHANNELS);
-    ci->mc.height = (int)(dg ? opt_int(path, h, "height", 28, 1, MODEL_MAX_PIXELS)
-                             : need_int(path, h, "height", 1, MODEL_MAX_PIXELS));
-    ci->mc.width = (int)(dg ? opt_int(path, h, "width", 28 * dg, 1, MODEL_MAX_PIXELS)
-                            : need_int(path, h, "width", 1, MODEL_MAX_PIXELS));
-    if (dg && (ci->mc.channels != 1 || ci->mc.height != 28 || ci->mc.width != 28 * dg))
-        die("%s: image size %dx%dx%d does not match %d digits (1x28x%d)", path, ci->mc.channels, ci->mc.height,
-            ci->mc.width, dg, 28 * dg);
-    const char *bad = model_check_input(ci->mc.channels, ci->mc.height, ci->mc.width);
-    if (bad)
-        die("%s: images of %dx%dx%d: %s", path, ci->mc.channels, ci->mc.height, ci->mc.width, bad);
+    if (!strcmp(arch, CKPT_ARCH_BODY)) { /* a body of the registry, by its spec */
+        const char *spec = header_str(h, "body", "");
+        const char *bad = body_parse(&ci->mc, spec);
+        if (bad)
+            die("%s: body '%s': %s", path, spec, bad);
+    } else if (strcmp(arch, CKPT_ARCH_CONV)) {
+        die("%s: unknown architecture '%s' (this build reads %s and %s)", path, arch, CKPT_ARCH_CONV, CKPT_ARCH_BODY);
+    }
+    if (header_meta(h, "features")) { /* feature vectors of F */
+        ci->mc.features = (int)need_int(path, h, "features", 1, MODEL_MAX_FEATURES);
+    } else {
+        /* images: digits N means 1 x 28 x 28N (height and width may say so too); otherwise
+         * channels (absent: 1), height and width, bounded before the model is allocated from them.
+         * A model of other images has no digits: a digits of 0 is no checkpoint train writes. */
+        ci->mc.digits = (int)opt_int(path, h, "digits", 0, 1, MODEL_MAX_PIXELS / (28 * 28));
+        int dg = ci->mc.digits;
+        ci->mc.channels = (int)opt_int(path, h, "channels", 1, 1, MODEL_MAX_CHANNELS);
+        ci->mc.height = (int)(dg ? opt_int(path, h, "height", 28, 1, MODEL_MAX_PIXELS)
+                                 : need_int(path, h, "height", 1, MODEL_MAX_PIXELS));
+        ci->mc.width = (int)(dg ? opt_int(path, h, "width", 28 * dg, 1, MODEL_MAX_PIXELS)
+                                : need_int(path, h, "width", 1, MODEL_MAX_PIXELS));
+        if (dg && (ci->mc.channels != 1 || ci->mc.height != 28 || ci->mc.width != 28 * dg))
+            die("%s: image size %dx%dx%d does not match %d digits (1x28x%d)", path, ci->mc.channels, ci->mc.height,
+                ci->mc.width, dg, 28 * dg);
+        const char *bad = model_check_input(ci->mc.channels, ci->mc.height, ci->mc.width);
+        if (bad)
+            die("%s: images of %dx%dx%d: %s", path, ci->mc.channels, ci->mc.height, ci->mc.width, bad);
+    }
     const char *head = header_str(h, "head", "");
     ci->mc.head = model_head_parse(head);
     if (ci->mc.head < 0)
@@ -345,6 +368,9 @@ model *ckpt_load(const char *path, ckpt_info *ci, optim **o, int maxbatch, strea
             ci->mc.query ? "query 1" : "none");
     if (ci->mc.query && ci->mc.digits < 1)
         die("%s: a query tower needs N-digit images (the header has no digits)", path);
+    const char *why = model_check(&ci->mc);
+    if (why)
+        die("%s: %s", path, why);
     ci->lc = loss_defaults;
     ci->lc.K = (int)opt_int(path, h, "K", loss_defaults.K, 1, 1024);
     if (L->needs_var && ci->lc.K % ci->mc.C)
@@ -427,4 +453,35 @@ model *ckpt_load(const char *path, ckpt_info *ci, optim **o, int maxbatch, strea
     record_free(&rec);
     stream_close(r);
     return m;
+}
+
+int ckpt_input_field(const model *m, const stream_header *ih, const char *ckpt)
+{
+    int fi;
+    if (m->F) { /* a features body: float32 [F] per item */
+        if (strcmp(ih->kind, "features"))
+            die("the model %s takes feature vectors of %d (a %s stream), the input is a stream of kind '%s'", ckpt,
+                m->F, "features", ih->kind);
+        fi = stream_field_need("stdin", ih, "features", DT_F32, 1, (int64_t[]){FIELD_ANY});
+        const stream_field *ff = &ih->fields[fi];
+        if (ff->shape[0] != m->F)
+            die("feature vectors of %lld but the model %s was trained on %d", (long long)ff->shape[0], ckpt, m->F);
+    } else {
+        if (!strcmp(ih->kind, "features"))
+            die("the model %s takes %dx%dx%d images, the input is a features stream", ckpt, m->Cin, m->H, m->W);
+        if (strcmp(ih->kind, "images"))
+            die("stdin: expected a stream of kind 'images', got '%s' (from %s)", ih->kind, ih->program);
+        fi = stream_field_need("stdin", ih, "image", DT_U8, FIELD_ANY, NULL); /* its geometry: below */
+        /* [H, W] is one channel; [C, H, W] is channel-major, as the model takes it */
+        const stream_field *imf = &ih->fields[fi];
+        int nd = imf->ndim;
+        if (nd < 2 || nd > 3)
+            die("the image field has %d dimensions; images are [H, W] or [C, H, W]", nd);
+        long long img_c = nd == 3 ? (long long)imf->shape[0] : 1, img_h = imf->shape[nd - 2],
+                  img_w = imf->shape[nd - 1];
+        if (img_c != m->Cin || img_h != m->H || img_w != m->W)
+            die("images are %lldx%lldx%lld but the model %s was trained on %dx%dx%d", img_c, img_h, img_w, ckpt,
+                m->Cin, m->H, m->W);
+    }
+    return fi;
 }

@@ -16,6 +16,10 @@
 #include "stream.h"
 
 #define CKPT_VERSION 1
+/* arch: the conv body (the HIB network: digits or channels, height, width), or any body of
+ * the registry (lib/body.h: body, features) */
+#define CKPT_ARCH_CONV "hib-cnn-1"
+#define CKPT_ARCH_BODY "hedge-body-1"
 #define CKPT_RESUMED 2048
 #define CKPT_SAVE_EVERY 1000 /* train's default --save-every */
 
@@ -60,6 +64,10 @@ int ckpt_note_compute(ckpt_info *ci);
  * for range, before anything is used;
  * *header (if header != NULL) gets a copy of the checkpoint's stream header (for lineage). */
 model *ckpt_load(const char *path, ckpt_info *ci, optim **o, int maxbatch, stream_header **header);
+/* the field of stream header ih that model m (loaded from ckpt, named in messages) takes: the
+ * `image` of an `images` stream of its size (conv body), or the `features` of a `features`
+ * stream of its length (features bodies); dies naming what was found and what was expected */
+int ckpt_input_field(const model *m, const stream_header *ih, const char *ckpt);
 /* the step of the checkpoint at path, read from its header only; -1 when path holds none: no
  * such file, an empty one, not a regular file (a device, a FIFO: never read), a stream of
  * another kind or one without an integer step. Dies, naming path, on a file that is not a

@@ -26,7 +26,7 @@ double *gallery_uncertainty(const match_set *S)
 
 const char *gallery_uncertainty_kind(const match_set *S) { return S->eta ? "eta" : S->var ? "var" : NULL; }
 
-gallery gallery_read(const char *const *paths, int n, const match_set *Q, int cosine, int exclude_id, int need_u,
+gallery gallery_read(const char *const *paths, int n, const match_set *Q, int distance, int exclude_id, int need_u,
                      stream_reader **gin)
 {
     gallery G = {.owned = 1};
@@ -55,8 +55,13 @@ gallery gallery_read(const char *const *paths, int n, const match_set *Q, int co
         G.n += ni;
         G.part_n[i] = ni;
         float *m = match_set_means(S, NULL);
-        if (cosine)
+        if (distance == MATCH_DISTANCE_COSINE)
             gallery_unit_means(name, S, m);
+        if (distance == MATCH_DISTANCE_MLS) {
+            match_mls_check(name, S, "--distance mls");
+            G.var = erealloc(G.var, (size_t)G.n * D * sizeof *G.var);
+            memcpy(G.var + n0 * D, S->var, (size_t)ni * D * sizeof *G.var);
+        }
         G.mean = erealloc(G.mean, (size_t)G.n * D * sizeof *G.mean);
         memcpy(G.mean + n0 * D, m, (size_t)ni * D * sizeof *m);
         free(m);
@@ -80,7 +85,7 @@ gallery gallery_read(const char *const *paths, int n, const match_set *Q, int co
 
 gallery gallery_self(const match_set *Q, float *qm, int need_u)
 {
-    gallery G = {.n = Q->n, .mean = qm, .cls = Q->cls, .id = Q->id};
+    gallery G = {.n = Q->n, .mean = qm, .var = Q->var, .cls = Q->cls, .id = Q->id};
     if (need_u) {
         G.ukind = gallery_uncertainty_kind(Q);
         G.u = gallery_uncertainty(Q);
@@ -92,6 +97,7 @@ void gallery_free(gallery *G)
 {
     if (G->owned) {
         free(G->mean);
+        free(G->var);
         free(G->cls);
         free(G->id);
     }

@@ -1,6 +1,7 @@
 /* gallery: what knn and retrieve rank their queries against, and the helpers both need: the union
  * of one or more embedding streams (retrieve -g A -g B), or the queries themselves (leave-one-out);
- * the means as unit vectors (--distance cosine); the item each query never sees (itself, or its
+ * the means as unit vectors (--distance cosine), the variances beside them (--distance mls); the
+ * item each query never sees (itself, or its
  * id with --exclude-id); an item's scalar uncertainty (its eta, else its mean var).
  *
  * Ownership: a gallery read from streams owns its arrays (gallery_free); a self gallery borrows the
@@ -22,22 +23,24 @@
 typedef struct {
     int64_t n;
     float *mean;           /* (n, D) the items' centres (match_set_means) */
+    float *var;            /* (n, D) their variances for --distance mls (C = 1), else NULL */
     int32_t *cls;          /* (n) */
     int64_t *id;           /* (n) */
     double *u;             /* (n) the uncertainty (gallery_uncertainty), or NULL */
     const char *ukind;     /* "eta", "var" or NULL */
     int64_t *part_n;       /* (streams) the items of each stream, NULL for a self gallery */
     char *names;           /* the streams' paths, comma-joined, NULL for a self gallery */
-    int owned;             /* mean, cls, id belong to the gallery */
+    int owned;             /* mean, var, cls, id belong to the gallery */
 } gallery;
 
 /* the union of the streams paths[0 .. n) (opened into gin[0 .. n)): the same D as the queries Q, a
  * class each; with exclude_id over several streams, an `id` field each; with need_u, the same
- * uncertainty kind in every stream (that of the first); with cosine, unit means. Dies naming the
- * stream otherwise. */
-gallery gallery_read(const char *const *paths, int n, const match_set *Q, int cosine, int exclude_id, int need_u,
+ * uncertainty kind in every stream (that of the first); distance (MATCH_DISTANCE_*) cosine: unit
+ * means; mls: the variances too (match_mls_check). Dies naming the stream otherwise. */
+gallery gallery_read(const char *const *paths, int n, const match_set *Q, int distance, int exclude_id, int need_u,
                      stream_reader **gin);
-/* the queries as their own gallery: their means qm (already unit with cosine) */
+/* the queries as their own gallery: their means qm (already unit with cosine), and their variances
+ * (borrowed) when they have them */
 gallery gallery_self(const match_set *Q, float *qm, int need_u);
 void gallery_free(gallery *G);
 

@@ -9,7 +9,40 @@
 #include "gallery.h"
 #include "json.h"
 #include "metrics.h"
+#include "mls.h"
 #include "util.h"
+
+/* a neighbour's distance as knn reports it (nn_dist, the votes) from what the search gives: the
+ * Euclidean distance, 1 - cos for unit means (d2 / 2), -MLS as it is */
+static double knn_distance(const knn_eval *E, double d2)
+{
+    return E->distance == MATCH_DISTANCE_MLS ? d2 : E->distance == MATCH_DISTANCE_COSINE ? d2 / 2 : sqrt(d2);
+}
+
+/* the search of the means (euclidean, cosine; -d expected: plus the total variances) */
+static void search_means(knn_eval *E, const match_set *Q, const char *qname, const match_set *G, const char *gname,
+                         const int64_t *exclude, int threads)
+{
+    int D = Q->D;
+    double *qtv = NULL, *gtv = NULL;
+    float *qm = match_set_means(Q, E->expected ? &qtv : NULL);
+    float *gm = G == Q ? qm : match_set_means(G, E->expected ? &gtv : NULL);
+    if (G == Q)
+        gtv = qtv;
+    if (E->distance == MATCH_DISTANCE_COSINE) {
+        gallery_unit_means(qname, Q, qm);
+        if (gm != qm)
+            gallery_unit_means(gname, G, gm);
+    }
+    metrics_knn(qm + E->q0 * D, qtv ? qtv + E->q0 : NULL, E->nq, gm, gtv, G->n, D, E->k, exclude, threads, E->nbr,
+                E->d2);
+    if (gm != qm)
+        free(gm);
+    free(qm);
+    if (gtv != qtv)
+        free(gtv);
+    free(qtv);
+}
 
 void knn_eval_run(knn_eval *E, const match_set *Q, const char *qname, const match_set *G, const char *gname,
                   const int64_t *exclude, int threads)
@@ -28,29 +61,19 @@ void knn_eval_run(knn_eval *E, const match_set *Q, const char *qname, const matc
             E->qeta[q] = (float)qu[q];
     }
     free(qu);
-    double *qtv = NULL, *gtv = NULL;
-    float *qm = match_set_means(Q, E->expected ? &qtv : NULL);
-    float *gm = G == Q ? qm : match_set_means(G, E->expected ? &gtv : NULL);
-    if (G == Q)
-        gtv = qtv;
-    if (E->cosine) {
-        gallery_unit_means(qname, Q, qm);
-        if (gm != qm)
-            gallery_unit_means(gname, G, gm);
-    }
     E->nbr = emalloc((size_t)nq * k * sizeof *E->nbr);
     E->d2 = emalloc((size_t)nq * k * sizeof *E->d2);
-    metrics_knn(qm + q0 * D, qtv ? qtv + q0 : NULL, nq, gm, gtv, ng, D, k, exclude, threads, E->nbr, E->d2);
+    if (E->distance == MATCH_DISTANCE_MLS) {
+        match_mls_check(qname, Q, "--distance mls");
+        if (G != Q)
+            match_mls_check(gname, G, "--distance mls");
+        mls_knn(Q->mu + q0 * D, Q->var + q0 * D, nq, G->mu, G->var, ng, D, k, exclude, threads, E->nbr, E->d2);
+    } else
+        search_means(E, Q, qname, G, gname, exclude, threads);
     for (int64_t q = 0; q < nq; q++)
-        if (!(sqrt(E->d2[q * k]) <= FLT_MAX))
+        if (!(fabs(knn_distance(E, E->d2[q * k])) <= FLT_MAX))
             die("%s: record %lld: the distance to its nearest neighbour, %g, is beyond float32 (nn_dist)", qname,
-                (long long)(q0 + q), sqrt(E->d2[q * k]));
-    if (gm != qm)
-        free(gm);
-    free(qm);
-    if (gtv != qtv)
-        free(gtv);
-    free(qtv);
+                (long long)(q0 + q), knn_distance(E, E->d2[q * k]));
 
     /* votes and recall */
     const int32_t *qcls = Q->cls + q0;
@@ -64,7 +87,7 @@ void knn_eval_run(knn_eval *E, const match_set *Q, const char *qname, const matc
         int hit = 0;
         for (int r = 0; r < k; r++) {
             ncls[r] = G->cls[E->nbr[q * k + r]];
-            ndist[r] = E->cosine ? E->d2[q * k + r] / 2 : sqrt(E->d2[q * k + r]);
+            ndist[r] = knn_distance(E, E->d2[q * k + r]);
             hit |= ncls[r] == qcls[q];
             E->recall[q * k + r] = (uint8_t)hit;
             E->recall_at[r] += hit;
@@ -80,7 +103,10 @@ void knn_eval_run(knn_eval *E, const match_set *Q, const char *qname, const matc
 
 static const char *distance_name(const knn_eval *E)
 {
-    return E->cosine ? "cosine" : E->expected ? "expected" : "mean";
+    return E->distance == MATCH_DISTANCE_MLS      ? "mls"
+           : E->distance == MATCH_DISTANCE_COSINE ? "cosine"
+           : E->expected                          ? "expected"
+                                                  : "mean";
 }
 
 /* recall_at (k values) as the meta key recall_at */
@@ -127,7 +153,7 @@ void knn_eval_write(const knn_eval *E, stream_writer *w)
     int64_t *nid = emalloc((size_t)k * sizeof *nid);
     for (int64_t q = 0; q < E->nq; q++) {
         uint8_t ok = E->pred[q] == qcls[q];
-        float nn = (float)(E->cosine ? E->d2[q * k] / 2 : sqrt(E->d2[q * k]));
+        float nn = (float)knn_distance(E, E->d2[q * k]);
         for (int r = 0; r < k; r++)
             nid[r] = E->G->id[E->nbr[q * k + r]];
         void *data[9] = {(void *)&qid[q], (void *)&qcls[q], &E->pred[q], &ok, E->recall + q * k, &nn, nid};

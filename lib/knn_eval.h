@@ -27,14 +27,14 @@
 
 typedef struct {
     /* the run (the caller's) */
-    int k, cosine, expected;  /* --distance cosine; -d expected */
+    int k, distance, expected; /* --distance (MATCH_DISTANCE_*); -d expected */
     const char *gallery;      /* the -g path, NULL: leave-one-out */
     int64_t q0, nq;           /* the queries: the input's records q0 .. q0 + nq - 1 */
     /* the results (knn_eval_run's) */
     const match_set *Q, *G;
     int64_t ng;
     int64_t *nbr;             /* (nq, k) the neighbours' gallery indices, nearest first */
-    double *d2;               /* (nq, k) their squared distances */
+    double *d2;               /* (nq, k) their squared distances (mls: their -MLS) */
     int32_t *pred;            /* (nq) the voted class */
     uint8_t *recall;          /* (nq, k) 1 when a neighbour of rank <= r has the query's class */
     double *recall_at;        /* (k) the means of recall */
@@ -44,8 +44,9 @@ typedef struct {
 } knn_eval;
 
 /* the search and the votes of Q's queries q0 .. q0 + nq - 1 against G (Q itself: leave-one-out),
- * exclude (nq) or NULL as metrics_knn; names for the messages (gname NULL for leave-one-out). Dies
- * on a zero mean under cosine and on a nearest distance beyond float32. */
+ * exclude (nq) or NULL as metrics_knn (mls: mls_knn); names for the messages (gname NULL for
+ * leave-one-out). Dies on a zero mean under cosine, on what mls cannot score (match_mls_check) and
+ * on a nearest distance beyond float32. */
 void knn_eval_run(knn_eval *E, const match_set *Q, const char *qname, const match_set *G, const char *gname,
                   const int64_t *exclude, int threads);
 /* the `knn` header: provenance, the inputs' headers (gh NULL: leave-one-out), the queries' meta,

@@ -43,6 +43,7 @@ extern const loss_kind loss_softcon, loss_contrastive, loss_vib, loss_proto, los
 extern const loss_kind loss_triplet, loss_hetriplet;
 extern const loss_kind loss_fstat;
 extern const loss_kind loss_sampled_softmax, loss_snm, loss_cesoftmax, loss_cenm, loss_cemargin;
+extern const loss_kind loss_mls;
 
 const loss_kind *const loss_kinds[] = {
     &loss_softcon,
@@ -58,6 +59,7 @@ const loss_kind *const loss_kinds[] = {
     &loss_cesoftmax,
     &loss_cenm,
     &loss_cemargin,
+    &loss_mls,
     NULL,
 };
 

@@ -1,12 +1,14 @@
 /* match: match probability and self-mismatch, exact for points, Monte Carlo for Gaussians. */
 #include "match.h"
 
+#include <float.h>
 #include <math.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
+#include "mls.h"
 #include "util.h"
 
 void match_scorer_init(match_scorer *s, double a, double b, int K, uint64_t seed, int stochastic)
@@ -321,7 +323,23 @@ int64_t match_ids_lookup(const match_id_index *t, int64_t n, int64_t id)
 
 int match_distance_parse(const char *s)
 {
-    if (strcmp(s, "euclidean") && strcmp(s, "cosine"))
-        usage_die("--distance: '%s' is neither euclidean nor cosine", s);
-    return !strcmp(s, "cosine");
+    if (!strcmp(s, "euclidean"))
+        return MATCH_DISTANCE_EUCLIDEAN;
+    if (!strcmp(s, "cosine"))
+        return MATCH_DISTANCE_COSINE;
+    if (!strcmp(s, "mls"))
+        return MATCH_DISTANCE_MLS;
+    usage_die("--distance: '%s' is none of euclidean, cosine, mls", s);
+}
+
+void match_mls_check(const char *name, const match_set *S, const char *option)
+{
+    if (!S->var)
+        die("%s: %s needs Gaussian embeddings, but the input has no 'var' field (point embeddings)", name, option);
+    if (S->C != 1)
+        die("%s: %s compares single Gaussians (C = 1), but the input has C = %d components", name, option, S->C);
+    int64_t e = mls_check_var(S->var, S->n, S->D);
+    if (e >= 0)
+        die("%s: record %lld: variance %g (dimension %lld) is below %g: %s takes the log of the variances", name,
+            (long long)(e / S->D), S->var[e], (long long)(e % S->D), FLT_MIN, option);
 }

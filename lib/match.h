@@ -130,8 +130,14 @@ float *match_set_take_means(match_set *S);
  * refuses it, naming the item; rows before it are normalised), else -1. A row with a coordinate
  * that is not finite is left as it is, for the distance's own check to name. */
 int64_t match_normalise(float *X, int64_t n, int D);
-/* the value of --distance (knn, retrieve): 0 for euclidean, 1 for cosine; anything else is misuse */
+/* --distance of knn and retrieve, parsed here only: euclidean (the default), cosine, or mls (the
+ * mutual likelihood score of single Gaussians, lib/mls.h: ranked by -MLS); anything else is misuse */
+enum { MATCH_DISTANCE_EUCLIDEAN, MATCH_DISTANCE_COSINE, MATCH_DISTANCE_MLS };
 int match_distance_parse(const char *s);
+/* what --distance mls (option: the option's name, for the messages) needs of an embedding set:
+ * a var field, one component (C = 1), every variance at least FLT_MIN (MLS takes its log). Dies
+ * with one line naming the set (name) and, for a variance, the record. */
+void match_mls_check(const char *name, const match_set *S, const char *option);
 
 /* An index from record id to record position, for the programs that look records up by id
  * (pairscore --pairs, knn --exclude-id). match_ids_index returns the sorted table (owned by the

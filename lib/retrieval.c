@@ -13,6 +13,7 @@
 
 #include "blas.h"
 #include "metrics.h"
+#include "mls.h"
 #include "par.h"
 #include "util.h"
 
@@ -143,7 +144,10 @@ void retrieval_run_at_r(const retrieval_job *J, int64_t K, retrieval_query *per,
     }
     free(s);
     int64_t *nbr = emalloc((size_t)(nq ? nq : 1) * (size_t)K * sizeof *nbr);
-    metrics_knn(J->Q, NULL, nq, J->G, NULL, ng, J->D, (int)K, J->exclude, J->threads, nbr, NULL);
+    if (J->gvar)
+        mls_knn(J->Q, J->qvar, nq, J->G, J->gvar, ng, J->D, (int)K, J->exclude, J->threads, nbr, NULL);
+    else
+        metrics_knn(J->Q, NULL, nq, J->G, NULL, ng, J->D, (int)K, J->exclude, J->threads, nbr, NULL);
     int32_t *ncls = emalloc((size_t)K * sizeof *ncls);
     *sum = (retrieval_summary){0};
     for (int64_t q = 0; q < nq; q++) {
@@ -579,6 +583,8 @@ typedef struct {
     retrieval_query *per;    /* (nq) gallery 0 */
     retrieval_summary *part; /* (nblocks, nmask) sums per block of queries */
     int64_t sblock;          /* queries per sgemm: a multiple of RETRIEVAL_QBLOCK */
+    const mls_set *mls;      /* or NULL: the gallery sorted, for -MLS instead of the sgemm */
+    double add;              /* -mls_floor */
     struct rscratch *S[PAR_MAXTHREADS]; /* each worker's scratch, made at its first task */
 } rwork;
 
@@ -751,8 +757,11 @@ static void rblock(void *arg, int task, int worker)
     retrieval_query res[RETRIEVAL_MAXMASK];
     int64_t q0 = (int64_t)task * sb;
     int64_t qb = J->nq - q0 < sb ? J->nq - q0 : sb;
-    /* row (qb, ng) = -2 Q[q0 : q0+qb] Gsorted^T */
-    blas_sgemm(0, 1, (int)qb, (int)ng, J->D, -2.0f, W->qs + q0 * J->D, J->D, W->gs, J->D, 0.0f, S->row, (int)ng);
+    if (W->mls) /* row (qb, ng) = -MLS - floor: the norms are 0 */
+        for (int64_t r = 0; r < qb; r++)
+            mls_row(W->mls, J->Q + (q0 + r) * J->D, J->qvar + (q0 + r) * J->D, W->add, S->row + r * ng);
+    else /* row (qb, ng) = -2 Q[q0 : q0+qb] Gsorted^T */
+        blas_sgemm(0, 1, (int)qb, (int)ng, J->D, -2.0f, W->qs + q0 * J->D, J->D, W->gs, J->D, 0.0f, S->row, (int)ng);
     for (int64_t r = 0; r < qb; r++) {
         retrieval_summary *part = W->part + ((q0 + r) / RETRIEVAL_QBLOCK) * nm;
         one_query(W, S, q0 + r, S->row + r * ng, res);
@@ -805,31 +814,36 @@ void retrieval_run(const retrieval_job *J, retrieval_query *per, retrieval_summa
     if (nm < 1 || nm > RETRIEVAL_MAXMASK || J->nk < 1 || J->nk > RETRIEVAL_MAXK || ng < 1 || ng > UINT32_MAX ||
         ng > 2147483647)
         die("internal error: retrieval_run: %d galleries, %d k, %lld gallery items", nm, J->nk, (long long)ng);
-    /* every coordinate finite and every norm within the float sums' reach (dies otherwise) */
-    free(sq_norms("query", J->Q, nq, D));
-    free(sq_norms("gallery item", J->G, ng, D));
-    /* The distances are computed on coordinates centred on the gallery's mean (metrics_centre): far
-     * from the origin ||q||^2 + ||g||^2 - 2 q.g cancels catastrophically (offset 1000, spread 1:
-     * norms of 1e6 whose float rounding, 0.06, is a good part of the distances, and P@1 flips).
-     * A centred norm beyond the limit (coordinates near it of both signs): uncentred. */
-    double *mean = emalloc((size_t)(D ? D : 1) * sizeof *mean), maxnorm = 0;
-    metrics_centre(J->Qall ? J->Qall : J->Q, J->Qall ? J->nqall : nq, J->G, ng, D, (double)FLT_MAX / 16, mean);
-    float *qs = centred(J->Q, nq, D, mean, &maxnorm), *gcen = centred(J->G, ng, D, mean, &maxnorm);
-    if (!(maxnorm <= (double)FLT_MAX / 16)) {
-        memset(mean, 0, (size_t)D * sizeof *mean);
-        free(qs);
-        free(gcen);
-        qs = centred(J->Q, nq, D, mean, &maxnorm);
-        gcen = centred(J->G, ng, D, mean, &maxnorm);
+    int mls = J->gvar != NULL;
+    float *qs = NULL, *gcen = NULL;
+    if (!mls) {
+        /* every coordinate finite and every norm within the float sums' reach (dies otherwise) */
+        free(sq_norms("query", J->Q, nq, D));
+        free(sq_norms("gallery item", J->G, ng, D));
+        /* The distances are computed on coordinates centred on the gallery's mean (metrics_centre):
+         * far from the origin ||q||^2 + ||g||^2 - 2 q.g cancels catastrophically (offset 1000,
+         * spread 1: norms of 1e6 whose float rounding, 0.06, is a good part of the distances, and
+         * P@1 flips). A centred norm beyond the limit (coordinates near it of both signs):
+         * uncentred. */
+        double *mean = emalloc((size_t)(D ? D : 1) * sizeof *mean), maxnorm = 0;
+        metrics_centre(J->Qall ? J->Qall : J->Q, J->Qall ? J->nqall : nq, J->G, ng, D, (double)FLT_MAX / 16, mean);
+        qs = centred(J->Q, nq, D, mean, &maxnorm), gcen = centred(J->G, ng, D, mean, &maxnorm);
+        if (!(maxnorm <= (double)FLT_MAX / 16)) {
+            memset(mean, 0, (size_t)D * sizeof *mean);
+            free(qs);
+            free(gcen);
+            qs = centred(J->Q, nq, D, mean, &maxnorm);
+            gcen = centred(J->G, ng, D, mean, &maxnorm);
+        }
+        free(mean);
     }
-    free(mean);
     /* the gallery sorted by (class, index): a query's positives are one run of positions */
     double *ckey = emalloc((size_t)ng * sizeof *ckey);
     int64_t *order = emalloc((size_t)ng * sizeof *order);
     for (int64_t g = 0; g < ng; g++)
         ckey[g] = J->gcls[g];
     metrics_argsort(ckey, ng, order); /* stable: equal classes keep the index order */
-    float *gs = emalloc((size_t)ng * D * sizeof *gs);
+    float *gs = mls ? NULL : emalloc((size_t)ng * D * sizeof *gs);
     uint32_t *gidx = emalloc((size_t)ng * sizeof *gidx), *smask = emalloc((size_t)ng * sizeof *smask);
     uint32_t *allmask = NULL;
     int32_t *scls = emalloc((size_t)ng * sizeof *scls);
@@ -842,7 +856,8 @@ void retrieval_run(const retrieval_job *J, retrieval_query *per, retrieval_summa
     const uint32_t *mask = J->mask ? J->mask : allmask;
     for (int64_t j = 0, run = 0; j < ng; j++) {
         int64_t g = order[j];
-        memcpy(gs + j * D, gcen + g * D, (size_t)D * sizeof *gs);
+        if (!mls)
+            memcpy(gs + j * D, gcen + g * D, (size_t)D * sizeof *gs);
         gidx[j] = (uint32_t)g;
         scls[j] = J->gcls[g];
         spos[g] = j;
@@ -852,13 +867,24 @@ void retrieval_run(const retrieval_job *J, retrieval_query *per, retrieval_summa
             maxp = run;
     }
     free(ckey);
+    /* the norms of d2's sum; for MLS 0 (its rows hold the distances), the gallery in the kernel's
+     * layout, sorted as gs is */
+    float *qn, *gn;
+    mls_set *ms = NULL;
+    if (mls) {
+        qn = ecalloc((size_t)(nq ? nq : 1), sizeof *qn);
+        gn = ecalloc((size_t)ng, sizeof *gn);
+        ms = mls_set_new(J->G, J->gvar, ng, D, order);
+    } else {
+        qn = sq_norms("query", qs, nq, D);
+        float *gn_orig = sq_norms("gallery item", gcen, ng, D);
+        gn = emalloc((size_t)ng * sizeof *gn);
+        for (int64_t j = 0; j < ng; j++)
+            gn[j] = gn_orig[gidx[j]];
+        free(gn_orig);
+    }
     free(order);
-    float *qn = sq_norms("query", qs, nq, D), *gn_orig = sq_norms("gallery item", gcen, ng, D);
     free(gcen);
-    float *gn = emalloc((size_t)ng * sizeof *gn);
-    for (int64_t j = 0; j < ng; j++)
-        gn[j] = gn_orig[gidx[j]];
-    free(gn_orig);
 
     int64_t nblocks = (nq + RETRIEVAL_QBLOCK - 1) / RETRIEVAL_QBLOCK;
     retrieval_summary *part = ecalloc((size_t)(nblocks ? nblocks : 1) * nm, sizeof *part);
@@ -879,7 +905,8 @@ void retrieval_run(const retrieval_job *J, retrieval_query *per, retrieval_summa
     /* single-threaded sgemms in each worker: the numbers of a block never depend on the threads */
     int blas_saved = blas_threads();
     blas_set_threads(1);
-    rwork W = {J, qs, gs, gn, qn, gidx, scls, spos, smask, mask, maxp, per, part, sblock, {0}};
+    rwork W = {J, qs, gs, gn, qn, gidx, scls, spos, smask, mask, maxp, per, part, sblock, ms,
+               mls ? -mls_floor(J->gvar, ng, D) : 0, {0}};
     par_for(threads, (int)nsblocks, rblock, &W);
     blas_set_threads(blas_saved);
     for (int t = 0; t < PAR_MAXTHREADS; t++) /* worker order */
@@ -896,6 +923,7 @@ void retrieval_run(const retrieval_job *J, retrieval_query *per, retrieval_summa
     for (int m = 0; m < nm; m++)
         retrieval_summary_finish(&sum[m], J->nk);
     free(part);
+    mls_set_free(ms);
     free(gn);
     free(qn);
     free(qs);

@@ -30,6 +30,13 @@
  * Precision: d2 is float32, so items whose true distances differ by less than about 1e-7 of the
  * centred squared norms may swap (knn recomputes its winners in double; here every item counts).
  *
+ * MLS (qvar and gvar given: retrieve --distance mls; Q, G the means of single Gaussians). The
+ * distance is -MLS (lib/mls.h), so that the ranking is by MLS, descending; d2 above stands for
+ * -MLS - mls_floor(gvar): the kernel's float, shifted by the gallery's bound so that it is >= 0
+ * as the keys need (a rounding below 0 is clamped to 0, as d2's), the same for every query and
+ * every shard. Everything else is as for d2, the global histogram's keys included (their
+ * thresholds: the key's bound plus the floor). Cost: ng x nq kernel pairs instead of the sgemm.
+ *
  * Galleries. mask[g] bit m (m < nmask) says that gallery item g is in gallery m; every item is in
  * gallery 0, the full one. One pass over the distances evaluates every gallery: each negative is
  * placed among the full gallery's positives once and counted for each gallery that holds it.
@@ -110,6 +117,7 @@ typedef struct {
     struct retrieval_hist *global; /* or NULL: add every pair of the run to it (above) */
     const float *Qall;        /* or NULL: (nqall, D) the whole query set when Q is a part of it (a */
     int64_t nqall;            /* shard): the centre is rounded as for all of them (metrics_centre) */
+    const float *qvar, *gvar; /* or NULL: (nq, D), (ng, D) variances: rank by -MLS (below) */
 } retrieval_job;
 
 typedef struct {
@@ -145,7 +153,8 @@ void retrieval_from_ranks(const int64_t *rank, int64_t R, const int *ks, int nk,
  * not seen, so AP over the whole gallery is unknown (NaN: mAP NaN) and so is r_1 when no positive
  * lies within the K (first_rank 0, RR unknown: MRR NaN). The ranks are those of the exact
  * distances where the full ranking (retrieval_run) orders float32 ones: the two differ only
- * where distances tie in float32 and not in double (near-ties). Cost: the knn search with k = K,
+ * where distances tie in float32 and not in double (near-ties). With qvar and gvar, mls_knn's
+ * search instead (its k + MLS_KNN_SLACK best in float, re-ranked in double). Cost: the knn search with k = K,
  * then O(K) per query; memory nq K 8 bytes besides knn's (at most RETRIEVAL_AT_R_MEMORY).
  * Large classes (thousands of items a class) make K large and the full ranking faster. */
 #define RETRIEVAL_AT_R_MEMORY 8e9

@@ -6,6 +6,7 @@
 #include <string.h>
 
 #include "json.h"
+#include "mls.h"
 #include "util.h"
 
 /* random cleaning only: no uncertain gallery reported */
@@ -58,8 +59,9 @@ void retrieval_eval_run(retrieval_eval *E, const match_set *Q, float *qm, const 
     /* a shard centres on what the whole run centres on: the rounding of the centre respects every
      * query's coordinates (retrieval.h), so the distances are the unsharded run's to the bit */
     const int32_t *qcls = Q->cls + q0;
+    int mls = E->distance == MATCH_DISTANCE_MLS; /* -MLS of the Gaussians (C = 1: qm is Q->mu) */
     retrieval_job J = {qm + q0 * Q->D, qcls, nq, G->mean, G->cls, ng, Q->D, exclude, mask, nmask, E->ks, nk,
-                       threads, E->hist, qm, Q->n};
+                       threads, E->hist, qm, Q->n, mls ? Q->var + q0 * Q->D : NULL, mls ? G->var : NULL};
     E->per = emalloc((size_t)nq * sizeof *E->per);
     retrieval_summary sum[RETRIEVAL_MAXMASK];
     if (E->at_r) {
@@ -98,6 +100,10 @@ void retrieval_eval_run(retrieval_eval *E, const match_set *Q, float *qm, const 
         free(a);
     }
 }
+
+/* the distance (MATCH_DISTANCE_*) by name, in the meta and in the JSON line */
+static const char *const distance_names[] = {"mean", "cosine", "mls"};
+static const char *const json_distance[] = {"euclidean", "cosine", "mls"};
 
 /* v (nk values of dtype) as the meta tensor key */
 static void set_vector(stream_header *h, const char *key, int dtype, void *v, int nk)
@@ -139,7 +145,7 @@ stream_header *retrieval_eval_header(const retrieval_eval *E, int argc, char **a
     for (int i = 0; i < E->ngal; i++)
         header_add_input(h, gin[i]->header);
     header_copy_meta(h, qh);
-    header_set_str(h, "retrieval_distance", E->cosine ? "cosine" : "mean");
+    header_set_str(h, "retrieval_distance", distance_names[E->distance]);
     header_set_str(h, "retrieval_gallery", E->ngal ? E->G->names : "leave-one-out");
     header_set_int(h, "gallery_n", E->G->n);
     if (E->ngal > 1)
@@ -262,7 +268,7 @@ static void report(FILE *f, const retrieval_summary *s, const retrieval_summary 
 
 void retrieval_eval_json(FILE *f, const retrieval_eval *E)
 {
-    report(f, &E->sum, &E->cavg, E->G->n, E->ngal ? "gallery" : "leave-one-out", E->cosine ? "cosine" : "euclidean",
+    report(f, &E->sum, &E->cavg, E->G->n, E->ngal ? "gallery" : "leave-one-out", json_distance[E->distance],
            E->depth, E->ks, E->nk, E->clean ? &E->cl : NULL, E->qeta != NULL, E->pearson, E->hist ? &E->glob : NULL);
 }
 
@@ -271,10 +277,12 @@ void retrieval_eval_tsv(FILE *f, const retrieval_eval *E)
 {
     metrics_pr_point *pts = emalloc(GLOBAL_TSV_POINTS * sizeof *pts);
     int64_t n = retrieval_hist_curve(E->hist, GLOBAL_TSV_POINTS, pts);
+    /* unit vectors: d2 = 2 (1 - cos); mls: the keys are -MLS above the gallery's floor */
+    double floor = E->distance == MATCH_DISTANCE_MLS ? mls_floor(E->G->var, E->G->n, E->Q->D) : 0;
     fprintf(f, "recall\tprecision\tthreshold\n");
     for (int64_t t = 0; t < n; t++)
         fprintf(f, "%.9g\t%.9g\t%.9g\n", pts[t].recall, pts[t].precision,
-                E->cosine ? pts[t].threshold / 2 : pts[t].threshold); /* unit vectors: d2 = 2 (1 - cos) */
+                E->distance == MATCH_DISTANCE_COSINE ? pts[t].threshold / 2 : pts[t].threshold + floor);
     free(pts);
 }
 

@@ -41,7 +41,7 @@ typedef struct {
     /* the run (the caller's) */
     const int *ks;            /* (nk) the k of Recall@k */
     int nk;
-    int cosine;               /* --distance cosine */
+    int distance;             /* --distance: MATCH_DISTANCE_* */
     int ngal;                 /* the -g streams, 0: leave-one-out */
     double clean;             /* percent, 0: no cleaning */
     int clean_random_only;    /* the random draws only (no uncertainty needed) */

@@ -1,5 +1,6 @@
 #include "tensor.h"
 
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -88,4 +89,12 @@ double tensor_get(const tensor *t, int64_t i)
     case DT_F64: return ((const double *)t->data)[i];
     }
     return 0;
+}
+
+int64_t floats_first_nonfinite(const float *x, int64_t n)
+{
+    for (int64_t i = 0; i < n; i++)
+        if (!isfinite(x[i]))
+            return i;
+    return -1;
 }

@@ -39,5 +39,7 @@ void tensor_free(tensor *t);
 char *tensor_describe(const tensor *t, char *buf, size_t n);
 /* element i as a double, whatever the dtype */
 double tensor_get(const tensor *t, int64_t i);
+/* the index of the first of x[0 .. n) that is NaN or infinite, -1 if all are finite */
+int64_t floats_first_nonfinite(const float *x, int64_t n);
 
 #endif

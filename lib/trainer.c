@@ -43,12 +43,12 @@ void trainer_provenance(trainer *t, int argc, char **argv, const stream_header *
     t->log = log;
 }
 
-double trainer_step(trainer *t, const uint8_t *images, loss_input *li, loss_stats *st)
+double trainer_step(trainer *t, const void *input, loss_input *li, loss_stats *st)
 {
     model *m = t->m;
     ckpt_info *ci = t->ci;
     t->between_steps = 0; /* parameters change from here until the step is complete */
-    model_forward(m, images, li->n, t->mu, t->var);
+    model_forward(m, input, li->n, t->mu, t->var);
     li->C = ci->mc.C;
     li->D = ci->mc.D;
     li->mu = t->mu;

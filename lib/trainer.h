@@ -17,7 +17,7 @@
  *   trainer_provenance(&t, argc, argv, resumed_header, in->header, &log);
  *   trainer_guard(&t, path);
  *   while (...) { loss_input li; feed_next(&f, &rec, &li);
- *                 double loss = trainer_step(&t, f.images, &li, &st); ... }
+ *                 double loss = trainer_step(&t, f.inputs, &li, &st); ... }
  *   trainer_guard(&t, NULL);
  *   trainer_save(&t, path);
  *   trainer_free(&t);
@@ -61,10 +61,10 @@ void trainer_init(trainer *t, model *m, optim *o, const loss_kind *L, ckpt_info 
  * log, the log to sync before each save (may be NULL) */
 void trainer_provenance(trainer *t, int argc, char **argv, const stream_header *resumed, const stream_header *input,
                         trainlog *log);
-/* forward, loss, backward, update of the batch: images as li->n come from the feed, li its loss
+/* forward, loss, backward, update of the batch: input (li->n images or feature vectors) from the feed, li its loss
  * input (the embeddings are filled in here); then ci->step counts it. Returns the loss; not
  * finite: nothing was updated, and the guard does not save any more. */
-double trainer_step(trainer *t, const uint8_t *images, loss_input *li, loss_stats *st);
+double trainer_step(trainer *t, const void *input, loss_input *li, loss_stats *st);
 /* the checkpoint at path now (the log synced first) */
 void trainer_save(trainer *t, const char *path);
 /* a snapshot beside out: out without .ckpt, then .stepSSSSSSSSS.ckpt */

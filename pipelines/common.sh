@@ -139,13 +139,16 @@ run_occlusion() {
 #
 # grid_options QUICK_STEPS FULL_STEPS "$@": parses the pipeline's options after its positional
 # words, [--quick | --full] [-j JOBS] [-t THREADS] [-s STEPS] [--recipe fast|paper]
-# [--data mnist|fashion] [--shape rect|square] [--train-occlusion per-use|fixed] [--seeds K|S1,S2,...]
+# [--data mnist|fashion] [--body SPEC] [--shape rect|square] [--train-occlusion per-use|fixed] [--seeds K|S1,S2,...]
 # [--only PATTERN] [--restore RESULTS]... [--report] [--sshlogin S]... [--sshloginfile F]
 # [--transfer] [--retries N] OUT, and sets:
 #   steps    QUICK_STEPS (the default, and --quick), FULL_STEPS (--full) or -s STEPS
 #   preset   quick, full or "" (the last of --quick and --full given), for per-pipeline presets
 #   jobs (2: jobs at a time on each machine), threads (1), recipe (fast)
 #   dataset  mnist (the default) or fashion, also exported as DATASET (pipelines/hib-data.sh)
+#   body     --body's spec (train --body: conv, the default, or mlp:W1,W2,... / linear on the
+#            images' pixels), added to TRAIN_ARGS (exported) so that every run trains it; ""
+#            without --body. Give such a grid its own OUT: run names do not say the body.
 #   OCCLUDE_SHAPE, TRAIN_OCCLUSION  from --shape and --train-occlusion (exported; see above)
 #   seeds    the training seeds (--seeds; see "Seeds" below), only  --only's pattern or ""
 #   restore  --restore's results files (absolute), one per line, or "" (see "Restoring runs")
@@ -161,7 +164,7 @@ run_occlusion() {
 grid_options() {
     go_quick=$1 go_full=$2
     shift 2
-    steps=$go_quick preset="" jobs=2 threads=1 recipe=fast dataset=mnist
+    steps=$go_quick preset="" jobs=2 threads=1 recipe=fast dataset=mnist body=""
     remote="" grid_logins="" transfer=0 go_retries="" go_seeds=1 only="" restore="" report=0
     while [ $# -gt 1 ]; do
         case $1 in
@@ -172,6 +175,7 @@ grid_options() {
         -s) steps=$2; shift ;;
         --recipe) recipe=$2; shift ;;
         --data) dataset=$2; shift ;;
+        --body) body=$2; shift ;;
         --shape) OCCLUDE_SHAPE=$2; shift ;;
         --train-occlusion) TRAIN_OCCLUSION=$2; shift ;;
         --seeds) go_seeds=$2; shift ;;
@@ -210,6 +214,11 @@ grid_options() {
     case $dataset in mnist | fashion) ;; *) say "$go_me: unknown data set '$dataset' (mnist or fashion)"; usage ;; esac
     DATASET=$dataset
     export DATASET
+    case $body in
+    '' ) ;;
+    conv | linear | mlp:[1-9]*) TRAIN_ARGS="${TRAIN_ARGS:-} --body $body"; export TRAIN_ARGS ;;
+    *) say "$go_me: --body: '$body' is not conv, linear or mlp:W1,W2,..."; usage ;;
+    esac
     occlusion_valid || usage
     seeds=$(seed_list "$go_seeds") || usage
     if [ -n "$grid_logins" ]; then

@@ -7,7 +7,7 @@ set -eu
 . "$(dirname "$0")/common.sh"
 out=$1 configs=$2 images=$3 recipe=$4 dataset=$5
 need_programs seedstat || exit 1
-results_and_configs "$out" "$configs" | awk -F'\t' -v images="$images" -v recipe="$recipe" -v dataset="$dataset" '
+results_and_configs "$out" "$configs" | awk -F'\t' -v images="$images" -v recipe="$recipe" -v dataset="$dataset" -v body="${BODY_SPEC:-}" '
 $0 == "#configs" { FS = " "; cf = 1; next }
 !cf {
     v[$1, $2, $3] = $4; sd[$1, $2, $3] = $6
@@ -36,7 +36,7 @@ function best(s, m, low,   i, b, bv) {
 }
 END {
     ds = dataset == "fashion" ? "Fashion-MNIST (2-item composites)" : "MNIST (2-digit)"
-    printf "## Every method on the same data: %s, D = %s, %s training images each (recipe %s)\n\n", ds, D, images, recipe
+    printf "## Every method on the same data: %s, D = %s, %s training images each (recipe %s%s)\n\n", ds, D, images, recipe, body == "" ? "" : ", body " body " on the pixels"
     print "AP: verification AP of 10,000 random test pairs (the match probability where the method has one, else the distance of the means); KNN: 5-NN accuracy; R@1, MAP@R, PR-AUC: leave-one-out retrieval, global precision-recall over every pair; 5-shot: accuracy over every class of the set, 15 queries per class. Uncertainty (hib: self-mismatch eta; spe, hetriplet: mean variance), judged on the KNN answers: tau: Kendall tau over 20 bins (> 0: accuracy falls as uncertainty rises); AUROC: of the uncertainty at telling wrong answers from right ones (0.5: blind); AURC: area under the error-versus-reject curve (lower is better), the oracle'"'"'s in brackets; ECE: expected calibration error of the match probability, 15 bins. -: the method has no such output (reasons below)."
     print ""
     print "| set | method | AP | KNN | R@1 | MAP@R | 5-shot | PR-AUC | tau | AUROC | AURC (oracle) | ECE |"

@@ -15,6 +15,8 @@
 #   episodes; --full: 46,080,000 (hib.sh --full's 180,000 steps), 1,000 episodes. -s: IMAGES.
 #   -j JOBS: methods in parallel (default 2, one core each); -t THREADS: training threads.
 #   --recipe fast (default) | paper (compare-run.sh); TRAIN_ARGS adds train options.
+#   --body SPEC: every method on that body (train --body): mlp:W1,W2,... or linear on the
+#   images' pixels (the composite's 784 N values / 255) in place of the HIB network (conv).
 #   --shape rect (default) | square: the occlusion patches, rectangles (the SPE paper's appendix E)
 #   or squares (the HIB paper's appendix A); --train-occlusion per-use (default) | fixed: training
 #   digits occluded afresh at every use, or once into the data (pipelines/common.sh, README
@@ -34,7 +36,7 @@
 # error-versus-reject curves, gnuplot); exits 1, naming each failed run, when a run did not finish.
 set -eu
 . "$(dirname "$0")/common.sh"
-usage() { sed -n '2,34p' "$HEDGE_ROOT/pipelines/compare.sh" | sed 's/^# \{0,1\}//' >&2; exit 2; }
+usage() { sed -n '2,36p' "$HEDGE_ROOT/pipelines/compare.sh" | sed 's/^# \{0,1\}//' >&2; exit 2; }
 grid_options 1536000 46080000 "$@"
 repeats=1000
 [ "$preset" = quick ] && repeats=100
@@ -51,7 +53,7 @@ grid_data compare "$configs" || exit 1
 [ "$report" = 1 ] || say "compare: $(wc -l < "$configs") methods, $steps training images each, D = $dim, $jobs at a time with $threads threads, recipe $recipe, $REPEATS few-shot episodes (log: $out/joblog-compare)"
 grid_parallel "$out/joblog-compare" "$configs" \
     'mkdir -p '"$out"'/runs/{1}; THREADS='"$threads"' sh '"$HEDGE_ROOT"'/pipelines/compare-run.sh '"$out"' {1} {2} {3} '"$steps"' > '"$out"'/runs/{1}/run.log 2>&1; rc=$?; cat '"$out"'/runs/{1}/run.log >&2; exit $rc'
-sh "$HEDGE_ROOT/pipelines/compare-tables.sh" "$out" "$configs" "$steps" "$recipe" "$dataset"
+BODY_SPEC=$body sh "$HEDGE_ROOT/pipelines/compare-tables.sh" "$out" "$configs" "$steps" "$recipe" "$dataset"
 echo
 occlusion_note
 seeds_note "$configs"

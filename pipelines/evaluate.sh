@@ -1,6 +1,6 @@
 #!/bin/sh
 # evaluate.sh [-g GALLERY] [--exclude-id] [--corrupt FILE] [--match-a A --match-b B]
-#             [--distance euclidean|cosine] [-k K1,K2,...] [-n PAIRS] [-S SEED] [-t THREADS]
+#             [--distance euclidean|cosine|mls] [-k K1,K2,...] [-n PAIRS] [-S SEED] [-t THREADS]
 #             [--shards N [-j JOBS] [--sshlogin S]... [--sshloginfile F] [--transfer] [--retries R]]
 #             [--text] [--json FILE] [-o DIR] INPUT
 # The whole evaluation battery of one set of embeddings, as one table on stdout (markdown; --text
@@ -31,6 +31,9 @@
 #   --distance cosine  knn and retrieve rank by the cosine similarity of the means (normalised
 #                   first, as pytorch-metric-learning; default euclidean); ap and nmi/ami stay
 #                   Euclidean (a note says so)
+#   --distance mls  knn, retrieve and ap by PFE's mutual likelihood score of the Gaussians
+#                   (mean and var, C = 1: lib/mls.h; PFE's and DUL's evaluation); no ECE (MLS
+#                   is no probability); nmi/ami stay Euclidean
 #   -n PAIRS        sampled pairs (default 10000); -S SEED (default 714)
 #   -t THREADS      threads of knn, retrieve and cluster (default: THREADS, else 1)
 #   -o DIR          keep every intermediate file in DIR (default: a temporary folder, removed).
@@ -108,7 +111,7 @@ case $threads in '' | *[!0-9]* | 0) say "$me: -t: not a number of threads: '$thr
 [ -n "$ma" ] && [ -z "$mb" ] && { say "$me: --match-a needs --match-b"; usage; }
 [ -z "$ma" ] && [ -n "$mb" ] && { say "$me: --match-b needs --match-a"; usage; }
 [ -n "$exclude" ] && [ -z "$gallery" ] && { say "$me: --exclude-id needs -g GALLERY"; usage; }
-case $distance in euclidean | cosine) ;; *) say "$me: --distance: '$distance' is neither euclidean nor cosine"; usage ;; esac
+case $distance in euclidean | cosine | mls) ;; *) say "$me: --distance: '$distance' is not euclidean, cosine or mls"; usage ;; esac
 # -k: K1,K2,... increasing, each >= 1 (retrieve's rule; the rules below compare them with counts)
 case $ks in '' | ,* | *, | *,,* | *[!0-9,]*) say "$me: -k: expected K1,K2,... like 1,2,4,8, got '$ks'"; usage ;; esac
 ks_given=$ks
@@ -302,6 +305,8 @@ evaluate() {
     [ -n "$gallery" ] && gargs="$gargs -g $W/gallery.hs $exclude"
     [ "$distance" = cosine ] &&
         note "distance ($s): knn and retrieval rank by cosine similarity (normalised means); ap, nmi and ami by the Euclidean distance of the means"
+    [ "$distance" = mls ] &&
+        note "distance ($s): knn, retrieval and ap by the mutual likelihood score of the Gaussians (PFE); nmi and ami by the Euclidean distance of the means"
     v=$W/$s.val
     : > "$v"
     n=$(lim $s n) nbrs=$(lim $s nbrs) pos=$(lim $s pos) where=$(lim $s where)
@@ -312,6 +317,12 @@ evaluate() {
     elif [ "$(lim $s classes)" = 1 ]; then
         printf 'ece -\nap -\n' >> "$v"
         note "ap, ece ($s): one class only: no non-matching pair to draw"
+    elif [ "$distance" = mls ]; then
+        run "pairscore-$s" "$f" pairscore --score mls -n "$pairs" -S "$seed" "$W/$s.hs" > "$W/pairs-$s.hs"
+        run "apcurve-$s" "$f" apcurve --json - -o "$W/pr-$s.tsv" "$W/pairs-$s.hs" > "$W/ap-$s.json"
+        echo "ece -" >> "$v"
+        note "ece ($s): MLS is no probability"
+        echo "ap $(json_get ap < "$W/ap-$s.json")" >> "$v"
     elif header "$s" '"match_a"'; then
         run "pairscore-$s" "$f" pairscore -n "$pairs" -S "$seed" "$W/$s.hs" > "$W/pairs-$s.hs"
         run "apcurve-$s" "$f" apcurve --json - --ece 15 -o "$W/pr-$s.tsv" "$W/pairs-$s.hs" > "$W/ap-$s.json"

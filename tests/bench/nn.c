@@ -18,12 +18,13 @@
 #include <unistd.h>
 
 #include "blas.h"
+#include "body.h"
 #include "model.h"
 #include "optim.h"
 #include "rng.h"
 #include "util.h"
 
-static double best_of(int reps, int batches, model *m, optim *o, const uint8_t *img, int n, float *mu,
+static double best_of(int reps, int batches, model *m, optim *o, const void *img, int n, float *mu,
                       float *var, const float *dmu, const float *dvar, int train)
 {
     double best = 1e30;
@@ -42,6 +43,35 @@ static double best_of(int reps, int batches, model *m, optim *o, const uint8_t *
             best = t;
     }
     return n / best;
+}
+
+/* one model, 1 .. maxt threads: embed and train rates, their GFLOPS (fwd, fb: flops per item of
+ * forward and forward + backward) and their share of the probe's, a line per thread count */
+static void measure(const char *name, const model_config *cfg, const void *input, int n, int reps, int maxt,
+                    const double *probe, double fwd, double fb, rng *r)
+{
+    int k = n * cfg->C * cfg->D;
+    model *m = model_create(cfg, 2, (const char *[]){"match.a_raw", "match.b"}, n);
+    model_init(m, 1);
+    optim *o = optim_create(OPTIM_ADAM, m->nparams, 1e-4);
+    float *mu = malloc(k * sizeof(float)), *var = cfg->head == HEAD_MOG ? malloc(k * sizeof(float)) : NULL;
+    float *dmu = malloc(k * sizeof(float)), *dvar = malloc(k * sizeof(float));
+    for (int i = 0; i < k; i++) {
+        dmu[i] = (float)(1e-2 * (2 * rng_uniform(r) - 1));
+        dvar[i] = (float)(1e-2 * (2 * rng_uniform(r) - 1));
+    }
+    for (int t = 1; t <= maxt; t++) {
+        model_set_threads(m, t);
+        best_of(1, 1, m, o, input, n, mu, var, dmu, dvar, 1); /* warm up */
+        double e = best_of(reps, 8, m, o, input, n, mu, var, dmu, dvar, 0);
+        double tr = best_of(reps, 8, m, o, input, n, mu, var, dmu, dvar, 1);
+        printf("%-6s %7d  %11.0f %7.1f %6.2f  %11.0f %7.1f %6.2f\n", name, t, e, e * fwd / 1e9, e * fwd / 1e9 / probe[t],
+               tr, tr * fb / 1e9, tr * fb / 1e9 / probe[t]);
+        fflush(stdout);
+    }
+    free(mu), free(var), free(dmu), free(dvar);
+    optim_free(o);
+    model_free(m);
 }
 
 int main(int argc, char **argv)
@@ -92,30 +122,35 @@ int main(int argc, char **argv)
            "train img/s", "GFLOPS", "/probe");
     for (size_t h = 0; h < sizeof heads / sizeof heads[0]; h++) {
         const model_config *cfg = &heads[h].cfg;
-        int HO = model_outputs(cfg), k = n * cfg->C * cfg->D;
+        int HO = model_outputs(cfg);
         double HW = (double)H * W, fwd = 1740 * HW + 240.0 * HO, fb = 4920 * HW + 720.0 * HO;
-        model *m = model_create(cfg, 2, (const char *[]){"match.a_raw", "match.b"}, n);
-        model_init(m, 1);
-        optim *o = optim_create(OPTIM_ADAM, m->nparams, 1e-4);
-        float *mu = malloc(k * sizeof(float)), *var = cfg->head == HEAD_MOG ? malloc(k * sizeof(float)) : NULL;
-        float *dmu = malloc(k * sizeof(float)), *dvar = malloc(k * sizeof(float));
-        for (int i = 0; i < k; i++) {
-            dmu[i] = (float)(1e-2 * (2 * rng_uniform(&r) - 1));
-            dvar[i] = (float)(1e-2 * (2 * rng_uniform(&r) - 1));
-        }
-        for (int t = 1; t <= maxt; t++) {
-            model_set_threads(m, t);
-            best_of(1, 1, m, o, img, n, mu, var, dmu, dvar, 1); /* warm up */
-            double e = best_of(reps, 8, m, o, img, n, mu, var, dmu, dvar, 0);
-            double tr = best_of(reps, 8, m, o, img, n, mu, var, dmu, dvar, 1);
-            printf("%-6s %7d  %11.0f %7.1f %6.2f  %11.0f %7.1f %6.2f\n", heads[h].name, t, e, e * fwd / 1e9,
-                   e * fwd / 1e9 / probe[t], tr, tr * fb / 1e9, tr * fb / 1e9 / probe[t]);
-            fflush(stdout);
-        }
-        free(mu), free(var), free(dmu), free(dvar);
-        optim_free(o);
-        model_free(m);
+        measure(heads[h].name, cfg, img, n, reps, maxt, probe, fwd, fb, &r);
     }
     free(img);
+
+    /* the mlp body (lib/body_mlp.c) on feature vectors: F = 784 (a Fashion-MNIST image as
+     * features), mlp:512,256, heads point D = 64 and MoG-1 D = 64; flops 2 x the multiply-adds:
+     * forward F W1 + W1 W2 + W2 HO, backward the weight gradients (the same) and the input
+     * gradients of every layer but the first (W1 W2 + W2 HO) */
+    enum { F = 784, W1 = 512, W2 = 256 };
+    float *x = malloc((size_t)n * F * sizeof(float));
+    for (size_t i = 0; i < (size_t)n * F; i++)
+        x[i] = (float)rng_uniform(&r);
+    struct {
+        const char *name;
+        int head, D;
+    } mheads[] = {{"point", HEAD_POINT, 64}, {"MoG-1", HEAD_MOG, 64}};
+    printf("mlp:%d,%d on %d features, batch %d\n", W1, W2, F, n);
+    printf("%-6s %7s  %11s %7s %6s  %11s %7s %6s\n", "head", "threads", "embed it/s", "GFLOPS", "/probe",
+           "train it/s", "GFLOPS", "/probe");
+    for (size_t h = 0; h < sizeof mheads / sizeof mheads[0]; h++) {
+        model_config cfg = {.head = mheads[h].head, .C = 1, .D = mheads[h].D, .features = F};
+        body_parse(&cfg, "mlp:512,256");
+        int HO = model_outputs(&cfg);
+        double fwd = 2.0 * ((double)F * W1 + (double)W1 * W2 + (double)W2 * HO);
+        double fb = fwd + fwd + 2.0 * ((double)W1 * W2 + (double)W2 * HO);
+        measure(mheads[h].name, &cfg, x, n, reps, maxt, probe, fwd, fb, &r);
+    }
+    free(x);
     return 0;
 }

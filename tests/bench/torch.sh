@@ -17,6 +17,8 @@
 #          OMP_WAIT_POLICY=PASSIVE: on a loaded machine OpenMP threads spinning at the barriers
 #          of every operator lose their time slices (load 12 on 2 cores: 146 to 190 images/s
 #          spinning, 1,141 passive, 570 on one thread)
+# Then the mlp body (train --body mlp:512,256, tests/bench/torch_mlp.py) on the same batches, each
+# image's 1,568 pixels / 255 as its feature vector, heads point and MoG-1, the same way.
 # Interleaved (for each head: hedge then torch, the order reversed every other round) so that the
 # machine's other load hits both alike; ratio = hedge's images/s over torch's, the median over the
 # rounds of each round's ratio.
@@ -39,15 +41,23 @@ tversion=$($PY -c 'import torch; print(torch.__version__)')
 mkdigits -N 2 -s train | occlude -p 0.2 > "$T/train.hs"
 batcher -m pairs -b 128 -n 40 < "$T/train.hs" | tonpz -o "$T/batches.npz"
 median() { sort -g | awk '{ v[NR] = $1 } END { print NR % 2 ? v[(NR + 1) / 2] : (v[NR / 2] + v[NR / 2 + 1]) / 2 }'; }
+MLP=512,256
 hedge_rate() { # hedge_rate HEAD
-    case $1 in point) h="--head point" ;; mog1) h="--head mog -C 1" ;; mog2) h="--head mog -C 2" ;; esac
+    case $1 in
+    point) h="--head point" ;; mog1) h="--head mog -C 1" ;; mog2) h="--head mog -C 2" ;;
+    mlp-point) h="--head point --body mlp:$MLP" ;; mlp-mog1) h="--head mog -C 1 --body mlp:$MLP" ;;
+    esac
     batcher -m pairs -b 128 < "$T/train.hs" | train -o "$T/$1.ckpt" $h -D 2 -n "$hsteps" -t 2 2> "$T/err" ||
         { cat "$T/err" >&2; exit 1; }
     sed -n 's/.*(\([0-9]*\) images\/s).*/\1/p' "$T/err"
 }
 torch_rate() { # torch_rate HEAD
-    OMP_NUM_THREADS=2 OMP_WAIT_POLICY=PASSIVE OPENBLAS_NUM_THREADS=2 OPENBLAS_CORETYPE=$core \
-        $PY tests/bench/torch_train.py "$T/batches.npz" "$1" "$tsteps" 2 | sed -n 's/^images_per_s //p'
+    case $1 in
+    mlp-*) OMP_NUM_THREADS=2 OMP_WAIT_POLICY=PASSIVE OPENBLAS_NUM_THREADS=2 OPENBLAS_CORETYPE=$core \
+        $PY tests/bench/torch_mlp.py "$T/batches.npz" "${1#mlp-}" "$((tsteps * 5))" 2 $MLP | sed -n 's/^images_per_s //p' ;;
+    *) OMP_NUM_THREADS=2 OMP_WAIT_POLICY=PASSIVE OPENBLAS_NUM_THREADS=2 OPENBLAS_CORETYPE=$core \
+        $PY tests/bench/torch_train.py "$T/batches.npz" "$1" "$tsteps" 2 | sed -n 's/^images_per_s //p' ;;
+    esac
 }
 
 echo "# hedge train against PyTorch $tversion, same network and loss, 128 pairs per step, D = 2, 2 threads each"
@@ -56,7 +66,7 @@ echo "# $rounds interleaved rounds; ratio = hedge images/s / torch images/s, med
 : > "$T/rates"
 r=1
 while [ "$r" -le "$rounds" ]; do
-    for head in point mog1 mog2; do
+    for head in point mog1 mog2 mlp-point mlp-mog1; do
         if [ $((r % 2)) = 1 ]; then
             h=$(hedge_rate $head)
             t=$(torch_rate $head)
@@ -69,7 +79,7 @@ while [ "$r" -le "$rounds" ]; do
     done
     r=$((r + 1))
 done
-for head in point mog1 mog2; do
+for head in point mog1 mog2 mlp-point mlp-mog1; do
     hm=$(awk -v w=$head '$1 == w { print $2 }' "$T/rates" | median)
     tm=$(awk -v w=$head '$1 == w { print $3 }' "$T/rates" | median)
     ratio=$(awk -v w=$head '$1 == w { printf "%.4f\n", $2 / $3 }' "$T/rates" | median)

@@ -90,15 +90,22 @@ def main(argv):
     H, W = im1.shape[1:]
     C = {"point": 1, "mog1": 1, "mog2": 2}[argv[2]]
     net = Net(H, W, D if argv[2] == "point" else C * 2 * D)
+    return rate(net, batches, lambda images: torch.from_numpy(images).float().div_(255), argv[2], C, steps,
+                "torch_train.py")
+
+
+def rate(net, batches, to_input, head, C, steps, prog):
+    """Trains net with the head's pair loss (point: softcon, else VIB with C components) on the
+    batches (input, sign), to_input(input) the network's input, cycled; prints the images per
+    second over `steps` steps after WARMUP; returns the exit status."""
     a_raw = torch.nn.Parameter(torch.tensor(math.log(math.e - 1)))  # a = softplus(a_raw) = 1
     b = torch.nn.Parameter(torch.tensor(0.0))
     opt = torch.optim.Adam(list(net.parameters()) + [a_raw, b], lr=1e-3)
 
     def step(i):
-        images, sign = batches[i % nb]
-        x = torch.from_numpy(images).float().div_(255)
-        out = net(x)
-        loss = softcon(out, sign, a_raw, b) if argv[2] == "point" else vib(out, sign, a_raw, b, C)
+        x, sign = batches[i % len(batches)]
+        out = net(to_input(x))
+        loss = softcon(out, sign, a_raw, b) if head == "point" else vib(out, sign, a_raw, b, C)
         opt.zero_grad()
         loss.backward()
         opt.step()
@@ -111,7 +118,7 @@ def main(argv):
         loss = step(WARMUP + i)
     t1 = time.perf_counter()
     if not math.isfinite(float(loss)):
-        sys.stderr.write("torch_train.py: the loss is %g\n" % float(loss))
+        sys.stderr.write("%s: the loss is %g\n" % (prog, float(loss)))
         return 1
     print("images_per_s %.0f" % (steps * 256 / (t1 - t0)))
     return 0

@@ -144,8 +144,8 @@ expect_fail 1 'zero.hs: record 3 (id 1003): its mean is the zero vector' retriev
 expect_fail 1 'zero.hs: record 3 (id 1003): its mean is the zero vector' knn --distance cosine zero.hs
 expect_fail 1 'zero.hs: record 3 (id 1003): its mean is the zero vector' knn --distance cosine -g zero.hs q.hs
 retrieve zero.hs > /dev/null 2>&1 || fail "a zero mean is refused under the Euclidean distance"
-expect_fail 2 "neither euclidean nor cosine" retrieve --distance manhattan q.hs
-expect_fail 2 "neither euclidean nor cosine" knn --distance l1 q.hs
+expect_fail 2 "none of euclidean, cosine, mls" retrieve --distance manhattan q.hs
+expect_fail 2 "none of euclidean, cosine, mls" knn --distance l1 q.hs
 expect_fail 2 "not with -d expected" knn --distance cosine -d expected q.hs
 expect_fail 2 "--summary reads" retrieve --summary --distance cosine r.hs
 expect_fail 2 "--summary reads" knn --summary --distance cosine k.hs

@@ -41,7 +41,7 @@ tr() { pk | train --loss hetriplet -D 3 -S 5 -t 1 --mining hard "$@" 2>/dev/null
 mkdir a b
 (cd a && tr -o m.ckpt -n 40) || fail "train a"
 (cd b && tr -o m.ckpt -n 40) || fail "train b"
-cmp -s a/m.ckpt b/m.ckpt || fail "same seed gave different checkpoints"
+cmp -s a/m.ckpt b/m.ckpt || fail "same seed gave different checkpoints: $(cmp a/m.ckpt b/m.ckpt 2>&1; tshow -H a/m.ckpt > a.h; tshow -H b/m.ckpt > b.h; cmp a.h b.h 2>&1 || diff a.h b.h | head -c 600)"
 tr -o r.ckpt -n 20 || fail "train r"
 pk | train --resume r.ckpt -n 40 -t 1 2>/dev/null || fail "resume"
 totsv a/m.ckpt > a.tsv && totsv r.ckpt > r.tsv || fail "totsv"

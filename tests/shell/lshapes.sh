@@ -60,9 +60,9 @@ tshow -H d.ckpt | grep -q '"digits": 2' || fail "a digits model's checkpoint doe
 tshow -H d.ckpt | grep -q '"channels"' && fail "a one-channel checkpoint records channels (absent = 1)"
 expect_fail 1 "embed: images are 3x64x64 but the model d.ckpt was trained on 1x28x56" sh -c 'embed -m d.ckpt < test.hs'
 expect_fail 1 "embed: images are 1x28x56 but the model pn.ckpt was trained on 3x64x64" sh -c 'embed -m pn.ckpt < digits.hs'
-expect_fail 1 "train: d.ckpt was trained on 1x28x56 images, the input has 3x64x64 images" \
+expect_fail 1 "train: d.ckpt: the model was trained on 1x28x56 images, the batches hold 3x64x64 images" \
     sh -c 'batcher -m episodes -n 2 < train.hs | train --resume d.ckpt -o x.ckpt -t 1'
-expect_fail 1 "train: pn.ckpt was trained on 3x64x64 images, the input has 1x28x56 images" \
+expect_fail 1 "train: pn.ckpt: the model was trained on 3x64x64 images, the batches hold 1x28x56 images" \
     sh -c 'batcher -m episodes -c 4 -n 2 < digits.hs | train --resume pn.ckpt -o x.ckpt -t 1'
 
 # crafted: images the network cannot take, and checkpoints whose geometry is bad or hostile

@@ -1,0 +1,416 @@
+/* body: the features bodies (mlp, linear) and the heads on them (point, mog, iso, pfe,
+ * pfe-iso): parameter views and counts, the forward against a double-precision reference
+ * written from the definitions (lib/body_mlp.c, lib/head.c, lib/head_pfe.c), gradients
+ * against central differences of that reference, identical bytes for every thread count and
+ * batch size, body specs; and the mutual likelihood score (lib/mls.h) and the mls loss against
+ * values worked by hand and central differences. */
+#include <stdlib.h>
+#include <string.h>
+
+#include "blas.h"
+#include "body.h"
+#include "check.h"
+#include "loss.h"
+#include "mls.h"
+#include "model.h"
+#include "rng.h"
+#include "util.h"
+
+static rng R;
+
+static float *randv(size_t n, double scale)
+{
+    float *v = malloc(n * sizeof(float));
+    for (size_t i = 0; i < n; i++)
+        v[i] = (float)(scale * (2 * rng_uniform(&R) - 1));
+    return v;
+}
+
+static model_config features_cfg(const char *body, int F, int head, int C, int D)
+{
+    model_config c = {.head = head, .C = C, .D = D, .features = F};
+    const char *bad = body_parse(&c, body);
+    if (bad) {
+        fprintf(stderr, "body_parse(%s): %s\n", body, bad);
+        exit(1);
+    }
+    return c;
+}
+
+/* ---------------------------------------------------------------- the reference, in double */
+
+/* one item: x (F) through the layers of m (its own parameters) and the head -> mu, var (C x D) */
+static void ref_item(const model *m, const double *P, const float *x, double *mu, double *var)
+{
+    const model_config *c = &m->cfg;
+    double a[2][MODEL_MAX_WIDTH];
+    int in = m->F, cur = 0;
+    for (int k = 0; k < in; k++)
+        a[0][k] = x[k];
+    for (int l = 0; l < c->nwidths; l++) {
+        char nw[16], nb[16];
+        snprintf(nw, sizeof nw, "fc%d.w", l + 1);
+        snprintf(nb, sizeof nb, "fc%d.b", l + 1);
+        const model_view *w = model_view_find(m, nw), *b = model_view_find(m, nb);
+        int out = c->widths[l];
+        for (int o = 0; o < out; o++) {
+            double s = P[b->offset + o];
+            for (int k = 0; k < in; k++)
+                s += P[w->offset + (size_t)o * in + k] * a[cur][k];
+            a[1 - cur][o] = s > 0 ? s : 0;
+        }
+        cur = 1 - cur;
+        in = out;
+    }
+    const model_view *hw = model_view_find(m, "head.w"), *hb = model_view_find(m, "head.b");
+    int HO = (int)hw->shape[0];
+    double ho[4096];
+    for (int o = 0; o < HO; o++) {
+        double s = P[hb->offset + o];
+        for (int k = 0; k < in; k++)
+            s += P[hw->offset + (size_t)o * in + k] * a[cur][k];
+        ho[o] = s;
+    }
+    int C = c->C, D = c->D;
+    double lv;
+    switch (c->head) {
+    case HEAD_POINT:
+        for (int k = 0; k < D; k++)
+            mu[k] = ho[k], var[k] = 0;
+        break;
+    case HEAD_MOG:
+        for (int q = 0; q < C; q++)
+            for (int k = 0; k < D; k++) {
+                double r = ho[q * 2 * D + D + k];
+                mu[q * D + k] = ho[q * 2 * D + k];
+                var[q * D + k] = log1p(exp(r)) + MODEL_VAR_FLOOR;
+            }
+        break;
+    case HEAD_ISO:
+        for (int q = 0; q < C; q++)
+            for (int k = 0; k < D; k++)
+                mu[q * D + k] = ho[q * (D + 1) + k], var[q * D + k] = exp(ho[q * (D + 1) + D]);
+        break;
+    default: { /* pfe, pfe-iso: the mean is x / ||x|| */
+        double n2 = 0;
+        for (int k = 0; k < D; k++)
+            n2 += (double)x[k] * x[k];
+        for (int k = 0; k < D; k++) {
+            mu[k] = x[k] / sqrt(n2);
+            lv = c->head == HEAD_PFE ? ho[k] : ho[0];
+            var[k] = exp(lv);
+        }
+    }
+    }
+}
+
+/* the loss the gradients are checked on: sum of Rmu . mu + Rvar . var over the batch */
+static double ref_loss(const model *m, const double *P, const float *X, int n, const float *Rmu, const float *Rvar)
+{
+    int k = m->cfg.C * m->cfg.D;
+    double mu[4096], var[4096], s = 0;
+    for (int i = 0; i < n; i++) {
+        ref_item(m, P, X + (size_t)i * m->F, mu, var);
+        for (int j = 0; j < k; j++)
+            s += Rmu[(size_t)i * k + j] * mu[j] + Rvar[(size_t)i * k + j] * var[j];
+    }
+    return s;
+}
+
+/* forward against the reference; every gradient against central differences of the reference
+ * (in double, h = 1e-6: far from the float noise; a difference whose two one-sided halves
+ * disagree crossed a ReLU kink and is skipped, counted) */
+static void test_model_on(const char *body, int F, int head, int C, int D, int n)
+{
+    model_config cfg = features_cfg(body, F, head, C, D);
+    model *m = model_create(&cfg, 0, NULL, n);
+    model_init(m, 11);
+    /* biases of 0.05 to 0.15 in magnitude, so that they matter */
+    for (int t = 0; t < m->nviews; t++)
+        if (m->views[t].ndim == 1)
+            for (size_t i = 0; i < m->views[t].size; i++)
+                m->params[m->views[t].offset + i] = (float)((rng_below(&R, 2) ? 1 : -1) * (0.05 + 0.1 * rng_uniform(&R)));
+    int k = C * D, stoch = head != HEAD_POINT;
+    float *X = randv((size_t)n * F, 1.5), *mu = malloc((size_t)n * k * 4), *var = malloc((size_t)n * k * 4);
+    float *Rmu = randv((size_t)n * k, 1), *Rvar = randv((size_t)n * k, 1);
+    if (!stoch)
+        memset(Rvar, 0, (size_t)n * k * 4);
+    model_forward(m, X, n, mu, stoch ? var : NULL);
+    memset(m->grads, 0, m->nparams * 4);
+    model_backward(m, Rmu, stoch ? Rvar : NULL);
+    double *P = malloc(m->nparams * sizeof(double));
+    for (size_t i = 0; i < m->nparams; i++)
+        P[i] = m->params[i];
+    double rmu[4096], rvar[4096];
+    for (int i = 0; i < n; i++) {
+        ref_item(m, P, X + (size_t)i * F, rmu, rvar);
+        for (int j = 0; j < k; j++) {
+            CHECK_CLOSE(mu[(size_t)i * k + j], rmu[j], 1e-5 * (1 + fabs(rmu[j])));
+            if (stoch)
+                CHECK_CLOSE(var[(size_t)i * k + j], rvar[j], 1e-5 * (1 + fabs(rvar[j])));
+        }
+    }
+    int checked = 0, skipped = 0;
+    double worst = 0;
+    for (int t = 0; t < m->nviews; t++) {
+        const model_view *v = &m->views[t];
+        double scale = 0;
+        for (size_t i = 0; i < v->size; i++)
+            scale = fmax(scale, fabs(m->grads[v->offset + i]));
+        int samples = v->size < 30 ? (int)v->size : 30;
+        for (int s = 0; s < samples; s++) {
+            size_t j = v->offset + (samples == (int)v->size ? (size_t)s : rng_below(&R, v->size));
+            double keep = P[j], h = 1e-6;
+            double L0 = ref_loss(m, P, X, n, Rmu, Rvar);
+            P[j] = keep + h;
+            double lp = ref_loss(m, P, X, n, Rmu, Rvar);
+            P[j] = keep - h;
+            double lm = ref_loss(m, P, X, n, Rmu, Rvar);
+            P[j] = keep;
+            double fd = (lp - lm) / (2 * h), tol = 1e-3 * fabs(fd) + 1e-4 * scale + 1e-6;
+            if (fabs((lp - L0) / h - (L0 - lm) / h) > 1e-3 * (fabs(fd) + scale) + 1e-6) {
+                skipped++;
+                continue;
+            }
+            checked++;
+            CHECK_CLOSE(m->grads[j], fd, tol);
+            worst = fmax(worst, fabs(m->grads[j] - fd) / tol);
+        }
+    }
+    char spec[64];
+    printf("%-12s %-7s C=%d D=%-2d F=%-2d n=%-3d: %zu parameters, forward within 1e-5, %d gradients within "
+           "tolerance (worst %.3f of it), %d skipped at kinks\n",
+           body_spec(&m->cfg, spec, sizeof spec), model_head_name(head), C, D, F, n, m->nparams, checked, worst, skipped);
+    CHECK(skipped <= checked / 10);
+    free(X), free(mu), free(var), free(Rmu), free(Rvar), free(P);
+    model_free(m);
+}
+
+/* the views of mlp:5,4 on 6 features with a mog head (C = 2, D = 3) */
+static void test_views(void)
+{
+    model_config c = features_cfg("mlp:5,4", 6, HEAD_MOG, 2, 3);
+    model *m = model_create(&c, 1, (const char *[]){"x"}, 3);
+    const char *want[] = {"fc1.w", "fc1.b", "fc2.w", "fc2.b", "head.w", "head.b", "x"};
+    size_t sizes[] = {30, 5, 20, 4, 12 * 4, 12, 1}, off = 0;
+    CHECK(m->nviews == 7 && m->F == 6 && m->hw == 4);
+    for (int i = 0; i < 7; i++) {
+        const model_view *v = model_view_find(m, want[i]);
+        CHECK(v == &m->views[i] && v->offset == off && v->size == sizes[i]);
+        off += sizes[i];
+    }
+    CHECK(m->nparams == off && m->nnet == off - 1);
+    CHECK(model_takes_features(&c) && model_input_bytes(m) == 24);
+    char spec[64];
+    CHECK(!strcmp(body_spec(&m->cfg, spec, sizeof spec), "mlp:5,4"));
+    model_free(m);
+    /* the linear body: the head reads the input */
+    c = features_cfg("linear", 6, HEAD_POINT, 1, 2);
+    m = model_create(&c, 0, NULL, 3);
+    CHECK(m->nviews == 2 && m->hw == 6 && m->nparams == 2 * 6 + 2);
+    model_free(m);
+    /* the documented count: mlp:512,256 on 784 features, 533,248 body parameters */
+    c = features_cfg("mlp:512,256", 784, HEAD_POINT, 1, 16);
+    m = model_create(&c, 0, NULL, 1);
+    CHECK(m->nparams == 533248 + 16 * 256 + 16);
+    model_free(m);
+    /* specs that are not bodies, and models that cannot be built */
+    model_config b = {0};
+    CHECK(body_parse(&b, "mlp") != NULL);
+    CHECK(body_parse(&b, "mlp:") != NULL);
+    CHECK(body_parse(&b, "mlp:0") != NULL);
+    CHECK(body_parse(&b, "mlp:8,") != NULL);
+    CHECK(body_parse(&b, "mlp:8,x") != NULL);
+    CHECK(body_parse(&b, "mlp:1,2,3,4,5,6,7") != NULL);
+    CHECK(body_parse(&b, "mlp:99999") != NULL);
+    CHECK(body_parse(&b, "linear:3") != NULL);
+    CHECK(body_parse(&b, "resnet") != NULL);
+    CHECK(body_parse(&b, "mlp:8,16") == NULL && b.nwidths == 2 && b.widths[1] == 16);
+    model_config p = features_cfg("mlp:8", 6, HEAD_PFE, 1, 5); /* pfe: D must be the features */
+    CHECK(model_check(&p) != NULL);
+    p.D = 6;
+    CHECK(model_check(&p) == NULL);
+    p.C = 2;
+    CHECK(model_check(&p) != NULL);
+    model_config q = {.head = HEAD_PFE, .C = 1, .D = 2, .digits = 1}; /* pfe on images */
+    CHECK(model_check(&q) != NULL);
+    model_config z = features_cfg("linear", 0, HEAD_POINT, 1, 2); /* no features */
+    CHECK(model_check(&z) != NULL);
+    printf("views, counts and refusals of the features bodies: checked\n");
+}
+
+/* same bytes for 1, 2, 3 threads; an item's outputs do not depend on the batch size beyond its
+ * position modulo BODY_ROWS */
+static void test_threads(const char *body, int head)
+{
+    int n = 150, F = 20; /* more than two row units, not a multiple of any unit */
+    model_config c = features_cfg(body, F, head, head == HEAD_POINT || head >= HEAD_PFE ? 1 : 2,
+                                  head >= HEAD_PFE ? F : 3);
+    model *m = model_create(&c, 0, NULL, n);
+    model_init(m, 5);
+    int k = c.C * c.D;
+    float *X = randv((size_t)n * F, 1), *Rmu = randv((size_t)n * k, 1), *Rvar = randv((size_t)n * k, 1);
+    float *mu[3], *var[3], *g[3];
+    for (int r = 0; r < 3; r++) {
+        mu[r] = malloc((size_t)n * k * 4), var[r] = malloc((size_t)n * k * 4), g[r] = malloc(m->nparams * 4);
+        model_set_threads(m, r + 1);
+        model_forward(m, X, n, mu[r], var[r]);
+        memset(m->grads, 0, m->nparams * 4);
+        model_backward(m, Rmu, Rvar);
+        memcpy(g[r], m->grads, m->nparams * 4);
+    }
+    for (int r = 1; r < 3; r++)
+        CHECK(!memcmp(mu[r], mu[0], (size_t)n * k * 4) && !memcmp(var[r], var[0], (size_t)n * k * 4) &&
+              !memcmp(g[r], g[0], m->nparams * 4));
+    model_forward(m, X, 7, mu[1], var[1]); /* a smaller batch: the same outputs */
+    CHECK(!memcmp(mu[1], mu[0], (size_t)7 * k * 4) && !memcmp(var[1], var[0], (size_t)7 * k * 4));
+    for (int r = 0; r < 3; r++)
+        free(mu[r]), free(var[r]), free(g[r]);
+    free(X), free(Rmu), free(Rvar);
+    model_free(m);
+}
+
+/* the fully connected bodies on images: the pixels / 255 as the feature vector, so an images
+ * model gives the bytes of the features model of the same weights fed those floats */
+static void test_images_input(void)
+{
+    int n = 70, C = 2, H = 4, W = 8, F = C * H * W;
+    const char *bodies[] = {"mlp:9,5", "linear"};
+    for (int b = 0; b < 2; b++) {
+        model_config ci = {.head = HEAD_MOG, .C = 1, .D = 3, .channels = C, .height = H, .width = W};
+        body_parse(&ci, bodies[b]);
+        model_config cf = features_cfg(bodies[b], F, HEAD_MOG, 1, 3);
+        model *mi = model_create(&ci, 0, NULL, n), *mf = model_create(&cf, 0, NULL, n);
+        CHECK(mi->nparams == mf->nparams && mi->F == 0 && mi->Cin == C && mf->F == F);
+        model_init(mi, 9);
+        memcpy(mf->params, mi->params, mi->nparams * 4);
+        uint8_t *img = malloc((size_t)n * F);
+        float *x = malloc((size_t)n * F * 4), *mu[2], *var[2], *G = randv((size_t)n * 3, 1);
+        for (int i = 0; i < n * F; i++) {
+            img[i] = (uint8_t)rng_below(&R, 256);
+            x[i] = img[i] * (1.0f / 255);
+        }
+        for (int k = 0; k < 2; k++)
+            mu[k] = malloc((size_t)n * 3 * 4), var[k] = malloc((size_t)n * 3 * 4);
+        model_forward(mi, img, n, mu[0], var[0]);
+        model_forward(mf, x, n, mu[1], var[1]);
+        memset(mi->grads, 0, mi->nparams * 4);
+        memset(mf->grads, 0, mf->nparams * 4);
+        model_backward(mi, G, G);
+        model_backward(mf, G, G);
+        CHECK(!memcmp(mu[0], mu[1], (size_t)n * 3 * 4) && !memcmp(var[0], var[1], (size_t)n * 3 * 4));
+        CHECK(!memcmp(mi->grads, mf->grads, mi->nparams * 4));
+        CHECK(model_input_bytes(mi) == (size_t)F && model_input_bytes(mf) == (size_t)F * 4);
+        for (int k = 0; k < 2; k++)
+            free(mu[k]), free(var[k]);
+        free(img), free(x), free(G);
+        model_free(mi), model_free(mf);
+    }
+    /* conv takes no feature vectors; pfe's mean needs them */
+    model_config cv = features_cfg("conv", 8, HEAD_POINT, 1, 2);
+    CHECK(model_check(&cv) != NULL);
+    model_config pi = {.head = HEAD_PFE, .C = 1, .D = 32, .channels = 1, .height = 4, .width = 8};
+    body_parse(&pi, "mlp:4");
+    CHECK(model_check(&pi) != NULL);
+    printf("mlp and linear on images: the bytes of the same model on pixels / 255; conv refuses features\n");
+}
+
+/* ---------------------------------------------------------------- MLS */
+
+static void test_mls(void)
+{
+    /* D = 1, mu 0 and 1, variances 0.5 each: v = 1, MLS = -1/2 (1 + 0) - 1/2 log(2 pi) */
+    float a0[1] = {0}, a1[1] = {1}, h[1] = {0.5f};
+    CHECK_CLOSE(mls_score(a0, h, a1, h, 1), -0.5 - 0.5 * log(2 * M_PI), 1e-12);
+    /* D = 2: d = (3, -1), v = (2, 0.5): -1/2 (9/2 + log 2 + 2 + log 0.5) - log(2 pi) = -3.25 - log 2pi */
+    float m1[2] = {3, 0}, m2[2] = {0, 1}, v1[2] = {1.5f, 0.25f}, v2[2] = {0.5f, 0.25f};
+    CHECK_CLOSE(mls_score(m1, v1, m2, v2, 2), -3.25 - log(2 * M_PI), 1e-12);
+    CHECK_CLOSE(mls_score(m1, v1, m2, v2, 2), mls_score(m2, v2, m1, v1, 2), 1e-15);
+    /* gradients: by hand at this point, dMLS/dmu1 = -d/v = (-1.5, 2), dMLS/dv = (d^2/v^2 - 1/v)/2
+     * = ((9/4 - 1/2)/2, (4 - 2)/2) = (0.875, 1); and against central differences */
+    float dm1[2] = {0}, dv1[2] = {0}, dm2[2] = {0}, dv2[2] = {0};
+    mls_grad(m1, v1, m2, v2, 2, 1.0, dm1, dv1, dm2, dv2);
+    CHECK_CLOSE(dm1[0], -1.5, 1e-6);
+    CHECK_CLOSE(dm1[1], 2, 1e-6);
+    CHECK_CLOSE(dm2[0], 1.5, 1e-6);
+    CHECK_CLOSE(dv1[0], 0.875, 1e-6);
+    CHECK_CLOSE(dv1[1], 1, 1e-6);
+    CHECK_CLOSE(dv2[0], 0.875, 1e-6);
+    float *arrs[4] = {m1, v1, m2, v2}, *grads[4] = {dm1, dv1, dm2, dv2};
+    for (int a = 0; a < 4; a++)
+        for (int l = 0; l < 2; l++) {
+            float keep = arrs[a][l], e = 1e-3f;
+            arrs[a][l] = keep + e;
+            double p = mls_score(m1, v1, m2, v2, 2);
+            arrs[a][l] = keep - e;
+            double q = mls_score(m1, v1, m2, v2, 2);
+            arrs[a][l] = keep;
+            CHECK_CLOSE(grads[a][l], (p - q) / (2 * e), 2e-3);
+        }
+
+    /* the loss: 5 items of classes 0 0 1 1 2 (P x K style): genuine pairs (0,1), (2,3);
+     * L = -(MLS01 + MLS23) / 2, item 4 untouched */
+    const loss_kind *L = loss_find("mls");
+    CHECK(L && L->needs_var && L->max_C == 1);
+    int n = 5, D = 3;
+    float *mu = randv(n * D, 1), *var = randv(n * D, 0.5), dmu[15], dvar[15];
+    for (int i = 0; i < n * D; i++)
+        var[i] = 0.6f + var[i];
+    int32_t cls[5] = {0, 0, 1, 1, 2};
+    loss_input in = {.n = n, .C = 1, .D = D, .mu = mu, .var = var, .cls = cls};
+    loss_stats st;
+    double v = L->forward_backward(&loss_defaults, &in, NULL, NULL, dmu, dvar, NULL, &st);
+    double want = -(mls_score(mu, var, mu + D, var + D, D) + mls_score(mu + 2 * D, var + 2 * D, mu + 3 * D, var + 3 * D, D)) / 2;
+    CHECK_CLOSE(v, want, 1e-12);
+    CHECK_CLOSE(st.nll, want, 1e-12);
+    for (int l = 0; l < D; l++)
+        CHECK(dmu[4 * D + l] == 0 && dvar[4 * D + l] == 0);
+    for (int i = 0; i < n * D; i++)
+        for (int w = 0; w < 2; w++) {
+            float *x = w ? var : mu, keep = x[i], e = 1e-3f;
+            x[i] = keep + e;
+            double p = L->forward_backward(&loss_defaults, &in, NULL, NULL, NULL, NULL, NULL, NULL);
+            x[i] = keep - e;
+            double q = L->forward_backward(&loss_defaults, &in, NULL, NULL, NULL, NULL, NULL, NULL);
+            x[i] = keep;
+            CHECK_CLOSE(w ? dvar[i] : dmu[i], (p - q) / (2 * e), 2e-3 * (1 + fabs((p - q) / (2 * e))));
+        }
+    /* pair batches: only the pairs with match = 1; none -> 0 and zero gradients */
+    int32_t pa[3] = {0, 2, 1}, pb[3] = {1, 3, 4};
+    uint8_t match[3] = {1, 0, 1};
+    loss_input pin = in;
+    pin.npairs = 3, pin.pair_a = pa, pin.pair_b = pb, pin.match = match;
+    v = L->forward_backward(&loss_defaults, &pin, NULL, NULL, dmu, dvar, NULL, NULL);
+    CHECK_CLOSE(v, -(mls_score(mu, var, mu + D, var + D, D) + mls_score(mu + D, var + D, mu + 4 * D, var + 4 * D, D)) / 2,
+                1e-12);
+    match[0] = match[2] = 0;
+    v = L->forward_backward(&loss_defaults, &pin, NULL, NULL, dmu, dvar, NULL, NULL);
+    int zero = v == 0;
+    for (int i = 0; i < n * D; i++)
+        zero &= dmu[i] == 0 && dvar[i] == 0;
+    CHECK(zero);
+    printf("MLS: hand values, gradients by hand and by central differences; the mls loss on groups and pairs\n");
+    free(mu), free(var);
+}
+
+int main(void)
+{
+    blas_init(NULL, 1);
+    rng_init(&R, 714, RNG_STREAM('t', 'b', 'o', 'd'));
+    test_views();
+    test_model_on("mlp:7,5", 6, HEAD_POINT, 1, 3, 9);
+    test_model_on("mlp:7,5", 6, HEAD_MOG, 2, 3, 9);
+    test_model_on("mlp:9", 6, HEAD_ISO, 2, 2, 5);
+    test_model_on("mlp:8,6,4", 5, HEAD_PFE, 1, 5, 7);
+    test_model_on("mlp:8", 5, HEAD_PFE_ISO, 1, 5, 7);
+    test_model_on("linear", 11, HEAD_POINT, 1, 4, 6);
+    test_model_on("linear", 11, HEAD_MOG, 1, 4, 6);
+    test_model_on("linear", 6, HEAD_PFE, 1, 6, 6);
+    test_model_on("mlp:13", 70, HEAD_POINT, 1, 9, 70); /* two row units, widths not multiples of 8 */
+    test_threads("mlp:33,17", HEAD_MOG);
+    test_threads("mlp:24", HEAD_PFE);
+    test_threads("linear", HEAD_ISO);
+    test_images_input();
+    test_mls();
+    return check_done("test_body");
+}
