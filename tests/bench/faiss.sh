@@ -40,15 +40,12 @@ PY=${PY:-/usr/bin/python3} # Debian's, where python3-faiss and python3-torch ins
 rounds=${1:-3}
 [ $# -gt 0 ] && shift
 sizes=${*:-20000 100000}
-if ! $PY -c 'import faiss, numpy' 2> /dev/null; then
-    echo "faiss: skipped: Debian's python3-faiss is not installed (as root: apt-get install python3-faiss)"
-    exit 0
-fi
+. tests/bench/lib.sh
+bench_peer faiss faiss python3-faiss
 T=$(mktemp -d)
 trap 'rm -rf "$T"' EXIT
-${CC:-cc} -O2 -march=x86-64-v3 -std=c11 -D_GNU_SOURCE -Ilib -o "$T/probe" tests/bench/probe.c "$BUILD/libhedge.a" \
-    ${LDLIBS:-$(pkg-config --libs openblas) -lmsgpackc -lpng -lz -lm -lpthread}
-core=$("$T/probe" core | sed -n 's/^core //p')
+bench_probe "$T"
+core=$(bench_core "$T")
 fversion=$($PY -c 'import faiss; print(faiss.__version__)')
 faiss_run() { # faiss_run K THREADS [NEIGHBORS.npy]: prints faiss's wall and CPU seconds
     OPENBLAS_NUM_THREADS=1 OMP_NUM_THREADS=2 OMP_WAIT_POLICY=PASSIVE OPENBLAS_CORETYPE=$core \

@@ -40,15 +40,12 @@ nseeds=${1:-10}
 seed0=${SEED0:-1}
 [ $# -gt 0 ] && shift
 sets=${*:-iso uneven digits}
-if ! $PY -c 'import faiss, numpy' 2> /dev/null; then
-    echo "kmeans: skipped: Debian's python3-faiss is not installed (as root: apt-get install python3-faiss)"
-    exit 0
-fi
+. tests/bench/lib.sh
+bench_peer kmeans faiss python3-faiss
 T=$(mktemp -d)
 trap 'rm -rf "$T"' EXIT
-${CC:-cc} -O2 -march=x86-64-v3 -std=c11 -D_GNU_SOURCE -Ilib -o "$T/probe" tests/bench/probe.c "$BUILD/libhedge.a" \
-    ${LDLIBS:-$(pkg-config --libs openblas) -lmsgpackc -lpng -lz -lm -lpthread}
-core=$("$T/probe" core | sed -n 's/^core //p')
+bench_probe "$T"
+core=$(bench_core "$T")
 fversion=$($PY -c 'import faiss; print(faiss.__version__)')
 
 faiss_run() { # faiss_run SEED: prints "nmi objective wall cpu"

@@ -28,15 +28,12 @@ BIN=$(cd "$BUILD/bin" && pwd)
 PATH="$BIN:$PATH"
 PY=${PY:-/usr/bin/python3} # Debian's, where python3-faiss and python3-torch install
 rounds=${1:-3} hsteps=${2:-300} tsteps=${3:-20}
-if ! $PY -c 'import torch, numpy' 2> /dev/null; then
-    echo "torch: skipped: Debian's python3-torch is not installed (as root: apt-get install python3-torch)"
-    exit 0
-fi
+. tests/bench/lib.sh
+bench_peer torch torch python3-torch
 T=$(mktemp -d)
 trap 'rm -rf "$T"' EXIT
-${CC:-cc} -O2 -march=x86-64-v3 -std=c11 -D_GNU_SOURCE -Ilib -o "$T/probe" tests/bench/probe.c "$BUILD/libhedge.a" \
-    ${LDLIBS:-$(pkg-config --libs openblas) -lmsgpackc -lpng -lz -lm -lpthread}
-core=$("$T/probe" core | sed -n 's/^core //p')
+bench_probe "$T"
+core=$(bench_core "$T")
 tversion=$($PY -c 'import torch; print(torch.__version__)')
 mkdigits -N 2 -s train | occlude -p 0.2 > "$T/train.hs"
 batcher -m pairs -b 128 -n 40 < "$T/train.hs" | tonpz -o "$T/batches.npz"

@@ -18,7 +18,8 @@ PATH="$BIN:$PATH"
 steps=${1:-600}
 T=$(mktemp -d)
 trap 'rm -rf "$T"' EXIT
-${CC:-cc} -O2 -march=x86-64-v3 -std=c11 -D_GNU_SOURCE -Ilib -o "$T/probe" tests/bench/probe.c "$BUILD/libhedge.a" ${LDLIBS:-$(pkg-config --libs openblas) -lmsgpackc -lpng -lz -lm -lpthread}
+. tests/bench/lib.sh
+bench_probe "$T"
 mkdigits -N 2 -s train | occlude -p 0.2 > "$T/train.hs"
 mkdigits -N 2 -s test-seen > "$T/test.hs"
 now() { date +%s.%N; }
