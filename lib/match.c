@@ -153,7 +153,7 @@ match_set *match_set_read(stream_reader *r)
     S->D = L.D;
     /* optional fields, each checked if present */
     int ci = header_field_find(h, "class"), ii = header_field_find(h, "id"), ei = header_field_find(h, "eta"),
-        oi = header_field_find(h, "occluded");
+        oi = header_field_find(h, "occluded"), xi = header_field_find(h, "corrupt");
     if (ci >= 0)
         stream_field_need(r->name, h, "class", DT_I32, 0, NULL);
     if (ii >= 0)
@@ -164,6 +164,8 @@ match_set *match_set_read(stream_reader *r)
         stream_field_need(r->name, h, "occluded", DT_U8, 1, (int64_t[]){FIELD_ANY});
         S->nocc = (int)h->fields[oi].shape[0];
     }
+    if (xi >= 0)
+        stream_field_need(r->name, h, "corrupt", DT_U8, 0, NULL);
     S->has_id = ii >= 0;
     size_t cd = (size_t)S->C * S->D;
     int64_t cap = 0;
@@ -182,6 +184,8 @@ match_set *match_set_read(stream_reader *r)
                 S->eta = erealloc(S->eta, (size_t)cap * sizeof(float));
             if (oi >= 0)
                 S->occ = erealloc(S->occ, (size_t)cap * S->nocc);
+            if (xi >= 0)
+                S->corrupt = erealloc(S->corrupt, (size_t)cap);
         }
         memcpy(S->mu + i * cd, rec.t[mi].data, cd * sizeof(float));
         if (vi >= 0) {
@@ -206,6 +210,8 @@ match_set *match_set_read(stream_reader *r)
         }
         if (oi >= 0)
             memcpy(S->occ + i * S->nocc, rec.t[oi].data, S->nocc);
+        if (xi >= 0)
+            S->corrupt[i] = *(const uint8_t *)rec.t[xi].data;
     }
     record_free(&rec);
     if (!S->n)
@@ -291,6 +297,7 @@ void match_set_free(match_set *S)
     free(S->id);
     free(S->eta);
     free(S->occ);
+    free(S->corrupt);
     free(S);
 }
 

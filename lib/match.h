@@ -107,6 +107,7 @@ typedef struct {
     float *eta;       /* (n), NULL without an `eta` field */
     uint8_t *occ;     /* (n, nocc), NULL without an `occluded` field */
     int nocc;
+    uint8_t *corrupt; /* (n), NULL without a `corrupt` field (0/1: a low-quality item, fromnpz) */
 } match_set;
 /* reads every record of r, whose header must pass match_check_header; dies on an empty stream
  * ("no records") */
