@@ -1,7 +1,8 @@
 /* fromnpz: numpy arrays in, a stream out. Reads an .npz (np.savez) or one .npy and writes an
- * `embeddings` stream (mu, var, class, id, eta and any other per-item arrays) or an `images`
- * stream, one record per item as embed and mkdigits write them, so that every evaluator (knn,
- * pairscore, retrieve, fewshot, ...) reads a model trained elsewhere. Every array is checked and
+ * `embeddings` stream (mu, var, class, id, eta and any other per-item arrays), an `images`
+ * stream or a `features` stream (a backbone's feature vectors), one record per item as embed and
+ * mkdigits write them, so that every evaluator (knn, pairscore, retrieve, fewshot, ...) reads a
+ * model trained elsewhere and train learns a head on its features. Every array is checked and
  * converted before the header is written: a refusal leaves stdout empty.
  */
 #include <getopt.h>
@@ -12,32 +13,39 @@
 #include "util.h"
 
 static const char *usage =
-    "usage: fromnpz [-k embeddings|images] [--mu NAME] [--var NAME] [--class NAME] [--id NAME]\n"
-    "               [--eta NAME] [--image NAME] [--skip NAME,...] [--match-a A --match-b B]\n"
-    "               [--range 1|255] [--dataset NAME] FILE.npz|FILE.npy|- > stream\n"
-    "  A NumPy .npz or .npy as a hedge stream of embeddings or images.\n";
+    "usage: fromnpz [-k embeddings|images|features] [--mu NAME] [--var NAME] [--eta NAME]\n"
+    "               [--image NAME] [--features NAME] [--class NAME] [--id NAME] [--corrupt NAME]\n"
+    "               [--skip NAME,...] [--match-a A --match-b B] [--range 1|255] [--dataset NAME]\n"
+    "               FILE.npz|FILE.npy|- > stream\n"
+    "  A NumPy .npz or .npy as a hedge stream of embeddings, images or features.\n";
 
 int main(int argc, char **argv)
 {
     util_start(argc, argv, usage);
     npzimport_options o = {0};
-    enum { O_MU = 256, O_VAR, O_ETA, O_IMAGE, O_CLASS, O_ID, O_SKIP, O_A, O_B, O_RANGE, O_DATASET };
+    /* the role options --mu ... --corrupt in the order of the roles (lib/npzimport.h) */
+    enum { O_ROLE = 256, O_SKIP = O_ROLE + NPZIMPORT_NROLES, O_A, O_B, O_RANGE, O_DATASET };
     static const struct option lopts[] = {
-        {"mu", 1, 0, O_MU},       {"var", 1, 0, O_VAR},         {"eta", 1, 0, O_ETA},
-        {"image", 1, 0, O_IMAGE}, {"class", 1, 0, O_CLASS},     {"id", 1, 0, O_ID},
-        {"skip", 1, 0, O_SKIP},   {"match-a", 1, 0, O_A},       {"match-b", 1, 0, O_B},
-        {"range", 1, 0, O_RANGE}, {"dataset", 1, 0, O_DATASET}, {"help", 0, 0, 'h'},
+        {"mu", 1, 0, O_ROLE + NPZIMPORT_MU},       {"var", 1, 0, O_ROLE + NPZIMPORT_VAR},
+        {"eta", 1, 0, O_ROLE + NPZIMPORT_ETA},     {"image", 1, 0, O_ROLE + NPZIMPORT_IMAGE},
+        {"features", 1, 0, O_ROLE + NPZIMPORT_FEATURES}, {"class", 1, 0, O_ROLE + NPZIMPORT_CLASS},
+        {"id", 1, 0, O_ROLE + NPZIMPORT_ID},       {"corrupt", 1, 0, O_ROLE + NPZIMPORT_CORRUPT},
+        {"skip", 1, 0, O_SKIP},                    {"match-a", 1, 0, O_A},
+        {"match-b", 1, 0, O_B},                    {"range", 1, 0, O_RANGE},
+        {"dataset", 1, 0, O_DATASET},              {"help", 0, 0, 'h'},
         {0, 0, 0, 0}};
     int c;
     while ((c = getopt_long(argc, argv, "k:h", lopts, NULL)) != -1) {
+        if (c >= O_ROLE && c < O_ROLE + NPZIMPORT_NROLES) {
+            o.name[c - O_ROLE] = optarg;
+            continue;
+        }
         switch (c) {
         case 'k':
-            if (strcmp(optarg, "embeddings") && strcmp(optarg, "images"))
-                usage_die("-k: '%s' is neither embeddings nor images", optarg);
-            o.images = !strcmp(optarg, "images");
-            break;
-        case O_MU: case O_VAR: case O_ETA: case O_IMAGE: case O_CLASS: case O_ID:
-            o.name[c - O_MU] = optarg;
+            for (o.kind = 0; o.kind < NPZIMPORT_NKINDS && strcmp(optarg, npzimport_kind_names[o.kind]); o.kind++)
+                ;
+            if (o.kind == NPZIMPORT_NKINDS)
+                usage_die("-k: '%s' is none of embeddings, images, features", optarg);
             break;
         case O_SKIP: o.skip = optarg; break;
         case O_A: o.match_a = parse_double("--match-a", optarg, 1e-300, 1e300), o.has_a = 1; break;
@@ -57,10 +65,13 @@ int main(int argc, char **argv)
     o.input = argv[optind];
     if (o.has_a != o.has_b)
         usage_die("--match-a and --match-b go together");
-    if (o.images && (o.name[NPZIMPORT_MU] || o.name[NPZIMPORT_VAR] || o.name[NPZIMPORT_ETA] || o.has_a))
-        usage_die("-k images takes no --mu, --var, --eta or --match-a/-b");
-    if (!o.images && (o.name[NPZIMPORT_IMAGE] || o.range))
-        usage_die("--image and --range are for -k images");
+    for (int r = 0; r < NPZIMPORT_NROLES; r++)
+        if (o.name[r] && !npzimport_takes(o.kind, r))
+            usage_die("--%s is not for -k %s", npzimport_role_names[r], npzimport_kind_names[o.kind]);
+    if (o.has_a && o.kind != NPZIMPORT_TO_EMBEDDINGS)
+        usage_die("--match-a/-b are for -k embeddings");
+    if (o.range && o.kind != NPZIMPORT_TO_IMAGES)
+        usage_die("--range is for -k images");
     stdout_not_terminal();
 
     npzimport im;

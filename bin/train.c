@@ -222,7 +222,7 @@ static model *start(const options *op, const loss_kind *L, const feed *f, ckpt_i
     ci->mc.query = L->needs_query;
     if (L->needs_query && f->digits < 1)
         die("loss %s embeds each class's digit string with a query tower: it needs N-digit MNIST batches (meta "
-            "digits), not these", L->name);
+            "digits), not %s", L->name, feed_items(f));
     const char *why = feed_model_input(f, &ci->mc, op->D_set);
     if (why)
         die("cannot build the model: %s", why);
@@ -344,7 +344,7 @@ int main(int argc, char **argv)
             break;
         }
         loss_input li;
-        int n = feed_next(&f, &rec, &li);
+        int n = feed_next(&f, &rec, in->name, in->count - 1, &li);
         loss_stats st = {0};
         double lv = trainer_step(&t, f.inputs, &li, &st);
         if (!isfinite(lv)) {

@@ -138,7 +138,7 @@ void feed_open(feed *f, const stream_header *h)
     f->query = ealloc_aligned(nb);
 }
 
-int feed_next(feed *f, const stream_record *rec, loss_input *li)
+int feed_next(feed *f, const stream_record *rec, const char *name, long long index, loss_input *li)
 {
     size_t img = f->item_bytes;
     int64_t B = record_batch(rec);
@@ -154,9 +154,12 @@ int feed_next(feed *f, const stream_record *rec, loss_input *li)
         memcpy(f->inputs + B * img, rec->t[f->f_img2].data, B * img);
     if (f->features) { /* a NaN feature would poison every weight it meets */
         int64_t bad = floats_first_nonfinite((const float *)f->inputs, n * f->nfeatures);
-        if (bad >= 0)
-            die("batch record: item %lld has a feature %g that is not finite (feature vectors must be finite)",
-                (long long)(bad / f->nfeatures), ((const float *)f->inputs)[bad]);
+        if (bad >= 0) { /* as batcher says it: the record, the item (a pair's first or second), the feature */
+            int64_t item = bad / f->nfeatures, pair2 = f->kind == LOSS_PAIRS && item >= B;
+            die("%s: record %lld: %s %lld, feature %lld is %g; feature vectors must be finite", name, index,
+                f->kind != LOSS_PAIRS ? "item" : pair2 ? "features2 of pair" : "features1 of pair",
+                (long long)(pair2 ? item - B : item), (long long)(bad % f->nfeatures), ((const float *)f->inputs)[bad]);
+        }
     }
     if (f->kind == LOSS_PAIRS) {
         memcpy(f->cls + B, rec->t[f->f_cls2].data, B * sizeof(int32_t));
@@ -187,9 +190,19 @@ void feed_free(feed *f)
     memset(f, 0, sizeof *f);
 }
 
+const char *feed_items(const feed *f)
+{
+    static _Thread_local char what[48];
+    if (f->features)
+        snprintf(what, sizeof what, "feature vectors of %d", f->nfeatures);
+    else
+        snprintf(what, sizeof what, "%dx%dx%d images", f->channels, f->height, f->width);
+    return what;
+}
+
 const char *feed_fits(const feed *f, const model_config *mc)
 {
-    static _Thread_local char why[224];
+    static _Thread_local char why[256];
     char spec[96];
     const body_kind *B = body_of(mc);
     /* a model is built for one input (a checkpoint's), a body may take both (a new run's) */
@@ -219,7 +232,7 @@ const char *feed_fits(const feed *f, const model_config *mc)
 
 const char *feed_model_input(const feed *f, model_config *mc, int D_given)
 {
-    static _Thread_local char why[160];
+    static _Thread_local char why[256];
     if (mc->body < 0) /* conv for images, linear for features */
         body_parse(mc, f->features ? "linear" : "conv");
     const char *misfit = feed_fits(f, mc);
@@ -231,6 +244,11 @@ const char *feed_model_input(const feed *f, model_config *mc, int D_given)
     mc->width = f->width;
     mc->features = f->features ? f->nfeatures : 0;
     const head_kind *hk = head_of(mc->head);
+    if (hk && hk->mean_is_input && !f->features) {
+        snprintf(why, sizeof why, "the %s head's mean is the input's feature vector: it takes feature batches "
+                 "(fromnpz -k features), not %s", hk->name, feed_items(f));
+        return why;
+    }
     if (hk && hk->mean_is_input && f->features) { /* pfe: D is the features' */
         if (D_given && mc->D != f->nfeatures) {
             snprintf(why, sizeof why, "the %s head's mean is the input, so D is its %d features (-D %d given)",

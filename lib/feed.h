@@ -23,7 +23,7 @@
  *   if (!(L->batches & f.kind)) die(...);
  *   while (stream_read(in, &rec)) {
  *       loss_input li;
- *       int n = feed_next(&f, &rec, &li);       // f.inputs holds n items; li: cls, pairs, query
+ *       int n = feed_next(&f, &rec, in->name, in->count - 1, &li);  // f.inputs: n items; li: cls, pairs, query
  *       model_forward(m, f.inputs, n, mu, var); li.mu = mu; li.var = var; li.C = C; li.D = D;
  *       ...
  *   }
@@ -57,9 +57,13 @@ typedef struct {
 void feed_open(feed *f, const stream_header *h);
 /* the items of record rec into f->inputs; returns their number n and fills li (n, cls and,
  * by kind, the pairs or the query flags; mu, var, C and D are the caller's). Dies on a record
- * larger than the header announced. */
-int feed_next(feed *f, const stream_record *rec, loss_input *li);
+ * larger than the header announced, and on a feature that is not finite, naming the stream
+ * (name) and the record's place in it (index, from 0). */
+int feed_next(feed *f, const stream_record *rec, const char *name, long long index, loss_input *li);
 void feed_free(feed *f);
+/* what the batches hold, for messages: "feature vectors of 64" or "1x28x56 images" (in a
+ * thread-local buffer) */
+const char *feed_items(const feed *f);
 /* NULL if a model of configuration mc takes the feed's items (images of its size, or feature
  * vectors of its length; a size of 0 in mc is not checked), else what is wrong (in a
  * thread-local buffer) */

@@ -14,7 +14,25 @@ typedef npzimport_options options;
 typedef npzimport_column column;
 typedef struct npzimport_array array;
 
-static const char *role_field[NPZIMPORT_NROLES] = {"mu", "var", "eta", "image", "class", "id"};
+const char *const npzimport_role_names[NPZIMPORT_NROLES] = {"mu",    "var", "eta", "image", "features",
+                                                             "class", "id",  "corrupt"};
+const char *const npzimport_kind_names[NPZIMPORT_NKINDS] = {"embeddings", "images", "features"};
+static const char *const *const role_field = npzimport_role_names;
+
+/* each kind's main role (its first) and the others it takes, as bits */
+#define ANY_KIND (1 << NPZIMPORT_CLASS | 1 << NPZIMPORT_ID | 1 << NPZIMPORT_CORRUPT)
+static const struct {
+    int main, roles;
+} kind_roles[NPZIMPORT_NKINDS] = {
+    [NPZIMPORT_TO_EMBEDDINGS] = {NPZIMPORT_MU, 1 << NPZIMPORT_MU | 1 << NPZIMPORT_VAR | 1 << NPZIMPORT_ETA | ANY_KIND},
+    [NPZIMPORT_TO_IMAGES] = {NPZIMPORT_IMAGE, 1 << NPZIMPORT_IMAGE | ANY_KIND},
+    [NPZIMPORT_TO_FEATURES] = {NPZIMPORT_FEATURES, 1 << NPZIMPORT_FEATURES | ANY_KIND},
+};
+
+int npzimport_takes(int kind, int r)
+{
+    return kind >= 0 && kind < NPZIMPORT_NKINDS && r >= 0 && r < NPZIMPORT_NROLES && kind_roles[kind].roles >> r & 1;
+}
 
 /* one array of the archive. Its header is read when it is looked at (a zip member: inflating
  * no more than the header), its data only when it is converted, and released after that. */
@@ -121,7 +139,7 @@ static array *load(const options *o, const uint8_t *buf, size_t len, int *count)
     const char *err;
     if (len >= 6 && !memcmp(buf, "\x93NUMPY", 6)) {
         v = ecalloc(1, sizeof *v);
-        int r = o->images ? NPZIMPORT_IMAGE : NPZIMPORT_MU;
+        int r = kind_roles[o->kind].main;
         v->name = estrdup(o->name[r] ? o->name[r] : role_field[r]);
         char sh[SHOWN];
         v->label = estrdup(shown(sh, v->name, strlen(v->name)));
@@ -219,8 +237,9 @@ static array *pick(const options *o, array *v, int nv, int r)
     return x;
 }
 
-/* the elements of x as float32, checked finite (and >= 0 for a variance) */
-static float *to_f32(const options *o, array *x, int nonneg)
+/* the elements of x as float32, checked finite (and >= 0 for a variance); cols > 0: x is rows
+ * of cols numbers, and a message names the row and the column, else the element */
+static float *to_f32(const options *o, array *x, int nonneg, int64_t cols)
 {
     fetch(o, x);
     float *f = emalloc((size_t)(x->a.count ? x->a.count : 1) * sizeof *f);
@@ -230,9 +249,14 @@ static float *to_f32(const options *o, array *x, int nonneg)
     for (int64_t i = 0; i < x->a.count; i++) {
         double d = fast ? f[i] : npy_get_f64(&x->a, i);
         float v = (float)d;
-        if (!isfinite(v))
-            REFUSE_FREE(f, o, x, "element %lld is %g%s: expected finite values", (long long)i, d,
-                   isfinite(d) ? " (beyond float32)" : "");
+        if (!isfinite(v)) {
+            char at[64];
+            if (cols > 0)
+                snprintf(at, sizeof at, "row %lld, column %lld", (long long)(i / cols), (long long)(i % cols));
+            else
+                snprintf(at, sizeof at, "element %lld", (long long)i);
+            REFUSE_FREE(f, o, x, "%s is %g%s: expected finite values", at, d, isfinite(d) ? " (beyond float32)" : "");
+        }
         if (nonneg && v < 0)
             REFUSE_FREE(f, o, x, "element %lld is %g: a variance must be >= 0", (long long)i, d);
         f[i] = v;
@@ -322,7 +346,7 @@ static void add_extra(const options *o, column *c, int *nc, array *x)
 {
     int64_t n = x->a.count;
     if (x->a.kind == 'f') {
-        add_column(c, nc, x->name, DT_F32, x->a.ndim - 1, x->a.shape + 1, to_f32(o, x, 0));
+        add_column(c, nc, x->name, DT_F32, x->a.ndim - 1, x->a.shape + 1, to_f32(o, x, 0, 0));
         return;
     }
     fetch(o, x);
@@ -359,17 +383,24 @@ static int cmp_i32(const void *a, const void *b)
 /* the arrays of each role (x), their shapes checked against the main one's: n, C, D into im */
 static void pick_roles(npzimport *im, const options *o, array **x)
 {
-    int main_role = o->images ? NPZIMPORT_IMAGE : NPZIMPORT_MU;
+    static const char *const main_what[NPZIMPORT_NKINDS] = {"embedding means", "images", "feature vectors"};
+    int main_role = kind_roles[o->kind].main;
     for (int r = 0; r < NPZIMPORT_NROLES; r++)
-        if ((r == NPZIMPORT_IMAGE) == (main_role == NPZIMPORT_IMAGE) || r >= NPZIMPORT_CLASS)
+        if (npzimport_takes(o->kind, r))
             x[r] = pick(o, im->v, im->nv, r);
     const array *m = x[main_role];
     if (!m)
-        die("%s: no array '%s' (name the %s with --%s)", o->input, role_field[main_role],
-            o->images ? "images" : "embedding means", role_field[main_role]);
+        die("%s: no array '%s' (name the %s with --%s)", o->input, role_field[main_role], main_what[o->kind],
+            role_field[main_role]);
     /* the main array's shape gives n and the item shape */
     int64_t n = m->a.ndim ? m->a.shape[0] : 0, C = 1, D = 0;
-    if (!o->images) {
+    if (o->kind == NPZIMPORT_TO_FEATURES) {
+        if ((m->a.ndim != 2 && m->a.ndim != 3) || (m->a.ndim == 3 && m->a.shape[1] != 1))
+            REFUSE(o, m, "expected feature vectors, [n, F] (or [n, 1, F], the mu of a C = 1 embeddings stream)");
+        D = m->a.shape[m->a.ndim - 1];
+        if (D < 1 || D > NPZIMPORT_MAX_CD)
+            REFUSE(o, m, "expected vectors of F from 1 to %d numbers", NPZIMPORT_MAX_CD);
+    } else if (o->kind == NPZIMPORT_TO_EMBEDDINGS) {
         if (m->a.ndim != 2 && m->a.ndim != 3)
             REFUSE(o, m, "expected the means, [n, D] or [n, C, D]");
         C = m->a.ndim == 3 ? m->a.shape[1] : 1;
@@ -388,9 +419,12 @@ static void pick_roles(npzimport *im, const options *o, array **x)
     const array *var = x[NPZIMPORT_VAR];
     if (var && (var->a.ndim != m->a.ndim || memcmp(var->a.shape, m->a.shape, m->a.ndim * 8)))
         REFUSE(o, var, "expected the shape of '%s' %s", m->label, shape_of(&m->a));
-    for (int r = NPZIMPORT_ETA; r < NPZIMPORT_NROLES; r++)
-        if (r != NPZIMPORT_IMAGE && x[r] && (x[r]->a.ndim != 1 || x[r]->a.shape[0] != n))
-            REFUSE(o, x[r], "expected one %s per item of '%s', [%lld]", role_field[r], m->label, (long long)n);
+    static const int per_item[] = {NPZIMPORT_ETA, NPZIMPORT_CLASS, NPZIMPORT_ID, NPZIMPORT_CORRUPT};
+    for (size_t k = 0; k < sizeof per_item / sizeof *per_item; k++) {
+        const array *y = x[per_item[k]];
+        if (y && (y->a.ndim != 1 || y->a.shape[0] != n))
+            REFUSE(o, y, "expected one %s per item of '%s', [%lld]", role_field[per_item[k]], m->label, (long long)n);
+    }
     im->main = m;
     im->has_var = var != NULL;
     im->n = n;
@@ -501,12 +535,14 @@ void npzimport_read(npzimport *im, const npzimport_options *o)
      * anything is written */
     int64_t n = im->n, cd[2] = {im->C, im->D};
     column *col = im->col;
-    if (!o->images) {
-        add_column(col, &im->ncol, "mu", DT_F32, 2, cd, to_f32(o, x[NPZIMPORT_MU], 0));
+    if (o->kind == NPZIMPORT_TO_FEATURES) {
+        add_column(col, &im->ncol, "features", DT_F32, 1, &im->D, to_f32(o, x[NPZIMPORT_FEATURES], 0, im->D));
+    } else if (o->kind == NPZIMPORT_TO_EMBEDDINGS) {
+        add_column(col, &im->ncol, "mu", DT_F32, 2, cd, to_f32(o, x[NPZIMPORT_MU], 0, 0));
         if (x[NPZIMPORT_VAR])
-            add_column(col, &im->ncol, "var", DT_F32, 2, cd, to_f32(o, x[NPZIMPORT_VAR], 1));
+            add_column(col, &im->ncol, "var", DT_F32, 2, cd, to_f32(o, x[NPZIMPORT_VAR], 1, 0));
         if (x[NPZIMPORT_ETA])
-            add_column(col, &im->ncol, "eta", DT_F32, 0, NULL, to_f32(o, x[NPZIMPORT_ETA], 0));
+            add_column(col, &im->ncol, "eta", DT_F32, 0, NULL, to_f32(o, x[NPZIMPORT_ETA], 0, 0));
     } else {
         array *m = x[NPZIMPORT_IMAGE];
         add_column(col, &im->ncol, "image", DT_U8, m->a.ndim - 1, m->a.shape + 1, to_u8(o, m));
@@ -528,6 +564,14 @@ void npzimport_read(npzimport *im, const npzimport_options *o)
             ids[i] = i;
     }
     add_column(col, &im->ncol, "id", DT_I64, 0, NULL, ids);
+    if (x[NPZIMPORT_CORRUPT]) { /* a flag, as occlude's occluded: 0 or 1 */
+        int64_t *v64 = to_i64(o, x[NPZIMPORT_CORRUPT], 0, 1, "0 or 1, 1 for an item of low quality");
+        uint8_t *u = emalloc((size_t)n);
+        for (int64_t i = 0; i < n; i++)
+            u[i] = (uint8_t)v64[i];
+        free(v64);
+        add_column(col, &im->ncol, "corrupt", DT_U8, 0, NULL, u);
+    }
     for (int i = 0; i < im->nv; i++)
         if (im->v[i].role == EXTRA)
             add_extra(o, im->col, &im->ncol, &im->v[i]);
@@ -535,13 +579,15 @@ void npzimport_read(npzimport *im, const npzimport_options *o)
 stream_header *npzimport_header(const npzimport *im, const npzimport_options *o, int argc, char **argv)
 {
     const array *m = im->main;
-    stream_header *h = header_new(o->images ? "images" : "embeddings", 0);
+    stream_header *h = header_new(npzimport_kind_names[o->kind], 0);
     header_provenance(h, argc, argv);
     for (int k = 0; k < im->ncol; k++)
         header_add_field(h, im->col[k].name, im->col[k].dtype, im->col[k].ndim, im->col[k].shape);
     const char *base = strrchr(o->input, '/');
     header_set_str(h, "dataset", o->dataset ? o->dataset : base ? base + 1 : o->input);
-    if (o->images) {
+    if (o->kind == NPZIMPORT_TO_FEATURES) {
+        header_set_int(h, "features", im->D);
+    } else if (o->kind == NPZIMPORT_TO_IMAGES) {
         int nd = m->a.ndim;
         if (nd == 4)
             header_set_int(h, "channels", m->a.shape[1]);

@@ -1,17 +1,19 @@
 /* npzimport: numpy arrays as a stream (bin/fromnpz). An .npz (np.savez) or one .npy becomes an
- * `embeddings` stream (mu, var, eta, class, id and any other per-item arrays) or an `images`
- * stream, one record per item as embed and mkdigits write them. Every array is checked and
+ * `embeddings` stream (mu, var, eta, class, id and any other per-item arrays), an `images`
+ * stream or a `features` stream (a backbone's feature vectors, for train's features bodies),
+ * one record per item as embed, mkdigits and formats/stream.md say. Every array is checked and
  * converted in npzimport_read, before a header exists: a refusal (die, "FILE: array 'mu' is int64
  * (3, 4): why") leaves the output empty.
  *
  * Roles: the array that plays each role is named by an option (it must exist) or found under its
  * default name (class: also labels, label). Conversions: mu, var, eta and float extras to float32
- * (finite; var >= 0), class to int32, id to int64 (default: the item's index), images to uint8
- * (floats in [0, 1] scaled by 255 or in [0, 255], rounded; --range decides), integer extras to
- * int32 when they fit, else int64, bool/uint8 extras as uint8. Extras without one row per item
- * or not of numbers (tonpz's header, a string) are left out with a note on stderr; numbers that
- * cannot be read (float16, complex) and names that cannot be field names (not UTF-8, a control
- * character) are refused: --skip them.
+ * (finite; var >= 0), features to float32 (finite; [n, F], or [n, 1, F]: the mu of a C = 1
+ * embeddings stream), class to int32, id to int64 (default: the item's index), corrupt to uint8
+ * (0 or 1), images to uint8 (floats in [0, 1] scaled by 255 or in [0, 255], rounded; --range
+ * decides), integer extras to int32 when they fit, else int64, bool/uint8 extras as uint8.
+ * Extras without one row per item or not of numbers (tonpz's header, a string) are left out with
+ * a note on stderr; numbers that cannot be read (float16, complex) and names that cannot be field
+ * names (not UTF-8, a control character) are refused: --skip them.
  *
  * Only what is used is inflated: the zip's central directory first, then the .npy header of each
  * array looked at (a role's, or an extra not skipped), then the data of the arrays used, one at a
@@ -20,7 +22,8 @@
  * so that neither a deflate bomb nor a header declaring too much costs more than is stated.
  *
  * A new kind is one more main role (its field, shape checks in pick_roles and conversion in
- * npzimport_read) beside mu and image; the class, id and extra fields come with any kind.
+ * npzimport_read) beside mu, image and features, and its line in kind_roles; the class, id,
+ * corrupt and extra fields come with any kind.
  *
  *   npzimport_options o = {.input = "emb.npz"};
  *   npzimport im;
@@ -42,11 +45,16 @@
 #define NPZIMPORT_MAX_BYTES (2LL << 30) /* the arrays used, inflated, at most 2 GiB together */
 #define NPZIMPORT_MAX_CD (1 << 20)        /* embeddings: C and D at most 2^20 */
 
-enum { NPZIMPORT_MU, NPZIMPORT_VAR, NPZIMPORT_ETA, NPZIMPORT_IMAGE, NPZIMPORT_CLASS, NPZIMPORT_ID,
-       NPZIMPORT_NROLES };
+/* the roles, in the order of fromnpz's options --mu ... --corrupt; from CLASS on, any kind's */
+enum { NPZIMPORT_MU, NPZIMPORT_VAR, NPZIMPORT_ETA, NPZIMPORT_IMAGE, NPZIMPORT_FEATURES, NPZIMPORT_CLASS,
+       NPZIMPORT_ID, NPZIMPORT_CORRUPT, NPZIMPORT_NROLES };
+/* the kinds of stream made */
+enum { NPZIMPORT_TO_EMBEDDINGS, NPZIMPORT_TO_IMAGES, NPZIMPORT_TO_FEATURES, NPZIMPORT_NKINDS };
+extern const char *const npzimport_kind_names[NPZIMPORT_NKINDS]; /* "embeddings", "images", "features" */
+extern const char *const npzimport_role_names[NPZIMPORT_NROLES]; /* "mu", ..., "corrupt": the fields */
 
 typedef struct {
-    int images;                          /* an images stream, else embeddings */
+    int kind;                            /* NPZIMPORT_TO_EMBEDDINGS (0), _TO_IMAGES or _TO_FEATURES */
     const char *name[NPZIMPORT_NROLES];  /* the array of each role, given by option: must exist */
     const char *skip;                    /* arrays left out, comma-separated */
     const char *dataset;                 /* the header's dataset (default: the file's name) */
@@ -71,14 +79,17 @@ typedef struct {
     uint8_t *buf;                        /* the file */
     npzimport_array *v;                  /* its arrays [nv] */
     int nv;
-    const npzimport_array *main;         /* mu or image */
+    const npzimport_array *main;         /* mu, image or features */
     int has_var;
-    int64_t n, C, D;                     /* items; embeddings: components and dimensions */
+    int64_t n, C, D;                     /* items; embeddings: components and dimensions;
+                                          * features: C 1, D the vectors' length F */
     int32_t *cls;                        /* [n] the classes, NULL without */
     npzimport_column col[STREAM_MAXFIELDS];
     int ncol;
 } npzimport;
 
+/* 1 when the stream of kind takes role r (an option naming its array is misuse otherwise) */
+int npzimport_takes(int kind, int r);
 /* reads o->input and converts its arrays into im->col; dies on what it cannot convert */
 void npzimport_read(npzimport *im, const npzimport_options *o);
 /* the stream's header (the caller frees it), with argc, argv as its provenance */

@@ -1,9 +1,9 @@
 /* fuzz_npy: lib/npy.h's readers of .npz zip archives (stored or deflated) and bare .npy arrays on
  * arbitrary bytes, through both their users: the public generator's image-id files
  * (digits_ids_parse, lib/digits.h) and fromnpz's importer (npzimport_read, lib/npzimport.h),
- * which reads the bytes from a path (a memfd), as embeddings and as images, its stream written to
- * /dev/null. digits_ids_parse reports a bad file by its return value; the harness turns that into
- * die() so that the replay counts rejections as the other targets do. */
+ * which reads the bytes from a path (a memfd) as each kind (embeddings, images, features), its
+ * stream written to /dev/null. digits_ids_parse reports a bad file by its return value; the
+ * harness turns that into die() so that the replay counts rejections as the other targets do. */
 #include <stdlib.h>
 
 #include "digits.h"
@@ -46,8 +46,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     in_data = data, in_size = size;
     fuzz_run(ids, NULL);
     npzimport_options o = {.input = fuzz_memfd_path(data, size)};
-    fuzz_run(import, &o);
-    o.images = 1;
-    fuzz_run(import, &o);
+    for (o.kind = 0; o.kind < NPZIMPORT_NKINDS; o.kind++)
+        fuzz_run(import, &o);
     return 0;
 }

@@ -11,7 +11,8 @@
 #   idx:    small idx files, raw and gzipped
 #   npy:    the public generator's image-id files: .npy of several dtypes and orders, .npz
 #           stored and deflated; and fromnpz's inputs: embeddings (mu, var, labels, id, eta and
-#           extras of every dtype) and images (/usr/bin/python3 with python3-numpy)
+#           extras of every dtype), images and features (float [n, F] with a corrupt flag, and
+#           [n, 1, F]) (/usr/bin/python3 with python3-numpy)
 set -eu
 BIN=$1
 OUT=$2
@@ -127,4 +128,7 @@ np.savez(out + '/npy/emb.npz', mu=r, var=r + 1, labels=np.arange(n, dtype='<i2')
 np.savez_compressed(out + '/npy/emb-mix.npz', mu=r.reshape(n, 2, 2).astype('>f8'), var=r.reshape(n, 2, 2), cls=np.arange(n))
 np.savez(out + '/npy/img.npz', image=np.arange(n * 4 * 5, dtype='|u1').reshape(n, 4, 5), label=np.arange(n))
 np.savez_compressed(out + '/npy/img-float.npz', image=np.linspace(0, 1, n * 2 * 3 * 3).reshape(n, 2, 3, 3))
+# features [n, F] float64 with labels, a corrupt flag and an extra; [n, 1, F] float32 deflated
+np.savez(out + '/npy/features.npz', features=r, labels=np.arange(n), corrupt=np.arange(n) % 2, attr=np.arange(n, dtype='<i2'))
+np.savez_compressed(out + '/npy/features-mu.npz', features=r.reshape(n, 1, 4).astype('<f4'), id=np.arange(n) + 7)
 EOF
