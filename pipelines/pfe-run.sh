@@ -18,7 +18,7 @@
 #   hibhead   HIB's head on the same frozen features: batcher -m pairs (64 pairs) of feat-train.hs
 #             | train --body mlp:64 --head mog -C 1 -D DIM --loss vib (beta 1e-4)
 #   pfe and hibhead read the features of the backbone run of their seed (OUT/runs/backbone, or
-#   backbone.sS for NAME.sS) and train HEAD_STEPS steps (default: STEPS, the backbone's).
+#   backbone.sS for NAME.sS) and train HEAD_STEPS steps (default: STEPS; pfe.sh says how many).
 # Recipe (RECIPE, default fast): Adam, peak 3e-3 (1e-3 for the triplet backbone, as compare.sh
 # trains triplets), warm-up over 5 % of the steps, cosine decay to 1 %; paper: Adam 1e-3, constant.
 # Writes OUT/runs/NAME/: model.ckpt, train.log, occlusion (conv runs), trained, emb-SET.hs for SET

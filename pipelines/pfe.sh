@@ -18,7 +18,9 @@
 #   --quick: 3,000 steps (minutes); --full: 30,000 steps of 128 images for the backbone and hib
 #   (the fast recipe reaches HIB's numbers at 180,000 steps of 256 images; a D = 16 triplet
 #   backbone is good well before: docs/pfe.md); -s STEPS overrides. The heads train HEAD_STEPS
-#   steps of 128 features (default: STEPS).
+#   steps of 128 features: 100,000 with --full (PFE's head needs them on these features: its
+#   variances start near 1e8 and take 20,000 to 40,000 steps to come down, docs/pfe.md), else
+#   10,000.
 #   -j JOBS: runs in parallel (default 2, one core each); -t THREADS: training threads per run.
 #   The backbone and hib train first, then the two heads on the backbone of their seed (two
 #   grids: OUT/joblog-pfe-1, OUT/joblog-pfe-2).
@@ -39,7 +41,7 @@
 #   nothing; prints the tables of the runs OUT holds so far and how many finished.
 #   --sshlogin S, --sshloginfile F, --transfer, --retries N: run the jobs elsewhere (docs/grids.md).
 # Environment: DIM (the embedding's dimensions, 16; the protocol's range 16 to 64; give each its
-# own OUT: run names do not say D), HEAD_STEPS, SEED, TRAIN_ARGS.
+# own OUT: run names do not say D), HEAD_STEPS (give each its own OUT too), SEED, TRAIN_ARGS.
 # Runs land in OUT/runs/NAME (backbone, pfe, hibhead, hib; NAME.sSEED for other seeds) with their
 # logs in OUT/runs/NAME/run.log, the data in OUT/data/N2 (the test twins flagged `corrupt` in
 # OUT/data/N2/flagged), every number in OUT/results-pfe.tsv. Re-running the same command resumes.
@@ -47,12 +49,14 @@
 # failed run named on stderr with the last lines of its log, and 1.
 set -eu
 . "$(dirname "$0")/common.sh"
-usage() { sed -n '2,47p' "$HEDGE_ROOT/pipelines/pfe.sh" | sed 's/^# \{0,1\}//' >&2; exit 2; }
+usage() { sed -n '2,49p' "$HEDGE_ROOT/pipelines/pfe.sh" | sed 's/^# \{0,1\}//' >&2; exit 2; }
 grid_options 3000 30000 "$@"
 [ -z "$body" ] || { say "pfe.sh: --body: the protocol fixes its bodies (the conv backbone, mlp:64 heads)"; usage; }
 [ "$TRAIN_OCCLUSION" = per-use ] ||
     { say "pfe.sh: --train-occlusion $TRAIN_OCCLUSION: the protocol occludes the clean training set itself (per-use for the backbone, two fixed draws for the features)"; usage; }
-dim=${DIM:-16} hsteps=${HEAD_STEPS:-$steps}
+hdef=10000
+[ "$preset" = full ] && hdef=100000
+dim=${DIM:-16} hsteps=${HEAD_STEPS:-$hdef}
 for v in "DIM $dim" "HEAD_STEPS $hsteps"; do
     case ${v#* } in '' | *[!0-9]* | 0) say "pfe.sh: ${v%% *}: not a positive number: '${v#* }'"; usage ;; esac
 done

@@ -20,7 +20,7 @@ for s in test unseen; do
     occlude -p 0 -S 3 < "$d/$s.hs" > "$d/$s-clean.hs" && occlude -p 1 -S 3 < "$d/$s.hs" > "$d/$s-corrupt.hs" || fail "occlude"
 done
 
-run() { BUILD=$build sh "$root/pipelines/pfe.sh" "$@"; }
+run() { HEAD_STEPS=100 BUILD=$build sh "$root/pipelines/pfe.sh" "$@"; }
 run -s 100 -j 2 "$T/p" > "$T/table" 2> "$T/err" || fail "pfe.sh exited $?: $(tail -n 30 "$T/err")"
 num='-*[0-9][.][0-9][0-9][0-9]'
 for split in Seen Unseen; do
