@@ -13,7 +13,6 @@
 
 #include "json.h"
 #include "match.h"
-#include "mls.h"
 #include "pairs.h"
 #include "stream.h"
 #include "util.h"
@@ -35,16 +34,10 @@ typedef struct {
     const char *pairs_file;
     const char *other;
     int self, force_mc, means;
-    int score;             /* --score: SCORE_P (default), SCORE_MLS, SCORE_L2, SCORE_COSINE */
+    int score;             /* --score: MATCH_SCORE_P (default), _MLS, _L2, _COSINE (lib/match.h) */
     const char *json;
     const char *input;
 } options;
-
-/* --score: what a pair's score is, and the field that holds it (apcurve picks the field by the
- * meta scorer). Every score but p is one number per pair, higher = more alike, with no eta. */
-enum { SCORE_P, SCORE_MLS, SCORE_L2, SCORE_COSINE };
-static const char *score_names[] = {"p", "mls", "l2", "cosine"};
-static const char *score_fields[] = {"p", "mls", "neg_l2", "cos"};
 
 /* ------------------------------------------------------------------ output */
 
@@ -55,28 +48,6 @@ static void report_scorer(json_writer *j, const match_scorer *sc)
 {
     json_key_str(j, "scorer", scorer_name(sc));
     json_key_int(j, "K", sc->stochastic ? sc->K : 0);
-}
-
-/* the Euclidean norm of each mean (n, D), in double (0: no direction, refused when a pair needs it) */
-static double *mean_norms(const float *M, int64_t n, int D)
-{
-    double *nr = emalloc((size_t)n * sizeof *nr);
-    for (int64_t i = 0; i < n; i++) {
-        double s = 0;
-        for (int l = 0; l < D; l++)
-            s += (double)M[i * D + l] * M[i * D + l];
-        nr[i] = sqrt(s);
-    }
-    return nr;
-}
-
-/* --score l2: -||m1 - m2||; cosine: m1 . m2 / (|m1| |m2|) (n1, n2 the norms); in double */
-static double mean_score(int score, const float *m1, const float *m2, int D, double n1, double n2)
-{
-    double s = 0;
-    for (int l = 0; l < D; l++)
-        s += score == SCORE_L2 ? ((double)m1[l] - m2[l]) * ((double)m1[l] - m2[l]) : (double)m1[l] * m2[l];
-    return score == SCORE_L2 ? -sqrt(s) : s / (n1 * n2);
 }
 
 /* Both writers end the same way: the JSON summary (jf, from atomic_open, or NULL) written and
@@ -92,22 +63,13 @@ static void score_pairs(const options *o, stream_reader *in, stream_reader *gin,
     match_set *G = gin ? match_set_read(gin) : S;
     if (!G->cls)
         die("%s: the second stream has no 'class' field: pairs cannot be labelled", gin->name);
-    if (o->score == SCORE_MLS) {
+    if (o->score == MATCH_SCORE_MLS) {
         match_mls_check(in->name, S, "--score mls");
         if (gin)
             match_mls_check(gin->name, G, "--score mls");
     }
-    /* --score l2 / cosine: each item's mean (n, D), and for cosine its norm, which must not be 0 */
-    float *Sm = NULL, *Gm = NULL;
-    double *Sn = NULL, *Gn = NULL;
-    if (o->score == SCORE_L2 || o->score == SCORE_COSINE) {
-        Sm = match_set_means(S, NULL);
-        Gm = gin ? match_set_means(G, NULL) : Sm;
-        if (o->score == SCORE_COSINE) {
-            Sn = mean_norms(Sm, S->n, S->D);
-            Gn = gin ? mean_norms(Gm, G->n, G->D) : Sn;
-        }
-    }
+    match_pair_scorer ps; /* --score mls, l2, cosine */
+    match_pair_scorer_init(&ps, o->score, S, G);
     uint64_t goff = gin ? (uint64_t)S->n : 0;
     long npairs = o->npairs;
     pairs_ij *P = o->pairs_file ? pairs_read_file(S, o->pairs_file, &npairs)
@@ -115,14 +77,15 @@ static void score_pairs(const options *o, stream_reader *in, stream_reader *gin,
                             : pairs_random(S, npairs, o->seed);
 
     /* cosine: a pair with a zero mean has no direction; refused before anything is written */
-    for (long p = 0; Sn && p < npairs; p++)
-        if (!(Sn[P[p].i] > 0 && Gn[P[p].j] > 0))
+    int which;
+    for (long p = 0; p < npairs; p++)
+        if (!match_pair_directed(&ps, P[p].i, P[p].j, &which))
             die("%s: record %lld: its mean is zero: --score cosine needs a direction",
-                Sn[P[p].i] > 0 && gin ? gin->name : in->name, (long long)(Sn[P[p].i] > 0 ? P[p].j : P[p].i));
+                which && gin ? gin->name : in->name, (long long)(which ? P[p].j : P[p].i));
 
     stream_header *h = header_new("pairscores", 0);
     header_provenance(h, argc, argv);
-    int one = o->score != SCORE_P; /* one score per pair, no eta */
+    int one = o->score != MATCH_SCORE_P; /* one score per pair, no eta */
     if (!o->pairs_file || (!one && sc->stochastic))
         header_set_seed(h, o->seed);
     header_add_input(h, in->header);
@@ -132,7 +95,7 @@ static void score_pairs(const options *o, stream_reader *in, stream_reader *gin,
     header_set_int(h, "pairs", npairs);
     if (gin)
         header_set_str(h, "second", o->other);
-    header_set_str(h, "scorer", one ? score_names[o->score] : scorer_name(sc));
+    header_set_str(h, "scorer", one ? match_score_names[o->score] : scorer_name(sc));
     if (!one && sc->stochastic)
         header_set_int(h, "K", sc->K);
     if (o->pairs_file)
@@ -147,7 +110,7 @@ static void score_pairs(const options *o, stream_reader *in, stream_reader *gin,
      * self-mismatch, and neither has a distance or a cosine) */
     const char *f32f[] = {"p", "eta1", "eta2", "eta"};
     for (int k = 0; k < (one ? 1 : 4); k++)
-        header_add_field(h, one ? score_fields[o->score] : f32f[k], DT_F32, 0, NULL);
+        header_add_field(h, one ? match_score_fields[o->score] : f32f[k], DT_F32, 0, NULL);
     stream_writer *w = stream_create(stdout, h);
 
     /* eta of an image is computed once, when a pair first needs it */
@@ -169,14 +132,10 @@ static void score_pairs(const options *o, stream_reader *in, stream_reader *gin,
             int64_t id1 = S->id[i], id2 = G->id[j];
             int32_t c1 = S->cls[i], c2 = G->cls[j];
             uint8_t m = c1 == c2;
-            double s;
-            if (o->score == SCORE_MLS)
-                s = mls_score(x.mu, x.var, y.mu, y.var, S->D);
-            else
-                s = mean_score(o->score, Sm + i * S->D, Gm + j * S->D, S->D, Sn ? Sn[i] : 0, Gn ? Gn[j] : 0);
+            double s = match_pair_score(&ps, i, j);
             if (!(fabs(s) <= FLT_MAX))
                 die("pair %ld (records %lld and %lld): %s %g is beyond float32", p, (long long)i, (long long)j,
-                    o->score == SCORE_MLS ? "MLS" : "the distance", s);
+                    o->score == MATCH_SCORE_MLS ? "MLS" : "the distance", s);
             float sf = (float)s;
             void *data[] = {&i, &j, &id1, &id2, &c1, &c2, &m, &sf};
             stream_write_data(w, data, 0);
@@ -211,12 +170,12 @@ static void score_pairs(const options *o, stream_reader *in, stream_reader *gin,
         json_key_int(&j, "n", npairs);
         json_key_int(&j, "positives", positives);
         char km[64], kn[64];
-        snprintf(km, sizeof km, "mean_%s_match", score_fields[o->score]);
-        snprintf(kn, sizeof kn, "mean_%s_nonmatch", score_fields[o->score]);
+        snprintf(km, sizeof km, "mean_%s_match", match_score_fields[o->score]);
+        snprintf(kn, sizeof kn, "mean_%s_nonmatch", match_score_fields[o->score]);
         json_key_num(&j, km, positives ? sum_pm / positives : NAN);
         json_key_num(&j, kn, npairs > positives ? sum_pn / (npairs - positives) : NAN);
         if (one)
-            json_key_str(&j, "scorer", score_names[o->score]);
+            json_key_str(&j, "scorer", match_score_names[o->score]);
         else {
             json_key_num(&j, "mean_eta", sum_eta / npairs);
             report_scorer(&j, sc);
@@ -226,11 +185,8 @@ static void score_pairs(const options *o, stream_reader *in, stream_reader *gin,
     }
     stream_finish(w);
     free(eta);
-    free(Sm);
-    free(Sn);
+    match_pair_scorer_free(&ps);
     if (gin) {
-        free(Gm);
-        free(Gn);
         free(geta);
         match_set_free(G);
     }
@@ -337,9 +293,7 @@ int main(int argc, char **argv)
         case OPT_MEANS: o.means = 1; break;
         case OPT_JSON: o.json = optarg; break;
         case OPT_SCORE:
-            for (o.score = 0; o.score < 4 && strcmp(optarg, score_names[o.score]); o.score++)
-                ;
-            if (o.score == 4)
+            if ((o.score = match_score_parse(optarg)) < 0)
                 usage_die("--score: '%s' is none of p, mls, l2, cosine", optarg);
             break;
         case 'h': usage_help();
@@ -362,8 +316,8 @@ int main(int argc, char **argv)
         usage_die("-g draws random cross pairs: drop --pairs");
     if (o.means && o.K_given)
         usage_die("--means scores the means exactly, there is nothing to sample: drop -K");
-    if (o.score != SCORE_P && (o.self || o.force_mc || o.means || o.K_given))
-        usage_die("--score %s scores pairs exactly, with nothing to sample: drop %s", score_names[o.score],
+    if (o.score != MATCH_SCORE_P && (o.self || o.force_mc || o.means || o.K_given))
+        usage_die("--score %s scores pairs exactly, with nothing to sample: drop %s", match_score_names[o.score],
                   o.self ? "--self" : o.force_mc ? "--mc" : o.means ? "--means" : "-K");
     o.input = optind < argc ? argv[optind] : "-";
     if (o.other && !strcmp(o.other, "-") && !strcmp(o.input, "-"))
@@ -377,7 +331,7 @@ int main(int argc, char **argv)
     /* kind, mu [C, D] with C, D >= 1 and var of its shape: C = 0 would divide K by 0 */
     match_layout L = match_check_header(in->name, ih);
     /* the match probability's a and b (the other scores need none: any model's embeddings) */
-    int no_p = o.score != SCORE_P; /* MLS, l2, cosine: no a, b, nor samples */
+    int no_p = o.score != MATCH_SCORE_P; /* MLS, l2, cosine: no a, b, nor samples */
     if (!no_p && (!header_meta(ih, "match_a") || !header_meta(ih, "match_b")))
         die("%s: the header has no match_a / match_b (the learned a and b of the match probability)", in->name);
     double a = no_p ? 1 : header_float(ih, "match_a", 0), b = no_p ? 0 : header_float(ih, "match_b", 0);
