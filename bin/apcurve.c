@@ -48,8 +48,10 @@ int main(int argc, char **argv)
     if (strcmp(in->header->kind, "pairscores") && (!sfield || !lfield))
         die("%s: expected a stream of kind 'pairscores', got '%s' (or name the fields with -s and -l)",
             in->name, in->header->kind);
-    if (!sfield) /* pairscore's match probability, or its MLS (--score mls) */
-        sfield = !strcmp(header_str(in->header, "scorer", ""), "mls") ? "mls" : "p";
+    if (!sfield) { /* pairscore's match probability, or the score --score chose (its meta scorer) */
+        const char *sc = header_str(in->header, "scorer", "");
+        sfield = !strcmp(sc, "mls") ? "mls" : !strcmp(sc, "l2") ? "neg_l2" : !strcmp(sc, "cosine") ? "cos" : "p";
+    }
     if (!lfield)
         lfield = "match";
     const char *names[2] = {sfield, lfield};

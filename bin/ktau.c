@@ -22,7 +22,10 @@
  * With a performance per item (-m accuracy:FIELD) it also says whether the uncertainty knows when
  * the answer is wrong: the area under the risk-coverage curve (AURC, its oracle and E-AURC; loss
  * = 1 - FIELD) and, for a binary FIELD, the AUROC of the uncertainty for the wrong items (both
- * without a seed: ties are averaged exactly). Definitions: lib/metrics.h.
+ * without a seed: ties are averaged exactly). Definitions: lib/metrics.h. -m error:FIELD is the
+ * same with the loss FIELD itself (performance 1 - FIELD): for a 0/1 flag such as `corrupt`, the
+ * AUROC of the uncertainty at telling the flagged items from the others, PFE's "the variance
+ * grows with the occlusion".
  */
 #include <getopt.h>
 #include <math.h>
@@ -36,8 +39,8 @@
 #include "util.h"
 
 static const char *usage =
-    "usage: ktau [-b BINS] [-u FIELD] [-m accuracy:FIELD | -m ap:SCORE:LABEL] [-S SEED] [-o FILE.tsv]\n"
-    "            [--reject-tsv FILE] [--json FILE] [INPUT]\n"
+    "usage: ktau [-b BINS] [-u FIELD] [-m accuracy:FIELD | -m error:FIELD | -m ap:SCORE:LABEL] [-S SEED]\n"
+    "            [-o FILE.tsv] [--reject-tsv FILE] [--json FILE] [INPUT]\n"
     "  Kendall's tau of uncertainty against performance in bins; the risk-coverage curve.\n";
 
 typedef struct {
@@ -49,12 +52,13 @@ typedef struct {
     const char *reject_tsv;
     const char *json;
     const char *input;
-    /* -m parsed: accuracy:F1 or ap:F1:F2 (F1, F2 point into spec) */
-    int is_ap;
+    /* -m parsed: accuracy:F1, error:F1 (the performance is 1 - F1) or ap:F1:F2 (F1, F2 point
+     * into spec) */
+    int is_ap, is_error;
     char *spec, *f1, *f2;
 } options;
 
-/* the performance spec: accuracy:FIELD or ap:SCORE:LABEL */
+/* the performance spec: accuracy:FIELD, error:FIELD or ap:SCORE:LABEL */
 static void parse_perf(options *o)
 {
     if (!o->perf)
@@ -62,12 +66,13 @@ static void parse_perf(options *o)
     o->spec = estrdup(o->perf);
     char *colon = strchr(o->spec, ':');
     if (!colon)
-        usage_die("-m: expected accuracy:FIELD or ap:SCORE:LABEL, got '%s'", o->perf);
+        usage_die("-m: expected accuracy:FIELD, error:FIELD or ap:SCORE:LABEL, got '%s'", o->perf);
     *colon = 0;
     o->f1 = colon + 1;
-    if (!strcmp(o->spec, "accuracy")) {
+    if (!strcmp(o->spec, "accuracy") || !strcmp(o->spec, "error")) {
+        o->is_error = !strcmp(o->spec, "error");
         if (!*o->f1 || strchr(o->f1, ':'))
-            usage_die("-m: expected accuracy:FIELD, got '%s'", o->perf);
+            usage_die("-m: expected %s:FIELD, got '%s'", o->spec, o->perf);
     } else if (!strcmp(o->spec, "ap")) {
         o->is_ap = 1;
         o->f2 = strchr(o->f1, ':');
@@ -75,7 +80,7 @@ static void parse_perf(options *o)
             usage_die("-m: expected ap:SCORE:LABEL, got '%s'", o->perf);
         *o->f2++ = 0;
     } else
-        usage_die("-m: '%s' is neither accuracy nor ap", o->spec);
+        usage_die("-m: '%s' is none of accuracy, error, ap", o->spec);
 }
 
 static options parse_options(int argc, char **argv)
@@ -186,8 +191,15 @@ int main(int argc, char **argv)
             die("%s: record %lld: %s %g is not finite", in->name, (long long)i,
                 !isfinite(cols[0][i]) ? o.ufield : o.f1, !isfinite(cols[0][i]) ? cols[0][i] : cols[1][i]);
 
-    uncertainty_report r = {.ufield = o.ufield, .pname = o.is_ap ? "ap" : "accuracy", .f1 = o.f1, .f2 = o.f2,
-                            .is_ap = o.is_ap, .nbins = o.bins, .seed = o.seed, .n = n};
+    /* -m error:FIELD: the performance is 1 - FIELD (FIELD a loss, e.g. a flag of low-quality items) */
+    char pcol[256];
+    snprintf(pcol, sizeof pcol, "1-%s", o.f1);
+    if (o.is_error)
+        for (int64_t i = 0; i < n; i++)
+            cols[1][i] = 1 - cols[1][i];
+    uncertainty_report r = {.ufield = o.ufield, .pname = o.is_ap ? "ap" : o.is_error ? "error" : "accuracy",
+                            .pcol = o.is_error ? pcol : NULL, .f1 = o.f1, .f2 = o.f2, .is_ap = o.is_ap,
+                            .nbins = o.bins, .seed = o.seed, .n = n};
     char warning[1024];
     uint64_t *tie = tie_keys(&o, in, nident, ident, cols + nperf, n, warning, sizeof warning);
     uncertainty_analyse(&r, cols[0], cols[1], o.is_ap ? cols[2] : NULL, tie, nident ? NULL : warning);

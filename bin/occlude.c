@@ -12,7 +12,10 @@
  * result does not depend on the order of the stream, and "clean" (-p 0) and "corrupt" (-p 1)
  * twins hold the same composites; the patches are drawn whatever p, so for one seed every
  * occluded digit gets the same patch at any p. Adds `occluded` uint8 [N] and `patch` int32
- * [N, 4] (x, y, w, h; 0 0 0 0 when not occluded), meta `occlusion_p`, `occlusion_shape`.
+ * [N, 4] (x, y, w, h; 0 0 0 0 when not occluded), meta `occlusion_p`, `occlusion_shape`; with
+ * --corrupt also `corrupt` uint8 [], 1 when any digit is occluded: the per-item flag of low
+ * quality that embed carries into the embeddings, fromnpz reads and knn passes on (a frozen
+ * backbone's features, PFE's low-quality items: pipelines/pfe.sh).
  *
  * pairbatch (image1, image2), groupbatch and episodes (image): each image of record i (its place
  * in the stream, from 0) and slot s draws from digits_occlusion_rng(seed, i, s): the same batches
@@ -33,13 +36,14 @@
 #include "util.h"
 
 static const char *usage =
-    "usage: occlude [-p P] [--shape rect|square] [-S SEED] [--progress] [INPUT] > stream\n"
+    "usage: occlude [-p P] [--shape rect|square] [-S SEED] [--corrupt] [--progress] [INPUT] > stream\n"
     "  Blacks out random patches of N-digit MNIST digits, in images or batch streams.\n";
 
 typedef struct {
     double p;
     int shape;
     uint64_t seed;
+    int corrupt; /* --corrupt: images get the flag `corrupt` */
     const char *input;
 } options;
 
@@ -48,6 +52,7 @@ static options parse_options(int argc, char **argv)
     options o = {.p = 0.2, .shape = DIGITS_RECT, .seed = DIGITS_SEED, .input = "-"};
     static const struct option longs[] = {
         {"progress", no_argument, 0, 'P'},
+        {"corrupt", no_argument, 0, 'C'},
         {"shape", required_argument, 0, 's'},
         {"help", no_argument, 0, 'h'},
         {0, 0, 0, 0},
@@ -65,6 +70,7 @@ static options parse_options(int argc, char **argv)
             break;
         case 'S': o.seed = parse_u64("-S", optarg); break;
         case 'P': progress_force = 1; break;
+        case 'C': o.corrupt = 1; break;
         case 'h': usage_help();
         default: usage_bad_option(argv);
         }
@@ -84,6 +90,7 @@ typedef struct {
     int flag[2];             /* the index of each one's flags in the output */
     int flag_in[2];          /* ... in the input, -1 when occlude adds them */
     int id;                  /* images: the id field */
+    int corrupt;             /* images with --corrupt: the index of `corrupt` in the output, else -1 */
     int N;
 } plan;
 
@@ -102,14 +109,14 @@ static int digits_of(const stream_reader *in, const stream_field *img)
 }
 
 /* checks the input and lays out the output header h (fields after the input's) */
-static plan make_plan(const stream_reader *in, stream_header *h)
+static plan make_plan(const stream_reader *in, stream_header *h, int corrupt)
 {
     const stream_header *ih = in->header;
-    plan pl = {.id = -1, .flag_in = {-1, -1}};
+    plan pl = {.id = -1, .flag_in = {-1, -1}, .corrupt = -1};
     const char *names[2] = {"image", NULL}, *flags[2] = {"occluded", NULL};
     if (!strcmp(ih->kind, "images")) {
-        const char *done[] = {"occluded", "patch"};
-        for (int i = 0; i < 2; i++)
+        const char *done[] = {"occluded", "patch", "corrupt"};
+        for (int i = 0; i < 3; i++)
             if (header_field_find(ih, done[i]) >= 0)
                 die("%s: the images are already occluded (field '%s'); occlude the output of mkdigits",
                     in->name, done[i]);
@@ -122,6 +129,9 @@ static plan make_plan(const stream_reader *in, stream_header *h)
         die("%s: expected a stream of kind images, pairbatch, groupbatch or episodes, got '%s' (from %s)",
             in->name, ih->kind, ih->program);
     }
+    if (corrupt && strcmp(ih->kind, "images"))
+        die("%s: --corrupt flags images (kind images, from mkdigits); a %s stream carries its flags in %s",
+            in->name, ih->kind, names[1] ? "occluded1 and occluded2" : "occluded");
     pl.batched = ih->batched;
     if (strcmp(ih->kind, "images") && !pl.batched)
         die("%s: a %s stream must be batched", in->name, ih->kind);
@@ -152,6 +162,10 @@ static plan make_plan(const stream_reader *in, stream_header *h)
         int64_t pshape[2] = {pl.N, 4};
         header_add_field(h, "patch", DT_I32, 2, pshape);
     }
+    if (corrupt) {
+        header_add_field(h, "corrupt", DT_U8, 0, NULL);
+        pl.corrupt = h->nfields - 1;
+    }
     return pl;
 }
 
@@ -166,7 +180,7 @@ int main(int argc, char **argv)
     header_provenance(h, argc, argv);
     header_set_seed(h, o.seed);
     header_add_input(h, in->header);
-    const plan pl = make_plan(in, h);
+    const plan pl = make_plan(in, h, o.corrupt);
     const int N = pl.N, nin = in->header->nfields;
     /* an endless batch stream ends when train, having done its steps, closes the pipe: end
      * quietly of SIGPIPE as batcher does, even under a parent that ignores it */
@@ -182,6 +196,7 @@ int main(int argc, char **argv)
     stream_writer *w = stream_create(stdout, h);
     stream_record rec = {0};
     int32_t patch[DIGITS_MAXN][4];
+    uint8_t any = 0; /* --corrupt: any digit of the image occluded */
     uint8_t *added[2] = {NULL, NULL};   /* flags occlude adds: [maxB][N] */
     size_t added_cap = 0;
     void *data[STREAM_MAXFIELDS];
@@ -200,6 +215,7 @@ int main(int argc, char **argv)
         for (int i = 0; i < nin; i++)
             data[i] = rec.t[i].data;
         const uint64_t record = (uint64_t)(in->count - 1);
+        any = 0;
         for (int i = 0; i < pl.nimg; i++) {
             uint8_t *flags = pl.flag_in[i] >= 0 ? rec.t[pl.flag_in[i]].data : added[i];
             data[pl.flag[i]] = flags;
@@ -216,6 +232,7 @@ int main(int argc, char **argv)
                         flags[b * N + k] |= (uint8_t)pa[k].occluded;
                     else
                         flags[b * N + k] = (uint8_t)pa[k].occluded;
+                    any |= (uint8_t)pa[k].occluded;
                     if (pa[k].occluded)
                         digits_occlude(image, N, k, &pa[k]);
                     patch[k][0] = pa[k].x, patch[k][1] = pa[k].y, patch[k][2] = pa[k].w, patch[k][3] = pa[k].h;
@@ -223,7 +240,9 @@ int main(int argc, char **argv)
             }
         }
         if (!pl.batched)
-            data[h->nfields - 1] = patch;
+            data[pl.corrupt >= 0 ? h->nfields - 2 : h->nfields - 1] = patch;
+        if (pl.corrupt >= 0)
+            data[pl.corrupt] = &any;
         stream_write_data(w, data, pl.batched ? B : 0);
         if ((in->count & (pl.batched ? 63 : 4095)) == 0)
             progress_update(&pr, in->count, NULL);

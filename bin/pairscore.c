@@ -1,6 +1,8 @@
 /* pairscore: match probabilities of image pairs (verification) and the self-mismatch uncertainty
  * eta of each image, from an `embeddings` stream (hib-oh-2019, Eqs. 2, 5 and 9; lib/match.h); or,
- * with --score mls, the mutual likelihood score of each pair of Gaussians (PFE; lib/mls.h).
+ * with --score mls, the mutual likelihood score of each pair of Gaussians (PFE; lib/mls.h); or,
+ * with --score l2 / cosine, minus the Euclidean distance / the cosine similarity of the pair's
+ * means (each mixture's average mean, as knn -d mean), the baselines PFE compares MLS with.
  */
 #include <errno.h>
 #include <float.h>
@@ -11,7 +13,6 @@
 
 #include "json.h"
 #include "match.h"
-#include "mls.h"
 #include "pairs.h"
 #include "stream.h"
 #include "util.h"
@@ -21,9 +22,9 @@ static const char *usage =
     "                 [--json FILE] [INPUT]\n"
     "       pairscore -g OTHER [-n PAIRS] [-S SEED] [-K SAMPLES] [--mc | --means] [--json FILE] [INPUT]\n"
     "       pairscore --self [-S SEED] [-K SAMPLES] [--mc | --means] [--json FILE] [INPUT]\n"
-    "       pairscore --score mls [-n PAIRS | --pairs FILE | -g OTHER] [-S SEED] [--json FILE] [INPUT]\n"
-    "  Match probabilities of embedding pairs (random pairs, a gallery, or --self);\n"
-    "  --score mls: the mutual likelihood score of Gaussian pairs instead.\n";
+    "       pairscore --score mls|l2|cosine [-n PAIRS | --pairs FILE | -g OTHER] [-S SEED] [--json FILE] [INPUT]\n"
+    "  Match probabilities of embedding pairs (random pairs, a gallery, or --self); --score mls: the\n"
+    "  mutual likelihood score of Gaussian pairs instead; l2, cosine: -distance, cosine of the means.\n";
 
 typedef struct {
     long npairs;
@@ -33,7 +34,7 @@ typedef struct {
     const char *pairs_file;
     const char *other;
     int self, force_mc, means;
-    int mls;               /* --score mls */
+    int score;             /* --score: MATCH_SCORE_P (default), _MLS, _L2, _COSINE (lib/match.h) */
     const char *json;
     const char *input;
 } options;
@@ -62,20 +63,30 @@ static void score_pairs(const options *o, stream_reader *in, stream_reader *gin,
     match_set *G = gin ? match_set_read(gin) : S;
     if (!G->cls)
         die("%s: the second stream has no 'class' field: pairs cannot be labelled", gin->name);
-    if (o->mls) {
+    if (o->score == MATCH_SCORE_MLS) {
         match_mls_check(in->name, S, "--score mls");
         if (gin)
             match_mls_check(gin->name, G, "--score mls");
     }
+    match_pair_scorer ps; /* --score mls, l2, cosine */
+    match_pair_scorer_init(&ps, o->score, S, G);
     uint64_t goff = gin ? (uint64_t)S->n : 0;
     long npairs = o->npairs;
     pairs_ij *P = o->pairs_file ? pairs_read_file(S, o->pairs_file, &npairs)
               : gin         ? pairs_cross(S, G, npairs, o->seed)
                             : pairs_random(S, npairs, o->seed);
 
+    /* cosine: a pair with a zero mean has no direction; refused before anything is written */
+    int which;
+    for (long p = 0; p < npairs; p++)
+        if (!match_pair_directed(&ps, P[p].i, P[p].j, &which))
+            die("%s: record %lld: its mean is zero: --score cosine needs a direction",
+                which && gin ? gin->name : in->name, (long long)(which ? P[p].j : P[p].i));
+
     stream_header *h = header_new("pairscores", 0);
     header_provenance(h, argc, argv);
-    if (!o->pairs_file || (!o->mls && sc->stochastic))
+    int one = o->score != MATCH_SCORE_P; /* one score per pair, no eta */
+    if (!o->pairs_file || (!one && sc->stochastic))
         header_set_seed(h, o->seed);
     header_add_input(h, in->header);
     if (gin)
@@ -84,8 +95,8 @@ static void score_pairs(const options *o, stream_reader *in, stream_reader *gin,
     header_set_int(h, "pairs", npairs);
     if (gin)
         header_set_str(h, "second", o->other);
-    header_set_str(h, "scorer", o->mls ? "mls" : scorer_name(sc));
-    if (!o->mls && sc->stochastic)
+    header_set_str(h, "scorer", one ? match_score_names[o->score] : scorer_name(sc));
+    if (!one && sc->stochastic)
         header_set_int(h, "K", sc->K);
     if (o->pairs_file)
         header_set_str(h, "pairs_file", o->pairs_file);
@@ -95,10 +106,11 @@ static void score_pairs(const options *o, stream_reader *in, stream_reader *gin,
     header_add_field(h, "class1", DT_I32, 0, NULL);
     header_add_field(h, "class2", DT_I32, 0, NULL);
     header_add_field(h, "match", DT_U8, 0, NULL);
-    /* the score: p and the etas; with --score mls the MLS alone (no eta: it has no self-mismatch) */
+    /* the score: p and the etas; with another --score that score alone (no eta: MLS has no
+     * self-mismatch, and neither has a distance or a cosine) */
     const char *f32f[] = {"p", "eta1", "eta2", "eta"};
-    for (int k = 0; k < (o->mls ? 1 : 4); k++)
-        header_add_field(h, o->mls ? "mls" : f32f[k], DT_F32, 0, NULL);
+    for (int k = 0; k < (one ? 1 : 4); k++)
+        header_add_field(h, one ? match_score_fields[o->score] : f32f[k], DT_F32, 0, NULL);
     stream_writer *w = stream_create(stdout, h);
 
     /* eta of an image is computed once, when a pair first needs it */
@@ -116,13 +128,14 @@ static void score_pairs(const options *o, stream_reader *in, stream_reader *gin,
         int64_t i = P[p].i, j = P[p].j;
         match_emb x = match_set_emb(S, i), y = match_set_emb(G, j);
         y.index += goff;
-        if (o->mls) { /* MLS, higher = more alike: apcurve ranks it as it ranks p */
+        if (one) { /* higher = more alike: apcurve ranks it as it ranks p */
             int64_t id1 = S->id[i], id2 = G->id[j];
             int32_t c1 = S->cls[i], c2 = G->cls[j];
             uint8_t m = c1 == c2;
-            double s = mls_score(x.mu, x.var, y.mu, y.var, S->D);
+            double s = match_pair_score(&ps, i, j);
             if (!(fabs(s) <= FLT_MAX))
-                die("pair %ld (records %lld and %lld): MLS %g is beyond float32", p, (long long)i, (long long)j, s);
+                die("pair %ld (records %lld and %lld): %s %g is beyond float32", p, (long long)i, (long long)j,
+                    o->score == MATCH_SCORE_MLS ? "MLS" : "the distance", s);
             float sf = (float)s;
             void *data[] = {&i, &j, &id1, &id2, &c1, &c2, &m, &sf};
             stream_write_data(w, data, 0);
@@ -156,11 +169,13 @@ static void score_pairs(const options *o, stream_reader *in, stream_reader *gin,
         json_report(&j, jf, "pairscore");
         json_key_int(&j, "n", npairs);
         json_key_int(&j, "positives", positives);
-        json_key_num(&j, o->mls ? "mean_mls_match" : "mean_p_match", positives ? sum_pm / positives : NAN);
-        json_key_num(&j, o->mls ? "mean_mls_nonmatch" : "mean_p_nonmatch",
-                     npairs > positives ? sum_pn / (npairs - positives) : NAN);
-        if (o->mls)
-            json_key_str(&j, "scorer", "mls");
+        char km[64], kn[64];
+        snprintf(km, sizeof km, "mean_%s_match", match_score_fields[o->score]);
+        snprintf(kn, sizeof kn, "mean_%s_nonmatch", match_score_fields[o->score]);
+        json_key_num(&j, km, positives ? sum_pm / positives : NAN);
+        json_key_num(&j, kn, npairs > positives ? sum_pn / (npairs - positives) : NAN);
+        if (one)
+            json_key_str(&j, "scorer", match_score_names[o->score]);
         else {
             json_key_num(&j, "mean_eta", sum_eta / npairs);
             report_scorer(&j, sc);
@@ -170,6 +185,7 @@ static void score_pairs(const options *o, stream_reader *in, stream_reader *gin,
     }
     stream_finish(w);
     free(eta);
+    match_pair_scorer_free(&ps);
     if (gin) {
         free(geta);
         match_set_free(G);
@@ -277,9 +293,8 @@ int main(int argc, char **argv)
         case OPT_MEANS: o.means = 1; break;
         case OPT_JSON: o.json = optarg; break;
         case OPT_SCORE:
-            if (strcmp(optarg, "p") && strcmp(optarg, "mls"))
-                usage_die("--score: '%s' is neither p nor mls", optarg);
-            o.mls = !strcmp(optarg, "mls");
+            if ((o.score = match_score_parse(optarg)) < 0)
+                usage_die("--score: '%s' is none of p, mls, l2, cosine", optarg);
             break;
         case 'h': usage_help();
         default: usage_bad_option(argv);
@@ -301,8 +316,8 @@ int main(int argc, char **argv)
         usage_die("-g draws random cross pairs: drop --pairs");
     if (o.means && o.K_given)
         usage_die("--means scores the means exactly, there is nothing to sample: drop -K");
-    if (o.mls && (o.self || o.force_mc || o.means || o.K_given))
-        usage_die("--score mls scores pairs exactly, with nothing to sample: drop %s",
+    if (o.score != MATCH_SCORE_P && (o.self || o.force_mc || o.means || o.K_given))
+        usage_die("--score %s scores pairs exactly, with nothing to sample: drop %s", match_score_names[o.score],
                   o.self ? "--self" : o.force_mc ? "--mc" : o.means ? "--means" : "-K");
     o.input = optind < argc ? argv[optind] : "-";
     if (o.other && !strcmp(o.other, "-") && !strcmp(o.input, "-"))
@@ -315,10 +330,11 @@ int main(int argc, char **argv)
     const stream_header *ih = in->header;
     /* kind, mu [C, D] with C, D >= 1 and var of its shape: C = 0 would divide K by 0 */
     match_layout L = match_check_header(in->name, ih);
-    /* the match probability's a and b (MLS needs none: any model's Gaussians) */
-    if (!o.mls && (!header_meta(ih, "match_a") || !header_meta(ih, "match_b")))
+    /* the match probability's a and b (the other scores need none: any model's embeddings) */
+    int no_p = o.score != MATCH_SCORE_P; /* MLS, l2, cosine: no a, b, nor samples */
+    if (!no_p && (!header_meta(ih, "match_a") || !header_meta(ih, "match_b")))
         die("%s: the header has no match_a / match_b (the learned a and b of the match probability)", in->name);
-    double a = o.mls ? 1 : header_float(ih, "match_a", 0), b = o.mls ? 0 : header_float(ih, "match_b", 0);
+    double a = no_p ? 1 : header_float(ih, "match_a", 0), b = no_p ? 0 : header_float(ih, "match_b", 0);
     if (!(a > 0) || !isfinite(a) || !isfinite(b))
         die("%s: match_a = %g, match_b = %g: need a finite a > 0 and a finite b", in->name, a, b);
     int has_var = L.var >= 0;
@@ -330,7 +346,7 @@ int main(int argc, char **argv)
         die("%s: -K needs stochastic embeddings, but the input has no 'var' field (point embeddings: "
             "p is computed exactly, there is nothing to sample)",
             in->name);
-    int stochastic = has_var && !o.means && !o.mls;
+    int stochastic = has_var && !o.means && !no_p;
     int64_t C = L.C;
     if (stochastic && o.K % C)
         die("-K %d is not a multiple of the %lld mixture components (stratified sampling draws K / C "
@@ -345,10 +361,10 @@ int main(int argc, char **argv)
             die("%s: embeddings C = %d, D = %d %s, expected C = %d, D = %d %s as in %s", gin->name, M.C, M.D,
                 M.var >= 0 ? "with var" : "without var", L.C, L.D, has_var ? "with var" : "without var",
                 in->name);
-        if (!o.mls && (!header_meta(gh, "match_a") || !header_meta(gh, "match_b")))
+        if (!no_p && (!header_meta(gh, "match_a") || !header_meta(gh, "match_b")))
             die("%s: the header has no match_a / match_b (the learned a and b of the match probability)",
                 gin->name);
-        double ga = o.mls ? a : header_float(gh, "match_a", 0), gb = o.mls ? b : header_float(gh, "match_b", 0);
+        double ga = no_p ? a : header_float(gh, "match_a", 0), gb = no_p ? b : header_float(gh, "match_b", 0);
         if (ga != a || gb != b)
             die("%s: match_a = %g, match_b = %g, expected %g, %g as in %s (the same model)", gin->name, ga,
                 gb, a, b, in->name);

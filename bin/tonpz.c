@@ -1,6 +1,12 @@
 /* tonpz: a stream in, numpy arrays out. Stacks each field of every record into one array and
  * writes them as an .npz (np.load reads it, allow_pickle=False), with the header, lineage
  * included, as a JSON string and each meta tensor in full. The whole stream is held in memory.
+ *
+ * Several inputs of the same kind and fields are stacked one after the other, as np.concatenate
+ * would (e.g. the clean and the corrupt twins of a test set as one mixed set, back through
+ * fromnpz): streams are never concatenated as bytes (formats/stream.md), so this is where a
+ * pipeline joins them. The archive's header is then tonpz's own, naming every input's header in
+ * its lineage, with the first input's kind, fields and meta.
  */
 #include <getopt.h>
 #include <stdio.h>
@@ -13,8 +19,8 @@
 #include "util.h"
 
 static const char *usage =
-    "usage: tonpz [-o FILE.npz] [-z] [INPUT]\n"
-    "  Writes a stream as a NumPy .npz archive (never to a terminal).\n";
+    "usage: tonpz [-o FILE.npz] [-z] [INPUT...]\n"
+    "  Writes a stream (or several, stacked) as a NumPy .npz archive (never to a terminal).\n";
 
 static const char *descr(int dtype)
 {
@@ -41,6 +47,30 @@ static uint32_t *ucs4(const char *s, size_t n, size_t *len)
     return u;
 }
 
+/* an input after the first must hold items of the same kind and fields (name, dtype, shape, in
+ * order) as the first, whose fields h has; else one line naming the input and what differs */
+static void check_same(const stream_reader *in, const stream_header *h)
+{
+    const stream_header *g = in->header;
+    if (strcmp(g->kind, h->kind))
+        die("%s: a stream of kind '%s', expected '%s' as the first input: tonpz stacks streams of one kind",
+            in->name, g->kind, h->kind);
+    char want[256], got[256];
+    for (int i = 0; i < h->nfields || i < g->nfields; i++) {
+        if (i >= g->nfields)
+            die("%s: no field '%s' (%s), which the first input has", in->name, h->fields[i].name,
+                stream_field_describe(&h->fields[i], want, sizeof want));
+        if (i >= h->nfields)
+            die("%s: a field '%s' (%s) that the first input lacks", in->name, g->fields[i].name,
+                stream_field_describe(&g->fields[i], got, sizeof got));
+        stream_field_describe(&h->fields[i], want, sizeof want);
+        stream_field_describe(&g->fields[i], got, sizeof got);
+        if (strcmp(g->fields[i].name, h->fields[i].name) || strcmp(want, got))
+            die("%s: field %d is '%s' %s, expected '%s' %s as in the first input", in->name, i, g->fields[i].name,
+                got, h->fields[i].name, want);
+    }
+}
+
 static void check(const char *err, const char *out)
 {
     if (err)
@@ -61,18 +91,30 @@ int main(int argc, char **argv)
         default: usage_bad_option(argv);
         }
     }
-    if (argc - optind > 1)
-        usage_die("at most one input");
+    int nin = argc > optind ? argc - optind : 1; /* none: stdin */
+    for (int k = optind; k < argc; k++)
+        for (int j = k + 1; j < argc; j++)
+            if (!strcmp(argv[k], "-") && !strcmp(argv[j], "-"))
+                usage_die("stdin (-) can be read only once");
     if (!out)
         stdout_not_terminal();
     FILE *f = out ? atomic_open(out) : stdout;
     const char *name = out ? out : "stdout";
 
-    stream_reader *in = stream_open_path(optind < argc ? argv[optind] : "-");
+    stream_reader *in = stream_open_path(argc > optind ? argv[optind] : "-");
     const stream_header *h = in->header;
     for (int i = 0; i < h->nfields; i++)
         if (!strcmp(h->fields[i].name, "header"))
             die("%s: a field is called 'header', the name of the archive's header member", in->name);
+    /* several inputs: the archive's header is a new one, with every input in its lineage */
+    stream_header *own = NULL;
+    if (nin > 1) {
+        own = header_new(h->kind, h->batched);
+        header_provenance(own, argc, argv);
+        header_copy_fields(own, h);
+        header_copy_meta(own, h);
+        h = own; /* the first input's header goes when it is closed */
+    }
     /* every field's items, one growing buffer each */
     uint8_t *data[STREAM_MAXFIELDS] = {0};
     size_t cap[STREAM_MAXFIELDS] = {0}, item[STREAM_MAXFIELDS];
@@ -80,18 +122,33 @@ int main(int argc, char **argv)
         item[i] = (size_t)shape_numel(h->fields[i].ndim, h->fields[i].shape) * dtype_size(h->fields[i].dtype);
     int64_t n = 0;
     stream_record rec = {0};
-    while (stream_read(in, &rec)) {
-        int64_t b = h->batched ? record_batch(&rec) : 1;
-        for (int i = 0; i < h->nfields; i++) {
-            size_t need = (size_t)(n + b) * item[i];
-            if (need > cap[i])
-                data[i] = erealloc(data[i], cap[i] = need > 2 * cap[i] ? need : 2 * cap[i]);
-            if (item[i] && b) /* (a batch of 0 items: no buffer yet, nothing to copy) */
-                memcpy(data[i] + (size_t)n * item[i], rec.t[i].data, (size_t)b * item[i]);
+    for (int k = 0;; k++) {
+        if (k) { /* the next input: the first's kind and fields, in order */
+            if (k >= nin)
+                break;
+            in = stream_open_path(argv[optind + k]);
+            check_same(in, own);
         }
-        n += b;
+        if (own)
+            header_add_input(own, in->header);
+        int batched = in->header->batched;
+        while (stream_read(in, &rec)) {
+            int64_t b = batched ? record_batch(&rec) : 1;
+            for (int i = 0; i < h->nfields; i++) {
+                size_t need = (size_t)(n + b) * item[i];
+                if (need > cap[i])
+                    data[i] = erealloc(data[i], cap[i] = need > 2 * cap[i] ? need : 2 * cap[i]);
+                if (item[i] && b) /* (a batch of 0 items: no buffer yet, nothing to copy) */
+                    memcpy(data[i] + (size_t)n * item[i], rec.t[i].data, (size_t)b * item[i]);
+            }
+            n += b;
+        }
+        if (k + 1 < nin) {
+            record_free(&rec); /* the next input's records get buffers of their own */
+            rec = (stream_record){0};
+            stream_close(in);
+        }
     }
-
     npz_writer *w = npz_create(f, level);
     for (int i = 0; i < h->nfields; i++) {
         const stream_field *fl = &h->fields[i];
@@ -133,5 +190,7 @@ int main(int argc, char **argv)
         free(data[i]);
     record_free(&rec);
     stream_close(in);
+    if (own)
+        header_free(own);
     return 0;
 }

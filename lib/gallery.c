@@ -140,4 +140,6 @@ void gallery_record_fields(stream_header *h, const gallery_field *f, int n, int6
         header_add_field(h, "eta", DT_F32, 0, NULL);
     if (Q->occ)
         header_add_field(h, "occluded", DT_U8, 1, nocc);
+    if (Q->corrupt)
+        header_add_field(h, "corrupt", DT_U8, 0, NULL);
 }

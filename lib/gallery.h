@@ -59,7 +59,7 @@ int64_t *gallery_exclude(int leave_one_out, int exclude_id, const int64_t *gid, 
 
 /* the fields of a per-query record of knn and retrieve, in order: id and class; the program's
  * own fields f[0 .. n) (vector 1: k values a record, else one); eta when with_eta; the queries'
- * occluded vector when Q has one */
+ * occluded vector and corrupt flag when Q has them */
 typedef struct {
     const char *name;
     int dtype, vector;

@@ -156,12 +156,14 @@ void knn_eval_write(const knn_eval *E, stream_writer *w)
         float nn = (float)knn_distance(E, E->d2[q * k]);
         for (int r = 0; r < k; r++)
             nid[r] = E->G->id[E->nbr[q * k + r]];
-        void *data[9] = {(void *)&qid[q], (void *)&qcls[q], &E->pred[q], &ok, E->recall + q * k, &nn, nid};
+        void *data[10] = {(void *)&qid[q], (void *)&qcls[q], &E->pred[q], &ok, E->recall + q * k, &nn, nid};
         int f = 7;
         if (E->qeta)
             data[f++] = &E->qeta[q];
         if (Q->occ)
             data[f++] = Q->occ + (E->q0 + q) * Q->nocc;
+        if (Q->corrupt)
+            data[f++] = Q->corrupt + E->q0 + q;
         stream_write_data(w, data, 0);
     }
     free(nid);

@@ -153,7 +153,7 @@ match_set *match_set_read(stream_reader *r)
     S->D = L.D;
     /* optional fields, each checked if present */
     int ci = header_field_find(h, "class"), ii = header_field_find(h, "id"), ei = header_field_find(h, "eta"),
-        oi = header_field_find(h, "occluded");
+        oi = header_field_find(h, "occluded"), xi = header_field_find(h, "corrupt");
     if (ci >= 0)
         stream_field_need(r->name, h, "class", DT_I32, 0, NULL);
     if (ii >= 0)
@@ -164,6 +164,8 @@ match_set *match_set_read(stream_reader *r)
         stream_field_need(r->name, h, "occluded", DT_U8, 1, (int64_t[]){FIELD_ANY});
         S->nocc = (int)h->fields[oi].shape[0];
     }
+    if (xi >= 0)
+        stream_field_need(r->name, h, "corrupt", DT_U8, 0, NULL);
     S->has_id = ii >= 0;
     size_t cd = (size_t)S->C * S->D;
     int64_t cap = 0;
@@ -182,6 +184,8 @@ match_set *match_set_read(stream_reader *r)
                 S->eta = erealloc(S->eta, (size_t)cap * sizeof(float));
             if (oi >= 0)
                 S->occ = erealloc(S->occ, (size_t)cap * S->nocc);
+            if (xi >= 0)
+                S->corrupt = erealloc(S->corrupt, (size_t)cap);
         }
         memcpy(S->mu + i * cd, rec.t[mi].data, cd * sizeof(float));
         if (vi >= 0) {
@@ -206,6 +210,8 @@ match_set *match_set_read(stream_reader *r)
         }
         if (oi >= 0)
             memcpy(S->occ + i * S->nocc, rec.t[oi].data, S->nocc);
+        if (xi >= 0)
+            S->corrupt[i] = *(const uint8_t *)rec.t[xi].data;
     }
     record_free(&rec);
     if (!S->n)
@@ -291,6 +297,7 @@ void match_set_free(match_set *S)
     free(S->id);
     free(S->eta);
     free(S->occ);
+    free(S->corrupt);
     free(S);
 }
 
@@ -330,6 +337,73 @@ int match_distance_parse(const char *s)
     if (!strcmp(s, "mls"))
         return MATCH_DISTANCE_MLS;
     usage_die("--distance: '%s' is none of euclidean, cosine, mls", s);
+}
+
+const char *const match_score_names[MATCH_SCORES] = {"p", "mls", "l2", "cosine"};
+const char *const match_score_fields[MATCH_SCORES] = {"p", "mls", "neg_l2", "cos"};
+
+int match_score_parse(const char *s)
+{
+    for (int k = 0; k < MATCH_SCORES; k++)
+        if (!strcmp(s, match_score_names[k]))
+            return k;
+    return -1;
+}
+
+/* the Euclidean norm of each mean (n, D), in double */
+static double *mean_norms(const float *M, int64_t n, int D)
+{
+    double *nr = emalloc((size_t)(n ? n : 1) * sizeof *nr);
+    for (int64_t i = 0; i < n; i++) {
+        double s = 0;
+        for (int l = 0; l < D; l++)
+            s += (double)M[i * D + l] * M[i * D + l];
+        nr[i] = sqrt(s);
+    }
+    return nr;
+}
+
+void match_pair_scorer_init(match_pair_scorer *p, int score, const match_set *S, const match_set *G)
+{
+    *p = (match_pair_scorer){.score = score, .D = S->D, .S = S, .G = G};
+    if (score != MATCH_SCORE_L2 && score != MATCH_SCORE_COSINE)
+        return;
+    p->Sm = match_set_means(S, NULL);
+    p->Gm = G != S ? match_set_means(G, NULL) : p->Sm;
+    if (score == MATCH_SCORE_COSINE) {
+        p->Sn = mean_norms(p->Sm, S->n, S->D);
+        p->Gn = G != S ? mean_norms(p->Gm, G->n, G->D) : p->Sn;
+    }
+}
+
+double match_pair_score(const match_pair_scorer *p, int64_t i, int64_t j)
+{
+    int D = p->D;
+    if (p->score == MATCH_SCORE_MLS)
+        return mls_score(p->S->mu + i * D, p->S->var + i * D, p->G->mu + j * D, p->G->var + j * D, D);
+    const float *a = p->Sm + i * D, *b = p->Gm + j * D;
+    double s = 0;
+    for (int l = 0; l < D; l++)
+        s += p->score == MATCH_SCORE_L2 ? ((double)a[l] - b[l]) * ((double)a[l] - b[l]) : (double)a[l] * b[l];
+    return p->score == MATCH_SCORE_L2 ? -sqrt(s) : s / (p->Sn[i] * p->Gn[j]);
+}
+
+int match_pair_directed(const match_pair_scorer *p, int64_t i, int64_t j, int *which)
+{
+    if (p->score != MATCH_SCORE_COSINE)
+        return 1;
+    *which = !(p->Sn[i] > 0) ? 0 : 1;
+    return p->Sn[i] > 0 && p->Gn[j] > 0;
+}
+
+void match_pair_scorer_free(match_pair_scorer *p)
+{
+    if (p->Gm != p->Sm)
+        free(p->Gm);
+    if (p->Gn != p->Sn)
+        free(p->Gn);
+    free(p->Sm);
+    free(p->Sn);
 }
 
 void match_mls_check(const char *name, const match_set *S, const char *option)

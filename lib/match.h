@@ -107,6 +107,7 @@ typedef struct {
     float *eta;       /* (n), NULL without an `eta` field */
     uint8_t *occ;     /* (n, nocc), NULL without an `occluded` field */
     int nocc;
+    uint8_t *corrupt; /* (n), NULL without a `corrupt` field (0/1: a low-quality item, fromnpz) */
 } match_set;
 /* reads every record of r, whose header must pass match_check_header; dies on an empty stream
  * ("no records") */
@@ -138,6 +139,30 @@ int match_distance_parse(const char *s);
  * a var field, one component (C = 1), every variance at least FLT_MIN (MLS takes its log). Dies
  * with one line naming the set (name) and, for a variance, the record. */
 void match_mls_check(const char *name, const match_set *S, const char *option);
+
+/* The scores of pairscore --score: p (the match probability above), or one number per pair,
+ * higher = more alike: mls (lib/mls.h), l2 (minus the Euclidean distance of the two means) and
+ * cosine (their cosine similarity), each mean a mixture's average component mean (knn -d mean),
+ * in double. Names and the fields that hold them in a pairscores stream: */
+enum { MATCH_SCORE_P, MATCH_SCORE_MLS, MATCH_SCORE_L2, MATCH_SCORE_COSINE, MATCH_SCORES };
+extern const char *const match_score_names[MATCH_SCORES];  /* p mls l2 cosine */
+extern const char *const match_score_fields[MATCH_SCORES]; /* p mls neg_l2 cos */
+int match_score_parse(const char *s); /* -1: none of them */
+/* a pair scorer for the scores other than p, of S's item i against G's item j (G may be S);
+ * it keeps each set's means (and for cosine their norms), so init checks nothing: mls needs
+ * match_mls_check of both sets first, cosine a non-zero mean (match_pair_directed) */
+typedef struct {
+    int score, D;
+    const match_set *S, *G;
+    float *Sm, *Gm;   /* (n, D) means, NULL for mls */
+    double *Sn, *Gn;  /* their norms, for cosine */
+} match_pair_scorer;
+void match_pair_scorer_init(match_pair_scorer *p, int score, const match_set *S, const match_set *G);
+double match_pair_score(const match_pair_scorer *p, int64_t i, int64_t j);
+/* cosine: 0 when item i of S or j of G has a zero mean (no direction; *which 0 or 1 says which),
+ * else 1; always 1 for the other scores */
+int match_pair_directed(const match_pair_scorer *p, int64_t i, int64_t j, int *which);
+void match_pair_scorer_free(match_pair_scorer *p);
 
 /* An index from record id to record position, for the programs that look records up by id
  * (pairscore --pairs, knn --exclude-id). match_ids_index returns the sorted table (owned by the

@@ -203,13 +203,15 @@ void retrieval_eval_write(const retrieval_eval *E, stream_writer *w)
         if (!r->npos)
             continue;
         float eta = E->qeta ? (float)E->qeta[q0 + q] : 0;
-        void *data[11] = {(void *)&qid[q], (void *)&qcls[q], (void *)&r->ap, (void *)&r->rprec, (void *)&r->map_r,
+        void *data[12] = {(void *)&qid[q], (void *)&qcls[q], (void *)&r->ap, (void *)&r->rprec, (void *)&r->map_r,
                           (void *)&r->p1, (void *)r->recall, (void *)&r->npos, (void *)&r->r1};
         int f = 9;
         if (E->qeta)
             data[f++] = &eta;
         if (Q->occ)
             data[f++] = Q->occ + (q0 + q) * Q->nocc;
+        if (Q->corrupt)
+            data[f++] = Q->corrupt + q0 + q;
         stream_write_data(w, data, 0);
     }
 }

@@ -80,9 +80,11 @@ static void error_detection(uncertainty_report *r, const double *u, const double
         } else
             right += v == 1;
     }
+    /* -m error:FIELD: perf is 1 - FIELD; the messages name FIELD's own values */
+    int err = !strcmp(r->pname, "error");
     if (outside >= 0) {
-        snprintf(r->aurc_why, sizeof r->aurc_why, "%s is not a performance in [0, 1]: record %lld has %g", f1,
-                 (long long)outside, perf[outside]);
+        snprintf(r->aurc_why, sizeof r->aurc_why, "%s is not %s in [0, 1]: record %lld has %g", f1,
+                 err ? "an error" : "a performance", (long long)outside, err ? 1 - perf[outside] : perf[outside]);
         snprintf(r->auroc_why, sizeof r->auroc_why, "%s", r->aurc_why);
         return;
     }
@@ -96,10 +98,10 @@ static void error_detection(uncertainty_report *r, const double *u, const double
     free(loss);
     if (nonbinary >= 0)
         snprintf(r->auroc_why, sizeof r->auroc_why, "%s is not binary: record %lld has %g", f1, (long long)nonbinary,
-                 perf[nonbinary]);
+                 err ? 1 - perf[nonbinary] : perf[nonbinary]);
     else if (right == n || right == 0)
         snprintf(r->auroc_why, sizeof r->auroc_why, "every item is %s (%s = %d for all)", right ? "right" : "wrong",
-                 f1, right ? 1 : 0);
+                 f1, (right ? 1 : 0) ^ err);
     else {
         uint8_t *correct = emalloc((size_t)n);
         for (int64_t i = 0; i < n; i++)
@@ -156,7 +158,7 @@ static int bins_out(const uncertainty_report *r) { return r->constant ? 0 : r->n
 
 void uncertainty_write_tsv(FILE *f, const uncertainty_report *r)
 {
-    fprintf(f, "bin\tn\tmean_%s\t%s\n", r->ufield, r->pname);
+    fprintf(f, "bin\tn\tmean_%s\t%s\n", r->ufield, r->pcol ? r->pcol : r->pname);
     for (int b = 0; b < bins_out(r); b++)
         fprintf(f, "%d\t%lld\t%.9g\t%.9g\n", b, (long long)(r->start[b + 1] - r->start[b]), r->mean_u[b], r->perf[b]);
 }
@@ -225,7 +227,7 @@ void uncertainty_print(FILE *f, const uncertainty_report *r)
     char ucol[64];
     snprintf(ucol, sizeof ucol, "mean_%s", r->ufield);
     if (!r->constant)
-        fprintf(f, "%-4s %8s %12s %12s\n", "bin", "n", ucol, r->pname);
+        fprintf(f, "%-4s %8s %12s %12s\n", "bin", "n", ucol, r->pcol ? r->pcol : r->pname);
     for (int b = 0; b < bins_out(r); b++)
         fprintf(f, "%-4d %8lld %12.6f %12.6f\n", b, (long long)(r->start[b + 1] - r->start[b]), r->mean_u[b],
                 r->perf[b]);

@@ -31,7 +31,8 @@
 typedef struct {
     /* what is measured (the caller's; the strings are borrowed) */
     const char *ufield;       /* the uncertainty's field */
-    const char *pname;        /* "accuracy" or "ap" */
+    const char *pname;        /* "accuracy", "error" (the performance is 1 - f1) or "ap" */
+    const char *pcol;         /* the name of the bins' performance column; NULL: pname */
     const char *f1, *f2;      /* accuracy: f1 the performance per item; ap: f1 the score, f2 the label */
     int is_ap;
     int nbins;                /* B */

@@ -40,6 +40,29 @@ grep -q '"n": 8, "k": 4, ' "$T/json" || fail "json: $(cat "$T/json")"
 "$BIN/knn" -k 7 "$T/tie" >/dev/null || fail "k = 7"
 expect_fail 1 'needs at least 9' "$BIN/knn" -k 8 "$T/tie"
 
+# --- a query's corrupt flag (fromnpz, occlude --corrupt) goes along, as occluded does: the tie
+# points again, the ids 101, 103 and 107 flagged; with -g the flag is the query's, never the
+# gallery's; retrieve the same (its records: the queries with a positive); knn's shards put back
+# together keep it
+awk '{ print $1, $2, $3, $4, $5, ($4 == 101 || $4 == 103 || $4 == 107) }' "$T/tie.txt" |
+    "$FIX" table eta mu:float32:1x2 class:int32 id:int64 eta:float32 corrupt:uint8 >"$T/tiec" || fail "corrupt fixture"
+"$BIN/knn" -k 4 "$T/tiec" >"$T/kc" || fail "knn with corrupt exited $?"
+"$FIX" cols id corrupt <"$T/kc" | sed 1d | tr '\n' ' ' | grep -qx '100 0 101 1 102 0 103 1 104 0 105 0 106 0 107 1 ' ||
+    fail "knn's corrupt: $("$FIX" cols id corrupt <"$T/kc")"
+"$FIX" cols id class predicted correct recall neighbors nn_dist <"$T/kc" >"$T/kc.c" &&
+    "$FIX" cols id class predicted correct recall neighbors nn_dist <"$T/k" | cmp -s - "$T/kc.c" || fail "the flag changed knn's answers"
+awk '{ print $1, $2, $3, $4, $5, 0 }' "$T/tie.txt" | "$FIX" table eta mu:float32:1x2 class:int32 id:int64 eta:float32 corrupt:uint8 >"$T/tie0"
+"$BIN/knn" -k 3 -g "$T/tie0" --exclude-id "$T/tiec" | "$FIX" cols id corrupt | sed 1d | tr '\n' ' ' |
+    grep -qx '100 0 101 1 102 0 103 1 104 0 105 0 106 0 107 1 ' || fail "knn -g: not the query's corrupt"
+"$BIN/knn" -k 3 -g "$T/tiec" --exclude-id "$T/tie0" | "$FIX" cols corrupt | sed 1d | sort -u | grep -qx 0 || fail "knn -g: the gallery's corrupt"
+"$BIN/retrieve" -k 1 "$T/tiec" | "$FIX" cols id corrupt | sed 1d | tr '\n' ' ' |
+    grep -qx '101 1 102 0 103 1 104 0 105 0 106 0 107 1 ' || fail "retrieve's corrupt: $("$BIN/retrieve" -k 1 "$T/tiec" | "$FIX" cols id corrupt)"
+"$BIN/knn" -k 4 --queries 0:4 "$T/tiec" >"$T/kc0" && "$BIN/knn" -k 4 --queries 4:8 "$T/tiec" >"$T/kc1" || fail "knn --queries"
+"$FIX" cols id corrupt <"$T/kc" >"$T/kc.ic" || fail "cols"
+"$BIN/knn" --merge "$T/kc1" "$T/kc0" | "$FIX" cols id corrupt | cmp -s - "$T/kc.ic" || fail "knn --merge lost the corrupt flag"
+printf '0 0 0 1 0.5 2\n' | "$FIX" table eta mu:float32:1x2 class:int32 id:int64 eta:float32 corrupt:int32 >"$T/tieb"
+expect_fail 1 "field 'corrupt' is int32 [], expected uint8 []" "$BIN/knn" -k 1 -g "$T/tiec" "$T/tieb"
+
 # --- the synthetic fixture: 1500 images, 10 well separated classes
 "$FIX" emb -n 1500 >"$T/e" || fail "fixture"
 "$BIN/knn" --json "$T/json" "$T/e" >"$T/k1" || fail "knn exited $?"

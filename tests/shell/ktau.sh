@@ -74,6 +74,37 @@ grep -q '"aurc": 0.234375, "aurc_oracle": 0.203125, "eaurc": 0.03125, "auroc": n
     fail "continuous performance: $(cat "$T/json")"
 grep -q '"note": "auroc is undefined: ap is not binary: record 1 has 0.5"' "$T/json" || fail "non-binary note: $(cat "$T/json")"
 "$BIN/ktau" -b 2 "$T/ret" | grep -qx 'auroc undefined (ap is not binary: record 1 has 0.5)' || fail "non-binary text"
+# --- -m error:FIELD: the loss is FIELD itself, the performance 1 - FIELD. The same 40 items with a
+# flag `corrupt` = 1 exactly where `correct` = 0 (eta 15, 25, 30..34) give the numbers above: the
+# bins' 1 - corrupt is their accuracy (1, .9, .9, .5), tau 0.912871, and the AUROC is P(eta of a
+# flagged item > eta of an unflagged one) = 179/231 = 0.774892, the AURC the brute force above
+awk 'BEGIN { for (i = 0; i < 40; i++) { e = (7 * i) % 40; w = e == 15 || e == 25 || (e >= 30 && e <= 34); print e, !w, w } }' |
+    "$FIX" table knn eta:float32 correct:uint8 corrupt:uint8 >"$T/flag" || fail "flag fixture"
+"$BIN/ktau" -b 4 -m error:corrupt -o "$T/flag.tsv" "$T/flag" >"$T/ftxt" || fail "ktau -m error:corrupt exited $?"
+grep -qx 'tau 0.912871' "$T/ftxt" || fail "error:corrupt tau: $(cat "$T/ftxt")"
+awk 'function w(e) { return e == 15 || e == 25 || (e >= 30 && e <= 34) }
+    BEGIN { for (k = 1; k <= 40; k++) { c += w(k - 1); a += c / k; if (k > 33) o += (k - 33) / k }
+        printf "aurc %.6f\naurc_oracle %.6f\neaurc %.6f\nauroc %.6f\n", a / 40, o / 40, (a - o) / 40, 179 / 231 }' >"$T/fwant"
+grep '^aurc\|^eaurc\|^auroc' "$T/ftxt" | cmp -s - "$T/fwant" || fail "error:corrupt aurc/auroc: $(cat "$T/ftxt") expected $(cat "$T/fwant")"
+head -n 1 "$T/ftxt" | grep -q '^bin .* n .* mean_eta .* 1-corrupt$' || fail "error:corrupt table header: $(head -n 1 "$T/ftxt")"
+printf 'bin\tn\tmean_eta\t1-corrupt\n0\t10\t4.5\t1\n1\t10\t14.5\t0.9\n2\t10\t24.5\t0.9\n3\t10\t34.5\t0.5\n' |
+    cmp -s - "$T/flag.tsv" || fail "error:corrupt tsv: $(cat "$T/flag.tsv")"
+"$BIN/ktau" -b 4 -m error:corrupt --json - "$T/flag" | grep -q '"performance": "error:corrupt"' || fail "error:corrupt json"
+# the direction: flags on the 7 most certain items instead (eta 0..6) rank below every other item:
+# AUROC 0 (accuracy:FIELD on the same column would read them as the right ones: 1)
+awk 'BEGIN { for (e = 0; e < 40; e++) print e, 1, e < 7 }' | "$FIX" table knn eta:float32 correct:uint8 corrupt:uint8 >"$T/flag0"
+"$BIN/ktau" -b 4 -m error:corrupt "$T/flag0" | grep -qx 'auroc 0.000000' || fail "error:corrupt on the certain items: $("$BIN/ktau" -b 4 -m error:corrupt "$T/flag0")"
+"$BIN/ktau" -b 4 -m accuracy:corrupt "$T/flag0" | grep -qx 'auroc 1.000000' || fail "accuracy:corrupt on the certain items"
+# the reasons name the field's own values: an error of 0.5 is not binary; no flag at all
+printf '1 0\n2 0.5\n3 1\n4 0\n' | "$FIX" table knn eta:float32 err:float32 >"$T/ferr"
+"$BIN/ktau" -b 2 -m error:err "$T/ferr" | grep -qx 'auroc undefined (err is not binary: record 1 has 0.5)' ||
+    fail "error:err non-binary: $("$BIN/ktau" -b 2 -m error:err "$T/ferr")"
+awk 'BEGIN { for (e = 0; e < 8; e++) print e, 1, 0 }' | "$FIX" table knn eta:float32 correct:uint8 corrupt:uint8 >"$T/fnone"
+"$BIN/ktau" -b 2 -m error:corrupt "$T/fnone" | grep -qx 'auroc undefined (every item is right (corrupt = 0 for all))' ||
+    fail "error:corrupt, no flag: $("$BIN/ktau" -b 2 -m error:corrupt "$T/fnone")"
+expect_fail 2 "-m: expected error:FIELD, got 'error:'" "$BIN/ktau" -m error: "$T/flag"
+expect_fail 1 "no field 'flag'" "$BIN/ktau" -m error:flag "$T/flag"
+
 # --- 47 items in 20 bins: bins 0..6 hold 3, bins 7..19 hold 2
 awk 'BEGIN { for (i = 0; i < 47; i++) print i / 100, 1 }' | knn_table >"$T/47"
 "$BIN/ktau" --json - "$T/47" >"$T/json" || fail "ktau 47"

@@ -157,6 +157,33 @@ for k in ["mu", "var", "eta", "id", "class"]:
     assert a[k].dtype == b[k].dtype and np.array_equal(a[k], b[k]), k
 EOF
 
+# --- several inputs: their records stacked in order, as np.concatenate (the clean and the corrupt
+# twins as one mixed set); the header is tonpz's own, with every input in its lineage and the
+# first's kind, fields and meta; another kind or other fields: one line naming the input, exit 1,
+# no file
+tonpz -o cat.npz emb.hs mix3.hs emb.hs 2> err && fail "tonpz stacked streams of other fields"
+grep -qx "tonpz: mix3.hs: field 0 is 'mu' float32 \[2, 4\], expected 'mu' float32 \[1, 4\] as in the first input" err ||
+    fail "other fields: $(cat err)"
+[ -e cat.npz ] && fail "a file despite the refusal"
+expect_exit 1 "tonpz of a knn and an embeddings stream" tonpz -o cat.npz emb.hs knn.hs
+grep -qx "tonpz: knn.hs: a stream of kind 'knn', expected 'embeddings' as the first input: tonpz stacks streams of one kind" \
+    "$T/expect.err" || fail "another kind: $(cat "$T/expect.err")"
+expect_exit 2 "tonpz - -" tonpz - -
+tonpz -o cat.npz emb.hs emb.hs || fail "tonpz emb.hs emb.hs"
+tonpz < emb.hs | cmp -s - emb2.npz || fail "tonpz of one input on stdin: not tonpz -o's archive"
+$PY - <<'EOF2' || fail "tonpz emb.hs emb.hs: not the two stacked (above)"
+import json, numpy as np
+a, c = np.load("emb2.npz"), np.load("cat.npz")
+for k in ["mu", "var", "class", "id", "attr", "flag"]:
+    assert c[k].dtype == a[k].dtype and np.array_equal(c[k], np.concatenate([a[k], a[k]])), k
+assert np.array_equal(c["meta/classes"], a["meta/classes"])
+h = json.loads(str(c["header"]))
+assert h["kind"] == "embeddings" and h["meta"]["match_a"] == 2, h["meta"]
+assert h["provenance"]["program"] == "tonpz" and h["provenance"]["args"] == ["-o", "cat.npz", "emb.hs", "emb.hs"], h["provenance"]
+assert [i["provenance"]["program"] for i in h["provenance"]["input"]] == ["fromnpz", "fromnpz"], h["provenance"]
+assert [f["name"] for f in h["fields"]] == [f["name"] for f in json.loads(str(a["header"]))["fields"]]
+EOF2
+
 # --- refusals: one line naming the array, its dtype and shape and what was expected; exit 1
 $PY - <<'EOF' || fail "python3 could not write the bad files"
 import numpy as np

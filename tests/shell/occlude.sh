@@ -238,4 +238,28 @@ for pw in "0.3 cabedb6c5457eec8b43b1dfb27d1d1eac2e623c3747defd5646abccadad34b52"
     [ "$got" = "$2" ] && fail "--shape rect -p $1 gave the squares' bytes"
 done
 echo "--shape square: the old occlude's bytes (p 0.3 and 1)"
+# --- --corrupt: one flag per image, corrupt = 1 when any of its digits is occluded (p 0.2: about
+# 36 % of the 2-digit images), the images and patches those of occlude without it; p 0 and p 1:
+# all 0, all 1; batch streams carry per-image flags already: refused in one line, nothing out
+"$O" --corrupt <"$t/in" >"$t/c02" || fail "occlude --corrupt failed"
+"$BIN/totsv" -f occluded,corrupt "$t/c02" | awk -F'\t' 'NR > 1 { n++; if ($3 != ($1 || $2)) bad++; c += $3 }
+    END { exit !(n == 10500 && !bad && c > 0.33 * n && c < 0.39 * n) }' || fail "--corrupt is not 'any digit occluded'"
+"$BIN/tonpz" -o "$t/c02.npz" "$t/c02" && "$BIN/tonpz" -o "$t/p02.npz" "$t/p02" || fail "tonpz of the occluded images"
+"$PY" - "$t/c02.npz" "$t/p02.npz" <<'PYEOF' || fail "--corrupt changed the images or the patches"
+import sys, numpy as np
+a, b = np.load(sys.argv[1]), np.load(sys.argv[2])
+for k in ["image", "occluded", "patch", "id", "class"]:
+    assert np.array_equal(a[k], b[k]), k
+assert a["corrupt"].dtype == np.uint8 and a["corrupt"].shape == (10500,)
+assert np.array_equal(a["corrupt"], b["occluded"].any(axis=1).astype(np.uint8))
+PYEOF
+"$O" -p 0 --corrupt <"$t/in" | "$BIN/totsv" -f corrupt | sort | uniq -c | grep -q '^ *10500 0$' || fail "-p 0 --corrupt: not all 0"
+"$O" -p 1 --corrupt <"$t/in" | "$BIN/totsv" -f corrupt | sort | uniq -c | grep -q '^ *10500 1$' || fail "-p 1 --corrupt: not all 1"
+"$BIN/batcher" -m pk -P 4 -K 2 -n 2 "$t/in" >"$t/pk" || fail "batches"
+"$O" --corrupt <"$t/pk" >"$t/out" 2>"$t/err"
+[ $? -eq 1 ] && [ ! -s "$t/out" ] || fail "--corrupt on batches: exit 1 and nothing on stdout expected"
+grep -qx "occlude: stdin: --corrupt flags images (kind images, from mkdigits); a groupbatch stream carries its flags in occluded" "$t/err" ||
+    fail "--corrupt on batches: $(cat "$t/err")"
+bad "a corrupt field already" "already occluded" <"$t/c02"
+
 echo "occlude: ok"

@@ -21,6 +21,71 @@ awk 'NR == 1 { if ($0 != "kind pairscores") exit 1; next }
 awk 'NR == 3 && !($1 == 0 && $2 == 2 && $3 == 10 && $4 == 12 && $7 == 0) { exit 1 }' "$T/c" ||
     fail "pair 2 fields: $(sed -n 3p "$T/c")"
 
+# --- --score l2 and cosine: minus the Euclidean distance, and the cosine, of the means (no a, b:
+# the header's are not read). Points (3,4) id 10 class 0, (6,8) 11 class 0, (8,-6) 12 class 1,
+# (-6,-7) 13 class 1, with a variance (ignored). Pairs, by hand:
+#   10 11 match     d = |(3,4)| = 5                neg_l2 -5           cos 1
+#   10 12 no        d = |(5,-10)| = sqrt 125        neg_l2 -11.1803399  cos (24 - 24) / 50 = 0
+#   10 13 no        d = |(9,11)| = sqrt 202         neg_l2 -14.2126704  cos (-18 - 28) / (5 sqrt 85) = -0.9978801
+#   12 13 match     d = |(14,1)| = sqrt 197         neg_l2 -14.0356688  cos (-48 + 42) / (10 sqrt 85) = -0.0650791
+# Both rank match, no, match, no: AP = (1 + 2/3) / 2 = 0.833333. Points (1,0) id 20 class 2,
+# (10,0) 21 class 2, (0,1) 22 class 3: the match 20 21 is far (d 9) but aligned (cos 1), the
+# non-match 20 22 near (d sqrt 2) but orthogonal (cos 0): AP 1/2 by L2, 1 by cosine.
+printf '3 4 1 1 0 10\n6 8 1 1 0 11\n8 -6 1 1 1 12\n-6 -7 1 1 1 13\n1 0 1 1 2 20\n10 0 1 1 2 21\n0 1 1 1 3 22\n0 0 1 1 4 40\n' |
+    "$FIX" table embeddings mu:float32:1x2 var:float32:1x2 class:int32 id:int64 >"$T/sc" || fail "score fixture"
+printf '10 11\n10 12\n10 13\n12 13\n' >"$T/sc.pairs"
+printf '20 21\n20 22\n' >"$T/sc.ap"
+for sc in l2 cosine; do
+    f=neg_l2
+    [ $sc = cosine ] && f=cos
+    "$BIN/pairscore" --score $sc --pairs "$T/sc.pairs" --json "$T/sc.json" "$T/sc" >"$T/sc.$sc" || fail "--score $sc exited $?"
+    "$FIX" cols id1 id2 match $f <"$T/sc.$sc" | sed 1d >"$T/sc.$sc.c" || fail "cols $sc"
+    [ "$("$FIX" cols p <"$T/sc.$sc" 2>/dev/null)" ] && fail "--score $sc wrote a p field"
+    tshow -H "$T/sc.$sc" | grep -q "\"scorer\": \"$sc\"" || fail "--score $sc: no meta scorer $sc"
+    grep -q "\"scorer\": \"$sc\"" "$T/sc.json" && grep -q "\"mean_${f}_match\"" "$T/sc.json" || fail "--score $sc json: $(cat "$T/sc.json")"
+    "$BIN/apcurve" --json - "$T/sc.$sc" >"$T/sc.apj" || fail "apcurve of --score $sc"
+    grep -q "\"ap\": 0.8333333333" "$T/sc.apj" && grep -q "\"score\": \"$f\"" "$T/sc.apj" || fail "apcurve --score $sc: $(cat "$T/sc.apj")"
+done
+awk 'function off(x, y) { return x - y > 1e-6 || y - x > 1e-6 }
+     { want = NR == 1 ? -5 : NR == 2 ? -11.1803399 : NR == 3 ? -14.2126704 : -14.0356688
+       if (off($4, want) || $3 != (NR == 1 || NR == 4)) exit 1 } END { if (NR != 4) exit 1 }' "$T/sc.l2.c" ||
+    fail "--score l2 by hand: $(cat "$T/sc.l2.c")"
+awk 'function off(x, y) { return x - y > 1e-6 || y - x > 1e-6 }
+     { want = NR == 1 ? 1 : NR == 2 ? 0 : NR == 3 ? -0.9978801 : -0.0650791
+       if (off($4, want)) exit 1 } END { if (NR != 4) exit 1 }' "$T/sc.cosine.c" ||
+    fail "--score cosine by hand: $(cat "$T/sc.cosine.c")"
+"$BIN/pairscore" --score l2 --pairs "$T/sc.ap" "$T/sc" | "$BIN/apcurve" | grep -qx 'ap 0.500000' || fail "AP by L2 of the far match"
+"$BIN/pairscore" --score cosine --pairs "$T/sc.ap" "$T/sc" | "$BIN/apcurve" | grep -qx 'ap 1.000000' || fail "AP by cosine of the far match"
+# a mixture's mean is the average of its components (knn -d mean): (1,0), (3,0) is (2,0) and
+# (0,1), (0,3) is (0,2): d = sqrt 8 = 2.8284271, cos 0
+printf '1 0 3 0 0 50\n0 1 0 3 1 51\n' | "$FIX" table embeddings mu:float32:2x2 class:int32 id:int64 >"$T/scm"
+"$BIN/pairscore" --score l2 --pairs "$T/sc.ap" "$T/scm" 2>/dev/null && fail "--pairs of ids the set lacks"
+printf '50 51\n' >"$T/scm.pairs"
+"$BIN/pairscore" --score l2 --pairs "$T/scm.pairs" "$T/scm" | "$FIX" cols neg_l2 | sed 1d |
+    awk '{ exit !($1 + 2.8284271 < 1e-6 && $1 + 2.8284271 > -1e-6) }' || fail "--score l2 of mixtures"
+"$BIN/pairscore" --score cosine --pairs "$T/scm.pairs" "$T/scm" | "$FIX" cols cos | sed 1d |
+    awk '{ exit !($1 < 1e-7 && $1 > -1e-7) }' || fail "--score cosine of mixtures"
+# -g: every cross pair scored from its two records' means
+"$BIN/pairscore" --score l2 -n 200 -S 3 -g "$T/sc" "$T/sc" | "$FIX" cols i j neg_l2 | sed 1d >"$T/scg" || fail "--score l2 -g"
+awk 'NR == FNR { x[NR - 1] = $1; y[NR - 1] = $2; next }
+     { d = sqrt((x[$1] - x[$2]) ^ 2 + (y[$1] - y[$2]) ^ 2); if ($3 + d > 1e-5 || $3 + d < -1e-5) exit 1; n++ }
+     END { exit n != 200 }' - "$T/scg" <<'EOF2' || fail "--score l2 -g: a pair's score is not its means' distance"
+3 4
+6 8
+8 -6
+-6 -7
+1 0
+10 0
+0 1
+0 0
+EOF2
+# a zero mean has no direction: one line naming the record (the L2 distance takes it)
+"$BIN/pairscore" --score l2 -n 50 "$T/sc" >/dev/null || fail "--score l2 of a zero mean"
+expect_fail 1 "record 7: its mean is zero: --score cosine needs a direction" "$BIN/pairscore" --score cosine -n 50 "$T/sc"
+expect_fail 2 "--score cosine scores pairs exactly, with nothing to sample: drop --self" "$BIN/pairscore" --score cosine --self "$T/sc"
+expect_fail 2 "--score l2 scores pairs exactly, with nothing to sample: drop -K" "$BIN/pairscore" --score l2 -K 4 "$T/sc"
+expect_fail 2 "--score: 'hamming' is none of p, mls, l2, cosine" "$BIN/pairscore" --score hamming "$T/sc"
+
 # --- Monte Carlo on the fixture (200 images, 10 classes, var 0.0225 or 2.25)
 "$FIX" emb -n 200 >"$T/e" || fail "fixture"
 "$BIN/pairscore" -n 600 --json "$T/json" "$T/e" >"$T/p1" || fail "pairscore exited $?"

@@ -1,10 +1,10 @@
 #!/bin/sh
 # The tables of the README and of docs/ are the result files': every table row of each results/
 # table appears verbatim in the document that holds its experiment (docs/hib.md, spe.md,
-# metric.md, cesoftmax.md, compare.md), and every table row of README.md is a row of one of those
-# result files (its headline tables are excerpts: whole rows, never retyped), with a headline
-# table from each experiment. So a result file rewritten by a new run without its document, or a
-# number typed by hand, fails here.
+# metric.md, cesoftmax.md, compare.md, pfe.md), and every table row of README.md is a row of one
+# of those result files (its headline tables are excerpts: whole rows, never retyped), with a
+# headline table from each experiment. So a result file rewritten by a new run without its
+# document, or a number typed by hand, fails here.
 set -u
 . "$(dirname "$0")/../lib.sh"
 root=$(cd "$(dirname "$0")/../.." && pwd)
@@ -33,6 +33,7 @@ quoted docs/spe.md results/spe-demo/table.md results/spe-table2/table.md results
 quoted docs/metric.md results/metric/hetriplet.md results/metric/fstat.md
 quoted docs/cesoftmax.md results/metric/cesoftmax.md
 quoted docs/compare.md results/compare/mnist-quick.md results/compare/fashion-quick.md
+quoted docs/pfe.md results/pfe/table.md
 
 # the README: no table row that is not a result file's row
 grep '^|' "$README" > "$T/readme-rows"

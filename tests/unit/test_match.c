@@ -1,7 +1,9 @@
 /* match: closed form, Monte Carlo against the closed form and a numerical integral, stratified
- * mixtures, eta (two independent sample sets), symmetry and order independence. */
+ * mixtures, eta (two independent sample sets), symmetry and order independence; the pair scores
+ * of the means (l2, cosine) by hand. */
 #include <math.h>
 #include <stdlib.h>
+#include <string.h>
 
 #include "check.h"
 #include "match.h"
@@ -138,6 +140,34 @@ int main(void)
     CHECK(isfinite(eh) && eh > 0.999 && eh <= 1);
     match_emb xt = {top, hv, 1, 2, 11};
     CHECK(match_eta(&mc, &xt) == match_eta(&mc, &xo)); /* even at 3e38 */
+
+    /* pair scores of the means (pairscore --score l2 / cosine), by hand. S: item 0 a mixture of
+     * (1,0) and (3,0) (mean (2,0)), item 1 the point (0,0) twice (mean 0); G: (0,2) and (-4,0).
+     *   l2(0, 0) = -|(2,-2)| = -2 sqrt 2, l2(0, 1) = -|(6,0)| = -6, l2(1, 1) = -4
+     *   cosine(0, 0) = 0, cosine(0, 1) = -8 / (2 x 4) = -1; item 1 of S has no direction */
+    float smu[] = {1, 0, 3, 0, 0, 0, 0, 0}, gmu[] = {0, 2, 0, 2, -4, 0, -4, 0};
+    match_set Sx = {.n = 2, .C = 2, .D = 2, .mu = smu}, Gx = {.n = 2, .C = 2, .D = 2, .mu = gmu};
+    CHECK(match_score_parse("cosine") == MATCH_SCORE_COSINE && match_score_parse("l2") == MATCH_SCORE_L2);
+    CHECK(match_score_parse("p") == MATCH_SCORE_P && match_score_parse("L2") == -1);
+    CHECK(!strcmp(match_score_fields[MATCH_SCORE_L2], "neg_l2") && !strcmp(match_score_fields[MATCH_SCORE_COSINE], "cos"));
+    match_pair_scorer pl, pc;
+    match_pair_scorer_init(&pl, MATCH_SCORE_L2, &Sx, &Gx);
+    CHECK_CLOSE(match_pair_score(&pl, 0, 0), -2 * sqrt(2.0), 1e-12);
+    CHECK_CLOSE(match_pair_score(&pl, 0, 1), -6, 1e-12);
+    CHECK_CLOSE(match_pair_score(&pl, 1, 1), -4, 1e-12);
+    int which = -1;
+    CHECK(match_pair_directed(&pl, 1, 1, &which) && which == -1); /* l2 takes a zero mean */
+    match_pair_scorer_init(&pc, MATCH_SCORE_COSINE, &Sx, &Gx);
+    CHECK_CLOSE(match_pair_score(&pc, 0, 0), 0, 1e-12);
+    CHECK_CLOSE(match_pair_score(&pc, 0, 1), -1, 1e-12);
+    CHECK(match_pair_directed(&pc, 0, 1, &which));
+    CHECK(!match_pair_directed(&pc, 1, 0, &which) && which == 0);
+    match_pair_scorer_free(&pl);
+    match_pair_scorer_free(&pc);
+    match_pair_scorer_init(&pc, MATCH_SCORE_COSINE, &Gx, &Gx); /* one set against itself */
+    CHECK_CLOSE(match_pair_score(&pc, 0, 1), 0, 1e-12);
+    CHECK_CLOSE(match_pair_score(&pc, 1, 1), 1, 1e-12);
+    match_pair_scorer_free(&pc);
 
     match_scorer_free(&mc);
     match_scorer_free(&ex);

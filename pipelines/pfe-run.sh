@@ -1,0 +1,114 @@
+#!/bin/sh
+# pfe-run.sh OUT NAME MODEL STEPS: one run of pipelines/pfe.sh (PFE's protocol on a frozen
+# backbone), trained on the 2-digit data in OUT/data/N2 and evaluated by pipelines/pfe-eval.sh on
+# the flagged test twins OUT/data/N2/flagged/{seen,unseen}-{clean,corrupt}.hs (pfe.sh makes them).
+#   MODEL     what it trains (D = DIM, 16 unless the environment says; 128 items a step)
+#   backbone  hedge's point model, conv body, triplet loss (soft margin, semi-hard mining) on P x K
+#             batches of 16 x 8 images, occluded afresh at every use (train_batches); then frozen:
+#             its embeddings of the training set, occluded once per digit with p = 0.2 in two
+#             fixed draws (occlude -S SEED1, -S SEED2: each image twice, about 36 % of each draw
+#             with an occluded digit, flagged `corrupt`), and of the test twins become `features`
+#             streams the way a user would make them: embed | tonpz, then fromnpz -k features
+#             --features mu (feat-train.hs, feat-{seen,unseen}-{clean,corrupt}.hs)
+#   hib       HIB end to end: conv body, MoG-1 head, VIB loss (beta 1e-4) on 64 pairs a step (the
+#             backbone's 128 images), occluded afresh at every use, the backbone's steps
+#   pfe       PFE's uncertainty module on the frozen backbone: batcher -m pk (16 x 8) of
+#             feat-train.hs | train --body mlp:64 --head pfe --loss mls (the mean is the backbone's
+#             embedding, L2-normalised; only the log-variances learn)
+#   hibhead   HIB's head on the same frozen features: batcher -m pairs (64 pairs) of feat-train.hs
+#             | train --body mlp:64 --head mog -C 1 -D DIM --loss vib (beta 1e-4)
+#   pfe and hibhead read the features of the backbone run of their seed (OUT/runs/backbone, or
+#   backbone.sS for NAME.sS) and train HEAD_STEPS steps (default: STEPS; pfe.sh says how many).
+# Recipe (RECIPE, default fast): Adam, peak 3e-3 (1e-3 for the triplet backbone, as compare.sh
+# trains triplets), warm-up over 5 % of the steps, cosine decay to 1 %; paper: Adam 1e-3, constant.
+# Writes OUT/runs/NAME/: model.ckpt, train.log, occlusion (conv runs), trained, emb-SET.hs for SET
+# in {seen,unseen}-{clean,corrupt} (the model's embeddings of the flagged twins), the files of
+# pfe-eval.sh, and results.tsv (lines `NAME SET METRIC VALUE [REASON]`). Re-running continues
+# where it stopped (train --resume; files that exist are kept).
+# Environment: THREADS (train threads, 1), SEED (714; a run named NAME.sS trains with seed S,
+# pipelines/common.sh "Seeds"), DIM, HEAD_STEPS, RECIPE, TRAIN_ARGS (more train options for every
+# run), OCCLUDE_SHAPE and TRAIN_OCCLUSION (pipelines/common.sh).
+set -eu
+. "$(dirname "$0")/common.sh"
+out=$1 name=$2 model=$3 steps=$4
+tseed=$(train_seed "$name") threads=${THREADS:-1} D=${DIM:-16} hsteps=${HEAD_STEPS:-$4}
+data=$out/data/N2 run=$out/runs/$name flagged=$out/data/N2/flagged
+mkdir -p "$run"
+run_restored "$run" && { say "pfe-run: $name: kept, restored from $(cat "$run/restored") (--restore)"; exit 0; }
+case $D in '' | *[!0-9]*) say "pfe-run: DIM: not a number: '$D'"; exit 2 ;; esac
+# the backbone run of this seed, whose features the heads read
+case $name in *.s[0-9]*) bb=$out/runs/backbone.s${name##*.s} ;; *) bb=$out/runs/backbone ;; esac
+# recipe LR STEPS: the train options of the recipe for a peak rate LR over STEPS steps
+case ${RECIPE:-fast} in fast | paper) ;; *) say "pfe-run: unknown recipe '$RECIPE' (fast or paper)"; exit 2 ;; esac
+recipe() {
+    if [ "${RECIPE:-fast}" = fast ]; then echo "--lr $1 --warmup $(($2 / 20)) --decay cosine --lr-end 0.01"; fi
+}
+for s in seen-clean seen-corrupt unseen-clean unseen-corrupt; do
+    [ -s "$flagged/$s.hs" ] || { say "pfe-run: no $flagged/$s.hs (pipelines/pfe.sh makes the flagged test twins)"; exit 1; }
+done
+
+# train_run TRAIN-OPTIONS... < batches: trains RUN/model.ckpt, resuming from it when it exists
+train_run() {
+    tr_resume=""
+    [ -s "$run/model.ckpt" ] && tr_resume="--resume $run/model.ckpt"
+    train -o "$run/model.ckpt" $tr_resume -S "$tseed" -t "$threads" --log "$run/train.log" "$@" ${TRAIN_ARGS:-}
+    touch "$run/trained"
+}
+
+case $model in
+backbone | hib)
+    occlusion_check "$data" || exit 1
+    run_occlusion "$run" || exit 1
+    if [ ! -e "$run/trained" ]; then
+        if [ "$model" = backbone ]; then
+            say "pfe-run: $name: training the backbone, $steps steps of 16 x 8 images, D = $D (triplet), occlusion $(occlusion_id)"
+            train_batches "$data" "$tseed" -m pk -P 16 -K 8 |
+                train_run --head point --loss triplet --mining semihard -D "$D" -n "$steps" $(recipe 1e-3 "$steps")
+        else
+            say "pfe-run: $name: training HIB end to end, $steps steps of 64 pairs, D = $D (MoG-1, vib), occlusion $(occlusion_id)"
+            train_batches "$data" "$tseed" -m pairs -b 64 |
+                train_run --head mog -C 1 --loss vib --beta 1e-4 -D "$D" -n "$steps" $(recipe 3e-3 "$steps")
+        fi
+    fi
+    for s in seen-clean seen-corrupt unseen-clean unseen-corrupt; do
+        make_file "$run/emb-$s.hs" embed -m "$run/model.ckpt" < "$flagged/$s.hs"
+    done
+    if [ "$model" = backbone ]; then
+        # frozen: the features of the training set (two fixed draws of the occlusion, flagged) and
+        # of the test twins, through numpy's format as a user's backbone would hand them over
+        for k in 1 2; do
+            make_file "$run/emb-train$k.hs" sh -c 'occlude -p 0.2 --shape "$1" --corrupt -S "$2" < "$3" | embed -m "$4"' \
+                sh "$OCCLUDE_SHAPE" "$tseed$k" "$data/train.hs" "$run/model.ckpt"
+        done
+        make_file "$run/feat-train.hs" sh -c 'tonpz "$1" "$2" | fromnpz -k features --features mu -' \
+            sh "$run/emb-train1.hs" "$run/emb-train2.hs"
+        for s in seen-clean seen-corrupt unseen-clean unseen-corrupt; do
+            make_file "$run/feat-$s.hs" sh -c 'tonpz "$1" | fromnpz -k features --features mu -' sh "$run/emb-$s.hs"
+        done
+    fi ;;
+pfe | hibhead)
+    for f in feat-train feat-seen-clean feat-seen-corrupt feat-unseen-clean feat-unseen-corrupt; do
+        [ -s "$bb/$f.hs" ] ||
+            { say "pfe-run: $name: no $bb/$f.hs: the backbone run of this seed has not made its features (run it first: pfe.sh does)"; exit 1; }
+    done
+    echo "$bb" > "$run/backbone"
+    if [ ! -e "$run/trained" ]; then
+        if [ "$model" = pfe ]; then
+            say "pfe-run: $name: training PFE's uncertainty module on $bb's features, $hsteps steps of 16 x 8"
+            batcher -m pk -P 16 -K 8 -S "$tseed" < "$bb/feat-train.hs" |
+                train_run --body mlp:64 --head pfe --loss mls -n "$hsteps" $(recipe 3e-3 "$hsteps")
+        else
+            say "pfe-run: $name: training HIB's head on $bb's features, $hsteps steps of 64 pairs, D = $D"
+            batcher -m pairs -b 64 -S "$tseed" < "$bb/feat-train.hs" |
+                train_run --body mlp:64 --head mog -C 1 --loss vib --beta 1e-4 -D "$D" -n "$hsteps" $(recipe 3e-3 "$hsteps")
+        fi
+    fi
+    for s in seen-clean seen-corrupt unseen-clean unseen-corrupt; do
+        make_file "$run/emb-$s.hs" embed -m "$run/model.ckpt" < "$bb/feat-$s.hs"
+    done ;;
+*) say "pfe-run: unknown model '$model' (backbone, hib, pfe, hibhead)"; exit 2 ;;
+esac
+
+sh "$HEDGE_ROOT/pipelines/pfe-eval.sh" "$name" "$model" "$run" > "$run/results.tsv.tmp"
+mv "$run/results.tsv.tmp" "$run/results.tsv"
+say "pfe-run: $name done"
