@@ -7,9 +7,10 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "ap.h"
 #include "columns.h"
+#include "ece.h"
 #include "json.h"
-#include "metrics.h"
 #include "stream.h"
 #include "util.h"
 

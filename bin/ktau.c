@@ -32,8 +32,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "argsort.h"
 #include "columns.h"
-#include "metrics.h"
 #include "stream.h"
 #include "uncertainty.h"
 #include "util.h"

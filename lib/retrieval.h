@@ -88,7 +88,7 @@
 #define HEDGE_RETRIEVAL_H
 #include <stdint.h>
 
-#include "metrics.h"
+#include "ap.h"
 #include "rng.h"
 
 #define RETRIEVAL_MAXK 16   /* Recall@k for at most this many k */

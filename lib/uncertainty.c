@@ -5,7 +5,11 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "ap.h"
+#include "argsort.h"
+#include "aurc.h"
 #include "json.h"
+#include "tau.h"
 #include "util.h"
 
 /* the bins: mean uncertainty and performance of each, tau between bin index and performance */

@@ -24,7 +24,7 @@
 #include <stdint.h>
 #include <stdio.h>
 
-#include "metrics.h"
+#include "aurc.h"
 
 #define UNCERTAINTY_REJECT_POINTS 100 /* the risk-coverage curve: rejected 0 .. 99 % */
 

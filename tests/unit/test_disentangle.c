@@ -6,9 +6,9 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "auc.h"
 #include "check.h"
 #include "disentangle.h"
-#include "metrics.h"
 #include "rng.h"
 #include "util.h"
 

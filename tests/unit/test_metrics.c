@@ -6,10 +6,16 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "ap.h"
+#include "argsort.h"
+#include "aurc.h"
 #include "blas.h"
 #include "check.h"
-#include "metrics.h"
+#include "ece.h"
+#include "knn_search.h"
+#include "knn_vote.h"
 #include "rng.h"
+#include "tau.h"
 #include "util.h"
 
 static void test_ap(void)
