@@ -1,5 +1,6 @@
 /* ap: average precision and the precision-recall curve of scores against 0/1 labels (the HIB
  * paper's verification AP, section 4; apcurve, retrieve's per-query AP).
+ * The names keep the metrics_ prefix of lib/metrics.c, which this module was split from.
  *
  * Every function works on caller-owned arrays and allocates only scratch it frees before
  * returning. Definitions and tie rules (each is also the documented behaviour of the programs):

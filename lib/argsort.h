@@ -1,6 +1,7 @@
 /* argsort: the orders the metrics sort items by: ascending and stable, ascending with equal keys
  * in a seeded random order (retrieve), or by a tie key hashed from the item's identity (ktau);
  * and the keyed sort under them all (metrics_sorted: AP, the AUC's midranks, AURC).
+ * The names keep the metrics_ prefix of lib/metrics.c, which this module was split from.
  *
  * Every function works on caller-owned arrays and allocates only scratch it frees before
  * returning (but metrics_sorted, whose result the caller frees). Definitions and tie rules (each

@@ -1,5 +1,6 @@
 /* auc: the AUC (Mann-Whitney U) of scores against 0/1 labels, and of every group against the rest
  * from one sort (disentangle's per-attribute AUCs; AURC's error AUROC), ties counting 1/2.
+ * The names keep the metrics_ prefix of lib/metrics.c, which this module was split from.
  *
  * Every function works on caller-owned arrays and allocates only scratch it frees before
  * returning. Definitions and tie rules (each is also the documented behaviour of the programs):

@@ -1,6 +1,7 @@
 /* aurc: does an uncertainty know when the answer is wrong? The AUROC of the uncertainty for the
  * wrong items and the area under the risk-coverage curve (AURC, E-AURC) of per-item losses (ktau,
  * knn, retrieve); and an item's scalar uncertainty from an embedding stream, which they take.
+ * The names keep the metrics_ prefix of lib/metrics.c, which this module was split from.
  *
  * Every function works on caller-owned arrays and allocates only scratch it frees before
  * returning. Definitions and tie rules (each is also the documented behaviour of the programs):

@@ -1,4 +1,5 @@
 /* ece: the expected calibration error of probabilities against 0/1 labels (apcurve --ece).
+ * The names keep the metrics_ prefix of lib/metrics.c, which this module was split from.
  *
  * Every function works on caller-owned arrays and allocates only scratch it frees before
  * returning. Definitions and tie rules (each is also the documented behaviour of the programs):

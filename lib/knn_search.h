@@ -1,6 +1,7 @@
 /* knn_search: the k nearest gallery items of every query, exact in double, found by a float
  * screen in blocks (distances by blas_sgemm) and rechecked; and the centre the float distance
  * screens (this one, retrieval's) subtract first.
+ * The names keep the metrics_ prefix of lib/metrics.c, which this module was split from.
  *
  * Every function works on caller-owned arrays and allocates only scratch it frees before
  * returning. Definitions and tie rules (each is also the documented behaviour of the programs):

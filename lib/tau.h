@@ -1,5 +1,6 @@
 /* tau: does performance fall as uncertainty rises? Items sorted by uncertainty into equal-size
  * bins, and Kendall's tau-b between two columns (the HIB paper's section 4.4; ktau).
+ * The names keep the metrics_ prefix of lib/metrics.c, which this module was split from.
  *
  * Every function works on caller-owned arrays and allocates only scratch it frees before
  * returning. Definitions and tie rules (each is also the documented behaviour of the programs):
