@@ -1,15 +1,16 @@
 /* apcurve: average precision, precision-recall curve and its area for scored, labelled items
  * (verification, hib-oh-2019 section 4.3); with --ece, the expected calibration error of the
- * score read as a probability. Definitions and tie rule: lib/metrics.h.
+ * score read as a probability. Definitions and tie rule: lib/ap.h, lib/ece.h.
  */
 #include <getopt.h>
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
 
+#include "ap.h"
 #include "columns.h"
+#include "ece.h"
 #include "json.h"
-#include "metrics.h"
 #include "stream.h"
 #include "util.h"
 

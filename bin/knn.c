@@ -1,5 +1,6 @@
 /* knn: k-nearest-neighbour identification of embeddings (hib-oh-2019 section 4.3, k = 5), leave-one-
- * out within one set or queries against a gallery; writes kind `knn`. Search and vote: lib/metrics.h;
+ * out within one set or queries against a gallery; writes kind `knn`. Search and vote: lib/knn_search.h,
+ * lib/knn_vote.h;
  * the run and its reports: lib/knn_eval.h.
  */
 #include <getopt.h>

@@ -1,7 +1,7 @@
 /* columns: the scalar fields of every record of a stream as columns of doubles, for the programs
- * that compute on whole columns (ktau, apcurve). The maths on them lives in lib/metrics.h; this is
- * the reading. The name keeps its metrics_ prefix from before the move (issue 22: metrics does
- * maths, not I/O), so that its callers read as they did.
+ * that compute on whole columns (ktau, apcurve). The maths on them lives in lib/ap.h, lib/tau.h,
+ * lib/aurc.h and lib/ece.h; this is the reading. The name keeps its metrics_ prefix from before
+ * the move (issue 22: metrics did maths, not I/O), so that its callers read as they did.
  *
  * Ownership: the columns are allocated here and belong to the caller (free each).
  *

@@ -4,7 +4,7 @@
 #include <math.h>
 #include <stdlib.h>
 
-#include "metrics.h"
+#include "auc.h"
 #include "util.h"
 
 static int cmp_double(const void *pa, const void *pb)

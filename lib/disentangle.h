@@ -2,7 +2,7 @@
  * (fstat-ridgeway-2018 section 3): the measure of bin/disentangle.c, on numbers in memory.
  *
  * For each attribute a, each of its distinct values v and each dimension d: U, the Mann-Whitney
- * count (ties 1/2; lib/metrics.h) of mean[., d] at separating the items with a = v from the
+ * count (ties 1/2; lib/auc.h) of mean[., d] at separating the items with a = v from the
  * others, AUC = U / pairs, and the separation max(AUC, 1 - AUC) (the direction does not matter).
  * A value's score is that of its best dimension (equal separations: the lowest d). An attribute's
  * score is the mean over its values (NaN with fewer than 2); its main dimension is the one that is

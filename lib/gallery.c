@@ -4,7 +4,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "metrics.h"
+#include "aurc.h"
 #include "util.h"
 
 void gallery_unit_means(const char *name, const match_set *S, float *m)

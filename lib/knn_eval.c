@@ -6,9 +6,11 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "aurc.h"
 #include "gallery.h"
 #include "json.h"
-#include "metrics.h"
+#include "knn_search.h"
+#include "knn_vote.h"
 #include "mls.h"
 #include "util.h"
 

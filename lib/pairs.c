@@ -5,7 +5,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "metrics.h"
+#include "argsort.h"
 #include "rng.h"
 #include "util.h"
 

@@ -11,8 +11,10 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "ap.h"
+#include "argsort.h"
 #include "blas.h"
-#include "metrics.h"
+#include "knn_search.h"
 #include "mls.h"
 #include "par.h"
 #include "util.h"

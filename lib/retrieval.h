@@ -57,7 +57,7 @@
  *             of the 23 mantissa bits, 2^22 bins. For d2 in [2^e, 2^(e+1)) bin i is
  *             [2^e (1 + i 2^-14), 2^e (1 + (i+1) 2^-14)): 2^-14 (6.1e-5) of d2 wide; below 2^-126
  *             (subnormal) 2^-140 wide. Every integer d2 below 2^15 has a bin of its own.
- *   ties      pairs with equal keys form one block, metrics_ap's tie rule (metrics.h): every
+ *   ties      pairs with equal keys form one block, metrics_ap's tie rule (ap.h): every
  *             positive of a block gets the precision at the block's end; the PR curve has one
  *             point per non-empty bin; global AP = metrics_ap, global PR-AUC =
  *             metrics_pr_trapezoid_area of that curve. For this rule the numbers are EXACT: the
@@ -88,7 +88,7 @@
 #define HEDGE_RETRIEVAL_H
 #include <stdint.h>
 
-#include "metrics.h"
+#include "ap.h"
 #include "rng.h"
 
 #define RETRIEVAL_MAXK 16   /* Recall@k for at most this many k */

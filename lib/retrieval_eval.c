@@ -5,6 +5,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "ap.h"
 #include "json.h"
 #include "mls.h"
 #include "util.h"

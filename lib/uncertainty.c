@@ -5,7 +5,11 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "ap.h"
+#include "argsort.h"
+#include "aurc.h"
 #include "json.h"
+#include "tau.h"
 #include "util.h"
 
 /* the bins: mean uncertainty and performance of each, tau between bin index and performance */
@@ -127,7 +131,7 @@ void uncertainty_analyse(uncertainty_report *r, const double *u, const double *p
     if (r->constant)
         warn("%s is %g for every item: the bins and tau are undefined", r->ufield, u[0]);
     /* equal uncertainties: by the tie key, then by the performance fields, so that items equal in
-     * all are interchangeable (lib/metrics.h argsort_ties) */
+     * all are interchangeable (lib/argsort.h argsort_ties) */
     int64_t *order = emalloc((size_t)n * sizeof *order);
     const double *more[2] = {perf, r->is_ap ? label : NULL};
     metrics_argsort_ties(u, tie, r->is_ap ? 2 : 1, more, n, order);

@@ -1,10 +1,11 @@
 /* uncertainty: does performance fall as uncertainty rises, and does the uncertainty know when the
  * answer is wrong? The report of bin/ktau (hib-oh-2019 section 4.4, Table 2; the maths is in
- * lib/metrics.h): items sorted by uncertainty into equal-size bins, the mean uncertainty and the
- * performance of each bin, Kendall's tau-b between bin index and performance with the sign
- * inverted (tau > 0: performance falls as uncertainty rises); with a performance per item, the
- * area under the risk-coverage curve (AURC, its oracle, E-AURC; loss = 1 - performance), its
- * curve, and for a binary performance the AUROC of the uncertainty for the wrong items.
+ * lib/tau.h and lib/aurc.h): items sorted by uncertainty into equal-size bins, the mean
+ * uncertainty and the performance of each bin, Kendall's tau-b between bin index and performance
+ * with the sign inverted (tau > 0: performance falls as uncertainty rises); with a performance
+ * per item, the area under the risk-coverage curve (AURC, its oracle, E-AURC; loss = 1 -
+ * performance), its curve, and for a binary performance the AUROC of the uncertainty for the
+ * wrong items.
  *
  * Undefined values are NaN (JSON null, text "undefined" with the reason): every bin and tau when
  * the uncertainty is the same for every item, AURC and AUROC for a performance per bin (AP) or
@@ -24,7 +25,7 @@
 #include <stdint.h>
 #include <stdio.h>
 
-#include "metrics.h"
+#include "aurc.h"
 
 #define UNCERTAINTY_REJECT_POINTS 100 /* the risk-coverage curve: rejected 0 .. 99 % */
 

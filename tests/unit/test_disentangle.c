@@ -1,14 +1,14 @@
 /* disentangle's numbers: midranks, the Mann-Whitney AUC with ties counting 1/2, and every
- * group's AUC from one set of ranks (lib/metrics.h), against values derived by hand (derivations
+ * group's AUC from one set of ranks (lib/auc.h), against values derived by hand (derivations
  * in the comments) and against a brute-force count over all (positive, negative) pairs; and the
  * measure itself (lib/disentangle.h) on a 4-item case by hand. */
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
 
+#include "auc.h"
 #include "check.h"
 #include "disentangle.h"
-#include "metrics.h"
 #include "rng.h"
 #include "util.h"
 

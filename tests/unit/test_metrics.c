@@ -6,10 +6,16 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "ap.h"
+#include "argsort.h"
+#include "aurc.h"
 #include "blas.h"
 #include "check.h"
-#include "metrics.h"
+#include "ece.h"
+#include "knn_search.h"
+#include "knn_vote.h"
 #include "rng.h"
+#include "tau.h"
 #include "util.h"
 
 static void test_ap(void)
@@ -524,7 +530,7 @@ static int64_t knn_self_check(const float *S, const double *x, int N, int D, int
     return fell;
 }
 
-/* leave-one-out takes the symmetric screen (half the distance tiles, lib/metrics.c), and with
+/* leave-one-out takes the symmetric screen (half the distance tiles, lib/knn_search.c), and with
  * k + slack >= 32 the threshold screen: random sets over several tiles of 256 with a partial one,
  * duplicates (exact ties, broken by index), 2% huge items and added terms */
 static void test_knn_self(void)

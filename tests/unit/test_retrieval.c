@@ -7,9 +7,10 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "ap.h"
 #include "blas.h"
 #include "check.h"
-#include "metrics.h"
+#include "knn_search.h"
 #include "retrieval.h"
 #include "rng.h"
 #include "util.h"
