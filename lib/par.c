@@ -101,6 +101,16 @@ void par_run(par_pool *p, int ntasks, par_fn fn, void *ctx)
     pthread_mutex_unlock(&p->mu);
 }
 
+void par_run_sized(par_pool *p, double work, int ntasks, par_fn fn, void *ctx)
+{
+    if (work >= PAR_MIN_WORK) {
+        par_run(p, ntasks, fn, ctx);
+        return;
+    }
+    for (int t = 0; t < ntasks; t++)
+        fn(ctx, t, 0);
+}
+
 void par_free(par_pool *p)
 {
     if (!p)
