@@ -387,8 +387,8 @@ void model_backward(model *m, const float *dmu, const float *dvar)
     float *ghb = grad(m, im->v_hb);
     for (int i = 0; i < n; i++) {
         float *dho = im->dho + (size_t)i * HO;
-        im->head->backward(C, D, im->ho + (size_t)i * HO, dmu + (size_t)i * C * D, dvar ? dvar + (size_t)i * C * D : NULL,
-                           dho);
+        im->head->backward(C, D, im->ho + (size_t)i * HO, dmu + (size_t)i * C * D,
+                           dvar ? dvar + (size_t)i * C * D : NULL, dho);
         for (int o = 0; o < HO; o++)
             ghb[o] += dho[o];
     }
