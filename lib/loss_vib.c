@@ -19,6 +19,7 @@
  * plus the closed-form KL terms beta/C * (mu, 0.5 (1 - 1/var)) per appearance; a_raw and b get
  * the chain through s. dmu, dvar and dparams may be NULL (loss value only).
  */
+#include <immintrin.h>
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
@@ -26,6 +27,47 @@
 #include "loss.h"
 #include "loss_util.h"
 #include "util.h"
+
+/* dist (K, K): loss_dist(z1^(k), z2^(l)) of two sample sets (K, D), four l at a time from z2t (D,
+ * K), z2 transposed: each lane sums its own distance in loss_dist's order, so the same bits */
+static void pair_distances(const double *z1, const double *z2, double *z2t, int K, int D, double *dist)
+{
+    for (int l = 0; l < K; l++)
+        for (int c = 0; c < D; c++)
+            z2t[(size_t)c * K + l] = z2[(size_t)l * D + c];
+    for (int k = 0; k < K; k++) {
+        const double *x = z1 + (size_t)k * D;
+        int l = 0;
+        for (; l + 4 <= K; l += 4) {
+            __m256d s = _mm256_set1_pd(LOSS_DIST_EPS);
+            for (int c = 0; c < D; c++) {
+                __m256d d = _mm256_sub_pd(_mm256_set1_pd(x[c]), _mm256_loadu_pd(z2t + (size_t)c * K + l));
+                s = _mm256_add_pd(s, _mm256_mul_pd(d, d));
+            }
+            _mm256_storeu_pd(dist + (size_t)k * K + l, _mm256_sqrt_pd(s));
+        }
+        for (; l < K; l++)
+            dist[(size_t)k * K + l] = loss_dist(x, z2 + (size_t)l * D, D);
+    }
+}
+
+/* v = g (x - y); dx += v; dy -= v, element by element (4 at a time: the same bits); dx and dy are
+ * the same row or disjoint rows */
+static void pair_grad(double g, const double *x, const double *y, double *dx, double *dy, int D)
+{
+    int c = 0;
+    __m256d G = _mm256_set1_pd(g);
+    for (; c + 4 <= D; c += 4) {
+        __m256d v = _mm256_mul_pd(G, _mm256_sub_pd(_mm256_loadu_pd(x + c), _mm256_loadu_pd(y + c)));
+        _mm256_storeu_pd(dx + c, _mm256_add_pd(_mm256_loadu_pd(dx + c), v));
+        _mm256_storeu_pd(dy + c, _mm256_sub_pd(_mm256_loadu_pd(dy + c), v));
+    }
+    for (; c < D; c++) {
+        double v = g * (x[c] - y[c]);
+        dx[c] += v;
+        dy[c] -= v;
+    }
+}
 
 static double vib_forward_backward(const loss_config *cfg, const loss_input *in, const float *params,
                                    float *dparams, float *dmu, float *dvar, rng *r, loss_stats *st)
@@ -39,9 +81,11 @@ static double vib_forward_backward(const loss_config *cfg, const loss_input *in,
     double a, b;
     loss_match_ab(params, &a, &b);
     size_t nz = (size_t)n * K * D, nm = (size_t)n * C * D, KK = (size_t)K * K;
-    /* one scratch block: eps, z, dL/dz (n, K, D); s, dL/ds, d (K, K); appearances (n) */
-    double *eps = emalloc(sizeof(double) * (3 * nz + 3 * KK + n));
+    /* one scratch block: eps, z, dL/dz (n, K, D); s, dL/ds, d (K, K); appearances (n); a sample
+     * set transposed (D, K) */
+    double *eps = emalloc(sizeof(double) * (3 * nz + 3 * KK + n + (size_t)K * D));
     double *z = eps + nz, *dz = z + nz, *s = dz + nz, *gs = s + KK, *dist = gs + KK, *count = dist + KK;
+    double *z2t = count + n;
     memset(dz, 0, sizeof(double) * nz);
     memset(count, 0, sizeof(double) * n);
     loss_sample(in->mu, in->var, n, C, D, K, r, eps, z);
@@ -52,12 +96,9 @@ static double vib_forward_backward(const loss_config *cfg, const loss_input *in,
         count[i]++;
         count[j]++;
         const double *z1 = z + (size_t)i * K * D, *z2 = z + (size_t)j * K * D;
-        for (int k = 0; k < K; k++)
-            for (int l = 0; l < K; l++) {
-                double d = loss_dist(z1 + (size_t)k * D, z2 + (size_t)l * D, D);
-                dist[k * K + l] = d;
-                s[k * K + l] = -a * d + b;
-            }
+        pair_distances(z1, z2, z2t, K, D, dist);
+        for (size_t kl = 0; kl < KK; kl++)
+            s[kl] = -a * dist[kl] + b;
         sum_nll += loss_match_nll((int)KK, s, in->match[p], gs);
         double *dz1 = dz + (size_t)i * K * D, *dz2 = dz + (size_t)j * K * D;
         for (int k = 0; k < K; k++)
@@ -66,11 +107,7 @@ static double vib_forward_backward(const loss_config *cfg, const loss_input *in,
                 db += g;
                 da -= g * d;
                 double gd = -a * g / d;  /* dL/dz1^(k) += gd (z1^(k) - z2^(l)) */
-                for (int c = 0; c < D; c++) {
-                    double v = gd * (z1[(size_t)k * D + c] - z2[(size_t)l * D + c]);
-                    dz1[(size_t)k * D + c] += v;
-                    dz2[(size_t)l * D + c] -= v;
-                }
+                pair_grad(gd, z1 + (size_t)k * D, z2 + (size_t)l * D, dz1 + (size_t)k * D, dz2 + (size_t)l * D, D);
             }
     }
 
@@ -87,7 +124,24 @@ static double vib_forward_backward(const loss_config *cfg, const loss_input *in,
             if (!dmu && !dvar)
                 continue;
             double w = beta * count[i] * inv / C;  /* d loss / d KL_c of this image */
-            for (int j = 0; j < D; j++) {
+            int j = 0;
+            for (; j + 4 <= D; j += 4) { /* the loop below, 4 dimensions at a time: the same bits */
+                __m256d vj = _mm256_cvtps_pd(_mm_loadu_ps(v + j)), one = _mm256_set1_pd(1);
+                __m256d gm = _mm256_mul_pd(_mm256_set1_pd(w), _mm256_cvtps_pd(_mm_loadu_ps(m + j)));
+                __m256d gv = _mm256_mul_pd(_mm256_set1_pd(w * 0.5), _mm256_sub_pd(one, _mm256_div_pd(one, vj)));
+                __m256d sd2 = _mm256_mul_pd(_mm256_set1_pd(2), _mm256_sqrt_pd(vj));
+                for (int k = c * per; k < (c + 1) * per; k++) {
+                    size_t o = ((size_t)i * K + k) * D + j;
+                    __m256d g = _mm256_loadu_pd(dz + o);
+                    gm = _mm256_add_pd(gm, g);
+                    gv = _mm256_add_pd(gv, _mm256_div_pd(_mm256_mul_pd(g, _mm256_loadu_pd(eps + o)), sd2));
+                }
+                if (dmu)
+                    _mm_storeu_ps(dmu + ((size_t)i * C + c) * D + j, _mm256_cvtpd_ps(gm));
+                if (dvar)
+                    _mm_storeu_ps(dvar + ((size_t)i * C + c) * D + j, _mm256_cvtpd_ps(gv));
+            }
+            for (; j < D; j++) {
                 double gm = w * m[j], gv = w * 0.5 * (1 - 1.0 / v[j]), sd = sqrt((double)v[j]);
                 for (int k = c * per; k < (c + 1) * per; k++) {
                     size_t o = ((size_t)i * K + k) * D + j;
