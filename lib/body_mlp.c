@@ -118,6 +118,23 @@ static const float *bias(const model *m, int l) { return m->params + m->views[2 
 static float *dweight(const model *m, int l) { return m->grads + m->views[2 * (l - 1)].offset; }
 static float *dbias(const model *m, int l) { return m->grads + m->views[2 * (l - 1) + 1].offset; }
 
+/* a (n, out) = ReLU(a + b), 8 columns at a time (max(v, 0) is v > 0 ? v : 0 for every v, NaN
+ * and -0 included: the same bytes as the scalar tail) */
+static void bias_relu(int n, int out, float *restrict a, const float *restrict b)
+{
+    for (int i = 0; i < n; i++) {
+        float *restrict ai = a + (size_t)i * out;
+        int k = 0;
+        for (; k + 8 <= out; k += 8)
+            _mm256_storeu_ps(ai + k, _mm256_max_ps(_mm256_add_ps(_mm256_loadu_ps(ai + k), _mm256_loadu_ps(b + k)),
+                                                   _mm256_setzero_ps()));
+        for (; k < out; k++) {
+            float v = ai[k] + b[k];
+            ai[k] = v > 0 ? v : 0.0f;
+        }
+    }
+}
+
 /* rows of unit u through every layer */
 static void forward_task(void *ctx, int u, int tid)
 {
@@ -130,12 +147,7 @@ static void forward_task(void *ctx, int u, int tid)
         float *a = s->a[l] + r0 * out;
         // a_l (BODY_ROWS, out) = a_{l-1} (BODY_ROWS, in) W_l^T (in, out); + b, ReLU
         blas_sgemm(0, 1, BODY_ROWS, out, in, 1.0f, s->a[l - 1] + r0 * in, in, weight(m, l), in, 0.0f, a, out);
-        const float *b = bias(m, l);
-        for (int i = 0; i < nr; i++)
-            for (int k = 0; k < out; k++) {
-                float v = a[(size_t)i * out + k] + b[k];
-                a[(size_t)i * out + k] = v > 0 ? v : 0.0f;
-            }
+        bias_relu(nr, out, a, bias(m, l));
     }
 }
 
