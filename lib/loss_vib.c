@@ -26,6 +26,7 @@
 
 #include "loss.h"
 #include "loss_util.h"
+#include "par.h"
 #include "util.h"
 
 /* dist (K, K): loss_dist(z1^(k), z2^(l)) of two sample sets (K, D), four l at a time from z2t (D,
@@ -69,61 +70,69 @@ static void pair_grad(double g, const double *x, const double *y, double *dx, do
     }
 }
 
-static double vib_forward_backward(const loss_config *cfg, const loss_input *in, const float *params,
-                                   float *dparams, float *dmu, float *dvar, rng *r, loss_stats *st)
-{
-    int n = in->n, C = in->C, D = in->D, K = cfg->K, P = in->npairs;
-    if (!in->var)
-        die("vib loss: needs stochastic embeddings (a mixture-of-Gaussians head)");
-    if (K < 1 || C < 1 || D < 1 || K % C)
-        die("vib loss: K = %d samples per input must be a positive multiple of C = %d components", K, C);
-    loss_check_pairs("vib", in);
-    double a, b;
-    loss_match_ab(params, &a, &b);
-    size_t nz = (size_t)n * K * D, nm = (size_t)n * C * D, KK = (size_t)K * K;
-    /* one scratch block: eps, z, dL/dz (n, K, D); s, dL/ds, d (K, K); appearances (n); a sample
-     * set transposed (D, K) */
-    double *eps = emalloc(sizeof(double) * (3 * nz + 3 * KK + n + (size_t)K * D));
-    double *z = eps + nz, *dz = z + nz, *s = dz + nz, *gs = s + KK, *dist = gs + KK, *count = dist + KK;
-    double *z2t = count + n;
-    memset(dz, 0, sizeof(double) * nz);
-    memset(count, 0, sizeof(double) * n);
-    loss_sample(in->mu, in->var, n, C, D, K, r, eps, z);
+enum { VIB_TASKS = 16 }; /* pairs, and images, cut into at most this many tasks */
 
-    double inv = P > 0 ? 1.0 / P : 0, sum_nll = 0, da = 0, db = 0;
-    for (int p = 0; p < P; p++) {
+typedef struct {
+    const loss_input *in;
+    int K, D, C, per, tasks;
+    double a, b, inv, w0; /* w0 = beta inv / C */
+    const double *eps, *z, *count;
+    double *dz;          /* (n, K, D) */
+    double *scratch;     /* per task: s, dL/ds, d (K, K), a sample set transposed (D, K) */
+    double *pnll, *pda, *pdb; /* per pair */
+    double *pkl, *pvar;  /* per image: its KL terms, its variances summed */
+    float *dmu, *dvar;
+} vib_job;
+
+/* the pairs of task t: distances, NLL, dL/dz of both sample sets, the pair's share of da, db */
+static void pair_task(void *ctx, int t, int worker)
+{
+    vib_job *J = ctx;
+    const loss_input *in = J->in;
+    int K = J->K, D = J->D;
+    size_t KK = (size_t)K * K;
+    double *s = J->scratch + (size_t)t * (3 * KK + (size_t)K * D), *gs = s + KK, *dist = gs + KK, *z2t = dist + KK;
+    for (int p = (int)par_lo(in->npairs, J->tasks, t); p < par_lo(in->npairs, J->tasks, t + 1); p++) {
         int i = in->pair_a[p], j = in->pair_b[p];
-        count[i]++;
-        count[j]++;
-        const double *z1 = z + (size_t)i * K * D, *z2 = z + (size_t)j * K * D;
+        const double *z1 = J->z + (size_t)i * K * D, *z2 = J->z + (size_t)j * K * D;
         pair_distances(z1, z2, z2t, K, D, dist);
         for (size_t kl = 0; kl < KK; kl++)
-            s[kl] = -a * dist[kl] + b;
-        sum_nll += loss_match_nll((int)KK, s, in->match[p], gs);
-        double *dz1 = dz + (size_t)i * K * D, *dz2 = dz + (size_t)j * K * D;
+            s[kl] = -J->a * dist[kl] + J->b;
+        J->pnll[p] = loss_match_nll((int)KK, s, in->match[p], gs);
+        double *dz1 = J->dz + (size_t)i * K * D, *dz2 = J->dz + (size_t)j * K * D, da = 0, db = 0;
         for (int k = 0; k < K; k++)
             for (int l = 0; l < K; l++) {
-                double g = gs[k * K + l] * inv, d = dist[k * K + l];
+                double g = gs[k * K + l] * J->inv, d = dist[k * K + l];
                 db += g;
                 da -= g * d;
-                double gd = -a * g / d;  /* dL/dz1^(k) += gd (z1^(k) - z2^(l)) */
+                double gd = -J->a * g / d;  /* dL/dz1^(k) += gd (z1^(k) - z2^(l)) */
                 pair_grad(gd, z1 + (size_t)k * D, z2 + (size_t)l * D, dz1 + (size_t)k * D, dz2 + (size_t)l * D, D);
             }
+        J->pda[p] = da;
+        J->pdb[p] = db;
     }
+}
 
-    /* KL bound per image, counted once per appearance; gradients through the samples */
-    double sum_kl = 0, sum_var = 0, beta = cfg->beta;
-    int per = K / C;
-    for (int i = 0; i < n; i++)
+/* the images of task t: the KL bound, counted once per appearance, and the gradients through the
+ * samples */
+static void image_task(void *ctx, int t, int worker)
+{
+    vib_job *J = ctx;
+    const loss_input *in = J->in;
+    int K = J->K, D = J->D, C = J->C, per = J->per;
+    const double *dz = J->dz, *eps = J->eps;
+    float *dmu = J->dmu, *dvar = J->dvar;
+    for (int i = (int)par_lo(in->n, J->tasks, t); i < par_lo(in->n, J->tasks, t + 1); i++) {
+        double kl = 0, sv = 0, count = J->count[i];
         for (int c = 0; c < C; c++) {
             const float *m = in->mu + ((size_t)i * C + c) * D, *v = in->var + ((size_t)i * C + c) * D;
             for (int j = 0; j < D; j++)
-                sum_var += v[j];
-            if (count[i] > 0)
-                sum_kl += count[i] * loss_kl_gauss(m, v, D) / C;
+                sv += v[j];
+            if (count > 0)
+                kl += count * loss_kl_gauss(m, v, D) / C;
             if (!dmu && !dvar)
                 continue;
-            double w = beta * count[i] * inv / C;  /* d loss / d KL_c of this image */
+            double w = J->w0 * count; /* d loss / d KL_c of this image: beta count inv / C */
             int j = 0;
             for (; j + 4 <= D; j += 4) { /* the loop below, 4 dimensions at a time: the same bits */
                 __m256d vj = _mm256_cvtps_pd(_mm_loadu_ps(v + j)), one = _mm256_set1_pd(1);
@@ -154,6 +163,68 @@ static double vib_forward_backward(const loss_config *cfg, const loss_input *in,
                     dvar[((size_t)i * C + c) * D + j] = (float)gv;
             }
         }
+        J->pkl[i] = kl;
+        J->pvar[i] = sv;
+    }
+}
+
+/* fn's tasks on in->pool when `together` (they write disjoint outputs) and the work pays, else in
+ * the caller in order: the same bytes either way */
+static void run_tasks(const loss_input *in, int together, double work, int tasks, par_fn fn, vib_job *J)
+{
+    J->tasks = tasks;
+    if (in->pool && together)
+        par_run_sized(in->pool, work, tasks, fn, J);
+    else
+        for (int t = 0; t < tasks; t++)
+            fn(J, t, 0);
+}
+
+static double vib_forward_backward(const loss_config *cfg, const loss_input *in, const float *params,
+                                   float *dparams, float *dmu, float *dvar, rng *r, loss_stats *st)
+{
+    int n = in->n, C = in->C, D = in->D, K = cfg->K, P = in->npairs;
+    if (!in->var)
+        die("vib loss: needs stochastic embeddings (a mixture-of-Gaussians head)");
+    if (K < 1 || C < 1 || D < 1 || K % C)
+        die("vib loss: K = %d samples per input must be a positive multiple of C = %d components", K, C);
+    loss_check_pairs("vib", in);
+    double a, b;
+    loss_match_ab(params, &a, &b);
+    size_t nz = (size_t)n * K * D, nm = (size_t)n * C * D, KK = (size_t)K * K, per_task = 3 * KK + (size_t)K * D;
+    /* one scratch block: eps, z, dL/dz (n, K, D); appearances, KL, variance sums (n); NLL, da, db
+     * per pair (P); the pair tasks' scratch */
+    double *eps = emalloc(sizeof(double) * (3 * nz + 3 * (size_t)n + 3 * (size_t)P + VIB_TASKS * per_task));
+    double *z = eps + nz, *dz = z + nz, *count = dz + nz, *pkl = count + n, *pvar = pkl + n;
+    double *pnll = pvar + n, *pda = pnll + P, *pdb = pda + P, *scratch = pdb + P;
+    memset(dz, 0, sizeof(double) * nz);
+    memset(count, 0, sizeof(double) * n);
+    loss_sample(in->mu, in->var, n, C, D, K, r, eps, z);
+
+    double inv = P > 0 ? 1.0 / P : 0, beta = cfg->beta;
+    int once = 1; /* every image in one pair at most: the pair tasks write disjoint dL/dz */
+    for (int p = 0; p < P; p++) {
+        count[in->pair_a[p]]++;
+        count[in->pair_b[p]]++;
+        once &= count[in->pair_a[p]] <= 1 && count[in->pair_b[p]] <= 1;
+    }
+    vib_job J = {.in = in, .K = K, .D = D, .C = C, .per = K / C, .a = a, .b = b, .inv = inv,
+                 .w0 = beta * inv / C, .eps = eps, .z = z, .count = count, .dz = dz, .scratch = scratch,
+                 .pnll = pnll, .pda = pda, .pdb = pdb, .pkl = pkl, .pvar = pvar, .dmu = dmu, .dvar = dvar};
+    run_tasks(in, once, 6.0 * P * KK * D, P < VIB_TASKS ? P : VIB_TASKS, pair_task, &J);
+    /* the per-pair sums, in pair order */
+    double sum_nll = 0, da = 0, db = 0;
+    for (int p = 0; p < P; p++) {
+        sum_nll += pnll[p];
+        da += pda[p];
+        db += pdb[p];
+    }
+    run_tasks(in, 1, (double)nz * 6, n < VIB_TASKS ? n : VIB_TASKS, image_task, &J);
+    double sum_kl = 0, sum_var = 0;
+    for (int i = 0; i < n; i++) {
+        sum_kl += pkl[i];
+        sum_var += pvar[i];
+    }
     if (dparams) {
         dparams[0] += (float)(da * loss_sigmoid(params[0]));  /* da/da_raw = sigmoid(a_raw) */
         dparams[1] += (float)db;
