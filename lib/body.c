@@ -98,7 +98,7 @@ void body_input_floats(const model *m, const void *input, int n, float *x)
 
 int body_col_units(int in)
 {
-    return in < 64 ? 1 : in >= 8 * 64 ? 8 : in / 64;
+    return in < 64 ? 1 : in >= 4 * 64 ? 4 : in / 64;
 }
 
 float *body_rows_alloc(size_t rows, size_t width)

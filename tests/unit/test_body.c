@@ -412,7 +412,7 @@ int main(void)
     test_threads("linear", HEAD_ISO, 20, 3);
     /* layers large enough to be handed out (PAR_MIN_WORK: the forward 2 x 192 rows x (150 x 200 +
      * 200 x 130) = 21.5 Mflop, the head's 2 x 192 x 130 x 160 = 8 Mflop; on linear 2 x 192 x 600
-     * x 140 = 32 Mflop) in 2, 3 and 8 column blocks (body_col_units); the small models above run
+     * x 140 = 32 Mflop) in 2, 3 and 4 column blocks (body_col_units); the small models above run
      * every fan-out in the caller */
     test_threads("mlp:200,130", HEAD_MOG, 150, 40);
     test_threads("linear", HEAD_MOG, 600, 35);
