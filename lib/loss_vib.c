@@ -18,6 +18,12 @@
  * Gradients: dz/dmu_c = 1 and dz/dvar_c = eps / (2 sqrt(var_c)) for the samples of component c,
  * plus the closed-form KL terms beta/C * (mu, 0.5 (1 - 1/var)) per appearance; a_raw and b get
  * the chain through s. dmu, dvar and dparams may be NULL (loss value only).
+ *
+ * Work: after the samples (one generator, in order), the pairs and then the images run in tasks
+ * fixed by the batch (VIB_TASKS at most) on in->pool when there is one, each writing its own
+ * outputs (a pair's NLL and shares of da, db; an image's KL and gradients), summed in pair and
+ * image order afterwards: the same bytes whatever the workers. The pair tasks write the dL/dz of
+ * their images, so they run in the caller when an image is in more than one pair.
  */
 #include <immintrin.h>
 #include <math.h>
