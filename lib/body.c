@@ -96,6 +96,11 @@ void body_input_floats(const model *m, const void *input, int n, float *x)
         x[i] = p[i] * (1.0f / 255);
 }
 
+int body_col_units(int in)
+{
+    return in < 64 ? 1 : in >= 4 * 64 ? 4 : in / 64;
+}
+
 float *body_rows_alloc(size_t rows, size_t width)
 {
     size_t r = (rows + BODY_ROWS - 1) / BODY_ROWS * BODY_ROWS, n = r * width;

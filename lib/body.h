@@ -72,6 +72,11 @@ const char *body_spec(const model_config *cfg, char *buf, size_t n);
 /* shared by the bodies with fully connected layers: widths "W1,W2,..." (1 to
  * MODEL_MAX_LAYERS numbers of 1 to MODEL_MAX_WIDTH) into cfg; NULL or what is wrong */
 const char *body_parse_widths(model_config *cfg, const char *args);
+/* the column blocks of a fully connected layer's weight gradient (out, in), each summed over
+ * the whole batch by one task: one per 64 inputs, 1 to 4 (a small layer is one task; OpenBLAS
+ * packs the whole output gradient again for each block: 8 blocks cost 4 % more CPU than 4 on
+ * 512 -> 512, and 4 still let two workers share a layer unevenly) */
+int body_col_units(int in);
 /* floats for `rows` rows of `width`, rows rounded up to whole units, 64-byte aligned, zeroed */
 float *body_rows_alloc(size_t rows, size_t width);
 /* the input width of the fully connected bodies: cfg->features, or the C x H x W pixels of an

@@ -12,10 +12,12 @@
  * units of BODY_ROWS rows (every sgemm the same shape; rows past the batch are junk, never
  * read), each unit through all the layers; the backward, layer by layer from the top, takes the
  * ReLU gradient and the bias gradient on the calling thread in row order, then one fan-out of
- * FC_COL_UNITS column blocks of the weight gradient (all rows, in order) beside the row units of
- * the gradient of the layer below. OpenBLAS single-threaded inside each unit.
+ * the column blocks of the weight gradient (body_col_units, all rows, in order) beside the row
+ * units of the gradient of the layer below. OpenBLAS single-threaded inside each unit; a fan-out
+ * too small to pay for the handoff runs in the caller (par_run_sized), the same units.
  */
 #include <errno.h>
+#include <immintrin.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -25,8 +27,6 @@
 #include "par.h"
 #include "util.h"
 
-enum { FC_COL_UNITS = 8 };
-
 typedef struct {
     model *m;
     int L, n;
@@ -34,6 +34,7 @@ typedef struct {
     float *a[MODEL_MAX_LAYERS + 1];  /* a[0] the input, a[L] = m->body_h: (rows, w[l]) */
     float *da[MODEL_MAX_LAYERS + 1]; /* dL/da[l], l >= 1; da[L] = m->body_dh */
     int layer;                       /* the layer of the backward's fan-out */
+    int col_units;                   /* its column blocks (body_col_units) */
 } mlp_state;
 
 static const char *mlp_parse(model_config *cfg, const char *args)
@@ -117,6 +118,23 @@ static const float *bias(const model *m, int l) { return m->params + m->views[2 
 static float *dweight(const model *m, int l) { return m->grads + m->views[2 * (l - 1)].offset; }
 static float *dbias(const model *m, int l) { return m->grads + m->views[2 * (l - 1) + 1].offset; }
 
+/* a (n, out) = ReLU(a + b), 8 columns at a time (max(v, 0) is v > 0 ? v : 0 for every v, NaN
+ * and -0 included: the same bytes as the scalar tail) */
+static void bias_relu(int n, int out, float *restrict a, const float *restrict b)
+{
+    for (int i = 0; i < n; i++) {
+        float *restrict ai = a + (size_t)i * out;
+        int k = 0;
+        for (; k + 8 <= out; k += 8)
+            _mm256_storeu_ps(ai + k, _mm256_max_ps(_mm256_add_ps(_mm256_loadu_ps(ai + k), _mm256_loadu_ps(b + k)),
+                                                   _mm256_setzero_ps()));
+        for (; k < out; k++) {
+            float v = ai[k] + b[k];
+            ai[k] = v > 0 ? v : 0.0f;
+        }
+    }
+}
+
 /* rows of unit u through every layer */
 static void forward_task(void *ctx, int u, int tid)
 {
@@ -129,12 +147,7 @@ static void forward_task(void *ctx, int u, int tid)
         float *a = s->a[l] + r0 * out;
         // a_l (BODY_ROWS, out) = a_{l-1} (BODY_ROWS, in) W_l^T (in, out); + b, ReLU
         blas_sgemm(0, 1, BODY_ROWS, out, in, 1.0f, s->a[l - 1] + r0 * in, in, weight(m, l), in, 0.0f, a, out);
-        const float *b = bias(m, l);
-        for (int i = 0; i < nr; i++)
-            for (int k = 0; k < out; k++) {
-                float v = a[(size_t)i * out + k] + b[k];
-                a[(size_t)i * out + k] = v > 0 ? v : 0.0f;
-            }
+        bias_relu(nr, out, a, bias(m, l));
     }
 }
 
@@ -143,47 +156,66 @@ static void mlp_forward(model *m, const void *input, int n)
     mlp_state *s = m->body_state;
     s->n = n;
     body_input_floats(m, input, n, s->a[0]);
-    par_run(model_pool(m), (n + BODY_ROWS - 1) / BODY_ROWS, forward_task, s);
+    int units = (n + BODY_ROWS - 1) / BODY_ROWS;
+    double flops = 0;
+    for (int l = 1; l <= s->L; l++)
+        flops += 2.0 * units * BODY_ROWS * s->w[l - 1] * s->w[l];
+    par_run_sized(model_pool(m), flops, units, forward_task, s);
 }
 
-/* layer l's fan-out: FC_COL_UNITS column blocks of dW_l, then (l > 1) the row units of
+/* layer l's fan-out: col_units column blocks of dW_l, then (l > 1) the row units of
  * da_{l-1} = dz_l W_l (before the ReLU of layer l - 1, which the next layer's turn applies) */
 static void backward_task(void *ctx, int u, int tid)
 {
     mlp_state *s = ctx;
     const model *m = s->m;
     int l = s->layer, in = s->w[l - 1], out = s->w[l], n = s->n;
-    if (u < FC_COL_UNITS) {
-        int c0 = (int)((long)in * u / FC_COL_UNITS), c1 = (int)((long)in * (u + 1) / FC_COL_UNITS);
+    if (u < s->col_units) {
+        int c0 = (int)par_lo(in, s->col_units, u), c1 = (int)par_lo(in, s->col_units, u + 1);
         if (c1 > c0) // W_l[:, c0:c1] (out, nc) += dz^T (out, n) a_{l-1}[:, c0:c1] (n, nc)
             blas_sgemm(1, 0, out, c1 - c0, n, 1.0f, s->da[l], out, s->a[l - 1] + c0, in, 1.0f, dweight(m, l) + c0,
                        in);
         return;
     }
-    size_t r0 = (size_t)(u - FC_COL_UNITS) * BODY_ROWS;
+    size_t r0 = (size_t)(u - s->col_units) * BODY_ROWS;
     // da_{l-1} (BODY_ROWS, in) = dz (BODY_ROWS, out) W_l (out, in) (rows past n: junk, unused)
     blas_sgemm(0, 0, BODY_ROWS, in, out, 1.0f, s->da[l] + r0 * out, out, weight(m, l), in, 0.0f,
                s->da[l - 1] + r0 * in, in);
 }
 
+/* dz = da through the ReLU (a is after it), in place; gb += the rows of dz, in row order (8
+ * columns at a time: each element's operations and order are the scalar loop's) */
+static void relu_backward(int n, int out, float *restrict da, const float *restrict a, float *restrict gb)
+{
+    for (int i = 0; i < n; i++) {
+        float *restrict dz = da + (size_t)i * out;
+        const float *restrict ai = a + (size_t)i * out;
+        int k = 0;
+        for (; k + 8 <= out; k += 8) {
+            __m256 on = _mm256_cmp_ps(_mm256_loadu_ps(ai + k), _mm256_setzero_ps(), _CMP_GT_OQ);
+            __m256 d = _mm256_and_ps(_mm256_loadu_ps(dz + k), on);
+            _mm256_storeu_ps(dz + k, d);
+            _mm256_storeu_ps(gb + k, _mm256_add_ps(_mm256_loadu_ps(gb + k), d));
+        }
+        for (; k < out; k++) {
+            dz[k] = ai[k] > 0 ? dz[k] : 0.0f;
+            gb[k] += dz[k];
+        }
+    }
+}
+
 static void mlp_backward(model *m)
 {
     mlp_state *s = m->body_state;
-    int n = s->n;
+    int n = s->n, rows = (n + BODY_ROWS - 1) / BODY_ROWS;
     for (int l = s->L; l >= 1; l--) {
-        int out = s->w[l];
-        // dz = da_l through the ReLU (a_l is after it); the bias gradient, in row order
-        float *gb = dbias(m, l);
-        for (int i = 0; i < n; i++) {
-            float *dz = s->da[l] + (size_t)i * out;
-            const float *a = s->a[l] + (size_t)i * out;
-            for (int k = 0; k < out; k++) {
-                dz[k] = a[k] > 0 ? dz[k] : 0.0f;
-                gb[k] += dz[k];
-            }
-        }
+        int in = s->w[l - 1], out = s->w[l];
+        relu_backward(n, out, s->da[l], s->a[l], dbias(m, l));
         s->layer = l;
-        par_run(model_pool(m), FC_COL_UNITS + (l > 1 ? (n + BODY_ROWS - 1) / BODY_ROWS : 0), backward_task, s);
+        s->col_units = body_col_units(in);
+        int below = l > 1 ? rows : 0;
+        par_run_sized(model_pool(m), 2.0 * in * out * (n + (double)below * BODY_ROWS), s->col_units + below,
+                      backward_task, s);
     }
 }
 

@@ -85,6 +85,9 @@ typedef struct {
      * shape) when dqmu is not NULL. NULL for every other loss. */
     const float *qmu;
     float *dqmu;
+    /* workers the loss may hand its work to (lib/par.h; vib does), NULL: the caller alone; the
+     * same bytes either way */
+    struct par_pool *pool;
 } loss_input;
 
 typedef struct {

@@ -89,16 +89,18 @@ void loss_sample(const float *mu, const float *var, int n, int C, int D, int K, 
     if (C < 1 || K < C || K % C)
         die("loss: %d samples per input cannot be split evenly over %d mixture components", K, C);
     int per = K / C;
+    // every normal at once into z (or eps), in (image, sample, dim) order, then z from it
+    double *e = eps ? eps : z;
+    rng_normals(r, e, (size_t)n * K * D);
     for (int i = 0; i < n; i++)
-        for (int k = 0; k < K; k++) {
-            const float *m = mu + ((size_t)i * C + k / per) * D;
-            const float *v = var + ((size_t)i * C + k / per) * D;
-            size_t o = ((size_t)i * K + k) * D;
+        for (int c = 0; c < C; c++) {
+            const float *m = mu + ((size_t)i * C + c) * D, *v = var + ((size_t)i * C + c) * D;
             for (int j = 0; j < D; j++) {
-                double e = rng_normal(r);
-                if (eps)
-                    eps[o + j] = e;
-                z[o + j] = m[j] + sqrt((double)v[j]) * e;
+                double sd = sqrt((double)v[j]); /* once for the component's K / C samples */
+                for (int k = c * per; k < (c + 1) * per; k++) {
+                    size_t o = ((size_t)i * K + k) * D + j;
+                    z[o] = m[j] + sd * e[o];
+                }
             }
         }
 }

@@ -8,7 +8,7 @@
  *   - a = softplus(a_raw) keeps a > 0; da/da_raw = sigmoid(a_raw);
  *   - the log of an AVERAGE of sigmoids (Eq. 5) is a log-sum-exp of log-sigmoids, so a pair at
  *     distance 1e4 gives a finite loss and finite gradients;
- *   - samples (loss_sample): eps is drawn with rng_normal in row-major (image, sample, dim) order
+ *   - samples (loss_sample): eps is drawn with rng_normals in row-major (image, sample, dim) order
  *     for ALL n images of the batch, whether or not they are in a pair; sample k of an image comes
  *     from component c = k / (K / C) (stratified, K/C consecutive samples per component).
  *
@@ -69,7 +69,7 @@ double loss_match_logp(const double *z1, int K1, const double *z2, int K2, int D
                        int match);
 
 /* Stratified reparameterised samples of n MoG embeddings (mu, var: (n, C, D), var > 0; K a
- * multiple of C): eps[i][k][j] = rng_normal(r), drawn in that row-major order, and
+ * multiple of C): eps (n, K, D) = rng_normals(r, eps, n K D), in that row-major order, and
  * z[i][k][j] = mu[i][c][j] + sqrt(var[i][c][j]) * eps[i][k][j] with c = k / (K / C).
  * eps and z are (n, K, D), caller-owned; eps may be NULL. Draws exactly n * K * D normals. */
 void loss_sample(const float *mu, const float *var, int n, int C, int D, int K, rng *r, double *eps,

@@ -1,14 +1,20 @@
 /* model: a body and a head on one parameter block (see model.h): the body (lib/body.h) turns
  * the input into h, the head (lib/head.h) turns h into (mu, var) through its linear layer.
  *
- * Threads and determinism: the body's work is cut as lib/body.h says; the head's forward runs
- * in row units of BODY_ROWS items (each item's outputs its own), its backward on the calling
- * thread in item order (its weight gradients are sums over the batch). So the results are the
- * same bytes for any thread count. OpenBLAS runs single-threaded inside the model.
+ * The head's linear layer is matrix products, as the fully connected layers of the bodies:
+ *   forward   ho (BODY_ROWS, HO) = h (BODY_ROWS, F) W^T (F, HO) + b, a row unit at a time
+ *   backward  dho from the head (item by item), the bias gradient (in item order), then one
+ *             fan-out of the column blocks of dW (HO, F) += dho^T (HO, n) h (n, F) beside the row
+ *             units of dh (BODY_ROWS, F) = dho (BODY_ROWS, HO) W (HO, F) (none when the body has
+ *             no parameters: nothing reads dh then)
+ *
+ * Threads and determinism: the body's work is cut as lib/body.h says; the head's units depend
+ * only on the batch and the sizes, each with its own outputs and a fixed summation order, and a
+ * fan-out too small to pay for the handoff runs in the caller (par_run_sized). So the results
+ * are the same bytes for any thread count. OpenBLAS runs single-threaded inside the model.
  */
 #include "model.h"
 
-#include <immintrin.h>
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
@@ -28,7 +34,8 @@ typedef struct {
     const head_kind *head;
     int HO;         /* raw head outputs per item */
     int n;          /* batch of the last forward */
-    float *ho, *dho; /* (maxbatch, HO) */
+    float *ho, *dho; /* (maxbatch rounded up to BODY_ROWS, HO) */
+    int col_units;  /* column blocks of the head's weight gradient (body_col_units) */
     const float *x; /* a features body's input during a forward (the pfe heads' mean) */
     float *mu, *var; /* the caller's outputs during a forward */
     int v_hw, v_hb; /* the head's views */
@@ -201,9 +208,9 @@ model *model_create(const model_config *cfg, int nextra, const char *const *extr
     m->params = falloc(m->nparams);
     m->grads = falloc(m->nparams);
 
-    size_t nb = maxbatch;
-    im->ho = falloc(nb * im->HO);
-    im->dho = falloc(nb * im->HO);
+    im->ho = body_rows_alloc(maxbatch, im->HO);
+    im->dho = body_rows_alloc(maxbatch, im->HO);
+    im->col_units = body_col_units(m->hw);
     im->body->create(m);
     model_set_threads(m, blas_threads());
     return m;
@@ -292,33 +299,6 @@ void model_init(model *m, uint64_t seed)
 
 /* ---------------------------------------------------------------- forward */
 
-/* sum of a[k] b[k], k < n: 8 partial sums over the whole groups of 8, then a fixed reduction
- * order, then the rest in order */
-static float dot(const float *a, const float *b, int n)
-{
-    __m256 s = _mm256_setzero_ps();
-    int k = 0;
-    for (; k + 8 <= n; k += 8)
-        s = _mm256_fmadd_ps(_mm256_loadu_ps(a + k), _mm256_loadu_ps(b + k), s);
-    __m128 h = _mm_add_ps(_mm256_castps256_ps128(s), _mm256_extractf128_ps(s, 1));
-    h = _mm_add_ps(h, _mm_movehl_ps(h, h));
-    h = _mm_add_ss(h, _mm_movehdup_ps(h));
-    float r = _mm_cvtss_f32(h);
-    for (; k < n; k++)
-        r += a[k] * b[k];
-    return r;
-}
-
-/* gw[k] += g h[k]; dh[k] += g w[k], k < n */
-static void head_grad_row(float *restrict gw, float *restrict dh, const float *restrict h,
-                          const float *restrict w, float g, int n)
-{
-    for (int k = 0; k < n; k++) {
-        gw[k] += g * h[k];
-        dh[k] += g * w[k];
-    }
-}
-
 static const float *param(const model *m, int view) { return m->params + m->views[view].offset; }
 static float *grad(const model *m, int view) { return m->grads + m->views[view].offset; }
 
@@ -328,13 +308,15 @@ static void head_forward_task(void *ctx, int u, int tid)
     model_impl *im = ctx;
     const model *m = im->m;
     int r0 = u * BODY_ROWS, nr = im->n - r0 < BODY_ROWS ? im->n - r0 : BODY_ROWS, HO = im->HO, F = m->hw;
-    const float *hw = param(m, im->v_hw), *hb = param(m, im->v_hb);
+    const float *hb = param(m, im->v_hb);
     int C = m->cfg.C, D = m->cfg.D;
+    // ho (BODY_ROWS, HO) = h (BODY_ROWS, F) W^T (F, HO) (rows past n: junk, never read)
+    blas_sgemm(0, 1, BODY_ROWS, HO, F, 1.0f, m->body_h + (size_t)r0 * F, F, param(m, im->v_hw), F, 0.0f,
+               im->ho + (size_t)r0 * HO, HO);
     for (int i = r0; i < r0 + nr; i++) {
-        const float *h = m->body_h + (size_t)i * F;
         float *ho = im->ho + (size_t)i * HO;
         for (int o = 0; o < HO; o++)
-            ho[o] = dot(hw + (size_t)o * F, h, F) + hb[o];
+            ho[o] += hb[o];
         im->head->forward(C, D, ho, im->x ? im->x + (size_t)i * m->F : NULL, im->mu + (size_t)i * C * D,
                           im->var ? im->var + (size_t)i * C * D : NULL);
     }
@@ -367,7 +349,8 @@ void model_forward(model *m, const void *input, int n, float *mu, float *var)
     im->mu = mu;
     im->var = var;
     im->x = im->head->mean_is_input ? input : NULL;
-    par_run(im->pool, (n + BODY_ROWS - 1) / BODY_ROWS, head_forward_task, im);
+    int units = (n + BODY_ROWS - 1) / BODY_ROWS;
+    par_run_sized(im->pool, 2.0 * units * BODY_ROWS * im->HO * m->hw, units, head_forward_task, im);
     im->mu = im->var = NULL;
     im->x = NULL;
     blas_leave(bt);
@@ -375,28 +358,44 @@ void model_forward(model *m, const void *input, int n, float *mu, float *var)
 
 /* ---------------------------------------------------------------- backward */
 
+/* the head's backward fan-out: col_units column blocks of dW, then the row units of dh */
+static void head_backward_task(void *ctx, int u, int tid)
+{
+    model_impl *im = ctx;
+    const model *m = im->m;
+    int n = im->n, HO = im->HO, F = m->hw;
+    if (u < im->col_units) {
+        int c0 = (int)par_lo(F, im->col_units, u), c1 = (int)par_lo(F, im->col_units, u + 1);
+        // dW[:, c0:c1] (HO, nc) += dho^T (HO, n) h[:, c0:c1] (n, nc)
+        blas_sgemm(1, 0, HO, c1 - c0, n, 1.0f, im->dho, HO, m->body_h + c0, F, 1.0f, grad(m, im->v_hw) + c0, F);
+        return;
+    }
+    size_t r0 = (size_t)(u - im->col_units) * BODY_ROWS;
+    // dh (BODY_ROWS, F) = dho (BODY_ROWS, HO) W (HO, F) (rows past n: junk, never read)
+    blas_sgemm(0, 0, BODY_ROWS, F, HO, 1.0f, im->dho + r0 * HO, HO, param(m, im->v_hw), F, 0.0f,
+               m->body_dh + r0 * F, F);
+}
+
 void model_backward(model *m, const float *dmu, const float *dvar)
 {
     model_impl *im = m->impl;
-    int n = im->n, HO = im->HO, C = m->cfg.C, D = m->cfg.D, F = m->hw;
+    int n = im->n, HO = im->HO, C = m->cfg.C, D = m->cfg.D;
     if (n == 0)
         return;
     int bt = blas_enter();
-    // the head, item by item: dho from dmu, dvar; its weight gradients; dh for the body
-    float *ghw = grad(m, im->v_hw), *ghb = grad(m, im->v_hb);
-    const float *hw = param(m, im->v_hw);
+    // dho from dmu, dvar, item by item; the bias gradient in item order
+    float *ghb = grad(m, im->v_hb);
     for (int i = 0; i < n; i++) {
         float *dho = im->dho + (size_t)i * HO;
-        const float *ho = im->ho + (size_t)i * HO, *h = m->body_h + (size_t)i * F;
-        im->head->backward(C, D, ho, dmu + (size_t)i * C * D, dvar ? dvar + (size_t)i * C * D : NULL, dho);
-        float *dh = m->body_dh + (size_t)i * F;
-        for (int k = 0; k < F; k++)
-            dh[k] = 0;
-        for (int o = 0; o < HO; o++) {
+        im->head->backward(C, D, im->ho + (size_t)i * HO, dmu + (size_t)i * C * D,
+                           dvar ? dvar + (size_t)i * C * D : NULL, dho);
+        for (int o = 0; o < HO; o++)
             ghb[o] += dho[o];
-            head_grad_row(ghw + (size_t)o * F, dh, h, hw + (size_t)o * F, dho[o], F);
-        }
     }
+    // the weight gradient and dh for the body (a body without parameters reads no dh)
+    int rows = im->v_hw > 0 ? (n + BODY_ROWS - 1) / BODY_ROWS : 0;
+    double flops = 2.0 * HO * m->hw * (n + (double)rows * BODY_ROWS);
+    par_run_sized(im->pool, flops, im->col_units + rows, head_backward_task, im);
     im->body->backward(m);
     blas_leave(bt);
 }

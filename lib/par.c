@@ -3,6 +3,7 @@
 
 #include <pthread.h>
 #include <stdatomic.h>
+#include <stdint.h>
 #include <stdlib.h>
 
 #include "util.h"
@@ -13,6 +14,11 @@ typedef struct {
     long seen; /* the generation when the thread was made: it joins the next one */
 } worker_arg;
 
+/* A run's tasks are claimed from `next`, the run's generation (low 32 bits) in the high half and
+ * the next task in the low half, by compare-and-swap: a worker that wakes late, after its run has
+ * ended or while a later one is under way, cannot claim a task of a run it did not read. The
+ * caller waits for its tasks to be done, not for every worker to check in: on a loaded machine
+ * a worker may be scheduled only long after the caller has run every task itself. */
 struct par_pool {
     int n; /* workers including the caller */
     int started;
@@ -21,17 +27,34 @@ struct par_pool {
     pthread_mutex_t mu;
     pthread_cond_t start, done;
     long generation;
-    int pending, stop;
+    int stop;
     par_fn fn;
     void *ctx;
     int ntasks;
-    atomic_int next;
+    _Atomic uint64_t next;
+    atomic_int finished; /* tasks of the current run done */
 };
 
-static void work(par_pool *p, int worker)
+static uint64_t tag(long generation) { return (uint64_t)(uint32_t)generation << 32; }
+
+/* claims and runs tasks of the run of `generation` (fn, ctx, ntasks read with it) until none is
+ * left; whoever finishes the last one wakes the caller */
+static void work(par_pool *p, long generation, par_fn fn, void *ctx, int ntasks, int worker)
 {
-    for (int t; (t = atomic_fetch_add(&p->next, 1)) < p->ntasks;)
-        p->fn(p->ctx, t, worker);
+    uint64_t cur = atomic_load(&p->next);
+    for (;;) {
+        if ((cur & ~(uint64_t)0xffffffff) != tag(generation) || (int)(uint32_t)cur >= ntasks)
+            return;
+        if (!atomic_compare_exchange_weak(&p->next, &cur, cur + 1))
+            continue;
+        fn(ctx, (int)(uint32_t)cur, worker);
+        if (atomic_fetch_add(&p->finished, 1) + 1 == ntasks) {
+            pthread_mutex_lock(&p->mu);
+            pthread_cond_signal(&p->done);
+            pthread_mutex_unlock(&p->mu);
+        }
+        cur = atomic_load(&p->next);
+    }
 }
 
 static void *worker_main(void *arg)
@@ -46,11 +69,12 @@ static void *worker_main(void *arg)
         if (p->stop)
             break;
         seen = p->generation;
+        par_fn fn = p->fn;
+        void *ctx = p->ctx;
+        int ntasks = p->ntasks;
         pthread_mutex_unlock(&p->mu);
-        work(p, wa->worker);
+        work(p, seen, fn, ctx, ntasks, wa->worker);
         pthread_mutex_lock(&p->mu);
-        if (--p->pending == 0)
-            pthread_cond_signal(&p->done);
     }
     pthread_mutex_unlock(&p->mu);
     return NULL;
@@ -89,16 +113,26 @@ void par_run(par_pool *p, int ntasks, par_fn fn, void *ctx)
     p->fn = fn;
     p->ctx = ctx;
     p->ntasks = ntasks;
-    atomic_store(&p->next, 0);
-    p->pending = p->n - 1;
-    p->generation++;
+    long generation = ++p->generation;
+    atomic_store(&p->finished, 0);
+    atomic_store(&p->next, tag(generation));
     pthread_cond_broadcast(&p->start);
     pthread_mutex_unlock(&p->mu);
-    work(p, 0);
+    work(p, generation, fn, ctx, ntasks, 0);
     pthread_mutex_lock(&p->mu);
-    while (p->pending > 0)
+    while (atomic_load(&p->finished) < ntasks)
         pthread_cond_wait(&p->done, &p->mu);
     pthread_mutex_unlock(&p->mu);
+}
+
+void par_run_sized(par_pool *p, double work, int ntasks, par_fn fn, void *ctx)
+{
+    if (work >= PAR_MIN_WORK) {
+        par_run(p, ntasks, fn, ctx);
+        return;
+    }
+    for (int t = 0; t < ntasks; t++)
+        fn(ctx, t, 0);
 }
 
 void par_free(par_pool *p)

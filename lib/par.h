@@ -27,6 +27,11 @@ int par_workers(const par_pool *p);
 void par_run(par_pool *p, int ntasks, par_fn fn, void *ctx);
 void par_free(par_pool *p);
 void par_for(int threads, int ntasks, par_fn fn, void *ctx);
+/* par_run when `work` (in flops) pays for handing the tasks out (PAR_MIN_WORK or more), else the
+ * same tasks in the caller, in order: a small layer is not split across threads. The same
+ * tasks run either way, so the result is the same bytes. */
+#define PAR_MIN_WORK 4e6
+void par_run_sized(par_pool *p, double work, int ntasks, par_fn fn, void *ctx);
 /* tasks of about equal size: the range [0, n) cut into `tasks` pieces, task t's piece is
  * [par_lo(n, tasks, t), par_lo(n, tasks, t + 1)) */
 long long par_lo(long long n, int tasks, int t);

@@ -1,5 +1,6 @@
 #include "rng.h"
 
+#include <immintrin.h>
 #include <math.h>
 
 uint64_t rng_mix(uint64_t z)
@@ -62,6 +63,27 @@ double rng_normal(rng *r)
     double u1 = 1.0 - rng_uniform(r); /* (0, 1] */
     double u2 = rng_uniform(r);
     return sqrt(-2.0 * log(u1)) * cos(2.0 * M_PI * u2);
+}
+
+/* glibc's libmvec, 4 doubles in AVX2 registers (the vector ABI's names; libm.so links it) */
+__m256d _ZGVdN4v_log(__m256d x);
+__m256d _ZGVdN4v_cos(__m256d x);
+
+void rng_normals(rng *r, double *out, size_t n)
+{
+    for (size_t i = 0; i < n; i += 4) {
+        size_t k = n - i < 4 ? n - i : 4;
+        double u1[4] = {1, 1, 1, 1}, u2[4] = {0, 0, 0, 0}, z[4]; /* lanes past k: log 1, cos 0 */
+        for (size_t j = 0; j < k; j++) {
+            u1[j] = 1.0 - rng_uniform(r); /* (0, 1] */
+            u2[j] = rng_uniform(r);
+        }
+        __m256d l = _ZGVdN4v_log(_mm256_loadu_pd(u1));
+        __m256d c = _ZGVdN4v_cos(_mm256_mul_pd(_mm256_set1_pd(2.0 * M_PI), _mm256_loadu_pd(u2)));
+        _mm256_storeu_pd(z, _mm256_mul_pd(_mm256_sqrt_pd(_mm256_mul_pd(_mm256_set1_pd(-2.0), l)), c));
+        for (size_t j = 0; j < k; j++)
+            out[i + j] = z[j];
+    }
 }
 
 void rng_shuffle_i32(rng *r, int32_t *a, int64_t n)

@@ -53,6 +53,7 @@ double trainer_step(trainer *t, const void *input, loss_input *li, loss_stats *s
     li->D = ci->mc.D;
     li->mu = t->mu;
     li->var = t->var;
+    li->pool = model_pool(m);
     if (t->qmu) { /* query i: the digit string of image i's class */
         int64_t top = 1;
         for (int p = 0; p < ci->mc.digits; p++)

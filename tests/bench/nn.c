@@ -11,7 +11,8 @@
  * (forward 1740 HW + 240 HO per image, forward+backward 4920 HW + 720 HO, HO head outputs),
  * also where the kernels skip work (the sparse pool backward); "/probe" divides by the sgemm
  * probe's GFLOPS with the same thread count. Defaults: 5 repetitions, batch 256, 2 digits, 1 and 2
- * threads. HEDGE_NO_AVX512=1 measures the AVX2 kernels. */
+ * threads. HEDGE_NO_AVX512=1 measures the AVX2 kernels. Then the mlp body on 784 features and
+ * issue 35's wide head (512 -> 512 -> 128, batch 512), the same way. */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -150,6 +151,25 @@ int main(int argc, char **argv)
         double fwd = 2.0 * ((double)F * W1 + (double)W1 * W2 + (double)W2 * HO);
         double fb = fwd + fwd + 2.0 * ((double)W1 * W2 + (double)W2 * HO);
         measure(mheads[h].name, &cfg, x, n, reps, maxt, probe, fwd, fb, &r);
+    }
+    free(x);
+
+    /* issue 35's wide head: 512 features, mlp:512, point and MoG-1 at D = 128, batches of 256
+     * pairs (512 items); flops per item forward 2 (F W + W HO), backward the weight gradients (the
+     * same) and the hidden layer's input gradient 2 W HO (none for the first layer's input) */
+    enum { WF = 512, WW = 512, WN = 512 };
+    x = malloc((size_t)WN * WF * sizeof(float));
+    for (size_t i = 0; i < (size_t)WN * WF; i++)
+        x[i] = (float)rng_normal(&r);
+    printf("issue 35's wide head: mlp:%d on %d features, D = 128, batch %d\n", WW, WF, WN);
+    printf("%-6s %7s  %11s %7s %6s  %11s %7s %6s\n", "head", "threads", "embed it/s", "GFLOPS", "/probe",
+           "train it/s", "GFLOPS", "/probe");
+    for (size_t h = 0; h < sizeof mheads / sizeof mheads[0]; h++) {
+        model_config cfg = {.head = mheads[h].head, .C = 1, .D = 128, .features = WF};
+        body_parse(&cfg, "mlp:512");
+        int HO = model_outputs(&cfg);
+        double fwd = 2.0 * ((double)WF * WW + (double)WW * HO), fb = fwd + fwd + 2.0 * WW * HO;
+        measure(mheads[h].name, &cfg, x, WN, reps, maxt, probe, fwd, fb, &r);
     }
     free(x);
     return 0;

@@ -18,5 +18,5 @@ echo "== peers: knn and retrieve against faiss IndexFlatL2"
 sh tests/bench/faiss.sh
 echo "== peers: cluster's k-means against faiss Kmeans"
 sh tests/bench/kmeans.sh
-echo "== peers: train against PyTorch"
+echo "== peers: train against PyTorch (the HIB network; the mlp body on pixels and on issue 35's features)"
 sh tests/bench/torch.sh

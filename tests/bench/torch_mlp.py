@@ -2,18 +2,18 @@
 losses in PyTorch (Debian python3-torch 1.13), the peer of `train --body mlp:...` in
 tests/bench/torch.sh (a benchmark, not part of `make test`; stdlib, numpy and torch only).
 
-    python3 torch_mlp.py BATCHES.npz HEAD STEPS THREADS WIDTHS     HEAD: point, mog1 or mog2
-                                                                   WIDTHS: e.g. 512,256
+    python3 torch_mlp.py BATCHES.npz HEAD STEPS THREADS WIDTHS [PAIRS [D]]
+        HEAD: point, mog1 or mog2; WIDTHS: e.g. 512,256; PAIRS per batch (128), D (2)
 
 BATCHES.npz: a `pairbatch` stream through tonpz, of images (image1, image2 uint8 [B x 128, H, W]:
 each image's H W pixels / 255 are its feature vector, as hedge's mlp body reads images) or of
-feature vectors (features1, features2 float32 [B x 128, F]), with match uint8 [B x 128], cycled
-batch by batch. Prints "images_per_s X": 256 items (128 pairs) per step, over STEPS steps after 5
+feature vectors (features1, features2 float32 [B x PAIRS, F]), with match uint8 [B x PAIRS],
+cycled batch by batch. Prints "images_per_s X": 2 PAIRS items per step, over STEPS steps after 5
 warm-up steps (the data already in memory; each step converts image bytes to floats, as train's
 forward does).
 
-The same computation as hedge, float32: fc W1 ReLU, fc W2 ReLU, ..., head fc to D = 2 (point)
-or C x 2D (mog); Xavier uniform weights, zero biases; Adam, lr 1e-3; softcon or VIB exactly as
+The same computation as hedge, float32: fc W1 ReLU, fc W2 ReLU, ..., head fc to D (point) or
+C x 2D (mog); Xavier uniform weights, zero biases; Adam, lr 1e-3; softcon or VIB exactly as
 torch_train.py (imported from it).
 """
 
@@ -24,7 +24,7 @@ import numpy as np
 import torch
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from torch_train import D, rate  # noqa: E402
+from torch_train import rate  # noqa: E402
 
 
 class MLP(torch.nn.Module):
@@ -44,10 +44,12 @@ class MLP(torch.nn.Module):
 
 
 def main(argv):
-    if len(argv) != 6 or argv[2] not in ("point", "mog1", "mog2"):
-        sys.stderr.write("usage: torch_mlp.py BATCHES.npz point|mog1|mog2 STEPS THREADS WIDTHS\n")
+    if len(argv) not in (6, 7, 8) or argv[2] not in ("point", "mog1", "mog2"):
+        sys.stderr.write("usage: torch_mlp.py BATCHES.npz point|mog1|mog2 STEPS THREADS WIDTHS [PAIRS [D]]\n")
         return 2
     steps, threads = int(argv[3]), int(argv[4])
+    P = int(argv[6]) if len(argv) > 6 else 128
+    D = int(argv[7]) if len(argv) > 7 else 2
     widths = [int(w) for w in argv[5].split(",")]
     torch.set_num_threads(threads)
     torch.set_num_interop_threads(1)
@@ -56,9 +58,9 @@ def main(argv):
     images = "image1" in z.files
     f1, f2, match = (z["image1"], z["image2"], z["match"]) if images else (z["features1"], z["features2"], z["match"])
     f1, f2 = f1.reshape(len(f1), -1), f2.reshape(len(f2), -1)
-    nb = len(match) // 128
-    batches = [(torch.from_numpy(np.concatenate([f1[i * 128:(i + 1) * 128], f2[i * 128:(i + 1) * 128]])),
-                torch.from_numpy(match[i * 128:(i + 1) * 128].astype(np.float32) * 2 - 1)) for i in range(nb)]
+    nb = len(match) // P
+    batches = [(torch.from_numpy(np.concatenate([f1[i * P:(i + 1) * P], f2[i * P:(i + 1) * P]])),
+                torch.from_numpy(match[i * P:(i + 1) * P].astype(np.float32) * 2 - 1)) for i in range(nb)]
     C = {"point": 1, "mog1": 1, "mog2": 2}[argv[2]]
     net = MLP(f1.shape[1], widths, D if argv[2] == "point" else C * 2 * D)
     return rate(net, batches, (lambda x: x.float().div_(255)) if images else (lambda x: x), argv[2], C, steps,

@@ -62,7 +62,7 @@ def softcon(out, sign, a_raw, b):
 
 
 def vib(out, sign, a_raw, b, C):
-    n = len(sign)
+    n, D = len(sign), out.shape[1] // (2 * C)  # D = 2 here, any D for torch_mlp.py
     o = out.view(2 * n, C, 2 * D)
     mu, var = o[..., :D], F.softplus(o[..., D:]) + 1e-6
     comp = torch.arange(K) // (K // C)
@@ -96,8 +96,8 @@ def main(argv):
 
 def rate(net, batches, to_input, head, C, steps, prog):
     """Trains net with the head's pair loss (point: softcon, else VIB with C components) on the
-    batches (input, sign), to_input(input) the network's input, cycled; prints the images per
-    second over `steps` steps after WARMUP; returns the exit status."""
+    batches (input, sign), to_input(input) the network's input (2 len(sign) items), cycled; prints
+    the images per second over `steps` steps after WARMUP; returns the exit status."""
     a_raw = torch.nn.Parameter(torch.tensor(math.log(math.e - 1)))  # a = softplus(a_raw) = 1
     b = torch.nn.Parameter(torch.tensor(0.0))
     opt = torch.optim.Adam(list(net.parameters()) + [a_raw, b], lr=1e-3)
@@ -120,7 +120,7 @@ def rate(net, batches, to_input, head, C, steps, prog):
     if not math.isfinite(float(loss)):
         sys.stderr.write("%s: the loss is %g\n" % (prog, float(loss)))
         return 1
-    print("images_per_s %.0f" % (steps * 256 / (t1 - t0)))
+    print("images_per_s %.0f" % (steps * 2 * len(batches[0][1]) / (t1 - t0)))
     return 0
 
 

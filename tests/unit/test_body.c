@@ -240,12 +240,12 @@ static void test_views(void)
 }
 
 /* same bytes for 1, 2, 3 threads; an item's outputs do not depend on the batch size beyond its
- * position modulo BODY_ROWS */
-static void test_threads(const char *body, int head)
+ * position modulo BODY_ROWS. F features, D dimensions (but for pfe) */
+static void test_threads(const char *body, int head, int F, int D)
 {
-    int n = 150, F = 20; /* more than two row units, not a multiple of any unit */
+    int n = 150; /* more than two row units, not a multiple of any unit */
     model_config c = features_cfg(body, F, head, head == HEAD_POINT || head >= HEAD_PFE ? 1 : 2,
-                                  head >= HEAD_PFE ? F : 3);
+                                  head >= HEAD_PFE ? F : D);
     model *m = model_create(&c, 0, NULL, n);
     model_init(m, 5);
     int k = c.C * c.D;
@@ -407,9 +407,15 @@ int main(void)
     test_model_on("linear", 11, HEAD_MOG, 1, 4, 6);
     test_model_on("linear", 6, HEAD_PFE, 1, 6, 6);
     test_model_on("mlp:13", 70, HEAD_POINT, 1, 9, 70); /* two row units, widths not multiples of 8 */
-    test_threads("mlp:33,17", HEAD_MOG);
-    test_threads("mlp:24", HEAD_PFE);
-    test_threads("linear", HEAD_ISO);
+    test_threads("mlp:33,17", HEAD_MOG, 20, 3);
+    test_threads("mlp:24", HEAD_PFE, 20, 0);
+    test_threads("linear", HEAD_ISO, 20, 3);
+    /* layers large enough to be handed out (PAR_MIN_WORK: the forward 2 x 192 rows x (150 x 200 +
+     * 200 x 130) = 21.5 Mflop, the head's 2 x 192 x 130 x 160 = 8 Mflop; on linear 2 x 192 x 600
+     * x 140 = 32 Mflop) in 2, 3 and 4 column blocks (body_col_units); the small models above run
+     * every fan-out in the caller */
+    test_threads("mlp:200,130", HEAD_MOG, 150, 40);
+    test_threads("linear", HEAD_MOG, 600, 35);
     test_images_input();
     test_mls();
     return check_done("test_body");

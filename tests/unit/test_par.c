@@ -27,6 +27,8 @@ static void task(void *arg, int t, int w)
     c->order[atomic_fetch_add(&c->seq, 1)] = t;
 }
 
+static void short_task(void *arg, int t, int w) { atomic_fetch_add(&((atomic_int *)arg)[t], 1); }
+
 static double reduce(const ctx_t *c, int n)
 {
     double s = 0;
@@ -68,6 +70,21 @@ int main(void)
         }
         par_run(p, 0, task, &c);
         par_free(p);
+    }
+    /* many short runs back to back, each on its own counters: a worker that wakes late finds its
+     * run over (or a later one under way) and claims nothing of it; every task of every run once */
+    {
+        enum { RUNS = 20000 };
+        static atomic_int hits[RUNS][3];
+        par_pool *p = par_new(3);
+        for (int r = 0; r < RUNS; r++)
+            par_run(p, 2 + r % 2, short_task, hits[r]);
+        par_free(p);
+        int once = 1;
+        for (int r = 0; r < RUNS; r++)
+            for (int t = 0; t < 3; t++)
+                once &= atomic_load(&hits[r][t]) == (t < 2 + r % 2);
+        CHECK(once);
     }
     memset(&c, 0, sizeof c);
     c.nworkers = 3;

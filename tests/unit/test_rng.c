@@ -39,6 +39,35 @@ int main(void)
     CHECK_CLOSE(sn4 / n, 3, 5 * sqrt(96.0 / n));
     for (int k = 0; k < 7; k++)
         CHECK_CLOSE(counts[k] / (double)n, 1.0 / 7, 5 * sqrt(1.0 / 7 * 6 / 7 / n));
+    /* rng_normals: the uniforms of rng_normal, so the values within a few ulp of its and the
+     * generator left where rng_normal leaves it; a draw the same bits whatever the block (n = 1,
+     * 3, 7: whole blocks of 4 and tails); moments as above */
+    {
+        enum { M = 11 };
+        double x1[M], x3[M], x7[M], ref[M], worst = 0;
+        rng g1, g3, g7, gr;
+        rng_init(&g1, 714, 9), rng_init(&g3, 714, 9), rng_init(&g7, 714, 9), rng_init(&gr, 714, 9);
+        for (int i = 0; i < M; i++) {
+            rng_normals(&g1, x1 + i, 1);
+            ref[i] = rng_normal(&gr);
+        }
+        rng_normals(&g3, x3, 3), rng_normals(&g3, x3 + 3, 8);
+        rng_normals(&g7, x7, 7), rng_normals(&g7, x7 + 7, 4);
+        CHECK(!memcmp(x1, x3, sizeof x1) && !memcmp(x1, x7, sizeof x1));
+        CHECK(!memcmp(&g1, &gr, sizeof g1) && !memcmp(&g3, &gr, sizeof g1) && !memcmp(&g7, &gr, sizeof g1));
+        for (int i = 0; i < M; i++)
+            if (fabs(x1[i] - ref[i]) > worst)
+                worst = fabs(x1[i] - ref[i]);
+        CHECK_CLOSE(worst, 0, 1e-14);
+        static double big[1000000];
+        rng_normals(&g1, big, n);
+        double s1 = 0, s2 = 0, s4 = 0;
+        for (int i = 0; i < n; i++)
+            s1 += big[i], s2 += big[i] * big[i], s4 += big[i] * big[i] * big[i] * big[i];
+        CHECK_CLOSE(s1 / n, 0, 5 / sqrt(n));
+        CHECK_CLOSE(s2 / n, 1, 5 * sqrt(2.0 / n));
+        CHECK_CLOSE(s4 / n, 3, 5 * sqrt(96.0 / n));
+    }
     /* shuffle is a permutation */
     int32_t p[50], seen[50] = {0};
     for (int i = 0; i < 50; i++)
