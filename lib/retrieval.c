@@ -448,9 +448,16 @@ static void sort_keys(uint64_t *a, uint64_t *tmp, int64_t n)
  * one with some by a short scan of whole keys (d2 bits, then gallery index: the tie rule). About
  * 32 buckets per positive: on random data (D = 128) a tenth of the negatives fell into a bucket
  * with a positive at 16 per positive, half as many at 32, and 64 was no faster (a larger table to
- * fill per query). */
+ * fill per query). The table holds at most RANK_MAXBUCKETS (the bucket is a uint16 in rank_count,
+ * nb + 1 included): it was 4,096, which left large classes few buckets per positive (4 at 1,000
+ * positives, 1.4 at 3,000), so that most negatives needed the scan and the ranking grew faster
+ * than the pairs with the classes (issue 36): retrieve -t 1 on 60,000 x 128 in 20 classes (3,000
+ * positives a query) took 59.2 s of CPU with 4,096 buckets, 27.3 s with 65,534; on 20,000 in 20
+ * classes (1,000 positives) 4.1 s and 3.1 s; the same JSON. */
 #define RANK_PER_POSITIVE 32
-#define RANK_MAXBUCKETS 4096
+#ifndef RANK_MAXBUCKETS
+#define RANK_MAXBUCKETS 65534
+#endif
 typedef struct {
     uint32_t lo, shift;
     int64_t nb;           /* buckets */
