@@ -66,6 +66,10 @@ same opts -k 1,3,50 -n 500 -S 3 rnd.npz
 for s in one two single four oneclass; do same "$s" "$s.npz"; done
 same fewtwin --corrupt four.npz rnd.npz
 same galone -g one.npz --exclude-id four.npz
+# the same bytes whatever the thread count (the shared pass's kNN included)
+evaluate -t 3 rnd.npz > rnd.t3.md 2> /dev/null && cmp -s rnd.t3.md rnd.c.md || fail "-t 3 differs from -t 1: $(diff rnd.t3.md rnd.c.md)"
+evaluate -t 2 -g gal.npz --exclude-id rnd.npz > galx.t2.md 2> /dev/null && cmp -s galx.t2.md galx.c.md ||
+    fail "-t 2 -g differs from -t 1: $(diff galx.t2.md galx.c.md)"
 grep -q '^| knn (k = 3) |' fewtwin.c.md || fail "fewtwin: knn's k is not the four items' 3: $(cat fewtwin.c.md)"
 grep -q '^| map_r | -' one.c.md || fail "one.npz: map_r is not '-': $(cat one.c.md)"
 grep -q '"tau": -\{0,1\}0\.[0-9]' rnd.c.json || fail "rnd.npz: no tau: $(cat rnd.c.json)"

@@ -154,7 +154,7 @@ static void test_bad(void)
     hedge_set V = Q;
     V.var = v;
     CHECK(refused(&V, NULL, &o, "queries: var: -1 at item 15, expected finite numbers >= 0"));
-    hedge_set G3 = {30, 1, 3, mu, NULL, NULL, cls, NULL};
+    hedge_set G3 = {20, 1, 3, mu, NULL, NULL, cls, NULL}; /* 60 floats as 20 x 3 */
     CHECK(refused(&Q, &G3, &o, "gallery: 3 dimensions, expected 2 (the queries')"));
     int64_t ids[30];
     for (int i = 0; i < 30; i++)
