@@ -78,6 +78,14 @@ static int check_set(const hedge_set *S, const char *set, int distance, char *er
         if (!isfinite(S->mu[i]))
             return fail(err, len, "%s: mu: %g at item %lld, expected finite numbers", set, S->mu[i],
                         (long long)(i / cd));
+    for (int64_t i = 0; i < S->n * S->C; i++) { /* what the float32 distances can hold (retrieval.h) */
+        double s = 0;
+        for (int d = 0; d < S->D; d++)
+            s += (double)S->mu[i * S->D + d] * S->mu[i * S->D + d];
+        if (!(s <= (double)FLT_MAX / 16))
+            return fail(err, len, "%s: mu: item %lld has a squared norm of %g, expected at most %g (float32 distances)",
+                        set, (long long)(i / S->C), s, (double)FLT_MAX / 16);
+    }
     if (S->var)
         for (int64_t i = 0; i < S->n * cd; i++)
             if (!(S->var[i] >= 0) || !isfinite(S->var[i]))

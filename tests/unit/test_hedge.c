@@ -141,6 +141,8 @@ static void test_bad(void)
     hedge_set N = Q;
     N.mu = m;
     CHECK(refused(&N, NULL, &o, "queries: mu: nan at item 7, expected finite numbers"));
+    m[15] = 3e19f; /* a squared norm of 9e38: beyond what float32 distances can sum */
+    CHECK(refused(&N, NULL, &o, "queries: mu: item 7 has a squared norm of"));
     hedge_set E = Q;
     E.n = 0;
     CHECK(refused(&E, NULL, &o, "queries: no items (n = 0)"));
