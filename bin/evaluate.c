@@ -3,10 +3,12 @@
  * what pipelines/evaluate.sh printed from six programs, from lib/hedge.h's one call. Definitions
  * and what each number needs: lib/hedge.h, man/evaluate.1.scd.
  */
+#include <errno.h>
 #include <getopt.h>
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 
 #include "blas.h"
 #include "evalreport.h"
@@ -17,7 +19,7 @@
 static const char *usage =
     "usage: evaluate [-g GALLERY [--exclude-id]] [--corrupt FILE] [--match-a A --match-b B]\n"
     "                [--distance euclidean|cosine|mls] [-k K1,K2,...] [-n PAIRS] [-S SEED] [-t THREADS]\n"
-    "                [--text] [--json FILE] INPUT\n"
+    "                [--text] [--json FILE] [-o DIR] INPUT\n"
     "  The evaluation battery of a set of embeddings (stream or .npz) as one table.\n";
 
 /* -k K1,K2,...: increasing, each >= 1, at most 16 */
@@ -58,7 +60,7 @@ int main(int argc, char **argv)
     memcpy(args, argv, (size_t)(argc + 1) * sizeof *args);
     hedge_options o;
     hedge_options_init(&o);
-    const char *gpath = NULL, *cpath = NULL, *json = NULL, *dist = "euclidean";
+    const char *gpath = NULL, *cpath = NULL, *json = NULL, *dist = "euclidean", *dir = NULL;
     int text = 0, has_a = 0, has_b = 0;
     double a = 0, b = 0;
     enum { O_EXCL = 256, O_CORRUPT, O_A, O_B, O_DIST, O_TEXT, O_JSON };
@@ -68,8 +70,9 @@ int main(int argc, char **argv)
                                           {"json", 1, 0, O_JSON},       {"help", 0, 0, 'h'},
                                           {0, 0, 0, 0}};
     int c;
-    while ((c = getopt_long(argc, argv, "g:k:n:S:t:h", lopts, NULL)) != -1) {
+    while ((c = getopt_long(argc, argv, "g:k:n:S:t:o:h", lopts, NULL)) != -1) {
         switch (c) {
+        case 'o': dir = optarg; break;
         case 'g': gpath = optarg; break;
         case 'k': parse_ks(&o, optarg); break;
         case 'n': o.pairs = parse_long("-n", optarg, 1, 1000000000); break;
@@ -100,6 +103,8 @@ int main(int argc, char **argv)
         usage_die(has_a ? "--match-a needs --match-b" : "--match-b needs --match-a");
     if (o.exclude_id && !gpath)
         usage_die("--exclude-id needs -g GALLERY");
+    if (dir && mkdir(dir, 0777) && errno != EEXIST)
+        die("-o %s: cannot make the folder: %s", dir, strerror(errno));
     FILE *jf = json ? json_open(json, 0) : NULL;
     blas_init(args, o.threads);
 
@@ -123,6 +128,12 @@ int main(int argc, char **argv)
             hedge_result_free(&res[s]);
             run(&S[s], gpath ? &G : NULL, &o, has_a, a, b, kmin, &res[s]);
         }
+    char rpath[EVALREPORT_MAXSETS][4096];
+    for (int s = 0; s < R.nsets && dir; s++) { /* -o DIR: the error-versus-reject curves */
+        snprintf(rpath[s], sizeof rpath[s], "%s/reject-%s.tsv", dir, R.names[s]);
+        if (evalreport_reject(rpath[s], &res[s], &S[s].set, o.seed))
+            R.reject[s] = rpath[s];
+    }
     R.r = res;
     evalreport_notes(&R);
     if (jf) {

@@ -6,6 +6,8 @@
 #include <string.h>
 
 #include "json.h"
+#include "metrics.h"
+#include "uncertainty.h"
 #include "util.h"
 
 /* the rows after R@k, by metric id, with their labels */
@@ -168,6 +170,9 @@ void evalreport_table(FILE *f, const evalreport *R, int text)
         fputc('\n', f);
     for (int i = 0; i < R->nnotes; i++)
         fprintf(f, "- %s\n", R->notes[i]);
+    for (int s = 0; s < R->nsets; s++)
+        if (R->reject[s])
+            fprintf(f, "- error-versus-reject curve (%s): %s\n", R->names[s], R->reject[s]);
 }
 
 void evalreport_json(FILE *f, const evalreport *R)
@@ -192,6 +197,8 @@ void evalreport_json(FILE *f, const evalreport *R)
         json_key_nums(&w, "recall", r->value + HEDGE_RECALL, R->o->nk);
         for (int i = 0; i < NROWS; i++)
             json_key_num(&w, hedge_metric_name(rows[i]), r->value[rows[i]]);
+        if (R->reject[s])
+            json_key_str(&w, "reject_tsv", R->reject[s]);
         json_end(&w);
     }
     json_key(&w, "notes");
@@ -207,4 +214,27 @@ void evalreport_free(evalreport *R)
     for (int i = 0; i < R->nnotes; i++)
         free(R->notes[i]);
     R->nnotes = 0;
+}
+
+int evalreport_reject(const char *path, const hedge_result *r, const hedge_set *S, uint64_t seed)
+{
+    int64_t n = r->nq;
+    if (!r->knn_eta || n < 20)
+        return 0;
+    double *u = emalloc((size_t)n * sizeof *u), *perf = emalloc((size_t)n * sizeof *perf);
+    uint64_t *tie = emalloc((size_t)n * sizeof *tie);
+    for (int64_t q = 0; q < n; q++) {
+        double id = S->ids ? (double)S->ids[q] : (double)q;
+        u[q] = r->knn_eta[q], perf[q] = r->knn_correct[q];
+        tie[q] = metrics_tie_key(seed, &id, 1);
+    }
+    uncertainty_report U = {.ufield = "eta", .pname = "accuracy", .f1 = "correct", .nbins = 20, .seed = seed,
+                            .n = n, .quiet = 1};
+    uncertainty_analyse(&U, u, perf, NULL, tie, NULL);
+    FILE *f = atomic_open(path);
+    uncertainty_write_reject_tsv(f, &U);
+    atomic_commit(f);
+    uncertainty_free(&U);
+    free(u), free(perf), free(tie);
+    return 1;
 }

@@ -26,6 +26,7 @@ typedef struct {
     const char *distance;    /* "euclidean", "cosine", "mls" */
     int gallery;             /* a gallery was searched (for the notes) */
     int few;                 /* the set whose queries have fewer neighbours than knn_k (its k), or -1 */
+    const char *reject[EVALREPORT_MAXSETS]; /* -o DIR: each set's error-versus-reject curve, or NULL */
     char *notes[EVALREPORT_MAXNOTES];
     int nnotes;
 } evalreport;
@@ -35,4 +36,7 @@ void evalreport_notes(evalreport *R);
 void evalreport_table(FILE *f, const evalreport *R, int text);
 void evalreport_json(FILE *f, const evalreport *R);
 void evalreport_free(evalreport *R);
+/* the error-versus-reject curve of a set's kNN answers (r->knn_eta, r->knn_correct; ids as S's, or
+ * the index) into path (atomic_open), as ktau --reject-tsv writes it; 0 when r has none */
+int evalreport_reject(const char *path, const hedge_result *r, const hedge_set *S, uint64_t seed);
 #endif

@@ -275,6 +275,11 @@ static void uncertainty_metrics(const knn_eval *E, const hedge_options *o, hedge
         perf[q] = E->pred[q] == E->Q->cls[E->q0 + q];
         tie[q] = metrics_tie_key(o->seed, &id, 1);
     }
+    r->nq = nq; /* the answers, for a caller's error-versus-reject curve (bin/evaluate -o) */
+    r->knn_eta = emalloc((size_t)nq * sizeof *r->knn_eta);
+    r->knn_correct = emalloc((size_t)nq * sizeof *r->knn_correct);
+    for (int64_t q = 0; q < nq; q++)
+        r->knn_eta[q] = E->qeta[q], r->knn_correct[q] = (float)perf[q];
     uncertainty_report U = {.ufield = "eta", .pname = "accuracy", .f1 = "correct", .nbins = HEDGE_BINS,
                             .seed = o->seed, .n = nq, .quiet = 1};
     uncertainty_analyse(&U, u, perf, NULL, tie, NULL);
@@ -599,5 +604,7 @@ void hedge_result_free(hedge_result *r)
 {
     free(r->classes);
     free(r->per_class);
-    r->classes = NULL, r->per_class = NULL, r->nclasses = 0;
+    free(r->knn_eta);
+    free(r->knn_correct);
+    r->classes = NULL, r->per_class = NULL, r->nclasses = 0, r->knn_eta = r->knn_correct = NULL, r->nq = 0;
 }

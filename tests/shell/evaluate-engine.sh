@@ -66,6 +66,14 @@ same opts -k 1,3,50 -n 500 -S 3 rnd.npz
 for s in one two single four oneclass; do same "$s" "$s.npz"; done
 same fewtwin --corrupt four.npz rnd.npz
 same galone -g one.npz --exclude-id four.npz
+# -o DIR: the error-versus-reject curve, ktau --reject-tsv's bytes, named under the table
+sh "$EV" -o oo --corrupt twin.npz rnd.npz > oo.md 2> oo.err || fail "evaluate.sh -o: $(cat oo.err)"
+evaluate -o od --corrupt twin.npz rnd.npz > od.md 2> od.err || fail "evaluate -o: $(cat od.err)"
+for s in input corrupt; do
+    cmp -s "oo/reject-$s.tsv" "od/reject-$s.tsv" || fail "-o: reject-$s.tsv differs from ktau's"
+done
+sed 's/ oo\// od\//' oo.md | cmp -s - od.md || fail "-o: the tables differ: $(diff oo.md od.md)"
+grep -q '^- error-versus-reject curve (corrupt): od/reject-corrupt.tsv$' od.md || fail "-o: the curve is not named: $(cat od.md)"
 # the same bytes whatever the thread count (the shared pass's kNN included)
 evaluate -t 3 rnd.npz > rnd.t3.md 2> /dev/null && cmp -s rnd.t3.md rnd.c.md || fail "-t 3 differs from -t 1: $(diff rnd.t3.md rnd.c.md)"
 evaluate -t 2 -g gal.npz --exclude-id rnd.npz > galx.t2.md 2> /dev/null && cmp -s galx.t2.md galx.c.md ||
