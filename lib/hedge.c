@@ -474,7 +474,7 @@ int hedge_evaluate(const hedge_set *queries, const hedge_set *gallery, const hed
         exclude = gallery_exclude(!gallery, o->exclude_id, G->id, ng, Q.id + q0, q0, nq, "gallery");
     }
     float *qm = NULL, *gm = NULL;
-    int rc = 0;
+    int rc = 0, blas_saved = blas_threads(); /* the caller's BLAS threads, restored at the end */
     if (o->distance == HEDGE_COSINE &&
         (!(qm = ranked_means(&Q, o->distance, "queries", err, errlen)) ||
          (gallery && !(gm = ranked_means(G, o->distance, "gallery", err, errlen))))) {
@@ -592,6 +592,8 @@ int hedge_evaluate(const hedge_set *queries, const hedge_set *gallery, const hed
     if (want_knn)
         knn_eval_free(&E);
 done:
+    if (blas_threads() != blas_saved)
+        blas_set_threads(blas_saved);
     free(qm);
     free(gm);
     free(exclude);
