@@ -913,6 +913,10 @@ void retrieval_run_rows(const retrieval_job *J, retrieval_query *per, retrieval_
      * the multiplication itself at 32 queries a call (2 x 128 flops a pair, 20,000 x 128 centred
      * gallery); so as many blocks of RETRIEVAL_QBLOCK per call as RETRIEVAL_ROWBYTES of distances
      * per thread hold, at most 8. The call's size depends on ng alone, never on the threads.
+     * RETRIEVAL_ROWBYTES was 64 MB: at 300,000 items that left one block a call, and packing the
+     * 150 MB gallery for every 32 queries was a quarter of the time (perf: sgemm_incopy 27 %) and
+     * the cost per pair grew with the gallery; at 256 MB, 6 blocks: 3,072 queries of 300,000 x
+     * 128 took 8.6 s of CPU, now 6.4 s, the same JSON (issue 36 item 3).
      * Under the SkylakeX kernel a pair's distance is the same float whatever the call's size
      * (20,000 x 128 random: every output equal to 32-query calls'); under Haswell's a few
      * distances round differently (6 of 6,000 queries' AP moved by 9e-8 on 6,000 x 64 random:
