@@ -56,8 +56,8 @@ CONFIG   = $(BUILD)/config
 
 ALL_CFLAGS = $(CFLAGS) $(WERROR) $(SANFLAGS) $(BLAS_CFLAGS) -Ilib -DHEDGE_DATA_DIR='"$(DATA)"' -MMD -MP
 
-.PHONY: all test findings sanitize fuzz fuzz-replay demo data deps bench clean man install uninstall FORCE
-all: $(BINS) $(UNITS)
+.PHONY: all lib test findings sanitize fuzz fuzz-replay demo data deps bench clean man install uninstall FORCE
+all: $(BINS) $(UNITS) lib
 
 # What every object depends on besides its sources: the compiler command, the link line and the
 # contents of the BLAS headers really used. Rewritten only when one of them changed, so that
@@ -91,6 +91,20 @@ $(BUILD)/obj/version.o: $(BUILD)/version.c $(CONFIG)
 $(BUILD)/libhedge.a: $(LIB_OBJ) $(BUILD)/obj/version.o
 	rm -f $@
 	ar rcs $@ $^
+
+# the shared library for Python (ctypes, python/): every lib/ object again with -fPIC, in
+# $(BUILD)/pic, linked with the programs' libraries
+PIC_OBJ = $(LIB_SRC:%.c=$(BUILD)/pic/%.o) $(BUILD)/pic/version.o
+lib: $(BUILD)/lib/libhedge.so
+$(BUILD)/pic/%.o: %.c $(CONFIG)
+	@mkdir -p $(dir $@)
+	$(CC) $(ALL_CFLAGS) -fPIC -c -o $@ $<
+$(BUILD)/pic/version.o: $(BUILD)/version.c $(CONFIG)
+	@mkdir -p $(dir $@)
+	$(CC) $(ALL_CFLAGS) -fPIC -c -o $@ $<
+$(BUILD)/lib/libhedge.so: $(PIC_OBJ)
+	@mkdir -p $(dir $@)
+	$(CC) $(CFLAGS) $(SANFLAGS) -shared -o $@ $^ $(LDLIBS)
 
 $(BUILD)/bin/%: $(BUILD)/obj/bin/%.o $(BUILD)/libhedge.a
 	@mkdir -p $(dir $@)
@@ -217,6 +231,6 @@ uninstall:
 clean:
 	rm -rf build build-san build-fuzz build-replay
 
--include $(LIB_OBJ:.o=.d) $(BIN_SRC:bin/%.c=$(BUILD)/obj/bin/%.d) $(UNIT_SRC:tests/unit/%.c=$(BUILD)/obj/tests/unit/%.d) \
+-include $(LIB_OBJ:.o=.d) $(PIC_OBJ:.o=.d) $(BIN_SRC:bin/%.c=$(BUILD)/obj/bin/%.d) $(UNIT_SRC:tests/unit/%.c=$(BUILD)/obj/tests/unit/%.d) \
          $(wildcard $(BUILD)/obj/tests/fuzz/*.d)
 .SECONDARY:

@@ -450,9 +450,16 @@ static void sort_keys(uint64_t *a, uint64_t *tmp, int64_t n)
  * one with some by a short scan of whole keys (d2 bits, then gallery index: the tie rule). About
  * 32 buckets per positive: on random data (D = 128) a tenth of the negatives fell into a bucket
  * with a positive at 16 per positive, half as many at 32, and 64 was no faster (a larger table to
- * fill per query). */
+ * fill per query). The table holds at most RANK_MAXBUCKETS (the bucket is a uint16 in rank_count,
+ * nb + 1 included): it was 4,096, which left large classes few buckets per positive (4 at 1,000
+ * positives, 1.4 at 3,000), so that most negatives needed the scan and the ranking grew faster
+ * than the pairs with the classes (issue 36): retrieve -t 1 on 60,000 x 128 in 20 classes (3,000
+ * positives a query) took 59.2 s of CPU with 4,096 buckets, 27.3 s with 65,534; on 20,000 in 20
+ * classes (1,000 positives) 4.1 s and 3.1 s; the same JSON. */
 #define RANK_PER_POSITIVE 32
-#define RANK_MAXBUCKETS 4096
+#ifndef RANK_MAXBUCKETS
+#define RANK_MAXBUCKETS 65534
+#endif
 typedef struct {
     uint32_t lo, shift;
     int64_t nb;           /* buckets */
@@ -588,6 +595,8 @@ typedef struct {
     const mls_set *mls;      /* or NULL: the gallery sorted, for -MLS instead of the sgemm */
     double add;              /* -mls_floor */
     struct rscratch *S[PAR_MAXTHREADS]; /* each worker's scratch, made at its first task */
+    float gnmax;             /* the largest gn (row_fn's) */
+    const retrieval_hooks *H; /* or NULL: retrieval_run_rows */
 } rwork;
 
 typedef struct rscratch {
@@ -659,6 +668,8 @@ static void one_query(const rwork *W, rscratch *S, int64_t q, const float *row, 
     if (!P) {
         for (int m = 0; m < nm; m++)
             retrieval_from_ranks(NULL, 0, J->ks, J->nk, &res[m]);
+        if (W->H && W->H->rank_fn)
+            W->H->rank_fn(W->H->ctx, q, NULL, 0);
         return;
     }
     sort_keys(pk, S->tmp, P);
@@ -701,6 +712,8 @@ static void one_query(const rwork *W, rscratch *S, int64_t q, const float *row, 
             }
         }
         retrieval_from_ranks(S->rank, R, J->ks, J->nk, &res[m]);
+        if (!m && W->H && W->H->rank_fn)
+            W->H->rank_fn(W->H->ctx, q, S->rank, R);
     }
 }
 
@@ -767,6 +780,8 @@ static void rblock(void *arg, int task, int worker)
     for (int64_t r = 0; r < qb; r++) {
         retrieval_summary *part = W->part + ((q0 + r) / RETRIEVAL_QBLOCK) * nm;
         one_query(W, S, q0 + r, S->row + r * ng, res);
+        if (W->H && W->H->row_fn && !W->mls)
+            W->H->row_fn(W->H->ctx, q0 + r, S->row + r * ng, W->qn[q0 + r], W->gn, W->gnmax, W->gidx, ng);
         W->per[q0 + r] = res[0];
         for (int m = 0; m < nm; m++)
             retrieval_summary_add(&part[m], &res[m], J->nk);
@@ -810,6 +825,12 @@ static float *centred(const float *X, int64_t n, int D, const double *mean, doub
 }
 
 void retrieval_run(const retrieval_job *J, retrieval_query *per, retrieval_summary *sum)
+{
+    retrieval_run_rows(J, per, sum, NULL);
+}
+
+void retrieval_run_rows(const retrieval_job *J, retrieval_query *per, retrieval_summary *sum,
+                        const retrieval_hooks *H)
 {
     int64_t ng = J->ng, nq = J->nq;
     int D = J->D, nm = J->nmask;
@@ -894,6 +915,10 @@ void retrieval_run(const retrieval_job *J, retrieval_query *per, retrieval_summa
      * the multiplication itself at 32 queries a call (2 x 128 flops a pair, 20,000 x 128 centred
      * gallery); so as many blocks of RETRIEVAL_QBLOCK per call as RETRIEVAL_ROWBYTES of distances
      * per thread hold, at most 8. The call's size depends on ng alone, never on the threads.
+     * RETRIEVAL_ROWBYTES was 64 MB: at 300,000 items that left one block a call, and packing the
+     * 150 MB gallery for every 32 queries was a quarter of the time (perf: sgemm_incopy 27 %) and
+     * the cost per pair grew with the gallery; at 256 MB, 6 blocks: 3,072 queries of 300,000 x
+     * 128 took 8.6 s of CPU, now 6.4 s, the same JSON (issue 36 item 3).
      * Under the SkylakeX kernel a pair's distance is the same float whatever the call's size
      * (20,000 x 128 random: every output equal to 32-query calls'); under Haswell's a few
      * distances round differently (6 of 6,000 queries' AP moved by 9e-8 on 6,000 x 64 random:
@@ -908,7 +933,9 @@ void retrieval_run(const retrieval_job *J, retrieval_query *per, retrieval_summa
     int blas_saved = blas_threads();
     blas_set_threads(1);
     rwork W = {J, qs, gs, gn, qn, gidx, scls, spos, smask, mask, maxp, per, part, sblock, ms,
-               mls ? -mls_floor(J->gvar, ng, D) : 0, {0}};
+               mls ? -mls_floor(J->gvar, ng, D) : 0, {0}, 0, H};
+    for (int64_t j = 0; j < ng; j++)
+        W.gnmax = gn[j] > W.gnmax ? gn[j] : W.gnmax;
     par_for(threads, (int)nsblocks, rblock, &W);
     blas_set_threads(blas_saved);
     for (int t = 0; t < PAR_MAXTHREADS; t++) /* worker order */

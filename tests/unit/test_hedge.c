@@ -1,0 +1,235 @@
+/* hedge: the battery in one call (lib/hedge.h) on a set whose numbers are derived by hand, the
+ * small-set rules (a metric that cannot be had is NaN with its reason), shards that add up to the
+ * whole, and bad input refused with one line naming the array (no exit). The numbers against the
+ * programs' on random sets: tests/shell/evaluate-engine.sh. */
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "check.h"
+#include "hedge.h"
+#include "knnpass.h"
+#include "metrics.h"
+#include "retrieval.h"
+#include "rng.h"
+
+/* classes 0, 1, 2 at x = 0, 10, 20, ten items each at y = 0, 0.1, ..., 0.9; item 9 (class 0)
+ * at (11, 0), one unit beyond class 1 (tests/shell/evaluate.sh derives each number) */
+static float mu[60];
+static int32_t cls[30];
+
+static void make(void)
+{
+    for (int i = 0; i < 30; i++) {
+        cls[i] = i / 10;
+        mu[2 * i] = 10.0f * (float)cls[i];
+        mu[2 * i + 1] = 0.1f * (float)(i % 10);
+    }
+    mu[18] = 11, mu[19] = 0;
+}
+
+static void test_hand(void)
+{
+    hedge_set Q = {30, 1, 2, mu, NULL, NULL, cls, NULL};
+    hedge_options o;
+    hedge_options_init(&o);
+    hedge_result r;
+    char err[256] = "";
+    CHECK(hedge_evaluate(&Q, NULL, &o, &r, err, sizeof err) == 0);
+    double s9 = 0;
+    for (int i = 1; i <= 9; i++)
+        s9 += i / (20.0 + i) / 9;
+    CHECK_CLOSE(r.value[HEDGE_KNN], 29.0 / 30, 1e-12);
+    CHECK_CLOSE(r.value[HEDGE_KNN_K], 5, 0);
+    CHECK_CLOSE(r.value[HEDGE_P1], 29.0 / 30, 1e-12);
+    CHECK_CLOSE(r.value[HEDGE_RECALL + 3], 29.0 / 30, 1e-12);
+    CHECK_CLOSE(r.value[HEDGE_RPREC], (9 * 8.0 / 9 + 20) / 30, 1e-7);
+    CHECK_CLOSE(r.value[HEDGE_MAP_R], (9 * 8.0 / 9 + 20) / 30, 1e-7);
+    CHECK_CLOSE(r.value[HEDGE_MAP], ((8 + 9.0 / 19) + 20 + s9) / 30, 1e-7);
+    CHECK_CLOSE(r.value[HEDGE_MRR], (29 + 1.0 / 21) / 30, 1e-12);
+    CHECK_CLOSE(r.value[HEDGE_MRR_AVG], (29 + 1.0 / 21) / 30, 1e-12);
+    CHECK_CLOSE(r.value[HEDGE_NO_POSITIVE], 0, 0);
+    CHECK(r.value[HEDGE_AP] > 0.9 && r.value[HEDGE_AP] < 1);
+    CHECK(r.value[HEDGE_NMI] > 0.85 && r.value[HEDGE_NMI] < 1);
+    /* no var, no eta: no uncertainty metrics, and no ECE without a match probability */
+    CHECK(isnan(r.value[HEDGE_TAU]) && strstr(r.why[HEDGE_TAU], "no uncertainty"));
+    CHECK(isnan(r.value[HEDGE_ECE]) && strstr(r.why[HEDGE_ECE], "no match probability"));
+    CHECK(!strcmp(hedge_metric_name(HEDGE_MAP_R), "map_r") && hedge_metric_name(HEDGE_NMETRICS) == NULL);
+    hedge_result_free(&r);
+
+    /* two shards of queries give the whole's kNN accuracy, weighted by their queries */
+    hedge_result a, b;
+    o.include = (uint64_t)1 << HEDGE_KNN;
+    o.q0 = 0, o.q1 = 12;
+    CHECK(hedge_evaluate(&Q, NULL, &o, &a, err, sizeof err) == 0);
+    o.q0 = 12, o.q1 = 30;
+    CHECK(hedge_evaluate(&Q, NULL, &o, &b, err, sizeof err) == 0);
+    CHECK_CLOSE(a.value[HEDGE_KNN] * 12 + b.value[HEDGE_KNN] * 18, 29, 1e-9);
+    CHECK(isnan(a.value[HEDGE_NMI])); /* not included */
+    hedge_result_free(&a);
+    hedge_result_free(&b);
+
+    /* pytorch-metric-learning's mAP and MRR truncated at K. K = 10: the intruder's positives
+     * (ranks 21..29) are beyond it: AP 0 (none found, divided by 1), RR 0; every other query's
+     * positives within 10 come first: 1. K = 25: the intruder finds 5 (ranks 21..25): AP =
+     * sum i / (20 + i) / 5, RR 1/21; class 0's others find all 9 (ranks 1..8 and 19) */
+    hedge_options_init(&o);
+    o.at_k = 10;
+    CHECK(hedge_evaluate(&Q, NULL, &o, &r, err, sizeof err) == 0);
+    CHECK_CLOSE(r.value[HEDGE_MAP], 29.0 / 30, 1e-12);
+    CHECK_CLOSE(r.value[HEDGE_MRR], 29.0 / 30, 1e-12);
+    CHECK_CLOSE(r.value[HEDGE_MRR_AVG], (1 + 1 + 0.9) / 3, 1e-12);
+    CHECK_CLOSE(r.value[HEDGE_MAP_R], (9 * 8.0 / 9 + 20) / 30, 1e-7); /* untouched */
+    hedge_result_free(&r);
+    o.at_k = 25;
+    CHECK(hedge_evaluate(&Q, NULL, &o, &r, err, sizeof err) == 0);
+    double s5 = 0;
+    for (int i = 1; i <= 5; i++)
+        s5 += i / (20.0 + i);
+    CHECK_CLOSE(r.value[HEDGE_MAP], ((8 + 9.0 / 19) + 20 + s5 / 5) / 30, 1e-12);
+    CHECK_CLOSE(r.value[HEDGE_MRR], (29 + 1.0 / 21) / 30, 1e-12);
+    hedge_result_free(&r);
+
+    /* per class: class 0 has the intruder: kNN 9/10; P@1 9/10 */
+    hedge_options_init(&o);
+    o.per_class = 1;
+    CHECK(hedge_evaluate(&Q, NULL, &o, &r, err, sizeof err) == 0);
+    CHECK(r.nclasses == 3 && r.classes[0] == 0 && r.classes[2] == 2);
+    CHECK_CLOSE(r.per_class[0 * HEDGE_NMETRICS + HEDGE_KNN], 0.9, 1e-12);
+    CHECK_CLOSE(r.per_class[0 * HEDGE_NMETRICS + HEDGE_P1], 0.9, 1e-12);
+    CHECK_CLOSE(r.per_class[1 * HEDGE_NMETRICS + HEDGE_P1], 1, 1e-12);
+    hedge_result_free(&r);
+}
+
+/* one item: only NMI, AMI (1 by convention); everything else NaN with its reason */
+static void test_small(void)
+{
+    float m[2] = {1, 2};
+    int32_t c[1] = {4};
+    hedge_set Q = {1, 1, 2, m, NULL, NULL, c, NULL};
+    hedge_options o;
+    hedge_options_init(&o);
+    hedge_result r;
+    char err[256];
+    CHECK(hedge_evaluate(&Q, NULL, &o, &r, err, sizeof err) == 0);
+    CHECK(isnan(r.value[HEDGE_KNN]) && strstr(r.why[HEDGE_KNN], "no neighbour"));
+    CHECK(isnan(r.value[HEDGE_MAP_R]) && strstr(r.why[HEDGE_MAP_R], "no query has a positive"));
+    CHECK(isnan(r.value[HEDGE_AP]) && strstr(r.why[HEDGE_AP], "no class has two items"));
+    CHECK_CLOSE(r.value[HEDGE_NMI], 1, 0);
+    hedge_result_free(&r);
+}
+
+/* bad input: -1 and one line naming the array */
+static int refused(const hedge_set *Q, const hedge_set *G, const hedge_options *o, const char *want)
+{
+    hedge_result r;
+    char err[256] = "";
+    int rc = hedge_evaluate(Q, G, o, &r, err, sizeof err);
+    if (rc == 0 || !strstr(err, want) || strchr(err, '\n'))
+        fprintf(stderr, "got '%s', expected '%s'\n", err, want);
+    return rc == -1 && strstr(err, want) && !strchr(err, '\n');
+}
+
+static void test_bad(void)
+{
+    hedge_set Q = {30, 1, 2, mu, NULL, NULL, cls, NULL};
+    hedge_options o;
+    hedge_options_init(&o);
+    float m[60];
+    memcpy(m, mu, sizeof m);
+    m[15] = NAN;
+    hedge_set N = Q;
+    N.mu = m;
+    CHECK(refused(&N, NULL, &o, "queries: mu: nan at item 7, expected finite numbers"));
+    m[15] = 3e19f; /* a squared norm of 9e38: beyond what float32 distances can sum */
+    CHECK(refused(&N, NULL, &o, "queries: mu: item 7 has a squared norm of"));
+    hedge_set E = Q;
+    E.n = 0;
+    CHECK(refused(&E, NULL, &o, "queries: no items (n = 0)"));
+    CHECK(refused(&Q, &E, &o, "gallery: no items (n = 0)"));
+    hedge_set L = Q;
+    L.labels = NULL;
+    CHECK(refused(&L, NULL, &o, "queries: labels is NULL"));
+    float v[60];
+    for (int i = 0; i < 60; i++)
+        v[i] = i == 31 ? -1.0f : 1.0f;
+    hedge_set V = Q;
+    V.var = v;
+    CHECK(refused(&V, NULL, &o, "queries: var: -1 at item 15, expected finite numbers >= 0"));
+    hedge_set G3 = {20, 1, 3, mu, NULL, NULL, cls, NULL}; /* 60 floats as 20 x 3 */
+    CHECK(refused(&Q, &G3, &o, "gallery: 3 dimensions, expected 2 (the queries')"));
+    int64_t ids[30];
+    for (int i = 0; i < 30; i++)
+        ids[i] = i % 29;
+    hedge_set D = Q;
+    D.ids = ids;
+    hedge_options ox = o;
+    ox.exclude_id = 1;
+    CHECK(refused(&Q, &D, &ox, "gallery: ids: 0 appears twice"));
+    CHECK(refused(&Q, NULL, &ox, "exclude_id needs a gallery"));
+    hedge_options om = o;
+    om.distance = HEDGE_MLS;
+    CHECK(refused(&Q, NULL, &om, "distance mls needs var"));
+    hedge_options ok = o;
+    ok.ks[1] = 1;
+    CHECK(refused(&Q, NULL, &ok, "ks[1] = 1"));
+    hedge_options oa = o;
+    oa.abi = 0;
+    CHECK(refused(&Q, NULL, &oa, "abi 0, expected 1"));
+    hedge_options oq = o;
+    oq.q0 = 20, oq.q1 = 10;
+    CHECK(refused(&Q, NULL, &oq, "queries 20 to 10"));
+    float z[60] = {0};
+    hedge_set Z = Q;
+    Z.mu = z;
+    hedge_options oc = o;
+    oc.distance = HEDGE_COSINE;
+    CHECK(refused(&Z, NULL, &oc, "item 0: its mean is the zero vector"));
+}
+
+/* the kNN of the shared pass is metrics_knn's, to the bit: random points far from the origin
+ * (offset 1000), with groups of 13 equal points (their ties need the proof's fallback to the full search
+ * in double), leave-one-out and against a gallery with exclusions, k = 1 and 7 */
+static void test_knnpass(void)
+{
+    enum { N = 700, D = 5 };
+    static float X[N * D];
+    static int32_t c[N];
+    rng r;
+    rng_init(&r, 36, 0);
+    for (int i = 0; i < N; i++) {
+        c[i] = i % 9;
+        for (int d = 0; d < D; d++)
+            X[i * D + d] = i % 50 && i % 50 < 13 ? X[(i - i % 50) * D + d] : 1000.0f + (float)rng_normal(&r);
+    }
+    for (int k = 1; k <= 7; k += 6)
+        for (int gal = 0; gal < 2; gal++) {
+            int64_t nq = gal ? 300 : N, ng = gal ? N - 300 : N;
+            const float *Q = X, *G = gal ? X + 300 * D : X;
+            int64_t *ex = malloc(nq * sizeof *ex), *n1 = malloc(nq * k * sizeof *n1), *n2 = malloc(nq * k * sizeof *n2);
+            double *d1 = malloc(nq * k * sizeof *d1), *d2 = malloc(nq * k * sizeof *d2);
+            for (int64_t q = 0; q < nq; q++)
+                ex[q] = gal ? (q % 3 ? q : -1) : q;
+            metrics_knn(Q, NULL, nq, G, NULL, ng, D, k, ex, 2, n1, d1);
+            knnpass P = {Q, G, D, k, ex, n2, d2, 0};
+            retrieval_job J = {Q, c, nq, G, gal ? c + 300 : c, ng, D, ex, NULL, 1, (int[]){1}, 1, 2, NULL, NULL, 0,
+                               NULL, NULL};
+            retrieval_query *per = malloc(nq * sizeof *per);
+            retrieval_summary sum;
+            retrieval_hooks H = {knnpass_row, NULL, &P};
+            retrieval_run_rows(&J, per, &sum, &H);
+            CHECK(!memcmp(n1, n2, nq * k * sizeof *n1) && !memcmp(d1, d2, nq * k * sizeof *d1));
+            CHECK(P.exact > 0); /* the duplicates went through the fallback */
+            free(ex), free(n1), free(n2), free(d1), free(d2), free(per);
+        }
+}
+
+int main(void)
+{
+    test_knnpass();
+    make();
+    test_hand();
+    test_small();
+    test_bad();
+    return check_done("hedge");
+}
