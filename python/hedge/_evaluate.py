@@ -201,11 +201,25 @@ def evaluate(mu, labels, var=None, eta=None, gallery=None, gallery_labels=None, 
     err = ctypes.create_string_buffer(512)
     if lib.hedge_evaluate(ctypes.byref(q), ctypes.byref(g) if g is not None else None, ctypes.byref(o),
                           ctypes.byref(r), err, len(err)) != 0:
-        raise ValueError(err.value.decode(errors="replace") or "hedge_evaluate failed")
+        raise ValueError(_argument_names(err.value.decode(errors="replace") or "hedge_evaluate failed"))
     try:
         return _result(lib, r, o, names, asked, ks, pml, avg_of_avgs, return_per_class)
     finally:
         lib.hedge_result_free(ctypes.byref(r))
+
+
+def _argument_names(msg):
+    """The engine's message with the array named as evaluate's argument: "queries: mu: ..." is
+    "mu: ...", "gallery: mu: ..." "gallery: ...", "gallery: var: ..." "gallery_var: ..."."""
+    for prefix, names in (("queries: ", {"mu": "mu", "var": "var", "eta": "eta", "labels": "labels", "ids": "ids"}),
+                          ("gallery: ", {"mu": "gallery", "var": "gallery_var", "eta": "gallery_eta",
+                                         "labels": "gallery_labels", "ids": "gallery_ids"})):
+        if msg.startswith(prefix):
+            array, sep, rest = msg[len(prefix):].partition(": ")
+            if sep and array in names:
+                return names[array] + ": " + rest
+            return (msg[len(prefix):] if prefix == "queries: " else msg)
+    return msg
 
 
 def _positive(name, x):
