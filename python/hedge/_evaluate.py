@@ -169,10 +169,15 @@ def evaluate(mu, labels, var=None, eta=None, gallery=None, gallery_labels=None, 
     for i, x in enumerate(ks):
         o.ks[i] = int(x)
     o.pairs = _positive("pairs", pairs)
+    if isinstance(seed, bool) or not isinstance(seed, (int, np.integer)) or not 0 <= seed < 2**64:
+        raise ValueError("seed: %r, expected an integer from 0 to 2^64 - 1" % (seed,))
     o.seed = int(seed)
     if match is not None:
-        a, b = match
-        o.has_match, o.match_a, o.match_b = 1, float(a), float(b)
+        try:
+            a, b = (float(v) for v in match)
+        except (TypeError, ValueError):
+            raise ValueError("match: %r, expected (a, b): p(match) = sigmoid(-a d + b)" % (match,)) from None
+        o.has_match, o.match_a, o.match_b = 1, a, b
     o.exclude_id = int(bool(exclude_id))
     o.threads = _positive("threads", threads)
     o.avg_of_avgs = 1
@@ -180,11 +185,14 @@ def evaluate(mu, labels, var=None, eta=None, gallery=None, gallery_labels=None, 
     if k is None:
         o.at_k = 0
     elif k == "max_bin_count":
-        # PML: the largest class of the searched set, less the query itself when it is there
+        # PML: the most items of a query's class in the searched set, less the query itself
+        # when it is there
         ref = glabels if g is not None else qlabels
-        o.at_k = int(np.unique(ref, return_counts=True)[1].max()) - (g is None)
+        classes, counts = np.unique(ref, return_counts=True)
+        counts = counts[np.isin(classes, qlabels)]
+        o.at_k = int(counts.max()) - (g is None) if counts.size else 0
         if o.at_k < 1:
-            raise ValueError("k: max_bin_count is 0: no class has two items")
+            raise ValueError("k: max_bin_count is 0: no query has an item of its class to find")
     else:
         o.at_k = _positive("k", k)
 
