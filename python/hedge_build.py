@@ -67,10 +67,10 @@ def _library():
             "hedge_build: the hedge tree is not at %s (no Makefile and lib/hedge.h there), so libhedge.so "
             "cannot be built: install from a clone of hedge (pip install ./python, which builds in place) "
             "or set HEDGE_LIB to a built libhedge.so (make lib: build/lib/libhedge.so)" % TREE)
-    # the tree's own build, whatever make or test run called pip: its flags (a sanitizer's, another
-    # build directory) would give a library a plain Python cannot load
+    # the tree's plain build (build/), whatever make or test run called pip: a sanitizer's flags
+    # and build directory (make sanitize: build-san) would give a library Python cannot load
     env = {k: v for k, v in os.environ.items()
-           if k not in ("MAKEFLAGS", "MFLAGS", "MAKELEVEL", "MAKEOVERRIDES", "BUILD", "SANFLAGS", "OPT", "CFLAGS")}
+           if k not in ("MAKEFLAGS", "MFLAGS", "MAKELEVEL", "MAKEOVERRIDES", "BUILD", "SANFLAGS")}
     r = subprocess.run(["make", "-C", TREE, "lib"], env=env, stdout=sys.stderr)
     lib = os.path.join(TREE, "build", "lib", "libhedge.so")
     if r.returncode != 0 or not os.path.isfile(lib):
