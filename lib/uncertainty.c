@@ -40,7 +40,7 @@ static void bin_items(uncertainty_report *r, const double *u, const double *perf
             by[nvalid++] = r->perf[b];
         }
     }
-    if (nvalid < B && !r->constant)
+    if (nvalid < B && !r->constant && !r->quiet)
         warn("%d of %d bins have no defined performance (no positives): left out of tau", B - nvalid, B);
     /* sign inverted: bin index rises with uncertainty, so tau > 0 means performance falls */
     r->tau = nvalid >= 2 && !r->constant ? -metrics_tau_b(bx, by, nvalid, NULL) : NAN;
@@ -124,7 +124,7 @@ void uncertainty_analyse(uncertainty_report *r, const double *u, const double *p
     r->u0 = u[0];
     for (int64_t i = 1; i < n && r->constant; i++)
         r->constant = u[i] == u[0];
-    if (r->constant)
+    if (r->constant && !r->quiet)
         warn("%s is %g for every item: the bins and tau are undefined", r->ufield, u[0]);
     /* equal uncertainties: by the tie key, then by the performance fields, so that items equal in
      * all are interchangeable (lib/metrics.h argsort_ties) */

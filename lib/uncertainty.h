@@ -38,6 +38,7 @@ typedef struct {
     int nbins;                /* B */
     uint64_t seed;            /* of the tie keys, reported */
     int64_t n;                /* items, n >= nbins */
+    int quiet;                /* 1: no warnings on stderr (the reasons are in the results: lib/hedge.c) */
     /* the results (uncertainty_analyse's) */
     int constant;             /* the uncertainty is u0 for every item: bins and tau undefined */
     double u0;

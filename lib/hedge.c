@@ -1,0 +1,515 @@
+/* hedge: the evaluation battery in one call (lib/hedge.h), over the library parts that knn,
+ * retrieve, cluster, pairscore | apcurve and ktau run: knn_eval_run, retrieval_run and
+ * retrieval_class_average, cluster_kmeans, pairs_random with match_prob or match_pair_score and
+ * metrics_ap / metrics_ece, uncertainty_analyse. The input is checked first, whole, so that what
+ * those parts would die on comes back as one line in err instead. */
+#include "hedge.h"
+
+#include <float.h>
+#include <math.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "blas.h"
+#include "cluster.h"
+#include "gallery.h"
+#include "knn_eval.h"
+#include "match.h"
+#include "metrics.h"
+#include "pairs.h"
+#include "retrieval.h"
+#include "uncertainty.h"
+#include "util.h"
+
+#define HEDGE_BINS 20    /* ktau -b 20 */
+#define HEDGE_ECE_BINS 15 /* apcurve --ece 15 */
+#define HEDGE_SAMPLES 8   /* pairscore -K 8 */
+
+static const char *const names[HEDGE_NMETRICS] = {
+    "ap", "ece", "knn", "knn_k", "p1", "rprec", "map_r", "map", "mrr", "p1_avg_of_avgs", "rprec_avg_of_avgs",
+    "map_r_avg_of_avgs", "map_avg_of_avgs", "mrr_avg_of_avgs", "nmi", "ami", "tau", "auroc", "aurc", "eaurc",
+    "no_positive", "recall_0", "recall_1", "recall_2", "recall_3", "recall_4", "recall_5", "recall_6", "recall_7",
+    "recall_8", "recall_9", "recall_10", "recall_11", "recall_12", "recall_13", "recall_14", "recall_15"};
+
+void hedge_options_init(hedge_options *o)
+{
+    *o = (hedge_options){.abi = HEDGE_ABI, .distance = HEDGE_EUCLIDEAN, .knn_k = 5, .ks = {1, 2, 4, 8}, .nk = 4,
+                         .pairs = 10000, .seed = 714, .avg_of_avgs = 1, .threads = 1};
+}
+
+int hedge_nmetrics(void) { return HEDGE_NMETRICS; }
+
+const char *hedge_metric_name(int id) { return id >= 0 && id < HEDGE_NMETRICS ? names[id] : NULL; }
+
+__attribute__((format(printf, 3, 4))) static int fail(char *err, size_t len, const char *fmt, ...)
+{
+    if (err && len) {
+        va_list ap;
+        va_start(ap, fmt);
+        vsnprintf(err, len, fmt, ap);
+        va_end(ap);
+    }
+    return -1;
+}
+
+__attribute__((format(printf, 3, 4))) static void why(hedge_result *r, int id, const char *fmt, ...)
+{
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(r->why[id], sizeof r->why[id], fmt, ap);
+    va_end(ap);
+}
+
+/* every array of one set as the parts need it: NULL when good, else err filled */
+static int check_set(const hedge_set *S, const char *set, int distance, char *err, size_t len)
+{
+    if (!S->mu || !S->labels)
+        return fail(err, len, "%s: %s is NULL, expected an array", set, !S->mu ? "mu" : "labels");
+    if (S->n < 1)
+        return fail(err, len, "%s: no items (n = %lld): nothing to evaluate", set, (long long)S->n);
+    if (S->C < 1 || S->D < 1 || (int64_t)S->C * S->D >= ((int64_t)1 << 31))
+        return fail(err, len, "%s: mu is [%lld, %d, %d], expected [n, C, D] with C >= 1 and D >= 1", set,
+                    (long long)S->n, S->C, S->D);
+    int64_t cd = (int64_t)S->C * S->D;
+    for (int64_t i = 0; i < S->n * cd; i++)
+        if (!isfinite(S->mu[i]))
+            return fail(err, len, "%s: mu: %g at item %lld, expected finite numbers", set, S->mu[i],
+                        (long long)(i / cd));
+    if (S->var)
+        for (int64_t i = 0; i < S->n * cd; i++)
+            if (!(S->var[i] >= 0) || !isfinite(S->var[i]))
+                return fail(err, len, "%s: var: %g at item %lld, expected finite numbers >= 0", set, S->var[i],
+                            (long long)(i / cd));
+    if (S->eta)
+        for (int64_t i = 0; i < S->n; i++)
+            if (!isfinite(S->eta[i]))
+                return fail(err, len, "%s: eta: %g at item %lld, expected finite numbers", set, S->eta[i],
+                            (long long)i);
+    if (distance == HEDGE_MLS) {
+        if (!S->var || S->C != 1)
+            return fail(err, len, "%s: distance mls needs var and one component (C = 1), got %s and C = %d", set,
+                        S->var ? "var" : "no var", S->C);
+        for (int64_t i = 0; i < S->n * cd; i++)
+            if (!(S->var[i] >= FLT_MIN))
+                return fail(err, len, "%s: var: %g at item %lld, expected at least %g for distance mls (its log)",
+                            set, S->var[i], (long long)(i / cd), FLT_MIN);
+    }
+    return 0;
+}
+
+/* a borrowed match_set view of S (ids: S's or the index, allocated into *own) */
+static match_set view(const hedge_set *S, int64_t **own)
+{
+    match_set M = {.n = S->n, .C = S->C, .D = S->D, .mu = (float *)S->mu, .var = (float *)S->var,
+                   .cls = (int32_t *)S->labels, .eta = (float *)S->eta, .has_id = S->ids != NULL};
+    *own = NULL;
+    if (S->ids)
+        M.id = (int64_t *)S->ids;
+    else {
+        *own = emalloc((size_t)S->n * sizeof **own);
+        for (int64_t i = 0; i < S->n; i++)
+            (*own)[i] = i;
+        M.id = *own;
+    }
+    return M;
+}
+
+/* the means a ranking uses: the items' centres, unit with cosine; NULL and err on a zero mean */
+static float *ranked_means(const match_set *S, int distance, const char *set, char *err, size_t len)
+{
+    float *m = match_set_means(S, NULL);
+    if (distance == HEDGE_COSINE) {
+        int64_t z = match_normalise(m, S->n, S->D);
+        if (z >= 0) {
+            free(m);
+            fail(err, len, "%s: item %lld: its mean is the zero vector, which has no direction for distance cosine",
+                 set, (long long)z);
+            return NULL;
+        }
+    }
+    return m;
+}
+
+static int wanted(const hedge_options *o, int id) { return !o->include || (o->include >> id & 1); }
+
+/* what the sets allow (evaluate.sh's limits): classes and pairs of the queries, the neighbours
+ * every query has, the queries with a positive */
+typedef struct {
+    int64_t classes, nbrs, pos;
+    int paired, own;
+} limits;
+
+static limits count_limits(const match_set *Q, const match_set *G, const int64_t *exclude, int64_t q0, int64_t nq)
+{
+    limits L = {0};
+    int32_t *qs = emalloc((size_t)Q->n * sizeof *qs);
+    memcpy(qs, Q->cls, (size_t)Q->n * sizeof *qs);
+    qsort(qs, (size_t)Q->n, sizeof *qs, util_cmp_i32);
+    for (int64_t i = 0; i < Q->n; i++) {
+        L.classes += !i || qs[i] != qs[i - 1];
+        L.paired |= i && qs[i] == qs[i - 1];
+    }
+    int32_t *gs = qs;
+    if (G != Q) {
+        gs = emalloc((size_t)G->n * sizeof *gs);
+        memcpy(gs, G->cls, (size_t)G->n * sizeof *gs);
+        qsort(gs, (size_t)G->n, sizeof *gs, util_cmp_i32);
+    }
+    for (int64_t q = 0; q < nq; q++) {
+        int32_t c = Q->cls[q0 + q];
+        int64_t p = (c == INT32_MAX ? G->n : util_lower_bound_i32(gs, G->n, c + 1)) - util_lower_bound_i32(gs, G->n, c);
+        if (exclude && exclude[q] >= 0) {
+            L.own |= G != Q;
+            p -= G->cls[exclude[q]] == c;
+        }
+        L.pos += p > 0;
+    }
+    L.nbrs = G == Q ? Q->n - 1 : G->n - L.own;
+    if (gs != qs)
+        free(gs);
+    free(qs);
+    return L;
+}
+
+/* verification AP (and ECE with match a, b) over sampled pairs of Q, as pairscore | apcurve */
+static void pair_metrics(const match_set *Q, const hedge_options *o, const limits *L, hedge_result *r)
+{
+    if (!L->paired || L->classes < 2) {
+        const char *w = !L->paired ? "no class has two items: no matching pair to draw"
+                                   : "one class only: no non-matching pair to draw";
+        why(r, HEDGE_AP, "%s", w), why(r, HEDGE_ECE, "%s", w);
+        return;
+    }
+    long n = (long)o->pairs;
+    pairs_ij *P = pairs_random(Q, n, o->seed);
+    double *s = emalloc((size_t)n * sizeof *s);
+    uint8_t *y = emalloc((size_t)n);
+    int mls = o->distance == HEDGE_MLS, zero = 0;
+    match_pair_scorer ps;
+    match_scorer sc;
+    if (mls)
+        match_pair_scorer_init(&ps, MATCH_SCORE_MLS, Q, Q);
+    else /* no match probability: a = 1, b = 0 on the means ranks the pairs by their distance */
+        match_scorer_init(&sc, o->has_match ? o->match_a : 1, o->has_match ? o->match_b : 0, HEDGE_SAMPLES, o->seed,
+                          o->has_match && Q->var);
+    for (long p = 0; p < n; p++) {
+        y[p] = Q->cls[P[p].i] == Q->cls[P[p].j];
+        if (mls) {
+            s[p] = (float)match_pair_score(&ps, P[p].i, P[p].j);
+            continue;
+        }
+        match_emb a = match_set_emb(Q, P[p].i), b = match_set_emb(Q, P[p].j);
+        s[p] = (float)match_prob(&sc, &a, &b);
+        zero |= s[p] == 0;
+    }
+    r->value[HEDGE_AP] = metrics_ap(s, y, n);
+    if (o->has_match && !mls) {
+        int64_t bad;
+        r->value[HEDGE_ECE] = metrics_ece(s, y, n, HEDGE_ECE_BINS, NULL, &bad);
+    } else
+        why(r, HEDGE_ECE, mls ? "MLS is no probability" : "no match probability (give match_a, match_b)");
+    if (zero && !o->has_match)
+        why(r, HEDGE_AP, "some pairs are so far apart (beyond a distance of about 87) that their score sigmoid(-d) "
+                         "is 0 in float32: they tie, one block for AP (scale the embeddings down, or give --match-a)");
+    if (mls)
+        match_pair_scorer_free(&ps);
+    else
+        match_scorer_free(&sc);
+    free(y);
+    free(s);
+    free(P);
+}
+
+/* NMI and AMI of k-means (k = the queries' classes) on the queries' means, as cluster */
+static void cluster_metrics(const match_set *Q, const hedge_options *o, hedge_result *r)
+{
+    float *X = match_set_means(Q, NULL);
+    cluster_opts km = cluster_defaults(0);
+    km.k = cluster_count_distinct(Q->cls, Q->n);
+    km.seed = o->seed;
+    km.threads = o->threads;
+    int32_t *assign = emalloc((size_t)Q->n * sizeof *assign);
+    cluster_result cr;
+    cluster_kmeans(X, Q->n, Q->D, &km, assign, NULL, &cr);
+    int R, C;
+    int64_t *t = cluster_contingency(Q->cls, assign, Q->n, &R, &C);
+    r->value[HEDGE_NMI] = cluster_nmi(t, R, C);
+    r->value[HEDGE_AMI] = cluster_ami(t, R, C);
+    if (km.k == 1)
+        for (int i = HEDGE_NMI; i <= HEDGE_AMI; i++)
+            why(r, i, "one class, one cluster: 1 by convention (sklearn), nothing measured");
+    free(t);
+    free(assign);
+    free(X);
+}
+
+/* tau, AUROC, AURC, E-AURC of the queries' uncertainty on their kNN answers, as ktau -b 20 */
+static void uncertainty_metrics(const knn_eval *E, const hedge_options *o, hedge_result *r)
+{
+    int64_t nq = E->nq;
+    const int ids[] = {HEDGE_TAU, HEDGE_AUROC, HEDGE_AURC, HEDGE_EAURC};
+    if (!E->qeta || nq < HEDGE_BINS) {
+        for (int i = 0; i < 4; i++)
+            if (!E->qeta)
+                why(r, ids[i], "the embeddings have no uncertainty (no eta, no var)");
+            else
+                why(r, ids[i], "%lld queries cannot fill %d bins", (long long)nq, HEDGE_BINS);
+        return;
+    }
+    double *u = emalloc((size_t)nq * sizeof *u), *perf = emalloc((size_t)nq * sizeof *perf);
+    uint64_t *tie = emalloc((size_t)nq * sizeof *tie);
+    for (int64_t q = 0; q < nq; q++) {
+        double id = (double)E->Q->id[E->q0 + q];
+        u[q] = E->qeta[q];
+        perf[q] = E->pred[q] == E->Q->cls[E->q0 + q];
+        tie[q] = metrics_tie_key(o->seed, &id, 1);
+    }
+    uncertainty_report U = {.ufield = "eta", .pname = "accuracy", .f1 = "correct", .nbins = HEDGE_BINS,
+                            .seed = o->seed, .n = nq, .quiet = 1};
+    uncertainty_analyse(&U, u, perf, NULL, tie, NULL);
+    r->value[HEDGE_TAU] = U.tau, r->value[HEDGE_AUROC] = U.auroc;
+    r->value[HEDGE_AURC] = U.aurc.aurc, r->value[HEDGE_EAURC] = U.aurc.eaurc;
+    if (isnan(U.tau))
+        why(r, HEDGE_TAU, "undefined: the uncertainty, or the accuracy of the 20 bins, is the same everywhere");
+    /* ktau's JSON note, as evaluate.sh quoted it */
+    char nt[600] = "";
+    const char *aw = U.aurc_why, *rw = U.auroc_why;
+    if (U.constant)
+        snprintf(nt, 256, "the uncertainty is constant (eta = %.9g for every item): bins and tau are undefined", U.u0);
+    else if (*aw) {
+        snprintf(nt, sizeof nt, "aurc, aurc_oracle, eaurc%s are undefined: %s", strcmp(aw, rw) ? "" : " and auroc", aw);
+        if (strcmp(aw, rw))
+            snprintf(nt + strlen(nt), sizeof nt - strlen(nt), "; auroc is undefined: %s", rw);
+    } else if (*rw)
+        snprintf(nt, sizeof nt, "auroc is undefined: %s", rw);
+    for (int i = 1; i < 4; i++)
+        if (isnan(r->value[ids[i]]))
+            why(r, ids[i], "undefined (%.140s)", nt);
+    uncertainty_free(&U);
+    free(tie);
+    free(perf);
+    free(u);
+}
+
+/* the per-class table: kNN accuracy and the retrieval metrics averaged within each query class */
+static void per_class(const match_set *Q, int64_t q0, int64_t nq, const knn_eval *E, const retrieval_query *per,
+                      const int *kidx, int nk, hedge_result *r)
+{
+    int32_t *c = emalloc((size_t)(nq ? nq : 1) * sizeof *c);
+    memcpy(c, Q->cls + q0, (size_t)nq * sizeof *c);
+    qsort(c, (size_t)nq, sizeof *c, util_cmp_i32);
+    int64_t m = 0;
+    for (int64_t i = 0; i < nq; i++)
+        if (!i || c[i] != c[i - 1])
+            c[m++] = c[i];
+    r->nclasses = m, r->classes = c;
+    int M = HEDGE_NMETRICS;
+    r->per_class = emalloc((size_t)(m ? m : 1) * M * sizeof *r->per_class);
+    double *cnt = ecalloc((size_t)(m ? m : 1) * 2, sizeof *cnt);
+    for (int64_t i = 0; i < m * M; i++)
+        r->per_class[i] = 0;
+    for (int64_t q = 0; q < nq; q++) {
+        int64_t k = util_lower_bound_i32(c, m, Q->cls[q0 + q]);
+        double *v = r->per_class + k * M;
+        if (E) {
+            v[HEDGE_KNN] += E->pred[q] == Q->cls[q0 + q];
+            cnt[2 * k]++;
+        }
+        if (per && per[q].npos) {
+            v[HEDGE_P1] += per[q].p1, v[HEDGE_RPREC] += per[q].rprec, v[HEDGE_MAP_R] += per[q].map_r;
+            v[HEDGE_MAP] += per[q].ap, v[HEDGE_MRR] += 1.0 / per[q].r1;
+            for (int i = 0; i < nk; i++)
+                v[HEDGE_RECALL + kidx[i]] += per[q].recall[i];
+            cnt[2 * k + 1]++;
+        }
+    }
+    for (int64_t k = 0; k < m; k++)
+        for (int i = 0; i < M; i++) {
+            int ret = i == HEDGE_P1 || i == HEDGE_RPREC || i == HEDGE_MAP_R || i == HEDGE_MAP || i == HEDGE_MRR;
+            for (int j = 0; j < nk; j++)
+                ret |= i == HEDGE_RECALL + kidx[j];
+            double d = i == HEDGE_KNN ? cnt[2 * k] : ret ? cnt[2 * k + 1] : 0;
+            r->per_class[k * M + i] = d > 0 ? r->per_class[k * M + i] / d : NAN;
+        }
+    free(cnt);
+}
+
+static int check_options(const hedge_options *o, const hedge_set *Q, const hedge_set *G, char *err, size_t len)
+{
+    if (o->abi != HEDGE_ABI)
+        return fail(err, len, "options: abi %d, expected %d (hedge_options_init)", o->abi, HEDGE_ABI);
+    if (o->distance < HEDGE_EUCLIDEAN || o->distance > HEDGE_MLS)
+        return fail(err, len, "options: distance %d, expected 0 (euclidean), 1 (cosine) or 2 (mls)", o->distance);
+    if (o->knn_k < 1 || o->knn_k > KNN_MAXK)
+        return fail(err, len, "options: knn_k %d, expected 1 to %d", o->knn_k, KNN_MAXK);
+    if (o->nk < 1 || o->nk > 16)
+        return fail(err, len, "options: nk %d, expected 1 to 16 values of k", o->nk);
+    for (int i = 0; i < o->nk; i++)
+        if (o->ks[i] < 1 || (i && o->ks[i] <= o->ks[i - 1]))
+            return fail(err, len, "options: ks[%d] = %d: the k must be 1 or more and increase, as in 1,2,4,8", i,
+                        o->ks[i]);
+    if (o->pairs < 1 || o->pairs > 1000000000)
+        return fail(err, len, "options: pairs %lld, expected 1 to 1e9", (long long)o->pairs);
+    if (o->has_match && (!(o->match_a > 0) || !isfinite(o->match_a) || !isfinite(o->match_b)))
+        return fail(err, len, "options: match_a = %g, match_b = %g: need a finite a > 0 and a finite b", o->match_a,
+                    o->match_b);
+    if (o->threads < 1 || o->threads > 64)
+        return fail(err, len, "options: threads %d, expected 1 to 64", o->threads);
+    if (o->at_k)
+        return fail(err, len, "options: at_k %d: the truncated convention is not implemented yet (0: the whole ranking)",
+                    o->at_k);
+    if (o->exclude_id && !G)
+        return fail(err, len, "options: exclude_id needs a gallery (leave-one-out already excludes the item itself)");
+    int64_t q1 = o->q1 ? o->q1 : Q->n;
+    if (o->q0 < 0 || q1 <= o->q0 || q1 > Q->n)
+        return fail(err, len, "options: queries %lld to %lld, expected a range within 0 to %lld", (long long)o->q0,
+                    (long long)q1, (long long)Q->n);
+    if (G && G->D != Q->D)
+        return fail(err, len, "gallery: %d dimensions, expected %d (the queries')", G->D, Q->D);
+    return 0;
+}
+
+int hedge_evaluate(const hedge_set *queries, const hedge_set *gallery, const hedge_options *o, hedge_result *r,
+                   char *err, size_t errlen)
+{
+    memset(r, 0, sizeof *r);
+    r->nmetrics = HEDGE_NMETRICS;
+    for (int i = 0; i < 64; i++)
+        r->value[i] = NAN;
+    if (!queries || !o)
+        return fail(err, errlen, "%s is NULL", !queries ? "queries" : "options");
+    if (check_set(queries, "queries", o->distance, err, errlen) ||
+        (gallery && check_set(gallery, "gallery", o->distance, err, errlen)) ||
+        check_options(o, queries, gallery, err, errlen))
+        return -1;
+    int64_t *qown, *gown = NULL;
+    match_set Q = view(queries, &qown), Gs, *G = &Q;
+    if (gallery)
+        Gs = view(gallery, &gown), G = &Gs;
+    int64_t q0 = o->q0, nq = (o->q1 ? o->q1 : Q.n) - q0, ng = G->n;
+    int64_t *exclude = NULL;
+    if (!gallery || o->exclude_id) {
+        int dup = 0;
+        int64_t dup_id = 0;
+        if (gallery)
+            free(match_ids_index(G->id, ng, &dup, &dup_id));
+        if (dup) {
+            free(qown), free(gown);
+            return fail(err, errlen, "gallery: ids: %lld appears twice, expected unique ids for exclude_id",
+                        (long long)dup_id);
+        }
+        exclude = gallery_exclude(!gallery, o->exclude_id, G->id, ng, Q.id + q0, q0, nq, "gallery");
+    }
+    float *qm = NULL, *gm = NULL;
+    int rc = 0;
+    if (o->distance == HEDGE_COSINE &&
+        (!(qm = ranked_means(&Q, o->distance, "queries", err, errlen)) ||
+         (gallery && !(gm = ranked_means(G, o->distance, "gallery", err, errlen))))) {
+        rc = -1;
+        goto done;
+    }
+    if (blas_threads() != o->threads)
+        blas_set_threads(o->threads);
+    limits L = count_limits(&Q, G, exclude, q0, nq);
+
+    /* kNN: k = knn_k, or the neighbours every query has when fewer */
+    int k = (int)(L.nbrs < o->knn_k ? L.nbrs : o->knn_k);
+    knn_eval E = {.k = k, .distance = o->distance, .gallery = gallery ? "gallery" : NULL, .q0 = q0, .nq = nq};
+    int want_knn = wanted(o, HEDGE_KNN) || wanted(o, HEDGE_TAU) || wanted(o, HEDGE_AUROC) || wanted(o, HEDGE_AURC) ||
+                   wanted(o, HEDGE_EAURC);
+    if (k >= 1)
+        r->value[HEDGE_KNN_K] = k;
+    /* where the neighbours are (the notes' words): why[HEDGE_KNN_K] */
+    int64_t wn = gallery ? ng : Q.n;
+    if (!gallery)
+        why(r, HEDGE_KNN_K, "%lld item%s, leave-one-out", (long long)wn, wn == 1 ? "" : "s");
+    else
+        why(r, HEDGE_KNN_K, "a gallery of %lld item%s%s", (long long)wn, wn == 1 ? "" : "s",
+            L.own ? ", less the query's own id" : "");
+    if (k < 1) {
+        why(r, HEDGE_KNN, "no neighbour: %s", r->why[HEDGE_KNN_K]);
+        for (int i = HEDGE_TAU; i <= HEDGE_EAURC; i++)
+            why(r, i, "they rank knn's errors, and knn has no neighbour");
+        want_knn = 0;
+    }
+    if (want_knn) {
+        knn_eval_run(&E, &Q, "queries", G, gallery ? "gallery" : NULL, exclude, o->threads);
+        r->value[HEDGE_KNN] = E.correct / (double)nq;
+        uncertainty_metrics(&E, o, r);
+    }
+
+    /* retrieval: each k of ks up to the neighbours; a query with a positive */
+    int sks[16], kidx[16], nsk = 0;
+    for (int i = 0; i < o->nk; i++)
+        if (o->ks[i] <= L.nbrs)
+            kidx[nsk] = i, sks[nsk++] = o->ks[i];
+        else
+            why(r, HEDGE_RECALL + i, "more than the %lld neighbour%s a query has (%s)", (long long)L.nbrs,
+                L.nbrs == 1 ? "" : "s", r->why[HEDGE_KNN_K]);
+    if (!nsk) /* retrieve needs a k: its R@1 is then not reported */
+        sks[0] = 1, kidx[0] = -1;
+    retrieval_query *per = NULL;
+    const int rid[] = {HEDGE_P1, HEDGE_RPREC, HEDGE_MAP_R, HEDGE_MAP, HEDGE_MRR, HEDGE_P1_AVG,
+                       HEDGE_RPREC_AVG, HEDGE_MAP_R_AVG, HEDGE_MAP_AVG, HEDGE_MRR_AVG, HEDGE_NO_POSITIVE};
+    int want_ret = 0;
+    for (int i = 0; i < 10; i++)
+        want_ret |= wanted(o, rid[i]);
+    for (int i = 0; i < o->nk; i++)
+        want_ret |= wanted(o, HEDGE_RECALL + i);
+    if (!L.pos) {
+        for (int i = 0; i < 11; i++)
+            why(r, rid[i], "no query has a positive (%s)",
+                gallery ? "an item of its class in the gallery" : "another item of its class");
+        for (int i = 0; i < o->nk; i++)
+            why(r, HEDGE_RECALL + i, "%s", r->why[HEDGE_P1]);
+    } else if (want_ret) {
+        if (!qm)
+            qm = match_set_means(&Q, NULL);
+        if (gallery && !gm)
+            gm = match_set_means(G, NULL);
+        int mls = o->distance == HEDGE_MLS;
+        retrieval_job J = {qm + q0 * Q.D, Q.cls + q0, nq, gallery ? gm : qm, G->cls, ng, Q.D, exclude, NULL, 1,
+                           sks, nsk ? nsk : 1, o->threads, NULL, qm, Q.n, mls ? Q.var + q0 * Q.D : NULL,
+                           mls ? G->var : NULL};
+        per = emalloc((size_t)nq * sizeof *per);
+        retrieval_summary sum, cavg;
+        retrieval_run(&J, per, &sum);
+        double v[] = {sum.p1, sum.rprec, sum.map_r, sum.map, sum.mrr};
+        for (int i = 0; i < 5; i++)
+            r->value[rid[i]] = v[i];
+        for (int i = 0; i < nsk && kidx[0] >= 0; i++)
+            r->value[HEDGE_RECALL + kidx[i]] = sum.recall[i];
+        r->value[HEDGE_NO_POSITIVE] = (double)sum.no_positive;
+        if (o->avg_of_avgs) {
+            retrieval_class_average(Q.cls + q0, per, nq, nsk ? nsk : 1, &cavg);
+            double c[] = {cavg.p1, cavg.rprec, cavg.map_r, cavg.map, cavg.mrr};
+            for (int i = 0; i < 5; i++)
+                r->value[rid[5 + i]] = c[i];
+        }
+    }
+    if (o->per_class)
+        per_class(&Q, q0, nq, want_knn ? &E : NULL, per, kidx, kidx[0] >= 0 ? nsk : 0, r);
+    if (wanted(o, HEDGE_NMI) || wanted(o, HEDGE_AMI))
+        cluster_metrics(&Q, o, r);
+    if (wanted(o, HEDGE_AP) || wanted(o, HEDGE_ECE))
+        pair_metrics(&Q, o, &L, r);
+    free(per);
+    if (want_knn)
+        knn_eval_free(&E);
+done:
+    free(qm);
+    free(gm);
+    free(exclude);
+    free(qown);
+    free(gown);
+    return rc;
+}
+
+void hedge_result_free(hedge_result *r)
+{
+    free(r->classes);
+    free(r->per_class);
+    r->classes = NULL, r->per_class = NULL, r->nclasses = 0;
+}

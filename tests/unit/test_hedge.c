@@ -1,0 +1,170 @@
+/* hedge: the battery in one call (lib/hedge.h) on a set whose numbers are derived by hand, the
+ * small-set rules (a metric that cannot be had is NaN with its reason), shards that add up to the
+ * whole, and bad input refused with one line naming the array (no exit). The numbers against the
+ * programs' on random sets: tests/shell/evaluate-engine.sh. */
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "check.h"
+#include "hedge.h"
+
+/* classes 0, 1, 2 at x = 0, 10, 20, ten items each at y = 0, 0.1, ..., 0.9; item 9 (class 0)
+ * at (11, 0), one unit beyond class 1 (tests/shell/evaluate.sh derives each number) */
+static float mu[60];
+static int32_t cls[30];
+
+static void make(void)
+{
+    for (int i = 0; i < 30; i++) {
+        cls[i] = i / 10;
+        mu[2 * i] = 10.0f * (float)cls[i];
+        mu[2 * i + 1] = 0.1f * (float)(i % 10);
+    }
+    mu[18] = 11, mu[19] = 0;
+}
+
+static void test_hand(void)
+{
+    hedge_set Q = {30, 1, 2, mu, NULL, NULL, cls, NULL};
+    hedge_options o;
+    hedge_options_init(&o);
+    hedge_result r;
+    char err[256] = "";
+    CHECK(hedge_evaluate(&Q, NULL, &o, &r, err, sizeof err) == 0);
+    double s9 = 0;
+    for (int i = 1; i <= 9; i++)
+        s9 += i / (20.0 + i) / 9;
+    CHECK_CLOSE(r.value[HEDGE_KNN], 29.0 / 30, 1e-12);
+    CHECK_CLOSE(r.value[HEDGE_KNN_K], 5, 0);
+    CHECK_CLOSE(r.value[HEDGE_P1], 29.0 / 30, 1e-12);
+    CHECK_CLOSE(r.value[HEDGE_RECALL + 3], 29.0 / 30, 1e-12);
+    CHECK_CLOSE(r.value[HEDGE_RPREC], (9 * 8.0 / 9 + 20) / 30, 1e-7);
+    CHECK_CLOSE(r.value[HEDGE_MAP_R], (9 * 8.0 / 9 + 20) / 30, 1e-7);
+    CHECK_CLOSE(r.value[HEDGE_MAP], ((8 + 9.0 / 19) + 20 + s9) / 30, 1e-7);
+    CHECK_CLOSE(r.value[HEDGE_MRR], (29 + 1.0 / 21) / 30, 1e-12);
+    CHECK_CLOSE(r.value[HEDGE_MRR_AVG], (29 + 1.0 / 21) / 30, 1e-12);
+    CHECK_CLOSE(r.value[HEDGE_NO_POSITIVE], 0, 0);
+    CHECK(r.value[HEDGE_AP] > 0.9 && r.value[HEDGE_AP] < 1);
+    CHECK(r.value[HEDGE_NMI] > 0.85 && r.value[HEDGE_NMI] < 1);
+    /* no var, no eta: no uncertainty metrics, and no ECE without a match probability */
+    CHECK(isnan(r.value[HEDGE_TAU]) && strstr(r.why[HEDGE_TAU], "no uncertainty"));
+    CHECK(isnan(r.value[HEDGE_ECE]) && strstr(r.why[HEDGE_ECE], "no match probability"));
+    CHECK(!strcmp(hedge_metric_name(HEDGE_MAP_R), "map_r") && hedge_metric_name(HEDGE_NMETRICS) == NULL);
+    hedge_result_free(&r);
+
+    /* two shards of queries give the whole's kNN accuracy, weighted by their queries */
+    hedge_result a, b;
+    o.include = (uint64_t)1 << HEDGE_KNN;
+    o.q0 = 0, o.q1 = 12;
+    CHECK(hedge_evaluate(&Q, NULL, &o, &a, err, sizeof err) == 0);
+    o.q0 = 12, o.q1 = 30;
+    CHECK(hedge_evaluate(&Q, NULL, &o, &b, err, sizeof err) == 0);
+    CHECK_CLOSE(a.value[HEDGE_KNN] * 12 + b.value[HEDGE_KNN] * 18, 29, 1e-9);
+    CHECK(isnan(a.value[HEDGE_NMI])); /* not included */
+    hedge_result_free(&a);
+    hedge_result_free(&b);
+
+    /* per class: class 0 has the intruder: kNN 9/10; P@1 9/10 */
+    hedge_options_init(&o);
+    o.per_class = 1;
+    CHECK(hedge_evaluate(&Q, NULL, &o, &r, err, sizeof err) == 0);
+    CHECK(r.nclasses == 3 && r.classes[0] == 0 && r.classes[2] == 2);
+    CHECK_CLOSE(r.per_class[0 * HEDGE_NMETRICS + HEDGE_KNN], 0.9, 1e-12);
+    CHECK_CLOSE(r.per_class[0 * HEDGE_NMETRICS + HEDGE_P1], 0.9, 1e-12);
+    CHECK_CLOSE(r.per_class[1 * HEDGE_NMETRICS + HEDGE_P1], 1, 1e-12);
+    hedge_result_free(&r);
+}
+
+/* one item: only NMI, AMI (1 by convention); everything else NaN with its reason */
+static void test_small(void)
+{
+    float m[2] = {1, 2};
+    int32_t c[1] = {4};
+    hedge_set Q = {1, 1, 2, m, NULL, NULL, c, NULL};
+    hedge_options o;
+    hedge_options_init(&o);
+    hedge_result r;
+    char err[256];
+    CHECK(hedge_evaluate(&Q, NULL, &o, &r, err, sizeof err) == 0);
+    CHECK(isnan(r.value[HEDGE_KNN]) && strstr(r.why[HEDGE_KNN], "no neighbour"));
+    CHECK(isnan(r.value[HEDGE_MAP_R]) && strstr(r.why[HEDGE_MAP_R], "no query has a positive"));
+    CHECK(isnan(r.value[HEDGE_AP]) && strstr(r.why[HEDGE_AP], "no class has two items"));
+    CHECK_CLOSE(r.value[HEDGE_NMI], 1, 0);
+    hedge_result_free(&r);
+}
+
+/* bad input: -1 and one line naming the array */
+static int refused(const hedge_set *Q, const hedge_set *G, const hedge_options *o, const char *want)
+{
+    hedge_result r;
+    char err[256] = "";
+    int rc = hedge_evaluate(Q, G, o, &r, err, sizeof err);
+    if (rc == 0 || !strstr(err, want) || strchr(err, '\n'))
+        fprintf(stderr, "got '%s', expected '%s'\n", err, want);
+    return rc == -1 && strstr(err, want) && !strchr(err, '\n');
+}
+
+static void test_bad(void)
+{
+    hedge_set Q = {30, 1, 2, mu, NULL, NULL, cls, NULL};
+    hedge_options o;
+    hedge_options_init(&o);
+    float m[60];
+    memcpy(m, mu, sizeof m);
+    m[15] = NAN;
+    hedge_set N = Q;
+    N.mu = m;
+    CHECK(refused(&N, NULL, &o, "queries: mu: nan at item 7, expected finite numbers"));
+    hedge_set E = Q;
+    E.n = 0;
+    CHECK(refused(&E, NULL, &o, "queries: no items (n = 0)"));
+    CHECK(refused(&Q, &E, &o, "gallery: no items (n = 0)"));
+    hedge_set L = Q;
+    L.labels = NULL;
+    CHECK(refused(&L, NULL, &o, "queries: labels is NULL"));
+    float v[60];
+    for (int i = 0; i < 60; i++)
+        v[i] = i == 31 ? -1.0f : 1.0f;
+    hedge_set V = Q;
+    V.var = v;
+    CHECK(refused(&V, NULL, &o, "queries: var: -1 at item 15, expected finite numbers >= 0"));
+    hedge_set G3 = {30, 1, 3, mu, NULL, NULL, cls, NULL};
+    CHECK(refused(&Q, &G3, &o, "gallery: 3 dimensions, expected 2 (the queries')"));
+    int64_t ids[30];
+    for (int i = 0; i < 30; i++)
+        ids[i] = i % 29;
+    hedge_set D = Q;
+    D.ids = ids;
+    hedge_options ox = o;
+    ox.exclude_id = 1;
+    CHECK(refused(&Q, &D, &ox, "gallery: ids: 0 appears twice"));
+    CHECK(refused(&Q, NULL, &ox, "exclude_id needs a gallery"));
+    hedge_options om = o;
+    om.distance = HEDGE_MLS;
+    CHECK(refused(&Q, NULL, &om, "distance mls needs var"));
+    hedge_options ok = o;
+    ok.ks[1] = 1;
+    CHECK(refused(&Q, NULL, &ok, "ks[1] = 1"));
+    hedge_options oa = o;
+    oa.abi = 0;
+    CHECK(refused(&Q, NULL, &oa, "abi 0, expected 1"));
+    hedge_options oq = o;
+    oq.q0 = 20, oq.q1 = 10;
+    CHECK(refused(&Q, NULL, &oq, "queries 20 to 10"));
+    float z[60] = {0};
+    hedge_set Z = Q;
+    Z.mu = z;
+    hedge_options oc = o;
+    oc.distance = HEDGE_COSINE;
+    CHECK(refused(&Z, NULL, &oc, "item 0: its mean is the zero vector"));
+}
+
+int main(void)
+{
+    make();
+    test_hand();
+    test_small();
+    test_bad();
+    return check_done("hedge");
+}
