@@ -217,8 +217,9 @@ def evaluate(mu, labels, var=None, eta=None, gallery=None, gallery_labels=None, 
 
 
 def _argument_names(msg):
-    """The engine's message with the array named as evaluate's argument: "queries: mu: ..." is
-    "mu: ...", "gallery: mu: ..." "gallery: ...", "gallery: var: ..." "gallery_var: ..."."""
+    """The engine's message with the array or option named as evaluate's argument: "queries: mu:
+    ..." is "mu: ...", "gallery: mu: ..." "gallery: ...", "gallery: var: ..." "gallery_var: ...",
+    "options: at_k 0: ..." "k: at_k 0: ..."."""
     for prefix, names in (("queries: ", {"mu": "mu", "var": "var", "eta": "eta", "labels": "labels", "ids": "ids"}),
                           ("gallery: ", {"mu": "gallery", "var": "gallery_var", "eta": "gallery_eta",
                                          "labels": "gallery_labels", "ids": "gallery_ids"})):
@@ -227,6 +228,11 @@ def _argument_names(msg):
             if sep and array in names:
                 return names[array] + ": " + rest
             return (msg[len(prefix):] if prefix == "queries: " else msg)
+    if msg.startswith("options: "):
+        option, sep, rest = msg[len("options: "):].partition(" ")
+        name = {"at_k": "k", "ks": "recall_at", "nk": "recall_at", "match_a": "match", "match_b": "match",
+                "per_class": "return_per_class"}.get(option.rstrip(":"), option.rstrip(":"))
+        return "%s: %s%s" % (name, option + sep if name != option.rstrip(":") else "", rest)
     return msg
 
 
