@@ -132,7 +132,8 @@ def evaluate(mu, labels, var=None, eta=None, gallery=None, gallery_labels=None, 
     them and still divides by R; MRR is 0 with no hit among them); k=None ranks the whole gallery
     (PML's k=None). avg_of_avgs: the retrieval metrics are their class averages;
     return_per_class: they are lists, one value per class of the queries (result["classes"],
-    ascending). R-precision and MAP@R are over R whatever k (PML's are right for k >= R only).
+    ascending). R-precision and MAP@R are over R whatever k (PML's are right for k >= R only);
+    NMI and AMI are of hedge's k-means (k = the queries' classes, seeded), PML's of faiss's.
     """
     if avg_of_avgs and return_per_class:
         raise ValueError("avg_of_avgs and return_per_class are mutually exclusive")
