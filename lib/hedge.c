@@ -16,6 +16,7 @@
 #include "cluster.h"
 #include "gallery.h"
 #include "knn_eval.h"
+#include "knnpass.h"
 #include "match.h"
 #include "metrics.h"
 #include "pairs.h"
@@ -434,11 +435,6 @@ int hedge_evaluate(const hedge_set *queries, const hedge_set *gallery, const hed
             why(r, i, "they rank knn's errors, and knn has no neighbour");
         want_knn = 0;
     }
-    if (want_knn) {
-        knn_eval_run(&E, &Q, "queries", G, gallery ? "gallery" : NULL, exclude, o->threads);
-        r->value[HEDGE_KNN] = E.correct / (double)nq;
-        uncertainty_metrics(&E, o, r);
-    }
 
     /* retrieval: each k of ks up to the neighbours; a query with a positive */
     int sks[16], kidx[16], nsk = 0;
@@ -465,6 +461,12 @@ int hedge_evaluate(const hedge_set *queries, const hedge_set *gallery, const hed
         for (int i = 0; i < o->nk; i++)
             why(r, HEDGE_RECALL + i, "%s", r->why[HEDGE_P1]);
     } else if (want_ret) {
+        /* one pass: the kNN search from retrieval's rows (lib/knnpass.h), but for MLS */
+        if (want_knn && o->distance != HEDGE_MLS) {
+            E.nbr = emalloc((size_t)nq * k * sizeof *E.nbr);
+            E.d2 = emalloc((size_t)nq * k * sizeof *E.d2);
+            E.searched = 1;
+        }
         if (!qm)
             qm = match_set_means(&Q, NULL);
         if (gallery && !gm)
@@ -473,9 +475,11 @@ int hedge_evaluate(const hedge_set *queries, const hedge_set *gallery, const hed
         retrieval_job J = {qm + q0 * Q.D, Q.cls + q0, nq, gallery ? gm : qm, G->cls, ng, Q.D, exclude, NULL, 1,
                            sks, nsk ? nsk : 1, o->threads, NULL, qm, Q.n, mls ? Q.var + q0 * Q.D : NULL,
                            mls ? G->var : NULL};
+        knnpass P = {qm + q0 * Q.D, gallery ? gm : qm, Q.D, k, exclude, E.nbr, E.d2, 0};
+
         per = emalloc((size_t)nq * sizeof *per);
         retrieval_summary sum, cavg;
-        retrieval_run(&J, per, &sum);
+        retrieval_run_rows(&J, per, &sum, E.searched ? knnpass_row : NULL, &P);
         double v[] = {sum.p1, sum.rprec, sum.map_r, sum.map, sum.mrr};
         for (int i = 0; i < 5; i++)
             r->value[rid[i]] = v[i];
@@ -488,6 +492,11 @@ int hedge_evaluate(const hedge_set *queries, const hedge_set *gallery, const hed
             for (int i = 0; i < 5; i++)
                 r->value[rid[5 + i]] = c[i];
         }
+    }
+    if (want_knn) {
+        knn_eval_run(&E, &Q, "queries", G, gallery ? "gallery" : NULL, exclude, o->threads);
+        r->value[HEDGE_KNN] = E.correct / (double)nq;
+        uncertainty_metrics(&E, o, r);
     }
     if (o->per_class)
         per_class(&Q, q0, nq, want_knn ? &E : NULL, per, kidx, kidx[0] >= 0 ? nsk : 0, r);

@@ -61,9 +61,13 @@ void knn_eval_run(knn_eval *E, const match_set *Q, const char *qname, const matc
             E->qeta[q] = (float)qu[q];
     }
     free(qu);
-    E->nbr = emalloc((size_t)nq * k * sizeof *E->nbr);
-    E->d2 = emalloc((size_t)nq * k * sizeof *E->d2);
-    if (E->distance == MATCH_DISTANCE_MLS) {
+    if (!E->searched) {
+        E->nbr = emalloc((size_t)nq * k * sizeof *E->nbr);
+        E->d2 = emalloc((size_t)nq * k * sizeof *E->d2);
+    }
+    if (E->searched)
+        ; /* the caller's search (lib/knnpass.h) */
+    else if (E->distance == MATCH_DISTANCE_MLS) {
         match_mls_check(qname, Q, "--distance mls");
         if (G != Q)
             match_mls_check(gname, G, "--distance mls");

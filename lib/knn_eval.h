@@ -30,6 +30,8 @@ typedef struct {
     int k, distance, expected; /* --distance (MATCH_DISTANCE_*); -d expected */
     const char *gallery;      /* the -g path, NULL: leave-one-out */
     int64_t q0, nq;           /* the queries: the input's records q0 .. q0 + nq - 1 */
+    int searched;             /* 1: nbr and d2 hold the search already (emalloc'd, metrics_knn's
+                               * result: lib/knnpass.h); knn_eval_run only votes */
     /* the results (knn_eval_run's) */
     const match_set *Q, *G;
     int64_t ng;

@@ -586,6 +586,9 @@ typedef struct {
     const mls_set *mls;      /* or NULL: the gallery sorted, for -MLS instead of the sgemm */
     double add;              /* -mls_floor */
     struct rscratch *S[PAR_MAXTHREADS]; /* each worker's scratch, made at its first task */
+    float gnmax;             /* the largest gn (row_fn's) */
+    retrieval_row_fn *row_fn; /* or NULL: retrieval_run_rows */
+    void *row_ctx;
 } rwork;
 
 typedef struct rscratch {
@@ -765,6 +768,8 @@ static void rblock(void *arg, int task, int worker)
     for (int64_t r = 0; r < qb; r++) {
         retrieval_summary *part = W->part + ((q0 + r) / RETRIEVAL_QBLOCK) * nm;
         one_query(W, S, q0 + r, S->row + r * ng, res);
+        if (W->row_fn && !W->mls)
+            W->row_fn(W->row_ctx, q0 + r, S->row + r * ng, W->qn[q0 + r], W->gn, W->gnmax, W->gidx, ng);
         W->per[q0 + r] = res[0];
         for (int m = 0; m < nm; m++)
             retrieval_summary_add(&part[m], &res[m], J->nk);
@@ -808,6 +813,12 @@ static float *centred(const float *X, int64_t n, int D, const double *mean, doub
 }
 
 void retrieval_run(const retrieval_job *J, retrieval_query *per, retrieval_summary *sum)
+{
+    retrieval_run_rows(J, per, sum, NULL, NULL);
+}
+
+void retrieval_run_rows(const retrieval_job *J, retrieval_query *per, retrieval_summary *sum, retrieval_row_fn *row_fn,
+                        void *row_ctx)
 {
     int64_t ng = J->ng, nq = J->nq;
     int D = J->D, nm = J->nmask;
@@ -906,7 +917,9 @@ void retrieval_run(const retrieval_job *J, retrieval_query *per, retrieval_summa
     int blas_saved = blas_threads();
     blas_set_threads(1);
     rwork W = {J, qs, gs, gn, qn, gidx, scls, spos, smask, mask, maxp, per, part, sblock, ms,
-               mls ? -mls_floor(J->gvar, ng, D) : 0, {0}};
+               mls ? -mls_floor(J->gvar, ng, D) : 0, {0}, 0, row_fn, row_ctx};
+    for (int64_t j = 0; j < ng; j++)
+        W.gnmax = gn[j] > W.gnmax ? gn[j] : W.gnmax;
     par_for(threads, (int)nsblocks, rblock, &W);
     blas_set_threads(blas_saved);
     for (int t = 0; t < PAR_MAXTHREADS; t++) /* worker order */

@@ -8,6 +8,10 @@
 
 #include "check.h"
 #include "hedge.h"
+#include "knnpass.h"
+#include "metrics.h"
+#include "retrieval.h"
+#include "rng.h"
 
 /* classes 0, 1, 2 at x = 0, 10, 20, ten items each at y = 0, 0.1, ..., 0.9; item 9 (class 0)
  * at (11, 0), one unit beyond class 1 (tests/shell/evaluate.sh derives each number) */
@@ -160,8 +164,45 @@ static void test_bad(void)
     CHECK(refused(&Z, NULL, &oc, "item 0: its mean is the zero vector"));
 }
 
+/* the kNN of the shared pass is metrics_knn's, to the bit: random points far from the origin
+ * (offset 1000), with groups of 13 equal points (their ties need the proof's fallback to the full search
+ * in double), leave-one-out and against a gallery with exclusions, k = 1 and 7 */
+static void test_knnpass(void)
+{
+    enum { N = 700, D = 5 };
+    static float X[N * D];
+    static int32_t c[N];
+    rng r;
+    rng_init(&r, 36, 0);
+    for (int i = 0; i < N; i++) {
+        c[i] = i % 9;
+        for (int d = 0; d < D; d++)
+            X[i * D + d] = i % 50 && i % 50 < 13 ? X[(i - i % 50) * D + d] : 1000.0f + (float)rng_normal(&r);
+    }
+    for (int k = 1; k <= 7; k += 6)
+        for (int gal = 0; gal < 2; gal++) {
+            int64_t nq = gal ? 300 : N, ng = gal ? N - 300 : N;
+            const float *Q = X, *G = gal ? X + 300 * D : X;
+            int64_t *ex = malloc(nq * sizeof *ex), *n1 = malloc(nq * k * sizeof *n1), *n2 = malloc(nq * k * sizeof *n2);
+            double *d1 = malloc(nq * k * sizeof *d1), *d2 = malloc(nq * k * sizeof *d2);
+            for (int64_t q = 0; q < nq; q++)
+                ex[q] = gal ? (q % 3 ? q : -1) : q;
+            metrics_knn(Q, NULL, nq, G, NULL, ng, D, k, ex, 2, n1, d1);
+            knnpass P = {Q, G, D, k, ex, n2, d2, 0};
+            retrieval_job J = {Q, c, nq, G, gal ? c + 300 : c, ng, D, ex, NULL, 1, (int[]){1}, 1, 2, NULL, NULL, 0,
+                               NULL, NULL};
+            retrieval_query *per = malloc(nq * sizeof *per);
+            retrieval_summary sum;
+            retrieval_run_rows(&J, per, &sum, knnpass_row, &P);
+            CHECK(!memcmp(n1, n2, nq * k * sizeof *n1) && !memcmp(d1, d2, nq * k * sizeof *d1));
+            CHECK(P.exact > 0); /* the duplicates went through the fallback */
+            free(ex), free(n1), free(n2), free(d1), free(d2), free(per);
+        }
+}
+
 int main(void)
 {
+    test_knnpass();
     make();
     test_hand();
     test_small();
