@@ -57,7 +57,7 @@ def _set(prefix, mu, labels, var, eta, ids, keep):
         raise ValueError("%s: shape %s: no dimensions" % (m, list(mu.shape)))
     n = mu.shape[0]
     if labels is None:
-        raise ValueError("%s: no labels (%slabels)" % (m, prefix))
+        raise ValueError("%slabels: missing, expected the class of each item of %s" % (prefix, m))
     labels = _ints(prefix + "labels", labels, n, np.int32, "the class of each item")
     s = _lib.Set()
     s.n = n
@@ -139,8 +139,8 @@ def evaluate(mu, labels, var=None, eta=None, gallery=None, gallery_labels=None, 
         raise ValueError("avg_of_avgs and return_per_class are mutually exclusive")
     if distance not in _lib.DISTANCES:
         raise ValueError("distance: %r, expected one of %s" % (distance, ", ".join(_lib.DISTANCES)))
-    if (gallery is None) != (gallery_labels is None):
-        raise ValueError("gallery_labels: %s without %s" % (("given", "gallery") if gallery is None else ("missing", "them")))
+    if gallery is None and gallery_labels is not None:
+        raise ValueError("gallery_labels: given without a gallery")
     if gallery is None and any(a is not None for a in (gallery_var, gallery_eta, gallery_ids)):
         raise ValueError("gallery_var, gallery_eta, gallery_ids: given without a gallery")
     if exclude_id and (gallery is None or ids is None or gallery_ids is None):
