@@ -6,7 +6,9 @@
 # The whole evaluation battery of one set of embeddings, as one table on stdout (markdown; --text
 # aligned columns) and, with --json, one JSON object in FILE. INPUT, GALLERY and FILE are hedge
 # `embeddings` streams or numpy archives (.npz/.npy, read by fromnpz: mu [n, D] or [n, C, D],
-# optional var, eta, class or labels).
+# optional var, eta, class or labels). Without --shards and -o DIR it is bin/evaluate (man
+# hedge-evaluate: the same numbers in one process, the sets read once); -o DIR and --shards run
+# the programs named below.
 #   ap                 verification AP over PAIRS sampled pairs of INPUT (pairscore | apcurve):
 #                      p(match) of the embeddings' meta match_a, match_b when they have them;
 #                      otherwise pairs ranked by the distance of their means (AP needs only the
@@ -119,6 +121,23 @@ ks=$(echo "$ks" | tr , '\n' | awk '(NR > 1 && $1 + 0 <= p) || $1 + 0 < 1 { bad =
     END { exit bad }') || { say "$me: -k: the k must be 1 or more and increase, as in 1,2,4,8: '$ks_given'"; usage; }
 case $shards in '') [ -z "$gridopts" ] || { say "$me: -j, --sshlogin, --transfer, --retries run shards: give --shards N"; usage; } ;;
     *[!0-9]* | 0) say "$me: --shards: not a number of shards: '$shards'"; usage ;; esac
+
+# Unsharded and without -o DIR: bin/evaluate computes all of it in one process (lib/hedge.h: the
+# sets read once, one pass over the distances for knn and retrieval), the same table and JSON
+# (tests/shell/evaluate-engine.sh). -o DIR, which keeps every program's intermediate files, and
+# --shards run the programs below.
+if [ -z "$shards" ] && [ -z "$keep" ]; then
+    for f in "$input" ${gallery:+"$gallery"} ${corrupt:+"$corrupt"}; do
+        [ -e "$f" ] || die "$f: no such file"
+    done
+    set -- --distance "$distance" -k "$ks" -n "$pairs" -S "$seed" -t "$threads"
+    [ "$text" = 1 ] && set -- "$@" --text
+    [ -n "$json" ] && set -- "$@" --json "$json"
+    [ -n "$gallery" ] && set -- "$@" -g "$gallery" $exclude
+    [ -n "$corrupt" ] && set -- "$@" --corrupt "$corrupt"
+    [ -n "$ma" ] && set -- "$@" --match-a "$ma" --match-b "$mb"
+    exec evaluate "$@" -- "$input"
+fi
 
 # The work folder $W is private to this run: a temporary folder, or with -o DIR/.evaluate.work,
 # whose files replace DIR's only at the end, once every number is had (the same disk: a rename

@@ -29,7 +29,7 @@ stream_args() {
     retrieve) echo "$T/none.hs" ;;
     tonpz) echo "$T/none.hs" ;;
     tshow) echo "-p $T/none.hs" ;;
-    apcurve | centroids | cluster | ktau | mnistjson | seedstat | totsv | train | trainstat) echo text ;;
+    apcurve | centroids | cluster | evaluate | ktau | mnistjson | seedstat | totsv | train | trainstat) echo text ;;
     *) echo unknown ;;
     esac
 }

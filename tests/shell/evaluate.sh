@@ -1,5 +1,5 @@
 #!/bin/sh
-# pipelines/evaluate.sh on hand-made .npz sets with known metrics: three well-separated classes
+# pipelines/evaluate.sh (bin/evaluate, or with -o DIR the programs) on hand-made .npz sets with known metrics: three well-separated classes
 # (every metric 1), the same with one item of class 0 placed beside class 1 (each number derived
 # by hand below), the same with a variance largest on that item (tau, AUROC, AURC, E-AURC by
 # hand), runs at once on one -o DIR, a twin column, a gallery, sets too small for some numbers
@@ -343,14 +343,21 @@ grep -qx 'evaluate: nosuch.npz: no such file' "$T/expect.err" || fail "missing f
 echo "not a stream" > bad.hs
 expect_exit 1 "a text file" sh "$EV" bad.hs
 [ "$(wc -l < "$T/expect.err")" = 1 ] || fail "text file: not one line: $(cat "$T/expect.err")"
-grep -q '^evaluate: tshow failed on bad.hs: ' "$T/expect.err" || fail "text file: $(cat "$T/expect.err")"
+grep -q '^evaluate: bad.hs: not a hedge stream' "$T/expect.err" || fail "text file: $(cat "$T/expect.err")"
+expect_exit 1 "a text file, -o DIR" sh "$EV" -o badout bad.hs
+grep -q '^evaluate: tshow failed on bad.hs: ' "$T/expect.err" || fail "text file, -o DIR: $(cat "$T/expect.err")"
 $PY -c 'import numpy as np; np.savez("img.npz", image=np.zeros((4, 5, 5), np.uint8), labels=np.arange(4))' &&
     fromnpz -k images img.npz > digits.hs 2> /dev/null || fail "making an images stream"
 expect_exit 1 "images" sh "$EV" digits.hs
-grep -qx 'evaluate: digits.hs: not an embeddings stream or .npz (found a stream of kind "images")' "$T/expect.err" ||
+grep -qx "evaluate: digits.hs: expected a stream of kind 'embeddings' (or 'eta'), got 'images' (from fromnpz)" "$T/expect.err" ||
     fail "images: $(cat "$T/expect.err")"
-expect_exit 1 "an evaluator failing" sh "$EV" --match-a -1 --match-b 0 sep.npz
-grep -qx 'evaluate: fromnpz failed on sep.npz: fromnpz: --match-a: -1 is out of range \[1e-300, 1e+300\]' "$T/expect.err" ||
+expect_exit 1 "images, -o DIR" sh "$EV" -o digout digits.hs
+grep -q '^evaluate: digits.hs: not an embeddings stream or .npz (found a stream of kind "images") (this run' "$T/expect.err" ||
+    fail "images, -o DIR: $(cat "$T/expect.err")"
+expect_exit 2 "--match-a -1" sh "$EV" --match-a -1 --match-b 0 sep.npz
+grep -qx 'evaluate: --match-a: -1 is out of range \[1e-300, 1e+300\]' "$T/expect.err" || fail "--match-a -1: $(cat "$T/expect.err")"
+expect_exit 1 "an evaluator failing" sh "$EV" -o failout --match-a -1 --match-b 0 sep.npz
+grep -q '^evaluate: fromnpz failed on sep.npz: fromnpz: --match-a: -1 is out of range \[1e-300, 1e+300\] (this run' "$T/expect.err" ||
     fail "--match-a -1: $(cat "$T/expect.err")"
 expect_exit 2 "-k decreasing" sh "$EV" -k 4,2 sep.npz
 expect_exit 2 "-k 0" sh "$EV" -k 0,1 sep.npz
@@ -358,7 +365,9 @@ expect_exit 2 "-k not numbers" sh "$EV" -k 1,x sep.npz
 PYTHONPATH="$root/python" $PY -c 'import numpy as np, hedge_stream as hs
 hs.write("empty.hs", "embeddings", {"mu": np.zeros((0, 1, 2), np.float32), "class": np.zeros(0, np.int64)})' || fail "empty.hs"
 expect_exit 1 "no items" sh "$EV" empty.hs
-grep -qx 'evaluate: empty.hs: no items (nothing to evaluate)' "$T/expect.err" || fail "no items: $(cat "$T/expect.err")"
+grep -qx 'evaluate: empty.hs: the stream has no records (nothing to evaluate)' "$T/expect.err" || fail "no items: $(cat "$T/expect.err")"
+expect_exit 1 "no items, -o DIR" sh "$EV" -o emptyout empty.hs
+grep -q '^evaluate: empty.hs: no items (nothing to evaluate) (this run' "$T/expect.err" || fail "no items, -o DIR: $(cat "$T/expect.err")"
 expect_exit 2 "no input" sh "$EV"
 expect_exit 2 "--match-a alone" sh "$EV" --match-a 1 sep.npz
 
