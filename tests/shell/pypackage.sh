@@ -11,12 +11,13 @@
 # from the gallery (every retrieval number NaN); its numbers equal to evaluate.sh's JSON on the
 # same .npz (bin/evaluate's and, with -o DIR, the six programs'; leave-one-out and against a
 # gallery); float32 arrays taken without a copy; bad inputs (NaN, shapes, labels of another
-# length, no items, wrong dtypes, unknown metric names) raising ValueError naming the array; two
-# evaluations in two threads at once (ctypes releases the GIL: both threads inside the library
-# together) giving the numbers of one at a time; the stream reader without msgpack raising
-# ImportError that says how to install it; pip uninstall leaving nothing. The same again with the pyenv python (3.11) when it is there; an editable
-# install (pip install -e) evaluating too; an sdist, which holds no tree: a wheel from it refused
-# with a clear line, or built with HEDGE_LIB.
+# length, no items, an empty gallery, wrong dtypes, unknown metric names) raising ValueError
+# naming the array; two evaluations in two threads at once (ctypes releases the GIL: both threads
+# inside the library together) giving the numbers of one at a time; the stream reader without
+# msgpack raising ImportError that says how to install it; pip uninstall leaving nothing. The
+# same again with the pyenv python (3.11) when it is there; an editable install (pip install -e)
+# evaluating too; an sdist, which holds no tree: a wheel from it refused with a clear line, or
+# built with HEDGE_LIB.
 set -u
 . "$(dirname "$0")/../lib.sh"
 ROOT=$(cd "$(dirname "$0")/../.." && pwd)
@@ -258,6 +259,7 @@ for what, kwargs, name in [
         ("integer mu", dict(mu=mu.astype(np.int64), labels=y), "mu"),
         ("float labels", dict(mu=mu, labels=y.astype(np.float64)), "labels"),
         ("var of another shape", dict(mu=mu, labels=y, var=z["var"][:, :4]), "var"),
+        ("an empty gallery", dict(mu=mu, labels=y, gallery=mu[:0], gallery_labels=y[:0]), "gallery"),
         ("gallery of other dimensions", dict(mu=mu, labels=y, gallery=mu[:, :4], gallery_labels=y), "gallery"),
         ("gallery labels of another length", dict(mu=mu, labels=y, gallery=mu, gallery_labels=y[:3]), "gallery_labels"),
         ("unknown metric", dict(mu=mu, labels=y, include=("nope",)), "include"),
