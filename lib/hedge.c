@@ -337,6 +337,64 @@ static void per_class(const match_set *Q, int64_t q0, int64_t nq, const knn_eval
     free(cnt);
 }
 
+/* the pass's consumers besides the ranking (retrieval_run_rows): the kNN search, and mAP and MRR
+ * truncated at K (pytorch-metric-learning's convention with a k: AP over the positives within the
+ * K nearest, divided by how many there are (at least 1); RR 1 / r_1 when r_1 <= K, else 0) */
+typedef struct {
+    knnpass P;
+    int searched, at_k;
+    double *apk, *rrk;   /* (nq) NaN for a query without a positive */
+} pass_ctx;
+
+static void row_hook(void *ctx, int64_t q, const float *row, float qn, const float *gn, float gnmax,
+                     const uint32_t *gidx, int64_t ng)
+{
+    pass_ctx *c = ctx;
+    if (c->searched)
+        knnpass_row(&c->P, q, row, qn, gn, gnmax, gidx, ng);
+}
+
+static void rank_hook(void *ctx, int64_t q, const int64_t *rank, int64_t R)
+{
+    pass_ctx *c = ctx;
+    if (!c->at_k)
+        return;
+    double s = 0;
+    int64_t m = 0;
+    while (m < R && rank[m] <= c->at_k)
+        s += (double)(m + 1) / (double)rank[m], m++;
+    c->apk[q] = R ? s / (double)(m ? m : 1) : NAN;
+    c->rrk[q] = R ? (m ? 1.0 / (double)rank[0] : 0.0) : NAN;
+}
+
+/* the mean of v over the queries where it is defined, and the mean over the classes (ascending)
+ * of the means within each class */
+static void means(const double *v, const int32_t *cls, int64_t nq, double *mean, double *cavg)
+{
+    double s = 0;
+    int64_t n = 0;
+    int64_t *idx = emalloc((size_t)(nq ? nq : 1) * sizeof *idx);
+    for (int64_t q = 0; q < nq; q++)
+        if (!isnan(v[q]))
+            s += v[q], idx[n++] = q;
+    *mean = n ? s / (double)n : NAN;
+    /* the defined queries by class, stable: insertion into class order by a counting pass */
+    double *key = emalloc((size_t)(n ? n : 1) * sizeof *key);
+    int64_t *ord = emalloc((size_t)(n ? n : 1) * sizeof *ord);
+    for (int64_t i = 0; i < n; i++)
+        key[i] = cls[idx[i]];
+    metrics_argsort(key, n, ord);
+    double cs = 0, ws = 0;
+    int64_t nc = 0, cn = 0;
+    for (int64_t i = 0; i < n; i++) {
+        ws += v[idx[ord[i]]], cn++;
+        if (i + 1 == n || key[ord[i + 1]] != key[ord[i]])
+            cs += ws / (double)cn, nc++, ws = 0, cn = 0;
+    }
+    *cavg = nc ? cs / (double)nc : NAN;
+    free(key), free(ord), free(idx);
+}
+
 static int check_options(const hedge_options *o, const hedge_set *Q, const hedge_set *G, char *err, size_t len)
 {
     if (o->abi != HEDGE_ABI)
@@ -358,9 +416,8 @@ static int check_options(const hedge_options *o, const hedge_set *Q, const hedge
                     o->match_b);
     if (o->threads < 1 || o->threads > 64)
         return fail(err, len, "options: threads %d, expected 1 to 64", o->threads);
-    if (o->at_k)
-        return fail(err, len, "options: at_k %d: the truncated convention is not implemented yet (0: the whole ranking)",
-                    o->at_k);
+    if (o->at_k < 0)
+        return fail(err, len, "options: at_k %d, expected 0 (the whole ranking) or K > 0", o->at_k);
     if (o->exclude_id && !G)
         return fail(err, len, "options: exclude_id needs a gallery (leave-one-out already excludes the item itself)");
     int64_t q1 = o->q1 ? o->q1 : Q->n;
@@ -475,11 +532,17 @@ int hedge_evaluate(const hedge_set *queries, const hedge_set *gallery, const hed
         retrieval_job J = {qm + q0 * Q.D, Q.cls + q0, nq, gallery ? gm : qm, G->cls, ng, Q.D, exclude, NULL, 1,
                            sks, nsk ? nsk : 1, o->threads, NULL, qm, Q.n, mls ? Q.var + q0 * Q.D : NULL,
                            mls ? G->var : NULL};
-        knnpass P = {qm + q0 * Q.D, gallery ? gm : qm, Q.D, k, exclude, E.nbr, E.d2, 0};
+        pass_ctx pc = {{qm + q0 * Q.D, gallery ? gm : qm, Q.D, k, exclude, E.nbr, E.d2, 0}, E.searched, o->at_k,
+                       NULL, NULL};
+        if (o->at_k) {
+            pc.apk = emalloc((size_t)nq * sizeof *pc.apk);
+            pc.rrk = emalloc((size_t)nq * sizeof *pc.rrk);
+        }
+        retrieval_hooks H = {row_hook, rank_hook, &pc};
 
         per = emalloc((size_t)nq * sizeof *per);
         retrieval_summary sum, cavg;
-        retrieval_run_rows(&J, per, &sum, E.searched ? knnpass_row : NULL, &P);
+        retrieval_run_rows(&J, per, &sum, &H);
         double v[] = {sum.p1, sum.rprec, sum.map_r, sum.map, sum.mrr};
         for (int i = 0; i < 5; i++)
             r->value[rid[i]] = v[i];
@@ -491,6 +554,14 @@ int hedge_evaluate(const hedge_set *queries, const hedge_set *gallery, const hed
             double c[] = {cavg.p1, cavg.rprec, cavg.map_r, cavg.map, cavg.mrr};
             for (int i = 0; i < 5; i++)
                 r->value[rid[5 + i]] = c[i];
+        }
+        if (o->at_k) { /* mAP and MRR truncated at K (pass_ctx) */
+            double ca, cr;
+            means(pc.apk, Q.cls + q0, nq, &r->value[HEDGE_MAP], &ca);
+            means(pc.rrk, Q.cls + q0, nq, &r->value[HEDGE_MRR], &cr);
+            if (o->avg_of_avgs)
+                r->value[HEDGE_MAP_AVG] = ca, r->value[HEDGE_MRR_AVG] = cr;
+            free(pc.apk), free(pc.rrk);
         }
     }
     if (want_knn) {

@@ -73,7 +73,10 @@ typedef struct {
     double match_a, match_b;
     int exclude_id;         /* with a gallery: never the gallery item with the query's id */
     int at_k;               /* 0: mAP and MRR over the whole ranking (hedge's default);
-                               K > 0: pytorch-metric-learning's convention truncated at K */
+                               K > 0: pytorch-metric-learning's convention truncated at K: a
+                               query's AP sums i / r_i over its positives within the K nearest
+                               and divides by how many there are (at least 1), its RR is 1 / r_1
+                               when r_1 <= K, else 0 (map, mrr and their class averages) */
     int avg_of_avgs;        /* also the per-class averages (1) */
     int per_class;          /* fill result->per_class (PML's return_per_class) (0) */
     uint64_t include;       /* bit i = metric i; 0: every metric */

@@ -587,8 +587,7 @@ typedef struct {
     double add;              /* -mls_floor */
     struct rscratch *S[PAR_MAXTHREADS]; /* each worker's scratch, made at its first task */
     float gnmax;             /* the largest gn (row_fn's) */
-    retrieval_row_fn *row_fn; /* or NULL: retrieval_run_rows */
-    void *row_ctx;
+    const retrieval_hooks *H; /* or NULL: retrieval_run_rows */
 } rwork;
 
 typedef struct rscratch {
@@ -660,6 +659,8 @@ static void one_query(const rwork *W, rscratch *S, int64_t q, const float *row, 
     if (!P) {
         for (int m = 0; m < nm; m++)
             retrieval_from_ranks(NULL, 0, J->ks, J->nk, &res[m]);
+        if (W->H && W->H->rank_fn)
+            W->H->rank_fn(W->H->ctx, q, NULL, 0);
         return;
     }
     sort_keys(pk, S->tmp, P);
@@ -702,6 +703,8 @@ static void one_query(const rwork *W, rscratch *S, int64_t q, const float *row, 
             }
         }
         retrieval_from_ranks(S->rank, R, J->ks, J->nk, &res[m]);
+        if (!m && W->H && W->H->rank_fn)
+            W->H->rank_fn(W->H->ctx, q, S->rank, R);
     }
 }
 
@@ -768,8 +771,8 @@ static void rblock(void *arg, int task, int worker)
     for (int64_t r = 0; r < qb; r++) {
         retrieval_summary *part = W->part + ((q0 + r) / RETRIEVAL_QBLOCK) * nm;
         one_query(W, S, q0 + r, S->row + r * ng, res);
-        if (W->row_fn && !W->mls)
-            W->row_fn(W->row_ctx, q0 + r, S->row + r * ng, W->qn[q0 + r], W->gn, W->gnmax, W->gidx, ng);
+        if (W->H && W->H->row_fn && !W->mls)
+            W->H->row_fn(W->H->ctx, q0 + r, S->row + r * ng, W->qn[q0 + r], W->gn, W->gnmax, W->gidx, ng);
         W->per[q0 + r] = res[0];
         for (int m = 0; m < nm; m++)
             retrieval_summary_add(&part[m], &res[m], J->nk);
@@ -814,11 +817,11 @@ static float *centred(const float *X, int64_t n, int D, const double *mean, doub
 
 void retrieval_run(const retrieval_job *J, retrieval_query *per, retrieval_summary *sum)
 {
-    retrieval_run_rows(J, per, sum, NULL, NULL);
+    retrieval_run_rows(J, per, sum, NULL);
 }
 
-void retrieval_run_rows(const retrieval_job *J, retrieval_query *per, retrieval_summary *sum, retrieval_row_fn *row_fn,
-                        void *row_ctx)
+void retrieval_run_rows(const retrieval_job *J, retrieval_query *per, retrieval_summary *sum,
+                        const retrieval_hooks *H)
 {
     int64_t ng = J->ng, nq = J->nq;
     int D = J->D, nm = J->nmask;
@@ -917,7 +920,7 @@ void retrieval_run_rows(const retrieval_job *J, retrieval_query *per, retrieval_
     int blas_saved = blas_threads();
     blas_set_threads(1);
     rwork W = {J, qs, gs, gn, qn, gidx, scls, spos, smask, mask, maxp, per, part, sblock, ms,
-               mls ? -mls_floor(J->gvar, ng, D) : 0, {0}, 0, row_fn, row_ctx};
+               mls ? -mls_floor(J->gvar, ng, D) : 0, {0}, 0, H};
     for (int64_t j = 0; j < ng; j++)
         W.gnmax = gn[j] > W.gnmax ? gn[j] : W.gnmax;
     par_for(threads, (int)nsblocks, rblock, &W);

@@ -138,14 +138,23 @@ typedef struct {
  * gallery (NaN when no query has a positive there). Dies on a squared norm beyond FLT_MAX / 16
  * (coordinates beyond about 4.6e18: the float sums could overflow) or a non-finite coordinate. */
 void retrieval_run(const retrieval_job *J, retrieval_query *per, retrieval_summary *sum);
-/* retrieval_run, and row_fn (not with MLS) called with each query's row of -2 q.g at the
- * gallery's sorted positions, from the worker that ranked it, so that another consumer shares the
- * pass (the kNN of lib/knnpass.h): q, the row, qn and gn[j] the squared norms of the centred
- * coordinates, gnmax the largest gn, gidx[j] the gallery index at sorted position j, ng */
+/* retrieval_run with hooks, so that other consumers share the pass, called from the worker that
+ * ranked the query (any order; each query once):
+ *   row_fn   (not with MLS) query q's row of -2 q.g at the gallery's sorted positions: qn and
+ *            gn[j] the squared norms of the centred coordinates, gnmax the largest gn, gidx[j]
+ *            the gallery index at sorted position j, ng (the kNN of lib/knnpass.h)
+ *   rank_fn  query q's positives' ranks rank[0 .. R) in the full gallery (1-based, increasing;
+ *            R = 0: no positive), as retrieval_from_ranks gets them */
 typedef void retrieval_row_fn(void *ctx, int64_t q, const float *row, float qn, const float *gn, float gnmax,
                               const uint32_t *gidx, int64_t ng);
-void retrieval_run_rows(const retrieval_job *J, retrieval_query *per, retrieval_summary *sum, retrieval_row_fn *row_fn,
-                        void *row_ctx);
+typedef void retrieval_rank_fn(void *ctx, int64_t q, const int64_t *rank, int64_t R);
+typedef struct {
+    retrieval_row_fn *row_fn;   /* or NULL */
+    retrieval_rank_fn *rank_fn; /* or NULL */
+    void *ctx;
+} retrieval_hooks;
+void retrieval_run_rows(const retrieval_job *J, retrieval_query *per, retrieval_summary *sum,
+                        const retrieval_hooks *H);
 
 /* the Pearson correlation of x and y (n pairs), in double; NaN when n < 2 or either is constant */
 double retrieval_pearson(const double *x, const double *y, int64_t n);

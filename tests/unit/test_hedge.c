@@ -69,6 +69,27 @@ static void test_hand(void)
     hedge_result_free(&a);
     hedge_result_free(&b);
 
+    /* pytorch-metric-learning's mAP and MRR truncated at K. K = 10: the intruder's positives
+     * (ranks 21..29) are beyond it: AP 0 (none found, divided by 1), RR 0; every other query's
+     * positives within 10 come first: 1. K = 25: the intruder finds 5 (ranks 21..25): AP =
+     * sum i / (20 + i) / 5, RR 1/21; class 0's others find all 9 (ranks 1..8 and 19) */
+    hedge_options_init(&o);
+    o.at_k = 10;
+    CHECK(hedge_evaluate(&Q, NULL, &o, &r, err, sizeof err) == 0);
+    CHECK_CLOSE(r.value[HEDGE_MAP], 29.0 / 30, 1e-12);
+    CHECK_CLOSE(r.value[HEDGE_MRR], 29.0 / 30, 1e-12);
+    CHECK_CLOSE(r.value[HEDGE_MRR_AVG], (1 + 1 + 0.9) / 3, 1e-12);
+    CHECK_CLOSE(r.value[HEDGE_MAP_R], (9 * 8.0 / 9 + 20) / 30, 1e-7); /* untouched */
+    hedge_result_free(&r);
+    o.at_k = 25;
+    CHECK(hedge_evaluate(&Q, NULL, &o, &r, err, sizeof err) == 0);
+    double s5 = 0;
+    for (int i = 1; i <= 5; i++)
+        s5 += i / (20.0 + i);
+    CHECK_CLOSE(r.value[HEDGE_MAP], ((8 + 9.0 / 19) + 20 + s5 / 5) / 30, 1e-12);
+    CHECK_CLOSE(r.value[HEDGE_MRR], (29 + 1.0 / 21) / 30, 1e-12);
+    hedge_result_free(&r);
+
     /* per class: class 0 has the intruder: kNN 9/10; P@1 9/10 */
     hedge_options_init(&o);
     o.per_class = 1;
@@ -193,7 +214,8 @@ static void test_knnpass(void)
                                NULL, NULL};
             retrieval_query *per = malloc(nq * sizeof *per);
             retrieval_summary sum;
-            retrieval_run_rows(&J, per, &sum, knnpass_row, &P);
+            retrieval_hooks H = {knnpass_row, NULL, &P};
+            retrieval_run_rows(&J, per, &sum, &H);
             CHECK(!memcmp(n1, n2, nq * k * sizeof *n1) && !memcmp(d1, d2, nq * k * sizeof *d1));
             CHECK(P.exact > 0); /* the duplicates went through the fallback */
             free(ex), free(n1), free(n2), free(d1), free(d2), free(per);
