@@ -16,6 +16,8 @@ sh pipelines/setup-deps.sh bench ||
     echo "bench: python3-faiss and python3-torch could not be installed: the comparisons that need them are skipped"
 echo "== peers: knn and retrieve against faiss IndexFlatL2"
 sh tests/bench/faiss.sh
+echo "== peers: the whole battery (evaluate) against faiss + scikit-learn"
+sh tests/bench/battery.sh
 echo "== peers: cluster's k-means against faiss Kmeans"
 sh tests/bench/kmeans.sh
 echo "== peers: train against PyTorch"
