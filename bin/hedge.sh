@@ -5,9 +5,9 @@
 #   hedge PIPELINE [ARGS...]     a pipeline script, e.g. hedge hib-data 2 data/N2 (or hib-data.sh)
 #   hedge help [NAME]            the programs and the user's pipelines, or NAME's man page
 #   hedge --version
-#   hedge --python-path          where hedge_stream.py is: PYTHONPATH=$(hedge --python-path)
+#   hedge --python-path          where the Python package hedge is: PYTHONPATH=$(hedge --python-path)
 # `make install` puts this script in PREFIX/bin/hedge, the programs in PREFIX/lib/hedge/bin, the
-# pipelines in PREFIX/lib/hedge/pipelines, the Python module in PREFIX/lib/hedge/python and the
+# pipelines in PREFIX/lib/hedge/pipelines, the Python package in PREFIX/lib/hedge/python and the
 # man pages in PREFIX/share/man; everything is found from where this script is, so a tree
 # installed into a DESTDIR works as it is. In the source tree (bin/hedge.sh) it runs build/bin.
 # A NAME is a name, never a path: one with a / or .. is refused, so that hedge runs nothing but
@@ -100,7 +100,7 @@ help() {
         pipelines | tr '\n' ' ' | fold -s -w 76 | sed 's/^/  /'
         echo
         echo
-        echo "The stream format: hedge help stream. Python: PYTHONPATH=\$(hedge --python-path), import hedge_stream."
+        echo "The stream format: hedge help stream. Python: import hedge (PYTHONPATH=\$(hedge --python-path))."
         [ -n "${HEDGE_MNIST:-}" ] && echo "The MNIST: $HEDGE_MNIST (hedge fetch-mnist fetches it there, about 11 MB)."
         return 0
     fi

@@ -11,7 +11,8 @@
 #             openssh-server, the ssh client and rsync (the test starts a server of its own;
 #             the system's sshd is never started nor enabled, see below)
 #   man       `make man` (and install, test): scdoc, which turns man/*.scd into man pages
-#   tests     `make test`: what sshd and fashion need, but optional: installed as root;
+#   tests     `make test`: what sshd and fashion need, and python3-venv (tests/shell/pypackage.sh
+#             installs the Python package in a venv), but optional: installed as root;
 #             otherwise named, and the tests that need them skip those checks (exit 0)
 #   bench     `make bench`: the peers it measures hedge against, faiss and PyTorch (python3-faiss,
 #             python3-torch), optional as for tests: the benchmarks of a missing one say so and
@@ -111,7 +112,7 @@ for use; do
     man) need_cmd scdoc scdoc ;;
     tests)
         base=$missing missing=""
-        need_pkg openssh-server dataset-fashion-mnist; need_cmd openssh-client ssh; need_cmd rsync rsync
+        need_pkg openssh-server dataset-fashion-mnist python3-venv; need_cmd openssh-client ssh; need_cmd rsync rsync
         optional="$optional$missing" missing=$base ;;
     bench)
         base=$missing missing=""

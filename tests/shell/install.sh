@@ -8,9 +8,11 @@
 # folder: until `hedge fetch-mnist` has put the MNIST there, mkdigits says where it looked and
 # how to fetch it); `hedge fetch-mnist` (no argument) fills that folder, $XDG_DATA_HOME when set;
 # a pipeline stage (the demo's first: hib-data.sh, the data) then finds the installed programs
-# and that MNIST; hedge help lists the programs and the user's pipelines, not their parts; a name
-# with / or .. runs nothing; hedge help PROGRAM and hedge help stream show the man pages;
-# --version answers; `make uninstall` then leaves no file behind.
+# and that MNIST; the Python package (hedge, hedge_stream) is on the system python3's path
+# (hedge.pth) and evaluates through its link to PREFIX/lib/libhedge.so; hedge help lists the programs and
+# the user's pipelines, not their parts; a name with / or .. runs nothing; hedge help PROGRAM and
+# hedge help stream show the man pages; --version answers; `make uninstall` then leaves no file
+# behind.
 . "$(dirname "$0")/../lib.sh"
 ROOT=$(cd "$(dirname "$0")/../.." && pwd)
 D=$T/dest P=/usr/local
@@ -29,6 +31,18 @@ for f in share/man/man1/hedge.1 share/man/man5/hedge-stream.5 lib/hedge/python/h
     lib/hedge/pipelines/common.sh lib/hedge/pipelines/hib-data.sh; do
     [ -f "$D$P/$f" ] || fail "$P/$f not installed"
 done
+# the Python package beside hedge_stream.py, on the system python3's path through hedge.pth, its
+# libhedge.so a link to PREFIX/lib's
+pth=$(find "$D$P/lib" -name hedge.pth)
+[ -f "$D$P/lib/hedge/python/hedge/__init__.py" ] && [ -f "$D$P/lib/libhedge.so" ] && [ -n "$pth" ] ||
+    fail "the Python package, libhedge.so or hedge.pth not installed: $(find "$D$P/lib" -name '*.p[yt]*' -o -name '*.so' | head)"
+[ "$(cat "$pth")" = "$P/lib/hedge/python" ] || fail "$pth says $(cat "$pth"), expected $P/lib/hedge/python"
+[ "$(readlink -f "$D$P/lib/hedge/python/hedge/libhedge.so")" = "$D$P/lib/libhedge.so" ] ||
+    fail "the package's libhedge.so is not a link to $P/lib/libhedge.so: $(ls -l "$D$P/lib/hedge/python/hedge/libhedge.so")"
+if [ "$P" = /usr/local ] && [ -f /etc/debian_version ]; then
+    /usr/bin/python3 -c 'import sys; sys.exit(sys.argv[1] not in sys.path)' "$(dirname "${pth#"$D"}")" ||
+        fail "$(dirname "${pth#"$D"}") (hedge.pth) is not on the system python3's sys.path"
+fi
 
 # the installed tree alone: a new user's environment, outside the clone
 mkdir -p "$T/home" "$T/work" && cd "$T/work" || fail "cd"
@@ -108,6 +122,17 @@ if /usr/bin/python3 -c 'import msgpack, numpy' 2> /dev/null; then
 import hedge_stream
 h, f = hedge_stream.read("corrupt.hs")
 assert h["kind"] == "images" and f["image"].shape[0] == 200' || fail "hedge_stream.py from $P/lib/hedge/python"
+fi
+# the package from where it is installed, its library through the link: kNN of two far groups
+if /usr/bin/python3 -c 'import numpy' 2> /dev/null; then
+    run PYTHONPATH="$(run "$H" --python-path)" /usr/bin/python3 -c '
+import sys, os, numpy as np, hedge, hedge._lib
+assert hedge.__file__.startswith(sys.argv[1]), hedge.__file__
+y = np.arange(40) % 2
+m = hedge.evaluate(np.eye(2, dtype=np.float32)[y] * 10, y)
+assert m["knn"] == 1 and m["p1"] == 1, m
+assert os.path.realpath(hedge._lib.load().path) == sys.argv[2], hedge._lib.load().path' "$D$P/lib/hedge/python" "$D$P/lib/libhedge.so" ||
+        fail "hedge.evaluate from the installed package"
 fi
 
 make -s -C "$ROOT" uninstall BUILD="$BUILD" DATA="$DATA" PREFIX=$P DESTDIR="$D" > "$T/make.log" 2>&1 ||

@@ -7,10 +7,10 @@
 #                      says so itself), stdout on a terminal (a pty from script(1): a program
 #                      that refuses to write a stream to a terminal fails here as it would
 #                      there), sh -e (a python block: python3), in a tree like hedge's (build/bin,
-#                      python/, pipelines/, .gitignore) on the small data the blocks make
-#                      themselves; the files a block made stay for the later ones. Afterwards
-#                      `git status` in that tree shows nothing new: what the commands leave at the
-#                      top of hedge's tree is git-ignored;
+#                      build/lib from make lib, python/, pipelines/, .gitignore) on the small
+#                      data the blocks make themselves; the files a block made stay for the
+#                      later ones. Afterwards `git status` in that tree shows nothing new: what
+#                      the commands leave at the top of hedge's tree is git-ignored;
 #   ```                commands too long to run here (the quick start, the pipelines: minutes
 #                      to hours): each line is checked, not run, and named with the reason:
 #                      `make T` needs a target T in the Makefile; `sh pipelines/X.sh ARGS OUT`
@@ -48,7 +48,11 @@ nsh=$(grep -c '^sh	L.' "$T/blocks")
 npy=$(grep -c '^python	L.' "$T/blocks")
 [ "$nsh" -ge 10 ] && [ "$npy" -ge 3 ] || fail "$README: only $nsh sh and $npy python lines to run"
 tree=$T/tree
-mkdir -p "$tree/build" "$T/home" && ln -s "$BIN" "$tree/build/bin" && cp -R "$ROOT/python" "$tree/python" &&
+# libhedge for the Python blocks (hedge.evaluate): the plain build's, whatever build runs the tests
+env -u MAKEFLAGS -u MFLAGS -u MAKELEVEL -u BUILD -u SANFLAGS make -s -C "$ROOT" lib > "$T/lib.log" 2>&1 ||
+    fail "make lib: $(tail -n 3 "$T/lib.log")"
+mkdir -p "$tree/build" "$T/home" && ln -s "$BIN" "$tree/build/bin" && ln -s "$ROOT/build/lib" "$tree/build/lib" &&
+    cp -R "$ROOT/python" "$tree/python" &&
     ln -s "$ROOT/pipelines" "$tree/pipelines" && cp "$ROOT/.gitignore" "$tree/.gitignore" || fail "tree"
 rm -rf "$tree/python/__pycache__"
 git -C "$tree" init -q && git -C "$tree" add -A || fail "git init in $tree"

@@ -1,0 +1,19 @@
+"""hedge: the evaluation battery of hedge (lib/hedge.h, libhedge.so) on numpy arrays, and hedge's
+tensor streams.
+
+    import numpy as np, hedge
+    r = np.random.default_rng(1); y = np.arange(600) % 6
+    m = hedge.evaluate(r.normal(size=(600, 8)) + 2 * y[:, None], y)   # leave-one-out
+    print(m["knn"], m["map_r"], m["recall"], m["nmi"])
+    hedge.evaluate(mu, y, pml=True, k="max_bin_count")   # pytorch-metric-learning's names
+
+hedge.evaluate (hedge/_evaluate.py) calls the engine through ctypes (hedge/_lib.py: where the
+library is looked for); hedge.stream reads and writes streams (msgpack needed, imported on first
+use). Install: pip install ./python from the top of the hedge tree (builds libhedge.so with
+`make lib`), or make install.
+"""
+
+from . import stream
+from ._evaluate import PML_NAMES, evaluate
+
+__all__ = ["evaluate", "stream", "PML_NAMES"]

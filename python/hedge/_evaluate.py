@@ -1,0 +1,284 @@
+"""hedge.evaluate: the whole evaluation battery of lib/hedge.h on numpy arrays, in this process.
+
+This module only translates: arrays into hedge_set, keywords into hedge_options, the result into
+a dict named as evaluate.sh's JSON (or, with pml=True, as pytorch-metric-learning's
+AccuracyCalculator). Every number is computed by the engine, the one that bin/evaluate runs.
+"""
+
+import ctypes
+import math
+
+import numpy as np
+
+from . import _lib
+
+# pytorch-metric-learning's AccuracyCalculator names -> the engine's (evaluate.sh's JSON)
+PML_NAMES = {"precision_at_1": "p1", "r_precision": "rprec", "mean_average_precision_at_r": "map_r",
+             "mean_average_precision": "map", "mean_reciprocal_rank": "mrr", "NMI": "nmi", "AMI": "ami"}
+# the retrieval metrics that have class averages (avg_of_avgs) and per-class values
+CLASS_METRICS = ("p1", "rprec", "map_r", "map", "mrr")
+AVG = "_avg_of_avgs"
+
+
+def _floats(name, a, shape=None):
+    """a as float32, C-contiguous: the same memory when it already is, else one converted copy."""
+    a = np.asarray(a)
+    if a.dtype.kind != "f":
+        raise ValueError("%s: %s array, expected floats (float32 is taken as it is, other floats "
+                         "converted once)" % (name, a.dtype))
+    if shape is not None and a.shape != shape:
+        raise ValueError("%s: shape %s, expected %s" % (name, list(a.shape), list(shape)))
+    return np.ascontiguousarray(a, dtype=np.float32)
+
+
+def _ints(name, a, n, dtype, what):
+    a = np.asarray(a)
+    if a.dtype.kind not in "iu":
+        raise ValueError("%s: %s array, expected integers (%s)" % (name, a.dtype, what))
+    if a.shape != (n,):
+        raise ValueError("%s: shape %s, expected [%d] (one per item of %s)"
+                         % (name, list(a.shape), n, "mu" if not name.startswith("gallery") else "gallery"))
+    info = np.iinfo(dtype)
+    if a.size and a.dtype != dtype and (a.min() < info.min or a.max() > info.max):
+        raise ValueError("%s: values from %d to %d, beyond %s" % (name, a.min(), a.max(), np.dtype(dtype).name))
+    return np.ascontiguousarray(a, dtype=dtype)
+
+
+def _set(prefix, mu, labels, var, eta, ids, keep):
+    """A hedge_set over the arrays (kept alive in keep). prefix: "" for the queries, "gallery_"."""
+    m = "gallery" if prefix else "mu"
+    mu = np.asarray(mu)
+    if mu.ndim not in (2, 3):
+        raise ValueError("%s: shape %s, expected [n, D] or [n, C, D]" % (m, list(mu.shape)))
+    mu = _floats(m, mu)
+    if mu.shape[0] == 0:
+        raise ValueError("%s: no items (shape %s)" % (m, list(mu.shape)))
+    if mu.shape[-1] == 0 or (mu.ndim == 3 and mu.shape[1] == 0):
+        raise ValueError("%s: shape %s: no dimensions" % (m, list(mu.shape)))
+    n = mu.shape[0]
+    if labels is None:
+        raise ValueError("%slabels: missing, expected the class of each item of %s" % (prefix, m))
+    labels = _ints(prefix + "labels", labels, n, np.int32, "the class of each item")
+    s = _lib.Set()
+    s.n = n
+    s.C, s.D = (1, mu.shape[1]) if mu.ndim == 2 else mu.shape[1:]
+    s.mu = mu.ctypes.data_as(ctypes.POINTER(ctypes.c_float))
+    s.labels = labels.ctypes.data_as(ctypes.POINTER(ctypes.c_int32))
+    keep += [mu, labels]
+    if var is not None:
+        var = _floats(prefix + "var", var, mu.shape)
+        s.var = var.ctypes.data_as(ctypes.POINTER(ctypes.c_float))
+        keep.append(var)
+    if eta is not None:
+        eta = _floats(prefix + "eta", eta, (n,))
+        s.eta = eta.ctypes.data_as(ctypes.POINTER(ctypes.c_float))
+        keep.append(eta)
+    if ids is not None:
+        ids = _ints(prefix + "ids", ids, n, np.int64, "an id per item")
+        s.ids = ids.ctypes.data_as(ctypes.POINTER(ctypes.c_int64))
+        keep.append(ids)
+    return s, mu, labels
+
+
+def _names(lib, pml):
+    """{public name: [engine ids]} of every metric the result may hold."""
+    ids = {name: i for i, name in enumerate(lib.names)}
+    recall = [i for i, name in enumerate(lib.names) if name.startswith("recall_")]
+    out = {}
+    if pml:
+        for p, h in PML_NAMES.items():
+            out[p] = [ids[h]]
+        for name, i in ids.items():
+            if name not in PML_NAMES.values() and not name.endswith(AVG) and i not in recall:
+                out[name] = [i]
+    else:
+        for name, i in ids.items():
+            if i not in recall:
+                out[name] = [i]
+    out["recall"] = recall
+    return out
+
+
+def evaluate(mu, labels, var=None, eta=None, gallery=None, gallery_labels=None, gallery_var=None,
+             gallery_eta=None, ids=None, gallery_ids=None, exclude_id=False, distance="euclidean",
+             k=None, knn_k=5, recall_at=(1, 2, 4, 8), pairs=10000, seed=714, match=None, threads=1,
+             pml=False, include=(), exclude=(), avg_of_avgs=False, return_per_class=False):
+    """The evaluation battery of one set of embeddings (leave-one-out) or of queries against a
+    gallery, computed by libhedge in this process, the GIL released while it runs.
+
+    mu: float [n, D] or [n, C, D] (C mixture components); labels: int [n]; var: as mu, or None;
+    eta: float [n], the uncertainty (default: the mean of var). The gallery_* arrays: the same for
+    the searched set (gallery=None: each item against the others). A float32 (int32 labels, int64
+    ids) C-contiguous array is used in place, without a copy; another float or integer array is
+    converted once (a copy). Anything else raises ValueError naming the array: a wrong dtype or
+    shape, labels of another length, no items, and what the engine refuses (NaN, infinities).
+
+    distance: "euclidean", "cosine" (of the normalised means) or "mls" (PFE's mutual likelihood
+    score, needs var). knn_k: the kNN vote's k; recall_at: the k of Recall@k; pairs, seed: the
+    verification pairs of ap and ece; match=(a, b): p(match) = sigmoid(-a d + b) for ap and ece;
+    exclude_id: never the gallery item with the query's id (ids, gallery_ids); threads: the
+    engine's threads.
+
+    Returns a dict named as evaluate.sh's JSON: ap, ece, knn, knn_k, recall_at, recall (a list),
+    p1, rprec, map_r, map, mrr and their class averages (*_avg_of_avgs), nmi, ami, tau, auroc,
+    aurc, eaurc, no_positive; NaN where a number cannot be had, its reason in result["why"];
+    result["notes"]: the notes of evaluate.sh's table.
+
+    pytorch-metric-learning's AccuracyCalculator: pml=True names the metrics as it does
+    (precision_at_1, r_precision, mean_average_precision_at_r, mean_average_precision,
+    mean_reciprocal_rank, NMI, AMI; the others keep hedge's names); include and exclude take
+    those names (the metrics not asked are not computed); k (PML's k: an int or "max_bin_count")
+    truncates mAP and MRR at the k nearest as PML does (mAP sums the precisions of the hits among
+    them and still divides by R; MRR is 0 with no hit among them); k=None ranks the whole gallery
+    (PML's k=None). avg_of_avgs: the retrieval metrics are their class averages;
+    return_per_class: they are lists, one value per class of the queries (result["classes"],
+    ascending). R-precision and MAP@R are over R whatever k (PML's are right for k >= R only);
+    NMI and AMI are of hedge's k-means (k = the queries' classes, seeded), PML's of faiss's.
+    """
+    if avg_of_avgs and return_per_class:
+        raise ValueError("avg_of_avgs and return_per_class are mutually exclusive")
+    if distance not in _lib.DISTANCES:
+        raise ValueError("distance: %r, expected one of %s" % (distance, ", ".join(_lib.DISTANCES)))
+    if gallery is None and gallery_labels is not None:
+        raise ValueError("gallery_labels: given without a gallery")
+    if gallery is None and any(a is not None for a in (gallery_var, gallery_eta, gallery_ids)):
+        raise ValueError("gallery_var, gallery_eta, gallery_ids: given without a gallery")
+    if exclude_id and (gallery is None or ids is None or gallery_ids is None):
+        raise ValueError("exclude_id: needs a gallery, ids and gallery_ids")
+    if isinstance(include, str) or isinstance(exclude, str):
+        raise ValueError("include, exclude: a list or tuple of names, not a string")
+
+    keep = []
+    q, qmu, qlabels = _set("", mu, labels, var, eta, ids, keep)
+    g = None
+    if gallery is not None:
+        g, gmu, glabels = _set("gallery_", gallery, gallery_labels, gallery_var, gallery_eta, gallery_ids, keep)
+        if (g.C, g.D) != (q.C, q.D):
+            raise ValueError("gallery: %d components of %d dimensions, expected %d of %d (mu's)"
+                             % (g.C, g.D, q.C, q.D))
+
+    lib = _lib.load()
+    o = _lib.Options()
+    lib.hedge_options_init(ctypes.byref(o))
+    o.distance = _lib.DISTANCES[distance]
+    o.knn_k = _positive("knn_k", knn_k)
+    ks = list(recall_at)
+    if not 1 <= len(ks) <= _lib.MAX_KS or any(not isinstance(x, (int, np.integer)) or x < 1 for x in ks) \
+            or any(b <= a for a, b in zip(ks, ks[1:])):
+        raise ValueError("recall_at: %r, expected 1 to %d increasing k >= 1 like (1, 2, 4, 8)" % (recall_at, _lib.MAX_KS))
+    o.nk = len(ks)
+    for i, x in enumerate(ks):
+        o.ks[i] = int(x)
+    o.pairs = _positive("pairs", pairs)
+    if isinstance(seed, bool) or not isinstance(seed, (int, np.integer)) or not 0 <= seed < 2**64:
+        raise ValueError("seed: %r, expected an integer from 0 to 2^64 - 1" % (seed,))
+    o.seed = int(seed)
+    if match is not None:
+        try:
+            a, b = (float(v) for v in match)
+        except (TypeError, ValueError):
+            raise ValueError("match: %r, expected (a, b): p(match) = sigmoid(-a d + b)" % (match,)) from None
+        o.has_match, o.match_a, o.match_b = 1, a, b
+    o.exclude_id = int(bool(exclude_id))
+    o.threads = _positive("threads", threads)
+    o.avg_of_avgs = 1
+    o.per_class = int(bool(return_per_class))
+    if k is None:
+        o.at_k = 0
+    elif k == "max_bin_count":
+        # PML: the most items of a query's class in the searched set, less the query itself
+        # when it is there
+        ref = glabels if g is not None else qlabels
+        classes, counts = np.unique(ref, return_counts=True)
+        counts = counts[np.isin(classes, qlabels)]
+        o.at_k = int(counts.max()) - (g is None) if counts.size else 0
+        if o.at_k < 1:
+            raise ValueError("k: max_bin_count is 0: no query has an item of its class to find")
+    else:
+        o.at_k = _positive("k", k)
+
+    names = _names(lib, pml)
+    asked = _select(names, include, exclude)
+    bits = 0
+    for name in asked:
+        for i in names[name]:
+            bits |= 1 << i
+    if include or exclude:
+        o.include = bits
+
+    r = _lib.Result()
+    err = ctypes.create_string_buffer(512)
+    if lib.hedge_evaluate(ctypes.byref(q), ctypes.byref(g) if g is not None else None, ctypes.byref(o),
+                          ctypes.byref(r), err, len(err)) != 0:
+        raise ValueError(_argument_names(err.value.decode(errors="replace") or "hedge_evaluate failed"))
+    try:
+        return _result(lib, r, o, names, asked, ks, pml, avg_of_avgs, return_per_class)
+    finally:
+        lib.hedge_result_free(ctypes.byref(r))
+
+
+def _argument_names(msg):
+    """The engine's message with the array or option named as evaluate's argument: "queries: mu:
+    ..." is "mu: ...", "gallery: mu: ..." "gallery: ...", "gallery: var: ..." "gallery_var: ...",
+    "options: at_k 0: ..." "k: at_k 0: ..."."""
+    for prefix, names in (("queries: ", {"mu": "mu", "var": "var", "eta": "eta", "labels": "labels", "ids": "ids"}),
+                          ("gallery: ", {"mu": "gallery", "var": "gallery_var", "eta": "gallery_eta",
+                                         "labels": "gallery_labels", "ids": "gallery_ids"})):
+        if msg.startswith(prefix):
+            array, sep, rest = msg[len(prefix):].partition(": ")
+            if sep and array in names:
+                return names[array] + ": " + rest
+            return (msg[len(prefix):] if prefix == "queries: " else msg)
+    if msg.startswith("options: "):
+        option, sep, rest = msg[len("options: "):].partition(" ")
+        name = {"at_k": "k", "ks": "recall_at", "nk": "recall_at", "match_a": "match", "match_b": "match",
+                "per_class": "return_per_class"}.get(option.rstrip(":"), option.rstrip(":"))
+        return "%s: %s%s" % (name, option + sep if name != option.rstrip(":") else "", rest)
+    return msg
+
+
+def _positive(name, x):
+    if isinstance(x, bool) or not isinstance(x, (int, np.integer)) or x < 1:
+        raise ValueError("%s: %r, expected an integer >= 1" % (name, x))
+    return int(x)
+
+
+def _select(names, include, exclude):
+    for what, given in (("include", include), ("exclude", exclude)):
+        bad = [x for x in given if x not in names]
+        if bad:
+            raise ValueError("%s: %s: not a metric; the metrics: %s" % (what, ", ".join(map(str, bad)), ", ".join(names)))
+    return [x for x in (include or names) if x not in exclude]
+
+
+def _result(lib, r, o, names, asked, ks, pml, avg_of_avgs, return_per_class):
+    value = np.ctypeslib.as_array(r.value)[:r.nmetrics].copy()
+    ids = {name: i for i, name in enumerate(lib.names)}
+    out, why = {}, {}
+    per = None
+    if return_per_class and r.nclasses > 0 and r.per_class:
+        per = np.ctypeslib.as_array(r.per_class, shape=(r.nclasses, r.nmetrics)).copy()
+        out["classes"] = np.ctypeslib.as_array(r.classes, shape=(r.nclasses,)).tolist()
+    for name in asked:
+        if name == "recall":
+            out["recall_at"] = [int(x) for x in ks]
+            out["recall"] = [float(value[i]) for i in names[name]][:len(ks)]
+            for j, i in enumerate(names[name][:len(ks)]):
+                if math.isnan(value[i]) and r.why[i].value:
+                    why["recall@%d" % ks[j]] = r.why[i].value.decode(errors="replace")
+            continue
+        i = names[name][0]
+        engine = lib.names[i]
+        if engine in CLASS_METRICS and avg_of_avgs:
+            i = ids[engine + AVG]
+        if engine in ("knn_k", "no_positive"):
+            out[name] = None if math.isnan(value[i]) else int(value[i])
+        elif engine in CLASS_METRICS and per is not None:
+            out[name] = per[:, ids[engine]].tolist()
+        else:
+            out[name] = float(value[i])
+        if math.isnan(value[i]) and r.why[i].value:
+            why[name] = r.why[i].value.decode(errors="replace")
+    out["why"] = why
+    out["notes"] = [r.notes[j].value.decode(errors="replace") for j in range(r.nnotes)]
+    return out

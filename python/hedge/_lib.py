@@ -1,0 +1,136 @@
+"""hedge._lib: ctypes over libhedge.so, the evaluation engine (lib/hedge.h). The structures below
+mirror that header field for field; HEDGE_ABI is the header's, and load() refuses a library whose
+hedge_options_init sets another.
+
+The library is looked for, in this order: beside this file (what pip and make install put there),
+$HEDGE_LIB (a path to a libhedge.so), the hedge tree's build/lib (python/hedge/../../build/lib:
+PYTHONPATH=python in a clone after `make lib`), then the system's library path (libhedge.so in
+PREFIX/lib, e.g. /usr/local/lib, after `make install` and ldconfig).
+
+ctypes.CDLL releases the GIL for the length of every foreign call: hedge_evaluate runs while
+other Python threads run, and two threads may evaluate at once (the engine keeps no global state).
+"""
+
+import ctypes
+import ctypes.util
+import os
+import threading
+
+HEDGE_ABI = 1
+DISTANCES = {"euclidean": 0, "cosine": 1, "mls": 2}
+MAX_KS = 16
+
+
+class Set(ctypes.Structure):
+    """hedge_set: one set of embeddings; the arrays are borrowed (C-contiguous)."""
+    _fields_ = [("n", ctypes.c_int64),
+                ("C", ctypes.c_int), ("D", ctypes.c_int),
+                ("mu", ctypes.POINTER(ctypes.c_float)),       # [n, C, D]
+                ("var", ctypes.POINTER(ctypes.c_float)),      # [n, C, D] or NULL
+                ("eta", ctypes.POINTER(ctypes.c_float)),      # [n] or NULL
+                ("labels", ctypes.POINTER(ctypes.c_int32)),   # [n]
+                ("ids", ctypes.POINTER(ctypes.c_int64))]      # [n] or NULL
+
+
+class Options(ctypes.Structure):
+    """hedge_options; defaults from hedge_options_init."""
+    _fields_ = [("abi", ctypes.c_int),
+                ("distance", ctypes.c_int),
+                ("knn_k", ctypes.c_int),
+                ("ks", ctypes.c_int * MAX_KS), ("nk", ctypes.c_int),
+                ("pairs", ctypes.c_int64),
+                ("seed", ctypes.c_uint64),
+                ("has_match", ctypes.c_int),
+                ("match_a", ctypes.c_double), ("match_b", ctypes.c_double),
+                ("exclude_id", ctypes.c_int),
+                ("at_k", ctypes.c_int),
+                ("avg_of_avgs", ctypes.c_int),
+                ("per_class", ctypes.c_int),
+                ("include", ctypes.c_uint64),
+                ("q0", ctypes.c_int64), ("q1", ctypes.c_int64),
+                ("threads", ctypes.c_int)]
+
+
+class Result(ctypes.Structure):
+    """hedge_result; hedge_result_free releases what the engine allocated in it."""
+    _fields_ = [("nmetrics", ctypes.c_int),
+                ("value", ctypes.c_double * 64),
+                ("why", (ctypes.c_char * 160) * 64),
+                ("notes", (ctypes.c_char * 200) * 8),
+                ("nnotes", ctypes.c_int),
+                ("nclasses", ctypes.c_int64),
+                ("classes", ctypes.POINTER(ctypes.c_int32)),     # [nclasses]
+                ("per_class", ctypes.POINTER(ctypes.c_double)),  # [nclasses, nmetrics]
+                ("knn_correct", ctypes.POINTER(ctypes.c_float)),
+                ("knn_eta", ctypes.POINTER(ctypes.c_float)),
+                ("nq", ctypes.c_int64)]
+
+
+def _candidates():
+    here = os.path.dirname(os.path.abspath(__file__))
+    out = [os.path.join(here, "libhedge.so")]
+    if os.environ.get("HEDGE_LIB"):
+        out.append(os.environ["HEDGE_LIB"])
+    out.append(os.path.join(os.path.dirname(os.path.dirname(here)), "build", "lib", "libhedge.so"))
+    return out
+
+
+_lock = threading.Lock()
+_lib = None
+
+
+def load():
+    """The library, loaded once, its functions typed; ImportError when there is none or it is of
+    another ABI."""
+    global _lib
+    with _lock:
+        if _lib is None:
+            _lib = _load()
+    return _lib
+
+
+def _load():
+    tried = _candidates()
+    path = next((p for p in tried if os.path.isfile(p)), None)
+    if path is None:
+        path = ctypes.util.find_library("hedge")
+        tried.append("the system's library path")
+    if path is None:
+        raise ImportError("hedge: no libhedge.so (looked in %s): install the package with "
+                          "`pip install ./python` or `make install`, or build it with `make lib` and "
+                          "set HEDGE_LIB=build/lib/libhedge.so" % ", ".join(tried))
+    try:
+        lib = ctypes.CDLL(path)
+    except OSError as e:
+        raise ImportError("hedge: cannot load %s: %s" % (path, e)) from None
+    try:
+        _type(lib)
+    except AttributeError as e:
+        raise ImportError("hedge: %s is not the engine's library (%s): rebuild it (make lib) and "
+                          "reinstall (pip install ./python)" % (path, e)) from None
+    o = Options()
+    lib.hedge_options_init(ctypes.byref(o))
+    if o.abi != HEDGE_ABI:
+        raise ImportError("hedge: %s is of ABI %d, this package of ABI %d: rebuild both from one tree "
+                          "(make lib, pip install ./python)" % (path, o.abi, HEDGE_ABI))
+    n = lib.hedge_nmetrics()
+    if not 0 < n <= 64:
+        raise ImportError("hedge: %s says %d metrics (expected 1 to 64)" % (path, n))
+    lib.path = path
+    lib.names = [lib.hedge_metric_name(i).decode() for i in range(n)]
+    return lib
+
+
+def _type(lib):
+    """The argument and result types of every function hedge.h declares."""
+    lib.hedge_options_init.argtypes = [ctypes.POINTER(Options)]
+    lib.hedge_options_init.restype = None
+    lib.hedge_nmetrics.argtypes = []
+    lib.hedge_nmetrics.restype = ctypes.c_int
+    lib.hedge_metric_name.argtypes = [ctypes.c_int]
+    lib.hedge_metric_name.restype = ctypes.c_char_p
+    lib.hedge_evaluate.argtypes = [ctypes.POINTER(Set), ctypes.POINTER(Set), ctypes.POINTER(Options),
+                                   ctypes.POINTER(Result), ctypes.c_char_p, ctypes.c_size_t]
+    lib.hedge_evaluate.restype = ctypes.c_int
+    lib.hedge_result_free.argtypes = [ctypes.POINTER(Result)]
+    lib.hedge_result_free.restype = None

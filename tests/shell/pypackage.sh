@@ -1,0 +1,378 @@
+#!/bin/sh
+# pypackage: the Python package hedge (python/) as a new user gets it. A venv without the system's
+# site packages that has only numpy (Debian's, through a .pth to a folder with links to it: no
+# network, no msgpack); `pip install --no-index ./python` in it (the in-tree build backend runs
+# `make lib`); then, from outside the tree: the ctypes structures against lib/hedge.h's (offsets
+# and sizes compiled with cc); hedge.evaluate on hand-made sets with known metrics: a four-item
+# line (every number derived by hand below), two far groups (every number 1), and the hand case
+# of pytorch-metric-learning's tests/utils/test_calculate_accuracies.py (query labels and the
+# labels of each query's five nearest, built as embeddings) with PML's names and k=5 against
+# PML's expected values, plain, avg_of_avgs and return_per_class, and with its classes absent
+# from the gallery (every retrieval number NaN); its numbers equal to evaluate.sh's JSON on the
+# same .npz (bin/evaluate's and, with -o DIR, the six programs'; leave-one-out and against a
+# gallery); float32 arrays taken without a copy; bad inputs (NaN, shapes, labels of another
+# length, no items, an empty gallery, wrong dtypes, unknown metric names) raising ValueError
+# naming the array; two evaluations in two threads at once (ctypes releases the GIL: both threads
+# inside the library together) giving the numbers of one at a time; the stream reader without
+# msgpack raising ImportError that says how to install it; pip uninstall leaving nothing. The
+# same again with the pyenv python (3.11) when it is there; an editable install (pip install -e)
+# evaluating too; an sdist, which holds no tree: a wheel from it refused with a clear line, or
+# built with HEDGE_LIB.
+set -u
+. "$(dirname "$0")/../lib.sh"
+ROOT=$(cd "$(dirname "$0")/../.." && pwd)
+PY=/usr/bin/python3
+EV="$ROOT/pipelines/evaluate.sh"
+cd "$T" || fail "cd $T"
+if ! $PY -c 'import venv, ensurepip' 2> /dev/null; then
+    echo "pypackage: skipped: python3 -m venv is absent (Debian: apt install python3-venv)"
+    pass
+fi
+# pip's own settings of this machine (a wheel folder, an index) are not a new user's
+export PIP_CONFIG_FILE=/dev/null PIP_DISABLE_PIP_VERSION_CHECK=1
+unset PIP_FIND_LINKS PIP_INDEX_URL PIP_EXTRA_INDEX_URL 2> /dev/null || true
+
+# Debian's numpy, alone, for any venv of the same Python version
+npdir=$($PY -c 'import numpy, os; print(os.path.dirname(os.path.dirname(numpy.__file__)))') || fail "no numpy in $PY"
+mkdir np && ln -s "$npdir/numpy" np/numpy && for m in "$npdir"/numpy-*-info; do ln -s "$m" np/; done || fail "np links"
+npver=$($PY -c 'import sys; print(sys.version_info[:2])')
+
+# --- the sets, and evaluate.sh's JSON on them
+$PY - <<'EOF' || fail "making the sets"
+import numpy as np
+r = np.random.default_rng(5)
+y = np.arange(240) % 6
+mu = (r.normal(size=(240, 8)) + 1.5 * np.eye(8)[y]).astype(np.float32)
+var = r.uniform(0.1, 1, (240, 8)).astype(np.float32)
+np.savez("set.npz", mu=mu, var=var, labels=y)
+np.savez("query.npz", mu=mu[:80], var=var[:80], labels=y[:80])
+np.savez("gallery.npz", mu=mu[80:], var=var[80:], labels=y[80:])
+EOF
+# evaluate.sh runs bin/evaluate (the engine, as Python does); with -o DIR the six programs
+for o in "" "-o progs"; do
+    sfx=${o:+-progs}
+    sh "$EV" $o --json loo$sfx.json set.npz > loo.md 2> loo.err || fail "evaluate.sh $o set.npz: $(cat loo.err)"
+    sh "$EV" ${o:+$o-gal} --json gal$sfx.json -g gallery.npz query.npz > gal.md 2> gal.err || fail "evaluate.sh $o -g: $(cat gal.err)"
+done
+
+# the struct offsets of lib/hedge.h, as the compiler lays them out
+cat > layout.c <<'EOF'
+#include <stddef.h>
+#include <stdio.h>
+#include "hedge.h"
+#define F(s, f) printf("%s %s %zu %zu\n", #s, #f, offsetof(s, f), sizeof(((s *)0)->f));
+int main(void) {
+    F(hedge_set, n) F(hedge_set, C) F(hedge_set, D) F(hedge_set, mu) F(hedge_set, var) F(hedge_set, eta)
+    F(hedge_set, labels) F(hedge_set, ids)
+    F(hedge_options, abi) F(hedge_options, distance) F(hedge_options, knn_k) F(hedge_options, ks)
+    F(hedge_options, nk) F(hedge_options, pairs) F(hedge_options, seed) F(hedge_options, has_match)
+    F(hedge_options, match_a) F(hedge_options, match_b) F(hedge_options, exclude_id) F(hedge_options, at_k)
+    F(hedge_options, avg_of_avgs) F(hedge_options, per_class) F(hedge_options, include) F(hedge_options, q0)
+    F(hedge_options, q1) F(hedge_options, threads)
+    F(hedge_result, nmetrics) F(hedge_result, value) F(hedge_result, why) F(hedge_result, notes)
+    F(hedge_result, nnotes) F(hedge_result, nclasses) F(hedge_result, classes) F(hedge_result, per_class)
+    F(hedge_result, knn_correct) F(hedge_result, knn_eta) F(hedge_result, nq)
+    printf("hedge_set - %zu\nhedge_options - %zu\nhedge_result - %zu\nHEDGE_ABI - %d\n", sizeof(hedge_set),
+           sizeof(hedge_options), sizeof(hedge_result), HEDGE_ABI);
+    return 0;
+}
+EOF
+cc -I"$ROOT/lib" -o layout layout.c && ./layout > layout.txt || fail "lib/hedge.h's layout"
+
+# --- the checks, run by each interpreter's venv from $T (outside the tree)
+cat > checks.py <<'EOF'
+import ctypes, json, math, os, sys, threading, time
+import numpy as np
+import hedge, hedge._lib as L, hedge._evaluate as E
+venv = sys.argv[1]
+assert hedge.__file__.startswith(venv), "hedge from %s, not the venv" % hedge.__file__
+lib = L.load()
+assert lib.path == os.path.join(os.path.dirname(hedge.__file__), "libhedge.so"), lib.path
+try:
+    import msgpack
+    raise AssertionError("msgpack is importable in the venv: the test needs it absent")
+except ImportError:
+    pass
+
+def close(name, got, want, tol=1e-7):
+    if isinstance(want, list):
+        assert isinstance(got, list) and len(got) == len(want), (name, got, want)
+        for g, w in zip(got, want):
+            close(name, g, w, tol)
+        return
+    ok = (math.isnan(got) and math.isnan(want)) if (isinstance(want, float) and math.isnan(want)) else abs(got - want) <= tol
+    assert ok, "%s = %r, expected %r" % (name, got, want)
+
+# the structures: each field's offset and size, and each size, as cc lays them out
+for line in open("layout.txt"):
+    s, f, *nums = line.split()
+    cls = {"hedge_set": L.Set, "hedge_options": L.Options, "hedge_result": L.Result}.get(s)
+    if s == "HEDGE_ABI":
+        assert int(nums[0]) == L.HEDGE_ABI, ("HEDGE_ABI", nums, L.HEDGE_ABI)
+    elif f == "-":
+        assert ctypes.sizeof(cls) == int(nums[0]), (s, ctypes.sizeof(cls), nums)
+    else:
+        d = getattr(cls, f)
+        assert (d.offset, d.size) == (int(nums[0]), int(nums[1])), (s, f, d.offset, d.size, nums)
+
+# --- four items on a line, two classes: x = 0, 1 (class 0), 3, 7 (class 1). Leave-one-out, the
+# neighbours of each: 0: 1 3 7; 1: 0 3 7; 3: 1 0 7; 7: 3 1 0 (classes 0 1 1, 0 1 1, 0 0 1, 1 0 0).
+# P@1 = R-precision = MAP@R = 3/4 (item 3 alone misses); its first positive is third: AP 1/3,
+# so mAP = MRR = (1 + 1 + 1/3 + 1) / 4 = 5/6; PML's k = 2 sees no positive for it: 3/4.
+# kNN with k = 1: 3/4; Recall@1 = Recall@2 = 3/4 (item 3's two nearest are class 0), @3 = 1.
+# Class averages: class 0 (1, 1), class 1 (1/3 or 0, 1): P@1 (1 + 1/2) / 2 = 3/4,
+# mAP (1 + 2/3) / 2 = 5/6.
+x = np.array([[0.0], [1.0], [3.0], [7.0]], dtype=np.float32)
+yl = np.array([0, 0, 1, 1])
+m = hedge.evaluate(x, yl, knn_k=1, recall_at=(1, 2, 3, 4))
+for name, want in [("p1", 0.75), ("rprec", 0.75), ("map_r", 0.75), ("map", 5 / 6), ("mrr", 5 / 6), ("knn", 0.75),
+                   ("recall", [0.75, 0.75, 1.0, float("nan")]), ("p1_avg_of_avgs", 0.75), ("map_avg_of_avgs", 5 / 6),
+                   ("mrr_avg_of_avgs", 5 / 6)]:
+    close("line: " + name, m[name], want)
+assert m["knn_k"] == 1 and m["recall_at"] == [1, 2, 3, 4], m
+assert "recall@4" in m["why"], m["why"]
+m = hedge.evaluate(x, yl, pml=True, k=2, knn_k=1)
+for name, want in [("precision_at_1", 0.75), ("r_precision", 0.75), ("mean_average_precision_at_r", 0.75),
+                   ("mean_average_precision", 0.75), ("mean_reciprocal_rank", 0.75), ("knn", 0.75)]:
+    close("line, PML k=2: " + name, m[name], want)
+assert "p1" not in m and "map_avg_of_avgs" not in m, sorted(m)
+m = hedge.evaluate(x, yl, pml=True, return_per_class=True, include=("precision_at_1", "mean_average_precision"))
+assert sorted(m) == ["classes", "mean_average_precision", "notes", "precision_at_1", "why"], sorted(m)
+assert m["classes"] == [0, 1], m
+close("line per class: P@1", m["precision_at_1"], [1.0, 0.5])
+close("line per class: mAP", m["mean_average_precision"], [1.0, 2 / 3])
+
+# --- two far groups: every ranking, kNN and clustering number 1
+y2 = np.arange(40) % 2
+m = hedge.evaluate(np.eye(2, dtype=np.float32)[y2] * 10 + 0.01 * np.arange(40)[:, None], y2)
+for name in ["knn", "p1", "rprec", "map_r", "map", "mrr", "nmi", "ami"]:
+    close("groups: " + name, m[name], 1.0)
+
+# --- pytorch-metric-learning's hand case (test_calculate_accuracies.py, test_accuracy_calculator,
+# ref_includes_query False): query labels and the labels of each query's 5 nearest in a gallery
+# whose query classes 0..4 have 2, 3, 5, 4, 5 items (and one item of class 5). Gallery item j is
+# the basis vector e_j; a query is sum_j w_j e_j with w 10, 9, 8, 7, 6 on the items it must rank
+# first (the next unused item of each label of its row) and smaller, decreasing weights on the
+# others in gallery order, so |q - e_j|^2 = |q|^2 + 1 - 2 w_j ranks them all.
+ql = [1, 1, 2, 3, 4, 0]
+rows = [[0, 1, 1, 2, 2], [1, 0, 1, 1, 3], [4, 4, 4, 4, 2], [3, 1, 3, 1, 3], [0, 0, 4, 2, 2], [1, 2, 3, 4, 5]]
+gl = [0] * 2 + [1] * 3 + [2] * 5 + [3] * 4 + [4] * 5 + [5]
+G = np.eye(len(gl), dtype=np.float32)
+Q = np.zeros((6, len(gl)), dtype=np.float32)
+order = []
+for i, row in enumerate(rows):
+    free = list(range(len(gl)))
+    first = []
+    for lab in row:
+        j = next(j for j in free if gl[j] == lab)
+        free.remove(j)
+        first.append(j)
+    Q[i, first] = [10, 9, 8, 7, 6]
+    Q[i, free] = 5 - 0.2 * np.arange(len(free))
+    order.append([gl[j] for j in first + free])
+# PML's expected values per query (its test's acc0 .. acc5, ref_includes_query False; P@1 from its
+# per-class values 0, 0.5, 0, 1, 0 and its mean 2/6)
+acc = {"precision_at_1": [0, 1, 0, 1, 0, 0],
+       "r_precision": [2 / 3, 2 / 3, 1 / 5, 2 / 4, 1 / 5, 0],
+       "mean_average_precision_at_r": [(1 / 2 + 2 / 3) / 3, (1 + 2 / 3) / 3, (1 / 5) / 5, (1 + 2 / 3) / 4, (1 / 3) / 5, 0],
+       "mean_average_precision": [(1 / 2 + 2 / 3) / 3, (1 + 2 / 3 + 3 / 4) / 3, (1 / 5) / 5, (1 + 2 / 3 + 3 / 5) / 4, (1 / 3) / 5, 0],
+       "mean_reciprocal_rank": [1 / 2, 1, 1 / 5, 1, 1 / 3, 0]}
+def per_class(a):   # PML: [acc5, (acc0 + acc1) / 2, acc2, acc3, acc4], classes 0..4
+    return [a[5], (a[0] + a[1]) / 2, a[2], a[3], a[4]]
+gal = dict(gallery=G, gallery_labels=gl)
+m = hedge.evaluate(Q, ql, pml=True, k=5, exclude=("NMI", "AMI"), **gal)
+assert "NMI" not in m and "AMI" not in m
+mavg = hedge.evaluate(Q, ql, pml=True, k=5, avg_of_avgs=True, **gal)
+mper = hedge.evaluate(Q, ql, pml=True, k=5, return_per_class=True, **gal)
+assert mper["classes"] == [0, 1, 2, 3, 4], mper["classes"]
+for name, a in acc.items():
+    close("PML hand case: " + name, m[name], float(np.mean(a)), 1e-7)
+    close("PML hand case, avg_of_avgs: " + name, mavg[name], float(np.mean(per_class(a))), 1e-7)
+    close("PML hand case, return_per_class: " + name, mper[name], [float(v) for v in per_class(a)], 1e-7)
+close("PML hand case: P@1 is PML's 2/6", m["precision_at_1"], 2 / 6)
+# hedge's default (k=None: the whole gallery ranked): P@1, R-precision and MAP@R as PML's (R <= 5);
+# mAP and MRR over the whole ranking, from the ranks the construction fixes
+def ap(labels, c):
+    hits = np.flatnonzero(np.array(labels) == c) + 1
+    return float(np.mean(np.arange(1, len(hits) + 1) / hits))
+def rr(labels, c):
+    return 1.0 / (1 + list(labels).index(c))
+h = hedge.evaluate(Q, ql, **gal)
+close("hand case, hedge: p1", h["p1"], float(np.mean(acc["precision_at_1"])), 1e-7)
+close("hand case, hedge: rprec", h["rprec"], float(np.mean(acc["r_precision"])), 1e-7)
+close("hand case, hedge: map_r", h["map_r"], float(np.mean(acc["mean_average_precision_at_r"])), 1e-7)
+close("hand case, hedge: map", h["map"], float(np.mean([ap(o, c) for o, c in zip(order, ql)])), 1e-7)
+close("hand case, hedge: mrr", h["mrr"], float(np.mean([rr(o, c) for o, c in zip(order, ql)])), 1e-7)
+assert h["mrr"] > m["mean_reciprocal_rank"] + 0.01, (h["mrr"], m["mean_reciprocal_rank"])
+# the same with its classes 5..10 in the gallery: no query has a positive, every retrieval number NaN
+m = hedge.evaluate(Q, ql, pml=True, k=5, gallery=G, gallery_labels=np.array(gl) + 5)
+for name in acc:
+    assert math.isnan(m[name]) and name in m["why"], (name, m[name], m["why"])
+
+# --- the same numbers as evaluate.sh's JSON: bin/evaluate's, and the six programs' (-o DIR)
+def same(which, got):
+    want = json.load(open(which + ".json"))
+    assert got["knn_k"] == want["knn_k"], (which, got["knn_k"], want["knn_k"])
+    worst = 0.0
+    for name, w in want["input"].items():
+        if name == "reject_tsv":
+            continue
+        g = got[name] if isinstance(w, list) else [got[name]]
+        w = w if isinstance(w, list) else [w]
+        assert len(g) == len(w), (which, name, g, w)
+        for gv, wv in zip(g, w):
+            if wv is None:
+                assert math.isnan(gv), (which, name, gv)
+            else:
+                worst = max(worst, abs(gv - wv))
+                assert abs(gv - wv) <= 1e-6, "%s: %s = %r, evaluate.sh %r" % (which, name, gv, wv)
+    print("pypackage: %s: every number of evaluate.sh's JSON, largest difference %.3g" % (which, worst))
+z = np.load("set.npz")
+loo = hedge.evaluate(z["mu"], z["labels"], var=z["var"])
+gal = hedge.evaluate(z["mu"][:80], z["labels"][:80], var=z["var"][:80],
+                     gallery=z["mu"][80:], gallery_labels=z["labels"][80:], gallery_var=z["var"][80:])
+for which, got in [("loo", loo), ("loo-progs", loo), ("gal", gal), ("gal-progs", gal)]:
+    same(which, got)
+
+# --- float32 (int32 labels) C-contiguous: used in place; float64 converted once
+keep = []
+mu32 = np.ascontiguousarray(z["mu"], dtype=np.float32)
+lab32 = z["labels"].astype(np.int32)
+s, _, _ = E._set("", mu32, lab32, None, None, None, keep)
+addr = lambda p: ctypes.cast(p, ctypes.c_void_p).value
+assert addr(s.mu) == mu32.ctypes.data and addr(s.labels) == lab32.ctypes.data, "float32 input was copied"
+s, mu64c, _ = E._set("", z["mu"].astype(np.float64), lab32, None, None, None, keep)
+assert addr(s.mu) != z["mu"].ctypes.data and mu64c.dtype == np.float32 and addr(s.mu) == mu64c.ctypes.data
+
+# --- bad input: ValueError naming the array
+mu, y = z["mu"], z["labels"]
+nan_mu = mu.copy(); nan_mu[7, 3] = np.nan
+nan_var = z["var"].copy(); nan_var[5, 0] = np.nan
+eta = np.ones(len(y), dtype=np.float32); eta[9] = np.inf
+for what, kwargs, name in [
+        ("NaN in mu", dict(mu=nan_mu, labels=y), "mu"),
+        ("NaN in var", dict(mu=mu, labels=y, var=nan_var), "var"),
+        ("inf in eta", dict(mu=mu, labels=y, eta=eta), "eta"),
+        ("mu of one axis", dict(mu=mu[:, 0], labels=y), "mu"),
+        ("labels of another length", dict(mu=mu, labels=y[:-1]), "labels"),
+        ("no items", dict(mu=mu[:0], labels=y[:0]), "mu"),
+        ("integer mu", dict(mu=mu.astype(np.int64), labels=y), "mu"),
+        ("float labels", dict(mu=mu, labels=y.astype(np.float64)), "labels"),
+        ("var of another shape", dict(mu=mu, labels=y, var=z["var"][:, :4]), "var"),
+        ("an empty gallery", dict(mu=mu, labels=y, gallery=mu[:0], gallery_labels=y[:0]), "gallery"),
+        ("gallery of other dimensions", dict(mu=mu, labels=y, gallery=mu[:, :4], gallery_labels=y), "gallery"),
+        ("gallery labels of another length", dict(mu=mu, labels=y, gallery=mu, gallery_labels=y[:3]), "gallery_labels"),
+        ("unknown metric", dict(mu=mu, labels=y, include=("nope",)), "include"),
+        ("PML name without pml=True", dict(mu=mu, labels=y, include=("precision_at_1",)), "include"),
+        ("unknown distance", dict(mu=mu, labels=y, distance="l1"), "distance")]:
+    try:
+        hedge.evaluate(**kwargs)
+    except ValueError as e:
+        assert str(e).startswith(name + ":"), "%s: %r does not begin with %s:" % (what, str(e), name)
+        assert "\n" not in str(e), (what, str(e))
+    else:
+        raise AssertionError(what + ": no ValueError")
+
+# --- two evaluations in two threads: both inside the library at once (ctypes releases the GIL)
+big = np.random.default_rng(2).normal(size=(4000, 32)).astype(np.float32)
+bigy = np.arange(4000) % 40
+def run(seed):
+    return hedge.evaluate(big, bigy, seed=seed)
+real = lib.hedge_evaluate
+inside = [0]
+lock = threading.Lock()
+def counted(*a):
+    with lock:
+        inside[0] += 1
+    try:
+        return real(*a)
+    finally:
+        with lock:
+            inside[0] -= 1
+t0 = time.time()
+alone = [run(1), run(2)]
+t_alone = time.time() - t0
+lib.hedge_evaluate = counted
+try:
+    out = [None, None]
+    th = [threading.Thread(target=lambda i=i: out.__setitem__(i, run(i + 1))) for i in range(2)]
+    t0 = time.time()
+    for t in th:
+        t.start()
+    both = 0
+    while any(t.is_alive() for t in th):
+        both += inside[0] == 2
+        time.sleep(0.001)
+    for t in th:
+        t.join()
+    t_threads = time.time() - t0
+finally:
+    lib.hedge_evaluate = real
+assert both >= 5, "the two threads were never inside libhedge together (%d samples): is the GIL held?" % both
+for a, b in zip(alone, out):
+    for name in a:
+        if name not in ("why", "notes"):
+            close("threads: " + name, b[name], a[name], 0)
+print("pypackage: two evaluations of 4,000 x 32, one after the other %.2f s, in two threads %.2f s "
+      "(both inside libhedge at %d samples of 1 ms)" % (t_alone, t_threads, both))
+
+# --- streams without msgpack: a clear ImportError; hedge_stream is hedge.stream
+import hedge_stream
+assert hedge_stream is hedge.stream
+for f in (lambda: hedge.stream.read("set.npz"), lambda: hedge.stream.write("x.hs", "embeddings", {"mu": mu})):
+    try:
+        f()
+    except ImportError as e:
+        assert "pip install msgpack" in str(e) and "python3-msgpack" in str(e), str(e)
+    else:
+        raise AssertionError("hedge.stream worked without msgpack")
+assert not os.path.exists("x.hs")
+print("pypackage: ok with %s" % sys.version.split()[0])
+EOF
+
+# check_venv NAME PYTHON: a venv of PYTHON with only numpy, hedge installed by pip, the checks
+check_venv() {
+    v=$T/$1
+    "$2" -m venv "$v" > "$1.log" 2>&1 || fail "$2 -m venv: $(tail -n 3 "$1.log")"
+    site=$("$v/bin/python" -c 'import sysconfig; print(sysconfig.get_path("purelib"))')
+    echo "$T/np" > "$site/debian-numpy.pth"
+    "$v/bin/python" -c 'import numpy' || fail "$1: numpy is not importable through $site/debian-numpy.pth"
+    (cd "$ROOT" && "$v/bin/pip" install --no-index ./python) >> "$1.log" 2>&1 ||
+        fail "$1: pip install --no-index ./python: $(tail -n 5 "$1.log")"
+    "$v/bin/python" checks.py "$v" || fail "$1: the checks failed (above)"
+    "$v/bin/pip" uninstall -y hedge >> "$1.log" 2>&1 || fail "$1: pip uninstall: $(tail -n 3 "$1.log")"
+    left=$(ls "$site" | grep -i hedge)
+    [ -z "$left" ] || fail "$1: pip uninstall left $left in $site"
+}
+check_venv venv $PY
+# editable: the sources stay in python/, the library in the tree's build/lib
+(cd "$ROOT" && "$T/venv/bin/pip" install --no-index -e ./python) >> venv.log 2>&1 || fail "pip install -e: $(tail -n 3 venv.log)"
+"$T/venv/bin/python" -c '
+import sys, os, numpy as np, hedge, hedge._lib as L
+assert hedge.__file__ == os.path.join(sys.argv[1], "python", "hedge", "__init__.py"), hedge.__file__
+assert L.load().path == os.path.join(sys.argv[1], "build", "lib", "libhedge.so"), L.load().path
+y = np.arange(40) % 2
+assert hedge.evaluate(np.eye(2, dtype=np.float32)[y] * 10, y)["map"] == 1' "$ROOT" || fail "the editable install"
+"$T/venv/bin/pip" uninstall -y hedge >> venv.log 2>&1 || fail "pip uninstall of the editable install"
+py2=/root/.pyenv/shims/python3
+if [ -x $py2 ] && py2=$($py2 -c 'import sys; print(sys.executable)' 2> /dev/null) && [ -n "$py2" ]; then
+    if [ "$($py2 -c 'import sys; print(sys.version_info[:2])')" = "$npver" ]; then
+        check_venv venv2 "$py2"
+    else
+        echo "pypackage: $py2 is not Python $npver, Debian's numpy's: not tried"
+    fi
+fi
+
+# --- an sdist has no tree to build the library in: a wheel from it says so (or takes HEDGE_LIB)
+mkdir sdist && (cd "$ROOT/python" && $PY -c 'import sys, hedge_build; print(hedge_build.build_sdist(sys.argv[1]))' "$T/sdist") > sdist.name ||
+    fail "build_sdist"
+tar -xzf "sdist/$(cat sdist.name)" -C sdist || fail "the sdist does not unpack"
+src=$(ls -d sdist/hedge-*/) && [ -f "$src/hedge/stream.py" ] && [ -f "$src/PKG-INFO" ] || fail "the sdist: $(ls -R sdist)"
+mkdir whl
+(cd "$src" && env -u HEDGE_LIB $PY -c 'import hedge_build; hedge_build.build_wheel("../../whl")') > sdist.out 2> sdist.err &&
+    fail "a wheel was built from the sdist without a tree"
+grep -q "the hedge tree is not at .*set HEDGE_LIB" sdist.err || fail "the sdist's refusal: $(tail -n 2 sdist.err)"
+(cd "$src" && HEDGE_LIB="$ROOT/build/lib/libhedge.so" $PY -c 'import hedge_build; hedge_build.build_wheel("../../whl")') 2> sdist.err ||
+    fail "build_wheel from the sdist with HEDGE_LIB: $(tail -n 2 sdist.err)"
+$PY -m zipfile -l whl/*.whl > whl.list && grep -q 'hedge/libhedge.so' whl.list || fail "the wheel has no hedge/libhedge.so"
+pass
