@@ -6,7 +6,7 @@
 #include <string.h>
 
 #include "json.h"
-#include "metrics.h"
+#include "argsort.h"
 #include "uncertainty.h"
 #include "util.h"
 

@@ -18,7 +18,9 @@
 #include "knn_eval.h"
 #include "knnpass.h"
 #include "match.h"
-#include "metrics.h"
+#include "ap.h"
+#include "argsort.h"
+#include "ece.h"
 #include "pairs.h"
 #include "retrieval.h"
 #include "uncertainty.h"
@@ -309,7 +311,7 @@ static void uncertainty_metrics(const knn_eval *E, const hedge_options *o, hedge
 
 /* the per-class table: kNN accuracy and the retrieval metrics averaged within each query class */
 static void per_class(const match_set *Q, int64_t q0, int64_t nq, const knn_eval *E, const retrieval_query *per,
-                      const int *kidx, int nk, hedge_result *r)
+                      const double *apk, const double *rrk, const int *kidx, int nk, hedge_result *r)
 {
     int32_t *c = emalloc((size_t)(nq ? nq : 1) * sizeof *c);
     memcpy(c, Q->cls + q0, (size_t)nq * sizeof *c);
@@ -333,7 +335,7 @@ static void per_class(const match_set *Q, int64_t q0, int64_t nq, const knn_eval
         }
         if (per && per[q].npos) {
             v[HEDGE_P1] += per[q].p1, v[HEDGE_RPREC] += per[q].rprec, v[HEDGE_MAP_R] += per[q].map_r;
-            v[HEDGE_MAP] += per[q].ap, v[HEDGE_MRR] += 1.0 / per[q].r1;
+            v[HEDGE_MAP] += apk ? apk[q] : per[q].ap, v[HEDGE_MRR] += rrk ? rrk[q] : 1.0 / per[q].r1;
             for (int i = 0; i < nk; i++)
                 v[HEDGE_RECALL + kidx[i]] += per[q].recall[i];
             cnt[2 * k + 1]++;
@@ -351,8 +353,9 @@ static void per_class(const match_set *Q, int64_t q0, int64_t nq, const knn_eval
 }
 
 /* the pass's consumers besides the ranking (retrieval_run_rows): the kNN search, and mAP and MRR
- * truncated at K (pytorch-metric-learning's convention with a k: AP over the positives within the
- * K nearest, divided by how many there are (at least 1); RR 1 / r_1 when r_1 <= K, else 0) */
+ * truncated at K (pytorch-metric-learning's convention with a k: the precisions at the positives
+ * within the K nearest, summed and divided by R, the positives in the gallery, as its
+ * mean_average_precision divides by count_per_query; RR 1 / r_1 when r_1 <= K, else 0) */
 typedef struct {
     knnpass P;
     int searched, at_k;
@@ -376,7 +379,7 @@ static void rank_hook(void *ctx, int64_t q, const int64_t *rank, int64_t R)
     int64_t m = 0;
     while (m < R && rank[m] <= c->at_k)
         s += (double)(m + 1) / (double)rank[m], m++;
-    c->apk[q] = R ? s / (double)(m ? m : 1) : NAN;
+    c->apk[q] = R ? s / (double)R : NAN;
     c->rrk[q] = R ? (m ? 1.0 / (double)rank[0] : 0.0) : NAN;
 }
 
@@ -517,6 +520,7 @@ int hedge_evaluate(const hedge_set *queries, const hedge_set *gallery, const hed
     if (!nsk) /* retrieve needs a k: its R@1 is then not reported */
         sks[0] = 1, kidx[0] = -1;
     retrieval_query *per = NULL;
+    double *apk = NULL, *rrk = NULL; /* (nq) mAP and MRR truncated at K (at_k), or NULL */
     const int rid[] = {HEDGE_P1, HEDGE_RPREC, HEDGE_MAP_R, HEDGE_MAP, HEDGE_MRR, HEDGE_P1_AVG,
                        HEDGE_RPREC_AVG, HEDGE_MAP_R_AVG, HEDGE_MAP_AVG, HEDGE_MRR_AVG, HEDGE_NO_POSITIVE};
     int want_ret = 0;
@@ -548,8 +552,8 @@ int hedge_evaluate(const hedge_set *queries, const hedge_set *gallery, const hed
         pass_ctx pc = {{qm + q0 * Q.D, gallery ? gm : qm, Q.D, k, exclude, E.nbr, E.d2, 0}, E.searched, o->at_k,
                        NULL, NULL};
         if (o->at_k) {
-            pc.apk = emalloc((size_t)nq * sizeof *pc.apk);
-            pc.rrk = emalloc((size_t)nq * sizeof *pc.rrk);
+            pc.apk = apk = emalloc((size_t)nq * sizeof *pc.apk);
+            pc.rrk = rrk = emalloc((size_t)nq * sizeof *pc.rrk);
         }
         retrieval_hooks H = {row_hook, rank_hook, &pc};
 
@@ -574,7 +578,6 @@ int hedge_evaluate(const hedge_set *queries, const hedge_set *gallery, const hed
             means(pc.rrk, Q.cls + q0, nq, &r->value[HEDGE_MRR], &cr);
             if (o->avg_of_avgs)
                 r->value[HEDGE_MAP_AVG] = ca, r->value[HEDGE_MRR_AVG] = cr;
-            free(pc.apk), free(pc.rrk);
         }
     }
     if (want_knn) {
@@ -583,12 +586,13 @@ int hedge_evaluate(const hedge_set *queries, const hedge_set *gallery, const hed
         uncertainty_metrics(&E, o, r);
     }
     if (o->per_class)
-        per_class(&Q, q0, nq, want_knn ? &E : NULL, per, kidx, kidx[0] >= 0 ? nsk : 0, r);
+        per_class(&Q, q0, nq, want_knn ? &E : NULL, per, apk, rrk, kidx, kidx[0] >= 0 ? nsk : 0, r);
     if (wanted(o, HEDGE_NMI) || wanted(o, HEDGE_AMI))
         cluster_metrics(&Q, o, r);
     if (wanted(o, HEDGE_AP) || wanted(o, HEDGE_ECE))
         pair_metrics(&Q, o, &L, r);
     free(per);
+    free(apk), free(rrk);
     if (want_knn)
         knn_eval_free(&E);
 done:

@@ -9,7 +9,7 @@
 #include "check.h"
 #include "hedge.h"
 #include "knnpass.h"
-#include "metrics.h"
+#include "knn_search.h"
 #include "retrieval.h"
 #include "rng.h"
 
@@ -69,24 +69,32 @@ static void test_hand(void)
     hedge_result_free(&a);
     hedge_result_free(&b);
 
-    /* pytorch-metric-learning's mAP and MRR truncated at K. K = 10: the intruder's positives
-     * (ranks 21..29) are beyond it: AP 0 (none found, divided by 1), RR 0; every other query's
-     * positives within 10 come first: 1. K = 25: the intruder finds 5 (ranks 21..25): AP =
-     * sum i / (20 + i) / 5, RR 1/21; class 0's others find all 9 (ranks 1..8 and 19) */
+    /* pytorch-metric-learning's mAP and MRR truncated at K: the precisions at the positives
+     * within K, summed and divided by R = 9 (its count_per_query), RR 0 past K. K = 10: the
+     * intruder's positives (ranks 21..29) are beyond it: AP 0, RR 0; class 0's other queries
+     * find 8 of their 9 (ranks 1..8; the ninth at 19): 8 / 9; classes 1 and 2: 1. K = 25: the
+     * intruder finds 5 (ranks 21..25): AP = sum i / (20 + i) / 9, RR 1/21; class 0's others
+     * find all 9 (ranks 1..8 and 19) */
     hedge_options_init(&o);
     o.at_k = 10;
+    o.per_class = 1;
     CHECK(hedge_evaluate(&Q, NULL, &o, &r, err, sizeof err) == 0);
-    CHECK_CLOSE(r.value[HEDGE_MAP], 29.0 / 30, 1e-12);
+    CHECK_CLOSE(r.value[HEDGE_MAP], (9 * 8.0 / 9 + 20) / 30, 1e-12);
     CHECK_CLOSE(r.value[HEDGE_MRR], 29.0 / 30, 1e-12);
     CHECK_CLOSE(r.value[HEDGE_MRR_AVG], (1 + 1 + 0.9) / 3, 1e-12);
     CHECK_CLOSE(r.value[HEDGE_MAP_R], (9 * 8.0 / 9 + 20) / 30, 1e-7); /* untouched */
+    /* per class, the same truncation: class 0's mAP (9 x 8/9 + 0) / 10, its MRR 9 / 10 */
+    CHECK_CLOSE(r.per_class[0 * HEDGE_NMETRICS + HEDGE_MAP], 0.8, 1e-12);
+    CHECK_CLOSE(r.per_class[0 * HEDGE_NMETRICS + HEDGE_MRR], 0.9, 1e-12);
+    CHECK_CLOSE(r.per_class[1 * HEDGE_NMETRICS + HEDGE_MAP], 1, 1e-12);
     hedge_result_free(&r);
     o.at_k = 25;
+    o.per_class = 0;
     CHECK(hedge_evaluate(&Q, NULL, &o, &r, err, sizeof err) == 0);
     double s5 = 0;
     for (int i = 1; i <= 5; i++)
         s5 += i / (20.0 + i);
-    CHECK_CLOSE(r.value[HEDGE_MAP], ((8 + 9.0 / 19) + 20 + s5 / 5) / 30, 1e-12);
+    CHECK_CLOSE(r.value[HEDGE_MAP], ((8 + 9.0 / 19) + 20 + s5 / 9) / 30, 1e-12);
     CHECK_CLOSE(r.value[HEDGE_MRR], (29 + 1.0 / 21) / 30, 1e-12);
     hedge_result_free(&r);
 
