@@ -14,8 +14,8 @@
 #   tests     `make test`: what sshd and fashion need, and python3-venv (tests/shell/pypackage.sh
 #             installs the Python package in a venv), but optional: installed as root;
 #             otherwise named, and the tests that need them skip those checks (exit 0)
-#   bench     `make bench`: the peers it measures hedge against, faiss and PyTorch (python3-faiss,
-#             python3-torch), optional as for tests: the benchmarks of a missing one say so and
+#   bench     `make bench`: the peers it measures hedge against, faiss, PyTorch and sklearn
+#             (python3-faiss, python3-torch, python3-sklearn), optional as for tests: the benchmarks of a missing one say so and
 #             skip it; never a dependency of `make test`
 #
 # A library counts as present only when dpkg says its package is installed: a file at the
@@ -116,7 +116,7 @@ for use; do
         optional="$optional$missing" missing=$base ;;
     bench)
         base=$missing missing=""
-        need_pkg python3-faiss python3-torch
+        need_pkg python3-faiss python3-torch python3-sklearn
         optional="$optional$missing" missing=$base ;;
     *) echo "setup-deps.sh: unknown use '$use' (fuzz, fashion, ssh, transfer, sshd, man, tests, bench)" >&2; exit 2 ;;
     esac

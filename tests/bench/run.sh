@@ -13,7 +13,7 @@ sh tests/bench/train.sh
 # the peers (faiss, PyTorch): Debian packages installed here when missing (as root), never by
 # `make test`; a peer that cannot be installed is skipped with one line
 sh pipelines/setup-deps.sh bench ||
-    echo "bench: python3-faiss and python3-torch could not be installed: the comparisons that need them are skipped"
+    echo "bench: python3-faiss, python3-torch or python3-sklearn could not be installed: the comparisons that need them are skipped"
 echo "== peers: knn and retrieve against faiss IndexFlatL2"
 sh tests/bench/faiss.sh
 echo "== peers: the whole battery (evaluate) against faiss + scikit-learn"
