@@ -246,8 +246,8 @@ static void dist2_rows(const float *q, const float *const *g, int64_t n, int D, 
         out[i] = dist2(q, g[i], D, extra[i]);
 }
 
-/* (s, g) into the best cap of dd/di, sorted by (distance, index); *cnt held so far */
-static void best_push(double *dd, int64_t *di, int *cnt, int cap, double s, int64_t g)
+/* (s, g) into the best cap of dd/di, sorted by (distance, index); *cnt held so far (knn_search.h) */
+void metrics_best_push(double *dd, int64_t *di, int *cnt, int cap, double s, int64_t g)
 {
     int c = *cnt;
     if (c == cap && !(s < dd[c - 1] || (s == dd[c - 1] && g < di[c - 1])))
@@ -949,7 +949,7 @@ static void knn_rerank(void *arg, int task, int worker)
         if (exact) {
             for (int64_t g = 0; g < J->ng; g++)
                 if (g != ex)
-                    best_push(dd, di, &c, k, dist2(qv, J->G + g * D, D, xq + (J->gx ? J->gx[g] : 0.0)), g);
+                    metrics_best_push(dd, di, &c, k, dist2(qv, J->G + g * D, D, xq + (J->gx ? J->gx[g] : 0.0)), g);
         } else {
             int nc = J->cnt[q];
             const int64_t *ci = J->ci + q * kk;
@@ -959,11 +959,11 @@ static void knn_rerank(void *arg, int task, int worker)
             }
             dist2_rows(qv, rows, nc, D, ex2, cv);
             for (int r = 0; r < nc; r++)
-                best_push(dd, di, &c, k, cv[r], ci[r]);
+                metrics_best_push(dd, di, &c, k, cv[r], ci[r]);
             for (int64_t b = 0; b < J->nbig; b++) {
                 int64_t g = J->bigs[b];
                 if (g != ex)
-                    best_push(dd, di, &c, k, dist2(qv, J->G + g * D, D, xq + (J->gx ? J->gx[g] : 0.0)), g);
+                    metrics_best_push(dd, di, &c, k, dist2(qv, J->G + g * D, D, xq + (J->gx ? J->gx[g] : 0.0)), g);
             }
         }
         if (c < k) /* cannot happen: avail >= k and every finite distance is a candidate */

@@ -75,4 +75,8 @@ extern metrics_knn_info metrics_knn_last;
  * squared distances stay exact in float32 (below 2^24), as without centring. */
 void metrics_centre(const float *Q, int64_t nq, const float *G, int64_t ng, int D, double limit, double *mean);
 
+/* (s, g) into the best list (dd, di) of at most cap, ascending by (s, g) with ties to the lower
+ * index; *cnt the entries held so far */
+void metrics_best_push(double *dd, int64_t *di, int *cnt, int cap, double s, int64_t g);
+
 #endif

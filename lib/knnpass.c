@@ -5,6 +5,7 @@
 #include <stdlib.h>
 
 #include "knn_eval.h"
+#include "knn_search.h"
 #include "util.h"
 
 #ifdef __AVX2__
@@ -22,23 +23,6 @@ static double dist2(const float *q, const float *g, int D)
         s += u * u;
     }
     return s;
-}
-
-/* (s, g) into the best list (dd, di) of at most cap, ascending by (s, g): metrics.c's best_push */
-static void push_d(double *dd, int64_t *di, int *cnt, int cap, double s, int64_t g)
-{
-    int c = *cnt;
-    if (c == cap && !(s < dd[c - 1] || (s == dd[c - 1] && g < di[c - 1])))
-        return;
-    int pos = c < cap ? c++ : cap - 1;
-    while (pos > 0 && (dd[pos - 1] > s || (dd[pos - 1] == s && di[pos - 1] > g))) {
-        dd[pos] = dd[pos - 1];
-        di[pos] = di[pos - 1];
-        pos--;
-    }
-    dd[pos] = s;
-    di[pos] = g;
-    *cnt = c;
 }
 
 static void push_f(float *cf, int64_t *ci, int *cnt, int cap, float f, int64_t g)
@@ -101,11 +85,11 @@ void knnpass_row(void *ctx, int64_t q, const float *row, float qn, const float *
     if (exact) {
         for (int64_t g = 0; g < ng; g++)
             if (g != ex)
-                push_d(dd, di, &n, k, dist2(qv, P->G + g * D, D), g);
+                metrics_best_push(dd, di, &n, k, dist2(qv, P->G + g * D, D), g);
         __atomic_fetch_add(&P->exact, 1, __ATOMIC_RELAXED);
     } else
         for (int r = 0; r < c; r++)
-            push_d(dd, di, &n, k, dist2(qv, P->G + ci[r] * D, D), ci[r]);
+            metrics_best_push(dd, di, &n, k, dist2(qv, P->G + ci[r] * D, D), ci[r]);
     if (n < k)
         die("internal error: knnpass found %d of %d neighbours for query %lld", n, k, (long long)q);
     for (int r = 0; r < k; r++) {
