@@ -75,8 +75,9 @@ typedef struct {
     int at_k;               /* 0: mAP and MRR over the whole ranking (hedge's default);
                                K > 0: pytorch-metric-learning's convention truncated at K: a
                                query's AP sums i / r_i over its positives within the K nearest
-                               and divides by how many there are (at least 1), its RR is 1 / r_1
-                               when r_1 <= K, else 0 (map, mrr and their class averages) */
+                               and divides by R, its positives in the gallery (PML's
+                               count_per_query), its RR is 1 / r_1 when r_1 <= K, else 0 (map,
+                               mrr, their class averages and per-class values) */
     int avg_of_avgs;        /* also the per-class averages (1) */
     int per_class;          /* fill result->per_class (PML's return_per_class) (0) */
     uint64_t include;       /* bit i = metric i; 0: every metric */
