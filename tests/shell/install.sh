@@ -123,9 +123,15 @@ import hedge_stream
 h, f = hedge_stream.read("corrupt.hs")
 assert h["kind"] == "images" and f["image"].shape[0] == 200' || fail "hedge_stream.py from $P/lib/hedge/python"
 fi
-# the package from where it is installed, its library through the link: kNN of two far groups
+# the package from where it is installed, its library through the link: kNN of two far groups.
+# Under make sanitize the library is built with ASan, whose runtime must come first in a process
+# that is not (python3): preloaded then, without the leak check (python's own allocations)
+asan=""
+if ldd "$D$P/lib/libhedge.so" 2> /dev/null | grep -q libasan; then
+    asan="LD_PRELOAD=$(${CC:-cc} -print-file-name=libasan.so) ASAN_OPTIONS=detect_leaks=0"
+fi
 if /usr/bin/python3 -c 'import numpy' 2> /dev/null; then
-    run PYTHONPATH="$(run "$H" --python-path)" /usr/bin/python3 -c '
+    run $asan PYTHONPATH="$(run "$H" --python-path)" /usr/bin/python3 -c '
 import sys, os, numpy as np, hedge, hedge._lib
 assert hedge.__file__.startswith(sys.argv[1]), hedge.__file__
 y = np.arange(40) % 2
