@@ -202,8 +202,8 @@ static void knn_block(void *arg, int task, int worker)
     }
 }
 
-/* ||q - g||^2 + extra, directly in double: no overflow for float coordinates */
-static double dist2(const float *q, const float *g, int D, double extra)
+/* ||q - g||^2 + extra, directly in double: no overflow for float coordinates (knn_search.h) */
+double metrics_dist2(const float *q, const float *g, int D, double extra)
 {
     double s = extra;
     for (int d = 0; d < D; d++) {
@@ -243,7 +243,7 @@ static void dist2_rows(const float *q, const float *const *g, int64_t n, int D, 
     }
 #endif
     for (; i < n; i++)
-        out[i] = dist2(q, g[i], D, extra[i]);
+        out[i] = metrics_dist2(q, g[i], D, extra[i]);
 }
 
 /* (s, g) into the best cap of dd/di, sorted by (distance, index); *cnt held so far (knn_search.h) */
@@ -949,7 +949,7 @@ static void knn_rerank(void *arg, int task, int worker)
         if (exact) {
             for (int64_t g = 0; g < J->ng; g++)
                 if (g != ex)
-                    metrics_best_push(dd, di, &c, k, dist2(qv, J->G + g * D, D, xq + (J->gx ? J->gx[g] : 0.0)), g);
+                    metrics_best_push(dd, di, &c, k, metrics_dist2(qv, J->G + g * D, D, xq + (J->gx ? J->gx[g] : 0.0)), g);
         } else {
             int nc = J->cnt[q];
             const int64_t *ci = J->ci + q * kk;
@@ -963,7 +963,7 @@ static void knn_rerank(void *arg, int task, int worker)
             for (int64_t b = 0; b < J->nbig; b++) {
                 int64_t g = J->bigs[b];
                 if (g != ex)
-                    metrics_best_push(dd, di, &c, k, dist2(qv, J->G + g * D, D, xq + (J->gx ? J->gx[g] : 0.0)), g);
+                    metrics_best_push(dd, di, &c, k, metrics_dist2(qv, J->G + g * D, D, xq + (J->gx ? J->gx[g] : 0.0)), g);
             }
         }
         if (c < k) /* cannot happen: avail >= k and every finite distance is a candidate */

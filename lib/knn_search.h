@@ -75,6 +75,10 @@ extern metrics_knn_info metrics_knn_last;
  * squared distances stay exact in float32 (below 2^24), as without centring. */
 void metrics_centre(const float *Q, int64_t nq, const float *G, int64_t ng, int D, double limit, double *mean);
 
+/* ||q - g||^2 + extra in double, the terms summed in order d = 0 .. D-1 (the re-ranking's and
+ * knnpass's exact distances: one loop, so the same bits) */
+double metrics_dist2(const float *q, const float *g, int D, double extra);
+
 /* (s, g) into the best list (dd, di) of at most cap, ascending by (s, g) with ties to the lower
  * index; *cnt the entries held so far */
 void metrics_best_push(double *dd, int64_t *di, int *cnt, int cap, double s, int64_t g);

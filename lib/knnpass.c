@@ -14,17 +14,6 @@
 
 #define KK_MAX (KNN_MAXK + KNNPASS_SLACK)
 
-/* metrics.c's dist2: the same loop, so the same bits (-std=c11: no contraction into FMA) */
-static double dist2(const float *q, const float *g, int D)
-{
-    double s = 0.0;
-    for (int d = 0; d < D; d++) {
-        double u = (double)q[d] - (double)g[d];
-        s += u * u;
-    }
-    return s;
-}
-
 static void push_f(float *cf, int64_t *ci, int *cnt, int cap, float f, int64_t g)
 {
     int c = *cnt;
@@ -85,11 +74,11 @@ void knnpass_row(void *ctx, int64_t q, const float *row, float qn, const float *
     if (exact) {
         for (int64_t g = 0; g < ng; g++)
             if (g != ex)
-                metrics_best_push(dd, di, &n, k, dist2(qv, P->G + g * D, D), g);
+                metrics_best_push(dd, di, &n, k, metrics_dist2(qv, P->G + g * D, D, 0.0), g);
         __atomic_fetch_add(&P->exact, 1, __ATOMIC_RELAXED);
     } else
         for (int r = 0; r < c; r++)
-            metrics_best_push(dd, di, &n, k, dist2(qv, P->G + ci[r] * D, D), ci[r]);
+            metrics_best_push(dd, di, &n, k, metrics_dist2(qv, P->G + ci[r] * D, D, 0.0), ci[r]);
     if (n < k)
         die("internal error: knnpass found %d of %d neighbours for query %lld", n, k, (long long)q);
     for (int r = 0; r < k; r++) {
