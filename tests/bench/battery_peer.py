@@ -33,8 +33,8 @@ def main(argv):
     faiss.omp_set_num_threads(int(argv[2]))
     t0, c0 = time.perf_counter(), time.process_time()
     n = len(x)
-    _, counts = np.unique(y, return_counts=True)
-    R = np.bincount(np.searchsorted(np.unique(y), y), minlength=len(counts))[np.searchsorted(np.unique(y), y)] - 1
+    _, inverse, counts = np.unique(y, return_inverse=True, return_counts=True)
+    R = counts[inverse] - 1
     K = int(counts.max()) - 1
     index = faiss.IndexFlatL2(x.shape[1])
     index.add(x)
