@@ -11,15 +11,19 @@
 #include <sys/stat.h>
 
 #include "blas.h"
+#include "evalpart.h"
 #include "evalreport.h"
 #include "evalset.h"
 #include "hedge.h"
+#include "shard.h"
 #include "util.h"
 
 static const char *usage =
     "usage: evaluate [-g GALLERY [--exclude-id]] [--corrupt FILE] [--match-a A --match-b B]\n"
     "                [--distance euclidean|cosine|mls] [-k K1,K2,...] [-n PAIRS] [-S SEED] [-t THREADS]\n"
     "                [--text] [--json FILE] [-o DIR] INPUT\n"
+    "       evaluate --queries FROM:TO | --shard I/N [options] INPUT > PART   (one shard's answers)\n"
+    "       evaluate --merge [options] INPUT PART...   (the table, from every shard's answers)\n"
     "  The evaluation battery of a set of embeddings (stream or .npz) as one table.\n";
 
 /* -k K1,K2,...: increasing, each >= 1, at most 16 */
@@ -40,17 +44,51 @@ static void parse_ks(hedge_options *o, const char *s)
     }
 }
 
-/* S's battery (against G, or leave-one-out) with knn's k at most k; dies naming S on an error */
-static void run(const evalset *S, const evalset *G, const hedge_options *o, int has_a, double a, double b, int k,
-                hedge_result *r)
+/* --shard I/N: 0 <= I < N */
+static void parse_shard(const char *s, long *i, long *n)
+{
+    char *end;
+    *i = strtol(s, &end, 10);
+    if (end == s || *end != '/' || *i < 0)
+        usage_die("--shard: expected I/N, shard I (from 0) of N, like 3/8, got '%s'", s);
+    const char *p = end + 1;
+    *n = strtol(p, &end, 10);
+    if (end == p || *end || *n < 1 || *n > 1000000 || *i >= *n)
+        usage_die("--shard: expected I/N with 0 <= I < N (at most 1000000 shards), got '%s'", s);
+}
+
+/* S's options: knn's k, S's match probability unless given (has_a: a, b) */
+static hedge_options set_options(const evalset *S, const hedge_options *o, int has_a, double a, double b, int k)
 {
     hedge_options os = *o;
     os.knn_k = k;
     os.has_match = has_a || S->has_match;
     os.match_a = has_a ? a : S->match_a, os.match_b = has_a ? b : S->match_b;
-    char err[512];
-    if (hedge_evaluate(&S->set, G ? &G->set : NULL, &os, r, err, sizeof err))
-        die("%s: %s", S->path, err);
+    return os;
+}
+
+/* the results res[0 .. R->nsets) of the sets S as one table to stdout (and --json to jf; -o DIR: the
+ * error-versus-reject curves) */
+static void report(evalreport *R, hedge_result *res, const evalset *S, const char *dir, FILE *jf, int text)
+{
+    char rpath[EVALREPORT_MAXSETS][4096];
+    for (int s = 0; s < R->nsets && dir; s++) {
+        snprintf(rpath[s], sizeof rpath[s], "%s/reject-%s.tsv", dir, R->names[s]);
+        if (evalreport_reject(rpath[s], &res[s], &S[s].set, R->o->seed))
+            R->reject[s] = rpath[s];
+    }
+    R->r = res;
+    evalreport_notes(R);
+    if (jf) {
+        evalreport_json(jf, R);
+        if (jf != stdout)
+            atomic_sync(jf);
+    }
+    if (jf != stdout) /* --json -: the JSON in the table's place */
+        evalreport_table(stdout, R, text);
+    close_stdout();
+    json_commit(jf);
+    evalreport_free(R);
 }
 
 int main(int argc, char **argv)
@@ -61,13 +99,17 @@ int main(int argc, char **argv)
     hedge_options o;
     hedge_options_init(&o);
     const char *gpath = NULL, *cpath = NULL, *json = NULL, *dist = "euclidean", *dir = NULL;
-    int text = 0, has_a = 0, has_b = 0;
+    int text = 0, has_a = 0, has_b = 0, merge = 0, sharded = 0; /* sharded 1: --queries, 2: --shard */
+    long part_i = 0, part_n = 1;
     double a = 0, b = 0;
-    enum { O_EXCL = 256, O_CORRUPT, O_A, O_B, O_DIST, O_TEXT, O_JSON };
+    shard_range qr = {0, 0};
+    enum { O_EXCL = 256, O_CORRUPT, O_A, O_B, O_DIST, O_TEXT, O_JSON, O_QUERIES, O_SHARD, O_MERGE };
     static const struct option lopts[] = {{"exclude-id", 0, 0, O_EXCL}, {"corrupt", 1, 0, O_CORRUPT},
                                           {"match-a", 1, 0, O_A},       {"match-b", 1, 0, O_B},
                                           {"distance", 1, 0, O_DIST},   {"text", 0, 0, O_TEXT},
-                                          {"json", 1, 0, O_JSON},       {"help", 0, 0, 'h'},
+                                          {"json", 1, 0, O_JSON},       {"queries", 1, 0, O_QUERIES},
+                                          {"shard", 1, 0, O_SHARD},     {"merge", 0, 0, O_MERGE},
+                                          {"help", 0, 0, 'h'},
                                           {0, 0, 0, 0}};
     int c;
     while ((c = getopt_long(argc, argv, "g:k:n:S:t:o:h", lopts, NULL)) != -1) {
@@ -84,6 +126,9 @@ int main(int argc, char **argv)
         case O_B: b = parse_double("--match-b", optarg, -1e300, 1e300), has_b = 1; break;
         case O_TEXT: text = 1; break;
         case O_JSON: json = optarg; break;
+        case O_QUERIES: shard_parse("--queries", optarg, &qr), sharded = 1; break;
+        case O_SHARD: parse_shard(optarg, &part_i, &part_n), sharded = 2; break;
+        case O_MERGE: merge = 1; break;
         case O_DIST:
             dist = optarg;
             o.distance = !strcmp(optarg, "euclidean") ? HEDGE_EUCLIDEAN
@@ -97,8 +142,17 @@ int main(int argc, char **argv)
         default: usage_bad_option(argv);
         }
     }
-    if (argc - optind != 1)
-        usage_die(argc == optind ? "which input? (an embeddings stream or .npz)" : "one input only");
+    if (argc == optind)
+        usage_die("which input? (an embeddings stream or .npz)");
+    if (argc - optind > 1 && !merge)
+        usage_die("one input only (the shards' answers after it only with --merge)");
+    if (merge && argc - optind < 2)
+        usage_die("--merge: give INPUT, then the outputs of evaluate --queries FROM:TO (every query once)");
+    if (merge && sharded)
+        usage_die("%s and --merge: give one", sharded == 1 ? "--queries" : "--shard");
+    if (sharded && (json || dir || text))
+        usage_die("%s writes the queries' answers as a stream to stdout: no %s", sharded == 1 ? "--queries" : "--shard",
+                  json ? "--json" : dir ? "-o" : "--text");
     if (has_a != has_b)
         usage_die(has_a ? "--match-a needs --match-b" : "--match-b needs --match-a");
     if (o.exclude_id && !gpath)
@@ -113,41 +167,57 @@ int main(int argc, char **argv)
                     .gallery = gpath != NULL, .few = -1};
     evalset S[2], G;
     hedge_result res[2];
+    evalpart part[2];
+    char err[512];
     if (gpath)
         evalset_read(&G, gpath);
-    int kmin = o.knn_k;
-    for (int s = 0; s < R.nsets; s++) {
+    int kmin = o.knn_k, ks[2];
+    for (int s = 0; s < R.nsets; s++) { /* one k of knn for every column */
         evalset_read(&S[s], paths[s]);
-        run(&S[s], gpath ? &G : NULL, &o, has_a, a, b, o.knn_k, &res[s]);
-        double k = res[s].value[HEDGE_KNN_K];
-        if (k < kmin) /* the first set with the fewest neighbours: the note names it */
-            kmin = (int)k, R.few = s;
+        if ((ks[s] = hedge_neighbours(&S[s].set, gpath ? &G.set : NULL, &o, err, sizeof err)) < 0)
+            die("%s: %s", S[s].path, err);
+        if (ks[s] >= 1 && ks[s] < kmin) /* the first set with the fewest neighbours: the note names it */
+            kmin = ks[s], R.few = s;
     }
-    for (int s = 0; s < R.nsets; s++) /* one k of knn for every column */
-        if (res[s].value[HEDGE_KNN_K] > kmin) {
-            hedge_result_free(&res[s]);
-            run(&S[s], gpath ? &G : NULL, &o, has_a, a, b, kmin, &res[s]);
+    evalpart_info I = {.nsets = R.nsets, .names = {S[0].path, cpath ? S[1].path : NULL}, .n = S[0].set.n,
+                       .ng = gpath ? G.set.n : 0, .o = &o, .knn_k = kmin};
+    if (sharded || merge) {
+        for (int s = 0; s < R.nsets; s++)
+            I.hash[s] = evalpart_hash(&S[s].set);
+        I.ghash = gpath ? evalpart_hash(&G.set) : 0;
+        if (R.nsets == 2 && S[1].set.n != S[0].set.n)
+            die("%s: %lld items, but %s has %lld: shards answer both sets' queries FROM:TO", S[1].path,
+                (long long)S[1].set.n, S[0].path, (long long)S[0].set.n);
+    }
+    if (sharded) { /* the queries' answers of FROM:TO, to stdout */
+        int64_t n = S[0].set.n;
+        if (sharded == 2 && (qr.from = n * part_i / part_n) == (qr.to = n * (part_i + 1) / part_n))
+            usage_die("--shard %ld/%ld: %lld queries in %ld shards leave this one none (give at most %lld shards)", part_i,
+                      part_n, (long long)n, part_n, (long long)n);
+        shard_check(&qr, n, S[0].path);
+        o.q0 = qr.from, o.q1 = qr.to;
+        for (int s = 0; s < R.nsets; s++)
+            if (hedge_queries(&S[s].set, gpath ? &G.set : NULL, &o, ks[s] ? kmin : 0, &part[s], err, sizeof err))
+                die("%s: %s", S[s].path, err);
+        evalpart_write(stdout, part, &I, argc, args);
+        close_stdout();
+    } else {
+        if (merge)
+            evalpart_read((const char *const *)argv + optind + 1, argc - optind - 1, &I, part);
+        for (int s = 0; s < R.nsets; s++) {
+            hedge_options os = set_options(&S[s], &o, has_a, a, b, kmin);
+            int rc = merge ? hedge_finish(&S[s].set, gpath ? &G.set : NULL, &os, &part[s], &res[s], err, sizeof err)
+                           : hedge_evaluate(&S[s].set, gpath ? &G.set : NULL, &os, &res[s], err, sizeof err);
+            if (rc)
+                die("%s: %s", S[s].path, err);
         }
-    char rpath[EVALREPORT_MAXSETS][4096];
-    for (int s = 0; s < R.nsets && dir; s++) { /* -o DIR: the error-versus-reject curves */
-        snprintf(rpath[s], sizeof rpath[s], "%s/reject-%s.tsv", dir, R.names[s]);
-        if (evalreport_reject(rpath[s], &res[s], &S[s].set, o.seed))
-            R.reject[s] = rpath[s];
+        report(&R, res, S, dir, jf, text);
     }
-    R.r = res;
-    evalreport_notes(&R);
-    if (jf) {
-        evalreport_json(jf, &R);
-        if (jf != stdout)
-            atomic_sync(jf);
-    }
-    if (jf != stdout) /* --json -: the JSON in the table's place */
-        evalreport_table(stdout, &R, text);
-    close_stdout();
-    json_commit(jf);
-    evalreport_free(&R);
     for (int s = 0; s < R.nsets; s++) {
-        hedge_result_free(&res[s]);
+        if (sharded || merge)
+            evalpart_free(&part[s]);
+        if (!sharded)
+            hedge_result_free(&res[s]);
         evalset_free(&S[s]);
     }
     if (gpath)

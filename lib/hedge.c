@@ -4,6 +4,7 @@
  * metrics_ap / metrics_ece, uncertainty_analyse. The input is checked first, whole, so that what
  * those parts would die on comes back as one line in err instead. */
 #include "hedge.h"
+#include "evalpart.h"
 
 #include <float.h>
 #include <math.h>
@@ -256,14 +257,15 @@ static void cluster_metrics(const match_set *Q, const hedge_options *o, hedge_re
     free(X);
 }
 
-/* tau, AUROC, AURC, E-AURC of the queries' uncertainty on their kNN answers, as ktau -b 20 */
-static void uncertainty_metrics(const knn_eval *E, const hedge_options *o, hedge_result *r)
+/* tau, AUROC, AURC, E-AURC of the queries' uncertainty eta (nq) on their kNN answers pred (nq), as
+ * ktau -b 20 */
+static void uncertainty_metrics(const match_set *Q, int64_t q0, int64_t nq, const int32_t *pred, const float *eta,
+                                const hedge_options *o, hedge_result *r)
 {
-    int64_t nq = E->nq;
     const int ids[] = {HEDGE_TAU, HEDGE_AUROC, HEDGE_AURC, HEDGE_EAURC};
-    if (!E->qeta || nq < HEDGE_BINS) {
+    if (!eta || nq < HEDGE_BINS) {
         for (int i = 0; i < 4; i++)
-            if (!E->qeta)
+            if (!eta)
                 why(r, ids[i], "the embeddings have no uncertainty (no eta, no var)");
             else
                 why(r, ids[i], "%lld queries cannot fill %d bins", (long long)nq, HEDGE_BINS);
@@ -272,16 +274,16 @@ static void uncertainty_metrics(const knn_eval *E, const hedge_options *o, hedge
     double *u = emalloc((size_t)nq * sizeof *u), *perf = emalloc((size_t)nq * sizeof *perf);
     uint64_t *tie = emalloc((size_t)nq * sizeof *tie);
     for (int64_t q = 0; q < nq; q++) {
-        double id = (double)E->Q->id[E->q0 + q];
-        u[q] = E->qeta[q];
-        perf[q] = E->pred[q] == E->Q->cls[E->q0 + q];
+        double id = (double)Q->id[q0 + q];
+        u[q] = eta[q];
+        perf[q] = pred[q] == Q->cls[q0 + q];
         tie[q] = metrics_tie_key(o->seed, &id, 1);
     }
     r->nq = nq; /* the answers, for a caller's error-versus-reject curve (bin/evaluate -o) */
     r->knn_eta = emalloc((size_t)nq * sizeof *r->knn_eta);
     r->knn_correct = emalloc((size_t)nq * sizeof *r->knn_correct);
     for (int64_t q = 0; q < nq; q++)
-        r->knn_eta[q] = E->qeta[q], r->knn_correct[q] = (float)perf[q];
+        r->knn_eta[q] = eta[q], r->knn_correct[q] = (float)perf[q];
     uncertainty_report U = {.ufield = "eta", .pname = "accuracy", .f1 = "correct", .nbins = HEDGE_BINS,
                             .seed = o->seed, .n = nq, .quiet = 1};
     uncertainty_analyse(&U, u, perf, NULL, tie, NULL);
@@ -310,9 +312,10 @@ static void uncertainty_metrics(const knn_eval *E, const hedge_options *o, hedge
 }
 
 /* the per-class table: kNN accuracy and the retrieval metrics averaged within each query class */
-static void per_class(const match_set *Q, int64_t q0, int64_t nq, const knn_eval *E, const retrieval_query *per,
-                      const double *apk, const double *rrk, const int *kidx, int nk, hedge_result *r)
+static void per_class(const match_set *Q, const evalpart *p, const int *kidx, int nk, hedge_result *r)
 {
+    int64_t q0 = p->q0, nq = p->nq;
+    const retrieval_query *per = p->per;
     int32_t *c = emalloc((size_t)(nq ? nq : 1) * sizeof *c);
     memcpy(c, Q->cls + q0, (size_t)nq * sizeof *c);
     qsort(c, (size_t)nq, sizeof *c, util_cmp_i32);
@@ -329,13 +332,13 @@ static void per_class(const match_set *Q, int64_t q0, int64_t nq, const knn_eval
     for (int64_t q = 0; q < nq; q++) {
         int64_t k = util_lower_bound_i32(c, m, Q->cls[q0 + q]);
         double *v = r->per_class + k * M;
-        if (E) {
-            v[HEDGE_KNN] += E->pred[q] == Q->cls[q0 + q];
+        if (p->pred) {
+            v[HEDGE_KNN] += p->pred[q] == Q->cls[q0 + q];
             cnt[2 * k]++;
         }
         if (per && per[q].npos) {
             v[HEDGE_P1] += per[q].p1, v[HEDGE_RPREC] += per[q].rprec, v[HEDGE_MAP_R] += per[q].map_r;
-            v[HEDGE_MAP] += apk ? apk[q] : per[q].ap, v[HEDGE_MRR] += rrk ? rrk[q] : 1.0 / per[q].r1;
+            v[HEDGE_MAP] += p->apk ? p->apk[q] : per[q].ap, v[HEDGE_MRR] += p->rrk ? p->rrk[q] : 1.0 / per[q].r1;
             for (int i = 0; i < nk; i++)
                 v[HEDGE_RECALL + kidx[i]] += per[q].recall[i];
             cnt[2 * k + 1]++;
@@ -445,96 +448,100 @@ static int check_options(const hedge_options *o, const hedge_set *Q, const hedge
     return 0;
 }
 
-int hedge_evaluate(const hedge_set *queries, const hedge_set *gallery, const hedge_options *o, hedge_result *r,
-                   char *err, size_t errlen)
+
+/* what both halves work from: the sets as the parts take them, the item each query never sees,
+ * what the whole sets allow (never a range's: every shard of a run decides the same) */
+typedef struct {
+    match_set Q, Gs, *G;
+    int64_t *qown, *gown;
+    int64_t *exclude;      /* (Q.n) every query's excluded gallery item (-1: none), or NULL */
+    limits L;
+    int k;                 /* kNN's k: knn_k, or the neighbours every query has when fewer */
+    int sks[16], kidx[16], nsk; /* the Recall@k that fit: sks[i] = ks[kidx[i]] */
+    int want_knn, want_ret;
+} prep;
+
+static void prep_free(prep *P)
 {
-    memset(r, 0, sizeof *r);
-    r->nmetrics = HEDGE_NMETRICS;
-    for (int i = 0; i < 64; i++)
-        r->value[i] = NAN;
+    free(P->exclude), free(P->qown), free(P->gown);
+}
+
+static int prepare(const hedge_set *queries, const hedge_set *gallery, const hedge_options *o, prep *P, char *err,
+                   size_t len)
+{
+    memset(P, 0, sizeof *P);
     if (!queries || !o)
-        return fail(err, errlen, "%s is NULL", !queries ? "queries" : "options");
-    if (check_set(queries, "queries", o->distance, err, errlen) ||
-        (gallery && check_set(gallery, "gallery", o->distance, err, errlen)) ||
-        check_options(o, queries, gallery, err, errlen))
+        return fail(err, len, "%s is NULL", !queries ? "queries" : "options");
+    if (check_set(queries, "queries", o->distance, err, len) ||
+        (gallery && check_set(gallery, "gallery", o->distance, err, len)) ||
+        check_options(o, queries, gallery, err, len))
         return -1;
-    int64_t *qown, *gown = NULL;
-    match_set Q = view(queries, &qown), Gs, *G = &Q;
+    P->Q = view(queries, &P->qown), P->G = &P->Q;
     if (gallery)
-        Gs = view(gallery, &gown), G = &Gs;
-    int64_t q0 = o->q0, nq = (o->q1 ? o->q1 : Q.n) - q0, ng = G->n;
-    int64_t *exclude = NULL;
+        P->Gs = view(gallery, &P->gown), P->G = &P->Gs;
     if (!gallery || o->exclude_id) {
         int dup = 0;
         int64_t dup_id = 0;
         if (gallery)
-            free(match_ids_index(G->id, ng, &dup, &dup_id));
+            free(match_ids_index(P->G->id, P->G->n, &dup, &dup_id));
         if (dup) {
-            free(qown), free(gown);
-            return fail(err, errlen, "gallery: ids: %lld appears twice, expected unique ids for exclude_id",
+            prep_free(P);
+            return fail(err, len, "gallery: ids: %lld appears twice, expected unique ids for exclude_id",
                         (long long)dup_id);
         }
-        exclude = gallery_exclude(!gallery, o->exclude_id, G->id, ng, Q.id + q0, q0, nq, "gallery");
+        P->exclude = gallery_exclude(!gallery, o->exclude_id, P->G->id, P->G->n, P->Q.id, 0, P->Q.n, "gallery");
     }
+    P->L = count_limits(&P->Q, P->G, P->exclude, 0, P->Q.n);
+    P->k = (int)(P->L.nbrs < o->knn_k ? P->L.nbrs : o->knn_k);
+    P->want_knn = wanted(o, HEDGE_KNN) || wanted(o, HEDGE_TAU) || wanted(o, HEDGE_AUROC) ||
+                  wanted(o, HEDGE_AURC) || wanted(o, HEDGE_EAURC);
+    for (int i = 0; i < o->nk; i++)
+        if (o->ks[i] <= P->L.nbrs)
+            P->kidx[P->nsk] = i, P->sks[P->nsk++] = o->ks[i];
+    for (int i = HEDGE_P1; i <= HEDGE_MRR_AVG; i++)
+        P->want_ret |= wanted(o, i);
+    for (int i = 0; i < o->nk; i++)
+        P->want_ret |= wanted(o, HEDGE_RECALL + i);
+    return 0;
+}
+
+int hedge_neighbours(const hedge_set *Q, const hedge_set *G, const hedge_options *o, char *err, size_t len)
+{
+    prep P;
+    if (prepare(Q, G, o, &P, err, len))
+        return -1;
+    prep_free(&P);
+    return P.k;
+}
+
+int hedge_queries(const hedge_set *queries, const hedge_set *gallery, const hedge_options *o, int knn_k, evalpart *p,
+                  char *err, size_t errlen)
+{
+    memset(p, 0, sizeof *p);
+    prep P;
+    if (prepare(queries, gallery, o, &P, err, errlen))
+        return -1;
+    if (knn_k < 0 || knn_k > P.k) {
+        prep_free(&P);
+        return fail(err, errlen, "knn_k %d, expected 0 to %d (the neighbours every query has)", knn_k, P.k);
+    }
+    match_set *Q = &P.Q, *G = P.G;
+    int64_t q0 = o->q0, nq = (o->q1 ? o->q1 : Q->n) - q0, ng = G->n;
+    const int64_t *exclude = P.exclude ? P.exclude + q0 : NULL;
+    p->q0 = q0, p->nq = nq, p->knn_k = knn_k;
     float *qm = NULL, *gm = NULL;
     int rc = 0, blas_saved = blas_threads(); /* the caller's BLAS threads, restored at the end */
     if (o->distance == HEDGE_COSINE &&
-        (!(qm = ranked_means(&Q, o->distance, "queries", err, errlen)) ||
+        (!(qm = ranked_means(Q, o->distance, "queries", err, errlen)) ||
          (gallery && !(gm = ranked_means(G, o->distance, "gallery", err, errlen))))) {
         rc = -1;
         goto done;
     }
     if (blas_threads() != o->threads)
         blas_set_threads(o->threads);
-    limits L = count_limits(&Q, G, exclude, q0, nq);
-
-    /* kNN: k = knn_k, or the neighbours every query has when fewer */
-    int k = (int)(L.nbrs < o->knn_k ? L.nbrs : o->knn_k);
+    int k = knn_k, want_knn = P.want_knn && k >= 1;
     knn_eval E = {.k = k, .distance = o->distance, .gallery = gallery ? "gallery" : NULL, .q0 = q0, .nq = nq};
-    int want_knn = wanted(o, HEDGE_KNN) || wanted(o, HEDGE_TAU) || wanted(o, HEDGE_AUROC) || wanted(o, HEDGE_AURC) ||
-                   wanted(o, HEDGE_EAURC);
-    if (k >= 1)
-        r->value[HEDGE_KNN_K] = k;
-    /* where the neighbours are (the notes' words): why[HEDGE_KNN_K] */
-    int64_t wn = gallery ? ng : Q.n;
-    if (!gallery)
-        why(r, HEDGE_KNN_K, "%lld item%s, leave-one-out", (long long)wn, wn == 1 ? "" : "s");
-    else
-        why(r, HEDGE_KNN_K, "a gallery of %lld item%s%s", (long long)wn, wn == 1 ? "" : "s",
-            L.own ? ", less the query's own id" : "");
-    if (k < 1) {
-        why(r, HEDGE_KNN, "no neighbour: %s", r->why[HEDGE_KNN_K]);
-        for (int i = HEDGE_TAU; i <= HEDGE_EAURC; i++)
-            why(r, i, "they rank knn's errors, and knn has no neighbour");
-        want_knn = 0;
-    }
-
-    /* retrieval: each k of ks up to the neighbours; a query with a positive */
-    int sks[16], kidx[16], nsk = 0;
-    for (int i = 0; i < o->nk; i++)
-        if (o->ks[i] <= L.nbrs)
-            kidx[nsk] = i, sks[nsk++] = o->ks[i];
-        else
-            why(r, HEDGE_RECALL + i, "more than the %lld neighbour%s a query has (%s)", (long long)L.nbrs,
-                L.nbrs == 1 ? "" : "s", r->why[HEDGE_KNN_K]);
-    if (!nsk) /* retrieve needs a k: its R@1 is then not reported */
-        sks[0] = 1, kidx[0] = -1;
-    retrieval_query *per = NULL;
-    double *apk = NULL, *rrk = NULL; /* (nq) mAP and MRR truncated at K (at_k), or NULL */
-    const int rid[] = {HEDGE_P1, HEDGE_RPREC, HEDGE_MAP_R, HEDGE_MAP, HEDGE_MRR, HEDGE_P1_AVG,
-                       HEDGE_RPREC_AVG, HEDGE_MAP_R_AVG, HEDGE_MAP_AVG, HEDGE_MRR_AVG, HEDGE_NO_POSITIVE};
-    int want_ret = 0;
-    for (int i = 0; i < 10; i++)
-        want_ret |= wanted(o, rid[i]);
-    for (int i = 0; i < o->nk; i++)
-        want_ret |= wanted(o, HEDGE_RECALL + i);
-    if (!L.pos) {
-        for (int i = 0; i < 11; i++)
-            why(r, rid[i], "no query has a positive (%s)",
-                gallery ? "an item of its class in the gallery" : "another item of its class");
-        for (int i = 0; i < o->nk; i++)
-            why(r, HEDGE_RECALL + i, "%s", r->why[HEDGE_P1]);
-    } else if (want_ret) {
+    if (P.L.pos && P.want_ret) {
         /* one pass: the kNN search from retrieval's rows (lib/knnpass.h), but for MLS */
         if (want_knn && o->distance != HEDGE_MLS) {
             E.nbr = emalloc((size_t)nq * k * sizeof *E.nbr);
@@ -542,68 +549,158 @@ int hedge_evaluate(const hedge_set *queries, const hedge_set *gallery, const hed
             E.searched = 1;
         }
         if (!qm)
-            qm = match_set_means(&Q, NULL);
+            qm = match_set_means(Q, NULL);
         if (gallery && !gm)
             gm = match_set_means(G, NULL);
-        int mls = o->distance == HEDGE_MLS;
-        retrieval_job J = {qm + q0 * Q.D, Q.cls + q0, nq, gallery ? gm : qm, G->cls, ng, Q.D, exclude, NULL, 1,
-                           sks, nsk ? nsk : 1, o->threads, NULL, qm, Q.n, mls ? Q.var + q0 * Q.D : NULL,
+        int mls = o->distance == HEDGE_MLS, nsk = P.nsk ? P.nsk : 1;
+        int sk1 = 1; /* no k fits: retrieve needs one, its Recall@1 then not reported */
+        retrieval_job J = {qm + q0 * Q->D, Q->cls + q0, nq, gallery ? gm : qm, G->cls, ng, Q->D, exclude, NULL, 1,
+                           P.nsk ? P.sks : &sk1, nsk, o->threads, NULL, qm, Q->n, mls ? Q->var + q0 * Q->D : NULL,
                            mls ? G->var : NULL};
-        pass_ctx pc = {{qm + q0 * Q.D, gallery ? gm : qm, Q.D, k, exclude, E.nbr, E.d2, 0}, E.searched, o->at_k,
+        pass_ctx pc = {{qm + q0 * Q->D, gallery ? gm : qm, Q->D, k, exclude, E.nbr, E.d2, 0}, E.searched, o->at_k,
                        NULL, NULL};
         if (o->at_k) {
-            pc.apk = apk = emalloc((size_t)nq * sizeof *pc.apk);
-            pc.rrk = rrk = emalloc((size_t)nq * sizeof *pc.rrk);
+            pc.apk = p->apk = emalloc((size_t)nq * sizeof *pc.apk);
+            pc.rrk = p->rrk = emalloc((size_t)nq * sizeof *pc.rrk);
         }
         retrieval_hooks H = {row_hook, rank_hook, &pc};
-
-        per = emalloc((size_t)nq * sizeof *per);
-        retrieval_summary sum, cavg;
-        retrieval_run_rows(&J, per, &sum, &H);
-        double v[] = {sum.p1, sum.rprec, sum.map_r, sum.map, sum.mrr};
-        for (int i = 0; i < 5; i++)
-            r->value[rid[i]] = v[i];
-        for (int i = 0; i < nsk && kidx[0] >= 0; i++)
-            r->value[HEDGE_RECALL + kidx[i]] = sum.recall[i];
-        r->value[HEDGE_NO_POSITIVE] = (double)sum.no_positive;
-        if (o->avg_of_avgs) {
-            retrieval_class_average(Q.cls + q0, per, nq, nsk ? nsk : 1, &cavg);
-            double c[] = {cavg.p1, cavg.rprec, cavg.map_r, cavg.map, cavg.mrr};
-            for (int i = 0; i < 5; i++)
-                r->value[rid[5 + i]] = c[i];
-        }
-        if (o->at_k) { /* mAP and MRR truncated at K (pass_ctx) */
-            double ca, cr;
-            means(pc.apk, Q.cls + q0, nq, &r->value[HEDGE_MAP], &ca);
-            means(pc.rrk, Q.cls + q0, nq, &r->value[HEDGE_MRR], &cr);
-            if (o->avg_of_avgs)
-                r->value[HEDGE_MAP_AVG] = ca, r->value[HEDGE_MRR_AVG] = cr;
-        }
+        p->per = emalloc((size_t)nq * sizeof *p->per);
+        retrieval_summary sum;
+        retrieval_run_rows(&J, p->per, &sum, &H);
     }
     if (want_knn) {
-        knn_eval_run(&E, &Q, "queries", G, gallery ? "gallery" : NULL, exclude, o->threads);
-        r->value[HEDGE_KNN] = E.correct / (double)nq;
-        uncertainty_metrics(&E, o, r);
-    }
-    if (o->per_class)
-        per_class(&Q, q0, nq, want_knn ? &E : NULL, per, apk, rrk, kidx, kidx[0] >= 0 ? nsk : 0, r);
-    if (wanted(o, HEDGE_NMI) || wanted(o, HEDGE_AMI))
-        cluster_metrics(&Q, o, r);
-    if (wanted(o, HEDGE_AP) || wanted(o, HEDGE_ECE))
-        pair_metrics(&Q, o, &L, r);
-    free(per);
-    free(apk), free(rrk);
-    if (want_knn)
+        knn_eval_run(&E, Q, "queries", G, gallery ? "gallery" : NULL, exclude, o->threads);
+        p->pred = E.pred, p->eta = E.qeta; /* the part's now */
+        E.pred = NULL, E.qeta = NULL;
         knn_eval_free(&E);
+    }
 done:
     if (blas_threads() != blas_saved)
         blas_set_threads(blas_saved);
     free(qm);
     free(gm);
-    free(exclude);
-    free(qown);
-    free(gown);
+    prep_free(&P);
+    if (rc)
+        evalpart_free(p);
     return rc;
+}
+
+int hedge_finish(const hedge_set *queries, const hedge_set *gallery, const hedge_options *o, const evalpart *p,
+                 hedge_result *r, char *err, size_t errlen)
+{
+    memset(r, 0, sizeof *r);
+    r->nmetrics = HEDGE_NMETRICS;
+    for (int i = 0; i < 64; i++)
+        r->value[i] = NAN;
+    prep P;
+    if (!p)
+        return fail(err, errlen, "the queries' answers are NULL");
+    if (prepare(queries, gallery, o, &P, err, errlen))
+        return -1;
+    match_set *Q = &P.Q;
+    int64_t q0 = p->q0, nq = p->nq;
+    int ret = P.L.pos && P.want_ret, knn = P.want_knn && P.k >= 1;
+    const char *bad = q0 < 0 || nq < 1 || q0 + nq > Q->n ? "a range of queries beyond the set's"
+                      : p->knn_k < 0 || p->knn_k > P.k   ? "another kNN k than the set allows"
+                      : !p->per != !ret                  ? (ret ? "no retrieval answers" : "retrieval answers")
+                      : !p->apk != !(ret && o->at_k)     ? "answers of another at_k"
+                      : !p->pred != !(knn && p->knn_k)   ? (p->pred ? "kNN answers" : "no kNN answers")
+                                                         : NULL;
+    if (bad) {
+        prep_free(&P);
+        return fail(err, errlen, "the queries' answers (%lld to %lld, k %d) have %s, expected those of these sets and "
+                                 "options", (long long)q0, (long long)(q0 + nq), p->knn_k, bad);
+    }
+    if (p->knn_k >= 1)
+        r->value[HEDGE_KNN_K] = p->knn_k;
+    /* where the neighbours are (the notes' words): why[HEDGE_KNN_K] */
+    int64_t wn = P.G->n;
+    if (!gallery)
+        why(r, HEDGE_KNN_K, "%lld item%s, leave-one-out", (long long)wn, wn == 1 ? "" : "s");
+    else
+        why(r, HEDGE_KNN_K, "a gallery of %lld item%s%s", (long long)wn, wn == 1 ? "" : "s",
+            P.L.own ? ", less the query's own id" : "");
+    if (P.k < 1) {
+        why(r, HEDGE_KNN, "no neighbour: %s", r->why[HEDGE_KNN_K]);
+        for (int i = HEDGE_TAU; i <= HEDGE_EAURC; i++)
+            why(r, i, "they rank knn's errors, and knn has no neighbour");
+    }
+    for (int i = 0; i < o->nk; i++)
+        if (o->ks[i] > P.L.nbrs)
+            why(r, HEDGE_RECALL + i, "more than the %lld neighbour%s a query has (%s)", (long long)P.L.nbrs,
+                P.L.nbrs == 1 ? "" : "s", r->why[HEDGE_KNN_K]);
+    const int rid[] = {HEDGE_P1, HEDGE_RPREC, HEDGE_MAP_R, HEDGE_MAP, HEDGE_MRR, HEDGE_P1_AVG,
+                       HEDGE_RPREC_AVG, HEDGE_MAP_R_AVG, HEDGE_MAP_AVG, HEDGE_MRR_AVG, HEDGE_NO_POSITIVE};
+    if (!P.L.pos) {
+        for (int i = 0; i < 11; i++)
+            why(r, rid[i], "no query has a positive (%s)",
+                gallery ? "an item of its class in the gallery" : "another item of its class");
+        for (int i = 0; i < o->nk; i++)
+            why(r, HEDGE_RECALL + i, "%s", r->why[HEDGE_P1]);
+    } else if (p->per) { /* the means in query order, as retrieval_run's own (the same doubles) */
+        int nsk = P.nsk ? P.nsk : 1;
+        retrieval_summary sum = {0}, cavg;
+        for (int64_t q = 0; q < nq; q++)
+            retrieval_summary_add(&sum, &p->per[q], nsk);
+        retrieval_summary_finish(&sum, nsk);
+        double v[] = {sum.p1, sum.rprec, sum.map_r, sum.map, sum.mrr};
+        for (int i = 0; i < 5; i++)
+            r->value[rid[i]] = v[i];
+        for (int i = 0; i < P.nsk; i++)
+            r->value[HEDGE_RECALL + P.kidx[i]] = sum.recall[i];
+        r->value[HEDGE_NO_POSITIVE] = (double)sum.no_positive;
+        if (o->avg_of_avgs) {
+            retrieval_class_average(Q->cls + q0, p->per, nq, nsk, &cavg);
+            double c[] = {cavg.p1, cavg.rprec, cavg.map_r, cavg.map, cavg.mrr};
+            for (int i = 0; i < 5; i++)
+                r->value[rid[5 + i]] = c[i];
+        }
+        if (p->apk) { /* mAP and MRR truncated at K (pass_ctx) */
+            double ca, cr;
+            means(p->apk, Q->cls + q0, nq, &r->value[HEDGE_MAP], &ca);
+            means(p->rrk, Q->cls + q0, nq, &r->value[HEDGE_MRR], &cr);
+            if (o->avg_of_avgs)
+                r->value[HEDGE_MAP_AVG] = ca, r->value[HEDGE_MRR_AVG] = cr;
+        }
+    }
+    if (p->pred) {
+        double correct = 0;
+        for (int64_t q = 0; q < nq; q++)
+            correct += p->pred[q] == Q->cls[q0 + q];
+        r->value[HEDGE_KNN] = correct / (double)nq;
+        uncertainty_metrics(Q, q0, nq, p->pred, p->eta, o, r);
+    }
+    if (o->per_class)
+        per_class(Q, p, P.kidx, P.nsk, r);
+    if (wanted(o, HEDGE_NMI) || wanted(o, HEDGE_AMI))
+        cluster_metrics(Q, o, r);
+    if (wanted(o, HEDGE_AP) || wanted(o, HEDGE_ECE))
+        pair_metrics(Q, o, &P.L, r);
+    prep_free(&P);
+    return 0;
+}
+
+int hedge_evaluate(const hedge_set *queries, const hedge_set *gallery, const hedge_options *o, hedge_result *r,
+                   char *err, size_t errlen)
+{
+    memset(r, 0, sizeof *r);
+    int k = hedge_neighbours(queries, gallery, o, err, errlen);
+    evalpart p;
+    if (k < 0 || hedge_queries(queries, gallery, o, k, &p, err, errlen)) {
+        r->nmetrics = HEDGE_NMETRICS;
+        for (int i = 0; i < 64; i++)
+            r->value[i] = NAN;
+        return -1;
+    }
+    int rc = hedge_finish(queries, gallery, o, &p, r, err, errlen);
+    evalpart_free(&p);
+    return rc;
+}
+
+void evalpart_free(evalpart *p)
+{
+    free(p->pred), free(p->eta), free(p->per), free(p->apk), free(p->rrk);
+    memset(p, 0, sizeof *p);
 }
 
 void hedge_result_free(hedge_result *r)

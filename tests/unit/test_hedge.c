@@ -1,12 +1,15 @@
 /* hedge: the battery in one call (lib/hedge.h) on a set whose numbers are derived by hand, the
  * small-set rules (a metric that cannot be had is NaN with its reason), shards that add up to the
- * whole, and bad input refused with one line naming the array (no exit). The numbers against the
+ * whole (the two halves of lib/evalpart.h over ranges, in memory and through the stream: the
+ * same doubles as one call), and bad input refused with one line naming the array (no exit). The numbers against the
  * programs' on random sets: tests/shell/evaluate-engine.sh. */
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "check.h"
+#include "evalpart.h"
 #include "hedge.h"
 #include "knnpass.h"
 #include "knn_search.h"
@@ -232,12 +235,109 @@ static void test_knnpass(void)
         }
 }
 
+/* the answers of ranges put end to end (what evalpart_read does with the shards' records) */
+static void concat(const evalpart *p, int n, int64_t total, evalpart *w)
+{
+    memset(w, 0, sizeof *w);
+    w->nq = total, w->knn_k = p[0].knn_k;
+#define CAT(f, T)                                                                                                      \
+    if (p[0].f) {                                                                                                      \
+        w->f = malloc((size_t)total * sizeof(T));                                                                      \
+        for (int i = 0; i < n; i++)                                                                                    \
+            memcpy(w->f + p[i].q0, p[i].f, (size_t)p[i].nq * sizeof(T));                                               \
+    }
+    CAT(pred, int32_t) CAT(eta, float) CAT(per, retrieval_query) CAT(apk, double) CAT(rrk, double)
+#undef CAT
+}
+
+static int same_result(const hedge_result *a, const hedge_result *b)
+{
+    int ok = !memcmp(a->value, b->value, sizeof a->value) && a->nclasses == b->nclasses;
+    for (int i = 0; i < 64; i++)
+        ok &= !strcmp(a->why[i], b->why[i]);
+    if (a->per_class && b->per_class)
+        ok &= !memcmp(a->per_class, b->per_class, (size_t)a->nclasses * HEDGE_NMETRICS * sizeof *a->per_class);
+    return ok;
+}
+
+/* shards: three ranges of queries through the halves give one call's doubles, in memory and as
+ * `evaluate` streams read back; leave-one-out and against a gallery with excluded ids; at_k and
+ * per-class values; a part of another k, range or at_k refused */
+static void test_shards(void)
+{
+    enum { N = 700, D = 6, NG = 500 };
+    static float m[N * D], v[N * D], gm[NG * D];
+    static int32_t c[N], gc[NG];
+    static int64_t id[N], gid[NG];
+    rng g;
+    rng_init(&g, 714, 3);
+    for (int i = 0; i < N; i++) {
+        c[i] = (int32_t)rng_below(&g, 9), id[i] = 1000 + i;
+        for (int d = 0; d < D; d++)
+            m[i * D + d] = (float)(rng_normal(&g) + (d == c[i] % D ? 1.5 : 0)), v[i * D + d] = 0.1f + rng_uniformf(&g);
+    }
+    for (int i = 0; i < NG; i++) {
+        gc[i] = (int32_t)rng_below(&g, 10), gid[i] = 1000 + 2 * i; /* half the queries' ids are here */
+        for (int d = 0; d < D; d++)
+            gm[i * D + d] = (float)(rng_normal(&g) + (d == gc[i] % D ? 1.5 : 0));
+    }
+    hedge_set Q = {N, 1, D, m, v, NULL, c, id}, G = {NG, 1, D, gm, NULL, NULL, gc, gid};
+    const int64_t cut[] = {0, 250, 251, N};
+    char err[256] = "";
+    for (int run = 0; run < 4; run++) {
+        hedge_options o;
+        hedge_options_init(&o);
+        o.per_class = 1, o.at_k = run & 1 ? 7 : 0, o.threads = 1 + (run >> 1);
+        const hedge_set *gal = run >= 2 ? &G : NULL;
+        o.exclude_id = gal != NULL;
+        hedge_result one, merged, streamed;
+        CHECK(hedge_evaluate(&Q, gal, &o, &one, err, sizeof err) == 0);
+        int k = hedge_neighbours(&Q, gal, &o, err, sizeof err);
+        CHECK(k == 5);
+        evalpart p[3], w, rd;
+        const char *paths[3];
+        char name[3][64];
+        evalpart_info I = {.nsets = 1, .names = {"shard"}, .hash = {evalpart_hash(&Q)}, .n = N, .ng = gal ? NG : 0,
+                           .ghash = gal ? evalpart_hash(gal) : 0, .o = &o, .knn_k = k};
+        for (int i = 0; i < 3; i++) {
+            hedge_options os = o;
+            os.q0 = cut[i], os.q1 = cut[i + 1];
+            CHECK(hedge_queries(&Q, gal, &os, k, &p[i], err, sizeof err) == 0);
+            snprintf(name[i], sizeof name[i], "/tmp/test_hedge.%d.%d.hs", (int)getpid(), 2 - i);
+            FILE *f = fopen(name[i], "wb");
+            evalpart_write(f, &p[i], &I, 0, NULL);
+            fclose(f);
+        }
+        paths[0] = name[2], paths[1] = name[0], paths[2] = name[1]; /* any order */
+        concat(p, 3, N, &w);
+        CHECK(hedge_finish(&Q, gal, &o, &w, &merged, err, sizeof err) == 0);
+        CHECK(same_result(&one, &merged));
+        evalpart_read(paths, 3, &I, &rd);
+        CHECK(hedge_finish(&Q, gal, &o, &rd, &streamed, err, sizeof err) == 0);
+        CHECK(same_result(&one, &streamed));
+        CHECK(!isnan(one.value[HEDGE_TAU]) && !isnan(one.value[HEDGE_MAP]) && one.nclasses == 9);
+        /* the whole's answers are not a shard's: the k, the range, at_k */
+        hedge_result bad;
+        w.knn_k = k + 1;
+        CHECK(hedge_finish(&Q, gal, &o, &w, &bad, err, sizeof err) == -1 && strstr(err, "kNN k"));
+        w.knn_k = k, w.nq = N + 1;
+        CHECK(hedge_finish(&Q, gal, &o, &w, &bad, err, sizeof err) == -1 && strstr(err, "range"));
+        w.nq = N, o.at_k = !o.at_k;
+        CHECK(hedge_finish(&Q, gal, &o, &w, &bad, err, sizeof err) == -1 && strstr(err, "at_k"));
+        for (int i = 0; i < 3; i++)
+            evalpart_free(&p[i]), remove(name[i]);
+        evalpart_free(&w), evalpart_free(&rd);
+        hedge_result_free(&one), hedge_result_free(&merged), hedge_result_free(&streamed);
+    }
+}
+
 int main(void)
 {
     test_knnpass();
     make();
     test_hand();
     test_small();
+    test_shards();
     test_bad();
     return check_done("hedge");
 }
