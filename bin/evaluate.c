@@ -186,18 +186,18 @@ int main(int argc, char **argv)
             I.hash[s] = evalpart_hash(&S[s].set);
         I.ghash = gpath ? evalpart_hash(&G.set) : 0;
         if (R.nsets == 2 && S[1].set.n != S[0].set.n)
-            die("%s: %lld items, but %s has %lld: shards answer both sets' queries FROM:TO", S[1].path,
+            die("%s: %lld items, but %s has %lld: the shards' records hold both sets' answers to one query: "
+                "evaluate twins of one size, or each set alone", S[1].path,
                 (long long)S[1].set.n, S[0].path, (long long)S[0].set.n);
     }
     if (sharded) { /* the queries' answers of FROM:TO, to stdout */
         int64_t n = S[0].set.n;
-        if (sharded == 2 && (qr.from = n * part_i / part_n) == (qr.to = n * (part_i + 1) / part_n))
-            usage_die("--shard %ld/%ld: %lld queries in %ld shards leave this one none (give at most %lld shards)", part_i,
-                      part_n, (long long)n, part_n, (long long)n);
+        if (sharded == 2) /* (a set of fewer queries than shards leaves some empty) */
+            qr.from = n * part_i / part_n, qr.to = n * (part_i + 1) / part_n;
         shard_check(&qr, n, S[0].path);
-        o.q0 = qr.from, o.q1 = qr.to;
         for (int s = 0; s < R.nsets; s++)
-            if (hedge_queries(&S[s].set, gpath ? &G.set : NULL, &o, ks[s] ? kmin : 0, &part[s], err, sizeof err))
+            if (hedge_queries(&S[s].set, gpath ? &G.set : NULL, &o, qr.from, qr.to, ks[s] ? kmin : 0, &part[s], err,
+                              sizeof err))
                 die("%s: %s", S[s].path, err);
         evalpart_write(stdout, part, &I, argc, args);
         close_stdout();

@@ -11,7 +11,6 @@
 #include "stream.h"
 #include "util.h"
 
-enum { HAS_PRED = 1, HAS_ETA = 2, HAS_PER = 4, HAS_ATK = 8 };
 /* the fields, in order */
 enum { F_PRED, F_ETA, F_AP, F_RPREC, F_MAP_R, F_P1, F_NPOS, F_R1, F_RECALL, F_APK, F_RRK, F_N };
 static const char *const fname[F_N] = {"pred", "eta", "ap", "rprec", "map_r", "p1", "npos", "r1", "recall",
@@ -57,10 +56,6 @@ static const char *distance_name(int d) { return d == HEDGE_COSINE ? "cosine" : 
 
 static void hex(char *buf, uint64_t v) { snprintf(buf, 17, "%016" PRIx64, v); }
 
-static int has_of(const evalpart *p)
-{
-    return (p->pred ? HAS_PRED : 0) | (p->eta ? HAS_ETA : 0) | (p->per ? HAS_PER : 0) | (p->apk ? HAS_ATK : 0);
-}
 
 /* the meta of I into h (has: the parts' answers, one mask a set) */
 static void set_meta(stream_header *h, const evalpart_info *I, const int *has)
@@ -103,7 +98,7 @@ void evalpart_write(FILE *f, const evalpart *p, const evalpart_info *I, int argc
 {
     int S = I->nsets, nk = I->o->nk, has[EVALPART_MAXSETS];
     for (int s = 0; s < S; s++)
-        has[s] = has_of(&p[s]);
+        has[s] = p[s].has;
     stream_header *h = header_new("evaluate", 1);
     header_provenance(h, argc, argv);
     add_fields(h, S, nk);
@@ -210,13 +205,13 @@ void evalpart_read(const char *const *paths, int n, const evalpart_info *I, eval
         int has = ((const int32_t *)ht->data)[s];
         evalpart *p = &whole[s];
         memset(p, 0, sizeof *p);
-        p->q0 = 0, p->nq = I->n, p->knn_k = (has & HAS_PRED) ? I->knn_k : 0;
+        p->q0 = 0, p->nq = I->n, p->knn_k = (has & EVALPART_PRED) ? I->knn_k : 0, p->has = has;
         size_t m = (size_t)I->n;
-        p->pred = has & HAS_PRED ? emalloc(m * sizeof *p->pred) : NULL;
-        p->eta = has & HAS_ETA ? emalloc(m * sizeof *p->eta) : NULL;
-        p->per = has & HAS_PER ? emalloc(m * sizeof *p->per) : NULL;
-        p->apk = has & HAS_ATK ? emalloc(m * sizeof *p->apk) : NULL;
-        p->rrk = has & HAS_ATK ? emalloc(m * sizeof *p->rrk) : NULL;
+        p->pred = has & EVALPART_PRED ? emalloc(m * sizeof *p->pred) : NULL;
+        p->eta = has & EVALPART_ETA ? emalloc(m * sizeof *p->eta) : NULL;
+        p->per = has & EVALPART_PER ? emalloc(m * sizeof *p->per) : NULL;
+        p->apk = has & EVALPART_ATK ? emalloc(m * sizeof *p->apk) : NULL;
+        p->rrk = has & EVALPART_ATK ? emalloc(m * sizeof *p->rrk) : NULL;
     }
     stream_record rec = {0};
     int64_t q = 0;

@@ -23,8 +23,7 @@
  *
  *   int k = hedge_neighbours(&Q, NULL, &o);              // kNN's k for this set
  *   evalpart p;
- *   o.q0 = 0, o.q1 = 5000;
- *   hedge_queries(&Q, NULL, &o, k, &p, err, sizeof err); // queries 0 .. 4999
+ *   hedge_queries(&Q, NULL, &o, 0, 5000, k, &p, err, sizeof err); // queries 0 .. 4999
  *   evalpart_write(stdout, &p, 1, &info, argc, argv);    // a shard
  *   ...
  *   evalpart whole[1];
@@ -42,9 +41,12 @@
 #define EVALPART_MAXSETS 2
 #define EVALPART_BLOCK 4096 /* queries a record of the stream */
 
+enum { EVALPART_PRED = 1, EVALPART_ETA = 2, EVALPART_PER = 4, EVALPART_ATK = 8 };
+
 typedef struct {
-    int64_t q0, nq;        /* the queries q0 .. q0 + nq - 1 */
+    int64_t q0, nq;        /* the queries q0 .. q0 + nq - 1 (nq = 0: none, a shard of a small set) */
     int knn_k;             /* the k kNN voted with (0: no kNN) */
+    int has;               /* EVALPART_*: the answers the run has (its arrays below, when nq > 0) */
     int32_t *pred;         /* (nq) kNN's vote, or NULL: kNN not run */
     float *eta;            /* (nq) the queries' uncertainty (eta, else the mean of var), or NULL */
     retrieval_query *per;  /* (nq) or NULL: retrieval not run */
@@ -54,10 +56,11 @@ typedef struct {
 /* kNN's k for Q against G (NULL: leave-one-out): o->knn_k, or the neighbours every query has when
  * fewer (0: none); -1 and err on bad input, as hedge_evaluate */
 int hedge_neighbours(const hedge_set *Q, const hedge_set *G, const hedge_options *o, char *err, size_t len);
-/* the queries half for o->q0 .. o->q1 with kNN's k = knn_k (<= hedge_neighbours; several sets of
- * one report vote with one k); 0, or -1 and err */
-int hedge_queries(const hedge_set *Q, const hedge_set *G, const hedge_options *o, int knn_k, evalpart *p,
-                  char *err, size_t len);
+/* the queries half for the queries q0 .. q1 - 1 (0 <= q0 <= q1 <= n; o->q0, o->q1 are not used)
+ * with kNN's k = knn_k (<= hedge_neighbours; several sets of one report vote with one k); 0, or -1
+ * and err */
+int hedge_queries(const hedge_set *Q, const hedge_set *G, const hedge_options *o, int64_t q0, int64_t q1, int knn_k,
+                  evalpart *p, char *err, size_t len);
 /* the finish half over p's queries (p->q0 .. p->q0 + p->nq - 1); 0, or -1 and err (p made with
  * other options or sets is refused when it can be seen: its size, its k) */
 int hedge_finish(const hedge_set *Q, const hedge_set *G, const hedge_options *o, const evalpart *p,

@@ -2,7 +2,9 @@
  * retrieve, cluster, pairscore | apcurve and ktau run: knn_eval_run, retrieval_run and
  * retrieval_class_average, cluster_kmeans, pairs_random with match_prob or match_pair_score and
  * metrics_ap / metrics_ece, uncertainty_analyse. The input is checked first, whole, so that what
- * those parts would die on comes back as one line in err instead. */
+ * those parts would die on comes back as one line in err instead. hedge_evaluate is the two halves
+ * of lib/evalpart.h in a row: hedge_queries (the n x gallery pass over a range of queries) and
+ * hedge_finish (the rest, from the queries' answers and the whole sets). */
 #include "hedge.h"
 #include "evalpart.h"
 
@@ -514,21 +516,31 @@ int hedge_neighbours(const hedge_set *Q, const hedge_set *G, const hedge_options
     return P.k;
 }
 
-int hedge_queries(const hedge_set *queries, const hedge_set *gallery, const hedge_options *o, int knn_k, evalpart *p,
-                  char *err, size_t errlen)
+int hedge_queries(const hedge_set *queries, const hedge_set *gallery, const hedge_options *o, int64_t q0, int64_t q1,
+                  int knn_k, evalpart *p, char *err, size_t errlen)
 {
     memset(p, 0, sizeof *p);
     prep P;
     if (prepare(queries, gallery, o, &P, err, errlen))
         return -1;
-    if (knn_k < 0 || knn_k > P.k) {
+    if (knn_k < 0 || knn_k > P.k || q0 < 0 || q1 < q0 || q1 > P.Q.n) {
         prep_free(&P);
-        return fail(err, errlen, "knn_k %d, expected 0 to %d (the neighbours every query has)", knn_k, P.k);
+        if (knn_k < 0 || knn_k > P.k)
+            return fail(err, errlen, "knn_k %d, expected 0 to %d (the neighbours every query has)", knn_k, P.k);
+        return fail(err, errlen, "queries %lld to %lld, expected a range within 0 to %lld", (long long)q0,
+                    (long long)q1, (long long)P.Q.n);
     }
     match_set *Q = &P.Q, *G = P.G;
-    int64_t q0 = o->q0, nq = (o->q1 ? o->q1 : Q->n) - q0, ng = G->n;
+    int64_t nq = q1 - q0, ng = G->n;
     const int64_t *exclude = P.exclude ? P.exclude + q0 : NULL;
+    int k = knn_k, want_knn = P.want_knn && k >= 1, ret = P.L.pos && P.want_ret;
     p->q0 = q0, p->nq = nq, p->knn_k = knn_k;
+    p->has = (want_knn ? EVALPART_PRED : 0) | (want_knn && (Q->eta || Q->var) ? EVALPART_ETA : 0) |
+             (ret ? EVALPART_PER : 0) | (ret && o->at_k ? EVALPART_ATK : 0);
+    if (!nq) {
+        prep_free(&P);
+        return 0;
+    }
     float *qm = NULL, *gm = NULL;
     int rc = 0, blas_saved = blas_threads(); /* the caller's BLAS threads, restored at the end */
     if (o->distance == HEDGE_COSINE &&
@@ -539,9 +551,8 @@ int hedge_queries(const hedge_set *queries, const hedge_set *gallery, const hedg
     }
     if (blas_threads() != o->threads)
         blas_set_threads(o->threads);
-    int k = knn_k, want_knn = P.want_knn && k >= 1;
     knn_eval E = {.k = k, .distance = o->distance, .gallery = gallery ? "gallery" : NULL, .q0 = q0, .nq = nq};
-    if (P.L.pos && P.want_ret) {
+    if (ret) {
         /* one pass: the kNN search from retrieval's rows (lib/knnpass.h), but for MLS */
         if (want_knn && o->distance != HEDGE_MLS) {
             E.nbr = emalloc((size_t)nq * k * sizeof *E.nbr);
@@ -686,7 +697,7 @@ int hedge_evaluate(const hedge_set *queries, const hedge_set *gallery, const hed
     memset(r, 0, sizeof *r);
     int k = hedge_neighbours(queries, gallery, o, err, errlen);
     evalpart p;
-    if (k < 0 || hedge_queries(queries, gallery, o, k, &p, err, errlen)) {
+    if (k < 0 || hedge_queries(queries, gallery, o, o->q0, o->q1 ? o->q1 : queries->n, k, &p, err, errlen)) {
         r->nmetrics = HEDGE_NMETRICS;
         for (int i = 0; i < 64; i++)
             r->value[i] = NAN;

@@ -81,7 +81,8 @@ typedef struct {
     int avg_of_avgs;        /* also the per-class averages (1) */
     int per_class;          /* fill result->per_class (PML's return_per_class) (0) */
     uint64_t include;       /* bit i = metric i; 0: every metric */
-    int64_t q0, q1;         /* the queries q0 .. q1-1 only (a shard); q1 = 0: all */
+    int64_t q0, q1;         /* the queries q0 .. q1-1 only, their means; q1 = 0: all (shards that
+                               merge to the whole run's doubles: lib/evalpart.h) */
     int threads;            /* 1 */
 } hedge_options;
 

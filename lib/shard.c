@@ -110,11 +110,15 @@ shard_set *shard_open(const char *const *paths, int n, const char *kind, const c
     }
     for (int i = 0; i < n; i++)
         from[i] = range_of(S->in[i], "queries_from");
-    /* query order: an insertion sort of a few shards, by FROM */
+    /* query order: an insertion sort of a few shards, by FROM, then TO (an empty shard first) */
+    int64_t *to = emalloc((size_t)n * sizeof *to);
+    for (int i = 0; i < n; i++)
+        to[i] = header_int(S->in[i]->header, "queries_to", -1);
     for (int i = 1; i < n; i++)
-        for (int j = i; j > 0 && from[j] < from[j - 1]; j--) {
-            int64_t f = from[j];
+        for (int j = i; j > 0 && (from[j] < from[j - 1] || (from[j] == from[j - 1] && to[j] < to[j - 1])); j--) {
+            int64_t f = from[j], t = to[j];
             from[j] = from[j - 1], from[j - 1] = f;
+            to[j] = to[j - 1], to[j - 1] = t;
             stream_reader *r = S->in[j];
             S->in[j] = S->in[j - 1], S->in[j - 1] = r;
             const char *p = S->path[j];
@@ -125,7 +129,9 @@ shard_set *shard_open(const char *const *paths, int n, const char *kind, const c
     int64_t at = 0;
     for (int i = 0; i < n; i++) {
         const stream_reader *r = S->in[i];
-        int64_t to = range_of(r, "queries_to"), total = range_of(r, "queries_total");
+        int64_t end = range_of(r, "queries_to"), total = range_of(r, "queries_total");
+        if (end < from[i])
+            die("%s: queries_to %lld is below queries_from %lld", r->name, (long long)end, (long long)from[i]);
         if (total != S->total)
             die("%s: queries_total %lld, but %s has %lld: not shards of one input", r->name, (long long)total,
                 S->in[0]->name, (long long)S->total);
@@ -133,19 +139,20 @@ shard_set *shard_open(const char *const *paths, int n, const char *kind, const c
             die("queries %lld:%lld are in no shard (%s starts at %lld)", (long long)at, (long long)from[i],
                 r->name, (long long)from[i]);
         if (from[i] < at)
-            die("%s (queries %lld:%lld) overlaps %s (up to %lld)", r->name, (long long)from[i], (long long)to,
+            die("%s (queries %lld:%lld) overlaps %s (up to %lld)", r->name, (long long)from[i], (long long)end,
                 S->in[i - 1]->name, (long long)at);
         if (!same_fields(r->header, h0))
             die("%s: other fields than %s: not shards of one run", r->name, S->in[0]->name);
         for (int k = 0; same && same[k]; k++)
             if (!same_meta(header_meta(r->header, same[k]), header_meta(h0, same[k])))
                 die("%s: meta %s differs from %s's: not shards of one run", r->name, same[k], S->in[0]->name);
-        at = to;
+        at = end;
     }
     if (at != S->total)
         die("queries %lld:%lld are in no shard (the last ends at %lld of %lld)", (long long)at,
             (long long)S->total, (long long)at, (long long)S->total);
     free(from);
+    free(to);
     return S;
 }
 

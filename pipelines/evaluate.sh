@@ -6,9 +6,9 @@
 # The whole evaluation battery of one set of embeddings, as one table on stdout (markdown; --text
 # aligned columns) and, with --json, one JSON object in FILE. INPUT, GALLERY and FILE are hedge
 # `embeddings` streams or numpy archives (.npz/.npy, read by fromnpz: mu [n, D] or [n, C, D],
-# optional var, eta, class or labels). Without --shards and -o DIR it is bin/evaluate (man
-# hedge-evaluate: the same numbers in one process, the sets read once); -o DIR and --shards run
-# the programs named below.
+# optional var, eta, class or labels). Without -o DIR it is bin/evaluate (man hedge-evaluate: the
+# same numbers in one process, the sets read once; --shards: its shards, then --merge); -o DIR
+# alone runs the programs named below and keeps their files (with --shards, the shards' answers).
 #   ap                 verification AP over PAIRS sampled pairs of INPUT (pairscore | apcurve):
 #                      p(match) of the embeddings' meta match_a, match_b when they have them;
 #                      otherwise pairs ranked by the distance of their means (AP needs only the
@@ -43,16 +43,16 @@
 #                   so a failed run leaves DIR as it was (its own files stay in .evaluate.work
 #                   until the next run); DIR is locked while a run works in it (flock on
 #                   DIR/.evaluate.lock): a second run into it stops at once with one line
-#   --shards N      knn and retrieve (the n x gallery part) in N query ranges (--queries FROM:TO,
-#                   multiples of 32 records) run by GNU parallel, JOBS at a time on each machine
-#                   (-j, default 2), each with -t THREADS; their outputs merged exactly (knn
-#                   --merge, retrieve --summary): the same numbers as without --shards. pairscore,
-#                   cluster and ktau run here. With --sshlogin / --sshloginfile the shards run on
-#                   those machines (the pipelines' grid options, docs/grids.md): they see
-#                   DIR and the hedge tree at the same paths (give -o DIR on a shared disk),
-#                   or, with --transfer, get the programs and the sets copied and send each
-#                   shard's output back; --retries R (default 2) tries a
-#                   failed shard again, on another machine
+#   --shards N      the n x gallery part (kNN, retrieval) in N query ranges, `evaluate --shard
+#                   I/N` run by GNU parallel, JOBS at a time on each machine (-j, default 2),
+#                   each with -t THREADS, each a stream of its queries' answers (DIR/runs/
+#                   part-I/part.hs); `evaluate --merge` computes the rest here from them and the
+#                   sets: the same numbers as without --shards, to the bit. With --sshlogin /
+#                   --sshloginfile the shards run on those machines (the pipelines' grid
+#                   options, docs/grids.md): they see DIR and the hedge tree at the same paths
+#                   (give -o DIR on a shared disk), or, with --transfer, get the programs and
+#                   the sets copied and send each shard's answers back; --retries R (default 2)
+#                   tries a failed shard again, on another machine
 # A number that cannot be had is "-" (JSON: null) with its reason under the table. What each
 # needs, decided from the sets' sizes and classes before a program runs (as pytorch-metric-
 # learning, which returns what it can and NaN for the rest):
@@ -124,8 +124,8 @@ case $shards in '') [ -z "$gridopts" ] || { say "$me: -j, --sshlogin, --transfer
 
 # Unsharded and without -o DIR: bin/evaluate computes all of it in one process (lib/hedge.h: the
 # sets read once, one pass over the distances for knn and retrieval), the same table and JSON
-# (tests/shell/evaluate-engine.sh). -o DIR, which keeps every program's intermediate files, and
-# --shards run the programs below.
+# (tests/shell/evaluate-engine.sh). --shards: bin/evaluate's shards (below); -o DIR without
+# --shards runs the programs and keeps every one's intermediate files.
 if [ -z "$shards" ] && [ -z "$keep" ]; then
     for f in "$input" ${gallery:+"$gallery"} ${corrupt:+"$corrupt"}; do
         [ -e "$f" ] || die "$f: no such file"
@@ -179,6 +179,80 @@ run() {
     [ -n "$r_msg" ] || r_msg=$(grep -v '^ ' "$W/$r_name.log" | tail -n 1)
     die "$1 failed on $r_what: ${r_msg:-exit status $?}"
 }
+
+# -o DIR: every file of the run replaces DIR's, each by a rename (whole, never half-written); the
+# shards' folders (data/, runs/) as wholes; then the table on stdout
+finish() {
+    if [ -n "$keep" ]; then
+        for f in "$W"/*; do
+            b=${f##*/}
+            if [ -d "$f" ] && [ ! -L "$f" ]; then
+                rm -rf "${keep:?}/$b" && mv "$f" "$keep/$b"
+            else
+                mv -f "$f" "$keep/$b"
+            fi || die "cannot move $f into $keep"
+        done
+        finished=1
+        cat "$keep/table.out"
+    else
+        cat "$W/table.out"
+    fi || die "cannot write the table on stdout"
+    exit 0
+}
+
+# --shards N: bin/evaluate --shard I/N in N jobs (pipelines/evaluate-shard.sh through
+# grid_parallel, here or on the --sshlogin machines), each the n x gallery work (kNN, retrieval)
+# of its queries as a stream of their answers (runs/part-I/part.hs); evaluate --merge reads them
+# with the sets and computes the rest: the numbers of one run, to the bit (lib/evalpart.h)
+if [ -n "$shards" ]; then
+    mkdir -p "$W/data" "$W/runs" || die "cannot make $W/data"
+    sh_sets="" sh_args=""
+    for sh_role in input corrupt gallery; do
+        eval "sh_f=\$$sh_role"
+        [ -n "$sh_f" ] || continue
+        [ -e "$sh_f" ] || die "$sh_f: no such file"
+        case $sh_f in *.npz) sh_x=npz ;; *.npy) sh_x=npy ;; *) sh_x=hs ;; esac
+        # the sets where the shards read them: copies to send (--transfer), else links
+        if [ "$transfer" = 1 ]; then
+            cp -L "$sh_f" "$W/data/$sh_role.$sh_x" || die "cannot copy $sh_f"
+        else
+            ln -s "$(cd "$(dirname "$sh_f")" && pwd)/$(basename "$sh_f")" "$W/data/$sh_role.$sh_x" || die "cannot link $sh_f"
+        fi
+        case $sh_role in
+        corrupt) sh_args="$sh_args --corrupt $out/data/corrupt.$sh_x" ;;
+        gallery) sh_args="$sh_args -g $out/data/gallery.$sh_x $exclude" ;;
+        input) sh_in=$out/data/input.$sh_x ;;
+        esac
+    done
+    set -- --distance "$distance" -k "$ks" -n "$pairs" -S "$seed" -t "$threads"
+    [ -n "$ma" ] && set -- "$@" --match-a "$ma" --match-b "$mb"
+    sh_conf=$W/shards.txt
+    : > "$sh_conf"
+    i=0
+    while [ "$i" -lt "$shards" ]; do
+        sh_name=$(printf 'part-%04d' "$i")
+        mkdir -p "$W/runs/$sh_name" || die "cannot make $W/runs/$sh_name"
+        echo "$sh_name $i/$shards" >> "$sh_conf"
+        i=$((i + 1))
+    done
+    # (without the lock's descriptor: a job or connection that outlived this run would hold DIR)
+    grid_parallel "$W/joblog" "$sh_conf" \
+        "sh $HEDGE_ROOT/pipelines/evaluate-shard.sh $out/runs/{1} {2} $* $sh_args $sh_in > $out/runs/{1}/run.log 2>&1" 9>&-
+    sh_parts=""
+    while read -r sh_name sh_range; do
+        [ -s "$W/runs/$sh_name/part.hs" ] ||
+            die "shard $sh_name (--shard $sh_range of $input) failed: $(tail -n 1 "$W/runs/$sh_name/run.log" 2> /dev/null || echo "no log: see $W/joblog")"
+        sh_parts="$sh_parts $W/runs/$sh_name/part.hs"
+    done < "$sh_conf"
+    [ "$text" = 1 ] && set -- "$@" --text
+    [ -n "$json" ] && set -- "$@" --json "$json"
+    [ -n "$keep" ] && set -- "$@" -o "$keep"
+    [ -n "$gallery" ] && set -- "$@" -g "$gallery" $exclude
+    [ -n "$corrupt" ] && set -- "$@" --corrupt "$corrupt"
+    run merge "the shards of $input" evaluate --merge "$@" -- "$input" $sh_parts > "$W/table.out"
+    finish
+fi
+
 
 # stream SET FILE: $W/SET.hs, FILE as an embeddings stream (an .npz/.npy through fromnpz)
 stream() {
@@ -268,55 +342,6 @@ limits() {
 # neighbours N: "1 neighbour", "N neighbours"
 neighbours() { if [ "$1" = 1 ]; then echo "1 neighbour"; else echo "$1 neighbours"; fi; }
 
-# shard_runs SET K KS: knn -k K and retrieve -k KS (either "-": not run) of $W/SET.hs
-# in $shards query ranges (pipelines/evaluate-shard.sh through grid_parallel, here or on the
-# --sshlogin machines), merged into $W/knn-SET.hs and $W/retrieve-SET.json exactly as one run
-# would write them
-shard_runs() {
-    sr_k=$2 sr_ks=$3
-    sr_n=$(tshow -q "$W/$1.hs" 2> /dev/null | json_get records)
-    case $sr_n in '' | *[!0-9]*) die "cannot count the records of $f" ;; esac
-    sr_size=$(( (sr_n + shards - 1) / shards ))
-    sr_size=$(( (sr_size + 31) / 32 * 32 )) # whole blocks of retrieve's 32 queries
-    mkdir -p "$W/data" "$W/runs" || die "cannot make $W/data"
-    # the sets where the shards read them: copies to send (--transfer), else links
-    for sr_set in "$1" ${gallery:+gallery}; do
-        rm -f "$W/data/$sr_set.hs"
-        if [ "$transfer" = 1 ]; then
-            cp -L "$W/$sr_set.hs" "$W/data/$sr_set.hs" || die "cannot copy $W/$sr_set.hs"
-        else
-            # relative: $W's files move into DIR at the end (-o)
-            ln -s "../$sr_set.hs" "$W/data/$sr_set.hs" || die "cannot link $W/$sr_set.hs"
-        fi
-    done
-    sr_conf=$W/shards-$1.txt sr_i=0 sr_from=0
-    : > "$sr_conf"
-    while [ "$sr_from" -lt "$sr_n" ]; do
-        sr_to=$((sr_from + sr_size))
-        [ "$sr_to" -gt "$sr_n" ] && sr_to=$sr_n
-        sr_name=$(printf '%s-%04d' "$1" "$sr_i")
-        rm -rf "$W/runs/$sr_name"
-        mkdir -p "$W/runs/$sr_name"
-        echo "$sr_name $sr_from:$sr_to" >> "$sr_conf"
-        sr_i=$((sr_i + 1)) sr_from=$sr_to
-    done
-    rm -f "$W/joblog-$1"
-    sr_gal=""
-    [ -n "$gallery" ] && sr_gal="$out/data/gallery.hs $exclude"
-    # (without the lock's descriptor: a job or connection that outlived this run would hold DIR)
-    grid_parallel "$W/joblog-$1" "$sr_conf" \
-        "sh $HEDGE_ROOT/pipelines/evaluate-shard.sh $out/runs/{1} {2} $sr_k $sr_ks $distance $threads $out/data/$1.hs $sr_gal > $out/runs/{1}/run.log 2>&1" 9>&-
-    sr_knn="" sr_ret=""
-    while read -r sr_name sr_range; do
-        sr_d=$W/runs/$sr_name
-        { [ "$sr_k" = - ] || [ -s "$sr_d/knn.hs" ]; } && { [ "$sr_ks" = - ] || [ -s "$sr_d/retrieval.hs" ]; } ||
-            die "shard $sr_name (queries $sr_range of $f) failed: $(tail -n 1 "$sr_d/run.log" 2> /dev/null || echo "no log: see $W/joblog-$1")"
-        sr_knn="$sr_knn $sr_d/knn.hs" sr_ret="$sr_ret $sr_d/retrieval.hs"
-    done < "$sr_conf"
-    [ "$sr_k" = - ] || run "knn-merge-$1" "$f" knn --merge $sr_knn > "$W/knn-$1.hs"
-    [ "$sr_ks" = - ] || run "retrieve-summary-$1" "$f" retrieve --summary $sr_ret > "$W/retrieve-$1.json"
-}
-
 # evaluate SET: every evaluator on $W/SET.hs; the numbers in $W/SET.val as `key value` lines
 evaluate() {
     s=$1 gargs="--distance $distance"
@@ -376,14 +401,10 @@ evaluate() {
     elif [ -n "$beyond" ]; then
         note "$beyond ($s): more than the $(neighbours "$nbrs") a query has ($where)"
     fi
-    # KNN accuracy and retrieval: $W/knn-$s.hs and $W/retrieve-$s.json, here or in shards
-    if [ -n "$shards" ]; then
-        [ "$sk$sr" = -- ] || shard_runs "$s" "$sk" "$sr"
-    else
-        [ "$sk" = - ] || run "knn-$s" "$f" knn -k "$sk" $gargs -t "$threads" "$W/$s.hs" > "$W/knn-$s.hs"
-        [ "$sr" = - ] ||
-            run "retrieve-$s" "$f" retrieve -k "$sr" $gargs -t "$threads" --json "$W/retrieve-$s.json" "$W/$s.hs" > "$W/retrieval-$s.hs"
-    fi
+    # KNN accuracy and retrieval: $W/knn-$s.hs and $W/retrieve-$s.json
+    [ "$sk" = - ] || run "knn-$s" "$f" knn -k "$sk" $gargs -t "$threads" "$W/$s.hs" > "$W/knn-$s.hs"
+    [ "$sr" = - ] ||
+        run "retrieve-$s" "$f" retrieve -k "$sr" $gargs -t "$threads" --json "$W/retrieve-$s.json" "$W/$s.hs" > "$W/retrieval-$s.hs"
     if [ "$sk" = - ]; then
         echo "knn -" >> "$v"
     else
@@ -536,20 +557,4 @@ if [ -n "$json" ]; then
     } > "$json.tmp.$$" && mv "$json.tmp.$$" "$json" || die "cannot write $json"
 fi
 
-# -o DIR: every file of the run replaces DIR's, each by a rename (whole, never half-written); the
-# shards' folders (data/, runs/) as wholes
-if [ -n "$keep" ]; then
-    for f in "$W"/*; do
-        b=${f##*/}
-        if [ -d "$f" ] && [ ! -L "$f" ]; then
-            rm -rf "${keep:?}/$b" && mv "$f" "$keep/$b"
-        else
-            mv -f "$f" "$keep/$b"
-        fi || die "cannot move $f into $keep"
-    done
-    finished=1
-    cat "$keep/table.out"
-else
-    cat "$W/table.out"
-fi || die "cannot write the table on stdout"
-exit 0
+finish

@@ -1,7 +1,8 @@
 #!/bin/sh
 # bin/evaluate (lib/hedge.h's one call) against pipelines/evaluate.sh's programs (knn, retrieve,
-# cluster, pairscore | apcurve, ktau; its --shards 1 path runs them as before): the same table and
-# the same JSON, byte for byte (the numbers come from the same library functions and are printed
+# cluster, pairscore | apcurve, ktau; its -o DIR path runs them) and against its shards (evaluate
+# --shard I/N ... --merge, as evaluate.sh --shards runs them): the same table and the same JSON,
+# byte for byte (the numbers come from the same library functions and are printed
 # %.10g by both), on random sets with and without var, a match probability, a gallery with and
 # without --exclude-id and with classes the queries lack, cosine, mls, a twin column, -k/-n/-S,
 # a stream with match_a in its header, and the small sets whose numbers are "-" (1 item, 2 items
@@ -37,18 +38,26 @@ for name, y in [("one.npz", [0]), ("two.npz", [3, 3]), ("single.npz", [0, 1, 2])
 PYEOF
 fromnpz --match-a 2 --match-b 1 rnd.npz > rnd-ab.hs 2> /dev/null || fail "fromnpz"
 
-# same NAME ARGS...: evaluate.sh --shards 1 (the programs) and bin/evaluate print the same
+# same NAME ARGS...: evaluate.sh -o DIR (the programs, their files kept), bin/evaluate and
+# evaluate.sh --shards 3 (evaluate --shard I/3, then --merge; a set of fewer than 3 items leaves
+# shards empty) print the same table and JSON, each with -o DIR (the reject curves named alike)
 n=0
 same() {
     s_name=$1
     shift
-    sh "$EV" --shards 1 -j 1 --json "$s_name.sh.json" "$@" > "$s_name.sh.md" 2> "$s_name.sh.err" ||
+    sh "$EV" -o "$s_name.o" --json "$s_name.sh.json" "$@" > "$s_name.sh.md" 2> "$s_name.sh.err" ||
         fail "$s_name: evaluate.sh: $(cat "$s_name.sh.err")"
-    evaluate --json "$s_name.c.json" "$@" > "$s_name.c.md" 2> "$s_name.c.err" || fail "$s_name: evaluate: $(cat "$s_name.c.err")"
+    evaluate -o "$s_name.o" --json "$s_name.c.json" "$@" > "$s_name.c.md" 2> "$s_name.c.err" ||
+        fail "$s_name: evaluate: $(cat "$s_name.c.err")"
     [ -s "$s_name.c.err" ] && fail "$s_name: evaluate wrote on stderr: $(cat "$s_name.c.err")"
     cmp -s "$s_name.sh.md" "$s_name.c.md" || fail "$s_name: the tables differ: $(diff "$s_name.sh.md" "$s_name.c.md")"
     cmp -s "$s_name.sh.json" "$s_name.c.json" || fail "$s_name: the JSON differs: $(diff "$s_name.sh.json" "$s_name.c.json")"
     n=$((n + 1))
+    [ -n "${noshard:-}" ] && return 0
+    sh "$EV" --shards 3 -j 2 -o "$s_name.o" --json "$s_name.s.json" "$@" > "$s_name.s.md" 2> "$s_name.s.err" ||
+        fail "$s_name: evaluate.sh --shards 3: $(cat "$s_name.s.err")"
+    cmp -s "$s_name.s.md" "$s_name.c.md" || fail "$s_name: --shards 3: the tables differ: $(diff "$s_name.s.md" "$s_name.c.md")"
+    cmp -s "$s_name.s.json" "$s_name.c.json" || fail "$s_name: --shards 3: the JSON differs: $(diff "$s_name.s.json" "$s_name.c.json")"
 }
 same rnd rnd.npz
 same pts pts.npz
@@ -64,7 +73,9 @@ same mlsg --distance mls -g gal.npz rnd.npz
 same twin --text --corrupt twin.npz rnd.npz
 same opts -k 1,3,50 -n 500 -S 3 rnd.npz
 for s in one two single four oneclass; do same "$s" "$s.npz"; done
-same fewtwin --corrupt four.npz rnd.npz
+noshard=1 same fewtwin --corrupt four.npz rnd.npz # (a "twin" of other size: its shards would be other ranges)
+expect_fail 1 "evaluate: four.npz: 4 items, but rnd.npz has 300: the shards' records hold both sets' answers to" \
+    evaluate --shard 0/2 --corrupt four.npz rnd.npz
 same galone -g one.npz --exclude-id four.npz
 # -o DIR: the error-versus-reject curve, ktau --reject-tsv's bytes, named under the table
 sh "$EV" -o oo --corrupt twin.npz rnd.npz > oo.md 2> oo.err || fail "evaluate.sh -o: $(cat oo.err)"
@@ -75,8 +86,8 @@ done
 sed 's/ oo\// od\//' oo.md | cmp -s - od.md || fail "-o: the tables differ: $(diff oo.md od.md)"
 grep -q '^- error-versus-reject curve (corrupt): od/reject-corrupt.tsv$' od.md || fail "-o: the curve is not named: $(cat od.md)"
 # the same bytes whatever the thread count (the shared pass's kNN included)
-evaluate -t 3 rnd.npz > rnd.t3.md 2> /dev/null && cmp -s rnd.t3.md rnd.c.md || fail "-t 3 differs from -t 1: $(diff rnd.t3.md rnd.c.md)"
-evaluate -t 2 -g gal.npz --exclude-id rnd.npz > galx.t2.md 2> /dev/null && cmp -s galx.t2.md galx.c.md ||
+evaluate -t 3 -o rnd.o rnd.npz > rnd.t3.md 2> /dev/null && cmp -s rnd.t3.md rnd.c.md || fail "-t 3 differs from -t 1: $(diff rnd.t3.md rnd.c.md)"
+evaluate -t 2 -o galx.o -g gal.npz --exclude-id rnd.npz > galx.t2.md 2> /dev/null && cmp -s galx.t2.md galx.c.md ||
     fail "-t 2 -g differs from -t 1: $(diff galx.t2.md galx.c.md)"
 grep -q '^| knn (k = 3) |' fewtwin.c.md || fail "fewtwin: knn's k is not the four items' 3: $(cat fewtwin.c.md)"
 grep -q '^| map_r | -' one.c.md || fail "one.npz: map_r is not '-': $(cat one.c.md)"
@@ -104,5 +115,23 @@ expect_fail 2 "evaluate: --exclude-id needs -g GALLERY" evaluate --exclude-id fo
 expect_fail 2 "evaluate: --distance: 'l1' is not euclidean, cosine or mls" evaluate --distance l1 four.npz
 expect_fail 1 "evaluate: pts.npz: queries: distance mls needs var and one component (C = 1), got no var and C = 1" \
     evaluate --distance mls pts.npz
-echo "evaluate-engine: $n sets the same as evaluate.sh's programs"
+# shards refused: a gap, an overlap, another run's options or data, a truncated shard
+evaluate --shard 0/3 rnd.npz > p0.hs && evaluate --shard 1/3 rnd.npz > p1.hs && evaluate --shard 2/3 rnd.npz > p2.hs ||
+    fail "evaluate --shard"
+evaluate -k 1,2 --shard 1/3 rnd.npz > k1.hs && evaluate --shard 1/3 twin.npz > t1.hs || fail "evaluate --shard (others)"
+head -c 300 p1.hs > cut.hs
+expect_fail 1 "evaluate: queries 100:200 are in no shard (p2.hs starts at 200)" evaluate --merge rnd.npz p0.hs p2.hs
+expect_fail 1 "evaluate: p0.hs (queries 0:100) overlaps p0.hs (up to 100)" evaluate --merge rnd.npz p0.hs p0.hs p1.hs p2.hs
+expect_fail 1 "evaluate: k1.hs: other fields than p0.hs: not shards of one run" evaluate --merge rnd.npz p0.hs k1.hs p2.hs
+expect_fail 1 "evaluate: p0.hs: ks 1,2,4,8, but -k 1,2 here: the answers of another run" evaluate -k 1,2 --merge rnd.npz p0.hs p1.hs p2.hs
+expect_fail 1 "evaluate: t1.hs: meta set0_hash differs from p0.hs's: not shards of one run" evaluate --merge rnd.npz p0.hs t1.hs p2.hs
+expect_fail 1 "but twin.npz here has" evaluate --merge twin.npz p0.hs p1.hs p2.hs
+expect_fail 1 "evaluate: p0.hs: gallery_items 0, but a gallery of 150 items here" evaluate -g gal.npz --merge rnd.npz p0.hs p1.hs p2.hs
+expect_fail 1 "evaluate: cut.hs: truncated stream" evaluate --merge rnd.npz p0.hs cut.hs p2.hs
+expect_fail 1 "evaluate: rnd-ab.hs: expected a stream of kind 'evaluate', got 'embeddings'" evaluate --merge rnd.npz rnd-ab.hs
+expect_fail 2 "evaluate: --merge: give INPUT, then the outputs of evaluate --queries" evaluate --merge rnd.npz
+expect_fail 2 "evaluate: --shard: expected I/N with 0 <= I < N" evaluate --shard 3/3 rnd.npz
+expect_fail 2 "evaluate: --shard writes the queries' answers as a stream to stdout: no --json" evaluate --shard 0/2 --json x rnd.npz
+expect_fail 2 "evaluate: --queries and --merge: give one" evaluate --queries 0:5 --merge rnd.npz p0.hs
+echo "evaluate-engine: $n sets the same as evaluate.sh's programs and its shards"
 pass

@@ -149,8 +149,8 @@ awk -F'\t' 'NR > 1 && $7 == 255 { n++ } END { exit n != 2 }' "$T/fail/joblog-het
     fail "the job log does not show both jobs failed: $(cat "$T/fail/joblog-hetriplet-demo")"
 [ "$(wc -l < "$T/flaky.log")" = 4 ] || fail "each job was not tried twice (--retries 2): $(wc -l < "$T/flaky.log") tries"
 
-# evaluate.sh --shards through the same server (issue 21 item 4): the shards of knn and retrieve
-# (300 queries: 0:128, 128:256, 256:300) run on the remote, on a shared directory and with
+# evaluate.sh --shards through the same server (issue 21 item 4): the shards (evaluate --shard
+# I/3 of 300 queries) run on the remote, on a shared directory and with
 # --transfer; the table and the JSON equal a local run's without shards
 "$BIN/../tests/test_evalfix" emb -n 300 > "$T/e.hs" || fail "the embeddings fixture"
 ev() { BUILD=$(dirname "$BIN") sh "$root/pipelines/evaluate.sh" "$@"; }
@@ -160,8 +160,8 @@ for how in shared transfer; do
     [ $how = transfer ] && x=--transfer
     ev --shards 3 -j 1 $x --sshlogin "$login" -o "$T/ev-$how" --json "$T/ev-$how.json" "$T/e.hs" > "$T/ev-$how.md" 2> "$T/ev-$how.err" ||
         fail "evaluate.sh --shards 3 ($how) exited $?: $(tail -n 5 "$T/ev-$how.err")"
-    awk -F'\t' -v h="$login" 'NR > 1 { n++; if ($2 != h || $7 != 0) bad++ } END { exit !(n == 3 && !bad) }' "$T/ev-$how/joblog-input" ||
-        fail "evaluate.sh --shards 3 ($how): the shards did not all run on $login: $(cat "$T/ev-$how/joblog-input")"
+    awk -F'\t' -v h="$login" 'NR > 1 { n++; if ($2 != h || $7 != 0) bad++ } END { exit !(n == 3 && !bad) }' "$T/ev-$how/joblog" ||
+        fail "evaluate.sh --shards 3 ($how): the shards did not all run on $login: $(cat "$T/ev-$how/joblog")"
     grep -v 'error-versus-reject curve' "$T/ev-$how.md" | cmp -s - "$T/ev.md" ||
         fail "evaluate.sh --shards 3 ($how): another table: $(diff "$T/ev.md" "$T/ev-$how.md")"
     sed 's/, "reject_tsv": "[^"]*"//' "$T/ev-$how.json" | cmp -s - "$T/ev.json" ||

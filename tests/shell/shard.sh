@@ -152,7 +152,7 @@ expect_fail 2 'no -k' knn --summary --queries 0:9 knn-loo.hs
 expect_fail 2 'at most one input' knn q.hs q.hs
 expect_fail 2 'give each shard as a file' retrieve --summary - ret-loo-0:97.hs
 
-# --- evaluate.sh --shards N locally: the same table and JSON (3 shards of 256, 256, 188 queries)
+# --- evaluate.sh --shards N locally (evaluate --shard I/N, then --merge): the same table and JSON
 EV="$root/pipelines/evaluate.sh"
 sh "$EV" -g q.hs --exclude-id --distance cosine --json whole.json q.hs > whole.md 2> whole.err || fail "evaluate.sh: $(cat whole.err)"
 sh "$EV" -g q.hs --exclude-id --distance cosine --shards 3 -j 2 -o ev3 --json ev3.json q.hs > ev3.md 2> ev3.err ||
@@ -160,8 +160,15 @@ sh "$EV" -g q.hs --exclude-id --distance cosine --shards 3 -j 2 -o ev3 --json ev
 [ -s ev3.err ] && fail "evaluate.sh --shards 3 said something: $(cat ev3.err)"
 grep -v 'error-versus-reject curve' ev3.md | cmp -s - whole.md || fail "--shards 3: another table: $(diff whole.md ev3.md)"
 sed 's/, "reject_tsv": "[^"]*"//' ev3.json | cmp -s - whole.json || fail "--shards 3: another JSON: $(cat ev3.json)"
-[ "$(cat ev3/shards-input.txt | tr '\n' ' ')" = "input-0000 0:256 input-0001 256:512 input-0002 512:700 " ] ||
-    fail "the shards: $(cat ev3/shards-input.txt)"
+[ "$(cat ev3/shards.txt | tr '\n' ' ')" = "part-0000 0/3 part-0001 1/3 part-0002 2/3 " ] ||
+    fail "the shards: $(cat ev3/shards.txt)"
+# each shard's queries: 700 / 3 by evaluate --shard I/N (n I / N .. n (I + 1) / N)
+for i in 0 1 2; do
+    tshow -H "ev3/runs/part-000$i/part.hs" | tr ',' '\n' | grep '"queries_' | tr -d ' "}\n'
+    echo
+done > ev3.ranges
+[ "$(tr '\n' ' ' < ev3.ranges)" = "queries_from:0queries_to:233queries_total:700 queries_from:233queries_to:466queries_total:700 queries_from:466queries_to:700queries_total:700 " ] ||
+    fail "the shards' queries: $(cat ev3.ranges)"
 grep -q 'knn (k = 5)' ev3.md || fail "no knn row: $(cat ev3.md)"
 # sets too small for a program (issue 34 item 8): the shards leave it out as evaluate.sh does
 # alone (40 items each its own class: no retrieval, 2 shards of knn; 1 item: neither)

@@ -239,7 +239,7 @@ static void test_knnpass(void)
 static void concat(const evalpart *p, int n, int64_t total, evalpart *w)
 {
     memset(w, 0, sizeof *w);
-    w->nq = total, w->knn_k = p[0].knn_k;
+    w->nq = total, w->knn_k = p[0].knn_k, w->has = p[0].has;
 #define CAT(f, T)                                                                                                      \
     if (p[0].f) {                                                                                                      \
         w->f = malloc((size_t)total * sizeof(T));                                                                      \
@@ -260,7 +260,7 @@ static int same_result(const hedge_result *a, const hedge_result *b)
     return ok;
 }
 
-/* shards: three ranges of queries through the halves give one call's doubles, in memory and as
+/* shards: four ranges of queries (one empty) through the halves give one call's doubles, in memory and as
  * `evaluate` streams read back; leave-one-out and against a gallery with excluded ids; at_k and
  * per-class values; a part of another k, range or at_k refused */
 static void test_shards(void)
@@ -282,7 +282,7 @@ static void test_shards(void)
             gm[i * D + d] = (float)(rng_normal(&g) + (d == gc[i] % D ? 1.5 : 0));
     }
     hedge_set Q = {N, 1, D, m, v, NULL, c, id}, G = {NG, 1, D, gm, NULL, NULL, gc, gid};
-    const int64_t cut[] = {0, 250, 251, N};
+    const int64_t cut[] = {0, 250, 250, 251, N}; /* an empty one among them */
     char err[256] = "";
     for (int run = 0; run < 4; run++) {
         hedge_options o;
@@ -294,25 +294,23 @@ static void test_shards(void)
         CHECK(hedge_evaluate(&Q, gal, &o, &one, err, sizeof err) == 0);
         int k = hedge_neighbours(&Q, gal, &o, err, sizeof err);
         CHECK(k == 5);
-        evalpart p[3], w, rd;
-        const char *paths[3];
-        char name[3][64];
+        evalpart p[4], w, rd;
+        const char *paths[4];
+        char name[4][64];
         evalpart_info I = {.nsets = 1, .names = {"shard"}, .hash = {evalpart_hash(&Q)}, .n = N, .ng = gal ? NG : 0,
                            .ghash = gal ? evalpart_hash(gal) : 0, .o = &o, .knn_k = k};
-        for (int i = 0; i < 3; i++) {
-            hedge_options os = o;
-            os.q0 = cut[i], os.q1 = cut[i + 1];
-            CHECK(hedge_queries(&Q, gal, &os, k, &p[i], err, sizeof err) == 0);
-            snprintf(name[i], sizeof name[i], "/tmp/test_hedge.%d.%d.hs", (int)getpid(), 2 - i);
+        for (int i = 0; i < 4; i++) {
+            CHECK(hedge_queries(&Q, gal, &o, cut[i], cut[i + 1], k, &p[i], err, sizeof err) == 0);
+            snprintf(name[i], sizeof name[i], "/tmp/test_hedge.%d.%d.hs", (int)getpid(), i);
             FILE *f = fopen(name[i], "wb");
             evalpart_write(f, &p[i], &I, 0, NULL);
             fclose(f);
         }
-        paths[0] = name[2], paths[1] = name[0], paths[2] = name[1]; /* any order */
-        concat(p, 3, N, &w);
+        paths[0] = name[3], paths[1] = name[2], paths[2] = name[0], paths[3] = name[1]; /* any order */
+        concat(p, 4, N, &w);
         CHECK(hedge_finish(&Q, gal, &o, &w, &merged, err, sizeof err) == 0);
         CHECK(same_result(&one, &merged));
-        evalpart_read(paths, 3, &I, &rd);
+        evalpart_read(paths, 4, &I, &rd);
         CHECK(hedge_finish(&Q, gal, &o, &rd, &streamed, err, sizeof err) == 0);
         CHECK(same_result(&one, &streamed));
         CHECK(!isnan(one.value[HEDGE_TAU]) && !isnan(one.value[HEDGE_MAP]) && one.nclasses == 9);
@@ -324,7 +322,7 @@ static void test_shards(void)
         CHECK(hedge_finish(&Q, gal, &o, &w, &bad, err, sizeof err) == -1 && strstr(err, "range"));
         w.nq = N, o.at_k = !o.at_k;
         CHECK(hedge_finish(&Q, gal, &o, &w, &bad, err, sizeof err) == -1 && strstr(err, "at_k"));
-        for (int i = 0; i < 3; i++)
+        for (int i = 0; i < 4; i++)
             evalpart_free(&p[i]), remove(name[i]);
         evalpart_free(&w), evalpart_free(&rd);
         hedge_result_free(&one), hedge_result_free(&merged), hedge_result_free(&streamed);
