@@ -31,7 +31,7 @@
 
 #define HEDGE_BINS 20    /* ktau -b 20 */
 #define HEDGE_ECE_BINS 15 /* apcurve --ece 15 */
-#define HEDGE_SAMPLES 8   /* pairscore -K 8 */
+#define HEDGE_SAMPLES 8   /* pairscore -K 8 (or the next multiple of C: each component as many) */
 
 static const char *const names[HEDGE_NMETRICS] = {
     "ap", "ece", "knn", "knn_k", "p1", "rprec", "map_r", "map", "mrr", "p1_avg_of_avgs", "rprec_avg_of_avgs",
@@ -110,6 +110,33 @@ static int check_set(const hedge_set *S, const char *set, int distance, char *er
                 return fail(err, len, "%s: var: %g at item %lld, expected at least %g for distance mls (its log)",
                             set, S->var[i], (long long)(i / cd), FLT_MIN);
     }
+    return 0;
+}
+
+/* distance mls: every pair's MLS within float32 (the kNN's and the ranking's floats): a bound over
+ * all pairs of Q and G, sum over d of (the coordinates' range)^2 / (2 the least var) plus the
+ * largest |log(va + vb)|, at most FLT_MAX / 4; else err (tiny variances beside distant means) */
+static int mls_check(const hedge_set *Q, const hedge_set *G, char *err, size_t len)
+{
+    double bound = 0, lmax = 0;
+    for (int d = 0; d < Q->D; d++) {
+        double lo = INFINITY, hi = -INFINITY, vlo = INFINITY, vhi = 0;
+        for (int s = 0; s < 2; s++) {
+            const hedge_set *S = s ? G : Q;
+            for (int64_t i = 0; i < S->n; i++) {
+                double m = S->mu[i * S->D + d], v = S->var[i * S->D + d];
+                lo = m < lo ? m : lo, hi = m > hi ? m : hi, vlo = v < vlo ? v : vlo, vhi = v > vhi ? v : vhi;
+            }
+        }
+        bound += (hi - lo) * (hi - lo) / (2 * vlo);
+        double l = fmax(fabs(log(2 * vlo)), fabs(log(2 * vhi)));
+        lmax = l > lmax ? l : lmax;
+    }
+    bound += Q->D * lmax;
+    if (!(bound <= (double)FLT_MAX / 4))
+        return fail(err, len, "distance mls: the variances (as small as they are) beside the means' spread give MLS "
+                              "up to %g, beyond float32 (at most %g): scale the means down or floor the variances",
+                    bound, (double)FLT_MAX / 4);
     return 0;
 }
 
@@ -206,7 +233,8 @@ static void pair_metrics(const match_set *Q, const hedge_options *o, const limit
     if (mls)
         match_pair_scorer_init(&ps, MATCH_SCORE_MLS, Q, Q);
     else /* no match probability: a = 1, b = 0 on the means ranks the pairs by their distance */
-        match_scorer_init(&sc, o->has_match ? o->match_a : 1, o->has_match ? o->match_b : 0, HEDGE_SAMPLES, o->seed,
+        match_scorer_init(&sc, o->has_match ? o->match_a : 1, o->has_match ? o->match_b : 0,
+                          (HEDGE_SAMPLES + Q->C - 1) / Q->C * Q->C, o->seed,
                           o->has_match && Q->var);
     for (long p = 0; p < n; p++) {
         y[p] = Q->cls[P[p].i] == Q->cls[P[p].j];
@@ -477,6 +505,8 @@ static int prepare(const hedge_set *queries, const hedge_set *gallery, const hed
     if (check_set(queries, "queries", o->distance, err, len) ||
         (gallery && check_set(gallery, "gallery", o->distance, err, len)) ||
         check_options(o, queries, gallery, err, len))
+        return -1;
+    if (o->distance == HEDGE_MLS && mls_check(queries, gallery ? gallery : queries, err, len))
         return -1;
     P->Q = view(queries, &P->qown), P->G = &P->Q;
     if (gallery)

@@ -10,6 +10,7 @@
  * What a metric needs (a metric that cannot be had is NaN, with its reason in why[id], as
  * pytorch-metric-learning returns NaN for what it cannot compute):
  *   ap, ece        a class with two items and two classes among the queries; ece also match_a/b
+ *                  (with var: 8 samples a pair as pairscore -K 8, or the next multiple of C)
  *                  (has_match; without it pairs rank by the distance of their means, ap only)
  *   knn            k = knn_k, or the neighbours every query has when fewer (knn_k in the result)
  *   recall_i       Recall@ks[i] for each ks[i] up to those neighbours
@@ -19,7 +20,8 @@
  *   tau .. eaurc   an uncertainty (eta, else var) and at least 20 queries
  *
  * Errors: hedge_evaluate returns -1 with one line in err naming the array, what was found and
- * what was expected (e.g. "labels: 99 items, expected 100 (mu's)", "mu: NaN at item 7"), and
+ * what was expected (e.g. "labels: 99 items, expected 100 (mu's)", "mu: NaN at item 7"; with
+ * distance mls, variances so small beside the means' spread that MLS would leave float32), and
  * allocates nothing the caller must free. It keeps no global state: calls with distinct results
  * may run in parallel threads.
  *

@@ -196,6 +196,27 @@ static void test_bad(void)
     hedge_options oc = o;
     oc.distance = HEDGE_COSINE;
     CHECK(refused(&Z, NULL, &oc, "item 0: its mean is the zero vector"));
+    /* MLS beyond float32 (variances of 1e-36 beside means 21 apart: 21^2 / 2e-36 = 2.2e38 in one
+     * dimension): refused in err, where knn would have ended the process */
+    float tiny[60];
+    for (int i = 0; i < 60; i++)
+        tiny[i] = 1e-36f;
+    hedge_set T = Q;
+    T.var = tiny;
+    CHECK(refused(&T, NULL, &om, "distance mls: the variances"));
+    /* three components with a match probability: pairscore -K 8 would end the process (8 samples
+     * do not split over 3), the call draws 9 and gives AP and ECE */
+    static float m3[30 * 3 * 2], v3[30 * 3 * 2];
+    for (int i = 0; i < 30 * 6; i++)
+        m3[i] = mu[(i / 6) * 2 + i % 2] + 0.01f * (float)(i % 3), v3[i] = 0.5f;
+    hedge_set M3 = {30, 3, 2, m3, v3, NULL, cls, NULL};
+    hedge_options o3 = o;
+    o3.has_match = 1, o3.match_a = 1, o3.match_b = 0;
+    hedge_result r;
+    char err[256] = "";
+    CHECK(hedge_evaluate(&M3, NULL, &o3, &r, err, sizeof err) == 0);
+    CHECK(r.value[HEDGE_AP] > 0.5 && r.value[HEDGE_ECE] >= 0 && r.value[HEDGE_ECE] < 1);
+    hedge_result_free(&r);
 }
 
 /* the kNN of the shared pass is metrics_knn's, to the bit: random points far from the origin
