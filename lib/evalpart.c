@@ -162,7 +162,7 @@ void evalpart_read(const char *const *paths, int n, const evalpart_info *I, eval
         die("%s: not a shard (no queries_from): give the outputs of evaluate --queries FROM:TO", src);
     const hedge_options *o = I->o;
     int S = I->nsets, nk = o->nk;
-    char ks[16 * 12] = "", buf[24], what[160];
+    char ks[16 * 12] = "", buf[24], what[256];
     for (int i = 0; i < nk; i++)
         snprintf(ks + strlen(ks), sizeof ks - strlen(ks), "%s%d", i ? "," : "", o->ks[i]);
     check_int(h, src, "evaluate_sets", S, S == 2 ? "two sets here (INPUT and --corrupt)" : "one set here (no --corrupt)");

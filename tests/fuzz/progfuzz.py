@@ -204,7 +204,7 @@ def mutate(rng, header, recs):
         return "meta %s = %r" % (k, v)
     if op == "kind":
         kinds = ["images", "pairbatch", "groupbatch", "episodes", "embeddings", "eta", "pairscores", "knn",
-                 "retrieval", "fewshot", "disentangle", "checkpoint"]
+                 "retrieval", "evaluate", "fewshot", "disentangle", "checkpoint"]
         k = rng.choice([x for x in kinds if x != header["kind"]])
         old = header["kind"]
         header["kind"] = k
@@ -277,6 +277,7 @@ def make_seeds(bin_dir, d):
         ("eta", [B("pairscore"), "--self", s("emb-mog")], None),
         ("knn", [B("knn"), "-k", "2", s("eta")], None),
         ("retrieval", [B("retrieve"), "-k", "1,2", s("eta")], None),
+        ("evalpart", [B("evaluate"), "-k", "1,2", "--shard", "0/1", s("emb-mog")], None),
         ("fewshot", [B("fewshot"), "-s", s("emb-mog"), "-R", "2", "-n", "2", "-k", "1", "-q", "1", s("emb-mog")], None),
         ("disentangle", [B("disentangle"), s("emb-point")], None),
     ]
@@ -330,6 +331,9 @@ TARGETS = [
     (["knn", "retrieval", "fewshot"], ["ktau", "-b", "2", "--json", "-", "@IN@"]),
     (["knn"], ["knn", "--summary", "@IN@"]),
     (["retrieval"], ["retrieve", "--summary", "@IN@"]),
+    (["emb-point", "emb-mog", "eta"], ["evaluate", "-k", "1,2", "-n", "50", "@IN@"]),
+    (["emb-point", "emb-mog", "eta"], ["evaluate", "-k", "1,2", "-n", "50", "--distance", "mls", "-g", "@emb-mog@", "@IN@"]),
+    (["evalpart"], ["evaluate", "-k", "1,2", "-n", "50", "--merge", "@emb-mog@", "@IN@"]),
     (["fewshot"], ["fewshot", "--summary", "@IN@"]),
     (["disentangle", "knn", "retrieval", "pairscores"], ["totsv", "@IN@"]),
 ]
@@ -421,7 +425,8 @@ def fuzz(a):
         try:
             h, recs = load_copy(loaded[k])
             what = [mutate(rng, h, recs) for _ in range(1 + (rng.random() < 0.35) + (rng.random() < 0.1))]
-        except TooBig:
+        except (TooBig, KeyError, IndexError, ValueError):  # a mutant the changes cannot build (a field an
+            # earlier change took away, more than numpy's 32 dimensions): skipped
             continue
         d = os.path.join(cases, "current")
         shutil.rmtree(d, ignore_errors=True)
