@@ -265,7 +265,8 @@ static void concat(const evalpart *p, int n, int64_t total, evalpart *w)
     if (p[0].f) {                                                                                                      \
         w->f = malloc((size_t)total * sizeof(T));                                                                      \
         for (int i = 0; i < n; i++)                                                                                    \
-            memcpy(w->f + p[i].q0, p[i].f, (size_t)p[i].nq * sizeof(T));                                               \
+            if (p[i].nq)                                                                                               \
+                memcpy(w->f + p[i].q0, p[i].f, (size_t)p[i].nq * sizeof(T));                                           \
     }
     CAT(pred, int32_t) CAT(eta, float) CAT(per, retrieval_query) CAT(apk, double) CAT(rrk, double)
 #undef CAT
