@@ -925,7 +925,11 @@ void retrieval_run_rows(const retrieval_job *J, retrieval_query *per, retrieval_
      * RETRIEVAL_ROWBYTES was 64 MB: at 300,000 items that left one block a call, and packing the
      * 150 MB gallery for every 32 queries was a quarter of the time (perf: sgemm_incopy 27 %) and
      * the cost per pair grew with the gallery; at 256 MB, 6 blocks: 3,072 queries of 300,000 x
-     * 128 took 8.6 s of CPU, now 6.4 s, the same JSON (issue 36 item 3).
+     * 128 took 8.6 s of CPU, now 6.4 s, the same JSON (issue 36 item 3). At 320 MB the 8 blocks
+     * (256 queries a call) reach up to 327,680 gallery items, so that the packing's share per pair
+     * stays that of 100,000 items up to 300,000 (it was 192 queries a call there: sgemm_incopy
+     * 39 % more per pair, perf on retrieve -t 1); 3,840 queries of 300,000 x 128: 6.44-6.56 s of
+     * CPU, now 6.23-6.24 s, 74 MB more per thread, the same JSON.
      * Under the SkylakeX kernel a pair's distance is the same float whatever the call's size
      * (20,000 x 128 random: every output equal to 32-query calls'); under Haswell's a few
      * distances round differently (6 of 6,000 queries' AP moved by 9e-8 on 6,000 x 64 random:
