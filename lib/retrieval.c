@@ -461,50 +461,58 @@ static void sort_keys(uint64_t *a, uint64_t *tmp, int64_t n)
 #define RANK_MAXBUCKETS 65534
 #endif
 typedef struct {
-    uint32_t lo, shift;
-    int64_t nb;           /* buckets */
-    const int32_t *first; /* (nb + 1) */
+    uint32_t lo, hi, shift; /* the positives' d2 bits span [lo, hi] */
+    int64_t nb;             /* buckets */
+    const int32_t *tab;     /* (nb + 2) rank_table_build's */
 } rank_table;
 
-static void rank_table_build(rank_table *T, const uint64_t *pk, int64_t P, int32_t *first)
+/* T's table into tab (nb + 2 entries, at most RANK_MAXBUCKETS + 2): tab[b] for bucket b < nb is
+ * first[b], the positives below its first pattern, with the sign bit set when the bucket holds a
+ * positive (those are first[b] .. first[b + 1]); tab[nb] = P (first[nb]: every d2 is at most hi;
+ * also the slot of a d2 beyond hi) and tab[nb + 1] = 0 (the slot of a d2 below lo). One pass over
+ * the positives, each filling the buckets up to its own: the table was built by a scan of the
+ * buckets comparing each with the next positive, then copied with the flags: two passes of 32
+ * buckets a positive, a branch each, three quarters of the per-query work outside the counting
+ * (perf, evaluate -t 1: that work 8.2 % of the CPU at 100,000 items, 7.8 % at 30,000; now 4.0 %). */
+static void rank_table_build(rank_table *T, const uint64_t *pk, int64_t P, int32_t *tab)
 {
     uint32_t lo = (uint32_t)(pk[0] >> 32), hi = (uint32_t)(pk[P - 1] >> 32), shift = 0;
     uint64_t want = P < RANK_MAXBUCKETS / RANK_PER_POSITIVE ? (uint64_t)P * RANK_PER_POSITIVE : RANK_MAXBUCKETS;
     while ((uint64_t)(hi - lo) >> shift >= want)
         shift++;
-    int64_t nb = (int64_t)((uint64_t)(hi - lo) >> shift) + 1, t = 0;
-    for (int64_t b = 0; b <= nb; b++) {
-        uint64_t start = (uint64_t)lo + ((uint64_t)b << shift);
-        while (t < P && pk[t] >> 32 < start)
-            t++;
-        first[b] = (int32_t)t; /* first[nb] = P: every d2 is at most hi */
+    int64_t nb = (int64_t)((uint64_t)(hi - lo) >> shift) + 1, b = 0;
+    for (int64_t t = 0; t < P; t++) {
+        int64_t bt = (int64_t)(((uint32_t)(pk[t] >> 32) - lo) >> shift);
+        if (bt < b) /* in the previous positive's bucket */
+            continue;
+        for (; b < bt; b++)
+            tab[b] = (int32_t)t;
+        tab[b++] = (int32_t)t | INT32_MIN;
     }
+    tab[nb] = (int32_t)P; /* b = nb: the last positive is in bucket nb - 1 */
+    tab[nb + 1] = 0;
     T->lo = lo;
+    T->hi = hi;
     T->shift = shift;
-    T->first = first;
+    T->tab = tab;
     T->nb = nb;
 }
 
-/* rank_count's table for T: (nb + 2) entries into tab */
-static void rank_table_entries(const rank_table *T, int64_t P, int32_t *tab)
-{
-    for (int64_t b = 0; b < T->nb; b++)
-        tab[b] = T->first[b] | (T->first[b + 1] > T->first[b] ? INT32_MIN : 0);
-    tab[T->nb] = 0;
-    tab[T->nb + 1] = (int32_t)P;
-}
-
-/* how many of the sorted keys pk are below key, whose d2 bits are at most the last one's */
+/* how many of the sorted keys pk are below key, whose d2 bits are at most the last one's: the
+ * bucket's first[b], plus, in a bucket with positives, those of them below key (counted without
+ * a branch: their order against the key is a coin toss) */
 static inline int64_t rank_table_below(const rank_table *T, const uint64_t *pk, uint64_t key)
 {
     uint32_t x = (uint32_t)(key >> 32);
     if (x < T->lo)
         return 0;
-    uint32_t b = (x - T->lo) >> T->shift;
-    int64_t t = T->first[b], end = T->first[b + 1];
-    while (t < end && pk[t] < key)
-        t++;
-    return t;
+    int32_t e = T->tab[(x - T->lo) >> T->shift];
+    if (e >= 0)
+        return e;
+    int64_t t = e & INT32_MAX, end = T->tab[((x - T->lo) >> T->shift) + 1] & INT32_MAX, below = t;
+    for (; t < end; t++)
+        below += pk[t] < key;
+    return below;
 }
 
 /* the slot of a negative with key key in the counts cnt[0..P]: the positives below it, or P
@@ -514,32 +522,29 @@ static inline int64_t rank_slot(const rank_table *T, const uint64_t *pk, int64_t
     return key > pk[P - 1] ? P : rank_table_below(T, pk, key);
 }
 
-/* the bucket of d2 bits x in rank_count's table: nb below the first positive, nb + 1 beyond the
- * last (hi: its bits) */
-static inline uint32_t rank_bucket(const rank_table *T, uint32_t hi, uint32_t x)
+/* the entry of d2 bits x in T's table: nb + 1 below the first positive, nb beyond the last */
+static inline uint32_t rank_bucket(const rank_table *T, uint32_t x)
 {
-    return x < T->lo ? (uint32_t)T->nb : x > hi ? (uint32_t)T->nb + 1 : (x - T->lo) >> T->shift;
+    return x < T->lo ? (uint32_t)T->nb + 1 : x > T->hi ? (uint32_t)T->nb : (x - T->lo) >> T->shift;
 }
 
 /* cnt[slot]++ for every gallery position j in [a, b) (row: -2 q.g at sorted positions), one
- * gallery only, in three passes: every item's bucket into bk (eight at a time with AVX2; the d2
- * and its bits are those of d2_bits, to the bit); then through tab (nb + 2 entries: first[b],
- * with the sign bit set when the bucket holds a positive; then 0 for below the first positive's
- * d2 and P for beyond the last's) each item's slot counted, with no branch, those in a bucket
- * with a positive listed instead; then the listed ones placed by rank_slot. Passes over arrays
- * rather than a table look-up right after the vector arithmetic: the gather, and the scalar
- * loads of a vector just stored, stalled the loop. bk and list: (b - a) each. */
-static void rank_count(const rank_table *T, const int32_t *tab, const uint64_t *pk, int64_t P, float qn,
-                       const float *gn, const float *row, const uint32_t *gidx, int64_t a, int64_t b, uint16_t *bk,
-                       uint32_t *list, int32_t *cnt)
+ * gallery only, in three passes: every item's entry of T's table into bk (sixteen at a time with
+ * AVX2; the d2 and its bits are those of d2_bits, to the bit); then through the table each item's
+ * slot counted, with no branch, those in a bucket with a positive listed instead; then the listed
+ * ones placed among their bucket's positives. Passes over arrays rather than a table look-up
+ * right after the vector arithmetic: the gather, and the scalar loads of a vector just stored,
+ * stalled the loop. bk and list: (b - a) each. */
+static void rank_count(const rank_table *T, const uint64_t *pk, float qn, const float *gn, const float *row,
+                       const uint32_t *gidx, int64_t a, int64_t b, uint16_t *bk, uint32_t *list, int32_t *cnt)
 {
-    uint32_t hi = (uint32_t)(pk[P - 1] >> 32);
+    const int32_t *tab = T->tab;
     int64_t n = b - a, i = 0;
     gn += a, row += a, gidx += a;
 #ifdef __AVX2__
     __m256 vq = _mm256_set1_ps(qn), zero = _mm256_setzero_ps();
-    __m256i vlo = _mm256_set1_epi32((int32_t)T->lo), vhi = _mm256_set1_epi32((int32_t)hi);
-    __m256i vbelow = _mm256_set1_epi32((int32_t)T->nb), vabove = _mm256_set1_epi32((int32_t)T->nb + 1);
+    __m256i vlo = _mm256_set1_epi32((int32_t)T->lo), vhi = _mm256_set1_epi32((int32_t)T->hi);
+    __m256i vbelow = _mm256_set1_epi32((int32_t)T->nb + 1), vabove = _mm256_set1_epi32((int32_t)T->nb);
     __m128i vshift = _mm_cvtsi32_si128((int)T->shift);
     for (; i + 16 <= n; i += 16) {
         __m256i v[2];
@@ -553,7 +558,7 @@ static void rank_count(const rank_table *T, const int32_t *tab, const uint64_t *
             __m256i bucket = _mm256_srl_epi32(_mm256_sub_epi32(bits, vlo), vshift);
             v[h] = _mm256_blendv_epi8(_mm256_blendv_epi8(bucket, vbelow, below), vabove, above);
         }
-        /* 16 buckets (< 2^16) as uint16, in order: packus interleaves the 128-bit halves */
+        /* 16 entries (< 2^16) as uint16, in order: packus interleaves the 128-bit halves */
         __m256i packed = _mm256_permute4x64_epi64(_mm256_packus_epi32(v[0], v[1]), 0xD8);
         _mm256_storeu_si256((__m256i *)(bk + i), packed);
     }
@@ -563,7 +568,7 @@ static void rank_count(const rank_table *T, const int32_t *tab, const uint64_t *
         d = d > 0 ? d : 0.0f;
         uint32_t x;
         memcpy(&x, &d, sizeof x);
-        bk[i] = (uint16_t)rank_bucket(T, hi, x);
+        bk[i] = (uint16_t)rank_bucket(T, x);
     }
     int64_t nl = 0;
     for (i = 0; i < n; i++) {
@@ -572,9 +577,15 @@ static void rank_count(const rank_table *T, const int32_t *tab, const uint64_t *
         nl += e < 0;
         cnt[e & INT32_MAX] += e >= 0;
     }
+    /* a listed item's bucket b < nb holds the positives first[b] .. first[b + 1]: its slot is
+     * first[b] plus those below its key (P when it is beyond the last, in the last's bucket) */
     for (int64_t k = 0; k < nl; k++) {
         int64_t t = list[k];
-        cnt[rank_slot(T, pk, P, item_key(qn, gn[t], row[t], gidx[t]))]++;
+        uint64_t key = item_key(qn, gn[t], row[t], gidx[t]);
+        int64_t u = tab[bk[t]] & INT32_MAX, end = tab[bk[t] + 1] & INT32_MAX, slot = u;
+        for (; u < end; u++)
+            slot += pk[u] < key;
+        cnt[slot]++;
     }
 }
 
@@ -605,7 +616,7 @@ typedef struct rscratch {
     uint64_t *pk, *tmp;      /* (maxp) the positives' keys, sorted */
     int32_t *cnt;            /* (nmask, maxp + 1): negatives with t positives before them */
     int64_t *rank;           /* (maxp) */
-    int32_t *first, *tab;    /* (RANK_MAXBUCKETS + 1), (RANK_MAXBUCKETS + 2): the rank table's */
+    int32_t *tab;            /* (RANK_MAXBUCKETS + 2) the rank table */
     uint16_t *bk;            /* (ng) rank_count's buckets */
     uint32_t *list;          /* (ng) rank_count's items in a bucket with a positive */
 } rscratch;
@@ -675,16 +686,15 @@ static void one_query(const rwork *W, rscratch *S, int64_t q, const float *row, 
     sort_keys(pk, S->tmp, P);
     uint64_t last = pk[P - 1];
     rank_table T;
-    rank_table_build(&T, pk, P, S->first);
+    rank_table_build(&T, pk, P, S->tab);
     int32_t *cnt = S->cnt;
     memset(cnt, 0, (size_t)nm * (P + 1) * sizeof *cnt);
     /* the negatives: those after every positive change no rank */
     if (nm == 1) {
         /* one gallery: every negative into cnt[0 .. P] (slot P: after every positive), then the
          * excluded item out again */
-        rank_table_entries(&T, P, S->tab);
-        rank_count(&T, S->tab, pk, P, qn, gn, row, gidx, 0, s, S->bk, S->list, cnt);
-        rank_count(&T, S->tab, pk, P, qn, gn, row, gidx, e, ng, S->bk, S->list, cnt);
+        rank_count(&T, pk, qn, gn, row, gidx, 0, s, S->bk, S->list, cnt);
+        rank_count(&T, pk, qn, gn, row, gidx, e, ng, S->bk, S->list, cnt);
         if (exs >= 0 && (exs < s || exs >= e))
             cnt[rank_slot(&T, pk, P, item_key(qn, gn[exs], row[exs], gidx[exs]))]--;
     } else
@@ -727,7 +737,6 @@ static rscratch *scratch_new(const rwork *W)
     S->tmp = emalloc((size_t)(W->maxp + 1) * sizeof *S->tmp);
     S->cnt = emalloc((size_t)W->J->nmask * (W->maxp + 1) * sizeof *S->cnt);
     S->rank = emalloc((size_t)(W->maxp + 1) * sizeof *S->rank);
-    S->first = emalloc((RANK_MAXBUCKETS + 1) * sizeof *S->first);
     S->tab = emalloc((RANK_MAXBUCKETS + 2) * sizeof *S->tab);
     S->bk = emalloc((size_t)ng * sizeof *S->bk);
     S->list = emalloc((size_t)ng * sizeof *S->list);
@@ -752,7 +761,6 @@ static void scratch_free(rscratch *S, retrieval_hist *global)
     free(S->tmp);
     free(S->cnt);
     free(S->rank);
-    free(S->first);
     free(S->tab);
     free(S->bk);
     free(S->list);
@@ -918,7 +926,11 @@ void retrieval_run_rows(const retrieval_job *J, retrieval_query *per, retrieval_
      * RETRIEVAL_ROWBYTES was 64 MB: at 300,000 items that left one block a call, and packing the
      * 150 MB gallery for every 32 queries was a quarter of the time (perf: sgemm_incopy 27 %) and
      * the cost per pair grew with the gallery; at 256 MB, 6 blocks: 3,072 queries of 300,000 x
-     * 128 took 8.6 s of CPU, now 6.4 s, the same JSON (issue 36 item 3).
+     * 128 took 8.6 s of CPU, now 6.4 s, the same JSON (issue 36 item 3). At 320 MB the 8 blocks
+     * (256 queries a call) reach up to 327,680 gallery items, so that the packing's share per pair
+     * stays that of 100,000 items up to 300,000 (it was 192 queries a call there: sgemm_incopy
+     * 39 % more per pair, perf on retrieve -t 1); 3,840 queries of 300,000 x 128: 6.44-6.56 s of
+     * CPU, now 6.23-6.24 s, 72 MiB more per thread, the same JSON.
      * Under the SkylakeX kernel a pair's distance is the same float whatever the call's size
      * (20,000 x 128 random: every output equal to 32-query calls'); under Haswell's a few
      * distances round differently (6 of 6,000 queries' AP moved by 9e-8 on 6,000 x 64 random:

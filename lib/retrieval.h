@@ -97,7 +97,7 @@
 #define RETRIEVAL_QBLOCK 32 /* queries per block of sums; memory at least RETRIEVAL_QBLOCK x ng floats per thread */
 #endif
 #ifndef RETRIEVAL_ROWBYTES
-#define RETRIEVAL_ROWBYTES (256 << 20) /* distances per thread: more queries per sgemm when they fit */
+#define RETRIEVAL_ROWBYTES (320 << 20) /* distances per thread: more queries per sgemm when they fit */
 #endif
 
 typedef struct {
