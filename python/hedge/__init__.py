@@ -6,6 +6,8 @@ tensor streams.
     m = hedge.evaluate(r.normal(size=(600, 8)) + 2 * y[:, None], y)   # leave-one-out
     print(m["knn"], m["map_r"], m["recall"], m["nmi"])
     hedge.evaluate(mu, y, pml=True, k="max_bin_count")   # pytorch-metric-learning's names
+    parts = [hedge.evaluate(mu, y, shard=(i, 4)) for i in range(4)]   # anywhere (they pickle)
+    hedge.evaluate(mu, y, shards=parts)                  # = hedge.evaluate(mu, y), to the bit
 
 hedge.evaluate (hedge/_evaluate.py) calls the engine through ctypes (hedge/_lib.py: where the
 library is looked for); hedge.stream reads and writes streams (msgpack needed, imported on first
@@ -14,6 +16,6 @@ use). Install: pip install ./python from the top of the hedge tree (builds libhe
 """
 
 from . import stream
-from ._evaluate import PML_NAMES, evaluate
+from ._evaluate import PML_NAMES, Shard, evaluate
 
-__all__ = ["evaluate", "stream", "PML_NAMES"]
+__all__ = ["evaluate", "stream", "PML_NAMES", "Shard"]

@@ -99,10 +99,110 @@ def _names(lib, pml):
     return out
 
 
+class Shard:
+    """The answers of one shard of the queries, from hedge.evaluate(..., shard=(i, n)): each query's
+    kNN vote and retrieval metrics (the n x gallery work), to be put together by
+    hedge.evaluate(..., shards=[...]) with the same arrays and options. Plain numpy arrays: it
+    pickles, so shards can be computed in other processes or on other machines.
+
+    queries: (from, to), the queries it answers; total: the queries of the whole set."""
+
+    # what the answers depend on, in the order of Shard.key, for the messages
+    KEY = ("the queries' arrays (mu, var, eta, labels, ids)", "the gallery's arrays", "distance", "knn_k",
+           "recall_at", "k", "exclude_id", "include and exclude")
+
+    def __init__(self, key, total, q0, nq, knn_k, has, arrays):
+        self.key, self.total, self.queries = key, total, (q0, q0 + nq)
+        self.knn_k, self.has, self.arrays = knn_k, has, arrays
+
+    def __repr__(self):
+        return "hedge.Shard(queries %d:%d of %d)" % (self.queries + (self.total,))
+
+
+PART_ARRAYS = ("pred", "eta", "per", "apk", "rrk")
+
+
+def _shard(lib, q, g, o, shard, key):
+    """The shard i of n (queries n_items i // n .. n_items (i + 1) // n) as a Shard."""
+    try:
+        i, n = shard
+        ok = all(isinstance(x, (int, np.integer)) and not isinstance(x, bool) for x in (i, n)) and 0 <= i < n
+    except (TypeError, ValueError):
+        ok = False
+    if not ok:
+        raise ValueError("shard: %r, expected (i, n): shard i (from 0) of n, 0 <= i < n" % (shard,))
+    err = ctypes.create_string_buffer(512)
+    gp = ctypes.byref(g) if g is not None else None
+    k = lib.hedge_neighbours(ctypes.byref(q), gp, ctypes.byref(o), err, len(err))
+    q0, q1 = q.n * int(i) // int(n), q.n * (int(i) + 1) // int(n)
+    part = _lib.Part()
+    if k < 0 or lib.hedge_queries(ctypes.byref(q), gp, ctypes.byref(o), q0, q1, k, ctypes.byref(part), err,
+                                  len(err)) != 0:
+        raise ValueError(_argument_names(err.value.decode(errors="replace") or "hedge_queries failed"))
+    try:
+        arrays = {}
+        for name in PART_ARRAYS:
+            ptr = getattr(part, name)
+            if ptr and part.nq and name == "per":
+                size = part.nq * _lib.RETRIEVAL_QUERY.itemsize
+                arrays[name] = np.frombuffer(ctypes.string_at(ptr, size), dtype=_lib.RETRIEVAL_QUERY).copy()
+            elif ptr and part.nq:
+                arrays[name] = np.ctypeslib.as_array(ptr, shape=(part.nq,)).copy()
+        return Shard(key, q.n, q0, part.nq, part.knn_k, part.has, arrays)
+    finally:
+        lib.evalpart_free(ctypes.byref(part))
+
+
+def _merged(shards, key, n, keep):
+    """The shards, checked (this call's data and options, every query once), as one Part over
+    every query (its arrays kept alive in keep)."""
+    if not isinstance(shards, (list, tuple)) or not shards or not all(isinstance(s, Shard) for s in shards):
+        raise ValueError("shards: expected a list of hedge.Shard (from hedge.evaluate(..., shard=(i, n))), got %r"
+                         % (shards if not isinstance(shards, (list, tuple)) else [type(s).__name__ for s in shards],))
+    for s in shards:
+        if s.key != key:
+            what = [Shard.KEY[j] for j in range(len(key)) if j >= len(s.key) or s.key[j] != key[j]]
+            raise ValueError("shards: %r differs from this call in %s: not one of its shards" % (s, ", ".join(what)))
+    order = sorted(shards, key=lambda s: s.queries)
+    at = 0
+    for s in order:
+        if s.queries[0] > at:
+            raise ValueError("shards: queries %d:%d are in no shard" % (at, s.queries[0]))
+        if s.queries[0] < at:
+            raise ValueError("shards: %r overlaps another (up to %d)" % (s, at))
+        at = s.queries[1]
+    if at != n:
+        raise ValueError("shards: queries %d:%d are in no shard" % (at, n))
+    first = order[0]
+    if any((s.knn_k, s.has) != (first.knn_k, first.has) for s in order):
+        raise ValueError("shards: their kNN k or answers differ: not shards of one run")
+    part = _lib.Part(q0=0, nq=n, knn_k=first.knn_k, has=first.has)
+    types = {"pred": ctypes.c_int32, "eta": ctypes.c_float, "per": _lib.RetrievalQuery, "apk": ctypes.c_double,
+             "rrk": ctypes.c_double}
+    for name in PART_ARRAYS:
+        parts = [s.arrays[name] for s in order if name in s.arrays]
+        if parts:
+            if name == "per":  # as bytes: numpy's concatenation would pack the C struct's padding away
+                if any(x.dtype != _lib.RETRIEVAL_QUERY for x in parts):
+                    raise ValueError("shards: answers per of dtype %s, expected %s"
+                                     % ([str(x.dtype) for x in parts], _lib.RETRIEVAL_QUERY))
+                a = np.concatenate([np.ascontiguousarray(x).view(np.uint8) for x in parts])
+                m = len(a) // _lib.RETRIEVAL_QUERY.itemsize
+            else:
+                a = np.ascontiguousarray(np.concatenate(parts))
+                m = len(a)
+            if m != n:
+                raise ValueError("shards: %d answers %s for %d queries" % (m, name, n))
+            keep.append(a)
+            setattr(part, name, a.ctypes.data_as(ctypes.POINTER(types[name])))
+    return part
+
+
 def evaluate(mu, labels, var=None, eta=None, gallery=None, gallery_labels=None, gallery_var=None,
              gallery_eta=None, ids=None, gallery_ids=None, exclude_id=False, distance="euclidean",
              k=None, knn_k=5, recall_at=(1, 2, 4, 8), pairs=10000, seed=714, match=None, threads=1,
-             pml=False, include=(), exclude=(), avg_of_avgs=False, return_per_class=False):
+             pml=False, include=(), exclude=(), avg_of_avgs=False, return_per_class=False, shard=None,
+             shards=None):
     """The evaluation battery of one set of embeddings (leave-one-out) or of queries against a
     gallery, computed by libhedge in this process, the GIL released while it runs.
 
@@ -134,6 +234,13 @@ def evaluate(mu, labels, var=None, eta=None, gallery=None, gallery_labels=None, 
     return_per_class: they are lists, one value per class of the queries (result["classes"],
     ascending). R-precision and MAP@R are over R whatever k (PML's are right for k >= R only);
     NMI and AMI are of hedge's k-means (k = the queries' classes, seeded), PML's of faiss's.
+
+    Shards (for queries too many for one machine, as bin/evaluate --shard and --merge):
+    shard=(i, n) returns a hedge.Shard instead of a dict: the n x gallery work (kNN, retrieval)
+    of the queries len(mu) i // n .. len(mu) (i + 1) // n only; shards=[...] (every query once,
+    any order) gives the dict of the whole set from them, computing the rest here: the same
+    numbers as without shards, to the bit. Both calls take the same arrays and options; shards
+    of other data or options are refused, naming what differs.
     """
     if avg_of_avgs and return_per_class:
         raise ValueError("avg_of_avgs and return_per_class are mutually exclusive")
@@ -206,10 +313,23 @@ def evaluate(mu, labels, var=None, eta=None, gallery=None, gallery_labels=None, 
     if include or exclude:
         o.include = bits
 
+    if shard is not None and shards is not None:
+        raise ValueError("shard, shards: give one (shard makes a shard, shards puts them together)")
+    key = None
+    if shard is not None or shards is not None:
+        key = (lib.evalpart_hash(ctypes.byref(q)), lib.evalpart_hash(ctypes.byref(g)) if g is not None else None,
+               o.distance, o.knn_k, tuple(ks), o.at_k, o.exclude_id, o.include)
+    if shard is not None:
+        return _shard(lib, q, g, o, shard, key)
     r = _lib.Result()
     err = ctypes.create_string_buffer(512)
-    if lib.hedge_evaluate(ctypes.byref(q), ctypes.byref(g) if g is not None else None, ctypes.byref(o),
-                          ctypes.byref(r), err, len(err)) != 0:
+    gp = ctypes.byref(g) if g is not None else None
+    if shards is not None:
+        part = _merged(shards, key, q.n, keep)
+        rc = lib.hedge_finish(ctypes.byref(q), gp, ctypes.byref(o), ctypes.byref(part), ctypes.byref(r), err, len(err))
+    else:
+        rc = lib.hedge_evaluate(ctypes.byref(q), gp, ctypes.byref(o), ctypes.byref(r), err, len(err))
+    if rc != 0:
         raise ValueError(_argument_names(err.value.decode(errors="replace") or "hedge_evaluate failed"))
     try:
         return _result(lib, r, o, names, asked, ks, pml, avg_of_avgs, return_per_class)

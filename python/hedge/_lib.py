@@ -1,5 +1,5 @@
-"""hedge._lib: ctypes over libhedge.so, the evaluation engine (lib/hedge.h). The structures below
-mirror that header field for field; HEDGE_ABI is the header's, and load() refuses a library whose
+"""hedge._lib: ctypes over libhedge.so, the evaluation engine (lib/hedge.h, and for shards its two
+halves, lib/evalpart.h). The structures below mirror those headers field for field; HEDGE_ABI is the header's, and load() refuses a library whose
 hedge_options_init sets another.
 
 The library is looked for, in this order: beside this file (what pip and make install put there),
@@ -15,6 +15,8 @@ import ctypes
 import ctypes.util
 import os
 import threading
+
+import numpy as np
 
 HEDGE_ABI = 1
 DISTANCES = {"euclidean": 0, "cosine": 1, "mls": 2}
@@ -64,6 +66,35 @@ class Result(ctypes.Structure):
                 ("knn_correct", ctypes.POINTER(ctypes.c_float)),
                 ("knn_eta", ctypes.POINTER(ctypes.c_float)),
                 ("nq", ctypes.c_int64)]
+
+
+class RetrievalQuery(ctypes.Structure):
+    """retrieval_query (lib/retrieval.h): one query's retrieval metrics, as a shard keeps them."""
+    _fields_ = [("ap", ctypes.c_float), ("rprec", ctypes.c_float), ("map_r", ctypes.c_float),
+                ("p1", ctypes.c_uint8),
+                ("npos", ctypes.c_int32),
+                ("r1", ctypes.c_int32),
+                ("recall", ctypes.c_uint8 * 16)]
+
+
+# RetrievalQuery as a numpy dtype (the same offsets), for a shard's copy of its answers
+RETRIEVAL_QUERY = np.dtype({"names": [f for f, _ in RetrievalQuery._fields_],
+                            "formats": ["<f4", "<f4", "<f4", "u1", "<i4", "<i4", ("u1", 16)],
+                            "offsets": [getattr(RetrievalQuery, f).offset for f, _ in RetrievalQuery._fields_],
+                            "itemsize": ctypes.sizeof(RetrievalQuery)})
+
+
+class Part(ctypes.Structure):
+    """evalpart (lib/evalpart.h): the answers of a range of queries (a shard); evalpart_free
+    releases what hedge_queries allocated in it."""
+    _fields_ = [("q0", ctypes.c_int64), ("nq", ctypes.c_int64),
+                ("knn_k", ctypes.c_int),
+                ("has", ctypes.c_int),
+                ("pred", ctypes.POINTER(ctypes.c_int32)),           # [nq] or NULL
+                ("eta", ctypes.POINTER(ctypes.c_float)),            # [nq] or NULL
+                ("per", ctypes.POINTER(RetrievalQuery)),            # [nq] or NULL
+                ("apk", ctypes.POINTER(ctypes.c_double)),           # [nq] or NULL
+                ("rrk", ctypes.POINTER(ctypes.c_double))]           # [nq] or NULL
 
 
 def _candidates():
@@ -134,3 +165,17 @@ def _type(lib):
     lib.hedge_evaluate.restype = ctypes.c_int
     lib.hedge_result_free.argtypes = [ctypes.POINTER(Result)]
     lib.hedge_result_free.restype = None
+    # the battery's two halves, for shards (lib/evalpart.h)
+    lib.hedge_neighbours.argtypes = [ctypes.POINTER(Set), ctypes.POINTER(Set), ctypes.POINTER(Options),
+                                     ctypes.c_char_p, ctypes.c_size_t]
+    lib.hedge_neighbours.restype = ctypes.c_int
+    lib.hedge_queries.argtypes = [ctypes.POINTER(Set), ctypes.POINTER(Set), ctypes.POINTER(Options), ctypes.c_int64,
+                                  ctypes.c_int64, ctypes.c_int, ctypes.POINTER(Part), ctypes.c_char_p, ctypes.c_size_t]
+    lib.hedge_queries.restype = ctypes.c_int
+    lib.hedge_finish.argtypes = [ctypes.POINTER(Set), ctypes.POINTER(Set), ctypes.POINTER(Options),
+                                 ctypes.POINTER(Part), ctypes.POINTER(Result), ctypes.c_char_p, ctypes.c_size_t]
+    lib.hedge_finish.restype = ctypes.c_int
+    lib.evalpart_free.argtypes = [ctypes.POINTER(Part)]
+    lib.evalpart_free.restype = None
+    lib.evalpart_hash.argtypes = [ctypes.POINTER(Set)]
+    lib.evalpart_hash.restype = ctypes.c_uint64

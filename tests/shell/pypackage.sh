@@ -17,7 +17,7 @@
 # msgpack raising ImportError that says how to install it; pip uninstall leaving nothing. The
 # same again with the pyenv python (3.11) when it is there; an editable install (pip install -e)
 # evaluating too; an sdist, which holds no tree: a wheel from it refused with a clear line, or
-# built with HEDGE_LIB.
+# built with HEDGE_LIB. Shards (shard=(i, n), pickled, then shards=[...]) equal the whole call.
 set -u
 . "$(dirname "$0")/../lib.sh"
 ROOT=$(cd "$(dirname "$0")/../.." && pwd)
@@ -60,6 +60,7 @@ cat > layout.c <<'EOF'
 #include <stddef.h>
 #include <stdio.h>
 #include "hedge.h"
+#include "evalpart.h"
 #define F(s, f) printf("%s %s %zu %zu\n", #s, #f, offsetof(s, f), sizeof(((s *)0)->f));
 int main(void) {
     F(hedge_set, n) F(hedge_set, C) F(hedge_set, D) F(hedge_set, mu) F(hedge_set, var) F(hedge_set, eta)
@@ -72,8 +73,13 @@ int main(void) {
     F(hedge_result, nmetrics) F(hedge_result, value) F(hedge_result, why) F(hedge_result, notes)
     F(hedge_result, nnotes) F(hedge_result, nclasses) F(hedge_result, classes) F(hedge_result, per_class)
     F(hedge_result, knn_correct) F(hedge_result, knn_eta) F(hedge_result, nq)
+    F(evalpart, q0) F(evalpart, nq) F(evalpart, knn_k) F(evalpart, has) F(evalpart, pred) F(evalpart, eta)
+    F(evalpart, per) F(evalpart, apk) F(evalpart, rrk)
+    F(retrieval_query, ap) F(retrieval_query, rprec) F(retrieval_query, map_r) F(retrieval_query, p1)
+    F(retrieval_query, npos) F(retrieval_query, r1) F(retrieval_query, recall)
     printf("hedge_set - %zu\nhedge_options - %zu\nhedge_result - %zu\nHEDGE_ABI - %d\n", sizeof(hedge_set),
            sizeof(hedge_options), sizeof(hedge_result), HEDGE_ABI);
+    printf("evalpart - %zu\nretrieval_query - %zu\n", sizeof(evalpart), sizeof(retrieval_query));
     return 0;
 }
 EOF
@@ -106,7 +112,8 @@ def close(name, got, want, tol=1e-7):
 # the structures: each field's offset and size, and each size, as cc lays them out
 for line in open("layout.txt"):
     s, f, *nums = line.split()
-    cls = {"hedge_set": L.Set, "hedge_options": L.Options, "hedge_result": L.Result}.get(s)
+    cls = {"hedge_set": L.Set, "hedge_options": L.Options, "hedge_result": L.Result, "evalpart": L.Part,
+           "retrieval_query": L.RetrievalQuery}.get(s)
     if s == "HEDGE_ABI":
         assert int(nums[0]) == L.HEDGE_ABI, ("HEDGE_ABI", nums, L.HEDGE_ABI)
     elif f == "-":
@@ -327,6 +334,46 @@ for f in (lambda: hedge.stream.read("set.npz"), lambda: hedge.stream.write("x.hs
     else:
         raise AssertionError("hedge.stream worked without msgpack")
 assert not os.path.exists("x.hs")
+# --- shards: shard=(i, n) in any order (pickled, as another process would send them back), one
+# empty (more shards than... a 3-item set in 5), put together by shards=[...]: the whole call's
+# dict, to the bit (repr of every value), leave-one-out, PML's names with k and per-class values,
+# mls, a gallery with exclude_id; then the refusals
+import pickle
+r = np.random.default_rng(3)
+ys = r.integers(0, 20, 900)
+ms = (r.normal(size=(20, 16))[ys] + r.normal(size=(900, 16))).astype(np.float32)
+vs = r.uniform(0.1, 1, (900, 16)).astype(np.float32)
+for kw in [dict(), dict(var=vs, pml=True, k=10, return_per_class=True), dict(var=vs, distance="mls"),
+           dict(gallery=ms[:300], gallery_labels=ys[:300], ids=np.arange(900), gallery_ids=np.arange(300),
+                exclude_id=True, threads=2)]:
+    whole = hedge.evaluate(ms, ys, **kw)
+    parts = [pickle.loads(pickle.dumps(hedge.evaluate(ms, ys, shard=(i, 7), **kw))) for i in (3, 0, 6, 1, 5, 2, 4)]
+    assert [p.queries for p in parts[:2]] == [(385, 514), (0, 128)], parts
+    merged = hedge.evaluate(ms, ys, shards=parts, **kw)
+    assert repr(merged) == repr(whole), (kw.keys(), merged, whole)
+small = [hedge.evaluate(ms[:3], ys[:3], shard=(i, 5)) for i in range(5)]
+assert [p.queries for p in small] == [(0, 0), (0, 1), (1, 1), (1, 2), (2, 3)], small
+assert repr(hedge.evaluate(ms[:3], ys[:3], shards=small)) == repr(hedge.evaluate(ms[:3], ys[:3]))
+parts = [hedge.evaluate(ms, ys, shard=(i, 3)) for i in range(3)]
+for bad, kw, want in [("other data", dict(mu=ms + 1), "differs from this call in the queries' arrays"),
+                      ("other labels", dict(labels=(ys + 1) % 20), "differs from this call in the queries' arrays"),
+                      ("another knn_k", dict(knn_k=3), "differs from this call in knn_k: not one"),
+                      ("other recall_at", dict(recall_at=(1, 2)), "differs from this call in recall_at: not one"),
+                      ("a gap", dict(shards=parts[::2]), "shards: queries 300:600 are in no shard"),
+                      ("an overlap", dict(shards=parts + parts[:1]), "overlaps another (up to 300)"),
+                      ("no shards", dict(shards=[]), "shards: expected a list of hedge.Shard"),
+                      ("not shards", dict(shards=[{}]), "shards: expected a list of hedge.Shard"),
+                      ("both", dict(shard=(0, 2)), "shard, shards: give one"),
+                      ("a bad shard", dict(shards=None, shard=(3, 3)), "shard: (3, 3), expected (i, n)"),
+                      ("a bad shard", dict(shards=None, shard=5), "shard: 5, expected (i, n)")]:
+    args = dict(mu=ms, labels=ys, shards=parts)
+    args.update(kw)
+    try:
+        hedge.evaluate(**args)
+        raise AssertionError("%s: accepted" % bad)
+    except ValueError as e:
+        assert want in str(e), (bad, str(e))
+print("pypackage: shards equal the whole call, and bad ones refused")
 print("pypackage: ok with %s" % sys.version.split()[0])
 EOF
 
