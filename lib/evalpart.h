@@ -19,6 +19,9 @@
  * meta: the options the answers depend on, the sets' sizes and a hash of their contents
  * (evalpart_hash), and a shard's queries_from, queries_to, queries_total (lib/shard.h).
  *
+ * python/hedge/_lib.py mirrors evalpart and retrieval_query (hedge.evaluate's shard=, shards=; its
+ * test compares the layouts with the compiler's).
+ *
  * Ownership: an evalpart owns its arrays (evalpart_free).
  *
  *   int k = hedge_neighbours(&Q, NULL, &o);              // kNN's k for this set
