@@ -54,6 +54,15 @@ uint64_t evalpart_hash(const hedge_set *S)
 
 static const char *distance_name(int d) { return d == HEDGE_COSINE ? "cosine" : d == HEDGE_MLS ? "mls" : "euclidean"; }
 
+/* meta ks: the k of Recall@k as "1,2,4,8" */
+#define KS_LEN (16 * 12)
+static void ks_text(const hedge_options *o, char *ks)
+{
+    *ks = 0;
+    for (int i = 0; i < o->nk; i++)
+        snprintf(ks + strlen(ks), KS_LEN - strlen(ks), "%s%d", i ? "," : "", o->ks[i]);
+}
+
 static void hex(char *buf, uint64_t v) { snprintf(buf, 17, "%016" PRIx64, v); }
 
 
@@ -61,9 +70,8 @@ static void hex(char *buf, uint64_t v) { snprintf(buf, 17, "%016" PRIx64, v); }
 static void set_meta(stream_header *h, const evalpart_info *I, const int *has)
 {
     const hedge_options *o = I->o;
-    char ks[16 * 12] = "", buf[24];
-    for (int i = 0; i < o->nk; i++)
-        snprintf(ks + strlen(ks), sizeof ks - strlen(ks), "%s%d", i ? "," : "", o->ks[i]);
+    char ks[KS_LEN], buf[24];
+    ks_text(o, ks);
     header_set_int(h, "evaluate_sets", I->nsets);
     tensor *t = tensor_new(DT_I32, 1, (int64_t[]){I->nsets});
     for (int s = 0; s < I->nsets; s++)
@@ -162,9 +170,8 @@ void evalpart_read(const char *const *paths, int n, const evalpart_info *I, eval
         die("%s: not a shard (no queries_from): give the outputs of evaluate --queries FROM:TO", src);
     const hedge_options *o = I->o;
     int S = I->nsets, nk = o->nk;
-    char ks[16 * 12] = "", buf[24], what[256];
-    for (int i = 0; i < nk; i++)
-        snprintf(ks + strlen(ks), sizeof ks - strlen(ks), "%s%d", i ? "," : "", o->ks[i]);
+    char ks[KS_LEN], buf[24], what[256];
+    ks_text(o, ks);
     check_int(h, src, "evaluate_sets", S, S == 2 ? "two sets here (INPUT and --corrupt)" : "one set here (no --corrupt)");
     snprintf(what, sizeof what, "%lld queries here", (long long)I->n);
     check_int(h, src, "input_items", I->n, what);

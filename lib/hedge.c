@@ -175,14 +175,14 @@ static float *ranked_means(const match_set *S, int distance, const char *set, ch
 
 static int wanted(const hedge_options *o, int id) { return !o->include || (o->include >> id & 1); }
 
-/* what the sets allow (evaluate.sh's limits): classes and pairs of the queries, the neighbours
- * every query has, the queries with a positive */
+/* what the whole sets allow (evaluate.sh's limits): classes and pairs of the queries, the
+ * neighbours every query has, the queries with a positive (exclude: every query's, or NULL) */
 typedef struct {
     int64_t classes, nbrs, pos;
     int paired, own;
 } limits;
 
-static limits count_limits(const match_set *Q, const match_set *G, const int64_t *exclude, int64_t q0, int64_t nq)
+static limits count_limits(const match_set *Q, const match_set *G, const int64_t *exclude)
 {
     limits L = {0};
     int32_t *qs = emalloc((size_t)Q->n * sizeof *qs);
@@ -198,8 +198,8 @@ static limits count_limits(const match_set *Q, const match_set *G, const int64_t
         memcpy(gs, G->cls, (size_t)G->n * sizeof *gs);
         qsort(gs, (size_t)G->n, sizeof *gs, util_cmp_i32);
     }
-    for (int64_t q = 0; q < nq; q++) {
-        int32_t c = Q->cls[q0 + q];
+    for (int64_t q = 0; q < Q->n; q++) {
+        int32_t c = Q->cls[q];
         int64_t p = (c == INT32_MAX ? G->n : util_lower_bound_i32(gs, G->n, c + 1)) - util_lower_bound_i32(gs, G->n, c);
         if (exclude && exclude[q] >= 0) {
             L.own |= G != Q;
@@ -523,7 +523,7 @@ static int prepare(const hedge_set *queries, const hedge_set *gallery, const hed
         }
         P->exclude = gallery_exclude(!gallery, o->exclude_id, P->G->id, P->G->n, P->Q.id, 0, P->Q.n, "gallery");
     }
-    P->L = count_limits(&P->Q, P->G, P->exclude, 0, P->Q.n);
+    P->L = count_limits(&P->Q, P->G, P->exclude);
     P->k = (int)(P->L.nbrs < o->knn_k ? P->L.nbrs : o->knn_k);
     P->want_knn = wanted(o, HEDGE_KNN) || wanted(o, HEDGE_TAU) || wanted(o, HEDGE_AUROC) ||
                   wanted(o, HEDGE_AURC) || wanted(o, HEDGE_EAURC);
@@ -546,31 +546,25 @@ int hedge_neighbours(const hedge_set *Q, const hedge_set *G, const hedge_options
     return P.k;
 }
 
-int hedge_queries(const hedge_set *queries, const hedge_set *gallery, const hedge_options *o, int64_t q0, int64_t q1,
-                  int knn_k, evalpart *p, char *err, size_t errlen)
+/* the queries half over P (prepare's), gallery: a gallery was given */
+static int queries_half(prep *P, const hedge_options *o, int gallery, int64_t q0, int64_t q1, int knn_k, evalpart *p,
+                        char *err, size_t errlen)
 {
     memset(p, 0, sizeof *p);
-    prep P;
-    if (prepare(queries, gallery, o, &P, err, errlen))
-        return -1;
-    if (knn_k < 0 || knn_k > P.k || q0 < 0 || q1 < q0 || q1 > P.Q.n) {
-        prep_free(&P);
-        if (knn_k < 0 || knn_k > P.k)
-            return fail(err, errlen, "knn_k %d, expected 0 to %d (the neighbours every query has)", knn_k, P.k);
+    if (knn_k < 0 || knn_k > P->k)
+        return fail(err, errlen, "knn_k %d, expected 0 to %d (the neighbours every query has)", knn_k, P->k);
+    if (q0 < 0 || q1 < q0 || q1 > P->Q.n)
         return fail(err, errlen, "queries %lld to %lld, expected a range within 0 to %lld", (long long)q0,
-                    (long long)q1, (long long)P.Q.n);
-    }
-    match_set *Q = &P.Q, *G = P.G;
+                    (long long)q1, (long long)P->Q.n);
+    match_set *Q = &P->Q, *G = P->G;
     int64_t nq = q1 - q0, ng = G->n;
-    const int64_t *exclude = P.exclude ? P.exclude + q0 : NULL;
-    int k = knn_k, want_knn = P.want_knn && k >= 1, ret = P.L.pos && P.want_ret;
+    const int64_t *exclude = P->exclude ? P->exclude + q0 : NULL;
+    int k = knn_k, want_knn = P->want_knn && k >= 1, ret = P->L.pos && P->want_ret;
     p->q0 = q0, p->nq = nq, p->knn_k = knn_k;
     p->has = (want_knn ? EVALPART_PRED : 0) | (want_knn && (Q->eta || Q->var) ? EVALPART_ETA : 0) |
              (ret ? EVALPART_PER : 0) | (ret && o->at_k ? EVALPART_ATK : 0);
-    if (!nq) {
-        prep_free(&P);
+    if (!nq)
         return 0;
-    }
     float *qm = NULL, *gm = NULL;
     int rc = 0, blas_saved = blas_threads(); /* the caller's BLAS threads, restored at the end */
     if (o->distance == HEDGE_COSINE &&
@@ -593,10 +587,10 @@ int hedge_queries(const hedge_set *queries, const hedge_set *gallery, const hedg
             qm = match_set_means(Q, NULL);
         if (gallery && !gm)
             gm = match_set_means(G, NULL);
-        int mls = o->distance == HEDGE_MLS, nsk = P.nsk ? P.nsk : 1;
+        int mls = o->distance == HEDGE_MLS, nsk = P->nsk ? P->nsk : 1;
         int sk1 = 1; /* no k fits: retrieve needs one, its Recall@1 then not reported */
         retrieval_job J = {qm + q0 * Q->D, Q->cls + q0, nq, gallery ? gm : qm, G->cls, ng, Q->D, exclude, NULL, 1,
-                           P.nsk ? P.sks : &sk1, nsk, o->threads, NULL, qm, Q->n, mls ? Q->var + q0 * Q->D : NULL,
+                           P->nsk ? P->sks : &sk1, nsk, o->threads, NULL, qm, Q->n, mls ? Q->var + q0 * Q->D : NULL,
                            mls ? G->var : NULL};
         pass_ctx pc = {{qm + q0 * Q->D, gallery ? gm : qm, Q->D, k, exclude, E.nbr, E.d2, 0}, E.searched, o->at_k,
                        NULL, NULL};
@@ -620,66 +614,76 @@ done:
         blas_set_threads(blas_saved);
     free(qm);
     free(gm);
-    prep_free(&P);
     if (rc)
         evalpart_free(p);
     return rc;
 }
 
-int hedge_finish(const hedge_set *queries, const hedge_set *gallery, const hedge_options *o, const evalpart *p,
-                 hedge_result *r, char *err, size_t errlen)
+int hedge_queries(const hedge_set *queries, const hedge_set *gallery, const hedge_options *o, int64_t q0, int64_t q1,
+                  int knn_k, evalpart *p, char *err, size_t errlen)
+{
+    memset(p, 0, sizeof *p);
+    prep P;
+    if (prepare(queries, gallery, o, &P, err, errlen))
+        return -1;
+    int rc = queries_half(&P, o, gallery != NULL, q0, q1, knn_k, p, err, errlen);
+    prep_free(&P);
+    return rc;
+}
+
+/* every value NaN, nothing allocated */
+static void result_init(hedge_result *r)
 {
     memset(r, 0, sizeof *r);
     r->nmetrics = HEDGE_NMETRICS;
     for (int i = 0; i < 64; i++)
         r->value[i] = NAN;
-    prep P;
-    if (!p)
-        return fail(err, errlen, "the queries' answers are NULL");
-    if (prepare(queries, gallery, o, &P, err, errlen))
-        return -1;
-    match_set *Q = &P.Q;
+}
+
+/* the finish half over P (prepare's) into r (result_init's) */
+static int finish_half(prep *P, const hedge_options *o, int gallery, const evalpart *p, hedge_result *r, char *err,
+                       size_t errlen)
+{
+    match_set *Q = &P->Q;
     int64_t q0 = p->q0, nq = p->nq;
-    int ret = P.L.pos && P.want_ret, knn = P.want_knn && P.k >= 1;
+    int ret = P->L.pos && P->want_ret, knn = P->want_knn && P->k >= 1;
     const char *bad = q0 < 0 || nq < 1 || q0 + nq > Q->n ? "a range of queries beyond the set's"
-                      : p->knn_k < 0 || p->knn_k > P.k   ? "another kNN k than the set allows"
+                      : p->knn_k < 0 || p->knn_k > P->k  ? "another kNN k than the set allows"
                       : !p->per != !ret                  ? (ret ? "no retrieval answers" : "retrieval answers")
                       : !p->apk != !(ret && o->at_k)     ? "answers of another at_k"
                       : !p->pred != !(knn && p->knn_k)   ? (p->pred ? "kNN answers" : "no kNN answers")
                                                          : NULL;
-    if (bad) {
-        prep_free(&P);
+    if (bad)
         return fail(err, errlen, "the queries' answers (%lld to %lld, k %d) have %s, expected those of these sets and "
                                  "options", (long long)q0, (long long)(q0 + nq), p->knn_k, bad);
-    }
     if (p->knn_k >= 1)
         r->value[HEDGE_KNN_K] = p->knn_k;
     /* where the neighbours are (the notes' words): why[HEDGE_KNN_K] */
-    int64_t wn = P.G->n;
+    int64_t wn = P->G->n;
     if (!gallery)
         why(r, HEDGE_KNN_K, "%lld item%s, leave-one-out", (long long)wn, wn == 1 ? "" : "s");
     else
         why(r, HEDGE_KNN_K, "a gallery of %lld item%s%s", (long long)wn, wn == 1 ? "" : "s",
-            P.L.own ? ", less the query's own id" : "");
-    if (P.k < 1) {
+            P->L.own ? ", less the query's own id" : "");
+    if (P->k < 1) {
         why(r, HEDGE_KNN, "no neighbour: %s", r->why[HEDGE_KNN_K]);
         for (int i = HEDGE_TAU; i <= HEDGE_EAURC; i++)
             why(r, i, "they rank knn's errors, and knn has no neighbour");
     }
     for (int i = 0; i < o->nk; i++)
-        if (o->ks[i] > P.L.nbrs)
-            why(r, HEDGE_RECALL + i, "more than the %lld neighbour%s a query has (%s)", (long long)P.L.nbrs,
-                P.L.nbrs == 1 ? "" : "s", r->why[HEDGE_KNN_K]);
+        if (o->ks[i] > P->L.nbrs)
+            why(r, HEDGE_RECALL + i, "more than the %lld neighbour%s a query has (%s)", (long long)P->L.nbrs,
+                P->L.nbrs == 1 ? "" : "s", r->why[HEDGE_KNN_K]);
     const int rid[] = {HEDGE_P1, HEDGE_RPREC, HEDGE_MAP_R, HEDGE_MAP, HEDGE_MRR, HEDGE_P1_AVG,
                        HEDGE_RPREC_AVG, HEDGE_MAP_R_AVG, HEDGE_MAP_AVG, HEDGE_MRR_AVG, HEDGE_NO_POSITIVE};
-    if (!P.L.pos) {
+    if (!P->L.pos) {
         for (int i = 0; i < 11; i++)
             why(r, rid[i], "no query has a positive (%s)",
                 gallery ? "an item of its class in the gallery" : "another item of its class");
         for (int i = 0; i < o->nk; i++)
             why(r, HEDGE_RECALL + i, "%s", r->why[HEDGE_P1]);
     } else if (p->per) { /* the means in query order, as retrieval_run's own (the same doubles) */
-        int nsk = P.nsk ? P.nsk : 1;
+        int nsk = P->nsk ? P->nsk : 1;
         retrieval_summary sum = {0}, cavg;
         for (int64_t q = 0; q < nq; q++)
             retrieval_summary_add(&sum, &p->per[q], nsk);
@@ -687,8 +691,8 @@ int hedge_finish(const hedge_set *queries, const hedge_set *gallery, const hedge
         double v[] = {sum.p1, sum.rprec, sum.map_r, sum.map, sum.mrr};
         for (int i = 0; i < 5; i++)
             r->value[rid[i]] = v[i];
-        for (int i = 0; i < P.nsk; i++)
-            r->value[HEDGE_RECALL + P.kidx[i]] = sum.recall[i];
+        for (int i = 0; i < P->nsk; i++)
+            r->value[HEDGE_RECALL + P->kidx[i]] = sum.recall[i];
         r->value[HEDGE_NO_POSITIVE] = (double)sum.no_positive;
         if (o->avg_of_avgs) {
             retrieval_class_average(Q->cls + q0, p->per, nq, nsk, &cavg);
@@ -712,29 +716,42 @@ int hedge_finish(const hedge_set *queries, const hedge_set *gallery, const hedge
         uncertainty_metrics(Q, q0, nq, p->pred, p->eta, o, r);
     }
     if (o->per_class)
-        per_class(Q, p, P.kidx, P.nsk, r);
+        per_class(Q, p, P->kidx, P->nsk, r);
     if (wanted(o, HEDGE_NMI) || wanted(o, HEDGE_AMI))
         cluster_metrics(Q, o, r);
     if (wanted(o, HEDGE_AP) || wanted(o, HEDGE_ECE))
-        pair_metrics(Q, o, &P.L, r);
-    prep_free(&P);
+        pair_metrics(Q, o, &P->L, r);
     return 0;
+}
+
+int hedge_finish(const hedge_set *queries, const hedge_set *gallery, const hedge_options *o, const evalpart *p,
+                 hedge_result *r, char *err, size_t errlen)
+{
+    result_init(r);
+    prep P;
+    if (!p)
+        return fail(err, errlen, "the queries' answers are NULL");
+    if (prepare(queries, gallery, o, &P, err, errlen))
+        return -1;
+    int rc = finish_half(&P, o, gallery != NULL, p, r, err, errlen);
+    prep_free(&P);
+    return rc;
 }
 
 int hedge_evaluate(const hedge_set *queries, const hedge_set *gallery, const hedge_options *o, hedge_result *r,
                    char *err, size_t errlen)
 {
-    memset(r, 0, sizeof *r);
-    int k = hedge_neighbours(queries, gallery, o, err, errlen);
-    evalpart p;
-    if (k < 0 || hedge_queries(queries, gallery, o, o->q0, o->q1 ? o->q1 : queries->n, k, &p, err, errlen)) {
-        r->nmetrics = HEDGE_NMETRICS;
-        for (int i = 0; i < 64; i++)
-            r->value[i] = NAN;
+    result_init(r);
+    prep P;
+    if (prepare(queries, gallery, o, &P, err, errlen))
         return -1;
+    evalpart p;
+    int rc = queries_half(&P, o, gallery != NULL, o->q0, o->q1 ? o->q1 : P.Q.n, P.k, &p, err, errlen);
+    if (!rc) {
+        rc = finish_half(&P, o, gallery != NULL, &p, r, err, errlen);
+        evalpart_free(&p);
     }
-    int rc = hedge_finish(queries, gallery, o, &p, r, err, errlen);
-    evalpart_free(&p);
+    prep_free(&P);
     return rc;
 }
 

@@ -206,7 +206,7 @@ finish() {
 # with the sets and computes the rest: the numbers of one run, to the bit (lib/evalpart.h)
 if [ -n "$shards" ]; then
     mkdir -p "$W/data" "$W/runs" || die "cannot make $W/data"
-    sh_sets="" sh_args=""
+    sh_args=""
     for sh_role in input corrupt gallery; do
         eval "sh_f=\$$sh_role"
         [ -n "$sh_f" ] || continue

@@ -177,8 +177,7 @@ def _merged(shards, key, n, keep):
     if any((s.knn_k, s.has) != (first.knn_k, first.has) for s in order):
         raise ValueError("shards: their kNN k or answers differ: not shards of one run")
     part = _lib.Part(q0=0, nq=n, knn_k=first.knn_k, has=first.has)
-    types = {"pred": ctypes.c_int32, "eta": ctypes.c_float, "per": _lib.RetrievalQuery, "apk": ctypes.c_double,
-             "rrk": ctypes.c_double}
+    pointers = dict(_lib.Part._fields_)  # each array's pointer type, as the structure declares it
     for name in PART_ARRAYS:
         parts = [s.arrays[name] for s in order if name in s.arrays]
         if parts:
@@ -194,7 +193,7 @@ def _merged(shards, key, n, keep):
             if m != n:
                 raise ValueError("shards: %d answers %s for %d queries" % (m, name, n))
             keep.append(a)
-            setattr(part, name, a.ctypes.data_as(ctypes.POINTER(types[name])))
+            setattr(part, name, a.ctypes.data_as(pointers[name]))
     return part
 
 
