@@ -5,6 +5,7 @@
 #include <stdatomic.h>
 #include <stdint.h>
 #include <stdlib.h>
+#include <string.h>
 
 #include "util.h"
 
@@ -22,6 +23,7 @@ typedef struct {
 struct par_pool {
     int n; /* workers including the caller */
     int started;
+    int made; /* threads made (n - 1, or fewer when the system refused one) */
     pthread_t th[PAR_MAXTHREADS];
     worker_arg args[PAR_MAXTHREADS];
     pthread_mutex_t mu;
@@ -34,6 +36,9 @@ struct par_pool {
     _Atomic uint64_t next;
     atomic_int finished; /* tasks of the current run done */
 };
+
+static int spawn(pthread_t *th, void *(*fn)(void *), void *arg) { return pthread_create(th, NULL, fn, arg); }
+int (*par_spawn)(pthread_t *th, void *(*fn)(void *), void *arg) = spawn;
 
 static uint64_t tag(long generation) { return (uint64_t)(uint32_t)generation << 32; }
 
@@ -103,10 +108,19 @@ void par_run(par_pool *p, int ntasks, par_fn fn, void *ctx)
     }
     pthread_mutex_lock(&p->mu);
     if (!p->started) {
+        /* a thread the system refuses (ulimit -u, a cluster's limit) leaves the tasks to the
+         * workers made so far: every task still runs once, and the result is the same bytes */
         for (int i = 1; i < p->n; i++) {
             p->args[i] = (worker_arg){p, i, p->generation};
-            if (pthread_create(&p->th[i], NULL, worker_main, &p->args[i]))
-                die("cannot create a thread");
+            int e = par_spawn(&p->th[i], worker_main, &p->args[i]);
+            if (e) {
+                static atomic_int warned; /* once a process: a program makes several pools */
+                if (!atomic_exchange(&warned, 1))
+                    warn("cannot create thread %d of %d (%s); going on with %d thread%s", i + 1, p->n, strerror(e),
+                         i, i > 1 ? "s" : "");
+                break;
+            }
+            p->made = i;
         }
         p->started = 1;
     }
@@ -144,7 +158,7 @@ void par_free(par_pool *p)
         p->stop = 1;
         pthread_cond_broadcast(&p->start);
         pthread_mutex_unlock(&p->mu);
-        for (int i = 1; i < p->n; i++)
+        for (int i = 1; i <= p->made; i++)
             pthread_join(p->th[i], NULL);
     }
     pthread_mutex_destroy(&p->mu);

@@ -17,6 +17,8 @@
 #ifndef HEDGE_PAR_H
 #define HEDGE_PAR_H
 
+#include <pthread.h>
+
 #define PAR_MAXTHREADS 64
 
 typedef void (*par_fn)(void *ctx, int task, int worker);
@@ -35,4 +37,7 @@ void par_run_sized(par_pool *p, double work, int ntasks, par_fn fn, void *ctx);
 /* tasks of about equal size: the range [0, n) cut into `tasks` pieces, task t's piece is
  * [par_lo(n, tasks, t), par_lo(n, tasks, t + 1)) */
 long long par_lo(long long n, int tasks, int t);
+/* how a worker thread is made (pthread_create; 0 or an errno): tests replace it. When the system
+ * refuses a thread, the pool warns once and runs its tasks on the threads made so far. */
+extern int (*par_spawn)(pthread_t *th, void *(*fn)(void *), void *arg);
 #endif

@@ -1,5 +1,7 @@
 /* par: every task runs once, workers in range, pools reused across runs, one thread inline in
- * order, and a task-ordered reduction the same for every thread count. */
+ * order, and a task-ordered reduction the same for every thread count, and when the system
+ * refuses threads. */
+#include <errno.h>
 #include <stdatomic.h>
 #include <string.h>
 
@@ -38,6 +40,15 @@ static double reduce(const ctx_t *c, int n)
 }
 
 static ctx_t c;
+
+/* a system that gives `allowed` threads, then refuses (EAGAIN, as under ulimit -u) */
+static int allowed, asked;
+static int (*real_spawn)(pthread_t *, void *(*)(void *), void *);
+static int stingy_spawn(pthread_t *th, void *(*fn)(void *), void *arg)
+{
+    asked++;
+    return asked > allowed ? EAGAIN : real_spawn(th, fn, arg);
+}
 
 int main(void)
 {
@@ -93,6 +104,29 @@ int main(void)
     for (int t = 0; t < 1000; t++)
         once &= atomic_load(&c.runs[t]) == (t < 500);
     CHECK(once);
+    /* threads refused: the tasks run on the workers made (none: the caller alone), each once,
+     * the same reduction to the bit, and the pool runs again and frees */
+    real_spawn = par_spawn;
+    par_spawn = stingy_spawn;
+    for (allowed = 0; allowed <= 2; allowed++) {
+        asked = 0;
+        par_pool *p = par_new(4);
+        for (int rep = 0; rep < 3; rep++) {
+            memset(&c, 0, sizeof c);
+            c.nworkers = 4;
+            par_run(p, 1000, task, &c);
+            int ok = 1;
+            for (int t = 0; t < 1000; t++)
+                ok &= atomic_load(&c.runs[t]) == 1;
+            CHECK(ok);
+            CHECK(!c.bad_worker);
+            double s = reduce(&c, 1000);
+            CHECK(memcmp(&s, &ref, sizeof s) == 0);
+        }
+        CHECK(asked == allowed + 1); /* it stops asking at the first refusal, and asks once */
+        par_free(p);
+    }
+    par_spawn = real_spawn;
     CHECK(par_lo(10, 3, 0) == 0 && par_lo(10, 3, 1) == 3 && par_lo(10, 3, 2) == 6 && par_lo(10, 3, 3) == 10);
     CHECK(par_lo(1LL << 40, 7, 7) == 1LL << 40);
     return check_done("par");
