@@ -301,7 +301,9 @@ def evaluate(mu, labels, var=None, eta=None, gallery=None, gallery_labels=None, 
         if o.at_k < 1:
             raise ValueError("k: max_bin_count is 0: no query has an item of its class to find")
     else:
-        o.at_k = _positive("k", k)
+        # a K beyond every rank (the gallery has fewer than 2^31 items) counts what the largest
+        # C int does: the whole ranking by the truncated formulas
+        o.at_k = min(_positive("k", k), 2**31 - 1)
 
     names = _names(lib, pml)
     asked = _select(names, include, exclude)

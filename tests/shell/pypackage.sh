@@ -143,6 +143,10 @@ for name, want in [("precision_at_1", 0.75), ("r_precision", 0.75), ("mean_avera
                    ("mean_average_precision", 0.75), ("mean_reciprocal_rank", 0.75), ("knn", 0.75)]:
     close("line, PML k=2: " + name, m[name], want)
 assert "p1" not in m and "map_avg_of_avgs" not in m, sorted(m)
+# a k past every rank (and past C's int) is the whole ranking by the truncated formulas: 5/6
+m = hedge.evaluate(x, yl, pml=True, k=10**12, knn_k=1)
+assert repr(m) == repr(hedge.evaluate(x, yl, pml=True, k=3, knn_k=1)), m
+close("line, PML k=10^12: mAP", m["mean_average_precision"], 5 / 6)
 m = hedge.evaluate(x, yl, pml=True, return_per_class=True, include=("precision_at_1", "mean_average_precision"))
 assert sorted(m) == ["classes", "mean_average_precision", "notes", "precision_at_1", "why"], sorted(m)
 assert m["classes"] == [0, 1], m
