@@ -93,7 +93,8 @@ $(BUILD)/libhedge.a: $(LIB_OBJ) $(BUILD)/obj/version.o
 	ar rcs $@ $^
 
 # the shared library for Python (ctypes, python/): every lib/ object again with -fPIC, in
-# $(BUILD)/pic, linked with the programs' libraries
+# $(BUILD)/pic, linked with the programs' libraries; it exports the engine's interface alone
+# (lib/libhedge.map)
 PIC_OBJ = $(LIB_SRC:%.c=$(BUILD)/pic/%.o) $(BUILD)/pic/version.o
 lib: $(BUILD)/lib/libhedge.so
 $(BUILD)/pic/%.o: %.c $(CONFIG)
@@ -102,9 +103,9 @@ $(BUILD)/pic/%.o: %.c $(CONFIG)
 $(BUILD)/pic/version.o: $(BUILD)/version.c $(CONFIG)
 	@mkdir -p $(dir $@)
 	$(CC) $(ALL_CFLAGS) -fPIC -c -o $@ $<
-$(BUILD)/lib/libhedge.so: $(PIC_OBJ)
+$(BUILD)/lib/libhedge.so: $(PIC_OBJ) lib/libhedge.map
 	@mkdir -p $(dir $@)
-	$(CC) $(CFLAGS) $(SANFLAGS) -shared -o $@ $^ $(LDLIBS)
+	$(CC) $(CFLAGS) $(SANFLAGS) -shared -Wl,--version-script=lib/libhedge.map -o $@ $(PIC_OBJ) $(LDLIBS)
 
 $(BUILD)/bin/%: $(BUILD)/obj/bin/%.o $(BUILD)/libhedge.a
 	@mkdir -p $(dir $@)

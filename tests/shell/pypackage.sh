@@ -10,7 +10,8 @@
 # PML's expected values, plain, avg_of_avgs and return_per_class, and with its classes absent
 # from the gallery (every retrieval number NaN); its numbers equal to evaluate.sh's JSON on the
 # same .npz (bin/evaluate's and, with -o DIR, the six programs'; leave-one-out and against a
-# gallery); float32 arrays taken without a copy; bad inputs (NaN, shapes, labels of another
+# gallery); float32 arrays taken without a copy; the library exporting hedge_* and evalpart_*
+# alone; bad inputs (NaN, shapes, labels of another
 # length, no items, an empty gallery, wrong dtypes, unknown metric names) raising ValueError
 # naming the array; two evaluations in two threads at once (ctypes releases the GIL: both threads
 # inside the library together) giving the numbers of one at a time; the stream reader without
@@ -391,6 +392,12 @@ check_venv() {
     (cd "$ROOT" && "$v/bin/pip" install --no-index ./python) >> "$1.log" 2>&1 ||
         fail "$1: pip install --no-index ./python: $(tail -n 5 "$1.log")"
     "$v/bin/python" checks.py "$v" || fail "$1: the checks failed (above)"
+    # the installed library exports the engine's interface alone (lib/libhedge.map): any other
+    # name could be bound to libc's (warn) or another loaded library's function of that name
+    so=$(ls "$site"/hedge/libhedge.so) || fail "$1: no hedge/libhedge.so in $site"
+    other=$(nm -D --defined-only "$so" | awk '{sub(/@.*/, "", $3); print $3}' | grep -v -e '^hedge_' -e '^evalpart_' -e '^HEDGE$' | tr '\n' ' ')
+    [ -z "$other" ] || fail "$1: libhedge.so exports more than hedge_* and evalpart_*: $other"
+    nm -D --defined-only "$so" | grep -q ' hedge_evaluate@' || fail "$1: libhedge.so does not export hedge_evaluate"
     "$v/bin/pip" uninstall -y hedge >> "$1.log" 2>&1 || fail "$1: pip uninstall: $(tail -n 3 "$1.log")"
     left=$(ls "$site" | grep -i hedge)
     [ -z "$left" ] || fail "$1: pip uninstall left $left in $site"
