@@ -46,13 +46,24 @@ def _open(path, mode):
     return open(path, mode), True
 
 
+def _shape(s):
+    """s as a tuple of dimensions, or None when it is not a list of integers >= 0"""
+    if not isinstance(s, (list, tuple)) or not all(isinstance(d, int) and not isinstance(d, bool) and d >= 0
+                                                   for d in s):
+        return None
+    return tuple(s)
+
+
 def _tensor(t, where):
     if not isinstance(t, dict) or set(("dtype", "shape", "data")) - set(t):
         raise ValueError("%s: not a tensor (a map of dtype, shape and data)" % where)
-    if t["dtype"] not in DTYPES:
+    if not isinstance(t["dtype"], str) or t["dtype"] not in DTYPES:
         raise ValueError("%s: unknown dtype %r" % (where, t["dtype"]))
     dt = np.dtype(t["dtype"]).newbyteorder("<")
-    shape = tuple(t["shape"])
+    shape = _shape(t["shape"])
+    if shape is None or not isinstance(t["data"], bytes):
+        raise ValueError("%s: shape %r and data of %s: expected a list of sizes and bytes"
+                         % (where, t["shape"], type(t["data"]).__name__))
     if len(t["data"]) != int(np.prod(shape, dtype=np.int64)) * dt.itemsize:
         raise ValueError("%s: %d bytes of data for %s %s" % (where, len(t["data"]), t["dtype"], list(shape)))
     return np.frombuffer(t["data"], dtype=dt).reshape(shape).astype(dt.newbyteorder("="), copy=False)
@@ -67,17 +78,27 @@ class Reader:
         self._f, self._close = _open(path, "rb")
         self.name = path if isinstance(path, str) else getattr(path, "name", "stream")
         self._u = msgpack.Unpacker(self._f, raw=False, max_buffer_size=2**32 - 1)
+        self._bad = (ValueError, msgpack.exceptions.UnpackException)
         try:
             h = next(self._u)
         except StopIteration:
             raise ValueError("%s: truncated stream: input ends inside the header" % self.name) from None
+        except self._bad as e:
+            raise ValueError("%s: not a hedge stream (the header is not valid msgpack: %s)" % (self.name, e)) from None
         if not isinstance(h, dict) or h.get("format") != "hedge-stream":
             raise ValueError("%s: not a hedge stream" % self.name)
         if h.get("version") != VERSION:
             raise ValueError("%s: stream version %s is not supported (this reads version %d)"
                              % (self.name, h.get("version"), VERSION))
         self.header = h
-        self.fields = {f["name"]: f for f in h.get("fields", [])}
+        self.fields = {}
+        fields = h.get("fields", [])
+        for i, f in enumerate(fields if isinstance(fields, list) else [fields]):
+            if (not isinstance(f, dict) or not isinstance(f.get("name"), str) or f.get("dtype") not in DTYPES
+                    or _shape(f.get("shape")) is None or f["name"] in self.fields):
+                raise ValueError("%s: corrupt stream header: field %d is %r, expected a map of a new name, a "
+                                 "dtype (%s) and a shape" % (self.name, i, f, ", ".join(DTYPES)))
+            self.fields[f["name"]] = f
         self.count = 0
         self._done = False
 
@@ -93,6 +114,10 @@ class Reader:
             self.close()
             raise ValueError("%s: truncated stream: no end marker after %d records"
                              % (self.name, self.count)) from None
+        except self._bad as e:
+            self.close()
+            raise ValueError("%s: corrupt stream: record %d is not valid msgpack (%s)"
+                             % (self.name, self.count, e)) from None
         if isinstance(obj, dict) and "end" in obj:
             self._done = True
             if obj["end"] != self.count:

@@ -80,7 +80,29 @@ with open("knn.hs", "rb") as f:
 data = open("digits.hs", "rb").read()
 open("cut.hs", "wb").write(data[:len(data) // 2])
 open("extra.hs", "wb").write(data + data[:40])
-for bad, msg in [("cut.hs", "truncated stream"), ("extra.hs", "data after the end marker")]:
+# corrupt: bytes that are not msgpack text, a header field without its dtype, a record whose
+# map has an integer key, a tensor whose shape is a map: each a ValueError that names the file
+# (not msgpack's own exception, a KeyError or a TypeError)
+import msgpack
+u = msgpack.Unpacker(open("digits.hs", "rb"), raw=False)
+head = next(u)
+hlen = u.tell()
+rec0 = next(u)
+rlen = u.tell()
+name = data.index(b"\xa5image")                              # the header's first field name
+open("badutf.hs", "wb").write(data[:name + 1] + b"\xff" + data[name + 2:])
+h2 = dict(head, fields=[dict(f) for f in head["fields"]])
+del h2["fields"][0]["dtype"]
+open("nodtype.hs", "wb").write(msgpack.packb(h2) + data[hlen:])
+key = data.index(b"\xa5image", hlen)                         # the first record's first key
+open("intkey.hs", "wb").write(data[:key] + b"\x07" + data[key + 6:])
+r2 = dict(rec0, image=dict(rec0["image"], shape={}))
+open("shapemap.hs", "wb").write(data[:hlen] + msgpack.packb(r2, use_bin_type=True) + data[rlen:])
+for bad, msg in [("cut.hs", "truncated stream"), ("extra.hs", "data after the end marker"),
+                 ("badutf.hs", "badutf.hs: not a hedge stream (the header is not valid msgpack"),
+                 ("nodtype.hs", "nodtype.hs: corrupt stream header: field 0"),
+                 ("intkey.hs", "intkey.hs: corrupt stream: record 0 is not valid msgpack"),
+                 ("shapemap.hs", "shapemap.hs: record 0, field")]:
     try:
         hs.read(bad)
     except ValueError as e:
