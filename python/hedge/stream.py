@@ -175,10 +175,14 @@ def read(path):
 def _as_stream_array(name, a, kind):
     """The array as the stream holds it: floats float32, uint8 and bool uint8, class int32, id
     int64, other integers int32 (int64 when a value needs it); an embedding's mu and var
-    [n, D] become [n, 1, D]."""
+    float32 whatever their dtype, [n, D] made [n, 1, D]."""
+    if not isinstance(name, str) or not name:
+        raise ValueError("array name %r: expected a non-empty string (the field's name)" % (name,))
     a = np.asarray(a)
     if a.ndim < 1:
         raise ValueError("array '%s' is %s %s: expected one row per item" % (name, a.dtype, a.shape))
+    if kind == "embeddings" and name in ("mu", "var") and a.dtype.kind in "iub":
+        a = a.astype(np.float64)  # an embedding's numbers are floats, as fromnpz takes any dtype
     if a.dtype.kind == "f":
         a = a.astype(np.float32)
         if kind == "embeddings" and name in ("mu", "var") and a.ndim == 2:

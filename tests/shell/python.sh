@@ -109,12 +109,19 @@ for bad, msg in [("cut.hs", "truncated stream"), ("extra.hs", "data after the en
         assert msg in str(e), (bad, str(e))
     else:
         raise AssertionError(bad + " was read")
-try:
-    hs.write("bad.hs", "embeddings", {"mu": np.zeros((3, 2)), "class": np.zeros(4, int)})
-except ValueError as e:
-    assert "different numbers of rows" in str(e), str(e)
-else:
-    raise AssertionError("rows of different lengths were written")
+for arrays, msg in [({"mu": np.zeros((3, 2)), "class": np.zeros(4, int)}, "different numbers of rows"),
+                    ({1: np.zeros((3, 2))}, "array name 1: expected a non-empty string")]:
+    try:
+        hs.write("bad.hs", "embeddings", arrays)
+    except ValueError as e:
+        assert msg in str(e), str(e)
+    else:
+        raise AssertionError("%s was written" % msg)
+# an embedding's mu and var of integers or lists are floats, as fromnpz takes them
+hs.write("int-emb.hs", "embeddings", {"mu": np.arange(12).reshape(3, 4), "var": [[1] * 4] * 3, "class": [0, 1, 0]})
+h, a = hs.read("int-emb.hs")
+assert a["mu"].dtype == np.float32 and a["mu"].shape == (3, 1, 4) and a["mu"][2, 0, 3] == 11, a["mu"]
+assert a["var"].dtype == np.float32 and a["var"].shape == (3, 1, 4), a["var"].shape
 EOF
 # what Python wrote cut short: the C reader refuses it too
 head -c 300 py-emb.hs > cut-py.hs
