@@ -228,6 +228,19 @@ static stream_header *make_header(const options *o, const stream_header *in, int
     return h;
 }
 
+/* classes of fewer than `need` items, warned about once, before any output: their batches repeat
+ * items (`what` says how) */
+static void warn_small(const batch_pool *pool, int64_t need, const char *label, const char *what)
+{
+    int32_t small = 0, smallest = 0;
+    for (int32_t g = 0; g < pool->ngroups; g++)
+        if (batch_group_size(pool, g) < need && (!small++ || batch_group_size(pool, g) < batch_group_size(pool, smallest)))
+            smallest = g;
+    if (small)
+        warn("%d of %d classes have fewer than %s%lld images (class %d has %lld): their %s", small, pool->ngroups,
+             label, (long long)need, pool->group_class[smallest], (long long)batch_group_size(pool, smallest), what);
+}
+
 static void write_pairs(const options *o, const batch_pool *pool, stream_writer *w, progress *pr)
 {
     int64_t B = o->batch, n = pool->n, ib = pool->item_bytes;
@@ -264,8 +277,6 @@ static void write_pairs(const options *o, const batch_pool *pool, stream_writer 
 
 static void write_pk(const options *o, const batch_pool *pool, stream_writer *w, progress *pr)
 {
-    if (o->P > pool->ngroups)
-        die("the input has %d classes, -P %ld needs at least that many", pool->ngroups, o->P);
     int64_t PK = o->P * o->K, ib = pool->item_bytes, per_cycle = batch_per_cycle(pool, (int)o->P);
     int32_t *items = emalloc(PK * sizeof *items), *cls = emalloc(PK * sizeof *cls);
     uint8_t *img = emalloc(PK * ib);
@@ -287,31 +298,35 @@ static void write_pk(const options *o, const batch_pool *pool, stream_writer *w,
     free(items), free(cls), free(img);
 }
 
-/* -m episodes: n = -c (all classes when not given) must fit the input, and an episode must fit
- * one record; classes smaller than S + Q are warned about once. Before any output. */
-static void check_episodes(options *o, const batch_pool *pool)
+/* what the mode needs of the input, before any output: two classes (pairs, episodes), -P classes
+ * (pk), -c classes and an episode that fits one record (episodes: -c defaults to every class);
+ * classes too small for a batch are warned about once */
+static void check_mode(options *o, const batch_pool *pool)
 {
+    if (o->mode == MODE_PK) {
+        if (o->P > pool->ngroups)
+            die("the input has %d class%s, -P %ld needs at least that many", pool->ngroups,
+                pool->ngroups == 1 ? "" : "es", o->P);
+        warn_small(pool, o->K, "K = ", "groups repeat images: a positive pair may be an image with itself");
+        return;
+    }
+    if (pool->ngroups < 2)
+        die("the input has 1 class; %s", o->mode == MODE_PAIRS ? "pairs need at least 2 (every pair would match)"
+                                                                : "an episode needs at least 2");
+    if (o->mode == MODE_PAIRS) {
+        warn_small(pool, 2, "", "matching pairs are an image with itself");
+        return;
+    }
     if (!o->ways)
         o->ways = pool->ngroups;
-    if (pool->ngroups < 2)
-        die("the input has 1 class; an episode needs at least 2");
     if (o->ways > pool->ngroups)
         die("the input has %d classes, -c %ld needs at least that many", pool->ngroups, o->ways);
     int64_t B = o->ways * (o->shots + o->queries);
     if (pool->item_bytes && B > (int64_t)(UINT32_MAX / (uint64_t)pool->item_bytes))
         die("an episode of %lld images of %lld bytes does not fit one record (4 GB at most)",
             (long long)B, (long long)pool->item_bytes);
-    int32_t small = 0, smallest = 0;
-    for (int32_t g = 0; g < pool->ngroups; g++)
-        if (batch_group_size(pool, g) < o->shots + o->queries) {
-            if (!small++ || batch_group_size(pool, g) < batch_group_size(pool, smallest))
-                smallest = g;
-        }
-    if (small)
-        warn("%d of %d classes have fewer than S + Q = %ld images (class %d has %lld): their "
-             "episodes repeat images, and a query may be one of the support images", small,
-             pool->ngroups, o->shots + o->queries, pool->group_class[smallest],
-             (long long)batch_group_size(pool, smallest));
+    warn_small(pool, o->shots + o->queries, "S + Q = ",
+               "episodes repeat images, and a query may be one of the support images");
 }
 
 /* one record per episode: the n*S support images class-major, then the n*Q queries */
@@ -353,8 +368,7 @@ int main(int argc, char **argv)
     stream_reader *in = stream_open_path(o.input);
     batch_pool pool;
     read_pool(in, &pool);
-    if (o.mode == MODE_EPISODES)
-        check_episodes(&o, &pool);
+    check_mode(&o, &pool);
 
     stream_header *h = make_header(&o, in->header, argc, argv);
     FILE *out = open_pipe_out();

@@ -56,8 +56,13 @@ cmp -s "$T/r1" "$T/r2" && fail "seeds 714 and 715 gave the same batches"
 # classes of 1 and 2 images (the fixture): image2 is image1 only for the class of 1; pk repeats
 # images only in classes smaller than K
 "$CHECK" --fixture 12 20 >"$T/fix" || fail "fixture"
-"$BIN/batcher" -n 50 -b 64 "$T/fix" | "$CHECK" --check-pairs "$T/fix" || fail "pairs with tiny classes"
-"$BIN/batcher" -m pk -P 5 -K 6 -e 4 "$T/fix" | "$CHECK" --check-pk "$T/fix" 5 6 || fail "pk with tiny classes"
+"$BIN/batcher" -n 50 -b 64 "$T/fix" 2>"$T/err" | "$CHECK" --check-pairs "$T/fix" || fail "pairs with tiny classes"
+# one warning each, before the batches: the class of 1 pairs with itself; classes below K repeat
+[ "$(wc -l <"$T/err")" = 1 ] && grep -q '^batcher: 1 of 12 classes have fewer than 2 images (class [0-9]* has 1): their matching pairs are an image with itself' "$T/err" ||
+    fail "pairs with a class of 1: not one warning: $(cat "$T/err")"
+"$BIN/batcher" -m pk -P 5 -K 6 -e 4 "$T/fix" 2>"$T/err" | "$CHECK" --check-pk "$T/fix" 5 6 || fail "pk with tiny classes"
+[ "$(wc -l <"$T/err")" = 1 ] && grep -q '^batcher: 2 of 12 classes have fewer than K = 6 images (class [0-9]* has 1): their groups repeat' "$T/err" ||
+    fail "pk with classes below K: not one warning: $(cat "$T/err")"
 "$BIN/batcher" -m pk -P 12 -K 25 -n 2 "$T/fix" | "$CHECK" --check-pk "$T/fix" 12 25 || fail "pk, every class < K"
 
 # episodes: kind, fields and meta; one record per episode of n x (S + Q) images
@@ -138,6 +143,7 @@ expect_fail 1 "empty input" "$BIN/batcher" -n 1
 expect_fail 1 "missing file" "$BIN/batcher" -n 1 "$T/nonexistent"
 cp "$T/in" "$T/stdin"
 expect_fail 1 "-P larger than the number of classes" "$BIN/batcher" -m pk -P 1000 -n 1
+[ -s "$T/out" ] && fail "-P 1000: wrote a stream header before refusing"
 expect_fail 2 "unknown mode" "$BIN/batcher" -m triples
 expect_fail 2 "-b 0" "$BIN/batcher" -b 0
 expect_fail 2 "-b x" "$BIN/batcher" -b x
@@ -163,6 +169,11 @@ grep -q 'classes, -c 1000 needs at least that many' "$T/err" || fail "-c 1000: $
 "$CHECK" --fixture 1 5 >"$T/stdin" || fail "fixture of one class"
 expect_fail 1 "episodes of an input of one class" "$BIN/batcher" -m episodes -n 1
 grep -q 'an episode needs at least 2' "$T/err" || fail "one class: $(cat "$T/err")"
+expect_fail 1 "pairs of an input of one class" "$BIN/batcher" -n 1
+grep -q 'the input has 1 class; pairs need at least 2 (every pair would match)' "$T/err" &&
+    [ ! -s "$T/out" ] || fail "pairs of one class: $(cat "$T/err"), $(wc -c <"$T/out") bytes out"
+expect_fail 1 "pk of an input of one class" "$BIN/batcher" -m pk -P 2 -n 1
+grep -q 'the input has 1 class, -P 2 needs' "$T/err" || fail "pk of one class: $(cat "$T/err")"
 "$BIN/batcher" -h >"$T/out" 2>"$T/err" && grep -q '^usage: batcher' "$T/out" && [ ! -s "$T/err" ] ||
     fail "-h"
 echo "batcher: all checks passed"
