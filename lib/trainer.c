@@ -14,7 +14,7 @@ void trainer_init(trainer *t, model *m, optim *o, const loss_kind *L, ckpt_info 
 {
     size_t outs = (size_t)maxbatch * ci->mc.C * ci->mc.D * sizeof(float);
     int stoch = ci->mc.head != HEAD_POINT;
-    *t = (trainer){.m = m, .o = o, .L = L, .ci = ci, .between_steps = 1, .first_step = ci->step,
+    *t = (trainer){.m = m, .o = o, .L = L, .ci = ci, .between_steps = 1, .first_step = ci->step, .saved_step = -1,
                    .mu = ealloc_aligned(outs), .dmu = ealloc_aligned(outs),
                    .var = stoch ? ealloc_aligned(outs) : NULL, .dvar = stoch ? ealloc_aligned(outs) : NULL};
     if (ci->mc.query) {
@@ -41,6 +41,29 @@ void trainer_provenance(trainer *t, int argc, char **argv, const stream_header *
     }
     t->input = input;
     t->log = log;
+}
+
+/* A step can overflow with a finite loss (gradients of inputs of a huge scale, too large a rate:
+ * Adam's v, the square of a gradient, reaches inf first): the parameters and the optimizer's
+ * state are checked every TRAINER_CHECK_EVERY steps and before every save, and a run whose numbers
+ * are no longer finite stops without saving them (no later step could use them; embed and train
+ * --resume refuse such a checkpoint). */
+static void check_finite(trainer *t)
+{
+    const float *blocks[3] = {t->m->params, t->o->m, t->o->v};
+    const char *names[3] = {"a parameter", "optim.m", "optim.v"};
+    size_t n[3] = {t->m->nparams, t->o->n, t->o->v ? t->o->n : 0};
+    for (int b = 0; b < 3; b++)
+        for (size_t i = 0; i < n[b]; i++)
+            if (!isfinite(blocks[b][i])) {
+                t->between_steps = 0; /* the guard saves nothing */
+                char last[64] = "no checkpoint saved by this run";
+                if (t->saved_step >= 0)
+                    snprintf(last, sizeof last, "the last saved is of step %lld", (long long)t->saved_step);
+                die("the model diverged by step %lld: %s (index %zu) is %g; stopping without saving it (%s). "
+                    "A smaller --lr, or inputs of a smaller scale?",
+                    (long long)t->ci->step, names[b], i, (double)blocks[b][i], last);
+            }
 }
 
 double trainer_step(trainer *t, const void *input, loss_input *li, loss_stats *st)
@@ -83,17 +106,21 @@ double trainer_step(trainer *t, const void *input, loss_input *li, loss_stats *s
     optim_step(t->o, m->params, m->grads);
     ci->step++;
     t->between_steps = 1;
+    if (ci->step % TRAINER_CHECK_EVERY == 0)
+        check_finite(t);
     return lv;
 }
 
 void trainer_save(trainer *t, const char *path)
 {
+    check_finite(t);
     int ok = t->between_steps;
     t->between_steps = 0; /* a save that dies must not be tried again by the guard */
     if (t->log)
         trainlog_sync(t->log);
     ckpt_save(path, t->ci, t->m, t->o, t->argc, t->argv, t->input);
     t->between_steps = ok;
+    t->saved_step = t->ci->step;
 }
 
 void trainer_snapshot(trainer *t, const char *out)

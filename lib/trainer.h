@@ -46,6 +46,7 @@ typedef struct {
     trainlog *log;
     int between_steps; /* 1: the parameters are a whole step's (the guard may save them) */
     int64_t first_step; /* ci->step when the run began: ci->step == first_step, no step trained */
+    int64_t saved_step; /* the step of this run's last save, -1 before its first */
     /* (maxbatch, C, D) the embeddings and their gradients; var, dvar only for a stochastic head */
     float *mu, *var, *dmu, *dvar;
     /* two-tower losses: the digits of each image's class (maxbatch, N), the query embeddings and
@@ -65,6 +66,10 @@ void trainer_provenance(trainer *t, int argc, char **argv, const stream_header *
  * input (the embeddings are filled in here); then ci->step counts it. Returns the loss; not
  * finite: nothing was updated, and the guard does not save any more. */
 double trainer_step(trainer *t, const void *input, loss_input *li, loss_stats *st);
+/* the parameters and the optimizer's state are checked every TRAINER_CHECK_EVERY steps and
+ * before each save: a number no longer finite (a run diverged with a finite loss) ends the
+ * program with one line, and nothing is saved (the guard's save neither) */
+#define TRAINER_CHECK_EVERY 50
 /* the checkpoint at path now (the log synced first) */
 void trainer_save(trainer *t, const char *path);
 /* a snapshot beside out: out without .ckpt, then .stepSSSSSSSSS.ckpt */

@@ -5,7 +5,8 @@
 # logged quarter to the last; exact --resume; embed (pfe's mean is the normalised input);
 # refusals, each one line with its exit status: a features stream to an image model and the
 # reverse, vectors of another length, widths that do not parse or fit, pfe's D, pfe on images,
-# NaN and infinities at fromnpz, batcher, train and embed. The data is made by numpy here:
+# NaN and infinities at fromnpz, batcher, train and embed; a run that diverges (features of
+# scale 1e18) stopped without overwriting the checkpoint at its path. The data is made by numpy here:
 # 8 classes of 24-d vectors, every fifth item marked corrupt and noisier. Needs Debian's python3
 # with numpy and msgpack.
 set -u
@@ -336,4 +337,16 @@ embed -m mog.ckpt < nan.hs > out 2> err
     fail "embed on a NaN feature: $(cat err)"
 tshow -q out > /dev/null 2>&1 && fail "embed left a whole stream after a NaN feature"
 expect_fail 1 "embed: stdin: record 7: feature 0 is -inf; feature vectors must be finite" sh -c 'embed -m pfe.ckpt < inf.hs > /dev/null'
+# finite features of a huge scale (1e18): the loss stays finite while Adam's v (a gradient
+# squared) overflows; train stops at its check (step 50) in one line, and the checkpoint already
+# at the path, a trained one, is left as it was (it used to be overwritten with inf, which embed
+# then refused)
+$PY -c 'import numpy as np; r = np.random.default_rng(0)
+np.savez("big.npz", features=r.normal(size=(400, 6)) * 1e18, labels=np.arange(400) % 4)' || fail "big.npz"
+fromnpz -k features big.npz > big.hs || fail "fromnpz big.npz"
+cp mog.ckpt keep.ckpt
+batcher -m pairs -n 200 big.hs 2> /dev/null | train -o keep.ckpt --body mlp:32 --head mog --loss vib -D 4 -n 200 -t 1 > out 2> err
+[ $? = 1 ] && [ "$(wc -l < err)" = 1 ] && grep -q '^train: the model diverged by step 50: optim.v (index [0-9]*) is inf; stopping without saving it (no checkpoint saved by this run)' err ||
+    fail "train diverging: $(cat err)"
+cmp -s mog.ckpt keep.ckpt || fail "train diverging overwrote the checkpoint at its path"
 pass
