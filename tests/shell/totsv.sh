@@ -11,7 +11,7 @@ totsv -f c,v "$T/s" >"$T/out" || fail "-f c,v"
 printf 'c\tv[0]\tv[1]\n7\t1\t2\n8\t4\t5\n' | cmp -s - "$T/out" || fail "-f c,v: $(cat "$T/out")"
 totsv -f c,c -n 1 "$T/s" >"$T/out" || fail "-f c,c"
 printf 'c\tc\n7\t7\n' | cmp -s - "$T/out" || fail "-f c,c -n 1: $(cat "$T/out")"
-mkdigits -N 2 -s test-seen -n 100 | batcher -n 2 -b 3 | totsv -f class1,match >"$T/out" || fail "batched"
+mkdigits -N 2 -s test-seen -n 100 --per-class 10 | batcher -n 2 -b 3 | totsv -f class1,match >"$T/out" || fail "batched"
 [ "$(wc -l <"$T/out")" = 7 ] || fail "batched: one line per item: $(cat "$T/out")"
 # --- misuse: exit 2, nothing on stdout
 for list in ",," "c,,v" ",c" "c," ""; do
