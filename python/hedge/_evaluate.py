@@ -205,7 +205,8 @@ def evaluate(mu, labels, var=None, eta=None, gallery=None, gallery_labels=None, 
     """The evaluation battery of one set of embeddings (leave-one-out) or of queries against a
     gallery, computed by libhedge in this process, the GIL released while it runs.
 
-    mu: float [n, D] or [n, C, D] (C mixture components); labels: int [n]; var: as mu, or None;
+    mu: float [n, D] or [n, C, D] (C mixture components); labels: int [n], or names (str [n]: one
+    class per name, result["classes"] the names); var: as mu, or None;
     eta: float [n], the uncertainty (default: the mean of var). The gallery_* arrays: the same for
     the searched set (gallery=None: each item against the others). A float32 (int32 labels, int64
     ids) C-contiguous array is used in place, without a copy; another float or integer array is
@@ -255,6 +256,7 @@ def evaluate(mu, labels, var=None, eta=None, gallery=None, gallery_labels=None, 
         raise ValueError("include, exclude: a list or tuple of names, not a string")
 
     keep = []
+    labels, gallery_labels, label_names = _named_classes(labels, gallery_labels if gallery is not None else None)
     q, qmu, qlabels = _set("", mu, labels, var, eta, ids, keep)
     g = None
     if gallery is not None:
@@ -333,9 +335,45 @@ def evaluate(mu, labels, var=None, eta=None, gallery=None, gallery_labels=None, 
     if rc != 0:
         raise ValueError(_argument_names(err.value.decode(errors="replace") or "hedge_evaluate failed"))
     try:
-        return _result(lib, r, o, names, asked, ks, pml, avg_of_avgs, return_per_class)
+        out = _result(lib, r, o, names, asked, ks, pml, avg_of_avgs, return_per_class)
+        if label_names is not None and "classes" in out:
+            out["classes"] = [label_names[c] for c in out["classes"]]
+        return out
     finally:
         lib.hedge_result_free(ctypes.byref(r))
+
+
+def _named_classes(labels, gallery_labels):
+    """Labels that are names (strings or bytes, as numpy or a list holds them: identities such
+    as "n000123") become the classes 0, 1, ... in the sorted order of the names of both sets, the
+    same for every call on the same arrays (so shards agree); returns the two label arrays and the
+    names (None when the labels are numbers, left to the checks that follow)."""
+    arrays = [None if x is None else np.asarray(x) for x in (labels, gallery_labels)]
+    named = [a is not None and a.dtype.kind in "USO" for a in arrays]
+    if not any(named):
+        return labels, gallery_labels, None
+    given = [a for a in arrays if a is not None]
+    if not all(named[i] for i, a in enumerate(arrays) if a is not None):
+        raise ValueError("labels, gallery_labels: %s: expected both names (strings) or both integers"
+                         % " and ".join(str(a.dtype) for a in given))
+    for name, a in zip(("labels", "gallery_labels"), arrays):
+        if a is not None and a.dtype.kind == "O" and not all(isinstance(x, (str, bytes)) for x in a.ravel()):
+            bad = next(x for x in a.ravel() if not isinstance(x, (str, bytes)))
+            raise ValueError("%s: object array holding %r (%s): expected names (str) or integers"
+                             % (name, bad, type(bad).__name__))
+    for name, a in zip(("labels", "gallery_labels"), arrays):
+        if a is not None and a.ndim != 1:
+            raise ValueError("%s: shape %s, expected [n] (one per item)" % (name, list(a.shape)))
+    try:
+        names, codes = np.unique(np.concatenate([a.astype(object) for a in given]), return_inverse=True)
+    except TypeError as e:  # str beside bytes
+        raise ValueError("labels: names of mixed types (%s): expected all str or all bytes" % e) from None
+    if len(names) > 2**31 - 1:
+        raise ValueError("labels: %d names, expected at most 2^31 - 1" % len(names))
+    codes = codes.astype(np.int32)
+    n = len(given[0])
+    out = [codes[:n], codes[n:] if len(given) == 2 else None]
+    return out[0], out[1] if gallery_labels is not None else None, names.tolist()
 
 
 def _argument_names(msg):

@@ -16,7 +16,7 @@
 # naming the array; two evaluations in two threads at once (ctypes releases the GIL: both threads
 # inside the library together) giving the numbers of one at a time; the stream reader without
 # msgpack raising ImportError that says how to install it; pip uninstall leaving nothing. The
-# same again with the pyenv python (3.11) when it is there; an editable install (pip install -e)
+# same again with the pyenv python (3.11) when it is there; labels that are names (strings); an editable install (pip install -e)
 # evaluating too; an sdist, which holds no tree: a wheel from it refused with a clear line, or
 # built with HEDGE_LIB. Shards (shard=(i, n), pickled, then shards=[...]) equal the whole call.
 set -u
@@ -379,6 +379,33 @@ for bad, kw, want in [("other data", dict(mu=ms + 1), "differs from this call in
     except ValueError as e:
         assert want in str(e), (bad, str(e))
 print("pypackage: shards equal the whole call, and bad ones refused")
+
+# labels that are names: the classes of their sorted order, the same numbers as integer labels
+# (one call, a gallery whose names the queries share in part, shards), result["classes"] the names
+zoo = np.array(["ant", "bee", "cow", "doe", "elk", "fly", "gar", "hog", "ibis", "jay", "kid", "lynx",
+                "mole", "newt", "owl", "pug", "quail", "ram", "seal", "tit"])
+ns = zoo[ys]
+assert repr(hedge.evaluate(ms, ns)) == repr(hedge.evaluate(ms, ys))
+a = hedge.evaluate(ms, list(ns), pml=True, return_per_class=True, include=("precision_at_1",))
+b = hedge.evaluate(ms, ys, pml=True, return_per_class=True, include=("precision_at_1",))
+assert a["classes"] == list(zoo[b["classes"]]) and a["precision_at_1"] == b["precision_at_1"], (a, b)
+gal = dict(gallery=ms[200:], gallery_labels=ns[200:].astype("O"))
+assert repr(hedge.evaluate(ms[:200], ns[:200], **gal)) == \
+    repr(hedge.evaluate(ms[:200], ys[:200], gallery=ms[200:], gallery_labels=ys[200:]))
+named = [hedge.evaluate(ms, ns, shard=(i, 2)) for i in range(2)]
+assert repr(hedge.evaluate(ms, ns, shards=named)) == repr(hedge.evaluate(ms, ys))
+for bad, kw, want in [("names and integers", dict(labels=ns, gallery=ms, gallery_labels=ys), "expected both names"),
+                      ("a number among names", dict(labels=np.array(list(ns[:-1]) + [7], dtype=object)),
+                       "labels: object array holding 7 (int)"),
+                      ("str and bytes", dict(labels=np.array([b"x", "y"] * (len(ys) // 2), dtype=object)),
+                       "names of mixed types"),
+                      ("floats", dict(labels=ys + 0.5), "labels: float64 array, expected integers")]:
+    try:
+        hedge.evaluate(ms, **kw)
+        raise AssertionError("%s: accepted" % bad)
+    except ValueError as e:
+        assert want in str(e), (bad, str(e))
+print("pypackage: labels that are names")
 print("pypackage: ok with %s" % sys.version.split()[0])
 EOF
 
