@@ -336,7 +336,6 @@ int main(int argc, char **argv)
     progress pr;
     progress_start(&pr, "step", ci.steps);
     trainlog_start(&g);
-    int64_t last_saved = ci.step;
     int ended = 0;
     while (ci.step < ci.steps && !got_signal) {
         if (!stream_read(in, &rec)) {
@@ -348,8 +347,8 @@ int main(int argc, char **argv)
         loss_stats st = {0};
         double lv = trainer_step(&t, f.inputs, &li, &st);
         if (!isfinite(lv)) {
-            fprintf(stderr, "train: loss is %g at step %lld; stopping. The last good checkpoint (step %lld) is %s\n",
-                    lv, (long long)ci.step + 1, (long long)last_saved, op.out);
+            fprintf(stderr, "train: loss is %g at step %lld; stopping: %s\n", lv, (long long)ci.step + 1,
+                    trainer_last_good(&t));
             trainer_guard(&t, NULL);
             exit(1);
         }
@@ -357,10 +356,8 @@ int main(int argc, char **argv)
         char extra[160];
         trainlog_progress(&g, f.kind == LOSS_PAIRS, lv, &st, extra, sizeof extra);
         progress_update(&pr, ci.step, extra);
-        if (ci.step % ci.save_every == 0 && ci.step < ci.steps) {
+        if (ci.step % ci.save_every == 0 && ci.step < ci.steps)
             trainer_save(&t, op.out);
-            last_saved = ci.step;
-        }
         if (ci.snapshot_every && ci.step % ci.snapshot_every == 0)
             trainer_snapshot(&t, op.out);
     }

@@ -57,12 +57,9 @@ static void check_finite(trainer *t)
         for (size_t i = 0; i < n[b]; i++)
             if (!isfinite(blocks[b][i])) {
                 t->between_steps = 0; /* the guard saves nothing */
-                char last[64] = "no checkpoint saved by this run";
-                if (t->saved_step >= 0)
-                    snprintf(last, sizeof last, "the last saved is of step %lld", (long long)t->saved_step);
-                die("the model diverged by step %lld: %s (index %zu) is %g; stopping without saving it (%s). "
+                die("the model diverged by step %lld: %s (index %zu) is %g; stopping without saving it; %s. "
                     "A smaller --lr, or inputs of a smaller scale?",
-                    (long long)t->ci->step, names[b], i, (double)blocks[b][i], last);
+                    (long long)t->ci->step, names[b], i, (double)blocks[b][i], trainer_last_good(t));
             }
 }
 
@@ -111,7 +108,16 @@ double trainer_step(trainer *t, const void *input, loss_input *li, loss_stats *s
     return lv;
 }
 
-void trainer_save(trainer *t, const char *path)
+const char *trainer_last_good(const trainer *t)
+{
+    static char msg[4200];
+    if (t->saved_step < 0)
+        return "no checkpoint saved by this run";
+    snprintf(msg, sizeof msg, "the last good checkpoint (step %lld) is %s", (long long)t->saved_step, t->saved_path);
+    return msg;
+}
+
+static void save(trainer *t, const char *path, int snapshot)
 {
     check_finite(t);
     int ok = t->between_steps;
@@ -120,8 +126,13 @@ void trainer_save(trainer *t, const char *path)
         trainlog_sync(t->log);
     ckpt_save(path, t->ci, t->m, t->o, t->argc, t->argv, t->input);
     t->between_steps = ok;
-    t->saved_step = t->ci->step;
+    if (!snapshot) {
+        t->saved_step = t->ci->step;
+        t->saved_path = path;
+    }
 }
+
+void trainer_save(trainer *t, const char *path) { save(t, path, 0); }
 
 void trainer_snapshot(trainer *t, const char *out)
 {
@@ -129,7 +140,7 @@ void trainer_snapshot(trainer *t, const char *out)
     size_t n = strlen(out);
     int base = n > 5 && !strcmp(out + n - 5, ".ckpt") ? (int)n - 5 : (int)n;
     snprintf(snap, sizeof snap, "%.*s.step%09lld.ckpt", base, out, (long long)t->ci->step);
-    trainer_save(t, snap);
+    save(t, snap, 1);
 }
 
 static trainer *guarded;

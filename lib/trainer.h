@@ -46,7 +46,8 @@ typedef struct {
     trainlog *log;
     int between_steps; /* 1: the parameters are a whole step's (the guard may save them) */
     int64_t first_step; /* ci->step when the run began: ci->step == first_step, no step trained */
-    int64_t saved_step; /* the step of this run's last save, -1 before its first */
+    int64_t saved_step;     /* this run's last checkpoint (a snapshot aside): its step, -1 before */
+    const char *saved_path; /* ... and its path (the caller's string), NULL before */
     /* (maxbatch, C, D) the embeddings and their gradients; var, dvar only for a stochastic head */
     float *mu, *var, *dmu, *dvar;
     /* two-tower losses: the digits of each image's class (maxbatch, N), the query embeddings and
@@ -72,6 +73,9 @@ double trainer_step(trainer *t, const void *input, loss_input *li, loss_stats *s
 #define TRAINER_CHECK_EVERY 50
 /* the checkpoint at path now (the log synced first) */
 void trainer_save(trainer *t, const char *path);
+/* what a run that stops on a diverged model says of its checkpoint: "the last good checkpoint
+ * (step S) is PATH", or "no checkpoint saved by this run" (a static buffer) */
+const char *trainer_last_good(const trainer *t);
 /* a snapshot beside out: out without .ckpt, then .stepSSSSSSSSS.ckpt */
 void trainer_snapshot(trainer *t, const char *out);
 /* from now on a die() between steps saves the checkpoint at path first and says so on stderr
