@@ -256,7 +256,7 @@ def evaluate(mu, labels, var=None, eta=None, gallery=None, gallery_labels=None, 
         raise ValueError("include, exclude: a list or tuple of names, not a string")
 
     keep = []
-    labels, gallery_labels, label_names = _named_classes(labels, gallery_labels if gallery is not None else None)
+    labels, gallery_labels, label_names = _named_classes(labels, gallery_labels)
     q, qmu, qlabels = _set("", mu, labels, var, eta, ids, keep)
     g = None
     if gallery is not None:
@@ -346,34 +346,32 @@ def evaluate(mu, labels, var=None, eta=None, gallery=None, gallery_labels=None, 
 def _named_classes(labels, gallery_labels):
     """Labels that are names (strings or bytes, as numpy or a list holds them: identities such
     as "n000123") become the classes 0, 1, ... in the sorted order of the names of both sets, the
-    same for every call on the same arrays (so shards agree); returns the two label arrays and the
-    names (None when the labels are numbers, left to the checks that follow)."""
+    same for every call on the same arrays (so shards agree), in the shape they came in (_set
+    checks it); returns the two label arrays and the names (None when the labels are numbers,
+    left to _set's checks)."""
     arrays = [None if x is None else np.asarray(x) for x in (labels, gallery_labels)]
-    named = [a is not None and a.dtype.kind in "USO" for a in arrays]
+    given = [a for a in arrays if a is not None]
+    named = [a.dtype.kind in "USO" for a in given]
     if not any(named):
         return labels, gallery_labels, None
-    given = [a for a in arrays if a is not None]
-    if not all(named[i] for i, a in enumerate(arrays) if a is not None):
+    if not all(named):
         raise ValueError("labels, gallery_labels: %s: expected both names (strings) or both integers"
                          % " and ".join(str(a.dtype) for a in given))
-    for name, a in zip(("labels", "gallery_labels"), arrays):
-        if a is not None and a.dtype.kind == "O" and not all(isinstance(x, (str, bytes)) for x in a.ravel()):
-            bad = next(x for x in a.ravel() if not isinstance(x, (str, bytes)))
+    for name, a in zip(("labels", "gallery_labels"), given):
+        bad = [x for x in a.ravel() if not isinstance(x, (str, bytes))] if a.dtype.kind == "O" else []
+        if bad:
             raise ValueError("%s: object array holding %r (%s): expected names (str) or integers"
-                             % (name, bad, type(bad).__name__))
-    for name, a in zip(("labels", "gallery_labels"), arrays):
-        if a is not None and a.ndim != 1:
-            raise ValueError("%s: shape %s, expected [n] (one per item)" % (name, list(a.shape)))
+                             % (name, bad[0], type(bad[0]).__name__))
     try:
-        names, codes = np.unique(np.concatenate([a.astype(object) for a in given]), return_inverse=True)
+        names, codes = np.unique(np.concatenate([a.ravel().astype(object) for a in given]), return_inverse=True)
     except TypeError as e:  # str beside bytes
         raise ValueError("labels: names of mixed types (%s): expected all str or all bytes" % e) from None
     if len(names) > 2**31 - 1:
         raise ValueError("labels: %d names, expected at most 2^31 - 1" % len(names))
     codes = codes.astype(np.int32)
-    n = len(given[0])
-    out = [codes[:n], codes[n:] if len(given) == 2 else None]
-    return out[0], out[1] if gallery_labels is not None else None, names.tolist()
+    n = given[0].size
+    out = [codes[:n].reshape(given[0].shape)] + [codes[n:].reshape(a.shape) for a in given[1:]]
+    return out[0], out[1] if len(out) == 2 else None, names.tolist()
 
 
 def _argument_names(msg):
