@@ -92,8 +92,11 @@ class Reader:
                              % (self.name, h.get("version"), VERSION))
         self.header = h
         self.fields = {}
-        fields = h.get("fields", [])
-        for i, f in enumerate(fields if isinstance(fields, list) else [fields]):
+        fields = h.get("fields")
+        if not isinstance(fields, list):
+            raise ValueError("%s: corrupt stream header: fields is %r, expected an array of fields"
+                             % (self.name, fields))
+        for i, f in enumerate(fields):
             if (not isinstance(f, dict) or not isinstance(f.get("name"), str) or f.get("dtype") not in DTYPES
                     or _shape(f.get("shape")) is None or f["name"] in self.fields):
                 raise ValueError("%s: corrupt stream header: field %d is %r, expected a map of a new name, a "

@@ -81,7 +81,8 @@ data = open("digits.hs", "rb").read()
 open("cut.hs", "wb").write(data[:len(data) // 2])
 open("extra.hs", "wb").write(data + data[:40])
 # corrupt: bytes that are not msgpack text, a header field without its dtype, a record whose
-# map has an integer key, a tensor whose shape is a map: each a ValueError that names the file
+# map has an integer key, a tensor whose shape is a map, header fields that are a map or missing
+# (the C reader refuses both): each a ValueError that names the file
 # (not msgpack's own exception, a KeyError or a TypeError)
 import msgpack
 u = msgpack.Unpacker(open("digits.hs", "rb"), raw=False)
@@ -94,6 +95,8 @@ open("badutf.hs", "wb").write(data[:name + 1] + b"\xff" + data[name + 2:])
 h2 = dict(head, fields=[dict(f) for f in head["fields"]])
 del h2["fields"][0]["dtype"]
 open("nodtype.hs", "wb").write(msgpack.packb(h2) + data[hlen:])
+open("fieldmap.hs", "wb").write(msgpack.packb(dict(head, fields=head["fields"][0])) + data[hlen:])
+open("nofields.hs", "wb").write(msgpack.packb({k: v for k, v in head.items() if k != "fields"}) + data[hlen:])
 key = data.index(b"\xa5image", hlen)                         # the first record's first key
 open("intkey.hs", "wb").write(data[:key] + b"\x07" + data[key + 6:])
 r2 = dict(rec0, image=dict(rec0["image"], shape={}))
@@ -101,6 +104,8 @@ open("shapemap.hs", "wb").write(data[:hlen] + msgpack.packb(r2, use_bin_type=Tru
 for bad, msg in [("cut.hs", "truncated stream"), ("extra.hs", "data after the end marker"),
                  ("badutf.hs", "badutf.hs: not a hedge stream (the header is not valid msgpack"),
                  ("nodtype.hs", "nodtype.hs: corrupt stream header: field 0"),
+                 ("fieldmap.hs", "fieldmap.hs: corrupt stream header: fields is {"),
+                 ("nofields.hs", "nofields.hs: corrupt stream header: fields is None"),
                  ("intkey.hs", "intkey.hs: corrupt stream: record 0 is not valid msgpack"),
                  ("shapemap.hs", "shapemap.hs: record 0, field")]:
     try:
@@ -126,6 +131,9 @@ EOF
 # what Python wrote cut short: the C reader refuses it too
 head -c 300 py-emb.hs > cut-py.hs
 expect_fail 1 "truncated stream" knn cut-py.hs
+# header fields that are a map or missing: the C reader refuses them as Python does
+expect_fail 1 "stream header has no fields" tshow -q fieldmap.hs
+expect_fail 1 "stream header has no fields" tshow -q nofields.hs
 
 if $PY -c 'import pandas' 2> /dev/null; then
     $PY - <<'EOF' || fail "to_dataframe"
