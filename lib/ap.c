@@ -15,13 +15,12 @@ int64_t metrics_pr_curve(const double *score, const uint8_t *label, int64_t n, m
     metrics_keyed *s = metrics_sorted(score, n, -1.0); /* descending score */
     int64_t npts = 0, tp = 0, fp = 0;
     for (int64_t a = 0; a < n;) {
-        int64_t b = a; /* the block of equal scores is [a, b) */
-        while (b < n && s[b].key == s[a].key) {
-            if (label[s[b].i])
+        int64_t b = metrics_block_end(s, a, n); /* the block of equal scores is [a, b) */
+        for (int64_t t = a; t < b; t++) {
+            if (label[s[t].i])
                 tp++;
             else
                 fp++;
-            b++;
         }
         metrics_pr_point *p = &pts[npts++];
         p->threshold = -s[a].key;

@@ -8,14 +8,20 @@
 #include "rng.h"
 #include "util.h"
 
+static int cmp_values(double a, double b) /* ascending, NaN last (and equal to NaN) */
+{
+    if (a < b || (!isnan(a) && isnan(b)))
+        return -1;
+    if (a > b || (isnan(a) && !isnan(b)))
+        return 1;
+    return 0;
+}
+
 static int keyed_cmp(const void *pa, const void *pb)
 {
     const metrics_keyed *a = pa, *b = pb;
-    if (a->key < b->key)
-        return -1;
-    if (a->key > b->key)
-        return 1;
-    return (a->i > b->i) - (a->i < b->i);
+    int r = cmp_values(a->key, b->key);
+    return r ? r : (a->i > b->i) - (a->i < b->i);
 }
 
 metrics_keyed *metrics_sorted(const double *v, int64_t n, double sign)
@@ -87,15 +93,6 @@ typedef struct {
     int nmore;
     const double *const *more;
 } tie_ctx;
-
-static int cmp_values(double a, double b) /* ascending, NaN last (and equal to NaN) */
-{
-    if (a < b || (!isnan(a) && isnan(b)))
-        return -1;
-    if (a > b || (isnan(a) && !isnan(b)))
-        return 1;
-    return 0;
-}
 
 static int tie_keyed_cmp(const void *pa, const void *pb, void *pc)
 {

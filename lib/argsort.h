@@ -40,13 +40,24 @@ uint64_t metrics_tie_key(uint64_t seed, const double *ident, int nident);
 void metrics_argsort_ties(const double *key, const uint64_t *tie, int nmore, const double *const *more, int64_t n,
                           int64_t *idx);
 
-/* a value and its input position; metrics_sorted returns them ascending by key, equal keys by
- * position (stable) */
+/* a value and its input position; metrics_sorted returns them ascending by key, NaN last, equal
+ * keys by position (stable) */
 typedef struct {
     double key;
     int64_t i;
 } metrics_keyed;
-/* s[t].key = sign x v[s[t].i], ascending (sign -1: descending by the value); the caller frees s */
+/* s[t].key = sign x v[s[t].i], ascending (sign -1: descending by the value), NaNs after every
+ * number; the caller frees s */
 metrics_keyed *metrics_sorted(const double *v, int64_t n, double sign);
+/* the end of the block of equal keys that starts at s[a] (a < n): the first b > a whose key
+ * differs (NaNs are one block, as the sort puts them); every walk over tie blocks uses it, so
+ * that none can stand still on a key that equals nothing, not even itself */
+static inline int64_t metrics_block_end(const metrics_keyed *s, int64_t a, int64_t n)
+{
+    int64_t b = a + 1;
+    while (b < n && (s[b].key == s[a].key || (s[b].key != s[b].key && s[a].key != s[a].key)))
+        b++;
+    return b;
+}
 
 #endif

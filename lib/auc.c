@@ -11,8 +11,7 @@ void metrics_auc_midranks(const double *x, int64_t n, double *rank)
 {
     metrics_keyed *s = metrics_sorted(x, n, 1.0);
     for (int64_t i = 0, j; i < n; i = j) {
-        for (j = i + 1; j < n && s[j].key == s[i].key; j++)
-            ;
+        j = metrics_block_end(s, i, n);
         /* positions i+1 .. j (1-based) share the mean of the block's positions */
         double mid = 0.5 * (double)(i + 1 + j);
         for (int64_t t = i; t < j; t++)

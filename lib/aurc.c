@@ -27,8 +27,9 @@ static void expected_cumloss(const double *key, const double *loss, int64_t n, d
     double L = 0;
     for (int64_t a = 0, b; a < n; a = b) {
         double S = 0;
-        for (b = a; b < n && s[b].key == s[a].key; b++)
-            S += loss[s[b].i];
+        b = metrics_block_end(s, a, n);
+        for (int64_t t = a; t < b; t++)
+            S += loss[s[t].i];
         double mean = S / (double)(b - a);
         for (int64_t k = a + 1; k < b; k++)
             cum[k - 1] = L + (double)(k - a) * mean;

@@ -8,6 +8,7 @@
 
 #include "ap.h"
 #include "argsort.h"
+#include "auc.h"
 #include "aurc.h"
 #include "blas.h"
 #include "check.h"
@@ -883,6 +884,31 @@ static void test_item_uncertainty(void)
     CHECK_CLOSE(u[0] / (double)3e38f, 1, 1e-15);
 }
 
+/* NaN keys (a shard's eta, an array another thread wrote into): every walk over tie blocks ends,
+ * the NaNs one block after every number, no write outside the arrays (ASan) and no hang (alarm) */
+static void test_nan_keys(void)
+{
+    alarm(20);
+    double all[4] = {NAN, NAN, NAN, NAN}, some[5] = {0.3, NAN, 0.1, NAN, 0.2}, loss[5] = {1, 0, 0, 1, 1};
+    metrics_aurc_result a;
+    metrics_aurc(all, loss, 4, &a, 0, NULL);
+    CHECK_CLOSE(a.aurc, 0.5, 1e-15); /* one block: every risk(k) is the mean loss */
+    metrics_aurc(some, loss, 5, &a, 0, NULL);
+    /* 0.1 (0), 0.2 (1), 0.3 (1), then the NaN block {0, 1}: risks 0, 1/2, 2/3, 2.5/4, 3/5 */
+    CHECK_CLOSE(a.aurc, (0 + 0.5 + 2.0 / 3 + 2.5 / 4 + 3.0 / 5) / 5, 1e-15);
+    uint8_t right[5] = {0, 1, 1, 0, 0};
+    double auc = metrics_error_auroc(some, right, 5);
+    CHECK(auc == auc || isnan(auc)); /* it returns */
+    double rank[5];
+    metrics_auc_midranks(some, 5, rank);
+    CHECK(rank[2] == 1 && rank[4] == 2 && rank[0] == 3 && rank[1] == 4.5 && rank[3] == 4.5);
+    metrics_pr_point pts[5];
+    uint8_t lab[5] = {1, 0, 1, 0, 1};
+    CHECK(metrics_pr_curve(some, lab, 5, pts) == 4); /* 0.3, 0.2, 0.1 and the NaNs */
+    CHECK(metrics_pr_curve(all, lab, 4, pts) == 1 && pts[0].tp == 2 && pts[0].fp == 2);
+    alarm(0);
+}
+
 int main(int argc, char **argv)
 {
     util_init("test_metrics");
@@ -903,5 +929,6 @@ int main(int argc, char **argv)
     test_aurc();
     test_ece();
     test_item_uncertainty();
+    test_nan_keys();
     return check_done("test_metrics");
 }
