@@ -52,6 +52,30 @@ uint64_t evalpart_hash(const hedge_set *S)
     return h;
 }
 
+/* the answers as the stream holds them, query by query in each set (the fields' values, never a
+ * struct's padding): the shard's answers_hash */
+uint64_t evalpart_answers_hash(const evalpart *p, int nsets, int64_t from, int64_t to, int nk)
+{
+    uint64_t h = mix(0xcbf29ce484222325ull, (int64_t[]){to - from, nsets, nk}, 3 * sizeof(int64_t));
+    for (int64_t q = from; q < to; q++)
+        for (int s = 0; s < nsets; s++) {
+            const evalpart *e = &p[s];
+            if (e->pred)
+                h = mix(h, &e->pred[q], sizeof *e->pred);
+            if (e->eta)
+                h = mix(h, &e->eta[q], sizeof *e->eta);
+            if (e->per) {
+                const retrieval_query *x = &e->per[q];
+                float f[3] = {x->ap, x->rprec, x->map_r};
+                int32_t i[3] = {x->p1, x->npos, x->r1};
+                h = mix(mix(mix(h, f, sizeof f), i, sizeof i), x->recall, (size_t)nk);
+            }
+            if (e->apk)
+                h = mix(mix(h, &e->apk[q], sizeof *e->apk), &e->rrk[q], sizeof *e->rrk);
+        }
+    return h;
+}
+
 static const char *distance_name(int d) { return d == HEDGE_COSINE ? "cosine" : d == HEDGE_MLS ? "mls" : "euclidean"; }
 
 /* meta ks: the k of Recall@k as "1,2,4,8" */
@@ -111,6 +135,9 @@ void evalpart_write(FILE *f, const evalpart *p, const evalpart_info *I, int argc
     header_provenance(h, argc, argv);
     add_fields(h, S, nk);
     set_meta(h, I, has);
+    char hash[24];
+    hex(hash, evalpart_answers_hash(p, S, 0, p[0].nq, nk));
+    header_set_str(h, "answers_hash", hash);
     shard_range r = {p[0].q0, p[0].q0 + p[0].nq};
     shard_set_meta(h, &r, I->n);
     stream_writer *w = stream_create(f, h);
@@ -253,6 +280,12 @@ void evalpart_read(const char *const *paths, int n, const evalpart_info *I, eval
         if (q - before != want)
             die("%s: %lld records, but the shard's queries are %lld", SS->in[i]->name, (long long)(q - before),
                 (long long)want);
+        /* damage to the values (the stream's own checks see only its structure) */
+        const char *stated = header_str(SS->in[i]->header, "answers_hash", NULL);
+        hex(buf, evalpart_answers_hash(whole, S, before, q, nk));
+        if (stated && strcmp(stated, buf))
+            die("%s: its answers hash to %s, but the shard says %s: damaged after evaluate wrote it", SS->in[i]->name,
+                buf, stated);
     }
     record_free(&rec);
     shard_close(SS);

@@ -84,6 +84,10 @@ typedef struct {
 
 /* a hash of a set's contents (n, C, D, mu, var, eta, labels, ids): parts of other data refused */
 uint64_t evalpart_hash(const hedge_set *S);
+/* a hash of the answers of queries from .. to - 1 (indices into each part's arrays) of the parts
+ * p[0 .. nsets) with nk Recall@k flags each, value by value: what a shard states of itself
+ * (meta answers_hash, Python's Shard), so that values damaged after it was made are refused */
+uint64_t evalpart_answers_hash(const evalpart *p, int nsets, int64_t from, int64_t to, int nk);
 /* the parts p[0 .. I->nsets) (one range of queries, o->q0 .. o->q1) as an `evaluate` stream to f */
 void evalpart_write(FILE *f, const evalpart *p, const evalpart_info *I, int argc, char **argv);
 /* the streams paths[0 .. n): shards of one run covering every query once, or one whole stream,

@@ -23,6 +23,7 @@
 #include "match.h"
 #include "ap.h"
 #include "argsort.h"
+#include "aurc.h"
 #include "ece.h"
 #include "pairs.h"
 #include "retrieval.h"
@@ -640,6 +641,76 @@ static void result_init(hedge_result *r)
         r->value[i] = NAN;
 }
 
+/* the queries' answers p against what these sets allow, value by value (a shard read from a file
+ * or from Python's pickle may be damaged or of other data; nothing below may loop on or index by
+ * a value it did not check): kNN's vote a class of the gallery; a query's R (npos) its class's
+ * count in the gallery less the excluded item; with R = 0 every metric NaN and every flag 0,
+ * else r_1 a rank within the neighbours, P@1 and Recall@k the flags r_1 gives, AP, R-precision
+ * and MAP@R in [0, 1]; at K, AP in [0, 1] and RR exactly 1 / r_1 or 0; the uncertainty the very
+ * float the set gives (eta, else the mean of var). 0, or -1 and err naming the query and value. */
+static int check_answers(const prep *P, const hedge_options *o, const evalpart *p, char *err, size_t len)
+{
+    const match_set *Q = &P->Q, *G = P->G;
+    int64_t q0 = p->q0, nq = p->nq, ng = G->n;
+    int nsk = P->nsk ? P->nsk : 1, sk1 = 1;
+    const int *sks = P->nsk ? P->sks : &sk1;
+    int32_t *gs = emalloc((size_t)ng * sizeof *gs);
+    memcpy(gs, G->cls, (size_t)ng * sizeof *gs);
+    qsort(gs, (size_t)ng, sizeof *gs, util_cmp_i32);
+    double *u = p->eta ? emalloc((size_t)nq * sizeof *u) : NULL;
+    if (u && !metrics_item_uncertainty(Q->eta ? Q->eta + q0 : NULL, Q->var ? Q->var + q0 * Q->C * Q->D : NULL, nq,
+                                       (int64_t)Q->C * Q->D, u))
+        free(u), u = NULL; /* answers with an uncertainty the set does not have: below */
+    char bad[200] = "";
+    int64_t q = 0;
+    for (; q < nq && !*bad; q++) {
+        int64_t i = q0 + q;
+        int32_t c = Q->cls[i];
+        if (p->pred) {
+            int64_t at = util_lower_bound_i32(gs, ng, p->pred[q]);
+            if (at == ng || gs[at] != p->pred[q])
+                snprintf(bad, sizeof bad, "kNN's vote %d, a class the gallery does not hold", (int)p->pred[q]);
+        }
+        if (p->eta && !*bad && (!u || memcmp(&p->eta[q], &(float){(float)u[q]}, sizeof(float))))
+            snprintf(bad, sizeof bad, "uncertainty %.9g, where the set gives %.9g", (double)p->eta[q],
+                     u ? (double)(float)u[q] : NAN);
+        if (!p->per || *bad)
+            continue;
+        const retrieval_query *x = &p->per[q];
+        int64_t R = (c == INT32_MAX ? ng : util_lower_bound_i32(gs, ng, c + 1)) - util_lower_bound_i32(gs, ng, c);
+        int64_t seen = ng; /* the items it is ranked against */
+        if (P->exclude && P->exclude[i] >= 0)
+            R -= G->cls[P->exclude[i]] == c, seen--;
+        int flags = x->p1 > 1;
+        for (int k = 0; k < RETRIEVAL_MAXK; k++)
+            flags |= x->recall[k] != (R && k < nsk && x->r1 <= sks[k]);
+        if (x->npos != R)
+            snprintf(bad, sizeof bad, "npos %d, but the gallery holds %lld positives for it", (int)x->npos, (long long)R);
+        else if (!R && (!isnan(x->ap) || !isnan(x->rprec) || !isnan(x->map_r) || x->p1 || x->r1))
+            snprintf(bad, sizeof bad, "ap %g, rprec %g, map_r %g, p1 %d, r1 %d without a positive, expected NaN and 0",
+                     (double)x->ap, (double)x->rprec, (double)x->map_r, x->p1, (int)x->r1);
+        else if (R && !(x->ap >= 0 && x->ap <= 1 && x->rprec >= 0 && x->rprec <= 1 && x->map_r >= 0 && x->map_r <= 1))
+            snprintf(bad, sizeof bad, "ap %g, rprec %g, map_r %g, expected values in [0, 1]", (double)x->ap,
+                     (double)x->rprec, (double)x->map_r);
+        else if (R && (x->r1 < 1 || x->r1 > seen))
+            snprintf(bad, sizeof bad, "r1 %d, expected a rank from 1 to %lld", (int)x->r1, (long long)seen);
+        else if (flags || x->p1 != (R && x->r1 == 1))
+            snprintf(bad, sizeof bad, "p1 %d and Recall@k flags that its first positive's rank (%d) does not give",
+                     x->p1, (int)x->r1);
+        else if (p->apk && (R ? !(p->apk[q] >= 0 && p->apk[q] <= 1) ||
+                                    p->rrk[q] != (x->r1 <= o->at_k ? 1.0 / (double)x->r1 : 0.0)
+                              : !isnan(p->apk[q]) || !isnan(p->rrk[q])))
+            snprintf(bad, sizeof bad, "AP %g and RR %g at K = %d, expected %s", p->apk[q], p->rrk[q], o->at_k,
+                     R ? "AP in [0, 1] and RR 1 / r_1 or 0" : "NaN without a positive");
+    }
+    free(u);
+    free(gs);
+    if (*bad)
+        return fail(err, len, "the queries' answers: query %lld: %s (damaged, or the answers of other data)",
+                    (long long)(q0 + q - 1), bad);
+    return 0;
+}
+
 /* the finish half over P (prepare's) into r (result_init's) */
 static int finish_half(prep *P, const hedge_options *o, int gallery, const evalpart *p, hedge_result *r, char *err,
                        size_t errlen)
@@ -652,10 +723,13 @@ static int finish_half(prep *P, const hedge_options *o, int gallery, const evalp
                       : !p->per != !ret                  ? (ret ? "no retrieval answers" : "retrieval answers")
                       : !p->apk != !(ret && o->at_k)     ? "answers of another at_k"
                       : !p->pred != !(knn && p->knn_k)   ? (p->pred ? "kNN answers" : "no kNN answers")
+                      : !p->eta != !(p->pred && (Q->eta || Q->var)) ? (p->eta ? "an uncertainty" : "no uncertainty")
                                                          : NULL;
     if (bad)
         return fail(err, errlen, "the queries' answers (%lld to %lld, k %d) have %s, expected those of these sets and "
                                  "options", (long long)q0, (long long)(q0 + nq), p->knn_k, bad);
+    if (check_answers(P, o, p, err, errlen))
+        return -1;
     if (p->knn_k >= 1)
         r->value[HEDGE_KNN_K] = p->knn_k;
     /* where the neighbours are (the notes' words): why[HEDGE_KNN_K] */
