@@ -20,9 +20,17 @@ CLASS_METRICS = ("p1", "rprec", "map_r", "map", "mrr")
 AVG = "_avg_of_avgs"
 
 
+def _array(name, a):
+    """np.asarray(a), or ValueError naming the argument (a ragged list, objects numpy cannot hold)"""
+    try:
+        return np.asarray(a)
+    except (ValueError, TypeError) as e:
+        raise ValueError("%s: not an array (%s)" % (name, e)) from None
+
+
 def _floats(name, a, shape=None):
     """a as float32, C-contiguous: the same memory when it already is, else one converted copy."""
-    a = np.asarray(a)
+    a = _array(name, a)
     if a.dtype.kind != "f":
         raise ValueError("%s: %s array, expected floats (float32 is taken as it is, other floats "
                          "converted once)" % (name, a.dtype))
@@ -32,14 +40,16 @@ def _floats(name, a, shape=None):
 
 
 def _ints(name, a, n, dtype, what):
-    a = np.asarray(a)
+    a = _array(name, a)
     if a.dtype.kind not in "iu":
         raise ValueError("%s: %s array, expected integers (%s)" % (name, a.dtype, what))
     if a.shape != (n,):
         raise ValueError("%s: shape %s, expected [%d] (one per item of %s)"
                          % (name, list(a.shape), n, "mu" if not name.startswith("gallery") else "gallery"))
     info = np.iinfo(dtype)
-    if a.size and a.dtype != dtype and (a.min() < info.min or a.max() > info.max):
+    # compared as Python integers: numpy compares uint64 with an int64 bound in float64, where
+    # 2^63 equals 2^63 - 1
+    if a.size and a.dtype != dtype and (int(a.min()) < info.min or int(a.max()) > info.max):
         raise ValueError("%s: values from %d to %d, beyond %s" % (name, a.min(), a.max(), np.dtype(dtype).name))
     return np.ascontiguousarray(a, dtype=dtype)
 
@@ -47,7 +57,7 @@ def _ints(name, a, n, dtype, what):
 def _set(prefix, mu, labels, var, eta, ids, keep):
     """A hedge_set over the arrays (kept alive in keep). prefix: "" for the queries, "gallery_"."""
     m = "gallery" if prefix else "mu"
-    mu = np.asarray(mu)
+    mu = _array(m, mu)
     if mu.ndim not in (2, 3):
         raise ValueError("%s: shape %s, expected [n, D] or [n, C, D]" % (m, list(mu.shape)))
     mu = _floats(m, mu)
@@ -105,21 +115,26 @@ class Shard:
     hedge.evaluate(..., shards=[...]) with the same arrays and options. Plain numpy arrays: it
     pickles, so shards can be computed in other processes or on other machines.
 
-    queries: (from, to), the queries it answers; total: the queries of the whole set."""
+    queries: (from, to), the queries it answers; total: the queries of the whole set; answers_hash:
+    the engine's hash of its answers (evalpart_answers_hash, as a shard stream's meta), so that
+    answers changed after the shard was made are refused when the shards are put together."""
 
     # what the answers depend on, in the order of Shard.key, for the messages
     KEY = ("the queries' arrays (mu, var, eta, labels, ids)", "the gallery's arrays", "distance", "knn_k",
            "recall_at", "k", "exclude_id", "include and exclude")
 
-    def __init__(self, key, total, q0, nq, knn_k, has, arrays):
+    def __init__(self, key, total, q0, nq, knn_k, has, arrays, answers_hash):
         self.key, self.total, self.queries = key, total, (q0, q0 + nq)
         self.knn_k, self.has, self.arrays = knn_k, has, arrays
+        self.answers_hash = answers_hash
 
     def __repr__(self):
         return "hedge.Shard(queries %d:%d of %d)" % (self.queries + (self.total,))
 
 
 PART_ARRAYS = ("pred", "eta", "per", "apk", "rrk")
+# the dtype each array of a Part has in C; a Shard's arrays are converted to it (exactly) or refused
+PART_DTYPES = {"pred": np.int32, "eta": np.float32, "apk": np.float64, "rrk": np.float64}
 
 
 def _shard(lib, q, g, o, shard, key):
@@ -148,12 +163,45 @@ def _shard(lib, q, g, o, shard, key):
                 arrays[name] = np.frombuffer(ctypes.string_at(ptr, size), dtype=_lib.RETRIEVAL_QUERY).copy()
             elif ptr and part.nq:
                 arrays[name] = np.ctypeslib.as_array(ptr, shape=(part.nq,)).copy()
-        return Shard(key, q.n, q0, part.nq, part.knn_k, part.has, arrays)
+        h = lib.evalpart_answers_hash(ctypes.byref(part), 1, 0, part.nq, o.nk)
+        return Shard(key, q.n, q0, part.nq, part.knn_k, part.has, arrays, h)
     finally:
         lib.evalpart_free(ctypes.byref(part))
 
 
-def _merged(shards, key, n, keep):
+def _shard_array(s, name, a):
+    """a Shard's array `name` as the C Part holds it: the C dtype, one value a query of the shard
+    (a pickle, np.save or a user's code may have changed its dtype or shape: int64 votes, say)"""
+    nq = s.queries[1] - s.queries[0]
+    a = np.asarray(a)
+    if name == "per":
+        names = [f for f, _ in _lib.RetrievalQuery._fields_]
+        if a.dtype.names is None or list(a.dtype.names) != names:
+            raise ValueError("shards: %r: answers per of dtype %s, expected the fields %s" % (s, a.dtype, names))
+        if a.shape != (nq,):
+            raise ValueError("shards: %r: answers per of shape %s, expected [%d]" % (s, list(a.shape), nq))
+        out = np.zeros(nq, dtype=_lib.RETRIEVAL_QUERY)
+        for f in names:
+            out[f] = _exact(s, "per." + f, a[f], out.dtype[f].base)
+        return out
+    if a.shape != (nq,):
+        raise ValueError("shards: %r: answers %s of shape %s, expected [%d]" % (s, name, list(a.shape), nq))
+    return np.ascontiguousarray(_exact(s, name, a, np.dtype(PART_DTYPES[name])))
+
+
+def _exact(s, name, a, dtype):
+    """a as dtype when every value survives the conversion, else ValueError"""
+    if a.dtype.kind not in ("iu" if dtype.kind in "iu" else "iuf"):
+        raise ValueError("shards: %r: answers %s of dtype %s, expected %s" % (s, name, a.dtype, dtype))
+    with np.errstate(all="ignore"):
+        b = a.astype(dtype)
+    same = (b == a) | (np.isnan(b) & np.isnan(a)) if dtype.kind == "f" else b == a
+    if not np.all(same):
+        raise ValueError("shards: %r: answers %s hold values that %s cannot (dtype %s)" % (s, name, dtype, a.dtype))
+    return b
+
+
+def _merged(lib, shards, key, n, nk, keep):
     """The shards, checked (this call's data and options, every query once), as one Part over
     every query (its arrays kept alive in keep)."""
     if not isinstance(shards, (list, tuple)) or not shards or not all(isinstance(s, Shard) for s in shards):
@@ -179,21 +227,20 @@ def _merged(shards, key, n, keep):
     part = _lib.Part(q0=0, nq=n, knn_k=first.knn_k, has=first.has)
     pointers = dict(_lib.Part._fields_)  # each array's pointer type, as the structure declares it
     for name in PART_ARRAYS:
-        parts = [s.arrays[name] for s in order if name in s.arrays]
-        if parts:
+        have = [name in s.arrays for s in order if s.queries[1] > s.queries[0]]  # an empty shard has none
+        if any(have) and not all(have):
+            raise ValueError("shards: answers %s in some shards only: not shards of one run" % name)
+        if any(have):
+            parts = [_shard_array(s, name, s.arrays[name]) for s in order if s.queries[1] > s.queries[0]]
             if name == "per":  # as bytes: numpy's concatenation would pack the C struct's padding away
-                if any(x.dtype != _lib.RETRIEVAL_QUERY for x in parts):
-                    raise ValueError("shards: answers per of dtype %s, expected %s"
-                                     % ([str(x.dtype) for x in parts], _lib.RETRIEVAL_QUERY))
-                a = np.concatenate([np.ascontiguousarray(x).view(np.uint8) for x in parts])
-                m = len(a) // _lib.RETRIEVAL_QUERY.itemsize
+                a = np.concatenate([x.view(np.uint8) for x in parts])
             else:
-                a = np.ascontiguousarray(np.concatenate(parts))
-                m = len(a)
-            if m != n:
-                raise ValueError("shards: %d answers %s for %d queries" % (m, name, n))
+                a = np.concatenate(parts)
             keep.append(a)
             setattr(part, name, a.ctypes.data_as(pointers[name]))
+    for s in order:
+        if lib.evalpart_answers_hash(ctypes.byref(part), 1, s.queries[0], s.queries[1], nk) != s.answers_hash:
+            raise ValueError("shards: %r: its answers are not those it was made with (changed since)" % (s,))
     return part
 
 
@@ -206,7 +253,7 @@ def evaluate(mu, labels, var=None, eta=None, gallery=None, gallery_labels=None, 
     gallery, computed by libhedge in this process, the GIL released while it runs.
 
     mu: float [n, D] or [n, C, D] (C mixture components); labels: int [n], or names (str [n]: one
-    class per name, result["classes"] the names); var: as mu, or None;
+    class per name; with return_per_class=True, result["classes"] lists the names); var: as mu, or None;
     eta: float [n], the uncertainty (default: the mean of var). The gallery_* arrays: the same for
     the searched set (gallery=None: each item against the others). A float32 (int32 labels, int64
     ids) C-contiguous array is used in place, without a copy; another float or integer array is
@@ -240,11 +287,12 @@ def evaluate(mu, labels, var=None, eta=None, gallery=None, gallery_labels=None, 
     of the queries len(mu) i // n .. len(mu) (i + 1) // n only; shards=[...] (every query once,
     any order) gives the dict of the whole set from them, computing the rest here: the same
     numbers as without shards, to the bit. Both calls take the same arrays and options; shards
-    of other data or options are refused, naming what differs.
+    of other data or options are refused, naming what differs, and so are shards whose answers
+    changed since they were made (Shard.answers_hash) or that these sets cannot give.
     """
     if avg_of_avgs and return_per_class:
         raise ValueError("avg_of_avgs and return_per_class are mutually exclusive")
-    if distance not in _lib.DISTANCES:
+    if not isinstance(distance, str) or distance not in _lib.DISTANCES:
         raise ValueError("distance: %r, expected one of %s" % (distance, ", ".join(_lib.DISTANCES)))
     if gallery is None and gallery_labels is not None:
         raise ValueError("gallery_labels: given without a gallery")
@@ -252,8 +300,9 @@ def evaluate(mu, labels, var=None, eta=None, gallery=None, gallery_labels=None, 
         raise ValueError("gallery_var, gallery_eta, gallery_ids: given without a gallery")
     if exclude_id and (gallery is None or ids is None or gallery_ids is None):
         raise ValueError("exclude_id: needs a gallery, ids and gallery_ids")
-    if isinstance(include, str) or isinstance(exclude, str):
-        raise ValueError("include, exclude: a list or tuple of names, not a string")
+    for name, given in (("include", include), ("exclude", exclude)):
+        if not isinstance(given, (list, tuple, set, frozenset)):
+            raise ValueError("%s: %r, expected a list or tuple of metric names" % (name, given))
 
     keep = []
     labels, gallery_labels, label_names = _named_classes(labels, gallery_labels)
@@ -269,15 +318,20 @@ def evaluate(mu, labels, var=None, eta=None, gallery=None, gallery_labels=None, 
     o = _lib.Options()
     lib.hedge_options_init(ctypes.byref(o))
     o.distance = _lib.DISTANCES[distance]
-    o.knn_k = _positive("knn_k", knn_k)
-    ks = list(recall_at)
-    if not 1 <= len(ks) <= _lib.MAX_KS or any(not isinstance(x, (int, np.integer)) or x < 1 for x in ks) \
+    o.knn_k = _integer("knn_k", knn_k, 1, C_INT_MAX)
+    try:
+        ks = list(recall_at)
+    except TypeError:
+        ks = None
+    if ks is None or not 1 <= len(ks) <= _lib.MAX_KS \
+            or any(isinstance(x, bool) or not isinstance(x, (int, np.integer)) or not 1 <= x <= C_INT_MAX for x in ks) \
             or any(b <= a for a, b in zip(ks, ks[1:])):
-        raise ValueError("recall_at: %r, expected 1 to %d increasing k >= 1 like (1, 2, 4, 8)" % (recall_at, _lib.MAX_KS))
+        raise ValueError("recall_at: %r, expected 1 to %d increasing integers k, 1 <= k < 2^31, like (1, 2, 4, 8)"
+                         % (recall_at, _lib.MAX_KS))
     o.nk = len(ks)
     for i, x in enumerate(ks):
         o.ks[i] = int(x)
-    o.pairs = _positive("pairs", pairs)
+    o.pairs = _integer("pairs", pairs, 1, INT64_MAX)
     if isinstance(seed, bool) or not isinstance(seed, (int, np.integer)) or not 0 <= seed < 2**64:
         raise ValueError("seed: %r, expected an integer from 0 to 2^64 - 1" % (seed,))
     o.seed = int(seed)
@@ -288,7 +342,7 @@ def evaluate(mu, labels, var=None, eta=None, gallery=None, gallery_labels=None, 
             raise ValueError("match: %r, expected (a, b): p(match) = sigmoid(-a d + b)" % (match,)) from None
         o.has_match, o.match_a, o.match_b = 1, a, b
     o.exclude_id = int(bool(exclude_id))
-    o.threads = _positive("threads", threads)
+    o.threads = _integer("threads", threads, 1, C_INT_MAX)
     o.avg_of_avgs = 1
     o.per_class = int(bool(return_per_class))
     if k is None:
@@ -305,7 +359,7 @@ def evaluate(mu, labels, var=None, eta=None, gallery=None, gallery_labels=None, 
     else:
         # a K beyond every rank (the gallery has fewer than 2^31 items) counts what the largest
         # C int does: the whole ranking by the truncated formulas
-        o.at_k = min(_positive("k", k), 2**31 - 1)
+        o.at_k = min(_integer("k", k, 1, None), C_INT_MAX)
 
     names = _names(lib, pml)
     asked = _select(names, include, exclude)
@@ -328,7 +382,7 @@ def evaluate(mu, labels, var=None, eta=None, gallery=None, gallery_labels=None, 
     err = ctypes.create_string_buffer(512)
     gp = ctypes.byref(g) if g is not None else None
     if shards is not None:
-        part = _merged(shards, key, q.n, keep)
+        part = _merged(lib, shards, key, q.n, o.nk, keep)
         rc = lib.hedge_finish(ctypes.byref(q), gp, ctypes.byref(o), ctypes.byref(part), ctypes.byref(r), err, len(err))
     else:
         rc = lib.hedge_evaluate(ctypes.byref(q), gp, ctypes.byref(o), ctypes.byref(r), err, len(err))
@@ -385,7 +439,7 @@ def _argument_names(msg):
             array, sep, rest = msg[len(prefix):].partition(": ")
             if sep and array in names:
                 return names[array] + ": " + rest
-            return (msg[len(prefix):] if prefix == "queries: " else msg)
+            return ("mu: " + msg[len(prefix):] if prefix == "queries: " else msg)
     if msg.startswith("options: "):
         option, sep, rest = msg[len("options: "):].partition(" ")
         name = {"at_k": "k", "ks": "recall_at", "nk": "recall_at", "match_a": "match", "match_b": "match",
@@ -394,9 +448,16 @@ def _argument_names(msg):
     return msg
 
 
-def _positive(name, x):
-    if isinstance(x, bool) or not isinstance(x, (int, np.integer)) or x < 1:
-        raise ValueError("%s: %r, expected an integer >= 1" % (name, x))
+# what the C fields hold: ctypes would cut a larger Python integer to its low bits, silently
+C_INT_MAX = 2**31 - 1
+INT64_MAX = 2**63 - 1
+
+
+def _integer(name, x, lo, hi):
+    """x as an int in lo .. hi (hi None: no bound), or ValueError naming the option"""
+    if isinstance(x, bool) or not isinstance(x, (int, np.integer)) or x < lo or (hi is not None and x > hi):
+        raise ValueError("%s: %r, expected an integer %s" % (name, x, ">= %d" % lo if hi is None else
+                                                                    "from %d to %d" % (lo, hi)))
     return int(x)
 
 

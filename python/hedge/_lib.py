@@ -179,3 +179,6 @@ def _type(lib):
     lib.evalpart_free.restype = None
     lib.evalpart_hash.argtypes = [ctypes.POINTER(Set)]
     lib.evalpart_hash.restype = ctypes.c_uint64
+    lib.evalpart_answers_hash.argtypes = [ctypes.POINTER(Part), ctypes.c_int, ctypes.c_int64, ctypes.c_int64,
+                                          ctypes.c_int]
+    lib.evalpart_answers_hash.restype = ctypes.c_uint64

@@ -379,6 +379,82 @@ for bad, kw, want in [("other data", dict(mu=ms + 1), "differs from this call in
     except ValueError as e:
         assert want in str(e), (bad, str(e))
 print("pypackage: shards equal the whole call, and bad ones refused")
+# a Shard's arrays as np.save or JSON give them back (int64 votes, float64 uncertainties: issue 44,
+# defect 3; int64 votes gave knn 0.093 where the run has 0.81, int8 read past the buffer) are the
+# same answers; values that the C type cannot hold, other shapes, and answers changed since the
+# shard was made (a NaN eta hung the merge; an AP of 5 made a table) are refused by name
+import copy
+whole = hedge.evaluate(ms, ys, var=vs)
+parts = [hedge.evaluate(ms, ys, var=vs, shard=(i, 3)) for i in range(3)]
+wide = copy.deepcopy(parts)
+for p in wide:
+    p.arrays["pred"] = p.arrays["pred"].astype(np.int64)
+    p.arrays["eta"] = p.arrays["eta"].astype(np.float64)
+assert repr(hedge.evaluate(ms, ys, var=vs, shards=wide)) == repr(whole)
+def damaged(how, want):
+    d = copy.deepcopy(parts)
+    how(d[1].arrays)
+    try:
+        hedge.evaluate(ms, ys, var=vs, shards=d)
+        raise AssertionError("accepted: " + want)
+    except ValueError as e:
+        assert want in str(e), (want, str(e))
+for p in wide:
+    p.arrays["pred"] = p.arrays["pred"].astype(np.int8)  # the classes 0 .. 19 fit: the same votes
+assert repr(hedge.evaluate(ms, ys, var=vs, shards=wide)) == repr(whole)
+damaged(lambda a: a.update(pred=a["pred"][:5]), "answers pred of shape [5], expected [300]")
+damaged(lambda a: a.update(pred=a["pred"] + 2**40), "answers pred hold values that int32 cannot")
+damaged(lambda a: a.update(pred=a["pred"].astype(np.float32)), "answers pred of dtype float32, expected int32")
+damaged(lambda a: a["eta"].__setitem__(7, np.nan), "answers are not those it was made with")
+damaged(lambda a: a["per"]["ap"].__setitem__(3, 5.0), "answers are not those it was made with")
+damaged(lambda a: a.update(per=a["per"][["ap", "p1"]]), "answers per of dtype")
+# forged (its hash made to fit the changed answers): the engine's checks of range and consistency
+import ctypes
+from hedge import _lib, _evaluate
+def rehash(sh):
+    keep, part = [], _lib.Part(q0=0, nq=sh.queries[1] - sh.queries[0], knn_k=sh.knn_k, has=sh.has)
+    for name, a in sh.arrays.items():
+        a = _evaluate._shard_array(sh, name, a)
+        keep.append(a)
+        setattr(part, name, a.ctypes.data_as(dict(_lib.Part._fields_)[name]))
+    sh.answers_hash = _lib.load().evalpart_answers_hash(ctypes.byref(part), 1, 0, part.nq, 4)
+def forged(how, want):
+    d = copy.deepcopy(parts)
+    how(d[1].arrays)
+    rehash(d[1])
+    try:
+        hedge.evaluate(ms, ys, var=vs, shards=d)
+        raise AssertionError("accepted: " + want)
+    except ValueError as e:
+        assert want in str(e), (want, str(e))
+forged(lambda a: a["eta"].__setitem__(7, np.nan), "query 307: uncertainty nan, where the set gives")
+forged(lambda a: a["per"]["ap"].__setitem__(3, 5.0), "query 303: ap 5, rprec")
+forged(lambda a: a["per"]["p1"].__setitem__(3, 255), "query 303: p1 255 and Recall@k flags")
+forged(lambda a: a["per"]["r1"].__setitem__(3, -1), "query 303: r1 -1, expected a rank from 1 to 899")
+forged(lambda a: a["pred"].__setitem__(0, 99), "query 300: kNN's vote 99, a class the gallery does not hold")
+print("pypackage: shards of other dtypes give the same answers; damaged ones refused")
+# integer options beyond their C fields (ctypes cut them: knn_k=2^32+3 ran k = 3): refused by name
+for kw, want in [(dict(knn_k=2**32 + 3), "knn_k: 4294967299, expected an integer from 1 to 2147483647"),
+                 (dict(knn_k=2**31), "knn_k: 2147483648"),
+                 (dict(pairs=2**64 + 10), "pairs: 18446744073709551626, expected an integer from 1 to"),
+                 (dict(recall_at=(2**32 + 1,)), "recall_at: (4294967297,), expected 1 to 16"),
+                 (dict(recall_at=4), "recall_at: 4, expected"),
+                 (dict(threads=2**32 + 1), "threads: 4294967297"),
+                 (dict(include=5), "include: 5, expected a list or tuple of metric names"),
+                 (dict(distance=["cosine"]), "distance: ['cosine'], expected one of"),
+                 (dict(mu=[[1, 2], [3]], labels=[0, 1]), "mu: not an array"),
+                 (dict(ids=np.arange(900, dtype=np.uint64) + 2**63, gallery=ms, gallery_labels=ys,
+                       gallery_ids=np.arange(900), exclude_id=True), "ids: values from 9223372036854775808"),
+                 (dict(mu=np.vstack([np.zeros((1, 16), np.float32), ms[1:]]), distance="cosine"),
+                  "mu: item 0: its mean is the zero vector")]:
+    args = dict(mu=ms, labels=ys)
+    args.update(kw)
+    try:
+        hedge.evaluate(**args)
+        raise AssertionError("accepted: %s" % want)
+    except ValueError as e:
+        assert want in str(e), (want, str(e))
+print("pypackage: integer options beyond C's refused by name")
 
 # labels that are names: the classes of their sorted order, the same numbers as integer labels
 # (one call, a gallery whose names the queries share in part, shards), result["classes"] the names
