@@ -281,6 +281,13 @@ def evaluate(mu, labels, var=None, eta=None, gallery=None, gallery_labels=None, 
     return_per_class: they are lists, one value per class of the queries (result["classes"],
     ascending). R-precision and MAP@R are over R whatever k (PML's are right for k >= R only);
     NMI and AMI are of hedge's k-means (k = the queries' classes, seeded), PML's of faiss's.
+    k="max_bin_count" is PML's determine_k: the largest count of a query class in the searched
+    set, less one when it holds the queries (leave-one-out, or exclude_id: PML's
+    ref_includes_query). Where hedge and PML (2.x, the version these rules follow) differ:
+    return_per_class lists every class of the queries (PML only those with a positive); mAP
+    truncated at k divides by R, the query's positives in the searched set (PML 2.x; 1.x divided
+    by the positives found within k); the per-query values are float32 before they are averaged
+    in double (PML averages float32 or float64 tensors as given).
 
     Shards (for queries too many for one machine, as bin/evaluate --shard and --merge):
     shard=(i, n) returns a hedge.Shard instead of a dict: the n x gallery work (kNN, retrieval)
@@ -348,12 +355,13 @@ def evaluate(mu, labels, var=None, eta=None, gallery=None, gallery_labels=None, 
     if k is None:
         o.at_k = 0
     elif k == "max_bin_count":
-        # PML: the most items of a query's class in the searched set, less the query itself
-        # when it is there
+        # PML (determine_k): the most items of a query's class in the searched set, less the query
+        # itself when it is there: leave-one-out, or a gallery that holds the queries (exclude_id,
+        # PML's ref_includes_query)
         ref = glabels if g is not None else qlabels
         classes, counts = np.unique(ref, return_counts=True)
         counts = counts[np.isin(classes, qlabels)]
-        o.at_k = int(counts.max()) - (g is None) if counts.size else 0
+        o.at_k = int(counts.max()) - (g is None or bool(exclude_id)) if counts.size else 0
         if o.at_k < 1:
             raise ValueError("k: max_bin_count is 0: no query has an item of its class to find")
     else:

@@ -147,6 +147,15 @@ assert "p1" not in m and "map_avg_of_avgs" not in m, sorted(m)
 # a k past every rank (and past C's int) is the whole ranking by the truncated formulas: 5/6
 m = hedge.evaluate(x, yl, pml=True, k=10**12, knn_k=1)
 assert repr(m) == repr(hedge.evaluate(x, yl, pml=True, k=3, knn_k=1)), m
+# k="max_bin_count" with a gallery that holds the queries (exclude_id, PML's ref_includes_query):
+# PML's determine_k takes the largest class count less one; hedge took one more (issue 44, defect
+# 7): on this set the one positive of each query is at rank 2, so PML's mAP at k = 1 is 0, not 0.25
+xs, ls = np.array([[0], [1], [2], [3]], np.float32), [0, 1, 0, 1]
+mb = hedge.evaluate(xs, ls, gallery=xs, gallery_labels=ls, ids=np.arange(4), gallery_ids=np.arange(4),
+                    exclude_id=True, pml=True, k="max_bin_count")
+assert mb["mean_average_precision"] == 0.0 and mb["mean_reciprocal_rank"] == 0.0, mb
+mb = hedge.evaluate(xs, ls, pml=True, k="max_bin_count")
+assert mb["mean_average_precision"] == 0.0, mb
 close("line, PML k=10^12: mAP", m["mean_average_precision"], 5 / 6)
 m = hedge.evaluate(x, yl, pml=True, return_per_class=True, include=("precision_at_1", "mean_average_precision"))
 assert sorted(m) == ["classes", "mean_average_precision", "notes", "precision_at_1", "why"], sorted(m)
