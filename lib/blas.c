@@ -2,6 +2,7 @@
 
 #include <cblas.h>
 #include <limits.h>
+#include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/prctl.h>
@@ -88,6 +89,53 @@ void blas_init(char **argv, int threads)
         threads = e && atoi(e) > 0 ? atoi(e) : 1;
     }
     blas_set_threads(threads);
+}
+
+/* OpenBLAS's DYNAMIC_ARCH entry points, which cblas.h does not declare: weak, so that a BLAS
+ * without them (a build for one CPU, the reference BLAS) still links, and blas_choose leaves
+ * the kernel as it is there */
+extern void gotoblas_dynamic_init(void) __attribute__((weak));
+extern void gotoblas_dynamic_quit(void) __attribute__((weak));
+
+static const char *choose_result;
+
+/* blas_choose's work, once a process */
+static void choose(void)
+{
+    const char *core = openblas_get_corename();
+    const char *want = getenv("HEDGE_BLAS_CORE");
+    if (!want || !*want)
+        want = core ? wanted_core(core) : NULL;
+    choose_result = core;
+    if (!core || !want || getenv("HEDGE_BLAS_KEEP") || !strcasecmp(core, want))
+        return;
+    if (!gotoblas_dynamic_init || !gotoblas_dynamic_quit) {
+        warn("OpenBLAS runs its %s kernel and has no way to change it in this process (not DYNAMIC_ARCH); "
+             "hedge's programs use %s", core, want);
+        return;
+    }
+    /* OpenBLAS picks its kernel in gotoblas_dynamic_init from OPENBLAS_CORETYPE: set it for that
+     * call only, then give the process its environment back */
+    const char *was = getenv("OPENBLAS_CORETYPE");
+    char *saved = was ? estrdup(was) : NULL;
+    setenv("OPENBLAS_CORETYPE", want, 1);
+    gotoblas_dynamic_quit();
+    gotoblas_dynamic_init();
+    if (saved)
+        setenv("OPENBLAS_CORETYPE", saved, 1);
+    else
+        unsetenv("OPENBLAS_CORETYPE");
+    free(saved);
+    choose_result = openblas_get_corename();
+    if (strcasecmp(choose_result, want))
+        warn("OpenBLAS runs its %s kernel although %s was asked for", choose_result, want);
+}
+
+const char *blas_choose(void)
+{
+    static pthread_once_t once = PTHREAD_ONCE_INIT;
+    pthread_once(&once, choose);
+    return choose_result;
 }
 
 void blas_sgemm(int trans_a, int trans_b, int M, int N, int K, float alpha, const float *A, int lda,

@@ -29,6 +29,14 @@
 #define HEDGE_BLAS_H
 
 void blas_init(char **argv, int threads);
+/* the same kernel for a library in a process hedge did not start (libhedge.so in Python, a C
+ * program that links libhedge): the first call switches the process's OpenBLAS, in place, to the
+ * kernel blas_init would re-execute for (OpenBLAS's gotoblas_dynamic_quit and _init with
+ * OPENBLAS_CORETYPE set for that call, the environment restored after), so that the engine gives
+ * the programs' bytes. Once a process (later calls return at once); thread-safe; HEDGE_BLAS_CORE
+ * and HEDGE_BLAS_KEEP as for blas_init. Every user of that OpenBLAS in the process (numpy's BLAS
+ * is the same library on Debian) runs that kernel from then on. Returns the kernel's name. */
+const char *blas_choose(void);
 void blas_set_threads(int threads);
 int blas_threads(void);
 const char *blas_corename(void);

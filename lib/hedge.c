@@ -48,6 +48,8 @@ void hedge_options_init(hedge_options *o)
 
 int hedge_nmetrics(void) { return HEDGE_NMETRICS; }
 
+const char *hedge_blas_kernel(void) { return blas_choose(); }
+
 const char *hedge_metric_name(int id) { return id >= 0 && id < HEDGE_NMETRICS ? names[id] : NULL; }
 
 __attribute__((format(printf, 3, 4))) static int fail(char *err, size_t len, const char *fmt, ...)
@@ -501,6 +503,7 @@ static int prepare(const hedge_set *queries, const hedge_set *gallery, const hed
                    size_t len)
 {
     memset(P, 0, sizeof *P);
+    blas_choose(); /* the programs' kernel, so that the bytes are theirs (lib/blas.h) */
     if (!queries || !o)
         return fail(err, len, "%s is NULL", !queries ? "queries" : "options");
     if (check_set(queries, "queries", o->distance, err, len) ||

@@ -110,4 +110,10 @@ const char *hedge_metric_name(int id);
 int hedge_evaluate(const hedge_set *queries, const hedge_set *gallery /* NULL: leave-one-out */,
                    const hedge_options *o, hedge_result *r, char *err, size_t errlen);
 void hedge_result_free(hedge_result *r);
+/* the OpenBLAS kernel the engine runs. The first call of the engine (or of this) sets the
+ * process's OpenBLAS to the kernel hedge's programs use on this CPU (lib/blas.h: SkylakeX with
+ * AVX-512, Haswell for a Prescott fallback on AVX2), in place, so that a library caller (Python)
+ * gets the programs' numbers to the bit and their speed; the process's other users of that
+ * OpenBLAS (numpy's) run it too. HEDGE_BLAS_KEEP=1 in the environment keeps OpenBLAS's choice. */
+const char *hedge_blas_kernel(void);
 #endif

@@ -16,6 +16,6 @@ use). Install: pip install ./python from the top of the hedge tree (builds libhe
 """
 
 from . import stream
-from ._evaluate import PML_NAMES, Shard, evaluate
+from ._evaluate import PML_NAMES, Shard, blas_kernel, evaluate
 
-__all__ = ["evaluate", "stream", "PML_NAMES", "Shard"]
+__all__ = ["evaluate", "stream", "PML_NAMES", "Shard", "blas_kernel"]

@@ -405,6 +405,14 @@ def evaluate(mu, labels, var=None, eta=None, gallery=None, gallery_labels=None, 
         lib.hedge_result_free(ctypes.byref(r))
 
 
+def blas_kernel():
+    """The OpenBLAS kernel the engine runs (lib/hedge.h's hedge_blas_kernel): the one hedge's
+    programs use on this CPU, which the first call of the engine sets for the whole process (numpy
+    shares that OpenBLAS on Debian), so that hedge.evaluate gives the programs' numbers and their
+    speed; HEDGE_BLAS_KEEP=1 in the environment (before the first call) keeps OpenBLAS's own."""
+    return _lib.load().hedge_blas_kernel().decode()
+
+
 def _named_classes(labels, gallery_labels):
     """Labels that are names (strings or bytes, as numpy or a list holds them: identities such
     as "n000123") become the classes 0, 1, ... in the sorted order of the names of both sets, the

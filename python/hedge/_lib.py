@@ -165,6 +165,8 @@ def _type(lib):
     lib.hedge_evaluate.restype = ctypes.c_int
     lib.hedge_result_free.argtypes = [ctypes.POINTER(Result)]
     lib.hedge_result_free.restype = None
+    lib.hedge_blas_kernel.argtypes = []
+    lib.hedge_blas_kernel.restype = ctypes.c_char_p
     # the battery's two halves, for shards (lib/evalpart.h)
     lib.hedge_neighbours.argtypes = [ctypes.POINTER(Set), ctypes.POINTER(Set), ctypes.POINTER(Options),
                                      ctypes.c_char_p, ctypes.c_size_t]

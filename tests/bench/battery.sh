@@ -45,6 +45,35 @@ PYEOF
     OPENBLAS_NUM_THREADS=1 /usr/bin/time -v -o "$T/h.time" "$BIN/evaluate" -t 2 --json "$T/h.json" "$T/x.npz" > /dev/null
     OPENBLAS_NUM_THREADS=1 OMP_NUM_THREADS=2 OMP_WAIT_POLICY=PASSIVE OPENBLAS_CORETYPE=$core \
         /usr/bin/time -v -o "$T/p.time" $PY tests/bench/battery_peer.py "$T/x.npz" 2 "$T/p.json" > "$T/p.out"
+    # the same call from Python (hedge.evaluate, threads=2), the process started on OpenBLAS's
+    # fallback kernel (OPENBLAS_CORETYPE=Prescott, as on a CPU OpenBLAS 0.3.21 does not know): the
+    # engine switches it to the programs' kernel, so the numbers and the CPU must be the CLI's
+    OPENBLAS_NUM_THREADS=1 OPENBLAS_CORETYPE=Prescott PYTHONPATH="$(pwd)/python" HEDGE_LIB="$BIN/../lib/libhedge.so" \
+        /usr/bin/time -v -o "$T/y.time" $PY - "$T/x.npz" "$T/y.json" <<'PYEOF'
+import json, sys
+import numpy as np
+import hedge
+a = np.load(sys.argv[1])
+d = hedge.evaluate(a["mu"], a["labels"], threads=2)
+d["kernel"] = hedge.blas_kernel()
+json.dump(d, open(sys.argv[2], "w"))
+PYEOF
+    $PY - "$n" "$T/h.json" "$T/y.json" "$T/h.time" "$T/y.time" <<'PYEOF'
+import json, sys
+n, hj, yj, ht, yt = sys.argv[1:]
+h = json.load(open(hj))["input"]; y = json.load(open(yj))
+def cpu(f):
+    t = {l.split(": ")[0].strip(): l.split(": ")[-1].strip() for l in open(f) if ": " in l}
+    return float(t["User time (seconds)"]) + float(t["System time (seconds)"])
+g10 = lambda v: None if v is None or v != v else float("%.10g" % v)
+differ = [k for k, v in h.items() if k != "recall_at" and
+          ([g10(x) for x in v] != [g10(x) for x in y[k]] if isinstance(v, list) else g10(v) != g10(y[k]))]
+print("battery_%s  hedge.evaluate in Python (started on Prescott, ran %s): cpu %.1f s, %.2f x the CLI's (goal <= 1.10)"
+      "  numbers %s" % (n, y["kernel"], cpu(yt), cpu(yt) / cpu(ht),
+                        "the CLI's to the last digit" if not differ else "DIFFER: " + ", ".join(differ)))
+if differ:
+    sys.exit(1)
+PYEOF
     $PY - "$n" "$T/h.json" "$T/p.json" "$T/h.time" "$T/p.time" "$T/p.out" <<'PYEOF'
 import json, re, sys
 n, hj, pj, ht, pt, po = sys.argv[1:]
