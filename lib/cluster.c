@@ -1,5 +1,6 @@
 /* cluster: k-means and NMI / AMI. Definitions and conventions: cluster.h. */
 #include "cluster.h"
+#include "guard.h"
 
 #include <float.h>
 #include <limits.h>
@@ -422,6 +423,7 @@ void cluster_kmeans(const float *X, int64_t n, int D, const cluster_opts *o, int
         workers w;
         workers_open(&w, o->threads, k);
         for (int it = 0; it < o->niter; it++) {
+            guard_poll(); /* a library call's stop flag (lib/guard.h); par's tasks look at it too */
             norms(c, k, D, cn);
             assign_all(&w, T, tn, m, c, cn, k, D, a);
             cur.iterations = it + 1;

@@ -9,6 +9,7 @@
 #include "evalpart.h"
 
 #include <float.h>
+#include <setjmp.h>
 #include <math.h>
 #include <stdarg.h>
 #include <stdio.h>
@@ -18,6 +19,7 @@
 #include "blas.h"
 #include "cluster.h"
 #include "gallery.h"
+#include "guard.h"
 #include "knn_eval.h"
 #include "knnpass.h"
 #include "match.h"
@@ -240,6 +242,8 @@ static void pair_metrics(const match_set *Q, const hedge_options *o, const limit
                           (HEDGE_SAMPLES + Q->C - 1) / Q->C * Q->C, o->seed,
                           o->has_match && Q->var);
     for (long p = 0; p < n; p++) {
+        if (!(p & 4095))
+            guard_poll(); /* up to 10^9 pairs: the stop flag between blocks of them */
         y[p] = Q->cls[P[p].i] == Q->cls[P[p].j];
         if (mls) {
             s[p] = (float)match_pair_score(&ps, P[p].i, P[p].j);
@@ -541,13 +545,56 @@ static int prepare(const hedge_set *queries, const hedge_set *gallery, const hed
     return 0;
 }
 
-int hedge_neighbours(const hedge_set *Q, const hedge_set *G, const hedge_options *o, char *err, size_t len)
+/* one call of the interface: its arguments, and what it returns */
+typedef struct {
+    const hedge_set *Q, *G;
+    const hedge_options *o;
+    int64_t q0, q1;
+    int knn_k;
+    evalpart *part;        /* hedge_queries' output */
+    const evalpart *given; /* hedge_finish's input */
+    hedge_result *r;
+    char *err;
+    size_t len;
+    int rc;
+} call;
+
+/* body(c) as a library call (lib/guard.h): what would end the process (die, a failed allocation)
+ * or the options' stop flag returns here with its message in err, every block the call made
+ * freed and OpenBLAS's threads as they were: HEDGE_ENOMEM, HEDGE_ESTOPPED, or HEDGE_EINVAL for a
+ * die (an internal check); else body's c->rc */
+static int guarded(void (*body)(call *), call *c)
+{
+    blas_choose(); /* once a process, before any guard (pthread_once must not be left by longjmp) */
+    int threads = blas_threads();
+    guard g;
+    guard_push(&g, c->o ? c->o->stop : NULL);
+    if (setjmp(g.jb)) {
+        if (blas_threads() != threads)
+            blas_set_threads(threads);
+        fail(c->err, c->len, "%s", g.msg);
+        return g.kind == GUARD_NOMEM ? HEDGE_ENOMEM : g.kind == GUARD_STOP ? HEDGE_ESTOPPED : HEDGE_EINVAL;
+    }
+    body(c);
+    guard_pop(&g);
+    return c->rc;
+}
+
+static void neighbours_body(call *c)
 {
     prep P;
-    if (prepare(Q, G, o, &P, err, len))
-        return -1;
+    if (prepare(c->Q, c->G, c->o, &P, c->err, c->len)) {
+        c->rc = -1;
+        return;
+    }
     prep_free(&P);
-    return P.k;
+    c->rc = P.k;
+}
+
+int hedge_neighbours(const hedge_set *Q, const hedge_set *G, const hedge_options *o, char *err, size_t len)
+{
+    call c = {.Q = Q, .G = G, .o = o, .err = err, .len = len};
+    return guarded(neighbours_body, &c);
 }
 
 /* the queries half over P (prepare's), gallery: a gallery was given */
@@ -623,15 +670,25 @@ done:
     return rc;
 }
 
+static void queries_body(call *c)
+{
+    prep P;
+    c->rc = -1;
+    if (prepare(c->Q, c->G, c->o, &P, c->err, c->len))
+        return;
+    c->rc = queries_half(&P, c->o, c->G != NULL, c->q0, c->q1, c->knn_k, c->part, c->err, c->len);
+    prep_free(&P);
+}
+
 int hedge_queries(const hedge_set *queries, const hedge_set *gallery, const hedge_options *o, int64_t q0, int64_t q1,
                   int knn_k, evalpart *p, char *err, size_t errlen)
 {
     memset(p, 0, sizeof *p);
-    prep P;
-    if (prepare(queries, gallery, o, &P, err, errlen))
-        return -1;
-    int rc = queries_half(&P, o, gallery != NULL, q0, q1, knn_k, p, err, errlen);
-    prep_free(&P);
+    call c = {.Q = queries, .G = gallery, .o = o, .q0 = q0, .q1 = q1, .knn_k = knn_k, .part = p, .err = err,
+              .len = errlen};
+    int rc = guarded(queries_body, &c);
+    if (rc < 0)
+        memset(p, 0, sizeof *p); /* what it held went with the call (or was freed) */
     return rc;
 }
 
@@ -801,35 +858,58 @@ static int finish_half(prep *P, const hedge_options *o, int gallery, const evalp
     return 0;
 }
 
+static void finish_body(call *c)
+{
+    prep P;
+    c->rc = -1;
+    if (!c->given) {
+        fail(c->err, c->len, "the queries' answers are NULL");
+        return;
+    }
+    if (prepare(c->Q, c->G, c->o, &P, c->err, c->len))
+        return;
+    c->rc = finish_half(&P, c->o, c->G != NULL, c->given, c->r, c->err, c->len);
+    prep_free(&P);
+}
+
+static void evaluate_body(call *c)
+{
+    prep P;
+    c->rc = -1;
+    if (prepare(c->Q, c->G, c->o, &P, c->err, c->len))
+        return;
+    evalpart p;
+    c->rc = queries_half(&P, c->o, c->G != NULL, c->o->q0, c->o->q1 ? c->o->q1 : P.Q.n, P.k, &p, c->err, c->len);
+    if (!c->rc) {
+        c->rc = finish_half(&P, c->o, c->G != NULL, &p, c->r, c->err, c->len);
+        evalpart_free(&p);
+    }
+    prep_free(&P);
+}
+
+/* hedge_finish and hedge_evaluate: a result, every value NaN but what the call fills in, and on
+ * failure nothing allocated in it */
+static int result_call(void (*body)(call *), call *c)
+{
+    result_init(c->r);
+    int rc = guarded(body, c);
+    if (rc < 0)
+        result_init(c->r); /* finish_half fails before it allocates; the way out freed the rest */
+    return rc;
+}
+
 int hedge_finish(const hedge_set *queries, const hedge_set *gallery, const hedge_options *o, const evalpart *p,
                  hedge_result *r, char *err, size_t errlen)
 {
-    result_init(r);
-    prep P;
-    if (!p)
-        return fail(err, errlen, "the queries' answers are NULL");
-    if (prepare(queries, gallery, o, &P, err, errlen))
-        return -1;
-    int rc = finish_half(&P, o, gallery != NULL, p, r, err, errlen);
-    prep_free(&P);
-    return rc;
+    call c = {.Q = queries, .G = gallery, .o = o, .given = p, .r = r, .err = err, .len = errlen};
+    return result_call(finish_body, &c);
 }
 
 int hedge_evaluate(const hedge_set *queries, const hedge_set *gallery, const hedge_options *o, hedge_result *r,
                    char *err, size_t errlen)
 {
-    result_init(r);
-    prep P;
-    if (prepare(queries, gallery, o, &P, err, errlen))
-        return -1;
-    evalpart p;
-    int rc = queries_half(&P, o, gallery != NULL, o->q0, o->q1 ? o->q1 : P.Q.n, P.k, &p, err, errlen);
-    if (!rc) {
-        rc = finish_half(&P, o, gallery != NULL, &p, r, err, errlen);
-        evalpart_free(&p);
-    }
-    prep_free(&P);
-    return rc;
+    call c = {.Q = queries, .G = gallery, .o = o, .r = r, .err = err, .len = errlen};
+    return result_call(evaluate_body, &c);
 }
 
 void evalpart_free(evalpart *p)

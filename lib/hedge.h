@@ -19,11 +19,15 @@
  *   nmi, ami       always (k-means, k = the queries' classes)
  *   tau .. eaurc   an uncertainty (eta, else var) and at least 20 queries
  *
- * Errors: hedge_evaluate returns -1 with one line in err naming the array, what was found and
- * what was expected (e.g. "labels: 99 items, expected 100 (mu's)", "mu: NaN at item 7"; with
- * distance mls, variances so small beside the means' spread that MLS would leave float32), and
- * allocates nothing the caller must free. It keeps no global state: calls with distinct results
- * may run in parallel threads.
+ * Errors: hedge_evaluate returns HEDGE_EINVAL (-1) with one line in err naming the array, what
+ * was found and what was expected (e.g. "labels: 99 items, expected 100 (mu's)", "mu: NaN at item
+ * 7"; with distance mls, variances so small beside the means' spread that MLS would leave
+ * float32); HEDGE_ENOMEM (-2) when an allocation failed ("out of memory (N bytes)"), HEDGE_ESTOPPED
+ * (-3) when o->stop was set during the call ("interrupted"). A failed call allocates nothing the
+ * caller must free and leaves nothing behind: every block it made is freed on the way out
+ * (lib/guard.h), and nothing under this header ends the process. It keeps no state between calls
+ * (the OpenBLAS kernel aside: hedge_blas_kernel): calls with distinct results may run in parallel
+ * threads. OpenBLAS's thread count is set to o->threads during the call and given back after.
  *
  *   hedge_options o;
  *   hedge_options_init(&o);                          // euclidean, knn_k 5, ks 1,2,4,8, ...
@@ -39,7 +43,8 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#define HEDGE_ABI 1
+#define HEDGE_ABI 2
+enum { HEDGE_OK = 0, HEDGE_EINVAL = -1, HEDGE_ENOMEM = -2, HEDGE_ESTOPPED = -3 };
 enum { HEDGE_EUCLIDEAN = 0, HEDGE_COSINE = 1, HEDGE_MLS = 2 };
 
 /* the metric ids: value[id], why[id], bit id of include; names by hedge_metric_name (the JSON
@@ -86,6 +91,8 @@ typedef struct {
     int64_t q0, q1;         /* the queries q0 .. q1-1 only, their means; q1 = 0: all (shards that
                                merge to the whole run's doubles: lib/evalpart.h) */
     int threads;            /* 1 */
+    const volatile int *stop; /* NULL, or a flag another thread sets to nonzero to stop the call
+                               between two blocks of its work: HEDGE_ESTOPPED (Ctrl-C in Python) */
 } hedge_options;
 
 typedef struct {
@@ -106,7 +113,7 @@ void hedge_options_init(hedge_options *o);
 int hedge_nmetrics(void);
 /* the metric's name ("knn", "recall_0", ...), NULL out of range */
 const char *hedge_metric_name(int id);
-/* 0: done; -1: bad input or out of memory, one line in err (errlen bytes) */
+/* 0: done; HEDGE_EINVAL, HEDGE_ENOMEM or HEDGE_ESTOPPED, one line in err (errlen bytes) */
 int hedge_evaluate(const hedge_set *queries, const hedge_set *gallery /* NULL: leave-one-out */,
                    const hedge_options *o, hedge_result *r, char *err, size_t errlen);
 void hedge_result_free(hedge_result *r);

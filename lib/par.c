@@ -7,6 +7,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "guard.h"
 #include "util.h"
 
 typedef struct {
@@ -33,6 +34,8 @@ struct par_pool {
     par_fn fn;
     void *ctx;
     int ntasks;
+    guard_run guarded;   /* the run's library call (lib/guard.h), or none */
+    guard_cleanup unwind; /* a pool made inside a library call: its threads stop on the way out */
     _Atomic uint64_t next;
     atomic_int finished; /* tasks of the current run done */
 };
@@ -42,9 +45,21 @@ int (*par_spawn)(pthread_t *th, void *(*fn)(void *), void *arg) = spawn;
 
 static uint64_t tag(long generation) { return (uint64_t)(uint32_t)generation << 32; }
 
+/* `done` more tasks of a run of ntasks have ended: whoever ends the last one wakes the caller */
+static void ended(par_pool *p, int done, int ntasks)
+{
+    if (done && atomic_fetch_add(&p->finished, done) + done == ntasks) {
+        pthread_mutex_lock(&p->mu);
+        pthread_cond_signal(&p->done);
+        pthread_mutex_unlock(&p->mu);
+    }
+}
+
 /* claims and runs tasks of the run of `generation` (fn, ctx, ntasks read with it) until none is
- * left; whoever finishes the last one wakes the caller */
-static void work(par_pool *p, long generation, par_fn fn, void *ctx, int ntasks, int worker)
+ * left. A task of a guarded run that fails (die, out of memory) or finds the call stopped ends
+ * the run: the tasks nobody has claimed are claimed at once and count as ended, so that the
+ * caller, woken, takes the way out (guard_run_end) */
+static void work(par_pool *p, long generation, par_fn fn, void *ctx, int ntasks, int worker, const guard_run *g)
 {
     uint64_t cur = atomic_load(&p->next);
     for (;;) {
@@ -52,14 +67,23 @@ static void work(par_pool *p, long generation, par_fn fn, void *ctx, int ntasks,
             return;
         if (!atomic_compare_exchange_weak(&p->next, &cur, cur + 1))
             continue;
-        fn(ctx, (int)(uint32_t)cur, worker);
-        if (atomic_fetch_add(&p->finished, 1) + 1 == ntasks) {
-            pthread_mutex_lock(&p->mu);
-            pthread_cond_signal(&p->done);
-            pthread_mutex_unlock(&p->mu);
-        }
+        int failed = guard_task(g, fn, ctx, (int)(uint32_t)cur, worker);
+        ended(p, 1, ntasks);
         cur = atomic_load(&p->next);
+        while (failed && (cur & ~(uint64_t)0xffffffff) == tag(generation) && (int)(uint32_t)cur < ntasks)
+            if (atomic_compare_exchange_weak(&p->next, &cur, tag(generation) | (uint32_t)ntasks))
+                ended(p, ntasks - (int)(uint32_t)cur, ntasks);
     }
+}
+
+/* the tasks in the caller, in order (one worker, one task, or a small run) */
+static void inline_run(int ntasks, par_fn fn, void *ctx)
+{
+    guard_run g = guard_run_begin();
+    for (int t = 0; t < ntasks; t++)
+        if (guard_task(&g, fn, ctx, t, 0))
+            break;
+    guard_run_end(&g);
 }
 
 static void *worker_main(void *arg)
@@ -77,12 +101,36 @@ static void *worker_main(void *arg)
         par_fn fn = p->fn;
         void *ctx = p->ctx;
         int ntasks = p->ntasks;
+        guard_run g = p->guarded;
         pthread_mutex_unlock(&p->mu);
-        work(p, seen, fn, ctx, ntasks, wa->worker);
+        work(p, seen, fn, ctx, ntasks, wa->worker, &g);
         pthread_mutex_lock(&p->mu);
     }
     pthread_mutex_unlock(&p->mu);
     return NULL;
+}
+
+static void stop_threads(par_pool *p)
+{
+    if (p->started) {
+        pthread_mutex_lock(&p->mu);
+        p->stop = 1;
+        pthread_cond_broadcast(&p->start);
+        pthread_mutex_unlock(&p->mu);
+        for (int i = 1; i <= p->made; i++)
+            pthread_join(p->th[i], NULL);
+        p->started = 0;
+    }
+}
+
+/* on a library call's way out: the threads end (the pool's memory goes with the call's ledger) */
+static void unwind(void *arg)
+{
+    par_pool *p = arg;
+    stop_threads(p);
+    pthread_mutex_destroy(&p->mu);
+    pthread_cond_destroy(&p->start);
+    pthread_cond_destroy(&p->done);
 }
 
 par_pool *par_new(int threads)
@@ -92,6 +140,8 @@ par_pool *par_new(int threads)
     pthread_mutex_init(&p->mu, NULL);
     pthread_cond_init(&p->start, NULL);
     pthread_cond_init(&p->done, NULL);
+    p->unwind = (guard_cleanup){unwind, p, NULL};
+    guard_on_unwind(&p->unwind);
     return p;
 }
 
@@ -102,8 +152,7 @@ void par_run(par_pool *p, int ntasks, par_fn fn, void *ctx)
     if (ntasks <= 0)
         return;
     if (p->n <= 1 || ntasks == 1) {
-        for (int t = 0; t < ntasks; t++)
-            fn(ctx, t, 0);
+        inline_run(ntasks, fn, ctx);
         return;
     }
     pthread_mutex_lock(&p->mu);
@@ -127,16 +176,18 @@ void par_run(par_pool *p, int ntasks, par_fn fn, void *ctx)
     p->fn = fn;
     p->ctx = ctx;
     p->ntasks = ntasks;
+    guard_run g = p->guarded = guard_run_begin();
     long generation = ++p->generation;
     atomic_store(&p->finished, 0);
     atomic_store(&p->next, tag(generation));
     pthread_cond_broadcast(&p->start);
     pthread_mutex_unlock(&p->mu);
-    work(p, generation, fn, ctx, ntasks, 0);
+    work(p, generation, fn, ctx, ntasks, 0, &g);
     pthread_mutex_lock(&p->mu);
     while (atomic_load(&p->finished) < ntasks)
         pthread_cond_wait(&p->done, &p->mu);
     pthread_mutex_unlock(&p->mu);
+    guard_run_end(&g); /* a task failed or the call was stopped: its way out, the run over */
 }
 
 void par_run_sized(par_pool *p, double work, int ntasks, par_fn fn, void *ctx)
@@ -145,22 +196,15 @@ void par_run_sized(par_pool *p, double work, int ntasks, par_fn fn, void *ctx)
         par_run(p, ntasks, fn, ctx);
         return;
     }
-    for (int t = 0; t < ntasks; t++)
-        fn(ctx, t, 0);
+    inline_run(ntasks, fn, ctx);
 }
 
 void par_free(par_pool *p)
 {
     if (!p)
         return;
-    if (p->started) {
-        pthread_mutex_lock(&p->mu);
-        p->stop = 1;
-        pthread_cond_broadcast(&p->start);
-        pthread_mutex_unlock(&p->mu);
-        for (int i = 1; i <= p->made; i++)
-            pthread_join(p->th[i], NULL);
-    }
+    guard_forget_cleanup(&p->unwind);
+    stop_threads(p);
     pthread_mutex_destroy(&p->mu);
     pthread_cond_destroy(&p->start);
     pthread_cond_destroy(&p->done);

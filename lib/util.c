@@ -1,4 +1,5 @@
 #include "util.h"
+#include "guard.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -101,6 +102,13 @@ static void vmsg(const char *fmt, va_list ap)
 void die(const char *fmt, ...)
 {
     va_list ap;
+    if (guard_current()) { /* a library call's: back to its start with the message (lib/guard.h) */
+        char msg[400];
+        va_start(ap, fmt);
+        vsnprintf(msg, sizeof msg, fmt, ap);
+        va_end(ap);
+        guard_throw(GUARD_ERROR, msg);
+    }
     va_start(ap, fmt);
     vmsg(fmt, ap);
     va_end(ap);
@@ -161,28 +169,51 @@ static void *huge_advise(void *p, size_t n)
     return p;
 }
 
+/* an allocation failed: a library call's way out as GUARD_NOMEM (lib/guard.h), else die */
+__attribute__((noreturn, format(printf, 1, 2))) static void out_of_memory(const char *fmt, ...)
+{
+    char msg[200];
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(msg, sizeof msg, fmt, ap);
+    va_end(ap);
+    guard_throw(GUARD_NOMEM, msg);
+    die("%s", msg);
+}
+
+/* every block e*alloc makes is in the active guard's ledger (none outside a guard) */
+static void *made(void *p, size_t n)
+{
+    guard_track(p);
+    return huge_advise(p, n);
+}
+
 void *emalloc(size_t n)
 {
     void *p = malloc(n ? n : 1);
     if (!p)
-        die("out of memory (%zu bytes)", n);
-    return huge_advise(p, n);
+        out_of_memory("out of memory (%zu bytes)", n);
+    return made(p, n);
 }
 
 void *ecalloc(size_t n, size_t size)
 {
     void *p = calloc(n ? n : 1, size ? size : 1);
     if (!p)
-        die("out of memory (%zu x %zu bytes)", n, size);
-    return huge_advise(p, n * size);
+        out_of_memory("out of memory (%zu x %zu bytes)", n, size);
+    return made(p, n * size);
 }
 
 void *erealloc(void *p, size_t n)
 {
-    p = realloc(p, n ? n : 1);
-    if (!p)
-        die("out of memory (%zu bytes)", n);
-    return huge_advise(p, n);
+    /* out of the ledger before realloc frees it (another thread may get its address at once) */
+    guard_untrack(p);
+    void *q = realloc(p, n ? n : 1);
+    if (!q) {
+        guard_track(p); /* still ours */
+        out_of_memory("out of memory (%zu bytes)", n);
+    }
+    return made(q, n);
 }
 
 int util_cmp_i32(const void *a, const void *b)
@@ -227,7 +258,8 @@ char *estrdup(const char *s)
 {
     char *d = strdup(s);
     if (!d)
-        die("out of memory");
+        out_of_memory("out of memory (%zu bytes)", strlen(s) + 1);
+    guard_track(d);
     return d;
 }
 
@@ -236,8 +268,8 @@ void *ealloc_aligned(size_t n)
     size_t sz = (n + 63) & ~(size_t)63;
     void *p = aligned_alloc(64, sz ? sz : 64);
     if (!p)
-        die("out of memory (%zu bytes)", n);
-    huge_advise(p, sz);
+        out_of_memory("out of memory (%zu bytes)", n);
+    made(p, sz);
     memset(p, 0, sz ? sz : 64);
     return p;
 }

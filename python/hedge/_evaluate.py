@@ -148,12 +148,12 @@ def _shard(lib, q, g, o, shard, key):
         raise ValueError("shard: %r, expected (i, n): shard i (from 0) of n, 0 <= i < n" % (shard,))
     err = ctypes.create_string_buffer(512)
     gp = ctypes.byref(g) if g is not None else None
-    k = lib.hedge_neighbours(ctypes.byref(q), gp, ctypes.byref(o), err, len(err))
+    k = _lib.call(lib.hedge_neighbours, o, ctypes.byref(q), gp, ctypes.byref(o), err, len(err))
+    _raise(k, err, "hedge_neighbours")
     q0, q1 = q.n * int(i) // int(n), q.n * (int(i) + 1) // int(n)
     part = _lib.Part()
-    if k < 0 or lib.hedge_queries(ctypes.byref(q), gp, ctypes.byref(o), q0, q1, k, ctypes.byref(part), err,
-                                  len(err)) != 0:
-        raise ValueError(_argument_names(err.value.decode(errors="replace") or "hedge_queries failed"))
+    _raise(_lib.call(lib.hedge_queries, o, ctypes.byref(q), gp, ctypes.byref(o), q0, q1, k, ctypes.byref(part), err,
+                     len(err)), err, "hedge_queries")
     try:
         arrays = {}
         for name in PART_ARRAYS:
@@ -391,11 +391,11 @@ def evaluate(mu, labels, var=None, eta=None, gallery=None, gallery_labels=None, 
     gp = ctypes.byref(g) if g is not None else None
     if shards is not None:
         part = _merged(lib, shards, key, q.n, o.nk, keep)
-        rc = lib.hedge_finish(ctypes.byref(q), gp, ctypes.byref(o), ctypes.byref(part), ctypes.byref(r), err, len(err))
+        rc = _lib.call(lib.hedge_finish, o, ctypes.byref(q), gp, ctypes.byref(o), ctypes.byref(part), ctypes.byref(r),
+                       err, len(err))
     else:
-        rc = lib.hedge_evaluate(ctypes.byref(q), gp, ctypes.byref(o), ctypes.byref(r), err, len(err))
-    if rc != 0:
-        raise ValueError(_argument_names(err.value.decode(errors="replace") or "hedge_evaluate failed"))
+        rc = _lib.call(lib.hedge_evaluate, o, ctypes.byref(q), gp, ctypes.byref(o), ctypes.byref(r), err, len(err))
+    _raise(rc, err, "hedge_evaluate")
     try:
         out = _result(lib, r, o, names, asked, ks, pml, avg_of_avgs, return_per_class)
         if label_names is not None and "classes" in out:
@@ -442,6 +442,19 @@ def _named_classes(labels, gallery_labels):
     n = given[0].size
     out = [codes[:n].reshape(given[0].shape)] + [codes[n:].reshape(a.shape) for a in given[1:]]
     return out[0], out[1] if len(out) == 2 else None, names.tolist()
+
+
+def _raise(rc, err, what):
+    """the engine's failure as Python's: MemoryError (an allocation failed, the size named),
+    KeyboardInterrupt (stopped), ValueError (bad input, the argument named)"""
+    if rc >= 0:
+        return
+    msg = err.value.decode(errors="replace") or "%s failed" % what
+    if rc == _lib.HEDGE_ENOMEM:
+        raise MemoryError("hedge: " + msg)
+    if rc == _lib.HEDGE_ESTOPPED:
+        raise KeyboardInterrupt("hedge: " + msg)
+    raise ValueError(_argument_names(msg))
 
 
 def _argument_names(msg):

@@ -9,6 +9,8 @@ PREFIX/lib, e.g. /usr/local/lib, after `make install` and ldconfig).
 
 ctypes.CDLL releases the GIL for the length of every foreign call: hedge_evaluate runs while
 other Python threads run, and two threads may evaluate at once (the engine keeps no global state).
+call() runs one in a helper thread when it is called from the main thread, so that Ctrl-C stops
+it (the engine's stop flag: it returns between blocks of its work, every block it made freed).
 """
 
 import ctypes
@@ -18,7 +20,8 @@ import threading
 
 import numpy as np
 
-HEDGE_ABI = 1
+HEDGE_ABI = 2
+HEDGE_EINVAL, HEDGE_ENOMEM, HEDGE_ESTOPPED = -1, -2, -3
 DISTANCES = {"euclidean": 0, "cosine": 1, "mls": 2}
 MAX_KS = 16
 
@@ -50,7 +53,8 @@ class Options(ctypes.Structure):
                 ("per_class", ctypes.c_int),
                 ("include", ctypes.c_uint64),
                 ("q0", ctypes.c_int64), ("q1", ctypes.c_int64),
-                ("threads", ctypes.c_int)]
+                ("threads", ctypes.c_int),
+                ("stop", ctypes.POINTER(ctypes.c_int))]
 
 
 class Result(ctypes.Structure):
@@ -95,6 +99,34 @@ class Part(ctypes.Structure):
                 ("per", ctypes.POINTER(RetrievalQuery)),            # [nq] or NULL
                 ("apk", ctypes.POINTER(ctypes.c_double)),           # [nq] or NULL
                 ("rrk", ctypes.POINTER(ctypes.c_double))]           # [nq] or NULL
+
+
+def call(fn, o, *args):
+    """fn(*args) (an engine function whose options are o) -> its return code, interruptible: from
+    the main thread the call runs in a helper thread while this one waits, so that a KeyboardInterrupt
+    (Ctrl-C) sets o.stop's flag, waits for the engine to stop (between two blocks of its work) and
+    is raised here; from another thread (signals reach only the main one) it runs directly."""
+    if threading.current_thread() is not threading.main_thread():
+        return fn(*args)
+    flag = ctypes.c_int(0)
+    o.stop = ctypes.pointer(flag)
+    out = []
+    t = threading.Thread(target=lambda: out.append(fn(*args)), name="hedge", daemon=True)
+    t.start()
+    try:
+        while t.is_alive():
+            t.join(0.05)
+    except KeyboardInterrupt:
+        flag.value = 1
+        while t.is_alive():  # the engine stops at the end of its current block
+            try:
+                t.join()
+            except KeyboardInterrupt:
+                pass
+        raise
+    finally:
+        o.stop = None
+    return out[0]
 
 
 def _candidates():

@@ -70,7 +70,7 @@ int main(void) {
     F(hedge_options, nk) F(hedge_options, pairs) F(hedge_options, seed) F(hedge_options, has_match)
     F(hedge_options, match_a) F(hedge_options, match_b) F(hedge_options, exclude_id) F(hedge_options, at_k)
     F(hedge_options, avg_of_avgs) F(hedge_options, per_class) F(hedge_options, include) F(hedge_options, q0)
-    F(hedge_options, q1) F(hedge_options, threads)
+    F(hedge_options, q1) F(hedge_options, threads) F(hedge_options, stop)
     F(hedge_result, nmetrics) F(hedge_result, value) F(hedge_result, why) F(hedge_result, notes)
     F(hedge_result, nnotes) F(hedge_result, nclasses) F(hedge_result, classes) F(hedge_result, per_class)
     F(hedge_result, knn_correct) F(hedge_result, knn_eta) F(hedge_result, nq)
@@ -464,6 +464,47 @@ for kw, want in [(dict(knn_k=2**32 + 3), "knn_k: 4294967299, expected an integer
     except ValueError as e:
         assert want in str(e), (want, str(e))
 print("pypackage: integer options beyond C's refused by name")
+# out of memory and Ctrl-C (issue 44, defects 5 and 1): the engine ended the Python process on a
+# failed allocation ("hedge: out of memory (...)", exit 1: no MemoryError, no finally), and a call
+# could not be interrupted. Now MemoryError naming the size, KeyboardInterrupt within a block of
+# the work, and the process and the engine go on (the same dict again)
+import resource, signal, subprocess, textwrap
+script = textwrap.dedent("""
+    import os, resource, signal, sys, threading, time
+    import numpy as np
+    import hedge
+    r = np.random.default_rng(5)
+    x = r.normal(size=(3000, 16)).astype(np.float32); y = r.integers(0, 10, 3000)
+    first = repr(hedge.evaluate(x, y))
+    soft, hard = resource.getrlimit(resource.RLIMIT_AS)
+    resource.setrlimit(resource.RLIMIT_AS, (8 << 30, hard))
+    done = False
+    try:
+        hedge.evaluate(x, y, pairs=10**9)
+    except MemoryError as e:
+        assert "out of memory (16000000000 bytes)" in str(e), str(e)
+        print("memory error:", e)
+    finally:
+        done = True
+    resource.setrlimit(resource.RLIMIT_AS, (soft, hard))
+    assert done and repr(hedge.evaluate(x, y)) == first
+    big = r.normal(size=(40000, 64)).astype(np.float32); by = r.integers(0, 100, 40000)
+    threading.Timer(0.3, lambda: os.kill(os.getpid(), signal.SIGINT)).start()
+    t0 = time.time()
+    try:
+        hedge.evaluate(big, by, threads=2)
+        raise AssertionError("not interrupted")
+    except KeyboardInterrupt:
+        took = time.time() - t0
+    print("interrupted after %.2f s" % took)
+    assert took < 3, took
+    assert repr(hedge.evaluate(x, y)) == first
+    print("going on")
+""")
+p = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, timeout=120)
+assert p.returncode == 0 and "going on" in p.stdout, (p.returncode, p.stdout, p.stderr)
+print("pypackage: out of memory is a MemoryError, Ctrl-C a KeyboardInterrupt (%s), the process goes on"
+      % p.stdout.split("interrupted after ")[1].split("\n")[0])
 
 # labels that are names: the classes of their sorted order, the same numbers as integer labels
 # (one call, a gallery whose names the queries share in part, shards), result["classes"] the names

@@ -6,6 +6,8 @@
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
+#include <pthread.h>
+#include <sys/resource.h>
 #include <unistd.h>
 
 #include "check.h"
@@ -186,7 +188,7 @@ static void test_bad(void)
     CHECK(refused(&Q, NULL, &ok, "ks[1] = 1"));
     hedge_options oa = o;
     oa.abi = 0;
-    CHECK(refused(&Q, NULL, &oa, "abi 0, expected 1"));
+    CHECK(refused(&Q, NULL, &oa, "abi 0, expected 2"));
     hedge_options oq = o;
     oq.q0 = 20, oq.q1 = 10;
     CHECK(refused(&Q, NULL, &oq, "queries 20 to 10"));
@@ -351,6 +353,100 @@ static void test_shards(void)
     }
 }
 
+/* Out of memory and the stop flag (issue 44, defects 5 and 1): the call returns HEDGE_ENOMEM or
+ * HEDGE_ESTOPPED with its message, the process goes on, nothing it made is left behind (under
+ * ASan, LeakSanitizer checks the ledger at exit), OpenBLAS's threads are given back, and the next
+ * call gives the same numbers as before. Before, emalloc's die() ended the process ("hedge: out of
+ * memory (1600000000 bytes)", exit 1) and nothing could stop a call. The allocation that fails:
+ * 10^9 verification pairs (16 GB of pair indices), refused by the address-space limit set here
+ * (ASan reserves its shadow in the address space, so there its allocator's own limit below). */
+#ifdef __SANITIZE_ADDRESS__
+const char *__asan_default_options(void);
+const char *__asan_default_options(void) { return "allocator_may_return_null=1:max_allocation_size_mb=4096"; }
+#endif
+
+static volatile int stop_flag;
+
+static void *stop_later(void *arg)
+{
+    usleep(20000);
+    stop_flag = 1;
+    return arg;
+}
+
+static void test_failures(void)
+{
+    int n = 6000, D = 32;
+    float *x = malloc((size_t)n * D * sizeof *x);
+    int32_t *y = malloc((size_t)n * sizeof *y);
+    rng r;
+    rng_init(&r, 44, 0);
+    for (int i = 0; i < n; i++) {
+        y[i] = i % 20;
+        for (int d = 0; d < D; d++)
+            x[i * D + d] = (float)rng_normal(&r) + (d == y[i] ? 2.0f : 0.0f);
+    }
+    hedge_set Q = {n, 1, D, x, NULL, NULL, y, NULL};
+    hedge_options o;
+    hedge_options_init(&o);
+    o.threads = 2;
+    hedge_result before, r2;
+    char err[256];
+    CHECK(hedge_evaluate(&Q, NULL, &o, &before, err, sizeof err) == HEDGE_OK);
+#ifndef __SANITIZE_ADDRESS__
+    struct rlimit was, lim;
+    getrlimit(RLIMIT_AS, &was);
+    lim = was;
+    lim.rlim_cur = (rlim_t)8 << 30;
+    CHECK(setrlimit(RLIMIT_AS, &lim) == 0);
+#endif
+    hedge_options big = o;
+    big.pairs = 1000000000;
+    err[0] = 0;
+    int rc = hedge_evaluate(&Q, NULL, &big, &r2, err, sizeof err);
+#ifndef __SANITIZE_ADDRESS__
+    setrlimit(RLIMIT_AS, &was);
+#endif
+    CHECK(rc == HEDGE_ENOMEM);
+    CHECK(strstr(err, "out of memory (16000000000 bytes)") != NULL);
+    if (rc != HEDGE_ENOMEM)
+        fprintf(stderr, "got %d: '%s'\n", rc, err);
+    CHECK(r2.classes == NULL && r2.knn_eta == NULL && isnan(r2.value[HEDGE_MAP_R]));
+    /* stopped from another thread mid-call (a set whose call takes seconds: 40,000 x 64 items'
+     * full ranking), and stopped before it starts */
+    int nl = 40000, Dl = 64;
+    float *xl = malloc((size_t)nl * Dl * sizeof *xl);
+    int32_t *yl = malloc((size_t)nl * sizeof *yl);
+    for (int i = 0; i < nl; i++) {
+        yl[i] = i % 100;
+        for (int d = 0; d < Dl; d++)
+            xl[i * Dl + d] = (float)rng_normal(&r);
+    }
+    hedge_set L = {nl, 1, Dl, xl, NULL, NULL, yl, NULL};
+    stop_flag = 0;
+    hedge_options so = o;
+    so.stop = &stop_flag;
+    pthread_t th;
+    pthread_create(&th, NULL, stop_later, NULL);
+    rc = hedge_evaluate(&L, NULL, &so, &r2, err, sizeof err);
+    pthread_join(th, NULL);
+    CHECK(rc == HEDGE_ESTOPPED && !strcmp(err, "interrupted"));
+    if (rc != HEDGE_ESTOPPED)
+        fprintf(stderr, "stop: got %d: '%s' (the call ended before the flag: make the set larger)\n", rc, err);
+    rc = hedge_evaluate(&Q, NULL, &so, &r2, err, sizeof err);
+    CHECK(rc == HEDGE_ESTOPPED);
+    free(xl);
+    free(yl);
+    /* the process and the engine as they were */
+    hedge_result after;
+    CHECK(hedge_evaluate(&Q, NULL, &o, &after, err, sizeof err) == HEDGE_OK);
+    CHECK(same_result(&before, &after));
+    hedge_result_free(&before);
+    hedge_result_free(&after);
+    free(x);
+    free(y);
+}
+
 int main(void)
 {
     test_knnpass();
@@ -359,5 +455,6 @@ int main(void)
     test_small();
     test_shards();
     test_bad();
+    test_failures();
     return check_done("hedge");
 }
