@@ -212,6 +212,9 @@ static void drop(array *x)
     x->a.data = NULL;
 }
 
+/* 1 when x holds strings ('<U', '|S'), not numbers */
+static int is_text(const array *x) { return x->a.kind == 'U' || x->a.kind == 'S'; }
+
 /* the array that plays role r: the option's name (must exist), else the default names in turn */
 static array *pick(const options *o, array *v, int nv, int r)
 {
@@ -233,6 +236,9 @@ static array *pick(const options *o, array *v, int nv, int r)
     read_header(x);
     if (x->err)
         die("%s: %s", o->input, x->err);
+    if (is_text(x) && r != NPZIMPORT_CLASS)
+        REFUSE(o, x, "expected numbers (integers, floats or bool): of the arrays only the labels (--class) may be "
+               "names");
     x->role = r;
     return x;
 }
@@ -268,7 +274,7 @@ static float *to_f32(const options *o, array *x, int nonneg, int64_t cols)
 /* the integers of x (fetched) as int64, each value in [lo, hi] */
 static int64_t *ints(const options *o, const array *x, int64_t lo, int64_t hi, const char *what)
 {
-    if (x->a.kind == 'f')
+    if (x->a.kind == 'f' || is_text(x))
         REFUSE(o, x, "expected integers (%s)", what);
     int64_t *v = emalloc((size_t)(x->a.count ? x->a.count : 1) * sizeof *v);
     int u64 = x->a.kind == 'u' && x->a.size == 8;
@@ -478,6 +484,11 @@ static void pick_extras(npzimport *im, const options *o)
             if (rows && e->a.descr[0] && e->a.descr[1] && strchr("biufc", e->a.descr[1]))
                 die("%s: %s: --skip it", o->input, e->err);
             warn("note: %s: %s: left out", o->input, e->err);
+            continue;
+        }
+        if (is_text(e)) {
+            warn("note: %s: array '%s' is %s %s: strings, and of the strings only the labels (--class) are read: "
+                 "left out", o->input, e->label, npy_dtype_name(&e->a), shape_of(&e->a));
             continue;
         }
         if (!rows) {
