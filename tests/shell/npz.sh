@@ -97,6 +97,38 @@ printf 'mu[0]\tmu[1]\tvar[0]\tvar[1]\teta\n0.333251953\t-2\t1\t2\t0.5\n65504\t5.
 fromnpz i16.npz | totsv -f mu > i16.tsv || fail "fromnpz of int16 means"
 printf 'mu[0]\tmu[1]\n-7\t3\n5\t32767\n' | cmp -s - i16.tsv || fail "int16 means: $(cat i16.tsv)"
 
+# --- labels that are names (identities): meta class_names, the names ascending by their bytes
+# (Python's sorted), each item's class the index of its name; '<U' (either byte order) and '|S'
+# (bytes: bin); numpy's trailing NULs are not part of a name. ids.npz: n000350 n000002 n000107
+# n000350 "" n000002 U+00E9 "a": sorted "" < "a" < "n000002" < "n000107" < "n000350" < U+00E9,
+# so the classes are 4 2 3 4 0 2 5 1
+$PY - <<'EOF' || fail "python3 could not write the named sets"
+import numpy as np
+y = ["n000350", "n000002", "n000107", "n000350", "", "n000002", "\u00e9", "a"]
+mu = np.arange(16, dtype=np.float32).reshape(8, 2)
+np.savez("ids.npz", mu=mu, labels=np.array(y))
+np.savez("idsbe.npz", mu=mu, labels=np.array(y, ">U7"))
+np.savez("idsb.npz", mu=mu, labels=np.array([s.encode() for s in y]))
+EOF
+fromnpz ids.npz > ids.hs || fail "fromnpz of '<U' labels"
+tshow -H ids.hs | grep -qF '"classes": {"dtype": "int32", "shape": [6], "count": 6, "values": [0, 1, 2, 3, 4, 5]}, "class_names": ["", "a", "n000002", "n000107", "n000350", "'"$(printf '\303\251')"'"]' ||
+    fail "'<U' labels: $(tshow -H ids.hs)"
+[ "$(totsv -f class ids.hs | tail -n +2 | tr '\n' ' ')" = "4 2 3 4 0 2 5 1 " ] || fail "'<U' labels: classes $(totsv -f class ids.hs)"
+fromnpz idsbe.npz | tshow -H | grep -qF '"class_names": ["", "a", "n000002", "n000107", "n000350", "' || fail "'>U' labels"
+[ "$(fromnpz idsbe.npz | totsv -f class | tail -n +2 | tr '\n' ' ')" = "4 2 3 4 0 2 5 1 " ] || fail "'>U' labels: other classes"
+fromnpz --labels labels idsb.npz > idsb.hs || fail "fromnpz --labels of '|S' labels"
+tshow -H idsb.hs | grep -qF '"class_names": ["<0 bytes>", "<1 bytes>", "<7 bytes>", "<7 bytes>", "<7 bytes>", "<2 bytes>"]' ||
+    fail "'|S' labels: $(tshow -H idsb.hs)"
+[ "$(totsv -f class idsb.hs | tail -n +2 | tr '\n' ' ')" = "4 2 3 4 0 2 5 1 " ] || fail "'|S' labels: classes $(totsv -f class idsb.hs)"
+PYTHONPATH="$BIN/../../python" $PY - <<'EOF' || fail "hedge.stream reads the names back (above)"
+import hedge.stream as hs
+h, d = hs.read("idsb.hs")
+assert h["meta"]["class_names"] == [b"", b"a", b"n000002", b"n000107", b"n000350", "\u00e9".encode()], h["meta"]
+h, d = hs.read("ids.hs")
+names = h["meta"]["class_names"]
+assert [names[c] for c in d["class"]] == ["n000350", "n000002", "n000107", "n000350", "", "n000002", "\u00e9", "a"]
+EOF
+
 # --- back to numpy: tonpz, stored and deflated; numpy loads it without pickles
 tonpz -o emb2.npz emb.hs || fail "tonpz -o"
 fromnpz -k embeddings --id id --class cls mix.npz 2> /dev/null | tonpz -z > mix2.npz || fail "fromnpz mix | tonpz -z"
@@ -211,6 +243,11 @@ np.savez("b_negvar.npz", mu=good, var=-np.ones((n, 3)))
 np.savez("b_nan.npz", mu=np.full((n, 3), np.nan))
 np.savez("b_huge.npz", mu=np.full((n, 3), 1e300))
 np.savez("b_cls.npz", mu=good, labels=np.zeros(n) + 0.5)
+np.savez("b_clsnul.npz", mu=good, labels=np.array(["a", "b", "c\0d", "e"]))
+np.savez("b_cls2d.npz", mu=good, labels=np.array([["a", "b"]] * n))
+np.savez("b_clssur.npz", mu=good, labels=np.array(["a", "\ud800", "b", "c"]))
+np.savez("b_clsbnul.npz", mu=good, labels=np.array([b"a", b"b", b"c", b"\0d"]))
+np.savez("b_clsempty.npz", mu=good, labels=np.array([], "<U1"))
 np.savez("b_clsn.npz", mu=good, labels=np.zeros(n + 1, np.int64))
 np.savez("b_clsbig.npz", mu=good, labels=np.full(n, 2**40))
 np.savez("b_str.npz", mu=np.array(["a", "b"]))
@@ -232,7 +269,12 @@ refuse "array 'var' is float64 (4, 2): expected the shape of 'mu' (4, 3)" b_var.
 refuse "array 'var' is float64 (4, 3): element 0 is -1: a variance must be >= 0" b_negvar.npz
 refuse "array 'mu' is float64 (4, 3): element 0 is nan: expected finite values" b_nan.npz
 refuse "array 'mu' is float64 (4, 3): element 0 is 1e+300 (beyond float32): expected finite values" b_huge.npz
-refuse "array 'labels' is float64 (4,): expected integers (int32 classes)" b_cls.npz
+refuse "array 'labels' is float64 (4,): expected the classes as integers (any width) or as names (strings: '<U' or '|S'); a float is no class" b_cls.npz
+refuse "array 'labels' is '<U3' (4,): element 2 holds a NUL character inside: expected names without one" b_clsnul.npz
+refuse "array 'labels' is '<U1' (4, 2): expected one class per item of 'mu', [4]" b_cls2d.npz
+refuse "array 'labels' is '<U1' (4,): element 1 holds U+D800, which is no Unicode character (a surrogate or beyond U+10FFFF)" b_clssur.npz
+refuse "array 'labels' is '|S2' (4,): element 3 holds a NUL byte inside: expected names without one" b_clsbnul.npz
+refuse "array 'labels' is '<U1' (0,): expected one class per item of 'mu', [4]" b_clsempty.npz
 refuse "array 'labels' is int64 (5,): expected one class per item of 'mu', [4]" b_clsn.npz
 refuse "array 'labels' is int64 (4,): element 0 is 1099511627776: expected int32 classes" b_clsbig.npz
 refuse "fromnpz: b_str.npz: array 'mu' is '<U1' (2,): expected numbers (integers, floats or bool): of the arrays only the labels (--class) may be names" b_str.npz
