@@ -63,6 +63,8 @@ static void score_pairs(const options *o, stream_reader *in, stream_reader *gin,
     match_set *G = gin ? match_set_read(gin) : S;
     if (!G->cls)
         die("%s: the second stream has no 'class' field: pairs cannot be labelled", gin->name);
+    if (gin) /* a pair matches when its names are one (lib/classnames.h) */
+        match_sets_unify((match_set *[]){S, G}, (const char *[]){in->name, gin->name}, 2);
     if (o->score == MATCH_SCORE_MLS) {
         match_mls_check(in->name, S, "--score mls");
         if (gin)
@@ -92,6 +94,7 @@ static void score_pairs(const options *o, stream_reader *in, stream_reader *gin,
     if (gin)
         header_add_input(h, gin->header);
     header_copy_meta(h, in->header);
+    classnames_set(h, &S->names); /* class1, class2 index them */
     header_set_int(h, "pairs", npairs);
     if (gin)
         header_set_str(h, "second", o->other);

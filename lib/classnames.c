@@ -73,6 +73,16 @@ void classnames_copy(classnames *dst, const classnames *src)
         put_name(dst, src->s[i], src->len[i]);
 }
 
+int classnames_equal(const classnames *a, const classnames *b)
+{
+    if (a->present != b->present || (a->present && (a->bytes != b->bytes || a->n != b->n)))
+        return 0;
+    for (int64_t i = 0; a->present && i < a->n; i++)
+        if (name_cmp(a->s[i], a->len[i], b->s[i], b->len[i]))
+            return 0;
+    return 1;
+}
+
 void classnames_read(classnames *N, const char *src, const stream_header *h)
 {
     memset(N, 0, sizeof *N);
@@ -191,8 +201,8 @@ void classnames_unify(classnames *U, const classnames_part *p, int np)
     if (named < 0)
         return;
     if (plain >= 0)
-        die("%s: its labels are integers, but those of %s are names (meta " CLASSNAMES_KEY "): expected names in both "
-            "or in neither", p[plain].src, p[named].src);
+        die("%s: its labels are integers, but those of %s are names: expected names in both or in neither",
+            p[plain].src, p[named].src);
     for (int i = 0; i < np; i++)
         if (p[i].names->bytes != p[named].names->bytes)
             die("%s: its class names are %s, those of %s %s: expected both str (text) or both bytes (bin)", p[i].src,

@@ -64,6 +64,8 @@ void classnames_unify(classnames *U, const classnames_part *p, int np);
 /* N as h's meta class_names, replacing one; N not present: h's class_names removed */
 void classnames_set(stream_header *h, const classnames *N);
 void classnames_copy(classnames *dst, const classnames *src);
+/* 1 when a and b name the same classes alike (both absent, or the same names of the same kind) */
+int classnames_equal(const classnames *a, const classnames *b);
 void classnames_free(classnames *N);
 /* name i as a message shows it: quoted, escaped, the first 40 bytes ("'n000123'") */
 const char *classnames_show(const classnames *N, int64_t i, char *buf, size_t size);

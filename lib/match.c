@@ -216,7 +216,28 @@ match_set *match_set_read(stream_reader *r)
     record_free(&rec);
     if (!S->n)
         die("%s: the stream has no records (nothing to evaluate)", r->name);
+    if (ci >= 0) { /* class names: every class an index into them */
+        classnames_read(&S->names, r->name, h);
+        classnames_check(&S->names, r->name, S->cls, S->n);
+    }
     return S;
+}
+
+void match_sets_unify(match_set *const *S, const char *const *src, int n)
+{
+    classnames_part *p = emalloc((size_t)n * sizeof *p);
+    for (int i = 0; i < n; i++)
+        p[i] = (classnames_part){&S[i]->names, S[i]->cls, S[i]->cls ? S[i]->n : 0, src[i]};
+    classnames U;
+    classnames_unify(&U, p, n);
+    free(p);
+    if (!U.present)
+        return;
+    for (int i = 0; i < n; i++) {
+        classnames_free(&S[i]->names);
+        classnames_copy(&S[i]->names, &U);
+    }
+    classnames_free(&U);
 }
 
 match_emb match_set_emb(const match_set *S, int64_t i)
@@ -298,6 +319,7 @@ void match_set_free(match_set *S)
     free(S->eta);
     free(S->occ);
     free(S->corrupt);
+    classnames_free(&S->names);
     free(S);
 }
 

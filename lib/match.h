@@ -39,6 +39,7 @@
 #define HEDGE_MATCH_H
 #include <stdint.h>
 
+#include "classnames.h"
 #include "rng.h"
 #include "stream.h"
 
@@ -108,10 +109,16 @@ typedef struct {
     uint8_t *occ;     /* (n, nocc), NULL without an `occluded` field */
     int nocc;
     uint8_t *corrupt; /* (n), NULL without a `corrupt` field (0/1: a low-quality item, fromnpz) */
+    classnames names; /* meta class_names (cls indexes it; present 0: integer classes), checked */
 } match_set;
 /* reads every record of r, whose header must pass match_check_header; dies on an empty stream
  * ("no records") */
 match_set *match_set_read(stream_reader *r);
+/* the n distinct sets S[i] (src[i] their names), read to be used together (queries and a gallery,
+ * support and queries), matched by name (lib/classnames.h): each one's classes renumbered into
+ * the union of their class names, which every S[i]->names becomes; nothing changes when none is
+ * named. Dies when one is named and another not, or str names meet bytes. */
+void match_sets_unify(match_set *const *S, const char *const *src, int n);
 match_emb match_set_emb(const match_set *S, int64_t i);
 void match_set_free(match_set *S);
 /* each item's centre, the mean of its C component means (n, D; the distance of knn -d mean and

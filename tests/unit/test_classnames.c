@@ -186,8 +186,8 @@ static void test_refusals(void)
                       "test_classnames: x.hs: record 2: class 3, but meta class_names holds 3 names (classes 0 to 2)\n"));
     class_beyond(&two); /* the first two are in range: it returns (dying here fails the test) */
     int plain = 0, bytes = 1;
-    CHECK(dies_saying(unify_mixed, &plain, "test_classnames: g.npz: its labels are integers, but those of q.hs are names "
-                                           "(meta class_names): expected names in both or in neither\n"));
+    CHECK(dies_saying(unify_mixed, &plain, "test_classnames: g.npz: its labels are integers, but those of q.hs are names: "
+                                           "expected names in both or in neither\n"));
     CHECK(dies_saying(unify_mixed, &bytes, "test_classnames: g.npz: its class names are bytes (bin), those of q.hs str: "
                                            "expected both str (text) or both bytes (bin)\n"));
 }
