@@ -231,6 +231,10 @@ int main(int argc, char **argv)
                            : hedge_evaluate(&S[s].set, gpath ? &G.set : NULL, &os, &res[s], err, sizeof err);
             if (rc)
                 die("%s: %s", S[s].path, err);
+            /* a stream whose loss learns no match probability: its reason, not "give match_a" */
+            if (!os.has_match && !strncmp(S[s].match_why, "no match probability", 20) &&
+                !strncmp(res[s].why[HEDGE_ECE], "no match probability", 20))
+                snprintf(res[s].why[HEDGE_ECE], sizeof res[s].why[HEDGE_ECE], "%s", S[s].match_why);
         }
         report(&R, res, S, dir, jf, text);
     }

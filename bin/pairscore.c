@@ -335,9 +335,10 @@ int main(int argc, char **argv)
     match_layout L = match_check_header(in->name, ih);
     /* the match probability's a and b (the other scores need none: any model's embeddings) */
     int no_p = o.score != MATCH_SCORE_P; /* MLS, l2, cosine: no a, b, nor samples */
-    if (!no_p && (!header_meta(ih, "match_a") || !header_meta(ih, "match_b")))
-        die("%s: the header has no match_a / match_b (the learned a and b of the match probability)", in->name);
-    double a = no_p ? 1 : header_float(ih, "match_a", 0), b = no_p ? 0 : header_float(ih, "match_b", 0);
+    double a = 1, b = 0;
+    char why[256];
+    if (!no_p && !match_meta_ab(ih, &a, &b, why, sizeof why))
+        die("%s: %s: --score l2 or cosine ranks pairs without one", in->name, why);
     if (!(a > 0) || !isfinite(a) || !isfinite(b))
         die("%s: match_a = %g, match_b = %g: need a finite a > 0 and a finite b", in->name, a, b);
     int has_var = L.var >= 0;
@@ -364,10 +365,9 @@ int main(int argc, char **argv)
             die("%s: embeddings C = %d, D = %d %s, expected C = %d, D = %d %s as in %s", gin->name, M.C, M.D,
                 M.var >= 0 ? "with var" : "without var", L.C, L.D, has_var ? "with var" : "without var",
                 in->name);
-        if (!no_p && (!header_meta(gh, "match_a") || !header_meta(gh, "match_b")))
-            die("%s: the header has no match_a / match_b (the learned a and b of the match probability)",
-                gin->name);
-        double ga = no_p ? a : header_float(gh, "match_a", 0), gb = no_p ? b : header_float(gh, "match_b", 0);
+        double ga = a, gb = b;
+        if (!no_p && !match_meta_ab(gh, &ga, &gb, why, sizeof why))
+            die("%s: %s: --score l2 or cosine ranks pairs without one", gin->name, why);
         if (ga != a || gb != b)
             die("%s: match_a = %g, match_b = %g, expected %g, %g as in %s (the same model)", gin->name, ga,
                 gb, a, b, in->name);

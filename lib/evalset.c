@@ -42,8 +42,7 @@ void evalset_read(evalset *E, const char *path, const char *const *name)
         stream_reader *in = stream_open_path(path);
         match_set *S = match_set_read(in);
         const stream_header *h = in->header;
-        if (header_meta(h, "match_a") && header_meta(h, "match_b"))
-            E->has_match = 1, E->match_a = header_float(h, "match_a", 0), E->match_b = header_float(h, "match_b", 0);
+        E->has_match = match_meta_ab(h, &E->match_a, &E->match_b, E->match_why, sizeof E->match_why);
         stream_close(in);
         E->S = S;
         E->cls = S->cls;

@@ -23,8 +23,9 @@
 
 typedef struct {
     hedge_set set;
-    int has_match;         /* match_a, match_b from the stream's header */
+    int has_match;         /* match_a, match_b from the stream's header (match_meta_ab) */
     double match_a, match_b;
+    char match_why[200];   /* without: why (a loss that learns none, or no keys) */
     int32_t *cls;          /* set.labels, owned by S or npz: renumbered by evalset_unify */
     classnames names;      /* the labels' names (present 0: integers) */
     match_set *S;          /* a stream's records (owned), or NULL */

@@ -8,6 +8,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "loss.h"
 #include "mls.h"
 #include "util.h"
 
@@ -141,6 +142,28 @@ match_layout match_check_header(const char *src, const stream_header *h)
         }
     }
     return L;
+}
+
+int match_meta_ab(const stream_header *h, double *a, double *b, char *why, size_t why_len)
+{
+    *a = *b = NAN;
+    if (!header_meta(h, "match_a") || !header_meta(h, "match_b")) {
+        if (why)
+            snprintf(why, why_len, "no match_a / match_b (the learned a and b of the match probability)");
+        return 0;
+    }
+    const char *loss = header_str(h, "loss", NULL);
+    const loss_kind *L = loss ? loss_find(loss) : NULL;
+    if (L && !loss_learns_match(L)) {
+        if (why)
+            snprintf(why, why_len,
+                     "no match probability: its loss %s learns none (its match_a %g, match_b %g are the placeholder "
+                     "embed wrote before)", loss, header_float(h, "match_a", 0), header_float(h, "match_b", 0));
+        return 0;
+    }
+    *a = header_float(h, "match_a", 0);
+    *b = header_float(h, "match_b", 0);
+    return 1;
 }
 
 match_set *match_set_read(stream_reader *r)

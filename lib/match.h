@@ -111,6 +111,12 @@ typedef struct {
     uint8_t *corrupt; /* (n), NULL without a `corrupt` field (0/1: a low-quality item, fromnpz) */
     classnames names; /* meta class_names (cls indexes it; present 0: integer classes), checked */
 } match_set;
+/* The match probability of an embeddings stream (formats/stream.md): 1 with its meta match_a,
+ * match_b in *a, *b; 0 without them, or when its meta `loss` names a loss that learns none
+ * (embed wrote a = 1, b = 0 for those before: a placeholder, not a probability), with why
+ * (why_len bytes, may be NULL) saying which. */
+int match_meta_ab(const stream_header *h, double *a, double *b, char *why, size_t why_len);
+
 /* reads every record of r, whose header must pass match_check_header; dies on an empty stream
  * ("no records") */
 match_set *match_set_read(stream_reader *r);
