@@ -42,7 +42,13 @@ R="--mu embeddings --var sigma2 --labels ids"
 # --- evaluate -g on the named archives against hedge.evaluate on the same arrays
 evaluate $R --json ev.json -g g.npz q.npz > ev.md 2> ev.err || fail "evaluate -g named: $(cat ev.err)"
 [ -s ev.err ] && fail "evaluate wrote on stderr: $(cat ev.err)"
-PYTHONPATH="$root/python" HEDGE_LIB="$BIN/../lib/libhedge.so" $PY - <<'EOF' || fail "evaluate and hedge.evaluate differ (above)"
+# (under make sanitize the library is built with ASan, whose runtime must come first in python3,
+# which is not: preloaded, without the leak check of python's own allocations, as install.sh does)
+asan=""
+if ldd "$BIN/../lib/libhedge.so" 2> /dev/null | grep -q libasan; then
+    asan="LD_PRELOAD=$(${CC:-cc} -print-file-name=libasan.so) ASAN_OPTIONS=detect_leaks=0"
+fi
+env $asan PYTHONPATH="$root/python" HEDGE_LIB="$BIN/../lib/libhedge.so" $PY - <<'EOF' || fail "evaluate and hedge.evaluate differ (above)"
 import json, math, numpy as np, hedge
 q, g = np.load("q.npz"), np.load("g.npz")
 m = hedge.evaluate(q["embeddings"], q["ids"], var=q["sigma2"], gallery=g["embeddings"], gallery_labels=g["ids"],

@@ -144,6 +144,7 @@ static void class_beyond(const void *arg)
     classnames N;
     classnames_from(&N, "x", "x", 3, s, len, 0, codes);
     classnames_check(&N, "x.hs", cls, *(const int *)arg);
+    classnames_free(&N);
 }
 
 static void unify_mixed(const void *arg)
