@@ -112,10 +112,11 @@ int main(int argc, char **argv)
         G = match_set_read(gin);
         if (G->D != Q->D)
             die("the gallery has %d dimensions, the queries %d", G->D, Q->D);
-        match_sets_unify((match_set *[]){Q, G}, (const char *[]){qin->name, gin->name}, 2); /* by name */
     }
     if (!Q->cls || !G->cls)
         die("%s: no 'class' field: nothing to identify", !Q->cls ? qin->name : gin->name);
+    if (G != Q) /* classes that are names: matched by name (lib/classnames.h) */
+        match_sets_unify((match_set *[]){Q, G}, (const char *[]){qin->name, gin->name}, 2);
     /* the queries: records q0 .. q0 + nq - 1 of the input (--queries), all of it by default */
     if (o.queries_given)
         shard_check(&o.queries, Q->n, qin->name);

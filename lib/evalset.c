@@ -1,6 +1,7 @@
 /* evalset: bin/evaluate's input sets (lib/evalset.h) */
 #include "evalset.h"
 
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -67,6 +68,13 @@ void evalset_unify(evalset *const *E, int n)
         classnames_copy(&E[i]->names, &U);
     }
     classnames_free(&U);
+}
+
+void evalset_explain(const evalset *E, const hedge_options *o, hedge_result *r)
+{
+    if (!o->has_match && !strncmp(E->match_why, "no match probability", 20) &&
+        !strncmp(r->why[HEDGE_ECE], "no match probability", 20))
+        snprintf(r->why[HEDGE_ECE], sizeof r->why[HEDGE_ECE], "%s", E->match_why);
 }
 
 void evalset_free(evalset *E)

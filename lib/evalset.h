@@ -25,7 +25,7 @@ typedef struct {
     hedge_set set;
     int has_match;         /* match_a, match_b from the stream's header (match_meta_ab) */
     double match_a, match_b;
-    char match_why[200];   /* without: why (a loss that learns none, or no keys) */
+    char match_why[160];   /* without: why (a loss that learns none, or no keys); hedge_result.why's size */
     int32_t *cls;          /* set.labels, owned by S or npz: renumbered by evalset_unify */
     classnames names;      /* the labels' names (present 0: integers) */
     match_set *S;          /* a stream's records (owned), or NULL */
@@ -41,5 +41,8 @@ int evalset_is_npz(const char *path);
 /* the sets E[0 .. n) evaluated together (queries and their gallery) matched by name, as
  * hedge.evaluate does (lib/classnames.h): their classes renumbered into the union of their names */
 void evalset_unify(evalset *const *E, int n);
+/* r's reason for no ece, when E's stream has none because its loss learns no match probability
+ * (match_meta_ab's reason) and o gave none: that reason in place of "give match_a, match_b" */
+void evalset_explain(const evalset *E, const hedge_options *o, hedge_result *r);
 void evalset_free(evalset *E);
 #endif

@@ -17,7 +17,9 @@
 #                      otherwise pairs ranked by the distance of their means (AP needs only the
 #                      ranking; pairscore with a = 1, b = 0: float32 scores, so pairs beyond a
 #                      distance of about 87 tie, with a note) and no ECE
-#   ece                apcurve --ece 15 of that match probability (only with match_a/match_b)
+#   ece                apcurve --ece 15 of that match probability (only with match_a/match_b; an
+#                      old stream in which embed wrote a = 1, b = 0 for a loss that learns none:
+#                      without -o read as having none, with -o DIR pairscore refuses it, saying so)
 #   knn                knn -k 5 accuracy (leave-one-out, or the queries INPUT against GALLERY;
 #                      fewer neighbours on a small set: below)
 #   R@k, p1, rprec, map_r, map, mrr   retrieve (-k, default 1,2,4,8); mrr: the mean of 1 / the
