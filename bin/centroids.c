@@ -17,6 +17,7 @@
 #include <string.h>
 
 #include "centroids.h"
+#include "classnames.h"
 #include "json.h"
 #include "match.h"
 #include "stream.h"
@@ -27,13 +28,15 @@ static const char *usage =
     "  Class centroids of embedding streams as TSV, or the appendix D ordering statistics.\n";
 
 /* the items of one input into s (D fixed by the first input), their values checked */
-static void read_input(centroid_set *s, stream_reader *in, int fm, int fc, int fv, int C, stream_record *rec)
+static void read_input(centroid_set *s, stream_reader *in, int fm, int fc, int fv, int C, const classnames *N,
+                       stream_record *rec)
 {
     int D = s->D;
     while (stream_read(in, rec)) {
         int cl = ((int32_t *)rec->t[fc].data)[0];
         if (cl < 0 || cl > CENTROID_MAXCLASS)
             die("%s: record %lld has class %d", in->name, in->count, cl);
+        classnames_check(N, in->name, &cl, 1); /* (names: an index into them) */
         const float *mu = rec->t[fm].data, *var = NULL;
         for (int k = 0; k < C * D; k++)
             if (!isfinite(mu[k]))
@@ -115,6 +118,7 @@ int main(int argc, char **argv)
     const char *first = NULL;
     centroid_set s;
     centroid_set_init(&s, -1);
+    classnames names0 = {0}; /* the first input's class names: every input's, as classes pool by number */
     stream_record rec = {0};
     for (int fi = 0; fi < (nfiles ? nfiles : 1); fi++) {
         stream_reader *in = stream_open_path(nfiles ? argv[optind + fi] : "-");
@@ -139,8 +143,17 @@ int main(int argc, char **argv)
         if (fi > 0 && dg != digits)
             die("%s: %d-digit classes, the first input had %d digits", in->name, dg, digits);
         digits = dg;
+        classnames cn;
+        classnames_read(&cn, in->name, h);
+        if (fi == 0)
+            names0 = cn;
+        else if (!classnames_equal(&cn, &names0))
+            die("%s: its classes are named otherwise than those of %s (meta class_names): centroids pools the inputs' "
+                "classes by number; expected the same names in every input", in->name, first);
         record_free(&rec);
-        read_input(&s, in, L.mu, fc, fv, L.C, &rec);
+        read_input(&s, in, L.mu, fc, fv, L.C, &cn, &rec);
+        if (fi > 0)
+            classnames_free(&cn);
         stream_close(in);
     }
     if (s.n == 0)
@@ -166,6 +179,7 @@ int main(int argc, char **argv)
     close_stdout();
     json_commit(jf);
     centroid_set_free(&s);
+    classnames_free(&names0);
     record_free(&rec);
     return 0;
 }

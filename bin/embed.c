@@ -97,9 +97,10 @@ int main(int argc, char **argv)
     header_set_int(h, "C", C);
     header_set_int(h, "D", D);
     double a, b;
-    ckpt_match_ab(m, &a, &b);
-    header_set_float(h, "match_a", a);
-    header_set_float(h, "match_b", b);
+    if (ckpt_match_ab(m, &a, &b)) { /* a loss without one gets none (formats/stream.md) */
+        header_set_float(h, "match_a", a);
+        header_set_float(h, "match_b", b);
+    }
     header_set_str(h, "checkpoint", ckpt);
     header_set_str(h, "loss", ci.loss);
     int unit = ci.mc.query; /* cosine-trained: unit-length embeddings */

@@ -21,6 +21,7 @@
 static const char *usage =
     "usage: evaluate [-g GALLERY [--exclude-id]] [--corrupt FILE] [--match-a A --match-b B]\n"
     "                [--distance euclidean|cosine|mls] [-k K1,K2,...] [-n PAIRS] [-S SEED] [-t THREADS]\n"
+    "                [--mu NAME] [--var NAME] [--eta NAME] [--labels NAME] [--id NAME]\n"
     "                [--text] [--json FILE] [-o DIR] INPUT\n"
     "       evaluate --queries FROM:TO | --shard I/N [options] INPUT > PART   (one shard's answers)\n"
     "       evaluate --merge [options] INPUT PART...   (the table, from every shard's answers)\n"
@@ -67,6 +68,29 @@ static hedge_options set_options(const evalset *S, const hedge_options *o, int h
     return os;
 }
 
+/* the sets S[0 .. R->nsets) (INPUT, --corrupt) and the gallery G (NULL: none) read, an archive's
+ * arrays named by names; with a gallery all matched by name (hedge.evaluate's rule); each set's
+ * neighbours into ks; returns knn's one k for every column, the fewest neighbours (R->few: whose) */
+static int read_sets(evalset *S, evalset *G, const char *const *paths, const char *gpath, const char *const *names,
+                     const hedge_options *o, evalreport *R, int *ks)
+{
+    char err[512];
+    if (G)
+        evalset_read(G, gpath, names);
+    for (int s = 0; s < R->nsets; s++)
+        evalset_read(&S[s], paths[s], names);
+    if (G)
+        evalset_unify(R->nsets == 2 ? (evalset *[]){&S[0], &S[1], G} : (evalset *[]){&S[0], G}, R->nsets + 1);
+    int kmin = o->knn_k;
+    for (int s = 0; s < R->nsets; s++) {
+        if ((ks[s] = hedge_neighbours(&S[s].set, G ? &G->set : NULL, o, err, sizeof err)) < 0)
+            die("%s: %s", S[s].path, err);
+        if (ks[s] >= 1 && ks[s] < kmin) /* the first set with the fewest neighbours: the note names it */
+            kmin = ks[s], R->few = s;
+    }
+    return kmin;
+}
+
 /* the results res[0 .. R->nsets) of the sets S as one table to stdout (and --json to jf; -o DIR: the
  * error-versus-reject curves) */
 static void report(evalreport *R, hedge_result *res, const evalset *S, const char *dir, FILE *jf, int text)
@@ -103,16 +127,24 @@ int main(int argc, char **argv)
     long part_i = 0, part_n = 1;
     double a = 0, b = 0;
     shard_range qr = {0, 0};
-    enum { O_EXCL = 256, O_CORRUPT, O_A, O_B, O_DIST, O_TEXT, O_JSON, O_QUERIES, O_SHARD, O_MERGE };
-    static const struct option lopts[] = {{"exclude-id", 0, 0, O_EXCL}, {"corrupt", 1, 0, O_CORRUPT},
-                                          {"match-a", 1, 0, O_A},       {"match-b", 1, 0, O_B},
-                                          {"distance", 1, 0, O_DIST},   {"text", 0, 0, O_TEXT},
-                                          {"json", 1, 0, O_JSON},       {"queries", 1, 0, O_QUERIES},
-                                          {"shard", 1, 0, O_SHARD},     {"merge", 0, 0, O_MERGE},
-                                          {"help", 0, 0, 'h'},
-                                          {0, 0, 0, 0}};
+    /* the arrays of an .npz input named as fromnpz names them (lib/npzimport.h's roles) */
+    const char *names[NPZIMPORT_NROLES] = {0};
+    int named = 0;
+    enum { O_EXCL = 256, O_CORRUPT, O_A, O_B, O_DIST, O_TEXT, O_JSON, O_QUERIES, O_SHARD, O_MERGE, O_ROLE };
+    static const struct option lopts[] = {
+        {"exclude-id", 0, 0, O_EXCL}, {"corrupt", 1, 0, O_CORRUPT}, {"match-a", 1, 0, O_A}, {"match-b", 1, 0, O_B},
+        {"distance", 1, 0, O_DIST},   {"text", 0, 0, O_TEXT},       {"json", 1, 0, O_JSON},
+        {"queries", 1, 0, O_QUERIES}, {"shard", 1, 0, O_SHARD},     {"merge", 0, 0, O_MERGE},
+        {"mu", 1, 0, O_ROLE + NPZIMPORT_MU},         {"var", 1, 0, O_ROLE + NPZIMPORT_VAR},
+        {"eta", 1, 0, O_ROLE + NPZIMPORT_ETA},       {"labels", 1, 0, O_ROLE + NPZIMPORT_CLASS},
+        {"class", 1, 0, O_ROLE + NPZIMPORT_CLASS},   {"id", 1, 0, O_ROLE + NPZIMPORT_ID},
+        {"help", 0, 0, 'h'},          {0, 0, 0, 0}};
     int c;
     while ((c = getopt_long(argc, argv, "g:k:n:S:t:o:h", lopts, NULL)) != -1) {
+        if (c >= O_ROLE && c < O_ROLE + NPZIMPORT_NROLES) {
+            names[c - O_ROLE] = optarg, named = c - O_ROLE + 1;
+            continue;
+        }
         switch (c) {
         case 'o': dir = optarg; break;
         case 'g': gpath = optarg; break;
@@ -157,6 +189,10 @@ int main(int argc, char **argv)
         usage_die(has_a ? "--match-a needs --match-b" : "--match-b needs --match-a");
     if (o.exclude_id && !gpath)
         usage_die("--exclude-id needs -g GALLERY");
+    if (named && !evalset_is_npz(argv[optind]) && !(gpath && evalset_is_npz(gpath)) &&
+        !(cpath && evalset_is_npz(cpath)))
+        usage_die("--%s names an array of an .npz or .npy input, and none is one (a stream's fields have their names)",
+                  named - 1 == NPZIMPORT_CLASS ? "labels" : npzimport_role_names[named - 1]);
     if (dir && mkdir(dir, 0777) && errno != EEXIST)
         die("-o %s: cannot make the folder: %s", dir, strerror(errno));
     FILE *jf = json ? json_open(json, 0) : NULL;
@@ -169,16 +205,7 @@ int main(int argc, char **argv)
     hedge_result res[2];
     evalpart part[2];
     char err[512];
-    if (gpath)
-        evalset_read(&G, gpath);
-    int kmin = o.knn_k, ks[2];
-    for (int s = 0; s < R.nsets; s++) { /* one k of knn for every column */
-        evalset_read(&S[s], paths[s]);
-        if ((ks[s] = hedge_neighbours(&S[s].set, gpath ? &G.set : NULL, &o, err, sizeof err)) < 0)
-            die("%s: %s", S[s].path, err);
-        if (ks[s] >= 1 && ks[s] < kmin) /* the first set with the fewest neighbours: the note names it */
-            kmin = ks[s], R.few = s;
-    }
+    int ks[2], kmin = read_sets(S, gpath ? &G : NULL, paths, gpath, names, &o, &R, ks);
     evalpart_info I = {.nsets = R.nsets, .names = {S[0].path, cpath ? S[1].path : NULL}, .n = S[0].set.n,
                        .ng = gpath ? G.set.n : 0, .o = &o, .knn_k = kmin};
     if (sharded || merge) {
@@ -210,6 +237,7 @@ int main(int argc, char **argv)
                            : hedge_evaluate(&S[s].set, gpath ? &G.set : NULL, &os, &res[s], err, sizeof err);
             if (rc)
                 die("%s: %s", S[s].path, err);
+            evalset_explain(&S[s], &os, &res[s]);
         }
         report(&R, res, S, dir, jf, text);
     }

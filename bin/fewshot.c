@@ -201,6 +201,7 @@ static void write_stream(int argc, char **args, const options *o, const stream_r
     header_add_input(h, qin->header);
     header_add_input(h, sin->header);
     header_copy_meta(h, qin->header);
+    classnames_set(h, &Q->names); /* class and predicted index the union of both sets' names */
     header_set_int(h, "episodes", o->episodes);
     header_set_int(h, "ways", c->n);
     header_set_int(h, "shots", o->shots);

@@ -14,7 +14,7 @@
 
 static const char *usage =
     "usage: fromnpz [-k embeddings|images|features] [--mu NAME] [--var NAME] [--eta NAME]\n"
-    "               [--image NAME] [--features NAME] [--class NAME] [--id NAME] [--corrupt NAME]\n"
+    "               [--image NAME] [--features NAME] [--class|--labels NAME] [--id NAME] [--corrupt NAME]\n"
     "               [--skip NAME,...] [--match-a A --match-b B] [--range 1|255] [--dataset NAME]\n"
     "               FILE.npz|FILE.npy|- > stream\n"
     "  A NumPy .npz or .npy as a hedge stream of embeddings, images or features.\n";
@@ -30,6 +30,7 @@ int main(int argc, char **argv)
         {"eta", 1, 0, O_ROLE + NPZIMPORT_ETA},     {"image", 1, 0, O_ROLE + NPZIMPORT_IMAGE},
         {"features", 1, 0, O_ROLE + NPZIMPORT_FEATURES}, {"class", 1, 0, O_ROLE + NPZIMPORT_CLASS},
         {"id", 1, 0, O_ROLE + NPZIMPORT_ID},       {"corrupt", 1, 0, O_ROLE + NPZIMPORT_CORRUPT},
+        {"labels", 1, 0, O_ROLE + NPZIMPORT_CLASS}, /* evaluate's name, hedge.evaluate's */
         {"skip", 1, 0, O_SKIP},                    {"match-a", 1, 0, O_A},
         {"match-b", 1, 0, O_B},                    {"range", 1, 0, O_RANGE},
         {"dataset", 1, 0, O_DATASET},              {"help", 0, 0, 'h'},

@@ -115,6 +115,8 @@ int main(int argc, char **argv)
     }
     if (!Q->cls || !G->cls)
         die("%s: no 'class' field: nothing to identify", !Q->cls ? qin->name : gin->name);
+    if (G != Q) /* classes that are names: matched by name (lib/classnames.h) */
+        match_sets_unify((match_set *[]){Q, G}, (const char *[]){qin->name, gin->name}, 2);
     /* the queries: records q0 .. q0 + nq - 1 of the input (--queries), all of it by default */
     if (o.queries_given)
         shard_check(&o.queries, Q->n, qin->name);
@@ -128,6 +130,7 @@ int main(int argc, char **argv)
     knn_eval_run(&E, Q, qin->name, G, gin ? gin->name : NULL, exclude, blas_threads());
     stream_header *h = knn_eval_header(&E, argc, args, qin->header, gin ? gin->header : NULL,
                                        o.queries_given ? &o.queries : NULL);
+    classnames_set(h, &Q->names); /* class and predicted index the queries' and gallery's names */
     stream_writer *w = stream_create(stdout, h);
     knn_eval_write(&E, w);
     /* the summary's data is safe first, then the stream whole, then the summary in place: a

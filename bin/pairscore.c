@@ -63,6 +63,8 @@ static void score_pairs(const options *o, stream_reader *in, stream_reader *gin,
     match_set *G = gin ? match_set_read(gin) : S;
     if (!G->cls)
         die("%s: the second stream has no 'class' field: pairs cannot be labelled", gin->name);
+    if (gin) /* a pair matches when its names are one (lib/classnames.h) */
+        match_sets_unify((match_set *[]){S, G}, (const char *[]){in->name, gin->name}, 2);
     if (o->score == MATCH_SCORE_MLS) {
         match_mls_check(in->name, S, "--score mls");
         if (gin)
@@ -92,6 +94,7 @@ static void score_pairs(const options *o, stream_reader *in, stream_reader *gin,
     if (gin)
         header_add_input(h, gin->header);
     header_copy_meta(h, in->header);
+    classnames_set(h, &S->names); /* class1, class2 index them */
     header_set_int(h, "pairs", npairs);
     if (gin)
         header_set_str(h, "second", o->other);
@@ -332,9 +335,10 @@ int main(int argc, char **argv)
     match_layout L = match_check_header(in->name, ih);
     /* the match probability's a and b (the other scores need none: any model's embeddings) */
     int no_p = o.score != MATCH_SCORE_P; /* MLS, l2, cosine: no a, b, nor samples */
-    if (!no_p && (!header_meta(ih, "match_a") || !header_meta(ih, "match_b")))
-        die("%s: the header has no match_a / match_b (the learned a and b of the match probability)", in->name);
-    double a = no_p ? 1 : header_float(ih, "match_a", 0), b = no_p ? 0 : header_float(ih, "match_b", 0);
+    double a = 1, b = 0;
+    char why[256];
+    if (!no_p && !match_meta_ab(ih, &a, &b, why, sizeof why))
+        die("%s: %s: --score l2 or cosine ranks pairs without one", in->name, why);
     if (!(a > 0) || !isfinite(a) || !isfinite(b))
         die("%s: match_a = %g, match_b = %g: need a finite a > 0 and a finite b", in->name, a, b);
     int has_var = L.var >= 0;
@@ -361,10 +365,9 @@ int main(int argc, char **argv)
             die("%s: embeddings C = %d, D = %d %s, expected C = %d, D = %d %s as in %s", gin->name, M.C, M.D,
                 M.var >= 0 ? "with var" : "without var", L.C, L.D, has_var ? "with var" : "without var",
                 in->name);
-        if (!no_p && (!header_meta(gh, "match_a") || !header_meta(gh, "match_b")))
-            die("%s: the header has no match_a / match_b (the learned a and b of the match probability)",
-                gin->name);
-        double ga = no_p ? a : header_float(gh, "match_a", 0), gb = no_p ? b : header_float(gh, "match_b", 0);
+        double ga = a, gb = b;
+        if (!no_p && !match_meta_ab(gh, &ga, &gb, why, sizeof why))
+            die("%s: %s: --score l2 or cosine ranks pairs without one", gin->name, why);
         if (ga != a || gb != b)
             die("%s: match_a = %g, match_b = %g, expected %g, %g as in %s (the same model)", gin->name, ga,
                 gb, a, b, in->name);

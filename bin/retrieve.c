@@ -177,7 +177,7 @@ int main(int argc, char **argv)
     float *qm = match_set_take_means(Q); /* Q->mu is not needed after */
     if (o.distance == MATCH_DISTANCE_COSINE)
         gallery_unit_means(qin->name, Q, qm);
-    gallery G = o.ngal ? gallery_read(o.gallery, o.ngal, Q, o.distance, o.exclude_id, need_u, gin)
+    gallery G = o.ngal ? gallery_read(o.gallery, o.ngal, Q, qin->name, o.distance, o.exclude_id, need_u, gin)
                        : gallery_self(Q, qm, need_u);
     /* the queries: records q0 .. q0 + nq - 1 of the input (--queries), all of it by default */
     if (o.queries_given)
@@ -195,6 +195,7 @@ int main(int argc, char **argv)
                         .global = o.global, .sharded = o.queries_given, .at_r = o.at_r, .q0 = q0, .nq = nq};
     retrieval_eval_run(&E, Q, qm, &G, exclude, blas_threads());
     stream_header *h = retrieval_eval_header(&E, argc, args, qin->header, gin, o.queries_given ? &o.queries : NULL);
+    classnames_set(h, &Q->names); /* (with -g: the union gallery_read matched them by) */
     stream_writer *w = stream_create(stdout, h);
     retrieval_eval_write(&E, w);
     /* the files' data is safe first, then the stream whole, then the files in place */

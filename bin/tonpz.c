@@ -7,6 +7,10 @@
  * fromnpz): streams are never concatenated as bytes (formats/stream.md), so this is where a
  * pipeline joins them. The archive's header is then tonpz's own, naming every input's header in
  * its lineage, with the first input's kind, fields and meta.
+ *
+ * A `class` field whose stream names its classes (meta class_names, formats/stream.md) is written
+ * as the names, '<U' (or '|S' for names that are bytes), so that np.load gives back the labels
+ * fromnpz read; several inputs are matched by name (lib/classnames.h) before they are stacked.
  */
 #include <getopt.h>
 #include <stdio.h>
@@ -14,6 +18,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "classnames.h"
 #include "npy.h"
 #include "stream.h"
 #include "util.h"
@@ -77,6 +82,41 @@ static void check(const char *err, const char *out)
         die("%s: %s", out, err);
 }
 
+/* the classes cls [n] (indices into N) as N's names: one numpy string array, '<U' as long as the
+ * longest name in code points, or '|S' for bytes; into the archive as field `name` */
+static void add_names(npz_writer *w, const char *name, const classnames *N, const int32_t *cls, int64_t n,
+                      const char *out)
+{
+    size_t width = 1; /* characters of an element (numpy has no '<U0') */
+    uint32_t **u = emalloc((size_t)(N->n ? N->n : 1) * sizeof *u);
+    size_t *ulen = emalloc((size_t)(N->n ? N->n : 1) * sizeof *ulen);
+    for (int64_t k = 0; k < N->n; k++) {
+        if (N->bytes) {
+            u[k] = NULL, ulen[k] = N->len[k];
+        } else {
+            u[k] = ucs4(N->s[k], N->len[k], &ulen[k]);
+        }
+        width = ulen[k] > width ? ulen[k] : width;
+    }
+    size_t item = N->bytes ? width : 4 * width;
+    uint8_t *data = ecalloc((size_t)(n ? n : 1), item); /* the NULs numpy pads with */
+    for (int64_t i = 0; i < n; i++) {
+        int32_t c = cls[i];
+        if (N->bytes)
+            memcpy(data + (size_t)i * item, N->s[c], N->len[c]);
+        else
+            memcpy(data + (size_t)i * item, u[c], ulen[c] * 4);
+    }
+    char d[32];
+    snprintf(d, sizeof d, "%s%zu", N->bytes ? "|S" : "<U", width);
+    check(npz_add(w, name, d, 1, &n, data, (size_t)n * item), out);
+    for (int64_t k = 0; k < N->n; k++)
+        free(u[k]);
+    free(u);
+    free(ulen);
+    free(data);
+}
+
 int main(int argc, char **argv)
 {
     util_start(argc, argv, usage);
@@ -122,6 +162,13 @@ int main(int argc, char **argv)
         item[i] = (size_t)shape_numel(h->fields[i].ndim, h->fields[i].shape) * dtype_size(h->fields[i].dtype);
     int64_t n = 0;
     stream_record rec = {0};
+    /* the class field's names, per input: each one's classes matched with the others' by name */
+    int fc = header_field_find(h, "class");
+    if (fc >= 0 && (h->fields[fc].dtype != DT_I32 || h->fields[fc].ndim != 0 || h->batched))
+        fc = -1; /* (not the classes of items) */
+    classnames *names = ecalloc((size_t)nin, sizeof *names);
+    int64_t *upto = ecalloc((size_t)nin, sizeof *upto);
+    const char **src = ecalloc((size_t)nin, sizeof *src);
     for (int k = 0;; k++) {
         if (k) { /* the next input: the first's kind and fields, in order */
             if (k >= nin)
@@ -131,6 +178,9 @@ int main(int argc, char **argv)
         }
         if (own)
             header_add_input(own, in->header);
+        if (fc >= 0)
+            classnames_read(&names[k], in->name, in->header);
+        src[k] = argc > optind ? argv[optind + k] : "stdin";
         int batched = in->header->batched;
         while (stream_read(in, &rec)) {
             int64_t b = batched ? record_batch(&rec) : 1;
@@ -143,18 +193,35 @@ int main(int argc, char **argv)
             }
             n += b;
         }
+        upto[k] = n;
         if (k + 1 < nin) {
             record_free(&rec); /* the next input's records get buffers of their own */
             rec = (stream_record){0};
             stream_close(in);
         }
     }
+    classnames U = {0};
+    if (fc >= 0) { /* every input's classes checked against its names, all matched by name */
+        classnames_part *p = emalloc((size_t)nin * sizeof *p);
+        for (int k = 0; k < nin; k++) {
+            int64_t from = k ? upto[k - 1] : 0;
+            p[k] = (classnames_part){&names[k], (int32_t *)data[fc] + from, upto[k] - from, src[k]};
+            classnames_check(&names[k], src[k], p[k].cls, p[k].n);
+        }
+        classnames_unify(&U, p, nin);
+        free(p);
+        if (own && U.present)
+            classnames_set(own, &U);
+    }
     npz_writer *w = npz_create(f, level);
     for (int i = 0; i < h->nfields; i++) {
         const stream_field *fl = &h->fields[i];
         int64_t shape[TENSOR_MAXDIM + 1] = {n};
         memcpy(shape + 1, fl->shape, (size_t)fl->ndim * sizeof *shape);
-        check(npz_add(w, fl->name, descr(fl->dtype), fl->ndim + 1, shape, data[i], (size_t)n * item[i]), name);
+        if (i == fc && U.present)
+            add_names(w, fl->name, &U, (const int32_t *)data[i], n, name);
+        else
+            check(npz_add(w, fl->name, descr(fl->dtype), fl->ndim + 1, shape, data[i], (size_t)n * item[i]), name);
     }
     char *json;
     size_t jn;
@@ -188,6 +255,12 @@ int main(int argc, char **argv)
     free(u);
     for (int i = 0; i < h->nfields; i++)
         free(data[i]);
+    for (int k = 0; k < nin; k++)
+        classnames_free(&names[k]);
+    classnames_free(&U);
+    free(names);
+    free(upto);
+    free(src);
     record_free(&rec);
     stream_close(in);
     if (own)

@@ -1,6 +1,8 @@
 /* totsv: a stream's records as tab-separated text, one line per record (or per batch item), for
  * gnuplot, spreadsheets and quick looks. Tensor fields are flattened into columns named
- * field[i] (row-major); -f picks and orders the fields.
+ * field[i] (row-major); -f picks and orders the fields. In a stream whose classes are names (meta
+ * class_names, formats/stream.md) the class fields (class, predicted, class1, class2) show the
+ * names, a tab, newline, backslash or other control byte in one escaped (\t, \n, \\, \xNN).
  */
 #include <getopt.h>
 #include <stdio.h>
@@ -8,12 +10,38 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "classnames.h"
 #include "stream.h"
 #include "util.h"
 
 static const char *usage =
     "usage: totsv [-f FIELD,FIELD,...] [-n N] [FILE]\n"
     "  Prints a stream's records as TSV with one header line.\n";
+
+/* the fields that hold classes, shown as their names when the stream names them */
+static int is_class_field(const stream_field *f)
+{
+    static const char *const names[] = {"class", "predicted", "class1", "class2"};
+    for (size_t i = 0; i < sizeof names / sizeof *names; i++)
+        if (!strcmp(f->name, names[i]))
+            return f->dtype == DT_I32 && f->ndim == 0;
+    return 0;
+}
+
+/* name i of N as one TSV cell */
+static void put_name(const classnames *N, int64_t i)
+{
+    const unsigned char *s = (const unsigned char *)N->s[i];
+    for (size_t j = 0; j < N->len[i]; j++) {
+        unsigned char c = s[j];
+        if (c == '\t' || c == '\n' || c == '\r' || c == '\\')
+            printf("\\%c", c == '\t' ? 't' : c == '\n' ? 'n' : c == '\r' ? 'r' : '\\');
+        else if (c < 0x20 || c == 0x7f)
+            printf("\\x%02x", c);
+        else
+            putchar(c);
+    }
+}
 
 int main(int argc, char **argv)
 {
@@ -61,6 +89,8 @@ int main(int argc, char **argv)
         for (int i = 0; i < h->nfields; i++)
             if (!(h->fields[i].dtype == DT_U8 && h->fields[i].ndim >= 2)) /* images: [H, W] or [C, H, W] */
                 sel[ns++] = i;
+    classnames N;
+    classnames_read(&N, in->name, h);
     /* one plain header line, always (docs/cli.md) */
     for (int k = 0; k < ns; k++) {
         const stream_field *f = &h->fields[sel[k]];
@@ -88,7 +118,9 @@ int main(int argc, char **argv)
                     if (k || i)
                         putchar('\t');
                     double v = tensor_get(t, it * n + i);
-                    if (t->dtype == DT_F32 || t->dtype == DT_F64)
+                    if (N.present && is_class_field(f) && v >= 0 && v < N.n)
+                        put_name(&N, (int64_t)v);
+                    else if (t->dtype == DT_F32 || t->dtype == DT_F64)
                         printf("%.9g", v);
                     else
                         printf("%.0f", v);
@@ -98,6 +130,7 @@ int main(int argc, char **argv)
         }
     }
     close_stdout();
+    classnames_free(&N);
     free(buf);
     record_free(&rec);
     stream_close(in); /* frees the reader only: the rest of a stream cut short by -n is not read */

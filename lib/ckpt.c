@@ -13,16 +13,16 @@
 #include "util.h"
 
 
-void ckpt_match_ab(const model *m, double *a, double *b)
+int ckpt_match_ab(const model *m, double *a, double *b)
 {
     /* the loss's parameters {a_raw, b} sit together at the end of the block (lib/loss.h) */
     const model_view *va = model_view_find(m, "match.a_raw");
-    if (!va) {
-        *a = 1.0;
-        *b = 0.0;
-        return;
+    if (!va) { /* no placeholder: a = 1, b = 0 was read as a match probability (issue 44) */
+        *a = *b = NAN;
+        return 0;
     }
     loss_match_ab(m->params + va->offset, a, b);
+    return 1;
 }
 
 double ckpt_spe_se2(const model *m)
@@ -111,9 +111,10 @@ void ckpt_save(const char *path, const ckpt_info *ci, const model *m, const opti
     if (ci->resumed[0])
         header_set_str(h, "resumed", ci->resumed);
     double a, b;
-    ckpt_match_ab(m, &a, &b);
-    header_set_float(h, "match_a", a);
-    header_set_float(h, "match_b", b);
+    if (ckpt_match_ab(m, &a, &b)) { /* only a learned one (formats/checkpoint.md) */
+        header_set_float(h, "match_a", a);
+        header_set_float(h, "match_b", b);
+    }
     if (ci->blas_core[0])
         header_set_str(h, "blas_core", ci->blas_core);
     if (ci->code_path[0])

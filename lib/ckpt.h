@@ -73,9 +73,9 @@ int ckpt_input_field(const model *m, const stream_header *ih, const char *ckpt);
  * another kind or one without an integer step. Dies, naming path, on a file that is not a
  * hedge stream (train --resume looks at its output with it before any work) */
 int64_t ckpt_step_at(const char *path);
-/* a = softplus(a_raw), b of the match probability stored in the model's extra parameters
- * (1, 0 when the loss has none) */
-void ckpt_match_ab(const model *m, double *a, double *b);
+/* 1 with a = softplus(a_raw), b of the match probability the loss learned (the model's extra
+ * parameters match.a_raw, match.b: softcon, vib); 0 when the loss learns none, a and b NaN */
+int ckpt_match_ab(const model *m, double *a, double *b);
 /* SPE's s_e^2 = softplus(gamma) of the loss parameter spe.gamma; NaN when the loss has none */
 double ckpt_spe_se2(const model *m);
 

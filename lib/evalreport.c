@@ -69,8 +69,12 @@ void evalreport_notes(evalreport *R)
                      set, nb, "");
             }
             if (ids[i] == HEDGE_AP && !strncmp(r->why[HEDGE_ECE], "no match probability", 20)) {
-                note(R, "ap (%s): the embeddings have no match_a/match_b, so pairs are ranked by the distance of their "
-                        "means; ece: no match probability (give --match-a A --match-b B)%s%s", set, "", "");
+                if (!strcmp(r->why[HEDGE_ECE], "no match probability (give match_a, match_b)"))
+                    note(R, "ap (%s): the embeddings have no match_a/match_b, so pairs are ranked by the distance of "
+                            "their means; ece: no match probability (give --match-a A --match-b B)%s%s", set, "", "");
+                else /* the caller's reason: a loss that learns none (bin/evaluate, match_meta_ab) */
+                    note(R, "ap, ece (%s): %s: pairs are ranked by the distance of their means, and there is no ece "
+                            "(give --match-a A --match-b B)%s", set, r->why[HEDGE_ECE], "");
                 done[1] = 1; /* ece's */
             }
             if (done[i] || !r->why[ids[i]][0])

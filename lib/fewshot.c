@@ -49,6 +49,8 @@ void fewshot_items_read(const char *path, fewshot_items *it, stream_reader **rd)
     it->id = M->id;
     it->occ = M->occ;
     it->nocc = M->nocc;
+    it->names = M->names;
+    M->names = (classnames){0};
     M->cls = NULL;
     M->id = NULL;
     M->occ = NULL;
@@ -56,7 +58,7 @@ void fewshot_items_read(const char *path, fewshot_items *it, stream_reader **rd)
     *rd = r;
 }
 
-void fewshot_check_alike(const fewshot_items *S, const fewshot_items *Q)
+void fewshot_check_alike(fewshot_items *S, fewshot_items *Q)
 {
     if (S->D != Q->D)
         die("the support embeddings have %d dimensions, the queries %d", S->D, Q->D);
@@ -66,6 +68,14 @@ void fewshot_check_alike(const fewshot_items *S, const fewshot_items *Q)
         die("the support embeddings have %d component%s (%s: mu [%d, %d]), the queries %d (%s: mu [%d, %d]): "
             "expected one model's embeddings, the same C",
             S->C, S->C == 1 ? "" : "s", S->name, S->C, S->D, Q->C, Q->name, Q->C, Q->D);
+    classnames U;
+    classnames_unify(&U, (classnames_part[]){{&S->names, S->cls, S->n, S->name}, {&Q->names, Q->cls, Q->n, Q->name}},
+                     2);
+    if (U.present) {
+        classnames_free(&S->names), classnames_free(&Q->names);
+        classnames_copy(&S->names, &U);
+        Q->names = U;
+    }
 }
 
 void fewshot_items_free(fewshot_items *it)
@@ -75,6 +85,7 @@ void fewshot_items_free(fewshot_items *it)
     free(it->cls);
     free(it->id);
     free(it->occ);
+    classnames_free(&it->names);
 }
 
 /* the sorted distinct classes of a stream */

@@ -31,6 +31,7 @@
  */
 #ifndef HEDGE_FEWSHOT_H
 #define HEDGE_FEWSHOT_H
+#include "classnames.h"
 #include <stdint.h>
 #include <stdio.h>
 
@@ -57,12 +58,15 @@ typedef struct {
     int64_t *id;      /* (n) */
     uint8_t *occ;     /* (n, nocc) or NULL */
     int nocc;
+    classnames names; /* meta class_names: cls indexes them (present 0: integer classes) */
 } fewshot_items;
 
 /* reads the embedding stream at PATH (dies without 'class' or 'id'); *rd stays open for its header */
 void fewshot_items_read(const char *path, fewshot_items *it, stream_reader **rd);
-/* dies unless the support S and queries Q are embeddings of one model: the same D and C */
-void fewshot_check_alike(const fewshot_items *S, const fewshot_items *Q);
+/* dies unless the support S and queries Q are embeddings of one model: the same D and C; their
+ * classes matched by name when they are names (lib/classnames.h: both renumbered into the union
+ * of their names, which both names become) */
+void fewshot_check_alike(fewshot_items *S, fewshot_items *Q);
 void fewshot_items_free(fewshot_items *it);
 
 /* the classes present in both streams and, per class, its images in record order */

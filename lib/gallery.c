@@ -26,7 +26,7 @@ double *gallery_uncertainty(const match_set *S)
 
 const char *gallery_uncertainty_kind(const match_set *S) { return S->eta ? "eta" : S->var ? "var" : NULL; }
 
-gallery gallery_read(const char *const *paths, int n, const match_set *Q, int distance, int exclude_id, int need_u,
+gallery gallery_read(const char *const *paths, int n, match_set *Q, const char *qname, int distance, int exclude_id, int need_u,
                      stream_reader **gin)
 {
     gallery G = {.owned = 1};
@@ -35,6 +35,8 @@ gallery gallery_read(const char *const *paths, int n, const match_set *Q, int di
     for (int i = 0; i < n; i++)
         len += strlen(paths[i]) + 1;
     G.names = ecalloc(len, 1);
+    /* each stream's class names, kept to match all of them with the queries' at the end */
+    classnames *cn = ecalloc((size_t)n, sizeof *cn);
     for (int i = 0; i < n; i++) {
         gin[i] = stream_open_path(paths[i]);
         match_set *S = match_set_read(gin[i]);
@@ -78,8 +80,27 @@ gallery gallery_read(const char *const *paths, int n, const match_set *Q, int di
         if (i)
             strcat(G.names, ",");
         strcat(G.names, paths[i]);
+        cn[i] = S->names; /* (handed over) */
+        S->names = (classnames){0};
         match_set_free(S);
     }
+    /* the queries and every stream matched by name: the classes renumbered into their union,
+     * which the queries' names become (what the caller writes) */
+    classnames_part *p = emalloc((size_t)(n + 1) * sizeof *p);
+    p[0] = (classnames_part){&Q->names, Q->cls, Q->n, qname};
+    int64_t at = 0;
+    for (int i = 0; i < n; at += G.part_n[i], i++)
+        p[i + 1] = (classnames_part){&cn[i], G.cls + at, G.part_n[i], gin[i]->name};
+    classnames U;
+    classnames_unify(&U, p, n + 1);
+    if (U.present) {
+        classnames_free(&Q->names);
+        Q->names = U;
+    }
+    for (int i = 0; i < n; i++)
+        classnames_free(&cn[i]);
+    free(cn);
+    free(p);
     return G;
 }
 

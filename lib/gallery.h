@@ -9,7 +9,7 @@
  * are opened there and left open for the caller's provenance (the caller closes them).
  *
  *   stream_reader *gin[2];
- *   gallery G = gallery_read(paths, 2, Q, cosine, exclude_id, need_u, gin);   // or gallery_self
+ *   gallery G = gallery_read(paths, 2, Q, "q.hs", cosine, exclude_id, need_u, gin);   // or gallery_self
  *   int64_t *ex = gallery_exclude(0, exclude_id, G.id, G.n, Q->id + q0, q0, nq, G.names);
  *   gallery_free(&G);
  */
@@ -34,10 +34,11 @@ typedef struct {
 } gallery;
 
 /* the union of the streams paths[0 .. n) (opened into gin[0 .. n)): the same D as the queries Q, a
- * class each; with exclude_id over several streams, an `id` field each; with need_u, the same
+ * class each, matched with Q's by name when they are names (match_sets_unify: Q's classes and
+ * names are renumbered too); with exclude_id over several streams, an `id` field each; with need_u, the same
  * uncertainty kind in every stream (that of the first); distance (MATCH_DISTANCE_*) cosine: unit
  * means; mls: the variances too (match_mls_check). Dies naming the stream otherwise. */
-gallery gallery_read(const char *const *paths, int n, const match_set *Q, int distance, int exclude_id, int need_u,
+gallery gallery_read(const char *const *paths, int n, match_set *Q, const char *qname, int distance, int exclude_id, int need_u,
                      stream_reader **gin);
 /* the queries as their own gallery: their means qm (already unit with cosine), and their variances
  * (borrowed) when they have them */

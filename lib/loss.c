@@ -63,6 +63,11 @@ const loss_kind *const loss_kinds[] = {
     NULL,
 };
 
+int loss_learns_match(const loss_kind *L)
+{
+    return L->nparams >= 2 && L->param_names && !strcmp(L->param_names[0], "match.a_raw");
+}
+
 const loss_kind *loss_find(const char *name)
 {
     if (!name)

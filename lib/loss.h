@@ -127,6 +127,8 @@ struct loss_kind {
 };
 
 const loss_kind *loss_find(const char *name);
+/* 1 when the loss learns a match probability (its parameters match.a_raw, match.b: softcon, vib) */
+int loss_learns_match(const loss_kind *L);
 /* the loss a run trains without --loss: softcon for point embeddings, vib for stochastic ones */
 const char *loss_default_name(int stochastic);
 /* the losses owning the settings of bit, as text for a message: "spe", "triplet and hetriplet",

@@ -8,6 +8,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "loss.h"
 #include "mls.h"
 #include "util.h"
 
@@ -143,6 +144,28 @@ match_layout match_check_header(const char *src, const stream_header *h)
     return L;
 }
 
+int match_meta_ab(const stream_header *h, double *a, double *b, char *why, size_t why_len)
+{
+    *a = *b = NAN;
+    if (!header_meta(h, "match_a") || !header_meta(h, "match_b")) {
+        if (why)
+            snprintf(why, why_len, "no match_a / match_b (the learned a and b of the match probability)");
+        return 0;
+    }
+    const char *loss = header_str(h, "loss", NULL);
+    const loss_kind *L = loss ? loss_find(loss) : NULL;
+    if (L && !loss_learns_match(L)) {
+        if (why)
+            snprintf(why, why_len,
+                     "no match probability: its loss %s learns none (its match_a %g, match_b %g are the placeholder "
+                     "embed wrote before)", loss, header_float(h, "match_a", 0), header_float(h, "match_b", 0));
+        return 0;
+    }
+    *a = header_float(h, "match_a", 0);
+    *b = header_float(h, "match_b", 0);
+    return 1;
+}
+
 match_set *match_set_read(stream_reader *r)
 {
     const stream_header *h = r->header;
@@ -216,7 +239,28 @@ match_set *match_set_read(stream_reader *r)
     record_free(&rec);
     if (!S->n)
         die("%s: the stream has no records (nothing to evaluate)", r->name);
+    if (ci >= 0) { /* class names: every class an index into them */
+        classnames_read(&S->names, r->name, h);
+        classnames_check(&S->names, r->name, S->cls, S->n);
+    }
     return S;
+}
+
+void match_sets_unify(match_set *const *S, const char *const *src, int n)
+{
+    classnames_part *p = emalloc((size_t)n * sizeof *p);
+    for (int i = 0; i < n; i++)
+        p[i] = (classnames_part){&S[i]->names, S[i]->cls, S[i]->cls ? S[i]->n : 0, src[i]};
+    classnames U;
+    classnames_unify(&U, p, n);
+    free(p);
+    if (!U.present)
+        return;
+    for (int i = 0; i < n; i++) {
+        classnames_free(&S[i]->names);
+        classnames_copy(&S[i]->names, &U);
+    }
+    classnames_free(&U);
 }
 
 match_emb match_set_emb(const match_set *S, int64_t i)
@@ -298,6 +342,7 @@ void match_set_free(match_set *S)
     free(S->eta);
     free(S->occ);
     free(S->corrupt);
+    classnames_free(&S->names);
     free(S);
 }
 

@@ -39,6 +39,7 @@
 #define HEDGE_MATCH_H
 #include <stdint.h>
 
+#include "classnames.h"
 #include "rng.h"
 #include "stream.h"
 
@@ -108,10 +109,22 @@ typedef struct {
     uint8_t *occ;     /* (n, nocc), NULL without an `occluded` field */
     int nocc;
     uint8_t *corrupt; /* (n), NULL without a `corrupt` field (0/1: a low-quality item, fromnpz) */
+    classnames names; /* meta class_names (cls indexes it; present 0: integer classes), checked */
 } match_set;
+/* The match probability of an embeddings stream (formats/stream.md): 1 with its meta match_a,
+ * match_b in *a, *b; 0 without them, or when its meta `loss` names a loss that learns none
+ * (embed wrote a = 1, b = 0 for those before: a placeholder, not a probability), with why
+ * (why_len bytes, may be NULL) saying which. */
+int match_meta_ab(const stream_header *h, double *a, double *b, char *why, size_t why_len);
+
 /* reads every record of r, whose header must pass match_check_header; dies on an empty stream
  * ("no records") */
 match_set *match_set_read(stream_reader *r);
+/* the n distinct sets S[i] (src[i] their names), read to be used together (queries and a gallery,
+ * support and queries), matched by name (lib/classnames.h): each one's classes renumbered into
+ * the union of their class names, which every S[i]->names becomes; nothing changes when none is
+ * named. Dies when one is named and another not, or str names meet bytes. */
+void match_sets_unify(match_set *const *S, const char *const *src, int n);
 match_emb match_set_emb(const match_set *S, int64_t i);
 void match_set_free(match_set *S);
 /* each item's centre, the mean of its C component means (n, D; the distance of knn -d mean and

@@ -2,6 +2,7 @@
 #include "npy.h"
 
 #include <errno.h>
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -95,7 +96,7 @@ void npy_shape_str(const npy_array *a, char *out, size_t size)
 /* what each reader takes, for messages */
 static const char *expected(int any)
 {
-    return any ? "integers (i1..i8, u1..u8), floats (f4, f8) or bool"
+    return any ? "integers (i1..i8, u1..u8), floats (f2, f4, f8), bool or strings (U, S)"
                : "an integer type (i1..i8, u1..u8; the generator writes '<i8')";
 }
 
@@ -184,7 +185,23 @@ static const char *parse(const uint8_t *b, size_t n, const char *name, npy_array
     int size = d[0] && d[1] ? atoi(d + 2) : 0;
     int known = (d[0] == '<' || d[0] == '>' || d[0] == '|') && strlen(d) == 3 && (d[0] != '|' || size == 1) &&
                 (((d[1] == 'i' || d[1] == 'u') && (size == 1 || size == 2 || size == 4 || size == 8)) ||
-                 (any && d[1] == 'f' && (size == 4 || size == 8)) || (any && d[1] == 'b' && size == 1));
+                 (any && d[1] == 'f' && (size == 2 || size == 4 || size == 8)) || (any && d[1] == 'b' && size == 1));
+    /* strings: '<U5' (UCS-4, 4 bytes a character, either byte order), '|S5' (bytes); 1 to
+     * NPY_MAX_CHARS characters (digits only after the letter, as numpy writes them) */
+    size_t digits = d[0] && d[1] ? strspn(d + 2, "0123456789") : 0;
+    int text = any && (d[1] == 'U' || d[1] == 'S') && digits >= 1 && digits <= 7 && !d[2 + digits] &&
+               (d[1] == 'U' ? d[0] == '<' || d[0] == '>' : d[0] == '|') && size >= 1 && size <= NPY_MAX_CHARS;
+    if (any && (d[1] == 'U' || d[1] == 'S') && !text) {
+        char sh[96];
+        npy_shape_str(a, sh, sizeof sh);
+        return errmsg("%s is '%s' %s: expected strings of 1 to %d characters, '<U', '>U' (UCS-4) or '|S' (bytes)",
+                      name, d, sh, NPY_MAX_CHARS);
+    }
+    if (text) {
+        known = 1;
+        a->chars = size;
+        size *= d[1] == 'U' ? 4 : 1;
+    }
     if (!known && !any)
         return errmsg("%s: dtype '%s' is not an integer type (the generator writes '<i8'; "
                         "i1..i8 and u1..u8 are read)", name, d);
@@ -194,7 +211,7 @@ static const char *parse(const uint8_t *b, size_t n, const char *name, npy_array
         return errmsg("%s is '%s' %s: expected %s", name, d, sh, expected(1));
     }
     a->big = d[0] == '>';
-    a->is_unsigned = d[1] == 'u' || d[1] == 'b';
+    a->is_unsigned = d[1] == 'u' || d[1] == 'b' || text;
     a->kind = d[1] == 'b' ? 'b' : d[1];
     a->size = size;
     /* every dimension, and the product of the non-zero ones, at most NPY_MAX_COUNT: a zero beside
@@ -212,6 +229,9 @@ static const char *parse(const uint8_t *b, size_t n, const char *name, npy_array
     a->count = 1;
     for (int i = 0; i < a->ndim; i++)
         a->count *= a->shape[i];
+    if (text && a->count > NPY_MAX_BYTES / size) /* (numbers: at most 8 bytes each, so within) */
+        return errmsg("%s: '%s' %s is %lld x %d bytes: expected at most %lld (1 GiB)", name, d, sh,
+                      (long long)a->count, size, (long long)NPY_MAX_BYTES);
     a->offset = start + hlen;
     a->filesize = a->offset + (size_t)a->count * size;
     if (header_only)
@@ -243,9 +263,11 @@ const char *npy_dtype_name(const npy_array *a)
     static const char *uints[] = {"uint8", "uint16", 0, "uint32", 0, 0, 0, "uint64"};
     static char quoted[sizeof a->descr + 2];
     switch (a->kind) {
-    case 0: snprintf(quoted, sizeof quoted, "'%s'", a->descr); return quoted;
+    case 0:
+    case 'U':
+    case 'S': snprintf(quoted, sizeof quoted, "'%s'", a->descr); return quoted;
     case 'b': return "bool";
-    case 'f': return a->size == 4 ? "float32" : "float64";
+    case 'f': return a->size == 2 ? "float16" : a->size == 4 ? "float32" : "float64";
     case 'u': return uints[a->size - 1];
     default: return ints[a->size - 1];
     }
@@ -261,11 +283,23 @@ static uint64_t raw(const npy_array *a, int64_t i)
     return v;
 }
 
+/* IEEE 754 binary16 h as a double (exact: every half is a double) */
+static double half(uint32_t h)
+{
+    int e = (int)(h >> 10 & 0x1f);
+    double m = (double)(h & 0x3ff), s = h >> 15 ? -1 : 1;
+    if (e == 0x1f)
+        return m ? NAN : s * INFINITY;
+    return e ? s * ldexp(1024 + m, e - 25) : s * ldexp(m, -24); /* normal; subnormal (and zero) */
+}
+
 double npy_get_f64(const npy_array *a, int64_t i)
 {
     if (a->kind != 'f')
         return a->kind == 'u' && a->size == 8 ? (double)raw(a, i) : (double)npy_get(a, i);
     uint64_t v = raw(a, i);
+    if (a->size == 2)
+        return half((uint32_t)v);
     if (a->size == 4) {
         uint32_t u = (uint32_t)v;
         float f;
@@ -275,6 +309,59 @@ double npy_get_f64(const npy_array *a, int64_t i)
     double x;
     memcpy(&x, &v, 8);
     return x;
+}
+
+/* code point j of a 'U' element at p */
+static uint32_t ucs4_at(const uint8_t *p, int j, int big)
+{
+    const uint8_t *q = p + 4 * j;
+    return big ? (uint32_t)q[0] << 24 | (uint32_t)q[1] << 16 | (uint32_t)q[2] << 8 | q[3]
+               : (uint32_t)q[3] << 24 | (uint32_t)q[2] << 16 | (uint32_t)q[1] << 8 | q[0];
+}
+
+const char *npy_get_text(const npy_array *a, int64_t i, char *out, size_t *len)
+{
+    const uint8_t *p = a->data + i * a->size;
+    *len = 0;
+    if (a->kind == 'S') {
+        size_t k = (size_t)a->size;
+        while (k && !p[k - 1]) /* numpy's rule: trailing NULs are not part of the string */
+            k--;
+        if (memchr(p, 0, k))
+            return errmsg("element %lld holds a NUL byte inside: expected names without one", (long long)i);
+        memcpy(out, p, k);
+        *len = k;
+        return NULL;
+    }
+    int k = a->chars;
+    while (k && !ucs4_at(p, k - 1, a->big))
+        k--;
+    size_t n = 0;
+    for (int j = 0; j < k; j++) {
+        uint32_t c = ucs4_at(p, j, a->big);
+        if (!c)
+            return errmsg("element %lld holds a NUL character inside: expected names without one", (long long)i);
+        if (c > 0x10ffff || (c >= 0xd800 && c <= 0xdfff))
+            return errmsg("element %lld holds U+%04X, which is no Unicode character (a surrogate or beyond U+10FFFF)",
+                          (long long)i, (unsigned)c);
+        if (c < 0x80) {
+            out[n++] = (char)c;
+        } else if (c < 0x800) {
+            out[n++] = (char)(0xc0 | c >> 6);
+            out[n++] = (char)(0x80 | (c & 0x3f));
+        } else if (c < 0x10000) {
+            out[n++] = (char)(0xe0 | c >> 12);
+            out[n++] = (char)(0x80 | (c >> 6 & 0x3f));
+            out[n++] = (char)(0x80 | (c & 0x3f));
+        } else {
+            out[n++] = (char)(0xf0 | c >> 18);
+            out[n++] = (char)(0x80 | (c >> 12 & 0x3f));
+            out[n++] = (char)(0x80 | (c >> 6 & 0x3f));
+            out[n++] = (char)(0x80 | (c & 0x3f));
+        }
+    }
+    *len = n;
+    return NULL;
 }
 
 uint64_t npy_get_u64(const npy_array *a, int64_t i)

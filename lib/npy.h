@@ -6,7 +6,8 @@
  * fuzz_npy feeds it arbitrary bytes through digits_ids_parse and npzimport_read.
  *
  *   .npy   versions 1 to 3; dtype '<i8' and the other integer types i1..i8, u1..u8 in either
- *          byte order (npy_parse_any: also f4, f8 and b1, for fromnpz); C order; at most 8
+ *          byte order (npy_parse_any: also f2, f4, f8, b1 and strings, '<U' / '>U' (UCS-4) and
+ *          '|S' (bytes) of 1 to NPY_MAX_CHARS characters, for fromnpz); C order; at most 8
  *          dimensions, each and the product of the non-zero ones at most NPY_MAX_COUNT, and so
  *          the data at most NPY_MAX_BYTES; a header at most NPY_MAX_HEADER bytes
  *   .npz   a zip archive, members stored or deflated (CRC checked), no encryption; sizes in
@@ -40,12 +41,14 @@
 #define NPY_MAX_BYTES (1LL << 30)   /* a file or member larger than 1 GiB is refused */
 #define NPY_MAX_COUNT (NPY_MAX_BYTES / 8) /* elements of an array (2^27: 1 GiB of float64) */
 #define NPY_MAX_HEADER 65536        /* bytes of an .npy header (numpy's np.load takes 10,000) */
+#define NPY_MAX_CHARS 65536         /* characters of one string element ('<U65536') */
 
 /* one .npy array: the header's dtype and shape, and where its data starts */
 typedef struct {
     char descr[16];
     int big, is_unsigned, size;   /* byte order, signedness and bytes of an element */
-    char kind;                    /* 'i', 'u', 'f' (float) or 'b' (bool) */
+    char kind;                    /* 'i', 'u', 'f' (float), 'b' (bool), 'U' (UCS-4 text), 'S' (bytes) */
+    int chars;                    /* 'U', 'S': characters of an element ('<U5': 5, size 20) */
     int ndim;
     int64_t shape[8];
     int64_t count;                /* elements */
@@ -56,17 +59,22 @@ typedef struct {
 
 /* parses the .npy of integers in b[0..n) (name: for messages); NULL, or what is wrong */
 const char *npy_parse(const uint8_t *b, size_t n, const char *name, npy_array *a);
-/* the same, and floats ('<f4', '<f8', either byte order) and bool ('|b1') */
+/* the same, and floats ('<f2', '<f4', '<f8', either byte order), bool ('|b1') and strings
+ * ('<U5', '>U5', '|S5') */
 const char *npy_parse_any(const uint8_t *b, size_t n, const char *name, npy_array *a);
-/* numpy's name of the dtype: "int64", "uint8", "float32", "bool", ...; for a dtype that is not
- * read, as the header spells it, quoted: "'<f2'" */
+/* numpy's name of the dtype: "int64", "uint8", "float16", "bool", ...; for a string or a dtype
+ * that is not read, as the header spells it, quoted: "'<U5'", "'<c8'" */
 const char *npy_dtype_name(const npy_array *a);
 /* element i of an integer array as int64; an unsigned 64-bit value above INT64_MAX reads as INT64_MAX */
 int64_t npy_get(const npy_array *a, int64_t i);
 /* element i of an integer array, all 64 bits as they are (a uint64 above INT64_MAX too) */
 uint64_t npy_get_u64(const npy_array *a, int64_t i);
-/* element i of any array as a double (exact for floats; integers beyond 2^53 rounded) */
+/* element i of any array of numbers as a double (exact for floats; integers beyond 2^53 rounded) */
 double npy_get_f64(const npy_array *a, int64_t i);
+/* element i of a string array ('U', 'S') as text: UTF-8 for 'U', the bytes for 'S', without the
+ * trailing NULs numpy pads with, into out (a->size bytes at least), *len bytes of it; NULL, or
+ * what is wrong ("element 3 holds a NUL character inside: ...", a surrogate, beyond U+10FFFF) */
+const char *npy_get_text(const npy_array *a, int64_t i, char *out, size_t *len);
 /* "(2, 3, 4)" into out */
 void npy_shape_str(const npy_array *a, char *out, size_t size);
 /* 1 when b[0..n) starts as a zip archive does (a local file header or an empty archive's end) */

@@ -7,6 +7,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "classnames.h"
 #include "npy.h"
 #include "util.h"
 
@@ -212,6 +213,9 @@ static void drop(array *x)
     x->a.data = NULL;
 }
 
+/* 1 when x holds strings ('<U', '|S'), not numbers */
+static int is_text(const array *x) { return x->a.kind == 'U' || x->a.kind == 'S'; }
+
 /* the array that plays role r: the option's name (must exist), else the default names in turn */
 static array *pick(const options *o, array *v, int nv, int r)
 {
@@ -233,6 +237,9 @@ static array *pick(const options *o, array *v, int nv, int r)
     read_header(x);
     if (x->err)
         die("%s: %s", o->input, x->err);
+    if (is_text(x) && r != NPZIMPORT_CLASS)
+        REFUSE(o, x, "expected numbers (integers, floats or bool): of the arrays only the labels (--class) may be "
+               "names");
     x->role = r;
     return x;
 }
@@ -268,7 +275,7 @@ static float *to_f32(const options *o, array *x, int nonneg, int64_t cols)
 /* the integers of x (fetched) as int64, each value in [lo, hi] */
 static int64_t *ints(const options *o, const array *x, int64_t lo, int64_t hi, const char *what)
 {
-    if (x->a.kind == 'f')
+    if (x->a.kind == 'f' || is_text(x))
         REFUSE(o, x, "expected integers (%s)", what);
     int64_t *v = emalloc((size_t)(x->a.count ? x->a.count : 1) * sizeof *v);
     int u64 = x->a.kind == 'u' && x->a.size == 8;
@@ -327,6 +334,48 @@ static uint8_t *to_u8(const options *o, array *x)
         u[i] = (uint8_t)lrint(npy_get_f64(&x->a, i) * (scale == 1 ? 255 : 1));
     drop(x);
     return u;
+}
+
+/* the labels as classes: integers as they are (int32), names (strings) as their indices into the
+ * sorted distinct names, left in N (formats/stream.md, "Class names"); floats are no classes */
+static int32_t *to_classes(const options *o, array *x, classnames *N)
+{
+    memset(N, 0, sizeof *N);
+    if (x->a.kind == 'f')
+        REFUSE(o, x, "expected the classes as integers (any width) or as names (strings: '<U' or '|S'); a float is "
+               "no class");
+    int64_t n = x->a.count;
+    int32_t *cls = emalloc((size_t)(n ? n : 1) * sizeof *cls);
+    if (!is_text(x)) {
+        int64_t *v64 = to_i64(o, x, INT32_MIN, INT32_MAX, "int32 classes");
+        for (int64_t i = 0; i < n; i++)
+            cls[i] = (int32_t)v64[i];
+        free(v64);
+        return cls;
+    }
+    fetch(o, x);
+    /* each name's bytes one after the other (UTF-8 is never longer than UCS-4) */
+    size_t cap = 1 << 16, used = 0, *off = emalloc((size_t)(n ? n : 1) * sizeof *off),
+           *len = emalloc((size_t)(n ? n : 1) * sizeof *len);
+    char *buf = emalloc(cap);
+    for (int64_t i = 0; i < n; i++) {
+        if (cap - used < (size_t)x->a.size)
+            buf = erealloc(buf, cap = 2 * cap + (size_t)x->a.size);
+        const char *err = npy_get_text(&x->a, i, buf + used, &len[i]);
+        if (err) {
+            free(off), free(len), free(buf);
+            REFUSE_FREE(cls, o, x, "%s", err);
+        }
+        off[i] = used;
+        used += len[i];
+    }
+    drop(x);
+    char **s = emalloc((size_t)(n ? n : 1) * sizeof *s);
+    for (int64_t i = 0; i < n; i++)
+        s[i] = buf + off[i];
+    classnames_from(N, o->input, what(x), n, s, len, x->a.kind == 'S', cls);
+    free(s), free(off), free(len), free(buf);
+    return cls;
 }
 
 static void add_column(column *c, int *nc, const char *name, int dtype, int ndim, const int64_t *shape, void *data)
@@ -480,6 +529,11 @@ static void pick_extras(npzimport *im, const options *o)
             warn("note: %s: %s: left out", o->input, e->err);
             continue;
         }
+        if (is_text(e)) {
+            warn("note: %s: array '%s' is %s %s: strings, and of the strings only the labels (--class) are read: "
+                 "left out", o->input, e->label, npy_dtype_name(&e->a), shape_of(&e->a));
+            continue;
+        }
         if (!rows) {
             warn("note: %s: array '%s' %s %s has not one row per item of '%s' (%lld): left out", o->input,
                  e->label, npy_dtype_name(&e->a), shape_of(&e->a), m->label, (long long)im->n);
@@ -548,11 +602,7 @@ void npzimport_read(npzimport *im, const npzimport_options *o)
         add_column(col, &im->ncol, "image", DT_U8, m->a.ndim - 1, m->a.shape + 1, to_u8(o, m));
     }
     if (x[NPZIMPORT_CLASS]) {
-        int64_t *v64 = to_i64(o, x[NPZIMPORT_CLASS], INT32_MIN, INT32_MAX, "int32 classes");
-        im->cls = emalloc((size_t)n * sizeof *im->cls);
-        for (int64_t i = 0; i < n; i++)
-            im->cls[i] = (int32_t)v64[i];
-        free(v64);
+        im->cls = to_classes(o, x[NPZIMPORT_CLASS], &im->names);
         add_column(col, &im->ncol, "class", DT_I32, 0, NULL, im->cls);
     }
     int64_t *ids;
@@ -615,6 +665,8 @@ stream_header *npzimport_header(const npzimport *im, const npzimport_options *o,
         header_set_tensor(h, "classes", t);
         tensor_free(t);
         free(s);
+        if (im->names.present)
+            classnames_set(h, &im->names);
     }
     return h;
 }
@@ -641,5 +693,6 @@ void npzimport_free(npzimport *im)
     }
     free(im->v);
     free(im->buf);
+    classnames_free(&im->names);
     memset(im, 0, sizeof *im);
 }

@@ -7,13 +7,16 @@
  *
  * Roles: the array that plays each role is named by an option (it must exist) or found under its
  * default name (class: also labels, label). Conversions: mu, var, eta and float extras to float32
- * (finite; var >= 0), features to float32 (finite; [n, F], or [n, 1, F]: the mu of a C = 1
- * embeddings stream), class to int32, id to int64 (default: the item's index), corrupt to uint8
+ * from any numeric dtype (float16, float64, integers, bool; then checked finite; var >= 0),
+ * features to float32 (finite; [n, F], or [n, 1, F]: the mu of a C = 1 embeddings stream), class
+ * to int32 from integers, or from names ('<U', '|S' strings: their indices into the sorted
+ * distinct names, kept in names and written as meta class_names, lib/classnames.h; floats are
+ * refused), id to int64 (default: the item's index), corrupt to uint8
  * (0 or 1), images to uint8 (floats in [0, 1] scaled by 255 or in [0, 255], rounded; --range
  * decides), integer extras to int32 when they fit, else int64, bool/uint8 extras as uint8.
  * Extras without one row per item or not of numbers (tonpz's header, a string) are left out with
- * a note on stderr; numbers that cannot be read (float16, complex) and names that cannot be field
- * names (not UTF-8, a control character) are refused: --skip them.
+ * a note on stderr; numbers that cannot be read (complex) and names that cannot be field names
+ * (not UTF-8, a control character) are refused: --skip them.
  *
  * Only what is used is inflated: the zip's central directory first, then the .npy header of each
  * array looked at (a role's, or an extra not skipped), then the data of the arrays used, one at a
@@ -40,6 +43,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "classnames.h"
 #include "stream.h"
 
 #define NPZIMPORT_MAX_BYTES (2LL << 30) /* the arrays used, inflated, at most 2 GiB together */
@@ -84,6 +88,7 @@ typedef struct {
     int64_t n, C, D;                     /* items; embeddings: components and dimensions;
                                           * features: C 1, D the vectors' length F */
     int32_t *cls;                        /* [n] the classes, NULL without */
+    classnames names;                    /* labels that were names: cls indexes them (present 0: integers) */
     npzimport_column col[STREAM_MAXFIELDS];
     int ncol;
 } npzimport;

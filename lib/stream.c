@@ -1206,3 +1206,97 @@ char *stream_raw_json(const unsigned char *raw, size_t len)
         die("out of memory");
     return text;
 }
+
+/* ------------------------------------------------------------------ arrays of strings in meta */
+
+static const char *meta_type_name(const stream_meta *m)
+{
+    switch (m->type) {
+    case META_INT: return "an int";
+    case META_FLOAT: return "a float";
+    case META_STR: return "a str";
+    case META_BOOL: return "a bool";
+    case META_TENSOR: return "a tensor";
+    default: return "a value of another type";
+    }
+}
+
+static const char *object_type_name(const msgpack_object *o)
+{
+    switch (o->type) {
+    case MSGPACK_OBJECT_NIL: return "nil";
+    case MSGPACK_OBJECT_BOOLEAN: return "a bool";
+    case MSGPACK_OBJECT_POSITIVE_INTEGER:
+    case MSGPACK_OBJECT_NEGATIVE_INTEGER: return "an int";
+    case MSGPACK_OBJECT_FLOAT32:
+    case MSGPACK_OBJECT_FLOAT64: return "a float";
+    case MSGPACK_OBJECT_ARRAY: return "an array";
+    case MSGPACK_OBJECT_MAP: return "a map";
+    case MSGPACK_OBJECT_EXT: return "an ext";
+    default: return "a value of another type";
+    }
+}
+
+const char *stream_meta_strings(const stream_meta *m, int64_t *n, char ***s, size_t **len, int *bytes)
+{
+    *n = 0, *s = NULL, *len = NULL, *bytes = 0;
+    if (m->type != META_RAW)
+        return errmsg("is %s: expected an array of names (str or bin)", meta_type_name(m));
+    msgpack_zone z;
+    msgpack_zone_init(&z, 2048);
+    msgpack_object o;
+    const unsigned char *p = m->raw;
+    const char *err = NULL;
+    if (mp_build(&p, m->raw + m->rawlen, &z, &o, 0) != 0)
+        err = errmsg("is not msgpack");
+    else if (o.type != MSGPACK_OBJECT_ARRAY)
+        err = errmsg("is %s: expected an array of names (str or bin)", object_type_name(&o));
+    int64_t k = err ? 0 : o.via.array.size;
+    for (int64_t i = 0; i < k && !err; i++) {
+        const msgpack_object *e = &o.via.array.ptr[i];
+        int bin = e->type == MSGPACK_OBJECT_BIN;
+        if (!bin && e->type != MSGPACK_OBJECT_STR)
+            err = errmsg("name %lld is %s: expected names, all str (text) or all bin (bytes)", (long long)i,
+                         object_type_name(e));
+        else if (i && bin != *bytes)
+            err = errmsg("name %lld is %s, name 0 %s: expected all str (text) or all bin (bytes)", (long long)i,
+                         bin ? "bin (bytes)" : "str (text)", *bytes ? "bin" : "str");
+        *bytes = bin;
+    }
+    if (!err) {
+        *s = emalloc((size_t)(k ? k : 1) * sizeof **s);
+        *len = emalloc((size_t)(k ? k : 1) * sizeof **len);
+        for (int64_t i = 0; i < k; i++) {
+            const msgpack_object *e = &o.via.array.ptr[i];
+            const char *b = *bytes ? e->via.bin.ptr : e->via.str.ptr;
+            size_t l = *bytes ? e->via.bin.size : e->via.str.size;
+            (*s)[i] = emalloc(l + 1);
+            if (l)
+                memcpy((*s)[i], b, l);
+            (*s)[i][l] = 0;
+            (*len)[i] = l;
+        }
+        *n = k;
+    }
+    msgpack_zone_destroy(&z);
+    return err;
+}
+
+void stream_set_strings(stream_header *h, const char *key, int64_t n, char *const *s, const size_t *len, int bytes)
+{
+    msgpack_sbuffer sb;
+    msgpack_sbuffer_init(&sb);
+    msgpack_packer pk;
+    msgpack_packer_init(&pk, &sb, msgpack_sbuffer_write);
+    msgpack_pack_array(&pk, (size_t)n);
+    for (int64_t i = 0; i < n; i++) {
+        if (bytes) {
+            msgpack_pack_bin(&pk, len[i]);
+            msgpack_pack_bin_body(&pk, s[i], len[i]);
+        } else {
+            pack_strn(&pk, s[i], len[i]);
+        }
+    }
+    header_set_raw(h, key, (const unsigned char *)sb.data, sb.size);
+    msgpack_sbuffer_destroy(&sb);
+}

@@ -43,6 +43,14 @@
 void header_print_json(FILE *f, const stream_header *h, int with_inputs);
 /* a META_RAW value (any msgpack value) as JSON text, "null" if it is not msgpack; malloc'd */
 char *stream_raw_json(const unsigned char *raw, size_t len);
+/* A meta value that is an array of strings (class_names: lib/classnames.h): its n elements, all
+ * str (*bytes 0) or all bin (*bytes 1), each copied NUL-terminated after its (*len)[i] bytes into
+ * (*s)[i] (the caller frees each and both arrays); NULL, or what is wrong (errmsg: "is a str:
+ * expected an array of names (str or bin)", "name 3 is an int: ...", str beside bin), with
+ * nothing allocated. The text of a str is not checked here. */
+const char *stream_meta_strings(const stream_meta *m, int64_t *n, char ***s, size_t **len, int *bytes);
+/* meta key of h as an array of the n strings s (lengths len): str, or bin when bytes */
+void stream_set_strings(stream_header *h, const char *key, int64_t n, char *const *s, const size_t *len, int bytes);
 
 /* A record: one tensor per field of the header, in the header's order. */
 typedef struct {

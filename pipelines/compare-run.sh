@@ -15,7 +15,8 @@
 # same filters for every method:
 #   ap      verification AP of 10,000 random test pairs (pairscore | apcurve): the model's match
 #           probability where it has one (point: exact; hib: Monte Carlo, K = 8), else the
-#           distance between the means (pairscore --means: a ranking, not a probability)
+#           distance between the means (pairscore --score l2: a ranking, not a probability; such
+#           a model's embeddings carry no match_a/match_b, formats/stream.md)
 #   knn     5-NN accuracy, leave-one-out, distance between the means (knn -d mean)
 #   r1, map_r, pr_auc   Recall@1, MAP@R and global PR-AUC of leave-one-out retrieval (retrieve)
 #   fewshot 5-shot accuracy over every class of the set, 15 queries per class, REPEATS episodes
@@ -93,7 +94,7 @@ for set in seen-clean seen-corrupt unseen-clean unseen-corrupt; do
         make_file "$run/pairs-$set.hs" pairscore -S "$seed" < "$emb"
         make_file "$run/ap-$set.json" apcurve --json - --ece 15 < "$run/pairs-$set.hs"
     else
-        make_file "$run/pairs-$set.hs" pairscore --means -S "$seed" < "$emb"
+        make_file "$run/pairs-$set.hs" pairscore --score l2 -S "$seed" < "$emb"
         make_file "$run/ap-$set.json" apcurve --json - < "$run/pairs-$set.hs"
     fi
     resj "$set" ap ap "$run/ap-$set.json"

@@ -1,12 +1,15 @@
 #!/bin/sh
 # evaluate.sh [-g GALLERY] [--exclude-id] [--corrupt FILE] [--match-a A --match-b B]
 #             [--distance euclidean|cosine|mls] [-k K1,K2,...] [-n PAIRS] [-S SEED] [-t THREADS]
+#             [--mu NAME] [--var NAME] [--eta NAME] [--labels NAME] [--id NAME]
 #             [--shards N [-j JOBS] [--sshlogin S]... [--sshloginfile F] [--transfer] [--retries R]]
 #             [--text] [--json FILE] [-o DIR] INPUT
 # The whole evaluation battery of one set of embeddings, as one table on stdout (markdown; --text
 # aligned columns) and, with --json, one JSON object in FILE. INPUT, GALLERY and FILE are hedge
-# `embeddings` streams or numpy archives (.npz/.npy, read by fromnpz: mu [n, D] or [n, C, D],
-# optional var, eta, class or labels). Without -o DIR it is bin/evaluate (man hedge-evaluate: the
+# `embeddings` streams or numpy archives (.npz/.npy, read by fromnpz: mu [n, D] or [n, C, D] of any
+# numeric dtype, optional var, eta, class or labels: integers or names, such as identities, matched
+# by name between INPUT and GALLERY as hedge.evaluate does; --mu NAME ... --id NAME: the arrays of
+# those roles under other names, as fromnpz takes them). Without -o DIR it is bin/evaluate (man hedge-evaluate: the
 # same numbers in one process, the sets read once; --shards: its shards, then --merge); -o DIR
 # alone runs the programs named below and keeps their files (with --shards, the shards' answers).
 #   ap                 verification AP over PAIRS sampled pairs of INPUT (pairscore | apcurve):
@@ -14,7 +17,9 @@
 #                      otherwise pairs ranked by the distance of their means (AP needs only the
 #                      ranking; pairscore with a = 1, b = 0: float32 scores, so pairs beyond a
 #                      distance of about 87 tie, with a note) and no ECE
-#   ece                apcurve --ece 15 of that match probability (only with match_a/match_b)
+#   ece                apcurve --ece 15 of that match probability (only with match_a/match_b; an
+#                      old stream in which embed wrote a = 1, b = 0 for a loss that learns none:
+#                      without -o read as having none, with -o DIR pairscore refuses it, saying so)
 #   knn                knn -k 5 accuracy (leave-one-out, or the queries INPUT against GALLERY;
 #                      fewer neighbours on a small set: below)
 #   R@k, p1, rprec, map_r, map, mrr   retrieve (-k, default 1,2,4,8); mrr: the mean of 1 / the
@@ -30,6 +35,9 @@
 #   --corrupt FILE  a second set (e.g. the corrupted twins of INPUT) evaluated the same way: a
 #                   second column
 #   --match-a A --match-b B   the match probability's a > 0 and b for .npz input (fromnpz)
+#   --mu NAME, --var NAME, --eta NAME, --labels NAME (or --class), --id NAME   the array of each
+#                   role in the .npz inputs (fromnpz's options; default mu, var, eta, class or
+#                   labels or label, id)
 #   --distance cosine  knn and retrieve rank by the cosine similarity of the means (normalised
 #                   first, as pytorch-metric-learning; default euclidean); ap and nmi/ami stay
 #                   Euclidean (a note says so)
@@ -82,7 +90,7 @@ die() {
     exit 1
 }
 
-gallery="" exclude="" corrupt="" ma="" mb="" ks=1,2,4,8 pairs=10000 seed=714
+gallery="" exclude="" corrupt="" ma="" mb="" ks=1,2,4,8 pairs=10000 seed=714 roles=""
 threads=${THREADS:-1} text=0 json="" keep="" distance=euclidean shards="" gridopts=""
 while [ $# -gt 1 ]; do
     case $1 in
@@ -92,6 +100,8 @@ while [ $# -gt 1 ]; do
     --match-a) ma=$2; shift ;;
     --match-b) mb=$2; shift ;;
     --distance) distance=$2; shift ;;
+    # the arrays' names, passed to evaluate and fromnpz as given (quoted for the set -- below)
+    --mu | --var | --eta | --labels | --class | --id) roles="$roles $1 $(grid_quote "$2")"; shift ;;
     --shards) shards=$2; shift ;;
     -j | --sshlogin | --sshloginfile | --retries) gridopts="$gridopts $1 $(grid_quote "$2")"; shift ;;
     --transfer) gridopts="$gridopts --transfer" ;;
@@ -136,6 +146,7 @@ if [ -z "$shards" ] && [ -z "$keep" ]; then
     [ -n "$gallery" ] && set -- "$@" -g "$gallery" $exclude
     [ -n "$corrupt" ] && set -- "$@" --corrupt "$corrupt"
     [ -n "$ma" ] && set -- "$@" --match-a "$ma" --match-b "$mb"
+    eval "set -- \"\$@\" $roles"
     exec evaluate "$@" -- "$input"
 fi
 
@@ -237,7 +248,7 @@ if [ -n "$shards" ]; then
     done
     # (without the lock's descriptor: a job or connection that outlived this run would hold DIR)
     grid_parallel "$W/joblog" "$sh_conf" \
-        "sh $HEDGE_ROOT/pipelines/evaluate-shard.sh $out/runs/{1} {2} $* $sh_args $sh_in > $out/runs/{1}/run.log 2>&1" 9>&-
+        "sh $HEDGE_ROOT/pipelines/evaluate-shard.sh $out/runs/{1} {2} $* $roles $sh_args $sh_in > $out/runs/{1}/run.log 2>&1" 9>&-
     sh_parts=""
     while read -r sh_name sh_range; do
         [ -s "$W/runs/$sh_name/part.hs" ] ||
@@ -249,10 +260,19 @@ if [ -n "$shards" ]; then
     [ -n "$keep" ] && set -- "$@" -o "$keep"
     [ -n "$gallery" ] && set -- "$@" -g "$gallery" $exclude
     [ -n "$corrupt" ] && set -- "$@" --corrupt "$corrupt"
+    eval "set -- \"\$@\" $roles"
     run merge "the shards of $input" evaluate --merge "$@" -- "$input" $sh_parts > "$W/table.out"
     finish
 fi
 
+
+# repack_failed FILE TONPZ-LOG FROMNPZ-LOG: `tonpz | fromnpz` failed on FILE: one line, the first
+# program's message (tonpz's, when it refused the stream; fromnpz then read nothing)
+repack_failed() {
+    rp_msg=$(grep '^tonpz: ' "$2" | tail -n 1)
+    [ -n "$rp_msg" ] && die "tonpz failed on $1: $rp_msg"
+    die "fromnpz failed on $1: $(tail -n 1 "$3")"
+}
 
 # stream SET FILE: $W/SET.hs, FILE as an embeddings stream (an .npz/.npy through fromnpz)
 stream() {
@@ -260,9 +280,9 @@ stream() {
     case $2 in
     *.npz | *.npy)
         if [ -n "$ma" ]; then
-            run "fromnpz-$1" "$2" fromnpz --match-a "$ma" --match-b "$mb" "$2" > "$W/$1.hs"
+            eval "run \"fromnpz-\$1\" \"\$2\" fromnpz --match-a \"\$ma\" --match-b \"\$mb\" $roles -- \"\$2\"" > "$W/$1.hs"
         else
-            run "fromnpz-$1" "$2" fromnpz "$2" > "$W/$1.hs"
+            eval "run \"fromnpz-\$1\" \"\$2\" fromnpz $roles -- \"\$2\"" > "$W/$1.hs"
         fi ;;
     *)
         run "tshow-$1" "$2" tshow -H "$2" > "$W/$1.head"
@@ -270,7 +290,7 @@ stream() {
             die "$2: not an embeddings stream or .npz (found a stream of $(sed -n 's/^{[^}]*"kind": *\("[^"]*"\).*/kind \1/p' "$W/$1.head" | head -n 1))"
         if [ -n "$ma" ]; then
             tonpz "$2" 2> "$W/tonpz-$1.log" | fromnpz --match-a "$ma" --match-b "$mb" - > "$W/$1.hs" 2> "$W/fromnpz-$1.log" ||
-                die "fromnpz failed on $2: $(tail -n 1 "$W/fromnpz-$1.log")"
+                repack_failed "$2" "$W/tonpz-$1.log" "$W/fromnpz-$1.log"
         else
             ln -sf "$(cd "$(dirname "$2")" && pwd)/$(basename "$2")" "$W/$1.hs"
         fi ;;
@@ -375,7 +395,7 @@ evaluate() {
     else
         # no match probability: a = 1, b = 0 ranks the pairs by the distance of their means
         tonpz "$W/$s.hs" 2> "$W/tonpz-$s.log" | fromnpz --match-a 1 --match-b 0 - > "$W/$s-rank.hs" 2> "$W/fromnpz-rank-$s.log" ||
-            die "fromnpz failed on $f: $(tail -n 1 "$W/fromnpz-rank-$s.log")"
+            repack_failed "$f" "$W/tonpz-$s.log" "$W/fromnpz-rank-$s.log"
         run "pairscore-$s" "$f" pairscore --means -n "$pairs" -S "$seed" "$W/$s-rank.hs" > "$W/pairs-$s.hs"
         run "apcurve-$s" "$f" apcurve --json - -o "$W/pr-$s.tsv" "$W/pairs-$s.hs" > "$W/ap-$s.json"
         echo "ece -" >> "$v"

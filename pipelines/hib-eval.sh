@@ -14,6 +14,10 @@
 # tau-ap-COND.json, tau-knn-COND.json, bins-ap-COND.tsv, bins-knn-COND.tsv, pr-COND.tsv.
 # Files that exist are kept (a second call continues). Environment: SEED (714), TAU=0 skips
 # Kendall's tau (the time-to-accuracy curve needs only AP and KNN accuracy).
+# A model whose loss learns no match probability (PN, SPE, ...: its embeddings have no match_a,
+# formats/stream.md) has no eta-COND.hs: its pairs are ranked by the distance of their means
+# (pairscore --score l2), knn reads its embeddings (the mean var as eta, if any), and tau_ap,
+# which needs the pairs' eta, has no line.
 set -eu
 . "$(dirname "$0")/common.sh"
 name=$1 ckpt=$2 data=$3 out=$4
@@ -32,11 +36,16 @@ result() {
 images() {
     if [ -s "$data/test-$1.hs" ]; then echo "$data/test-$1.hs"; elif [ -s "$data/$1.hs" ]; then echo "$data/$1.hs"; fi
 }
-# embed_cond COND: its embeddings and their eta
+# embed_cond COND: its embeddings and, with a match probability, their eta
 embed_cond() {
     make_file "$out/emb-$1.hs" embed -m "$ckpt" < "$(images "$1")"
-    make_file "$out/eta-$1.hs" pairscore --self -S "$seed" < "$out/emb-$1.hs"
+    tshow -H "$out/emb-$1.hs" | sed 's/"provenance".*//' | grep -q '"match_a"' && prob=1 || prob=0
+    [ "$prob" = 0 ] || make_file "$out/eta-$1.hs" pairscore --self -S "$seed" < "$out/emb-$1.hs"
 }
+# knnin COND: the stream knn reads: the eta stream, or without a match probability the embeddings
+knnin() { if [ "$prob" = 1 ]; then echo "$out/eta-$1.hs"; else echo "$out/emb-$1.hs"; fi; }
+# score: pairscore's option: the match probability, or the distance of the means
+score() { [ "$prob" = 1 ] || echo "--score l2"; }
 for cond; do
     q= g=
     if [ -z "$(images "$cond")" ]; then # Q-G: split at the first hyphen whose two sides are conditions
@@ -50,22 +59,25 @@ for cond; do
     fi
     if [ -z "$g" ]; then
         embed_cond "$cond"
-        make_file "$out/pairs-$cond.hs" pairscore -S "$seed" < "$out/emb-$cond.hs"
+        make_file "$out/pairs-$cond.hs" pairscore $(score) -S "$seed" < "$out/emb-$cond.hs"
         # KNN between distributions: sqrt(E||z1 - z2||^2) (for points the plain distance); README
-        make_file "$out/knn-$cond.hs" knn -k 5 -d expected < "$out/eta-$cond.hs"
+        make_file "$out/knn-$cond.hs" knn -k 5 -d expected < "$(knnin "$cond")"
     else
         embed_cond "$q"
         embed_cond "$g"
-        make_file "$out/pairs-$cond.hs" pairscore -S "$seed" -g "$out/emb-$g.hs" < "$out/emb-$q.hs"
-        make_file "$out/knn-$cond.hs" knn -k 5 -d expected -g "$out/eta-$g.hs" --exclude-id < "$out/eta-$q.hs"
+        make_file "$out/pairs-$cond.hs" pairscore $(score) -S "$seed" -g "$out/emb-$g.hs" < "$out/emb-$q.hs"
+        make_file "$out/knn-$cond.hs" knn -k 5 -d expected -g "$(knnin "$g")" --exclude-id < "$(knnin "$q")"
     fi
     make_file "$out/ap-$cond.json" apcurve --json - -o "$out/pr-$cond.tsv" < "$out/pairs-$cond.hs"
     make_file "$out/knn-$cond.json" knn --summary < "$out/knn-$cond.hs"
     result "$cond" ap "$(json_get ap < "$out/ap-$cond.json")"
     result "$cond" knn "$(json_get accuracy < "$out/knn-$cond.json")"
     [ "${TAU:-1}" = 0 ] && continue
-    make_file "$out/tau-ap-$cond.json" ktau --json - -S "$seed" -o "$out/bins-ap-$cond.tsv" < "$out/pairs-$cond.hs"
+    if [ "$prob" = 1 ]; then
+        make_file "$out/tau-ap-$cond.json" ktau --json - -S "$seed" -o "$out/bins-ap-$cond.tsv" < "$out/pairs-$cond.hs"
+        result "$cond" tau_ap "$(json_get tau < "$out/tau-ap-$cond.json")"
+    fi
+    tshow -H "$out/knn-$cond.hs" | sed 's/"provenance".*//' | grep -q '"name": "eta"' || continue # (no uncertainty)
     make_file "$out/tau-knn-$cond.json" ktau --json - -S "$seed" -o "$out/bins-knn-$cond.tsv" < "$out/knn-$cond.hs"
-    result "$cond" tau_ap "$(json_get tau < "$out/tau-ap-$cond.json")"
     result "$cond" tau_knn "$(json_get tau < "$out/tau-knn-$cond.json")"
 done

@@ -10,7 +10,7 @@ static void body(void *arg)
     stream_header *h = NULL;
     model *m = ckpt_load(arg, &ci, &o, 1, &h);
     double a, b;
-    ckpt_match_ab(m, &a, &b);
+    (void)ckpt_match_ab(m, &a, &b);
     model_free(m);
     optim_free(o);
     header_free(h);

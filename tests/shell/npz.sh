@@ -81,6 +81,57 @@ ktau knn.hs > /dev/null || fail "ktau on knn of fromnpz's stream"
 fromnpz --class labels emb.npz > noab.hs 2> /dev/null || fail "fromnpz without --match-a"
 expect_fail 1 "no match_a / match_b" pairscore -n 10 noab.hs
 
+# --- any numeric dtype of mu, var and eta to float32, exactly where float32 holds the value: float16
+# (0x3555 = 0.333251953125, -2, 65504, the largest half, 2^-24, the smallest), int16 means, uint8
+# variances, a big-endian float16 eta; then checked finite as any other
+$PY - <<'EOF' || fail "python3 could not write the dtype files"
+import numpy as np
+h = np.array([[0.333251953125, -2.0], [65504.0, 2.0 ** -24]], np.float16)
+np.savez("f16.npz", mu=h, var=np.array([[1, 2], [3, 250]], np.uint8), eta=np.array([0.5, 0.25], ">f2"),
+         labels=np.array([0, 1], np.uint8))
+np.savez("i16.npz", mu=np.array([[-7, 3], [5, 32767]], np.int16), labels=np.array([0, 1]))
+EOF
+fromnpz f16.npz | totsv -f mu,var,eta > f16.tsv || fail "fromnpz of float16 means"
+printf 'mu[0]\tmu[1]\tvar[0]\tvar[1]\teta\n0.333251953\t-2\t1\t2\t0.5\n65504\t5.96046448e-08\t3\t250\t0.25\n' | cmp -s - f16.tsv ||
+    fail "float16 means, uint8 variances, a big-endian float16 eta: $(cat f16.tsv)"
+fromnpz i16.npz | totsv -f mu > i16.tsv || fail "fromnpz of int16 means"
+printf 'mu[0]\tmu[1]\n-7\t3\n5\t32767\n' | cmp -s - i16.tsv || fail "int16 means: $(cat i16.tsv)"
+
+# --- labels that are names (identities): meta class_names, the names ascending by their bytes
+# (Python's sorted), each item's class the index of its name; '<U' (either byte order) and '|S'
+# (bytes: bin); numpy's trailing NULs are not part of a name. ids.npz: n000350 n000002 n000107
+# n000350 "" n000002 U+00E9 "a": sorted "" < "a" < "n000002" < "n000107" < "n000350" < U+00E9,
+# so the classes are 4 2 3 4 0 2 5 1
+$PY - <<'EOF' || fail "python3 could not write the named sets"
+import numpy as np
+y = ["n000350", "n000002", "n000107", "n000350", "", "n000002", "\u00e9", "a"]
+mu = np.arange(16, dtype=np.float32).reshape(8, 2)
+np.savez("ids.npz", mu=mu, labels=np.array(y))
+np.savez("idsbe.npz", mu=mu, labels=np.array(y, ">U7"))
+np.savez("idsb.npz", mu=mu, labels=np.array([s.encode() for s in y]))
+EOF
+fromnpz ids.npz > ids.hs || fail "fromnpz of '<U' labels"
+tshow -H ids.hs | grep -qF '"classes": {"dtype": "int32", "shape": [6], "count": 6, "values": [0, 1, 2, 3, 4, 5]}, "class_names": ["", "a", "n000002", "n000107", "n000350", "'"$(printf '\303\251')"'"]' ||
+    fail "'<U' labels: $(tshow -H ids.hs)"
+fromnpz idsbe.npz > idsbe.hs || fail "fromnpz of '>U' labels"
+fromnpz --labels labels idsb.npz > idsb.hs || fail "fromnpz --labels of '|S' labels"
+tshow -H idsb.hs | grep -qF '"class_names": ["<0 bytes>", "<1 bytes>", "<7 bytes>", "<7 bytes>", "<7 bytes>", "<2 bytes>"]' ||
+    fail "'|S' labels: $(tshow -H idsb.hs)"
+PYTHONPATH="$BIN/../../python" $PY - <<'EOF' || fail "the classes and names of the three (above)"
+import hedge.stream as hs
+y = ["n000350", "n000002", "n000107", "n000350", "", "n000002", "\u00e9", "a"]
+for path, names in (("ids.hs", ["", "a", "n000002", "n000107", "n000350", "\u00e9"]),
+                    ("idsbe.hs", ["", "a", "n000002", "n000107", "n000350", "\u00e9"]),
+                    ("idsb.hs", [s.encode() for s in ["", "a", "n000002", "n000107", "n000350", "\u00e9"]])):
+    h, d = hs.read(path)
+    assert h["meta"]["class_names"] == names, (path, h["meta"])
+    assert d["class"].tolist() == [4, 2, 3, 4, 0, 2, 5, 1], (path, d["class"])
+    assert [names[c] for c in d["class"]] == [s.encode() if path == "idsb.hs" else s for s in y], path
+EOF
+# totsv shows the names (escaped: a tab in a name is \t)
+[ "$(totsv -f class ids.hs | tail -n +2 | tr '\n' ' ')" = "n000350 n000002 n000107 n000350  n000002 $(printf '\303\251') a " ] ||
+    fail "totsv of named classes: $(totsv -f class ids.hs)"
+
 # --- back to numpy: tonpz, stored and deflated; numpy loads it without pickles
 tonpz -o emb2.npz emb.hs || fail "tonpz -o"
 fromnpz -k embeddings --id id --class cls mix.npz 2> /dev/null | tonpz -z > mix2.npz || fail "fromnpz mix | tonpz -z"
@@ -146,7 +197,7 @@ EOF
 # tonpz's archive goes back through fromnpz: its header (a string) and meta/classes (not one row
 # per item) are left out with a note each, the fields come back the same
 fromnpz mix2.npz > mix3.hs 2> notes || fail "fromnpz on tonpz's archive: $(cat notes)"
-grep -q "note: mix2.npz: array 'header' is '<U[0-9]*' (): expected integers .*: left out" notes || fail "header note: $(cat notes)"
+grep -q "note: mix2.npz: array 'header' is '<U[0-9]*' (): strings, and of the strings only the labels (--class) are read: left out" notes || fail "header note: $(cat notes)"
 grep -q "note: mix2.npz: array 'meta/classes' int32 (3,) has not one row per item" notes || fail "meta note: $(cat notes)"
 [ "$(wc -l < notes)" = 2 ] || fail "not two notes: $(cat notes)"
 tonpz mix3.hs > mix3.npz || fail "tonpz mix3.hs"
@@ -195,6 +246,11 @@ np.savez("b_negvar.npz", mu=good, var=-np.ones((n, 3)))
 np.savez("b_nan.npz", mu=np.full((n, 3), np.nan))
 np.savez("b_huge.npz", mu=np.full((n, 3), 1e300))
 np.savez("b_cls.npz", mu=good, labels=np.zeros(n) + 0.5)
+np.savez("b_clsnul.npz", mu=good, labels=np.array(["a", "b", "c\0d", "e"]))
+np.savez("b_cls2d.npz", mu=good, labels=np.array([["a", "b"]] * n))
+np.savez("b_clssur.npz", mu=good, labels=np.array(["a", "\ud800", "b", "c"]))
+np.savez("b_clsbnul.npz", mu=good, labels=np.array([b"a", b"b", b"c", b"\0d"]))
+np.savez("b_clsempty.npz", mu=good, labels=np.array([], "<U1"))
 np.savez("b_clsn.npz", mu=good, labels=np.zeros(n + 1, np.int64))
 np.savez("b_clsbig.npz", mu=good, labels=np.full(n, 2**40))
 np.savez("b_str.npz", mu=np.array(["a", "b"]))
@@ -205,7 +261,10 @@ np.savez("b_r1.npz", image=np.full((n, 2, 2), 2.5))
 np.savez("b_last.npz", image=np.zeros((n, 8, 8, 3), np.uint8))
 np.savez("b_empty.npz", mu=np.zeros((0, 3)))
 np.savez("b_end.npz", mu=good, end=np.zeros(n))
-np.save("b_f16.npy", np.zeros((n, 3), np.float16))
+np.savez("b_cplx.npz", mu=np.zeros((n, 3), np.complex128))
+v16 = np.ones((n, 3), np.float16); v16[1, 2] = np.inf
+np.savez("b_f16inf.npz", mu=good, var=v16)
+np.savez("b_idstr.npz", mu=good, id=np.array([b"a", b"b", b"c", b"d"]))
 EOF
 refuse() { msg=$1; shift; expect_fail 1 "$msg" fromnpz "$@"; [ "$(wc -l < "$T/err")" = 1 ] || fail "fromnpz $*: not one line: $(cat "$T/err")"; }
 refuse "fromnpz: b_rank.npz: array 'mu' is float64 (4,): expected the means, [n, D] or [n, C, D]" b_rank.npz
@@ -213,11 +272,19 @@ refuse "array 'var' is float64 (4, 2): expected the shape of 'mu' (4, 3)" b_var.
 refuse "array 'var' is float64 (4, 3): element 0 is -1: a variance must be >= 0" b_negvar.npz
 refuse "array 'mu' is float64 (4, 3): element 0 is nan: expected finite values" b_nan.npz
 refuse "array 'mu' is float64 (4, 3): element 0 is 1e+300 (beyond float32): expected finite values" b_huge.npz
-refuse "array 'labels' is float64 (4,): expected integers (int32 classes)" b_cls.npz
+refuse "array 'labels' is float64 (4,): expected the classes as integers (any width) or as names (strings: '<U' or '|S'); a float is no class" b_cls.npz
+refuse "array 'labels' is '<U3' (4,): element 2 holds a NUL character inside: expected names without one" b_clsnul.npz
+refuse "array 'labels' is '<U1' (4, 2): expected one class per item of 'mu', [4]" b_cls2d.npz
+refuse "array 'labels' is '<U1' (4,): element 1 holds U+D800, which is no Unicode character (a surrogate or beyond U+10FFFF)" b_clssur.npz
+refuse "array 'labels' is '|S2' (4,): element 3 holds a NUL byte inside: expected names without one" b_clsbnul.npz
+refuse "array 'labels' is '<U1' (0,): expected one class per item of 'mu', [4]" b_clsempty.npz
 refuse "array 'labels' is int64 (5,): expected one class per item of 'mu', [4]" b_clsn.npz
 refuse "array 'labels' is int64 (4,): element 0 is 1099511627776: expected int32 classes" b_clsbig.npz
-refuse "fromnpz: b_str.npz: array 'mu' is '<U1' (2,): expected integers (i1..i8, u1..u8), floats (f4, f8) or bool" b_str.npz
-refuse "fromnpz: b_str.npz: array 'mu' is '<U1' (2,): expected integers" --mu mu b_str.npz
+refuse "fromnpz: b_str.npz: array 'mu' is '<U1' (2,): expected numbers (integers, floats or bool): of the arrays only the labels (--class) may be names" b_str.npz
+refuse "fromnpz: b_str.npz: array 'mu' is '<U1' (2,): expected numbers" --mu mu b_str.npz
+refuse "fromnpz: b_cplx.npz: array 'mu' is '<c16' (4, 3): expected integers (i1..i8, u1..u8), floats (f2, f4, f8), bool or strings (U, S)" b_cplx.npz
+refuse "fromnpz: b_f16inf.npz: array 'var' is float16 (4, 3): element 5 is inf: expected finite values" b_f16inf.npz
+refuse "fromnpz: b_idstr.npz: array 'id' is '|S1' (4,): expected numbers" b_idstr.npz
 refuse "array 'image' is float64 (4, 5): expected images, [n, H, W] or [n, C, H, W]" -k images b_img.npz
 refuse "array 'image' is int32 (4, 2, 2): element 0 is 300: expected pixel values 0..255" -k images b_px.npz
 refuse "array 'image' is float64 (4, 2, 2): values from 300 to 300: expected pixel values in [0, 1] or [0, 255]" -k images b_fpx.npz
@@ -225,7 +292,6 @@ refuse "array 'image' is float64 (4, 2, 2): values from 2.5 to 2.5: expected pix
 refuse "array 'image' is uint8 (4, 8, 8, 3): expected channels first, [n, C, H, W]" -k images b_last.npz
 refuse "array 'mu' is float64 (0, 3): expected at least one item" b_empty.npz
 refuse "array 'end' is float64 (4,): its name is not a field name" b_end.npz
-refuse "b_f16.npy: array 'mu' is '<f2' (4, 3): expected integers (i1..i8, u1..u8), floats (f4, f8) or bool" b_f16.npy
 refuse "no array 'nope' (--class); the file holds 'mu', 'var', 'labels', 'attr'" --class nope emb.npz
 refuse "no array 'mu' (name the embedding means with --mu)" -k embeddings img.npz
 refuse "neither an .npz (zip) nor an .npy file" h.json
@@ -292,7 +358,7 @@ np.savez("img_w0.npz", image=np.zeros((n, 28, 0), np.uint8))
 np.savez("img_c0.npz", image=np.zeros((n, 0, 28, 28), np.uint8))
 np.savez("nl.npz", **{"mu": np.zeros((n, 3)), "a\nb": np.arange(n)})
 rawzip("utf.npz", [(b"mu.npy", mu, False, None), (b"\xffx.npy", npy(np.arange(n)), False, None)])
-np.savez("f16.npz", mu=np.zeros((n, 3)), h=np.zeros(n, np.float16))
+np.savez("c64.npz", mu=np.zeros((n, 3)), h=np.zeros(n, np.complex64))
 np.savez("u64.npz", mu=np.zeros((n, 3)), u=np.array([1, 2, 2**63 + 5, 3], np.uint64))
 np.savez("u64max.npz", mu=np.zeros((n, 3)), u=np.array([1, 2, 2**63 - 1, 3], np.uint64))
 np.savez("rec.npz", mu=np.zeros((n, 3)), r=np.zeros(n, dtype=[("a", "<f4"), ("b", "<i4")]))
@@ -334,14 +400,14 @@ refuse "nl.npz: array 'a\\nb' is int64 (4,): its name is not a field name (1 to 
 fromnpz --skip "$(printf 'a\nb')" nl.npz | totsv | head -n 1 > nl.tsv || fail "fromnpz --skip a<newline>b"
 [ "$(cat nl.tsv)" = "$(printf 'mu[0]\tmu[1]\tmu[2]\tid')" ] || fail "--skip a<newline>b: $(cat nl.tsv)"
 refuse "utf.npz: array '\\xffx' is int64 (4,): its name is not a field name" utf.npz
-refuse "f16.npz: array 'h' is '<f2' (4,): expected integers (i1..i8, u1..u8), floats (f4, f8) or bool: --skip it" f16.npz
-fromnpz --skip h f16.npz > /dev/null || fail "fromnpz --skip h f16.npz"
+refuse "c64.npz: array 'h' is '<c8' (4,): expected integers (i1..i8, u1..u8), floats (f2, f4, f8), bool or strings (U, S): --skip it" c64.npz
+fromnpz --skip h c64.npz > /dev/null || fail "fromnpz --skip h c64.npz"
 refuse "u64.npz: array 'u' is uint64 (4,): element 2 is 9223372036854775813: expected int64 values" u64.npz
 fromnpz u64max.npz | tonpz > u64max2.npz || fail "fromnpz u64max.npz | tonpz"
 $PY -c 'import numpy as np; u = np.load("u64max2.npz")["u"]
 assert u.dtype == np.int64 and u.tolist() == [1, 2, 2**63 - 1, 3], u' || fail "uint64 2^63 - 1 (the largest int64) did not come through"
 fromnpz rec.npz > /dev/null 2> err || fail "fromnpz rec.npz (a structured extra): $(cat err)"
-grep -qx "fromnpz: note: rec.npz: array 'r': a structured dtype (a list of fields), which is not supported: expected one plain dtype, integers (i1..i8, u1..u8), floats (f4, f8) or bool: left out" err ||
+grep -qx "fromnpz: note: rec.npz: array 'r': a structured dtype (a list of fields), which is not supported: expected one plain dtype, integers (i1..i8, u1..u8), floats (f2, f4, f8), bool or strings (U, S): left out" err ||
     fail "no note on the structured extra: $(cat err)"
 refuse "recmu.npz: array 'mu': a structured dtype (a list of fields), which is not supported: expected one plain dtype" recmu.npz
 refuse "z64.npz: a zip64 archive (its end record is zip64's), which is not read: expected a plain zip archive, as np.savez writes one for up to 65535 arrays and 4 GiB" z64.npz

@@ -220,7 +220,7 @@ expect_fail 1 'D = 2 with var, expected C = 1, D = 2 without var' "$BIN/pairscor
 printf '0 0 0 10\n1 1 1 11\n' | "$FIX" table embeddings mu:float32:1x2 class:int32 id:int64 -m match_a=3.0 -m match_b=1.0 >"$T/a3"
 expect_fail 1 'match_a = 3, match_b = 1, expected 2, 1' "$BIN/pairscore" -g "$T/a3" "$T/pts"
 printf '0 0 0 10\n1 1 1 11\n' | "$FIX" table embeddings mu:float32:1x2 class:int32 id:int64 >"$T/noab2"
-expect_fail 1 'noab2: the header has no match_a' "$BIN/pairscore" -g "$T/noab2" "$T/pts"
+expect_fail 1 'noab2: no match_a / match_b' "$BIN/pairscore" -g "$T/noab2" "$T/pts"
 printf '0 0 0 10\n1 1 0 11\n' | "$FIX" table embeddings mu:float32:1x2 class:int32 id:int64 -m match_a=2.0 -m match_b=1.0 >"$T/cls0"
 printf '0 0 1 10\n1 1 1 11\n' | "$FIX" table embeddings mu:float32:1x2 class:int32 id:int64 -m match_a=2.0 -m match_b=1.0 >"$T/cls1"
 expect_fail 1 'no matching pair' "$BIN/pairscore" -g "$T/cls1" "$T/cls0"

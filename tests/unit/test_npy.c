@@ -4,6 +4,7 @@
  * of the float reader. The integer reader and its refusals: test_digits. That numpy itself
  * loads what is written, and fromnpz on crafted archives: tests/shell/npz.sh.
  */
+#include <math.h>
 #include <stdlib.h>
 #include <string.h>
 #include <zlib.h>
@@ -65,12 +66,27 @@ static void test_floats(void)
     int16_t i2[2] = {-300, 5};
     CHECK(roundtrip(buf, "<i2", 1, &two, i2, sizeof i2, &a) == NULL && !strcmp(npy_dtype_name(&a), "int16"));
     CHECK(npy_get_f64(&a, 0) == -300);
+    /* float16, either byte order, exactly (binary16: sign, 5 exponent bits biased by 15, 10
+     * mantissa bits): 0x3c00 1, 0xc000 -2, 0x3555 1 + 341/1024 times 2^-2 = 0.333251953125,
+     * 0x7bff the largest, (2 - 2^-10) 2^15 = 65504, 0x0001 the smallest subnormal 2^-24,
+     * 0x8000 -0, 0x7c00 infinity, 0x7e00 a NaN */
+    uint16_t f2[8] = {0x3c00, 0xc000, 0x3555, 0x7bff, 0x0001, 0x8000, 0x7c00, 0x7e00};
+    int64_t eight = 8;
+    CHECK(roundtrip(buf, "<f2", 1, &eight, f2, sizeof f2, &a) == NULL);
+    CHECK(a.kind == 'f' && a.size == 2 && !strcmp(npy_dtype_name(&a), "float16"));
+    CHECK(npy_get_f64(&a, 0) == 1 && npy_get_f64(&a, 1) == -2 && npy_get_f64(&a, 2) == 0.333251953125);
+    CHECK(npy_get_f64(&a, 3) == 65504 && npy_get_f64(&a, 4) == ldexp(1, -24));
+    CHECK(npy_get_f64(&a, 5) == 0 && signbit(npy_get_f64(&a, 5)) && isinf(npy_get_f64(&a, 6)) &&
+          npy_get_f64(&a, 6) > 0 && isnan(npy_get_f64(&a, 7)));
+    uint8_t f2be[4] = {0xc0, 0x00, 0x35, 0x55}; /* -2, 0.333251953125 */
+    CHECK(roundtrip(buf, ">f2", 1, &two, f2be, 4, &a) == NULL && npy_get_f64(&a, 0) == -2 &&
+          npy_get_f64(&a, 1) == 0.333251953125);
     /* what npy_parse_any still refuses, naming the dtype; the integer reader refuses floats */
-    const char *err = roundtrip(buf, "<f2", 1, &two, i2, sizeof i2, &a);
-    CHECK(err && !strcmp(err, "x is '<f2' (2,): expected integers (i1..i8, u1..u8), floats (f4, f8) or bool"));
-    CHECK(a.kind == 0 && !strcmp(npy_dtype_name(&a), "'<f2'") && a.ndim == 1 && a.shape[0] == 2);
-    err = roundtrip(buf, "<U3", 0, NULL, "a\0\0\0b\0\0\0c\0\0\0", 12, &a);
-    CHECK(err && strstr(err, "x is '<U3' (): expected integers"));
+    float c8[4] = {1, 2, 3, 4}; /* two complex64 */
+    const char *err = roundtrip(buf, "<c8", 1, &two, c8, sizeof c8, &a);
+    CHECK(err && !strcmp(err, "x is '<c8' (2,): expected integers (i1..i8, u1..u8), floats (f2, f4, f8), bool or "
+                              "strings (U, S)"));
+    CHECK(a.kind == 0 && !strcmp(npy_dtype_name(&a), "'<c8'") && a.ndim == 1 && a.shape[0] == 2);
     size_t h = npy_header((char *)buf, 256, "<f4", 1, &three);
     memcpy(buf + h, f4, sizeof f4);
     err = npy_parse(buf, h + sizeof f4, "x", &a);
@@ -228,7 +244,7 @@ static void test_refusals(void)
     size_t h = put_dict(buf, "{'descr': [('a', '<f4'), ('b', '<i4')], 'fortran_order': False, 'shape': (0,), }");
     err = npy_parse_any(buf, h, "x", &a);
     CHECK(err && !strcmp(err, "x: a structured dtype (a list of fields), which is not supported: expected one "
-                              "plain dtype, integers (i1..i8, u1..u8), floats (f4, f8) or bool"));
+                              "plain dtype, integers (i1..i8, u1..u8), floats (f2, f4, f8), bool or strings (U, S)"));
     err = npy_parse(buf, h, "x", &a);
     CHECK(err && strstr(err, "x: a structured dtype (a list of fields), which is not supported: expected one "
                              "plain dtype, an integer type (i1..i8, u1..u8"));
@@ -255,10 +271,60 @@ static void test_refusals(void)
                               "zip archive, as np.savez writes one for up to 65535 arrays and 4 GiB"));
 }
 
+/* strings: '<U' (UCS-4 code points, little or big endian) as UTF-8, '|S' as bytes, numpy's
+ * trailing NULs dropped; a NUL inside, a surrogate and what is not a string dtype refused */
+static void test_strings(void)
+{
+    uint8_t buf[512];
+    npy_array a;
+    char out[64];
+    size_t len;
+    int64_t three = 3, two = 2;
+    /* "ab", U+00E9 U+20AC U+1F600 (UTF-8 C3 A9, E2 82 AC, F0 9F 98 80), "" (all NULs) */
+    uint32_t u3[9] = {'a', 'b', 0, 0xe9, 0x20ac, 0x1f600, 0, 0, 0};
+    CHECK(roundtrip(buf, "<U3", 1, &three, u3, sizeof u3, &a) == NULL);
+    CHECK(a.kind == 'U' && a.size == 12 && a.chars == 3 && !strcmp(npy_dtype_name(&a), "'<U3'"));
+    CHECK(npy_get_text(&a, 0, out, &len) == NULL && len == 2 && !memcmp(out, "ab", 2));
+    CHECK(npy_get_text(&a, 1, out, &len) == NULL && len == 9 &&
+          !memcmp(out, "\xc3\xa9\xe2\x82\xac\xf0\x9f\x98\x80", 9));
+    CHECK(npy_get_text(&a, 2, out, &len) == NULL && len == 0);
+    uint8_t be[8] = {0, 0, 0, 'z', 0, 0, 0, 0}; /* '>U1' "z", "" */
+    CHECK(roundtrip(buf, ">U1", 1, &two, be, 8, &a) == NULL && npy_get_text(&a, 0, out, &len) == NULL && len == 1 &&
+          out[0] == 'z' && npy_get_text(&a, 1, out, &len) == NULL && len == 0);
+    CHECK(roundtrip(buf, "|S3", 1, &two, "ab\0xyz", 6, &a) == NULL && a.kind == 'S' && a.size == 3);
+    CHECK(npy_get_text(&a, 0, out, &len) == NULL && len == 2 && !memcmp(out, "ab", 2));
+    CHECK(npy_get_text(&a, 1, out, &len) == NULL && len == 3 && !memcmp(out, "xyz", 3));
+    /* refusals: a NUL inside, a surrogate, beyond U+10FFFF; no string dtype */
+    uint32_t bad[6] = {'a', 0, 'b', 0xd800, 0x110000, 0};
+    CHECK(roundtrip(buf, "<U3", 1, &two, bad, 24, &a) == NULL);
+    const char *err = npy_get_text(&a, 0, out, &len);
+    CHECK(err && !strcmp(err, "element 0 holds a NUL character inside: expected names without one"));
+    err = npy_get_text(&a, 1, out, &len);
+    CHECK(err && strstr(err, "element 1 holds U+D800, which is no Unicode character"));
+    bad[3] = 'c';
+    CHECK(roundtrip(buf, "<U3", 1, &two, bad, 24, &a) == NULL);
+    err = npy_get_text(&a, 1, out, &len);
+    CHECK(err && strstr(err, "element 1 holds U+110000, which is no Unicode character"));
+    CHECK(roundtrip(buf, "|S2", 1, &two, "a\0\0b", 4, &a) == NULL);
+    CHECK(npy_get_text(&a, 1, out, &len) && npy_get_text(&a, 0, out, &len) == NULL && len == 1);
+    err = roundtrip(buf, "<U0", 1, &two, "", 0, &a);
+    CHECK(err && strstr(err, "x is '<U0' (2,): expected strings of 1 to 65536 characters"));
+    err = roundtrip(buf, "|U1", 1, &two, bad, 8, &a);
+    CHECK(err && strstr(err, "x is '|U1' (2,): expected strings"));
+    err = roundtrip(buf, "<S2", 1, &two, "abcd", 4, &a);
+    CHECK(err && strstr(err, "x is '<S2' (2,): expected strings"));
+    /* the data of a string array at most 1 GiB: 2^27 items of 16 bytes are twice that */
+    int64_t many = 1 << 27;
+    size_t h = npy_header((char *)buf, 256, "<U4", 1, &many);
+    err = npy_parse_any(buf, h, "x", &a);
+    CHECK(err && strstr(err, "x: '<U4' (134217728,) is 134217728 x 16 bytes: expected at most 1073741824 (1 GiB)"));
+}
+
 int main(void)
 {
     test_header();
     test_floats();
+    test_strings();
     test_npz(0);
     test_npz(6);
     test_lazy();
