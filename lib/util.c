@@ -325,13 +325,61 @@ static void cleanup_install(void)
     }
 }
 
-/* the file to replace: path itself, or the target of the symbolic link path is */
-static char *atomic_target(const char *path, int *direct)
+/* the descriptor a name stands for: /dev/stdin, /dev/stdout, /dev/stderr, /dev/fd/N and
+ * /proc/self/fd/N name one that is already open; else -1 */
+static int descriptor_name(const char *path)
+{
+    static const char *const std[] = {"/dev/stdin", "/dev/stdout", "/dev/stderr"};
+    for (int i = 0; i < 3; i++)
+        if (!strcmp(path, std[i]))
+            return i;
+    const char *p = !strncmp(path, "/dev/fd/", 8) ? path + 8 : !strncmp(path, "/proc/self/fd/", 14) ? path + 14 : NULL;
+    if (!p || !*p || strlen(p) > 9 || strspn(p, "0123456789") != strlen(p))
+        return -1;
+    return atoi(p);
+}
+
+/* the descriptor path stands for, itself or through a chain of symbolic links (a link to
+ * /dev/stderr), or -1 */
+static int descriptor_of(const char *path)
+{
+    char name[4096], link[4096];
+    snprintf(name, sizeof name, "%s", path);
+    for (int hop = 0; hop < 16; hop++) {
+        int fd = descriptor_name(name);
+        if (fd >= 0)
+            return fd;
+        ssize_t k = readlink(name, link, sizeof link - 1);
+        if (k <= 0)
+            return -1;
+        link[k] = 0;
+        if (link[0] == '/') {
+            snprintf(name, sizeof name, "%s", link);
+        } else { /* relative to the link's folder */
+            char *slash = strrchr(name, '/');
+            size_t keep = slash ? (size_t)(slash - name) + 1 : 0;
+            if (keep + strlen(link) >= sizeof name)
+                return -1;
+            memmove(name + keep, link, strlen(link) + 1);
+        }
+    }
+    return -1;
+}
+
+/* the file to replace: path itself, or the target of the symbolic link path is. *direct: written
+ * in place (not a regular file); *fd: the open descriptor path names (/dev/stderr), or -1 */
+static char *atomic_target(const char *path, int *direct, int *fd)
 {
     struct stat st;
     *direct = 0;
     /* /dev/stdout, /dev/stderr, /dev/fd/N, /proc/self/fd/N name a descriptor that is already
-     * open (a pipe, or a file other output goes to): write to it, never rename over it */
+     * open (a pipe, or a log file other output goes to): write to that descriptor, where it
+     * stands, never rename over it nor open it again (a new open of a file would start at its
+     * beginning, and O_TRUNC would empty a log that `2>> log` appends to) */
+    if ((*fd = descriptor_of(path)) >= 0) {
+        *direct = 1;
+        return estrdup(path);
+    }
     if (!strncmp(path, "/dev/", 5) || !strncmp(path, "/proc/", 6)) {
         *direct = 1;
         return estrdup(path);
@@ -406,10 +454,14 @@ static FILE *atomic_open_as(const char *path, int fixed)
     if (slot < 0)
         die("too many files open for atomic writing");
     cleanup_install();
-    int direct;
-    char *target = atomic_target(path, &direct), *tmp = NULL;
+    int direct, given;
+    char *target = atomic_target(path, &direct, &given), *tmp = NULL;
     int fd;
-    if (direct) {
+    if (given >= 0) {
+        fd = fcntl(given, F_DUPFD_CLOEXEC, 3);
+        if (fd < 0)
+            die("cannot write %s: %s", path, strerror(errno));
+    } else if (direct) {
         fd = open(target, O_WRONLY | O_CREAT | O_TRUNC, 0666);
         if (fd < 0)
             die("cannot write %s: %s", path, strerror(errno));

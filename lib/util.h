@@ -75,8 +75,10 @@ uint64_t parse_u64(const char *opt, const char *s);
 /* Output files, all or nothing. A regular file (or a path that does not exist yet) is written
  * to "path.tmp.PID" and renamed over path on commit; anything else that exists (/dev/null, a
  * FIFO, a terminal) is written directly, because renaming over it would replace the device
- * node; so is any path under /dev/ or /proc/ (/dev/stderr may be a link to a regular file
- * that other output goes to). Any other symbolic link is followed: its target is replaced.
+ * node; so is any path under /dev/ or /proc/. A name of an open descriptor (/dev/stdout,
+ * /dev/stderr, /dev/fd/N, /proc/self/fd/N, or a link to one) is written to that descriptor
+ * where it stands, never opened again: `--json /dev/stderr 2>> log` adds to the log, it does
+ * not empty it. Any other symbolic link is followed: its target is replaced.
  *   atomic_open   creates the temp file at once (dies if it cannot: a program fails before any
  *                 work, not after it)
  *   atomic_sync   flushes and fsyncs the data (dies on a full disk, naming the file); after it
