@@ -1,5 +1,6 @@
 #include "util.h"
 
+#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <getopt.h>
@@ -8,7 +9,9 @@
 #include <stdarg.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/file.h>
 #include <sys/mman.h>
+#include <sys/random.h>
 #include <sys/stat.h>
 #include <time.h>
 #include <unistd.h>
@@ -403,6 +406,74 @@ static char *atomic_target(const char *path, int *direct, int *fd)
     return estrdup(path);
 }
 
+/* The temp file of an output: TARGET.tmp.XXXXXXXX beside it (a letter, then seven letters or
+ * digits: never a shell's "$f.tmp.$$"), a new name for every open, so that writers of one
+ * target never share a temp file (several `train -o m.ckpt` at once: each renames its own
+ * whole file, the last rename wins). Each writer holds a flock on its temp file while it
+ * exists; that is how the next writer of the target tells the temp file of a writer killed
+ * with -9 (nobody holds its lock) from a live one, and removes it (atomic_sweep). */
+#define TEMP_SUFFIX 8
+static int temp_suffix(const char *s)
+{
+    if (strlen(s) != TEMP_SUFFIX || !(*s >= 'a' && *s <= 'z'))
+        return 0;
+    return strspn(s, "abcdefghijklmnopqrstuvwxyz0123456789") == TEMP_SUFFIX;
+}
+
+static void temp_name(char *tmp, size_t n, const char *target)
+{
+    static const char chars[] = "abcdefghijklmnopqrstuvwxyz0123456789";
+    unsigned char r[TEMP_SUFFIX];
+    if (getrandom(r, sizeof r, GRND_NONBLOCK) != (ssize_t)sizeof r) { /* no entropy yet: time and pid */
+        uint64_t x = (uint64_t)getpid() * 0x9e3779b97f4a7c15u ^ (uint64_t)(now_seconds() * 1e9);
+        for (size_t i = 0; i < sizeof r; i++, x = x * 6364136223846793005u + 1442695040888963407u)
+            r[i] = (unsigned char)(x >> 56);
+    }
+    char suffix[TEMP_SUFFIX + 1];
+    suffix[0] = chars[r[0] % 26];
+    for (int i = 1; i < TEMP_SUFFIX; i++)
+        suffix[i] = chars[r[i] % 36];
+    suffix[TEMP_SUFFIX] = 0;
+    snprintf(tmp, n, "%s.tmp.%s", target, suffix);
+}
+
+/* Removes what writers of target killed with -9 left beside it: each TARGET.tmp.XXXXXXXX (and
+ * TARGET.tmp, the fixed name earlier versions gave a checkpoint's temp file) whose lock nobody
+ * holds, unless it is empty and less than a minute old (a writer between creating its temp file
+ * and locking it). A file it cannot open or lock is left alone. */
+static void atomic_sweep(const char *target)
+{
+    char dir[4096];
+    const char *slash = strrchr(target, '/'), *base = slash ? slash + 1 : target;
+    if (!slash)
+        snprintf(dir, sizeof dir, ".");
+    else if (slash == target)
+        snprintf(dir, sizeof dir, "/");
+    else
+        snprintf(dir, sizeof dir, "%.*s", (int)(slash - target), target);
+    size_t nb = strlen(base);
+    DIR *d = opendir(dir);
+    if (!d)
+        return;
+    struct dirent *e;
+    while ((e = readdir(d))) {
+        const char *name = e->d_name, *rest = name + nb + 4;
+        if (strncmp(name, base, nb) || strncmp(name + nb, ".tmp", 4) || (*rest && !(*rest == '.' && temp_suffix(rest + 1))))
+            continue;
+        char path[8192];
+        snprintf(path, sizeof path, "%s/%s", dir, name);
+        int fd = open(path, O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC);
+        if (fd < 0)
+            continue;
+        struct stat st;
+        if (fstat(fd, &st) == 0 && S_ISREG(st.st_mode) && flock(fd, LOCK_EX | LOCK_NB) == 0 &&
+            (st.st_size > 0 || time(NULL) - st.st_mtime > 60))
+            unlink(path);
+        close(fd);
+    }
+    closedir(d);
+}
+
 /* The FILE of an atomic output writes through these, so that the errno of a failed write()
  * is kept: a writer that fwrites a big block and looks at nothing until atomic_sync would
  * otherwise learn only that the stream has its error flag set, and report a full disk as an
@@ -443,7 +514,7 @@ static int atomic_close(void *cookie)
     return r;
 }
 
-static FILE *atomic_open_as(const char *path, int fixed)
+FILE *atomic_open(const char *path)
 {
     int slot = -1;
     for (int i = 0; i < MAX_ATOMIC; i++)
@@ -462,23 +533,30 @@ static FILE *atomic_open_as(const char *path, int fixed)
         if (fd < 0)
             die("cannot write %s: %s", path, strerror(errno));
     } else if (direct) {
-        fd = open(target, O_WRONLY | O_CREAT | O_TRUNC, 0666);
+        fd = open(target, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0666);
         if (fd < 0)
             die("cannot write %s: %s", path, strerror(errno));
     } else {
-        size_t n = strlen(target) + 32;
+        atomic_sweep(target);
+        size_t n = strlen(target) + TEMP_SUFFIX + 8;
         tmp = emalloc(n);
-        if (fixed)
-            snprintf(tmp, n, "%s.tmp", target);
-        else
-            snprintf(tmp, n, "%s.tmp.%ld", target, (long)getpid());
-        atomic_tmps[slot] = tmp;
-        fd = open(tmp, O_WRONLY | O_CREAT | O_TRUNC, 0666);
-        if (fd < 0) {
-            int e = errno;
-            atomic_tmps[slot] = NULL;
+        /* the temp file and the name the signal handler removes appear together */
+        sigset_t block, old;
+        sigemptyset(&block);
+        sigaddset(&block, SIGINT), sigaddset(&block, SIGTERM), sigaddset(&block, SIGHUP), sigaddset(&block, SIGPIPE);
+        sigprocmask(SIG_BLOCK, &block, &old);
+        int tries = 0;
+        do {
+            temp_name(tmp, n, target);
+            fd = open(tmp, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0666);
+        } while (fd < 0 && errno == EEXIST && ++tries < 100);
+        int e = errno;
+        if (fd >= 0)
+            atomic_tmps[slot] = tmp;
+        sigprocmask(SIG_SETMASK, &old, NULL);
+        if (fd < 0)
             die("cannot write %s: %s", path, strerror(e));
-        }
+        flock(fd, LOCK_EX); /* (a file system without locks: no sweep can take it either) */
     }
     atomics[slot].fd = fd;
     atomics[slot].err = 0;
@@ -492,9 +570,6 @@ static FILE *atomic_open_as(const char *path, int fixed)
     atomics[slot].synced = 0;
     return f;
 }
-
-FILE *atomic_open(const char *path) { return atomic_open_as(path, 0); }
-FILE *atomic_open_fixed(const char *path) { return atomic_open_as(path, 1); }
 
 static int atomic_find(FILE *f)
 {
@@ -560,25 +635,28 @@ void atomic_commit(FILE *f)
 {
     int i = atomic_find(f);
     atomic_sync(f);
+    /* renamed while it is still open, and so locked: once closed, another writer's sweep could
+     * take the finished file for one a killed writer left */
+    if (atomics[i].tmp) {
+        if (rename(atomics[i].tmp, atomics[i].path) != 0) {
+            int e = errno;
+            char *path = atomics[i].path;
+            atomics[i].path = NULL;
+            fclose(f);
+            atomic_release(i);
+            die("cannot rename the finished %s into place: %s", path, strerror(e));
+        }
+        atomic_tmps[i] = NULL;
+        free(atomics[i].tmp);
+        atomics[i].tmp = NULL;
+        fsync_dir(atomics[i].path);
+    }
     if (fclose(f) != 0) {
         int e = errno;
         char *path = atomics[i].path;
         atomics[i].path = NULL;
         atomic_release(i);
         die("cannot write %s: %s", path, strerror(e));
-    }
-    if (atomics[i].tmp) {
-        if (rename(atomics[i].tmp, atomics[i].path) != 0) {
-            int e = errno;
-            char *path = atomics[i].path;
-            atomics[i].path = NULL;
-            atomic_release(i);
-            die("cannot rename the finished %s into place: %s", path, strerror(e));
-        }
-        atomic_tmps[i] = NULL;
-        fsync_dir(atomics[i].path);
-        free(atomics[i].tmp);
-        atomics[i].tmp = NULL;
     }
     atomic_release(i);
 }
