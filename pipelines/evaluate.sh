@@ -102,12 +102,13 @@ while [ $# -gt 1 ]; do
     --text) text=1 ;;
     --json) json=$2; shift ;;
     -o) keep=$2; shift ;;
+    -h | --help) help; exit 0 ;;
     *) usage ;;
     esac
     shift
 done
 [ $# = 1 ] || usage
-case $1 in -*) usage ;; esac
+case $1 in -h | --help) help; exit 0 ;; -*) usage ;; esac
 input=$1
 case $threads in '' | *[!0-9]* | 0) say "$me: -t: not a number of threads: '$threads'"; usage ;; esac
 [ -n "$ma" ] && [ -z "$mb" ] && { say "$me: --match-a needs --match-b"; usage; }

@@ -12,7 +12,7 @@
 set -eu
 usage() { echo "usage: fetch-mnist.sh [OUTDIR]   (installed: hedge fetch-mnist [OUTDIR])"; }
 case ${1:-} in
--h | --help) usage; exit 0 ;;
+-h | --help) usage && echo && sed -n '2,/^[^#]/{/^#/s/^# \{0,1\}//p;}' "$0" || exit 1; exit 0 ;;
 -*) echo "fetch-mnist: unknown option '$1'" >&2; usage >&2; exit 2 ;;
 esac
 [ $# -le 1 ] || { echo "fetch-mnist: one OUTDIR at most, got $#" >&2; usage >&2; exit 2; }
