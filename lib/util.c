@@ -33,12 +33,15 @@ const char *util_usage = "";
 int progress_force = 0;
 void (*util_die_hook)(void) = NULL;
 
+static void atomic_take_over(void);
+
 void util_init(const char *argv0)
 {
     const char *s = strrchr(argv0, '/');
     util_prog = s ? s + 1 : argv0;
     if (getenv("HEDGE_PROGRESS") && *getenv("HEDGE_PROGRESS") == '1')
         progress_force = 1;
+    atomic_take_over();
 }
 
 void util_start(int argc, char **argv, const char *usage)
@@ -569,6 +572,51 @@ FILE *atomic_open(const char *path)
     atomics[slot].tmp = tmp;
     atomics[slot].synced = 0;
     return f;
+}
+
+/* A program that executes itself again (blas_init, for another OpenBLAS kernel) leaves the temp
+ * files it opened before: their descriptors close on exec, and the new image opens its own. It
+ * names them in HEDGE_ATOMIC_LEFT (one per line), and the new image removes them first thing
+ * (util_init): only names of hedge's temp files (PATH.tmp.XXXXXXXX) are taken. */
+#define ATOMIC_LEFT "HEDGE_ATOMIC_LEFT"
+void atomic_exec_handover(int before)
+{
+    if (!before) { /* the exec failed: the temp files are still this image's */
+        unsetenv(ATOMIC_LEFT);
+        return;
+    }
+    size_t n = 1;
+    for (int i = 0; i < MAX_ATOMIC; i++)
+        if (atomics[i].f && atomics[i].tmp)
+            n += strlen(atomics[i].tmp) + 1;
+    char *list = ecalloc(n, 1);
+    for (int i = 0; i < MAX_ATOMIC; i++)
+        if (atomics[i].f && atomics[i].tmp)
+            strcat(strcat(list, atomics[i].tmp), "\n");
+    if (*list)
+        setenv(ATOMIC_LEFT, list, 1);
+    free(list);
+}
+
+static void atomic_take_over(void)
+{
+    const char *left = getenv(ATOMIC_LEFT);
+    if (!left)
+        return;
+    char *list = estrdup(left);
+    unsetenv(ATOMIC_LEFT);
+    for (char *p = list, *e; *p; p = e + (*e != 0)) {
+        e = p + strcspn(p, "\n");
+        char c = *e;
+        *e = 0;
+        const char *t = strstr(p, ".tmp.");
+        while (t && strstr(t + 1, ".tmp."))
+            t = strstr(t + 1, ".tmp.");
+        if (t && temp_suffix(t + 5))
+            unlink(p);
+        *e = c;
+    }
+    free(list);
 }
 
 static int atomic_find(FILE *f)

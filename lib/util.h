@@ -100,6 +100,10 @@ FILE *atomic_open(const char *path);
 void atomic_sync(FILE *f);
 void atomic_commit(FILE *f);
 void atomic_abort(FILE *f);
+/* before a program executes itself again (1: blas_init), and when that failed (0): the new image
+ * removes the temp files this one opened, which it cannot know (their descriptors close on
+ * exec) */
+void atomic_exec_handover(int before);
 /* dies unless path could be written by atomic_open (creates and removes the temp file) */
 void atomic_check(const char *path);
 
