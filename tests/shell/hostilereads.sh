@@ -127,6 +127,14 @@ done
 expect_fail 1 "stdin: it is a directory, expected a hedge stream" sh -c 'tshow < dir'
 expect_fail 1 "dir: it is a directory, expected a pairs file" pairscore --pairs dir e60
 
+# --- two inputs both stdin: said so (evaluate -g - - said "stdin: empty input")
+for p in evaluate knn; do
+    expect_fail 1 "$p: stdin: standard input is already read as another input of this command: give a file for all but one of them" \
+        sh -c "$p -g - - < e60"
+    [ "$(wc -l < "$T/err")" = 1 ] || fail "$p -g - -: not one line: $(cat "$T/err")"
+done
+expect_fail 1 "dir: it is a directory, expected a pairs file" pairscore --pairs dir e60
+
 # --- corrupt msgpack after the header, found before msgpack-c allocates anything for it: an array
 # claiming 2^32 - 1 elements (before: "out of memory while reading the stream", at 4.6 MB; under
 # ASan the allocation of 128 GiB aborted), a map claiming 2^20 pairs (before: "truncated"), arrays
