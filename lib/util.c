@@ -748,6 +748,34 @@ size_t utf8_len(const unsigned char *s, size_t n)
     return len;
 }
 
+/* the length of the printable character at s (n >= 1 bytes there): 0 for a control character
+ * (C0, DEL, C1) or a byte that is not UTF-8 */
+static size_t text_len(const unsigned char *s, size_t n)
+{
+    size_t k = utf8_len(s, n);
+    if ((k == 1 && (s[0] < 0x20 || s[0] == 0x7f)) || (k == 2 && s[0] == 0xc2 && s[1] < 0xa0))
+        return 0;
+    return k;
+}
+
+const char *util_shown(char out[UTIL_SHOWN], const char *s, size_t n)
+{
+    const unsigned char *u = (const unsigned char *)s;
+    size_t m = n > 64 ? 64 : n;
+    char *o = out;
+    for (size_t i = 0, k; i < m; i += k ? k : 1) {
+        k = text_len(u + i, m - i);
+        if (k && u[i] != '\\' && u[i] != '\'')
+            memcpy(o, u + i, k), o += k;
+        else if (u[i] == '\\' || u[i] == '\'' || u[i] == '\n' || u[i] == '\t' || u[i] == '\r')
+            o += sprintf(o, "\\%c", u[i] == '\n' ? 'n' : u[i] == '\t' ? 't' : u[i] == '\r' ? 'r' : u[i]);
+        else
+            o += sprintf(o, "\\x%02x", u[i]);
+    }
+    strcpy(o, n > m ? "..." : "");
+    return out;
+}
+
 void json_string(FILE *f, const char *str, size_t n)
 {
     const unsigned char *s = (const unsigned char *)str;

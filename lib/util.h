@@ -110,6 +110,11 @@ void atomic_check(const char *path);
 /* length of the valid UTF-8 sequence at s (n >= 1 bytes there), 0 if it is not one (a stray or
  * overlong byte, a surrogate, beyond U+10FFFF) */
 size_t utf8_len(const unsigned char *s, size_t n);
+/* s (n bytes, a NUL among them perhaps) as a message shows it, into out: printable UTF-8 as it
+ * is; backslashes, quotes, \n, \t and \r escaped; any other byte (a control character, one that
+ * is not UTF-8) as \xNN; the first 64 bytes, then "..." when there are more. Returns out. */
+enum { UTIL_SHOWN = 4 * 64 + 4 };
+const char *util_shown(char out[UTIL_SHOWN], const char *s, size_t n);
 /* s (n bytes) as a JSON string: quotes, backslashes and control characters escaped, bytes that
  * are not valid UTF-8 replaced by U+FFFD, so the output is valid JSON whatever s holds */
 void json_string(FILE *f, const char *s, size_t n);
