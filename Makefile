@@ -235,6 +235,7 @@ install: $(BINS) man $(BUILD)/lib/libhedge.so
 	@echo "hedge is installed in $(DESTDIR)$(PREFIX); its MNIST goes into each user's" \
 	    "\$${XDG_DATA_HOME:-\$$HOME/.local/share}/hedge/mnist: hedge fetch-mnist"
 	@echo "the Python package hedge is in $(DESTDIR)$(LIBDIR)/python, on python3's path through $(DESTDIR)$(PYSITE)/hedge.pth"
+	@command -v man > /dev/null 2>&1 || echo "man is not installed (apt-get install man-db for man hedge-PROG): hedge help PROG shows the pages without it"
 
 uninstall:
 	rm -f $(DESTDIR)$(PREFIX)/bin/hedge $(BINS:$(BUILD)/bin/%=$(DESTDIR)$(LIBDIR)/bin/%) \

@@ -10,9 +10,9 @@
 # a pipeline stage (the demo's first: hib-data.sh, the data) then finds the installed programs
 # and that MNIST; the Python package (hedge, hedge_stream) is on the system python3's path
 # (hedge.pth) and evaluates through its link to PREFIX/lib/libhedge.so; hedge help lists the programs and
-# the user's pipelines, not their parts; a name with / or .. runs nothing; hedge help PROGRAM and
-# hedge help stream show the man pages; --version answers; `make uninstall` then leaves no file
-# behind.
+# the user's pipelines, not their parts; a name with / or .. runs nothing; hedge help PROGRAM,
+# hedge help stream and hedge help hedge show the man pages, without man-db too (as plain
+# text); --version answers; `make uninstall` then leaves no file behind.
 . "$(dirname "$0")/../lib.sh"
 ROOT=$(cd "$(dirname "$0")/../.." && pwd)
 D=$T/dest P=/usr/local
@@ -109,6 +109,14 @@ if command -v man > /dev/null; then
     MANPAGER=cat run "$H" help knn 2>&1 | grep -q 'leave-one-out' || fail "hedge help knn shows no man page"
     MANPAGER=cat run "$H" help stream 2>&1 | grep -q 'THE TRAILER' || fail "hedge help stream shows no man page"
 fi
+# a machine without man-db nor a roff formatter (a fresh Debian): the installed pages as plain text
+nomanpath=$(path_without man mandoc nroff groff troff) || fail "path_without"
+for what in "knn:leave-one-out" "stream:THE TRAILER" "hedge:hedge help PROGRAM"; do
+    env -i HOME="$T/home" PATH="$nomanpath" "$H" help "${what%%:*}" > page.txt 2> page.err ||
+        fail "hedge help ${what%%:*} without man: exit $? ($(cat page.err))"
+    grep -q "${what#*:}" page.txt && grep -q 'apt-get install man-db' page.err ||
+        fail "hedge help ${what%%:*} without man: $(head -c 300 page.txt) $(cat page.err)"
+done
 # one pipeline stage from the installed tree: the data of the demo, small, from the XDG MNIST
 run MKDIGITS_ARGS="-n 200" "$H" hib-data 2 "$T/data" 2> "$T/hib.err" || fail "hedge hib-data: $(tail -n 5 "$T/hib.err")"
 for f in train.hs test-clean.hs test-corrupt.hs unseen-corrupt.hs; do
