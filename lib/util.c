@@ -536,7 +536,9 @@ FILE *atomic_open(const char *path)
         if (fd < 0)
             die("cannot write %s: %s", path, strerror(errno));
     } else if (direct) {
-        fd = open(target, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0666);
+        /* (not closed on exec: a program that executes itself again, blas_init, opens it again,
+         * and a FIFO must not see its writer go in between, or its reader ends) */
+        fd = open(target, O_WRONLY | O_CREAT | O_TRUNC, 0666);
         if (fd < 0)
             die("cannot write %s: %s", path, strerror(errno));
     } else {
