@@ -210,10 +210,16 @@ $(BUILD)/man/hedge.1: man/hedge.1.scd
 # site-packages, to put on PYTHONPATH), libhedge.so in PREFIX/lib (the package links to it), the
 # man pages in PREFIX/share/man. `make uninstall` (same PREFIX and DESTDIR) removes exactly those
 # files. The installed hedge never reads this tree's data/: each user's MNIST lives in the XDG
-# data folder, where `hedge fetch-mnist` puts it (bin/hedge.sh).
+# data folder, where `hedge fetch-mnist` puts it (bin/hedge.sh). For C, libhedge's header
+# lib/hedge.h goes to PREFIX/include/hedge/hedge.h and a pkg-config file to
+# PREFIX/lib/pkgconfig/hedge.pc: `cc prog.c $$(pkg-config --cflags --libs hedge)` compiles
+# `#include <hedge.h>` and links libhedge.so, found at run time through its rpath (PREFIX/lib
+# need not be in ld.so's cache).
 PREFIX  ?= /usr/local
 LIBDIR   = $(PREFIX)/lib/hedge
 MANDIR   = $(PREFIX)/share/man
+INCDIR   = $(PREFIX)/include/hedge
+PCDIR    = $(PREFIX)/lib/pkgconfig
 PIPELINE_FILES = $(wildcard pipelines/*.sh pipelines/*.tsv)
 PYTHON  ?= $(firstword $(wildcard /usr/bin/python3) python3)
 PYSITE   = $(eval PYSITE := $(PYSITE_NOW))$(PYSITE)
@@ -224,8 +230,14 @@ PY_FILES = $(wildcard python/hedge/*.py)
 install: $(BINS) man $(BUILD)/lib/libhedge.so
 	@[ -n "$(PYSITE)" ] || { echo "make install: $(PYTHON) names no site directory for PREFIX=$(PREFIX)" >&2; exit 1; }
 	mkdir -p $(DESTDIR)$(PREFIX)/bin $(DESTDIR)$(LIBDIR)/bin $(DESTDIR)$(LIBDIR)/pipelines \
-	    $(DESTDIR)$(LIBDIR)/python/hedge $(DESTDIR)$(MANDIR)/man1 $(DESTDIR)$(MANDIR)/man5 $(DESTDIR)$(PYSITE)
+	    $(DESTDIR)$(LIBDIR)/python/hedge $(DESTDIR)$(MANDIR)/man1 $(DESTDIR)$(MANDIR)/man5 $(DESTDIR)$(PYSITE) \
+	    $(DESTDIR)$(INCDIR) $(DESTDIR)$(PCDIR)
 	install -m 755 $(BUILD)/lib/libhedge.so $(DESTDIR)$(PREFIX)/lib/libhedge.so
+	install -m 644 lib/hedge.h $(DESTDIR)$(INCDIR)/hedge.h
+	printf '%s\n' 'prefix=$(PREFIX)' 'libdir=$${prefix}/lib' 'includedir=$${prefix}/include/hedge' '' \
+	    'Name: hedge' 'Description: the evaluation battery of a set of embeddings in one call (lib/hedge.h)' \
+	    "Version: $$(cat VERSION)" 'Cflags: -I$${includedir}' 'Libs: -L$${libdir} -Wl,-rpath,$${libdir} -lhedge' \
+	    > $(DESTDIR)$(PCDIR)/hedge.pc
 	install -m 644 $(PY_FILES) $(DESTDIR)$(LIBDIR)/python/hedge
 	ln -sf ../../../libhedge.so $(DESTDIR)$(LIBDIR)/python/hedge/libhedge.so
 	echo "$(LIBDIR)/python" > $(DESTDIR)$(PYSITE)/hedge.pth
@@ -238,6 +250,7 @@ install: $(BINS) man $(BUILD)/lib/libhedge.so
 	@echo "hedge is installed in $(DESTDIR)$(PREFIX); its MNIST goes into each user's" \
 	    "\$${XDG_DATA_HOME:-\$$HOME/.local/share}/hedge/mnist: hedge fetch-mnist"
 	@echo "the Python package hedge is in $(DESTDIR)$(LIBDIR)/python, on python3's path through $(DESTDIR)$(PYSITE)/hedge.pth"
+	@command -v man > /dev/null 2>&1 || echo "man is not installed (apt-get install man-db for man hedge-PROG): hedge help PROG shows the pages without it"
 
 uninstall:
 	rm -f $(DESTDIR)$(PREFIX)/bin/hedge $(BINS:$(BUILD)/bin/%=$(DESTDIR)$(LIBDIR)/bin/%) \
@@ -245,11 +258,12 @@ uninstall:
 	    $(DESTDIR)$(LIBDIR)/python/__pycache__/hedge_stream.*.pyc $(DESTDIR)$(PREFIX)/lib/libhedge.so \
 	    $(PY_FILES:python/%=$(DESTDIR)$(LIBDIR)/python/%) $(DESTDIR)$(LIBDIR)/python/hedge/libhedge.so \
 	    $(DESTDIR)$(LIBDIR)/python/hedge/__pycache__/*.pyc $(DESTDIR)$(PYSITE)/hedge.pth \
+	    $(DESTDIR)$(INCDIR)/hedge.h $(DESTDIR)$(PCDIR)/hedge.pc \
 	    $(patsubst $(BUILD)/man/%,$(DESTDIR)$(MANDIR)/man1/%,$(filter %.1,$(MANS))) \
 	    $(patsubst $(BUILD)/man/%,$(DESTDIR)$(MANDIR)/man5/%,$(filter %.5,$(MANS)))
 	-rmdir $(DESTDIR)$(LIBDIR)/python/__pycache__ $(DESTDIR)$(LIBDIR)/python/hedge/__pycache__ \
 	    $(DESTDIR)$(LIBDIR)/python/hedge $(DESTDIR)$(LIBDIR)/bin $(DESTDIR)$(LIBDIR)/pipelines \
-	    $(DESTDIR)$(LIBDIR)/python $(DESTDIR)$(LIBDIR) 2>/dev/null
+	    $(DESTDIR)$(LIBDIR)/python $(DESTDIR)$(LIBDIR) $(DESTDIR)$(INCDIR) 2>/dev/null
 
 clean:
 	rm -rf build build-san build-fuzz build-replay

@@ -110,23 +110,12 @@ static int decimal(const char *s)
     return !*s;
 }
 
-/* s quoted for a message on one line: control characters and backslashes escaped (\r, \t, \n,
- * \xNN), at most 64 characters of it; malloc'd (for messages that end the program) */
+/* s as a message shows it (util_shown: what is not printable UTF-8 escaped, at most 64 bytes);
+ * malloc'd (for messages that end the program) */
 static char *quoted(const char *s)
 {
-    size_t n = strlen(s), k = 0;
-    char *q = emalloc(4 * (n < 64 ? n : 64) + 4);
-    for (size_t i = 0; i < n && i < 64; i++) {
-        unsigned char c = (unsigned char)s[i];
-        const char *e = c == '\r' ? "\\r" : c == '\t' ? "\\t" : c == '\n' ? "\\n" : c == '\\' ? "\\\\" : NULL;
-        if (e)
-            k += (size_t)sprintf(q + k, "%s", e);
-        else if (c < 0x20 || c == 0x7f)
-            k += (size_t)sprintf(q + k, "\\x%02x", c);
-        else
-            q[k++] = (char)c;
-    }
-    strcpy(q + k, n > 64 ? "..." : "");
+    char *q = emalloc(UTIL_SHOWN);
+    util_shown(q, s, strlen(s));
     return q;
 }
 

@@ -79,7 +79,9 @@ void blas_init(char **argv, int threads)
         } else {
             setenv("OPENBLAS_CORETYPE", want, 1);
             fflush(NULL);
+            atomic_exec_handover(1); /* the new image removes the temp files this one opened */
             reexec(argv);
+            atomic_exec_handover(0);
             unsetenv("HEDGE_BLAS_REEXEC");
             warn("could not re-execute with OPENBLAS_CORETYPE=%s; using the %s kernel", want, core);
         }

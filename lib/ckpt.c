@@ -149,7 +149,7 @@ void ckpt_save(const char *path, const ckpt_info *ci, const model *m, const opti
         }
         t->data = (void *)src;
     }
-    FILE *f = atomic_open_fixed(path);
+    FILE *f = atomic_open(path);
     stream_writer *w = stream_create_named(f, h, path);
     stream_write_record(w, &rec);
     stream_finish(w);

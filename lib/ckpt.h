@@ -48,8 +48,10 @@ typedef struct {
 
 /* argc/argv: provenance of the training run (a resumed run gives the command that started it,
  * and ci->resumed says how it was resumed); input: header of the batch stream (may be NULL).
- * Written to PATH.tmp, then renamed: a save that is killed leaves PATH intact, and the next
- * save reuses PATH.tmp. Dies naming PATH if it cannot be written. */
+ * Written to a temp file beside PATH, then renamed (util.h atomic_open): a save that is killed
+ * leaves PATH intact, and the next save removes the temp file a save killed with -9 left; saves
+ * of several runs into one PATH at once leave one run's whole checkpoint. Dies naming PATH if it
+ * cannot be written. */
 void ckpt_save(const char *path, const ckpt_info *ci, const model *m, const optim *o, int argc,
                char **argv, const stream_header *input);
 /* Appends "step S: ARGS" (argv after the program name, quoted where a shell would need it) to

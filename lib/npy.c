@@ -6,6 +6,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <zlib.h>
 
 #include "util.h"
@@ -129,14 +130,20 @@ static const char *npy_dict(cursor *c, npy_array *a, const char *name, int any)
                 return errmsg("%s: unreadable shape in the .npy header", name);
             a->ndim = 0;
             while (!cur_eat(c, ')')) {
-                if (a->ndim == 8 || !cur_int(c, &a->shape[a->ndim++]))
+                int64_t d;
+                if (!cur_int(c, &d))
                     return errmsg("%s: unreadable shape in the .npy header", name);
+                if (a->ndim < 8)
+                    a->shape[a->ndim] = d;
+                a->ndim++; /* counted on past 8, to say how many */
                 if (!cur_eat(c, ',')) {
                     if (!cur_eat(c, ')'))
                         return errmsg("%s: unreadable shape in the .npy header", name);
                     break;
                 }
             }
+            if (a->ndim > 8)
+                return errmsg("%s: a shape of %d dimensions in the .npy header, expected at most 8", name, a->ndim);
             have_shape = 1;
         } else {
             return errmsg("%s: unknown key '%s' in the .npy header", name, key);
@@ -594,6 +601,13 @@ const char *npy_load_file(const char *path, uint8_t **out, size_t *outn)
     FILE *f = std ? stdin : fopen(path, "rb");
     if (!f)
         return errmsg("%s: %s", path, strerror(errno));
+    /* open() takes a directory, and its first read fails with EISDIR: say what it is */
+    struct stat st;
+    if (fstat(fileno(f), &st) == 0 && S_ISDIR(st.st_mode)) {
+        if (!std)
+            fclose(f);
+        return errmsg("%s: it is a directory, expected an .npz or .npy file", std ? "stdin" : path);
+    }
     size_t cap = 1 << 16, n = 0, got;
     uint8_t *buf = emalloc(cap);
     while ((got = fread(buf + n, 1, cap - n, f)) > 0) {
@@ -608,12 +622,12 @@ const char *npy_load_file(const char *path, uint8_t **out, size_t *outn)
             buf = erealloc(buf, cap *= 2);
         }
     }
-    int bad = ferror(f);
+    int bad = ferror(f), e = errno;
     if (!std)
         fclose(f);
     if (bad) {
         free(buf);
-        return errmsg("%s: read error", path);
+        return errmsg("%s: read error: %s", path, strerror(e));
     }
     *out = buf;
     *outn = n;

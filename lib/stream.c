@@ -983,8 +983,18 @@ static void read_header(stream_reader *r)
     im->off = size;
 }
 
+/* stdin is one input: a second reader of it (evaluate -g - -) found it read already and said
+ * "stdin: empty input"; it is told so instead, before anything is read */
+static int stdin_taken;
+
 stream_reader *stream_open(FILE *f, const char *name)
 {
+    if (f == stdin) {
+        if (stdin_taken)
+            die("%s: standard input is already read as another input of this command: give a file for all "
+                "but one of them", name);
+        stdin_taken = 1;
+    }
     stream_reader *r = ecalloc(1, sizeof *r);
     reader_impl *im = ecalloc(1, sizeof *im);
     r->impl = im;

@@ -68,7 +68,8 @@ struct stream_reader {
     const char *name;          /* for messages */
     void *impl;
 };
-/* reads and checks the header; dies on anything that is not a hedge stream of this version */
+/* reads and checks the header; dies on anything that is not a hedge stream of this version, and
+ * on a second reader of stdin in one process (two inputs given as -: one line saying so) */
 stream_reader *stream_open(FILE *f, const char *name);
 /* path "-" is stdin; dies if it cannot be opened */
 stream_reader *stream_open_path(const char *path);

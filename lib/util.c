@@ -1,6 +1,7 @@
 #include "util.h"
 #include "guard.h"
 
+#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <getopt.h>
@@ -9,7 +10,9 @@
 #include <stdarg.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/file.h>
 #include <sys/mman.h>
+#include <sys/random.h>
 #include <sys/stat.h>
 #include <time.h>
 #include <unistd.h>
@@ -31,12 +34,15 @@ const char *util_usage = "";
 int progress_force = 0;
 void (*util_die_hook)(void) = NULL;
 
+static void atomic_take_over(void);
+
 void util_init(const char *argv0)
 {
     const char *s = strrchr(argv0, '/');
     util_prog = s ? s + 1 : argv0;
     if (getenv("HEDGE_PROGRESS") && *getenv("HEDGE_PROGRESS") == '1')
         progress_force = 1;
+    atomic_take_over();
 }
 
 void util_start(int argc, char **argv, const char *usage)
@@ -357,13 +363,61 @@ static void cleanup_install(void)
     }
 }
 
-/* the file to replace: path itself, or the target of the symbolic link path is */
-static char *atomic_target(const char *path, int *direct)
+/* the descriptor a name stands for: /dev/stdin, /dev/stdout, /dev/stderr, /dev/fd/N and
+ * /proc/self/fd/N name one that is already open; else -1 */
+static int descriptor_name(const char *path)
+{
+    static const char *const std[] = {"/dev/stdin", "/dev/stdout", "/dev/stderr"};
+    for (int i = 0; i < 3; i++)
+        if (!strcmp(path, std[i]))
+            return i;
+    const char *p = !strncmp(path, "/dev/fd/", 8) ? path + 8 : !strncmp(path, "/proc/self/fd/", 14) ? path + 14 : NULL;
+    if (!p || !*p || strlen(p) > 9 || strspn(p, "0123456789") != strlen(p))
+        return -1;
+    return atoi(p);
+}
+
+/* the descriptor path stands for, itself or through a chain of symbolic links (a link to
+ * /dev/stderr), or -1 */
+static int descriptor_of(const char *path)
+{
+    char name[4096], link[4096];
+    snprintf(name, sizeof name, "%s", path);
+    for (int hop = 0; hop < 16; hop++) {
+        int fd = descriptor_name(name);
+        if (fd >= 0)
+            return fd;
+        ssize_t k = readlink(name, link, sizeof link - 1);
+        if (k <= 0)
+            return -1;
+        link[k] = 0;
+        if (link[0] == '/') {
+            snprintf(name, sizeof name, "%s", link);
+        } else { /* relative to the link's folder */
+            char *slash = strrchr(name, '/');
+            size_t keep = slash ? (size_t)(slash - name) + 1 : 0;
+            if (keep + strlen(link) >= sizeof name)
+                return -1;
+            memmove(name + keep, link, strlen(link) + 1);
+        }
+    }
+    return -1;
+}
+
+/* the file to replace: path itself, or the target of the symbolic link path is. *direct: written
+ * in place (not a regular file); *fd: the open descriptor path names (/dev/stderr), or -1 */
+static char *atomic_target(const char *path, int *direct, int *fd)
 {
     struct stat st;
     *direct = 0;
     /* /dev/stdout, /dev/stderr, /dev/fd/N, /proc/self/fd/N name a descriptor that is already
-     * open (a pipe, or a file other output goes to): write to it, never rename over it */
+     * open (a pipe, or a log file other output goes to): write to that descriptor, where it
+     * stands, never rename over it nor open it again (a new open of a file would start at its
+     * beginning, and O_TRUNC would empty a log that `2>> log` appends to) */
+    if ((*fd = descriptor_of(path)) >= 0) {
+        *direct = 1;
+        return estrdup(path);
+    }
     if (!strncmp(path, "/dev/", 5) || !strncmp(path, "/proc/", 6)) {
         *direct = 1;
         return estrdup(path);
@@ -385,6 +439,74 @@ static char *atomic_target(const char *path, int *direct)
     if (!S_ISREG(st.st_mode))
         *direct = 1;
     return estrdup(path);
+}
+
+/* The temp file of an output: TARGET.tmp.XXXXXXXX beside it (a letter, then seven letters or
+ * digits: never a shell's "$f.tmp.$$"), a new name for every open, so that writers of one
+ * target never share a temp file (several `train -o m.ckpt` at once: each renames its own
+ * whole file, the last rename wins). Each writer holds a flock on its temp file while it
+ * exists; that is how the next writer of the target tells the temp file of a writer killed
+ * with -9 (nobody holds its lock) from a live one, and removes it (atomic_sweep). */
+#define TEMP_SUFFIX 8
+static int temp_suffix(const char *s)
+{
+    if (strlen(s) != TEMP_SUFFIX || !(*s >= 'a' && *s <= 'z'))
+        return 0;
+    return strspn(s, "abcdefghijklmnopqrstuvwxyz0123456789") == TEMP_SUFFIX;
+}
+
+static void temp_name(char *tmp, size_t n, const char *target)
+{
+    static const char chars[] = "abcdefghijklmnopqrstuvwxyz0123456789";
+    unsigned char r[TEMP_SUFFIX];
+    if (getrandom(r, sizeof r, GRND_NONBLOCK) != (ssize_t)sizeof r) { /* no entropy yet: time and pid */
+        uint64_t x = (uint64_t)getpid() * 0x9e3779b97f4a7c15u ^ (uint64_t)(now_seconds() * 1e9);
+        for (size_t i = 0; i < sizeof r; i++, x = x * 6364136223846793005u + 1442695040888963407u)
+            r[i] = (unsigned char)(x >> 56);
+    }
+    char suffix[TEMP_SUFFIX + 1];
+    suffix[0] = chars[r[0] % 26];
+    for (int i = 1; i < TEMP_SUFFIX; i++)
+        suffix[i] = chars[r[i] % 36];
+    suffix[TEMP_SUFFIX] = 0;
+    snprintf(tmp, n, "%s.tmp.%s", target, suffix);
+}
+
+/* Removes what writers of target killed with -9 left beside it: each TARGET.tmp.XXXXXXXX (and
+ * TARGET.tmp, the fixed name earlier versions gave a checkpoint's temp file) whose lock nobody
+ * holds, unless it is empty and less than a minute old (a writer between creating its temp file
+ * and locking it). A file it cannot open or lock is left alone. */
+static void atomic_sweep(const char *target)
+{
+    char dir[4096];
+    const char *slash = strrchr(target, '/'), *base = slash ? slash + 1 : target;
+    if (!slash)
+        snprintf(dir, sizeof dir, ".");
+    else if (slash == target)
+        snprintf(dir, sizeof dir, "/");
+    else
+        snprintf(dir, sizeof dir, "%.*s", (int)(slash - target), target);
+    size_t nb = strlen(base);
+    DIR *d = opendir(dir);
+    if (!d)
+        return;
+    struct dirent *e;
+    while ((e = readdir(d))) {
+        const char *name = e->d_name, *rest = name + nb + 4;
+        if (strncmp(name, base, nb) || strncmp(name + nb, ".tmp", 4) || (*rest && !(*rest == '.' && temp_suffix(rest + 1))))
+            continue;
+        char path[8192];
+        snprintf(path, sizeof path, "%s/%s", dir, name);
+        int fd = open(path, O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC);
+        if (fd < 0)
+            continue;
+        struct stat st;
+        if (fstat(fd, &st) == 0 && S_ISREG(st.st_mode) && flock(fd, LOCK_EX | LOCK_NB) == 0 &&
+            (st.st_size > 0 || time(NULL) - st.st_mtime > 60))
+            unlink(path);
+        close(fd);
+    }
+    closedir(d);
 }
 
 /* The FILE of an atomic output writes through these, so that the errno of a failed write()
@@ -427,7 +549,7 @@ static int atomic_close(void *cookie)
     return r;
 }
 
-static FILE *atomic_open_as(const char *path, int fixed)
+FILE *atomic_open(const char *path)
 {
     int slot = -1;
     for (int i = 0; i < MAX_ATOMIC; i++)
@@ -438,27 +560,40 @@ static FILE *atomic_open_as(const char *path, int fixed)
     if (slot < 0)
         die("too many files open for atomic writing");
     cleanup_install();
-    int direct;
-    char *target = atomic_target(path, &direct), *tmp = NULL;
+    int direct, given;
+    char *target = atomic_target(path, &direct, &given), *tmp = NULL;
     int fd;
-    if (direct) {
+    if (given >= 0) {
+        fd = fcntl(given, F_DUPFD_CLOEXEC, 3);
+        if (fd < 0)
+            die("cannot write %s: %s", path, strerror(errno));
+    } else if (direct) {
+        /* (not closed on exec: a program that executes itself again, blas_init, opens it again,
+         * and a FIFO must not see its writer go in between, or its reader ends) */
         fd = open(target, O_WRONLY | O_CREAT | O_TRUNC, 0666);
         if (fd < 0)
             die("cannot write %s: %s", path, strerror(errno));
     } else {
-        size_t n = strlen(target) + 32;
+        atomic_sweep(target);
+        size_t n = strlen(target) + TEMP_SUFFIX + 8;
         tmp = emalloc(n);
-        if (fixed)
-            snprintf(tmp, n, "%s.tmp", target);
-        else
-            snprintf(tmp, n, "%s.tmp.%ld", target, (long)getpid());
-        atomic_tmps[slot] = tmp;
-        fd = open(tmp, O_WRONLY | O_CREAT | O_TRUNC, 0666);
-        if (fd < 0) {
-            int e = errno;
-            atomic_tmps[slot] = NULL;
+        /* the temp file and the name the signal handler removes appear together */
+        sigset_t block, old;
+        sigemptyset(&block);
+        sigaddset(&block, SIGINT), sigaddset(&block, SIGTERM), sigaddset(&block, SIGHUP), sigaddset(&block, SIGPIPE);
+        sigprocmask(SIG_BLOCK, &block, &old);
+        int tries = 0;
+        do {
+            temp_name(tmp, n, target);
+            fd = open(tmp, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0666);
+        } while (fd < 0 && errno == EEXIST && ++tries < 100);
+        int e = errno;
+        if (fd >= 0)
+            atomic_tmps[slot] = tmp;
+        sigprocmask(SIG_SETMASK, &old, NULL);
+        if (fd < 0)
             die("cannot write %s: %s", path, strerror(e));
-        }
+        flock(fd, LOCK_EX); /* (a file system without locks: no sweep can take it either) */
     }
     atomics[slot].fd = fd;
     atomics[slot].err = 0;
@@ -473,8 +608,50 @@ static FILE *atomic_open_as(const char *path, int fixed)
     return f;
 }
 
-FILE *atomic_open(const char *path) { return atomic_open_as(path, 0); }
-FILE *atomic_open_fixed(const char *path) { return atomic_open_as(path, 1); }
+/* A program that executes itself again (blas_init, for another OpenBLAS kernel) leaves the temp
+ * files it opened before: their descriptors close on exec, and the new image opens its own. It
+ * names them in HEDGE_ATOMIC_LEFT (one per line), and the new image removes them first thing
+ * (util_init): only names of hedge's temp files (PATH.tmp.XXXXXXXX) are taken. */
+#define ATOMIC_LEFT "HEDGE_ATOMIC_LEFT"
+void atomic_exec_handover(int before)
+{
+    if (!before) { /* the exec failed: the temp files are still this image's */
+        unsetenv(ATOMIC_LEFT);
+        return;
+    }
+    size_t n = 1;
+    for (int i = 0; i < MAX_ATOMIC; i++)
+        if (atomics[i].f && atomics[i].tmp)
+            n += strlen(atomics[i].tmp) + 1;
+    char *list = ecalloc(n, 1);
+    for (int i = 0; i < MAX_ATOMIC; i++)
+        if (atomics[i].f && atomics[i].tmp)
+            strcat(strcat(list, atomics[i].tmp), "\n");
+    if (*list)
+        setenv(ATOMIC_LEFT, list, 1);
+    free(list);
+}
+
+static void atomic_take_over(void)
+{
+    const char *left = getenv(ATOMIC_LEFT);
+    if (!left)
+        return;
+    char *list = estrdup(left);
+    unsetenv(ATOMIC_LEFT);
+    for (char *p = list, *e; *p; p = e + (*e != 0)) {
+        e = p + strcspn(p, "\n");
+        char c = *e;
+        *e = 0;
+        const char *t = strstr(p, ".tmp.");
+        while (t && strstr(t + 1, ".tmp."))
+            t = strstr(t + 1, ".tmp.");
+        if (t && temp_suffix(t + 5))
+            unlink(p);
+        *e = c;
+    }
+    free(list);
+}
 
 static int atomic_find(FILE *f)
 {
@@ -540,25 +717,28 @@ void atomic_commit(FILE *f)
 {
     int i = atomic_find(f);
     atomic_sync(f);
+    /* renamed while it is still open, and so locked: once closed, another writer's sweep could
+     * take the finished file for one a killed writer left */
+    if (atomics[i].tmp) {
+        if (rename(atomics[i].tmp, atomics[i].path) != 0) {
+            int e = errno;
+            char *path = atomics[i].path;
+            atomics[i].path = NULL;
+            fclose(f);
+            atomic_release(i);
+            die("cannot rename the finished %s into place: %s", path, strerror(e));
+        }
+        atomic_tmps[i] = NULL;
+        free(atomics[i].tmp);
+        atomics[i].tmp = NULL;
+        fsync_dir(atomics[i].path);
+    }
     if (fclose(f) != 0) {
         int e = errno;
         char *path = atomics[i].path;
         atomics[i].path = NULL;
         atomic_release(i);
         die("cannot write %s: %s", path, strerror(e));
-    }
-    if (atomics[i].tmp) {
-        if (rename(atomics[i].tmp, atomics[i].path) != 0) {
-            int e = errno;
-            char *path = atomics[i].path;
-            atomics[i].path = NULL;
-            atomic_release(i);
-            die("cannot rename the finished %s into place: %s", path, strerror(e));
-        }
-        atomic_tmps[i] = NULL;
-        fsync_dir(atomics[i].path);
-        free(atomics[i].tmp);
-        atomics[i].tmp = NULL;
     }
     atomic_release(i);
 }
@@ -600,6 +780,34 @@ size_t utf8_len(const unsigned char *s, size_t n)
     if (cp < min[len] || cp > 0x10ffff || (cp >= 0xd800 && cp <= 0xdfff))
         return 0; /* overlong, out of range or a surrogate */
     return len;
+}
+
+/* the length of the printable character at s (n >= 1 bytes there): 0 for a control character
+ * (C0, DEL, C1) or a byte that is not UTF-8 */
+static size_t text_len(const unsigned char *s, size_t n)
+{
+    size_t k = utf8_len(s, n);
+    if ((k == 1 && (s[0] < 0x20 || s[0] == 0x7f)) || (k == 2 && s[0] == 0xc2 && s[1] < 0xa0))
+        return 0;
+    return k;
+}
+
+const char *util_shown(char out[UTIL_SHOWN], const char *s, size_t n)
+{
+    const unsigned char *u = (const unsigned char *)s;
+    size_t m = n > 64 ? 64 : n;
+    char *o = out;
+    for (size_t i = 0, k; i < m; i += k ? k : 1) {
+        k = text_len(u + i, m - i);
+        if (k && u[i] != '\\' && u[i] != '\'')
+            memcpy(o, u + i, k), o += k;
+        else if (u[i] == '\\' || u[i] == '\'' || u[i] == '\n' || u[i] == '\t' || u[i] == '\r')
+            o += sprintf(o, "\\%c", u[i] == '\n' ? 'n' : u[i] == '\t' ? 't' : u[i] == '\r' ? 'r' : u[i]);
+        else
+            o += sprintf(o, "\\x%02x", u[i]);
+    }
+    strcpy(o, n > m ? "..." : "");
+    return out;
 }
 
 void json_string(FILE *f, const char *str, size_t n)

@@ -8,7 +8,7 @@
  *   int main(int argc, char **argv) {
  *       util_init(argv[0]);
  *       long n = parse_long("-n", optarg, 1, 1000000);   // usage_die on nonsense
- *       FILE *f = atomic_open("out.ckpt");                 // writes out.ckpt.tmp.PID
+ *       FILE *f = atomic_open("out.ckpt");                 // writes out.ckpt.tmp.XXXXXXXX
  *       ... ; atomic_commit(f);                            // fflush+fsync+rename, or die
  *   }
  */
@@ -73,37 +73,48 @@ double parse_double(const char *opt, const char *s, double lo, double hi);
 uint64_t parse_u64(const char *opt, const char *s);
 
 /* Output files, all or nothing. A regular file (or a path that does not exist yet) is written
- * to "path.tmp.PID" and renamed over path on commit; anything else that exists (/dev/null, a
- * FIFO, a terminal) is written directly, because renaming over it would replace the device
- * node; so is any path under /dev/ or /proc/ (/dev/stderr may be a link to a regular file
- * that other output goes to). Any other symbolic link is followed: its target is replaced.
+ * to a temp file beside it, "path.tmp.XXXXXXXX" (a name of its own for every open: writers of one
+ * path at once never share it), and renamed over path on commit, so that path holds one
+ * writer's whole file, the last to commit. Anything else that exists (/dev/null, a FIFO, a
+ * terminal) is written directly, because renaming over it would replace the device node; so
+ * is any path under /dev/ or /proc/. A name of an open descriptor (/dev/stdout, /dev/stderr,
+ * /dev/fd/N, /proc/self/fd/N, or a link to one) is written to that descriptor where it stands,
+ * never opened again: `--json /dev/stderr 2>> log` adds to the log, it does not empty it. Any
+ * other symbolic link is followed: its target is replaced.
  *   atomic_open   creates the temp file at once (dies if it cannot: a program fails before any
- *                 work, not after it)
+ *                 work, not after it), first removing the temp files that writers of the same
+ *                 path killed with -9 left (each writer holds a flock on its own while it lives)
  *   atomic_sync   flushes and fsyncs the data (dies on a full disk, naming the file); after it
  *                 only the rename is left, which needs no space
- *   atomic_commit atomic_sync if not done, close, rename, fsync the directory
+ *   atomic_commit atomic_sync if not done, rename, fsync the directory, close
  *   atomic_abort  removes the temp file
  * A program that dies or is killed by SIGINT, SIGTERM, SIGHUP or SIGPIPE leaves the old file
  * intact and no temp file (atexit and signal handlers remove it; a handler a program installed
- * itself is left alone). Only kill -9 leaves a temp file behind.
+ * itself is left alone). Only kill -9 leaves a temp file behind, until the next write of path.
  * A program that writes a stream (or text) on stdout and a file commits neither when either
  * fails, in this order:
  *   atomic_sync(f);            // the file's data is safe: a full disk stops us here
  *   stream_finish(w); close_stdout();   // the stream is whole: a broken pipe stops us here
- *   atomic_commit(f);          // only the rename is left
- * atomic_open_fixed names the temp file "path.tmp" instead, so that a writer killed with -9
- * leaves one file that the next save overwrites (checkpoints, saved again and again). */
+ *   atomic_commit(f);          // only the rename is left */
 FILE *atomic_open(const char *path);
-FILE *atomic_open_fixed(const char *path);
 void atomic_sync(FILE *f);
 void atomic_commit(FILE *f);
 void atomic_abort(FILE *f);
+/* before a program executes itself again (1: blas_init), and when that failed (0): the new image
+ * removes the temp files this one opened, which it cannot know (their descriptors close on
+ * exec) */
+void atomic_exec_handover(int before);
 /* dies unless path could be written by atomic_open (creates and removes the temp file) */
 void atomic_check(const char *path);
 
 /* length of the valid UTF-8 sequence at s (n >= 1 bytes there), 0 if it is not one (a stray or
  * overlong byte, a surrogate, beyond U+10FFFF) */
 size_t utf8_len(const unsigned char *s, size_t n);
+/* s (n bytes, a NUL among them perhaps) as a message shows it, into out: printable UTF-8 as it
+ * is; backslashes, quotes, \n, \t and \r escaped; any other byte (a control character, one that
+ * is not UTF-8) as \xNN; the first 64 bytes, then "..." when there are more. Returns out. */
+enum { UTIL_SHOWN = 4 * 64 + 4 };
+const char *util_shown(char out[UTIL_SHOWN], const char *s, size_t n);
 /* s (n bytes) as a JSON string: quotes, backslashes and control characters escaped, bytes that
  * are not valid UTF-8 replaced by U+FFFD, so the output is valid JSON whatever s holds */
 void json_string(FILE *f, const char *s, size_t n);

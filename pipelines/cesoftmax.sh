@@ -4,4 +4,5 @@
 # digit strings and the image network, five losses, text-to-image Recall@k and global PR-AUC
 # with distractors, zero-shot on unseen numbers (pipelines/cesoftmax-run.sh for one run).
 # Everything else: pipelines/metric.sh (EXPERIMENT table or demo; --quick, --full presets).
+. "$(dirname "$0")/common.sh" # (-h, --help: this comment)
 exec sh "$(dirname "$0")/metric.sh" cesoftmax "$@"

@@ -1,5 +1,11 @@
 # Sourced by the pipelines: where the programs are, and small helpers that only compose them.
 # No numerics here: every number is computed by a hedge program.
+
+# pipeline_help SCRIPT: the opening comment of SCRIPT (after its #! line), what `hedge help NAME`
+# prints. Every pipeline answers -h and --help as its first word with it, on stdout, exit 0,
+# before it makes or writes anything (grid_options takes them among the options too).
+pipeline_help() { sed -n '2,/^[^#]/{/^#/s/^# \{0,1\}//p;}' "$1"; }
+case ${1:-} in -h | --help) pipeline_help "$0" || exit 1; exit 0 ;; esac
 HEDGE_ROOT=${HEDGE_ROOT:-$(cd "$(dirname "$0")/.." && pwd)}
 # the programs are in BUILD/bin: a source tree's build/ (BUILD relative to HEDGE_ROOT), or, in a
 # tree installed by `make install` (HEDGE_ROOT = PREFIX/lib/hedge), HEDGE_ROOT/bin itself
@@ -160,10 +166,12 @@ run_occlusion() {
 #            ssh login: a job that fails, a dead machine's included, is tried again on
 #            another); empty when none
 #   grid_logins  the --sshlogin / --sshloginfile words alone; transfer  1 with --transfer, else 0
-# An unknown option, a bad value or a missing OUT calls the caller's `usage`.
+# An unknown option, a bad value or a missing OUT calls the caller's `usage`; -h or --help among
+# them prints the pipeline's help (pipeline_help) and exits 0.
 grid_options() {
     go_quick=$1 go_full=$2
     shift 2
+    for go_a; do case $go_a in -h | --help) pipeline_help "$0" || exit 1; exit 0 ;; esac; done
     steps=$go_quick preset="" jobs=2 threads=1 recipe=fast dataset=mnist body=""
     remote="" grid_logins="" transfer=0 go_retries="" go_seeds=1 only="" restore="" report=0
     while [ $# -gt 1 ]; do

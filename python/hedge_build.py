@@ -2,9 +2,12 @@
 that `pip install ./python` works with no network and no setuptools.
 
 A wheel holds the package hedge/ (its .py files), the compatibility module hedge_stream.py and the
-engine's shared library, hedge/libhedge.so, built by `make lib` in the hedge tree this directory
+engine's shared library, hedge/libhedge.so, built by `make lib` from the hedge tree this directory
 sits in (python/..: pip 21.3 and later build in place) or taken from $HEDGE_LIB when that names a
-built libhedge.so. An sdist holds this directory alone: building a wheel from it needs $HEDGE_LIB
+built libhedge.so. pip install leaves the tree as it found it: a tree without a build/ (a fresh
+clone) is built in a temporary folder, removed once the wheel holds the library (a tree with
+one, its owner's, is brought up to date in it), and the bytecode Python caches of this module
+beside it (python/__pycache__) is removed when the hook's process ends. An sdist holds this directory alone: building a wheel from it needs $HEDGE_LIB
 (there is no tree to run make in) and says so.
 
 The hooks: build_wheel, build_sdist, build_editable (the package's directory on sys.path through a
@@ -12,15 +15,40 @@ The hooks: build_wheel, build_sdist, build_editable (the package's directory on 
 (nothing), prepare_metadata_for_build_wheel.
 """
 
+import atexit
 import base64
 import hashlib
+import importlib.util
 import io
 import os
+import shutil
 import subprocess
 import sys
 import sysconfig
 import tarfile
+import tempfile
 import zipfile
+
+sys.dont_write_bytecode = True  # what this module imports from here on caches nothing
+
+
+def _forget_own_bytecode():
+    """pip imports this module from the tree, and Python cached its bytecode there
+    (python/__pycache__/hedge_build.*.pyc) before it ran: removed, with the folder when it is
+    left empty (a cache: whoever needs it makes it again)."""
+    try:
+        cache = importlib.util.cache_from_source(os.path.abspath(__file__))
+    except (NotImplementedError, ValueError):
+        return
+    for remove in (os.remove, os.rmdir):
+        try:
+            remove(cache)
+        except OSError:
+            pass
+        cache = os.path.dirname(cache)
+
+
+atexit.register(_forget_own_bytecode)
 
 NAME = "hedge"
 HERE = os.path.dirname(os.path.abspath(__file__))
@@ -55,13 +83,16 @@ def _tag():
     return "py3-none-" + sysconfig.get_platform().replace("-", "_").replace(".", "_")
 
 
-def _library():
-    """The path of a built libhedge.so: $HEDGE_LIB, else `make lib` in the tree."""
+def _library(in_tree=False):
+    """(the path of a built libhedge.so, a temporary folder to remove after or None): $HEDGE_LIB;
+    else `make lib` in the tree's build/ when it has one (its owner's build) or in_tree (an
+    editable install, whose package finds the library there); else `make BUILD=TMP lib` in a
+    temporary folder, so that the tree is left as it was."""
     given = os.environ.get("HEDGE_LIB")
     if given:
         if not os.path.isfile(given):
             raise RuntimeError("hedge_build: HEDGE_LIB=%s is not a file (expected a built libhedge.so)" % given)
-        return given
+        return given, None
     if not (os.path.isfile(os.path.join(TREE, "Makefile")) and os.path.isfile(os.path.join(TREE, "lib", "hedge.h"))):
         raise RuntimeError(
             "hedge_build: the hedge tree is not at %s (no Makefile and lib/hedge.h there), so libhedge.so "
@@ -71,12 +102,22 @@ def _library():
     # and build directory (make sanitize: build-san) would give a library Python cannot load
     env = {k: v for k, v in os.environ.items()
            if k not in ("MAKEFLAGS", "MFLAGS", "MAKELEVEL", "MAKEOVERRIDES", "BUILD", "SANFLAGS")}
-    r = subprocess.run(["make", "-C", TREE, "lib"], env=env, stdout=sys.stderr)
-    lib = os.path.join(TREE, "build", "lib", "libhedge.so")
-    if r.returncode != 0 or not os.path.isfile(lib):
-        raise RuntimeError("hedge_build: `make -C %s lib` failed (exit %d): see its output above"
-                           % (TREE, r.returncode))
-    return lib
+    tmp = None
+    build = os.path.join(TREE, "build")
+    if not (in_tree or os.path.isdir(build)):
+        tmp = build = tempfile.mkdtemp(prefix="hedge-build-")
+    try:
+        cmd = ["make", "-C", TREE, "-j%d" % min(os.cpu_count() or 1, 8), "lib"] + (["BUILD=" + tmp] if tmp else [])
+        r = subprocess.run(cmd, env=env, stdout=sys.stderr)
+        lib = os.path.join(build, "lib", "libhedge.so")
+        if r.returncode != 0 or not os.path.isfile(lib):
+            raise RuntimeError("hedge_build: `make -C %s lib` failed (exit %d): see its output above"
+                               % (TREE, r.returncode))
+    except BaseException:
+        if tmp:
+            shutil.rmtree(tmp, ignore_errors=True)
+        raise
+    return lib, tmp
 
 
 def _package_files():
@@ -159,9 +200,13 @@ def prepare_metadata_for_build_wheel(metadata_directory, config_settings=None):
 
 
 def build_wheel(wheel_directory, config_settings=None, metadata_directory=None):
-    lib = _library()
-    contents = [(arc, _read(path), 0o644) for arc, path in _package_files()]
-    contents.append((NAME + "/libhedge.so", _read(lib), 0o755))
+    lib, tmp = _library()
+    try:
+        contents = [(arc, _read(path), 0o644) for arc, path in _package_files()]
+        contents.append((NAME + "/libhedge.so", _read(lib), 0o755))
+    finally:
+        if tmp:
+            shutil.rmtree(tmp, ignore_errors=True)
     return _write_wheel(wheel_directory, contents)
 
 
@@ -169,7 +214,7 @@ def build_editable(wheel_directory, config_settings=None, metadata_directory=Non
     # the sources stay here; the library stays in the tree's build/lib, where hedge._lib looks
     # when there is none beside the package (HEDGE_LIB is not copied either: set it at run time)
     if not os.environ.get("HEDGE_LIB"):
-        _library()
+        _library(in_tree=True)
     return _write_wheel(wheel_directory, [("hedge-editable.pth", (HERE + "\n").encode(), 0o644)])
 
 

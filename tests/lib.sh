@@ -73,6 +73,19 @@ check_out_file() {
     return 0
 }
 
+# path_without CMD...: prints a folder that holds a link to every command of /usr/bin and /bin
+# but the CMDs, for a PATH on which they are missing (a machine without man-db, say)
+path_without() {
+    pw_d=$T/path-without-$(echo "$*" | tr ' ' '-')
+    mkdir -p "$pw_d" || return 1
+    for pw_f in /usr/bin/* /bin/*; do
+        pw_n=${pw_f##*/}
+        case " $* " in *" $pw_n "*) continue ;; esac
+        [ -e "$pw_d/$pw_n" ] || ln -s "$pw_f" "$pw_d/$pw_n" 2> /dev/null
+    done
+    echo "$pw_d"
+}
+
 # wait_caught PID SIGNUM: waits (up to 120 s) until process PID has its handler for signal SIGNUM
 # in place (bit SIGNUM - 1 of SigCgt in /proc/PID/status). A command started with & by a
 # non-interactive sh begins with SIGINT ignored, so a signal sent before the program installs its

@@ -18,6 +18,8 @@ fields against the header, the end marker and nothing after it; a stream cut sho
 ValueError, never returns part of it.
 """
 
+import os
+import stat
 import sys
 
 import numpy as np
@@ -44,6 +46,17 @@ def _open(path, mode):
     if path == "-":
         return (sys.stdin.buffer if "r" in mode else sys.stdout.buffer), False
     return open(path, mode), True
+
+
+def _bytes_left(f):
+    """The bytes left in f when it is a regular file, else None: no array or map in it can claim
+    more elements than that (each takes a byte at least), so the unpacker is told so, and a
+    count beyond it is a stream cut short, not an allocation of gigabytes (a MemoryError)."""
+    try:
+        st = os.fstat(f.fileno())
+        return max(st.st_size - f.tell(), 0) if stat.S_ISREG(st.st_mode) else None
+    except (AttributeError, OSError, ValueError):
+        return None
 
 
 def _shape(s):
@@ -77,13 +90,20 @@ class Reader:
         msgpack = _msgpack()
         self._f, self._close = _open(path, "rb")
         self.name = path if isinstance(path, str) else getattr(path, "name", "stream")
-        self._u = msgpack.Unpacker(self._f, raw=False, max_buffer_size=2**32 - 1)
-        self._bad = (ValueError, msgpack.exceptions.UnpackException)
+        left = _bytes_left(self._f)
+        limits = {} if left is None else {"max_array_len": max(left, 1), "max_map_len": max(left, 1)}
+        self._u = msgpack.Unpacker(self._f, raw=False, max_buffer_size=2**32 - 1, **limits)
+        # (a count the memory cannot hold, where the input's size is not known: a pipe)
+        self._bad = (ValueError, MemoryError, msgpack.exceptions.UnpackException)
         try:
             h = next(self._u)
         except StopIteration:
             raise ValueError("%s: truncated stream: input ends inside the header" % self.name) from None
         except self._bad as e:
+            if isinstance(e, MemoryError) or (left is not None and "exceeds max_" in str(e)):
+                raise ValueError("%s: truncated stream: input ends inside the header (an array or map in it claims "
+                                 "more elements than %s)" % (self.name, "memory holds" if left is None else
+                                                             "the input's %d bytes" % left)) from None
             raise ValueError("%s: not a hedge stream (the header is not valid msgpack: %s)" % (self.name, e)) from None
         if not isinstance(h, dict) or h.get("format") != "hedge-stream":
             raise ValueError("%s: not a hedge stream" % self.name)
@@ -119,8 +139,9 @@ class Reader:
                              % (self.name, self.count)) from None
         except self._bad as e:
             self.close()
+            why = "an array or map in it claims more elements than memory holds" if isinstance(e, MemoryError) else e
             raise ValueError("%s: corrupt stream: record %d is not valid msgpack (%s)"
-                             % (self.name, self.count, e)) from None
+                             % (self.name, self.count, why)) from None
         if isinstance(obj, dict) and "end" in obj:
             self._done = True
             if obj["end"] != self.count:

@@ -18,6 +18,8 @@
 set -eu
 BUILD=${BUILD:-build}
 BIN=$(cd "$BUILD/bin" && pwd)
+. tests/bench/lib.sh
+bench_mnist
 N=${N:-100000}
 R=${R:-3}
 B=128

@@ -42,6 +42,7 @@ seed0=${SEED0:-1}
 sets=${*:-iso uneven digits}
 . tests/bench/lib.sh
 bench_peer kmeans faiss python3-faiss
+bench_mnist
 T=$(mktemp -d)
 trap 'rm -rf "$T"' EXIT
 bench_probe "$T"

@@ -49,6 +49,7 @@ core=$(bench_core "$T")
 tversion=$($PY -c 'import torch; print(torch.__version__)')
 ALL="point mog1 mog2 mlp-point mlp-mog1 feat-wide-point feat-wide-mog1 feat-small-point feat-small-mog1"
 ROWS=${ROWS:-$ALL}
+bench_mnist
 mkdigits -N 2 -s train | occlude -p 0.2 > "$T/train.hs"
 batcher -m pairs -b 128 -n 40 < "$T/train.hs" | tonpz -o "$T/batches.npz"
 $PY - "$T" <<'EOF'

@@ -20,6 +20,7 @@ T=$(mktemp -d)
 trap 'rm -rf "$T"' EXIT
 . tests/bench/lib.sh
 bench_probe "$T"
+bench_mnist
 mkdigits -N 2 -s train | occlude -p 0.2 > "$T/train.hs"
 mkdigits -N 2 -s test-seen > "$T/test.hs"
 now() { date +%s.%N; }

@@ -122,4 +122,28 @@ if command -v man > /dev/null; then
     BUILD=$T/noman MANPAGER=cat sh "$ROOT/bin/hedge.sh" help knn > "$T/hk" 2>&1 && grep -q 'EXIT STATUS' "$T/hk" ||
         fail "hedge help knn without make man: $(head -c 300 "$T/hk")"
 fi
+# without man-db (a fresh Debian): hedge help shows the page through nroff, or with no formatter
+# as plain text, and says how to get man; never the synopsis that points back at hedge help
+# (before: `PROG --help`, 'installed: hedge help PROG'); the same for the stream format and hedge
+H="$ROOT/bin/hedge.sh"
+for gone in "man mandoc" "man mandoc nroff groff troff"; do
+    P=$(path_without $gone) || fail "path_without $gone"
+    for what in "knn:EXIT STATUS" "stream:THE TRAILER" "hedge:hedge help PROGRAM"; do
+        page=${what%%:*} want=${what#*:}
+        PATH=$P sh "$H" help $page > "$T/hp" 2> "$T/hp.err" || fail "hedge help $page without $gone: exit $? ($(cat "$T/hp.err"))"
+        grep -q "$want" "$T/hp" || fail "hedge help $page without $gone: no '$want' in: $(head -c 300 "$T/hp")"
+        grep -q "installed: hedge help" "$T/hp" && fail "hedge help $page without $gone points to itself: $(head -c 300 "$T/hp")"
+        case $gone in
+        *nroff*) grep -q 'apt-get install man-db' "$T/hp.err" || fail "hedge help $page without a formatter: no hint on stderr: $(cat "$T/hp.err")" ;;
+        *) [ -s "$T/hp.err" ] && fail "hedge help $page with nroff: $(cat "$T/hp.err")" ;;
+        esac
+    done
+done
+# what hedge prints itself fails on a full disk, in one line (hedge help > /dev/full exited 0)
+for a in help "help hib" --version --python-path; do
+    sh "$H" $a > /dev/full 2> "$T/full.err"
+    rc=$?
+    [ $rc = 1 ] && [ "$(cat "$T/full.err")" = "hedge: cannot write standard output" ] ||
+        fail "hedge $a > /dev/full: exit $rc, $(cat "$T/full.err")"
+done
 pass

@@ -182,6 +182,37 @@ for f in input.hs input.head fromnpz-input.log pairs-input.hs; do
     cmp -s "shared/$f" "lone-files/$f" || fail "a failed run changed shared/$f"
 done
 
+# --- a run killed with -9 takes DIR's lock with it (issue 44 item 11: the retrieve it had started
+# held the lock until it ended): a retrieve that sleeps, the run killed while it sleeps; the next
+# run into DIR goes ahead at once, and the sleeping retrieve is gone with its run
+mkdir -p fake/bin || fail "mkdir fake/bin"
+for p in "$BIN"/*; do ln -s "$p" fake/bin/ || fail "ln $p"; done
+rm fake/bin/retrieve
+printf '#!/bin/sh\necho $$ > "%s/retrieve.pid"\nexec sleep 300\n' "$T" > fake/bin/retrieve && chmod 755 fake/bin/retrieve ||
+    fail "the slow retrieve"
+alive() { [ -e "/proc/$1" ] && ! grep -q '^[0-9]* (.*) Z' "/proc/$1/stat" 2> /dev/null; }
+BUILD=$T/fake sh "$EV" -o slow unc.npz > /dev/null 2>&1 &
+ev=$!
+i=0
+while [ ! -s retrieve.pid ] && [ $i -lt 600 ]; do sleep 0.1; i=$((i + 1)); done
+[ -s retrieve.pid ] || fail "the slow retrieve never started"
+rp=$(cat retrieve.pid)
+trap 'kill $rp 2> /dev/null; rm -rf "$T"' EXIT
+kill -9 $ev
+wait $ev 2> /dev/null
+sh "$EV" -o slow unc.npz > slow.md 2> slow.err || { kill $rp 2> /dev/null; fail "a run into slow after one killed with -9: $(cat slow.err)"; }
+grep -q "^| map_r | 0.9" slow.md || fail "the run after the killed one: its table: $(cat slow.md)"
+i=0
+while alive $rp && [ $i -lt 50 ]; do sleep 0.1; i=$((i + 1)); done
+alive $rp && { kill $rp; fail "the retrieve of the run killed with -9 still runs"; }
+
+# --- --json into a link to /dev/stderr with -o DIR: the JSON goes into the log stderr is (it was
+# written beside the link and renamed over it: the link became a file, the log got nothing)
+ln -s /dev/stderr err.json || fail "ln err.json"
+{ echo before >&2; sh "$EV" -o jdir --json err.json unc.npz > /dev/null; } 2> jlog || fail "--json err.json: $(cat jlog)"
+[ -L err.json ] || fail "--json err.json (a link to /dev/stderr) replaced the link with a file: $(head -c 200 err.json)"
+[ "$(head -n 1 jlog)" = before ] && grep -q '^{"program": "evaluate"' jlog || fail "--json err.json: the log: $(head -c 300 jlog)"
+
 # --- a twin column, the aligned text table, and a gallery (the set itself, its own item excluded)
 sh "$EV" --text --corrupt wrong.npz --json twin.json sep.npz > twin.txt 2> twin.err || fail "--corrupt: $(cat twin.err)"
 grep -q '^metric  *input  *corrupt$' twin.txt || fail "--corrupt: no two columns: $(cat twin.txt)"

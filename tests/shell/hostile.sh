@@ -144,7 +144,7 @@ grep -q "steps" "$T/err" && fail "train trained before finding its output unwrit
 expect_fail 1 "it is a directory" sh -c 'mkdir -p dir.ckpt && train -o dir.ckpt -n 5 -t 1 < b.hs'
 expect_fail 1 "cannot write /dev/full" sh -c 'train -o /dev/full -n 2 -t 1 < b.hs'
 [ "$(grep -c "cannot write" "$T/err")" = 1 ] || fail "/dev/full: more than one message: $(cat "$T/err")"
-# a save killed with -9 leaves m.ckpt.tmp: the next save reuses it, nothing is left behind
+# a save of an earlier version killed with -9 left m.ckpt.tmp: the next save removes it
 printf 'half a checkpoint' > k.ckpt.tmp
 train -o k.ckpt --head point -D 2 -n 2 -t 1 < b.hs 2>/dev/null || fail "train over a leftover k.ckpt.tmp"
 [ -e k.ckpt.tmp ] && fail "k.ckpt.tmp is still there after a save"

@@ -125,6 +125,12 @@ for p in tshow centroids "retrieve --summary" "fewshot --summary" totsv seedstat
     expect_fail 1 "dir: it is a directory, expected" $p dir
 done
 expect_fail 1 "stdin: it is a directory, expected a hedge stream" sh -c 'tshow < dir'
+# --- two inputs both stdin: said so (evaluate -g - - said "stdin: empty input")
+for p in evaluate knn; do
+    expect_fail 1 "$p: stdin: standard input is already read as another input of this command: give a file for all but one of them" \
+        sh -c "$p -g - - < e60"
+    [ "$(wc -l < "$T/err")" = 1 ] || fail "$p -g - -: not one line: $(cat "$T/err")"
+done
 expect_fail 1 "dir: it is a directory, expected a pairs file" pairscore --pairs dir e60
 
 # --- corrupt msgpack after the header, found before msgpack-c allocates anything for it: an array
@@ -177,6 +183,10 @@ expect_fail 1 "line 1: a NUL byte after 'a\\tclean\\tap\\t0.5', expected text" s
 printf 'a\tclean\tap\t0.5\r\nb\tclean\tap\t1\n' > cr.tsv
 expect_fail 1 "line 1: value '0.5\\r' of a clean ap is not a finite decimal number" seedstat cr.tsv
 tr -d '\n' < "$T/err" | grep -q "$(printf '\r')" && fail "seedstat echoed a raw carriage return: $(cat -A "$T/err")"
+# bytes that are not UTF-8 (and not printable) are escaped, UTF-8 is kept: they were echoed raw
+printf 'r\377\376\303\251\tclean\tap\tx\n' > hi.tsv
+expect_fail 1 "line 1: value 'x' of r\\xff\\xfe$(printf '\303\251') clean ap is not a finite decimal number" seedstat hi.tsv
+LC_ALL=C grep -q "$(printf '\377')" "$T/err" && fail "seedstat echoed a raw 0xff byte: $(cat -A "$T/err")"
 printf 'a\r\n' > cr1.tsv
 expect_fail 1 "line 1: expected RUN, SET, METRIC and VALUE separated by tabs, got 'a\\r'" seedstat cr1.tsv
 # what is a number: 5, -.5, +1., 1E-3, 2e+2 (mean of the five: (5 - 0.5 + 1 + 0.001 + 200) / 5 = 41.1002)

@@ -10,9 +10,10 @@
 # a pipeline stage (the demo's first: hib-data.sh, the data) then finds the installed programs
 # and that MNIST; the Python package (hedge, hedge_stream) is on the system python3's path
 # (hedge.pth) and evaluates through its link to PREFIX/lib/libhedge.so; hedge help lists the programs and
-# the user's pipelines, not their parts; a name with / or .. runs nothing; hedge help PROGRAM and
-# hedge help stream show the man pages; --version answers; `make uninstall` then leaves no file
-# behind.
+# the user's pipelines, not their parts; a name with / or .. runs nothing; hedge help PROGRAM,
+# hedge help stream and hedge help hedge show the man pages, without man-db too (as plain
+# text); --version answers; a C program compiles against the installed header and library
+# with pkg-config and runs; `make uninstall` then leaves no file behind.
 . "$(dirname "$0")/../lib.sh"
 ROOT=$(cd "$(dirname "$0")/../.." && pwd)
 D=$T/dest P=/usr/local
@@ -109,6 +110,14 @@ if command -v man > /dev/null; then
     MANPAGER=cat run "$H" help knn 2>&1 | grep -q 'leave-one-out' || fail "hedge help knn shows no man page"
     MANPAGER=cat run "$H" help stream 2>&1 | grep -q 'THE TRAILER' || fail "hedge help stream shows no man page"
 fi
+# a machine without man-db nor a roff formatter (a fresh Debian): the installed pages as plain text
+nomanpath=$(path_without man mandoc nroff groff troff) || fail "path_without"
+for what in "knn:leave-one-out" "stream:THE TRAILER" "hedge:hedge help PROGRAM"; do
+    env -i HOME="$T/home" PATH="$nomanpath" "$H" help "${what%%:*}" > page.txt 2> page.err ||
+        fail "hedge help ${what%%:*} without man: exit $? ($(cat page.err))"
+    grep -q "${what#*:}" page.txt && grep -q 'apt-get install man-db' page.err ||
+        fail "hedge help ${what%%:*} without man: $(head -c 300 page.txt) $(cat page.err)"
+done
 # one pipeline stage from the installed tree: the data of the demo, small, from the XDG MNIST
 run MKDIGITS_ARGS="-n 200" "$H" hib-data 2 "$T/data" 2> "$T/hib.err" || fail "hedge hib-data: $(tail -n 5 "$T/hib.err")"
 for f in train.hs test-clean.hs test-corrupt.hs unseen-corrupt.hs; do
@@ -140,6 +149,44 @@ assert m["knn"] == 1 and m["p1"] == 1, m
 assert os.path.realpath(hedge._lib.load().path) == sys.argv[2], hedge._lib.load().path' "$D$P/lib/hedge/python" "$D$P/lib/libhedge.so" ||
         fail "hedge.evaluate from the installed package"
 fi
+
+# C: libhedge through its header and pkg-config (PKG_CONFIG_SYSROOT_DIR: the tree is staged in
+# DESTDIR), a tiny program that evaluates two far pairs, run through the library's rpath (the
+# staged copy on LD_LIBRARY_PATH). Under make sanitize the library has ASan in it: so must the
+# program, whose runtime then comes first.
+[ -f "$D$P/include/hedge/hedge.h" ] && [ -f "$D$P/lib/pkgconfig/hedge.pc" ] ||
+    fail "no $P/include/hedge/hedge.h or $P/lib/pkgconfig/hedge.pc"
+cat > "$T/use.c" <<'EOF'
+#include <hedge.h>
+#include <stdio.h>
+int main(void)
+{
+    float mu[8] = {0, 0, 0, 0.1f, 10, 10, 10, 10.1f}; /* [4, 1, 2]: two far pairs */
+    int32_t labels[4] = {0, 0, 1, 1};
+    hedge_set q = {4, 1, 2, mu, NULL, NULL, labels, NULL};
+    hedge_options o;
+    hedge_options_init(&o);
+    hedge_result r;
+    char err[256];
+    if (hedge_evaluate(&q, NULL, &o, &r, err, sizeof err) != 0) {
+        fprintf(stderr, "%s\n", err);
+        return 1;
+    }
+    printf("p1 %g map_r %g\n", r.value[HEDGE_P1], r.value[HEDGE_MAP_R]);
+    hedge_result_free(&r);
+    return 0;
+}
+EOF
+pc=$(PKG_CONFIG_PATH="$D$P/lib/pkgconfig" PKG_CONFIG_SYSROOT_DIR="$D" pkg-config --cflags --libs hedge) ||
+    fail "pkg-config --cflags --libs hedge: $pc"
+san=""
+ldd "$D$P/lib/libhedge.so" 2> /dev/null | grep -q libasan && san="-fsanitize=address,undefined"
+${CC:-cc} $san -o "$T/use" "$T/use.c" $pc 2> "$T/cc.err" || fail "cc use.c \$(pkg-config --cflags --libs hedge) ($pc): $(cat "$T/cc.err")"
+[ "$(LD_LIBRARY_PATH="$D$P/lib" ASAN_OPTIONS=detect_leaks=0 "$T/use")" = "p1 1 map_r 1" ] ||
+    fail "the program built with pkg-config: $(LD_LIBRARY_PATH="$D$P/lib" "$T/use" 2>&1)"
+# installed for real (no sysroot), the rpath is PREFIX/lib itself
+PKG_CONFIG_PATH="$D$P/lib/pkgconfig" pkg-config --cflags --libs hedge | grep -q -- "-I$P/include/hedge .*-Wl,-rpath,$P/lib " ||
+    fail "pkg-config hedge: $(PKG_CONFIG_PATH="$D$P/lib/pkgconfig" pkg-config --cflags --libs hedge)"
 
 make -s -C "$ROOT" uninstall BUILD="$BUILD" DATA="$DATA" PREFIX=$P DESTDIR="$D" > "$T/make.log" 2>&1 ||
     fail "make uninstall: $(tail -n 5 "$T/make.log")"

@@ -19,6 +19,7 @@
 # same again with the pyenv python (3.11) when it is there; labels that are names (strings); an editable install (pip install -e)
 # evaluating too; an sdist, which holds no tree: a wheel from it refused with a clear line, or
 # built with HEDGE_LIB. Shards (shard=(i, n), pickled, then shards=[...]) equal the whole call.
+# pip install in a fresh clone (no build/) leaves it as it was: no build/, no __pycache__.
 set -u
 . "$(dirname "$0")/../lib.sh"
 ROOT=$(cd "$(dirname "$0")/../.." && pwd)
@@ -556,6 +557,22 @@ check_venv() {
     [ -z "$left" ] || fail "$1: pip uninstall left $left in $site"
 }
 check_venv venv $PY
+# a fresh clone (the tree's sources, no build/), installed as a user does it, Python caching
+# bytecode: pip install leaves the clone as it was (it left build/ and python/__pycache__), the
+# temporary build folder removed, and the package works
+mkdir clone tmp && tar -C "$ROOT" --exclude=./build --exclude='./build-*' --exclude=./data --exclude=./.git \
+    --exclude=./out --exclude=./results --exclude=./tests -cf - . | tar -xf - -C clone || fail "copying the tree"
+find clone | sort > clone.before
+(cd clone && env -u PYTHONDONTWRITEBYTECODE TMPDIR="$T/tmp" "$T/venv/bin/pip" install --no-index ./python) > clone.log 2>&1 ||
+    fail "pip install ./python in a fresh clone: $(tail -n 5 clone.log)"
+find clone | sort > clone.after
+cmp -s clone.before clone.after || fail "pip install ./python changed the clone: $(diff clone.before clone.after | head -n 20)"
+[ -z "$(ls -A tmp)" ] || fail "pip install ./python left in TMPDIR: $(ls -A tmp)"
+"$T/venv/bin/python" -c '
+import numpy as np, hedge
+y = np.arange(40) % 2
+assert hedge.evaluate(np.eye(2, dtype=np.float32)[y] * 10, y)["map"] == 1' || fail "hedge from the fresh clone's wheel"
+"$T/venv/bin/pip" uninstall -y hedge >> clone.log 2>&1 || fail "pip uninstall: $(tail -n 3 clone.log)"
 # editable: the sources stay in python/, the library in the tree's build/lib
 (cd "$ROOT" && "$T/venv/bin/pip" install --no-index -e ./python) >> venv.log 2>&1 || fail "pip install -e: $(tail -n 3 venv.log)"
 "$T/venv/bin/python" -c '

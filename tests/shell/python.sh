@@ -101,7 +101,13 @@ key = data.index(b"\xa5image", hlen)                         # the first record'
 open("intkey.hs", "wb").write(data[:key] + b"\x07" + data[key + 6:])
 r2 = dict(rec0, image=dict(rec0["image"], shape={}))
 open("shapemap.hs", "wb").write(data[:hlen] + msgpack.packb(r2, use_bin_type=True) + data[rlen:])
-for bad, msg in [("cut.hs", "truncated stream"), ("extra.hs", "data after the end marker"),
+# an array of 2^32 - 1 elements declared where the header or a record begins (a bare MemoryError
+# from msgpack before: it allocated the list); tshow says "truncated stream" for the first
+open("five.hs", "wb").write(b"\xdd\xff\xff\xff\xff")
+open("rec5.hs", "wb").write(data[:hlen] + b"\xdd\xff\xff\xff\xff")
+for bad, msg in [("five.hs", "five.hs: truncated stream: input ends inside the header"),
+                 ("rec5.hs", "rec5.hs: corrupt stream: record 0 is not valid msgpack"),
+                 ("cut.hs", "truncated stream"), ("extra.hs", "data after the end marker"),
                  ("badutf.hs", "badutf.hs: not a hedge stream (the header is not valid msgpack"),
                  ("nodtype.hs", "nodtype.hs: corrupt stream header: field 0"),
                  ("fieldmap.hs", "fieldmap.hs: corrupt stream header: fields is {"),
@@ -128,6 +134,17 @@ h, a = hs.read("int-emb.hs")
 assert a["mu"].dtype == np.float32 and a["mu"].shape == (3, 1, 4) and a["mu"][2, 0, 3] == 11, a["mu"]
 assert a["var"].dtype == np.float32 and a["var"].shape == (3, 1, 4), a["var"].shape
 EOF
+# the same five bytes through a pipe (no size to compare with): a ValueError still
+printf '\335\377\377\377\377' | $PY -c '
+import sys
+import hedge_stream as hs
+try:
+    hs.read("-")
+except ValueError as e:
+    assert "truncated stream: input ends inside the header" in str(e), str(e)
+else:
+    raise AssertionError("five bytes were read")' || fail "hedge.stream on five bytes from a pipe"
+expect_fail 1 "five.hs: truncated stream" tshow five.hs
 # what Python wrote cut short: the C reader refuses it too
 head -c 300 py-emb.hs > cut-py.hs
 expect_fail 1 "truncated stream" knn cut-py.hs
