@@ -2,7 +2,8 @@
 # HIB experiment on the default data. Missing Debian packages and the default MNIST data are
 # installed on first use (as root), or the exact command to run is printed.
 #
-# Programs: bin/NAME.c -> build/bin/NAME, linked with every lib/*.c.
+# Programs: bin/NAME.c -> build/bin/NAME, linked with every lib/LAYER/*.c (lib/ has one folder
+# per layer of the README's picture; a module includes another by its name alone, "stream.h").
 # Unit tests: tests/unit/test_NAME.c -> build/tests/test_NAME. Shell tests: tests/shell/*.sh.
 
 BUILD    ?= build
@@ -45,11 +46,12 @@ $(error pkg-config does not know openblas: is libopenblas-dev installed?)
 endif
 endif
 LDLIBS   = $(BLAS_LIBS) -lmsgpackc -lpng -lz -lm -lpthread
-# free() of hedge's objects goes through lib/guard.c, which keeps a library call's ledger of the
+# free() of hedge's objects goes through lib/base/guard.c, which keeps a library call's ledger of the
 # blocks it made, so that a call that fails (out of memory, Ctrl-C in Python) returns them all
 LDWRAP   = -Wl,--wrap=free
 
-LIB_SRC  = $(wildcard lib/*.c)
+LIB_SRC  = $(wildcard lib/*/*.c)
+LIB_DIRS = $(sort $(dir $(wildcard lib/*/*.h)))
 LIB_OBJ  = $(LIB_SRC:%.c=$(BUILD)/obj/%.o)
 BIN_SRC  = $(wildcard bin/*.c)
 BINS     = $(BIN_SRC:bin/%.c=$(BUILD)/bin/%)
@@ -57,7 +59,7 @@ UNIT_SRC = $(wildcard tests/unit/test_*.c)
 UNITS    = $(UNIT_SRC:tests/unit/%.c=$(BUILD)/tests/%)
 CONFIG   = $(BUILD)/config
 
-ALL_CFLAGS = $(CFLAGS) $(WERROR) $(SANFLAGS) $(BLAS_CFLAGS) -Ilib -DHEDGE_DATA_DIR='"$(DATA)"' -MMD -MP
+ALL_CFLAGS = $(CFLAGS) $(WERROR) $(SANFLAGS) $(BLAS_CFLAGS) $(LIB_DIRS:%/=-I%) -DHEDGE_DATA_DIR='"$(DATA)"' -MMD -MP
 
 .PHONY: all lib test findings sanitize fuzz fuzz-replay demo data deps bench clean man install uninstall FORCE
 all: $(BINS) $(UNITS) lib
@@ -211,7 +213,7 @@ $(BUILD)/man/hedge.1: man/hedge.1.scd
 # man pages in PREFIX/share/man. `make uninstall` (same PREFIX and DESTDIR) removes exactly those
 # files. The installed hedge never reads this tree's data/: each user's MNIST lives in the XDG
 # data folder, where `hedge fetch-mnist` puts it (bin/hedge.sh). For C, libhedge's header
-# lib/hedge.h goes to PREFIX/include/hedge/hedge.h and a pkg-config file to
+# lib/engine/hedge.h goes to PREFIX/include/hedge/hedge.h and a pkg-config file to
 # PREFIX/lib/pkgconfig/hedge.pc: `cc prog.c $$(pkg-config --cflags --libs hedge)` compiles
 # `#include <hedge.h>` and links libhedge.so, found at run time through its rpath (PREFIX/lib
 # need not be in ld.so's cache).
@@ -233,9 +235,9 @@ install: $(BINS) man $(BUILD)/lib/libhedge.so
 	    $(DESTDIR)$(LIBDIR)/python/hedge $(DESTDIR)$(MANDIR)/man1 $(DESTDIR)$(MANDIR)/man5 $(DESTDIR)$(PYSITE) \
 	    $(DESTDIR)$(INCDIR) $(DESTDIR)$(PCDIR)
 	install -m 755 $(BUILD)/lib/libhedge.so $(DESTDIR)$(PREFIX)/lib/libhedge.so
-	install -m 644 lib/hedge.h $(DESTDIR)$(INCDIR)/hedge.h
+	install -m 644 lib/engine/hedge.h $(DESTDIR)$(INCDIR)/hedge.h
 	printf '%s\n' 'prefix=$(PREFIX)' 'libdir=$${prefix}/lib' 'includedir=$${prefix}/include/hedge' '' \
-	    'Name: hedge' 'Description: the evaluation battery of a set of embeddings in one call (lib/hedge.h)' \
+	    'Name: hedge' 'Description: the evaluation battery of a set of embeddings in one call (lib/engine/hedge.h)' \
 	    "Version: $$(cat VERSION)" 'Cflags: -I$${includedir}' 'Libs: -L$${libdir} -Wl,-rpath,$${libdir} -lhedge' \
 	    > $(DESTDIR)$(PCDIR)/hedge.pc
 	install -m 644 $(PY_FILES) $(DESTDIR)$(LIBDIR)/python/hedge

@@ -1,6 +1,6 @@
 /* apcurve: average precision, precision-recall curve and its area for scored, labelled items
  * (verification, hib-oh-2019 section 4.3); with --ece, the expected calibration error of the
- * score read as a probability. Definitions and tie rule: lib/ap.h, lib/ece.h.
+ * score read as a probability. Definitions and tie rule: lib/measures/ap.h, lib/measures/ece.h.
  */
 #include <getopt.h>
 #include <math.h>

@@ -31,7 +31,7 @@
  * one may straddle two epochs.
  *
  * Determinism: batch i draws from rng_init(seed, tag ^ i), epoch e's shuffle from
- * rng_init(seed, tag' ^ e) (lib/batch.h); the same seed gives the same bytes.
+ * rng_init(seed, tag' ^ e) (lib/data/batch.h); the same seed gives the same bytes.
  */
 #include <errno.h>
 #include <getopt.h>

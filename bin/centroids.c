@@ -2,7 +2,7 @@
  *
  * A class's centroid is the mean over its images of the mean of their component means.
  * --var adds, per dimension, the mean over the class's images of their variance (a mixture's by
- * its moments, lib/proto.h proto_gaussian): how uncertain the embeddings of that class are along
+ * its moments, lib/measures/proto.h proto_gaussian): how uncertain the embeddings of that class are along
  * each axis (the SPE paper's Figure 3 reads it per noise level).
  * --order (HIB appendix D, 1-D embeddings of N-digit numbers): sort the classes by the first
  * dimension of their centroids and count the adjacent class pairs that share a digit at the

@@ -2,7 +2,7 @@
  * pytorch-metric-learning's AccuracyCalculator computes them (k-means with as many clusters as
  * classes, faiss's 20 rounds and training subset; sklearn's NMI and AMI, arithmetic mean), with a
  * k-means at least as good as faiss's: greedy k-means++ starts, the best of 3 (--init random
- * --redo 1 is faiss's own scheme). k-means and the measures: lib/cluster.h.
+ * --redo 1 is faiss's own scheme). k-means and the measures: lib/measures/cluster.h.
  */
 #include <getopt.h>
 #include <math.h>

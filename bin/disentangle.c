@@ -4,7 +4,7 @@
  * An item's embedding is its mean mu [D] (a mixture: the average of its C component means); its
  * attributes are the digits of a digits stream, the class centres of L-shapes, or an integer
  * field (-a). The measure itself (per value: the AUC of its best dimension; per attribute: the
- * mean and the main dimension; the paper's pooled mean): lib/disentangle.h. The paper does not
+ * mean and the main dimension; the paper's pooled mean): lib/evaluation/disentangle.h. The paper does not
  * say how it treats the direction; it reports the distribution of per-value AUCs, not
  * per-attribute means (we give both: the per-value records and the pooled mean).
  */

@@ -1,7 +1,7 @@
 /* evaluate: the whole evaluation battery of one set of embeddings (and of its --corrupt twin) in
  * one process, as one table (markdown; --text aligned columns) and, with --json, one JSON object:
- * what pipelines/evaluate.sh printed from six programs, from lib/hedge.h's one call. Definitions
- * and what each number needs: lib/hedge.h, man/evaluate.1.scd.
+ * what pipelines/evaluate.sh printed from six programs, from lib/engine/hedge.h's one call. Definitions
+ * and what each number needs: lib/engine/hedge.h, man/evaluate.1.scd.
  */
 #include <errno.h>
 #include <getopt.h>
@@ -127,7 +127,7 @@ int main(int argc, char **argv)
     long part_i = 0, part_n = 1;
     double a = 0, b = 0;
     shard_range qr = {0, 0};
-    /* the arrays of an .npz input named as fromnpz names them (lib/npzimport.h's roles) */
+    /* the arrays of an .npz input named as fromnpz names them (lib/data/npzimport.h's roles) */
     const char *names[NPZIMPORT_NROLES] = {0};
     int named = 0;
     enum { O_EXCL = 256, O_CORRUPT, O_A, O_B, O_DIST, O_TEXT, O_JSON, O_QUERIES, O_SHARD, O_MERGE, O_ROLE };

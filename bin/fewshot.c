@@ -1,12 +1,12 @@
 /* fewshot: few-shot classification by class prototypes over random test episodes (spe-scott-2019
  * section 4 and appendix A: the mean accuracy over 1000 episodes), for PN and SPE; writes kind
- * `fewshot`. The episodes and the report: lib/fewshot.h; the math: lib/proto.h.
+ * `fewshot`. The episodes and the report: lib/evaluation/fewshot.h; the math: lib/measures/proto.h.
  *
  * Each image enters as one diagonal Gaussian (PN uses its mean). Episode e comes from a generator
- * seeded by (seed, e) (lib/fewshot.h); the naive sampler's K standard normal draws of a query
+ * seeded by (seed, e) (lib/evaluation/fewshot.h); the naive sampler's K standard normal draws of a query
  * image come from (seed, the image's record index): the same image gets the same draws in every
  * episode. So an episode depends only on the seed and its number, and the episodes run on
- * lib/par.h's workers, each writing only its own episode's results: the same bytes whatever the
+ * lib/base/par.h's workers, each writing only its own episode's results: the same bytes whatever the
  * thread count.
  */
 #include <getopt.h>

@@ -23,7 +23,7 @@ int main(int argc, char **argv)
 {
     util_start(argc, argv, usage);
     npzimport_options o = {0};
-    /* the role options --mu ... --corrupt in the order of the roles (lib/npzimport.h) */
+    /* the role options --mu ... --corrupt in the order of the roles (lib/data/npzimport.h) */
     enum { O_ROLE = 256, O_SKIP = O_ROLE + NPZIMPORT_NROLES, O_A, O_B, O_RANGE, O_DATASET };
     static const struct option lopts[] = {
         {"mu", 1, 0, O_ROLE + NPZIMPORT_MU},       {"var", 1, 0, O_ROLE + NPZIMPORT_VAR},

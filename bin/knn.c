@@ -1,7 +1,7 @@
 /* knn: k-nearest-neighbour identification of embeddings (hib-oh-2019 section 4.3, k = 5), leave-one-
- * out within one set or queries against a gallery; writes kind `knn`. Search and vote: lib/knn_search.h,
- * lib/knn_vote.h;
- * the run and its reports: lib/knn_eval.h.
+ * out within one set or queries against a gallery; writes kind `knn`. Search and vote: lib/measures/knn_search.h,
+ * lib/measures/knn_vote.h;
+ * the run and its reports: lib/evaluation/knn_eval.h.
  */
 #include <getopt.h>
 #include <stdlib.h>
@@ -115,7 +115,7 @@ int main(int argc, char **argv)
     }
     if (!Q->cls || !G->cls)
         die("%s: no 'class' field: nothing to identify", !Q->cls ? qin->name : gin->name);
-    if (G != Q) /* classes that are names: matched by name (lib/classnames.h) */
+    if (G != Q) /* classes that are names: matched by name (lib/streams/classnames.h) */
         match_sets_unify((match_set *[]){Q, G}, (const char *[]){qin->name, gin->name}, 2);
     /* the queries: records q0 .. q0 + nq - 1 of the input (--queries), all of it by default */
     if (o.queries_given)

@@ -1,9 +1,9 @@
 /* ktau: does performance fall as uncertainty rises? Items sorted by uncertainty into equal-size
  * bins, per-bin performance, and Kendall's tau-b between bin index and performance with the sign
- * inverted (hib-oh-2019 section 4.4, Table 2). Definitions: lib/tau.h.
+ * inverted (hib-oh-2019 section 4.4, Table 2). Definitions: lib/measures/tau.h.
  *
  * Items with equal uncertainty are ordered by a hash of their identity and the seed (-S, default
- * 714; lib/argsort.h metrics_tie_key): `id` (fewshot: `episode` and `id`; pairscores: `id1` and
+ * 714; lib/measures/argsort.h metrics_tie_key): `id` (fewshot: `episode` and `id`; pairscores: `id1` and
  * `id2`), so the order of the records never matters, not even in distribution: any permutation
  * of the records gives the same bytes. Stream order would put, e.g., all the correct items of a
  * tie first and make tau up; a seeded permutation of the positions (the old rule) made tau depend
@@ -22,7 +22,7 @@
  * With a performance per item (-m accuracy:FIELD) it also says whether the uncertainty knows when
  * the answer is wrong: the area under the risk-coverage curve (AURC, its oracle and E-AURC; loss
  * = 1 - FIELD) and, for a binary FIELD, the AUROC of the uncertainty for the wrong items (both
- * without a seed: ties are averaged exactly). Definitions: lib/aurc.h. -m error:FIELD is the
+ * without a seed: ties are averaged exactly). Definitions: lib/measures/aurc.h. -m error:FIELD is the
  * same with the loss FIELD itself (performance 1 - FIELD): for a 0/1 flag such as `corrupt`, the
  * AUROC of the uncertainty at telling the flagged items from the others, PFE's "the variance
  * grows with the occlusion".

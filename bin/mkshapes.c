@@ -1,7 +1,7 @@
 /* mkshapes: the synthetic colour-orientation L-shapes of the SPE paper (section 4.1, appendix
  * A.2) as an `images` stream (formats/stream.md): uint8 [3, 64, 64] RGB images, channels first,
  * with the generative coordinates of each (class, orientation, hue, leg fractions, per-pixel hue
- * noise). The model, and every choice made where the paper is silent, is in lib/shapes.h; the
+ * noise). The model, and every choice made where the paper is silent, is in lib/data/shapes.h; the
  * usage below says the same for the user. --bayes prints the Bayes-optimal accuracy of the
  * chosen parameters instead (the paper: about 87%).
  */

@@ -3,7 +3,7 @@
  * `train` (occlusion drawn afresh at every use of an image, as HIB appendix A trains).
  *
  * Per digit independently, with probability p, a patch inside the digit's 28 x 28 cell is set to
- * 0 (lib/digits.h): --shape rect (the default; SPE appendix E, "identical to the scheme used in
+ * 0 (lib/data/digits.h): --shape rect (the default; SPE appendix E, "identical to the scheme used in
  * Oh et al. (2019)") a rectangle of width and height each uniform on 0..28, corner x on
  * 0..28-w, y on 0..28-h; --shape square (HIB appendix A as written) a square of side L uniform
  * on 0..28, corner x, y each on 0..28-L. A side of 0 blacks out nothing but counts as occluded.

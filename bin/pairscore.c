@@ -1,6 +1,6 @@
 /* pairscore: match probabilities of image pairs (verification) and the self-mismatch uncertainty
- * eta of each image, from an `embeddings` stream (hib-oh-2019, Eqs. 2, 5 and 9; lib/match.h); or,
- * with --score mls, the mutual likelihood score of each pair of Gaussians (PFE; lib/mls.h); or,
+ * eta of each image, from an `embeddings` stream (hib-oh-2019, Eqs. 2, 5 and 9; lib/evaluation/match.h); or,
+ * with --score mls, the mutual likelihood score of each pair of Gaussians (PFE; lib/numerics/mls.h); or,
  * with --score l2 / cosine, minus the Euclidean distance / the cosine similarity of the pair's
  * means (each mixture's average mean, as knn -d mean), the baselines PFE compares MLS with.
  */
@@ -34,7 +34,7 @@ typedef struct {
     const char *pairs_file;
     const char *other;
     int self, force_mc, means;
-    int score;             /* --score: MATCH_SCORE_P (default), _MLS, _L2, _COSINE (lib/match.h) */
+    int score;             /* --score: MATCH_SCORE_P (default), _MLS, _L2, _COSINE (lib/evaluation/match.h) */
     const char *json;
     const char *input;
 } options;
@@ -63,7 +63,7 @@ static void score_pairs(const options *o, stream_reader *in, stream_reader *gin,
     match_set *G = gin ? match_set_read(gin) : S;
     if (!G->cls)
         die("%s: the second stream has no 'class' field: pairs cannot be labelled", gin->name);
-    if (gin) /* a pair matches when its names are one (lib/classnames.h) */
+    if (gin) /* a pair matches when its names are one (lib/streams/classnames.h) */
         match_sets_unify((match_set *[]){S, G}, (const char *[]){in->name, gin->name}, 2);
     if (o->score == MATCH_SCORE_MLS) {
         match_mls_check(in->name, S, "--score mls");

@@ -1,5 +1,5 @@
 /* qembed: the query side of a two-tower model (Cross-Example Softmax and kin): embeds digit
- * strings with the checkpoint's query tower (lib/model.h) and writes them as an `embeddings`
+ * strings with the checkpoint's query tower (lib/network/model.h) and writes them as an `embeddings`
  * stream, one record per query, so that `retrieve -g IMAGES QUERIES` ranks the images of each
  * number for its string, seen or never seen in training.
  */

@@ -2,8 +2,8 @@
  * mAP), leave-one-out or against a gallery (the union of one or more streams: distractors), gallery
  * cleaning by uncertainty against random cleaning (hetero-triplet-taha-2019 section 5), and global
  * precision-recall over every pair (cross-example-softmax-veit-2020's calibration measure); writes
- * kind `retrieval`. Definitions, tie rules and the blocked computation: lib/retrieval.h; the run and
- * its reports: lib/retrieval_eval.h.
+ * kind `retrieval`. Definitions, tie rules and the blocked computation: lib/measures/retrieval.h; the run and
+ * its reports: lib/evaluation/retrieval_eval.h.
  */
 #include <getopt.h>
 #include <stdlib.h>

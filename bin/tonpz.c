@@ -10,7 +10,7 @@
  *
  * A `class` field whose stream names its classes (meta class_names, formats/stream.md) is written
  * as the names, '<U' (or '|S' for names that are bytes), so that np.load gives back the labels
- * fromnpz read; several inputs are matched by name (lib/classnames.h) before they are stacked.
+ * fromnpz read; several inputs are matched by name (lib/streams/classnames.h) before they are stacked.
  */
 #include <getopt.h>
 #include <stdio.h>

@@ -1,5 +1,5 @@
 /* train: the feedback loop. Reads training batches from stdin (from `batcher`: pairs, P x K
- * groups or episodes; lib/feed.h turns a record into a loss input, and the loss says which kinds
+ * groups or episodes; lib/training/feed.h turns a record into a loss input, and the loss says which kinds
  * it takes), repeats forward, loss, backward, update, and writes a checkpoint
  * (formats/checkpoint.md) atomically every --save-every steps, at the end, and on SIGINT/SIGTERM
  * or when its input fails. The --log reaches the disk before each checkpoint, and a resumed run
@@ -49,14 +49,14 @@ static const char *synopsis(void)
 typedef struct {
     const char *out, *resume, *log, *loss;
     int head, C, D, optim, threads;
-    lossopt lo; /* the loss's settings given (lib/lossopt.h) */
+    lossopt lo; /* the loss's settings given (lib/training/lossopt.h) */
     double lr, lr_end;
     long warmup;
     int decay;
     long steps, save_every, snapshot_every;
     int steps_set, C_set, save_every_set, snapshot_every_set; /* given: they override a resumed checkpoint's */
     int D_set;
-    model_config body; /* --body: the body and its settings (lib/body.h); body -1: by the input */
+    model_config body; /* --body: the body and its settings (lib/network/body.h); body -1: by the input */
     uint64_t seed;
 } options;
 

@@ -3,7 +3,7 @@
  * of them. `make demo` shows it while it trains (pipelines/common.sh grid_progress).
  *
  * A RUN is a pipeline's run folder (OUT/runs/NAME): RUN/train.log is its train --log (the steps
- * and their seconds: lib/trainlog.h trainlog_read), a non-empty RUN/results.tsv says it finished
+ * and their seconds: lib/training/trainlog.h trainlog_read), a non-empty RUN/results.tsv says it finished
  * (trained and evaluated). The time left for all is the steps not yet trained, every run's to -n,
  * over the steps per second of the runs training now: those that wait take their places.
  */

@@ -2,7 +2,7 @@
 # cesoftmax-run.sh OUT NAME N D LOSS STEPS: trains one two-tower model of the Cross-Example Softmax
 # comparison on N-digit MNIST (queries: the digit strings of the classes, documents: the images)
 # and evaluates text-to-image retrieval and global calibration.
-#   LOSS: sampled_softmax | snm | cesoftmax | cenm | cemargin (lib/loss_ce.c)
+#   LOSS: sampled_softmax | snm | cesoftmax | cenm | cemargin (lib/training/loss_ce.c)
 #   Batches: batcher -m pk, P = 64 classes x K = 2 images (128 images per step; K = 2 puts
 #   same-class pairs off the diagonal, which the losses mask out of the negatives).
 # Evaluation (`qembed` for the queries, `embed` for the images, `retrieve --global`): each query

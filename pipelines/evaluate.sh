@@ -42,7 +42,7 @@
 #                   first, as pytorch-metric-learning; default euclidean); ap and nmi/ami stay
 #                   Euclidean (a note says so)
 #   --distance mls  knn, retrieve and ap by PFE's mutual likelihood score of the Gaussians
-#                   (mean and var, C = 1: lib/mls.h; PFE's and DUL's evaluation); no ECE (MLS
+#                   (mean and var, C = 1: lib/numerics/mls.h; PFE's and DUL's evaluation); no ECE (MLS
 #                   is no probability); nmi/ami stay Euclidean
 #   -n PAIRS        sampled pairs (default 10000); -S SEED (default 714)
 #   -t THREADS      threads of knn, retrieve and cluster (default: THREADS, else 1)
@@ -133,7 +133,7 @@ ks=$(echo "$ks" | tr , '\n' | awk '(NR > 1 && $1 + 0 <= p) || $1 + 0 < 1 { bad =
 case $shards in '') [ -z "$gridopts" ] || { say "$me: -j, --sshlogin, --transfer, --retries run shards: give --shards N"; usage; } ;;
     *[!0-9]* | 0) say "$me: --shards: not a number of shards: '$shards'"; usage ;; esac
 
-# Unsharded and without -o DIR: bin/evaluate computes all of it in one process (lib/hedge.h: the
+# Unsharded and without -o DIR: bin/evaluate computes all of it in one process (lib/engine/hedge.h: the
 # sets read once, one pass over the distances for knn and retrieval), the same table and JSON
 # (tests/shell/evaluate-engine.sh). --shards: bin/evaluate's shards (below); -o DIR without
 # --shards runs the programs and keeps every one's intermediate files.
@@ -221,7 +221,7 @@ finish() {
 # --shards N: bin/evaluate --shard I/N in N jobs (pipelines/evaluate-shard.sh through
 # grid_parallel, here or on the --sshlogin machines), each the n x gallery work (kNN, retrieval)
 # of its queries as a stream of their answers (runs/part-I/part.hs); evaluate --merge reads them
-# with the sets and computes the rest: the numbers of one run, to the bit (lib/evalpart.h)
+# with the sets and computes the rest: the numbers of one run, to the bit (lib/engine/evalpart.h)
 if [ -n "$shards" ]; then
     mkdir -p "$W/data" "$W/runs" || die "cannot make $W/data"
     sh_args=""

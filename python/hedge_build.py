@@ -93,9 +93,9 @@ def _library(in_tree=False):
         if not os.path.isfile(given):
             raise RuntimeError("hedge_build: HEDGE_LIB=%s is not a file (expected a built libhedge.so)" % given)
         return given, None
-    if not (os.path.isfile(os.path.join(TREE, "Makefile")) and os.path.isfile(os.path.join(TREE, "lib", "hedge.h"))):
+    if not (os.path.isfile(os.path.join(TREE, "Makefile")) and os.path.isfile(os.path.join(TREE, "lib", "engine", "hedge.h"))):
         raise RuntimeError(
-            "hedge_build: the hedge tree is not at %s (no Makefile and lib/hedge.h there), so libhedge.so "
+            "hedge_build: the hedge tree is not at %s (no Makefile and lib/engine/hedge.h there), so libhedge.so "
             "cannot be built: install from a clone of hedge (pip install ./python, which builds in place) "
             "or set HEDGE_LIB to a built libhedge.so (make lib: build/lib/libhedge.so)" % TREE)
     # the tree's plain build (build/), whatever make or test run called pip: a sanitizer's flags

@@ -1,4 +1,4 @@
-"""hedge: the evaluation battery of hedge (lib/hedge.h, libhedge.so) on numpy arrays, and hedge's
+"""hedge: the evaluation battery of hedge (lib/engine/hedge.h, libhedge.so) on numpy arrays, and hedge's
 tensor streams.
 
     import numpy as np, hedge

@@ -1,4 +1,4 @@
-"""hedge.evaluate: the whole evaluation battery of lib/hedge.h on numpy arrays, in this process.
+"""hedge.evaluate: the whole evaluation battery of lib/engine/hedge.h on numpy arrays, in this process.
 
 This module only translates: arrays into hedge_set, keywords into hedge_options, the result into
 a dict named as evaluate.sh's JSON (or, with pml=True, as pytorch-metric-learning's
@@ -406,7 +406,7 @@ def evaluate(mu, labels, var=None, eta=None, gallery=None, gallery_labels=None, 
 
 
 def blas_kernel():
-    """The OpenBLAS kernel the engine runs (lib/hedge.h's hedge_blas_kernel): the one hedge's
+    """The OpenBLAS kernel the engine runs (lib/engine/hedge.h's hedge_blas_kernel): the one hedge's
     programs use on this CPU, which the first call of the engine sets for the whole process (numpy
     shares that OpenBLAS on Debian), so that hedge.evaluate gives the programs' numbers and their
     speed; HEDGE_BLAS_KEEP=1 in the environment (before the first call) keeps OpenBLAS's own."""

@@ -1,5 +1,5 @@
-"""hedge._lib: ctypes over libhedge.so, the evaluation engine (lib/hedge.h, and for shards its two
-halves, lib/evalpart.h). The structures below mirror those headers field for field; HEDGE_ABI is the header's, and load() refuses a library whose
+"""hedge._lib: ctypes over libhedge.so, the evaluation engine (lib/engine/hedge.h, and for shards its two
+halves, lib/engine/evalpart.h). The structures below mirror those headers field for field; HEDGE_ABI is the header's, and load() refuses a library whose
 hedge_options_init sets another.
 
 The library is looked for, in this order: beside this file (what pip and make install put there),
@@ -73,7 +73,7 @@ class Result(ctypes.Structure):
 
 
 class RetrievalQuery(ctypes.Structure):
-    """retrieval_query (lib/retrieval.h): one query's retrieval metrics, as a shard keeps them."""
+    """retrieval_query (lib/measures/retrieval.h): one query's retrieval metrics, as a shard keeps them."""
     _fields_ = [("ap", ctypes.c_float), ("rprec", ctypes.c_float), ("map_r", ctypes.c_float),
                 ("p1", ctypes.c_uint8),
                 ("npos", ctypes.c_int32),
@@ -89,7 +89,7 @@ RETRIEVAL_QUERY = np.dtype({"names": [f for f, _ in RetrievalQuery._fields_],
 
 
 class Part(ctypes.Structure):
-    """evalpart (lib/evalpart.h): the answers of a range of queries (a shard); evalpart_free
+    """evalpart (lib/engine/evalpart.h): the answers of a range of queries (a shard); evalpart_free
     releases what hedge_queries allocated in it."""
     _fields_ = [("q0", ctypes.c_int64), ("nq", ctypes.c_int64),
                 ("knn_k", ctypes.c_int),
@@ -199,7 +199,7 @@ def _type(lib):
     lib.hedge_result_free.restype = None
     lib.hedge_blas_kernel.argtypes = []
     lib.hedge_blas_kernel.restype = ctypes.c_char_p
-    # the battery's two halves, for shards (lib/evalpart.h)
+    # the battery's two halves, for shards (lib/engine/evalpart.h)
     lib.hedge_neighbours.argtypes = [ctypes.POINTER(Set), ctypes.POINTER(Set), ctypes.POINTER(Options),
                                      ctypes.c_char_p, ctypes.c_size_t]
     lib.hedge_neighbours.restype = ctypes.c_int

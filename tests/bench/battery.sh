@@ -1,5 +1,5 @@
 #!/bin/sh
-# battery.sh: the whole evaluation battery (bin/evaluate, lib/hedge.h's one call) against a faiss +
+# battery.sh: the whole evaluation battery (bin/evaluate, lib/engine/hedge.h's one call) against a faiss +
 # scikit-learn script computing the retrieval and clustering numbers the way a
 # pytorch-metric-learning user gets them (tests/bench/battery_peer.py), in one run (a benchmark,
 # not part of `make test`).
@@ -19,7 +19,7 @@
 # /usr/bin/time -v's maximum resident set of each whole process. The ratios are the peer's over
 # hedge's. The retrieval numbers must agree to 1e-6 (hedge ranks by float32 distances, faiss too;
 # a near-tie could swap); NMI and AMI are printed, not compared: the two k-means differ (hedge's
-# best of 3 k-means++ starts, lib/cluster.h, against faiss's one random start).
+# best of 3 k-means++ starts, lib/measures/cluster.h, against faiss's one random start).
 set -eu
 BUILD=${BUILD:-build}
 BIN=$(cd "$BUILD/bin" && pwd)

@@ -10,7 +10,7 @@ faiss.omp_set_num_threads(THREADS); the sgemm inside IndexFlatL2 runs on as many
 OpenBLAS is given, which the caller sets through OPENBLAS_NUM_THREADS before this starts.
 Prints one line, "nmi X objective Y seconds S cpu C":
   nmi        sklearn's normalized_mutual_info_score (arithmetic mean), written out below as
-             hedge's lib/cluster.h defines it (sklearn is not a Debian dependency here)
+             hedge's lib/measures/cluster.h defines it (sklearn is not a Debian dependency here)
   objective  the sum over all n items of the squared distance (float64) to the centroid each
              is assigned, as hedge's `cluster` reports inertia
   seconds    wall time of train and search (not the imports or the loading of X), cpu the CPU

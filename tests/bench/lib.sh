@@ -10,7 +10,7 @@ bench_peer() {
 }
 # bench_probe DIR: builds the sgemm probe into DIR/probe (tests/bench/probe.c)
 bench_probe() {
-    ${CC:-cc} -O2 -march=x86-64-v3 -std=c11 -D_GNU_SOURCE -Ilib -o "$1/probe" tests/bench/probe.c "$BUILD/libhedge.a" \
+    ${CC:-cc} -O2 -march=x86-64-v3 -std=c11 -D_GNU_SOURCE $(for d in lib/*/; do printf -- "-I%s " "$d"; done) -o "$1/probe" tests/bench/probe.c "$BUILD/libhedge.a" \
         ${LDLIBS:-$(pkg-config --libs openblas) -lmsgpackc -lpng -lz -lm -lpthread}
 }
 # bench_core DIR: the OpenBLAS kernel hedge runs (the probe's `core`), for OPENBLAS_CORETYPE

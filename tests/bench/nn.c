@@ -129,7 +129,7 @@ int main(int argc, char **argv)
     }
     free(img);
 
-    /* the mlp body (lib/body_mlp.c) on feature vectors: F = 784 (a Fashion-MNIST image as
+    /* the mlp body (lib/network/body_mlp.c) on feature vectors: F = 784 (a Fashion-MNIST image as
      * features), mlp:512,256, heads point D = 64 and MoG-1 D = 64; flops 2 x the multiply-adds:
      * forward F W1 + W1 W2 + W2 HO, backward the weight gradients (the same) and the input
      * gradients of every layer but the first (W1 W2 + W2 HO) */

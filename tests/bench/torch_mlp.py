@@ -1,4 +1,4 @@
-"""torch_mlp.py: hedge's mlp body (lib/body_mlp.c) with the point and MoG heads and the pair
+"""torch_mlp.py: hedge's mlp body (lib/network/body_mlp.c) with the point and MoG heads and the pair
 losses in PyTorch (Debian python3-torch 1.13), the peer of `train --body mlp:...` in
 tests/bench/torch.sh (a benchmark, not part of `make test`; stdlib, numpy and torch only).
 

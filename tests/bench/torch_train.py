@@ -9,7 +9,7 @@ uint8 [B x 128]), cycled batch by batch. Prints "images_per_s X": 256 images (12
 over STEPS steps after 5 warm-up steps (the data already in memory; each step converts its bytes to
 floats, as train's forward does).
 
-The same computation as hedge (lib/model.h, lib/loss_contrastive.c, lib/loss_vib.c), in float32:
+The same computation as hedge (lib/network/model.h, lib/training/loss_contrastive.c, lib/training/loss_vib.c), in float32:
   input u8 (256, 1, 28, 56) / 255: the 128 first images then the 128 second ones
   conv 5x5, 6 filters, pad 2 -> ReLU -> maxpool 2; conv 5x5, 16 filters, pad 2 -> ReLU -> maxpool 2
   fc 120 -> ReLU; head fc to D = 2 (point) or C x 2D (C Gaussians: D means, then D raw variances,

@@ -1,6 +1,6 @@
 /* fuzz: what the fuzz harnesses (fuzz_stream.c, fuzz_ckpt.c, fuzz_idx.c, fuzz_npy.c) share.
  *
- * hedge rejects bad input with die() (lib/util.c), which exits. Under a fuzzer a clean rejection
+ * hedge rejects bad input with die() (lib/base/util.c), which exits. Under a fuzzer a clean rejection
  * must not end the process, so fuzz_run() sets util_die_hook (die() clears it, so before every
  * input) to a function that siglongjmp()s back. What the reader had allocated or opened when it
  * died is still there: fuzz_run() tracks, while the body runs, every allocation (through the

@@ -1,4 +1,4 @@
-/* fuzz_ckpt: the checkpoint reader (ckpt_load, lib/ckpt.c) on arbitrary bytes, as train
+/* fuzz_ckpt: the checkpoint reader (ckpt_load, lib/training/ckpt.c) on arbitrary bytes, as train
  * --resume calls it (optimizer state wanted). It takes a path: the bytes sit in a memfd. */
 #include "ckpt.h"
 #include "fuzz.h"

@@ -1,4 +1,4 @@
-/* fuzz_idx: the idx reader (idx_read, lib/idx.h) on arbitrary bytes, gzipped or raw (zlib's
+/* fuzz_idx: the idx reader (idx_read, lib/data/idx.h) on arbitrary bytes, gzipped or raw (zlib's
  * gzread tells them apart by the gzip magic). It takes a path: the bytes sit in a memfd. */
 #include <stdlib.h>
 

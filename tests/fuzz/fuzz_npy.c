@@ -1,6 +1,6 @@
-/* fuzz_npy: lib/npy.h's readers of .npz zip archives (stored or deflated) and bare .npy arrays on
+/* fuzz_npy: lib/data/npy.h's readers of .npz zip archives (stored or deflated) and bare .npy arrays on
  * arbitrary bytes, through both their users: the public generator's image-id files
- * (digits_ids_parse, lib/digits.h) and fromnpz's importer (npzimport_read, lib/npzimport.h),
+ * (digits_ids_parse, lib/data/digits.h) and fromnpz's importer (npzimport_read, lib/data/npzimport.h),
  * which reads the bytes from a path (a memfd) as each kind (embeddings, images, features), its
  * stream written to /dev/null. digits_ids_parse reports a bad file by its return value; the
  * harness turns that into die() so that the replay counts rejections as the other targets do. */

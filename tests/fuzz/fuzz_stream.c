@@ -1,4 +1,4 @@
-/* fuzz_stream: the stream reader (lib/stream.c) on arbitrary bytes: the header, every record up
+/* fuzz_stream: the stream reader (lib/streams/stream.c) on arbitrary bytes: the header, every record up
  * to the trailer, and the header (lineage included) and a deep copy of it printed as JSON. */
 #include <stdlib.h>
 

@@ -10,7 +10,7 @@ changes one value of one record of one shard of a run (a value drawn from the ex
 Every mutant is tried twice: as it is (damaged: the shard's answers_hash no longer fits, and
 --merge must refuse it) and without its answers_hash (forged, or a shard of an older hedge: the
 values must then pass the checks of range and consistency). A value is impossible when no
-evaluation of these sets can give it, by rules kept here apart from lib/hedge.c's: kNN's vote a
+evaluation of these sets can give it, by rules kept here apart from lib/engine/hedge.c's: kNN's vote a
 class of the gallery; the uncertainty, R (npos) and the flags exactly what the set and the first
 positive's rank give; AP, R-precision, MAP@R in [0, 1], NaN without a positive; that rank within
 the gallery. The verdicts:

@@ -1,5 +1,5 @@
 #!/bin/sh
-# The OpenBLAS kernel policy (lib/blas.h): SkylakeX on every AVX-512 CPU, whatever OpenBLAS
+# The OpenBLAS kernel policy (lib/numerics/blas.h): SkylakeX on every AVX-512 CPU, whatever OpenBLAS
 # detects and whatever OPENBLAS_CORETYPE the environment sets; HEDGE_BLAS_CORE asks for another
 # kernel, HEDGE_BLAS_KEEP=1 keeps OpenBLAS's choice; the checkpoint records the kernel, and the
 # same seed gives the same bytes under the same kernel only.

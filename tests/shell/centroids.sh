@@ -50,7 +50,7 @@ expect_exit 1 "wrong kind" sh -c "mkdigits -N 2 -s test-seen -n 200 | centroids"
 head -c 100 "$T/e.hs" > "$T/cut.hs"
 expect_exit 1 "truncated stream" centroids "$T/cut.hs"
 # the shape of mu and var (issue 19, defect 5: [0, D], [C, 0] and 1-D printed zeros, exit 0): the
-# one check of lib/match.h (match_check_header) names what it found; and class must be a scalar
+# one check of lib/evaluation/match.h (match_check_header) names what it found; and class must be a scalar
 shape() { printf '7 0.5 0.5 0.5 0.5\n8 0.5 0.5 0.5 0.5\n' | "$FIX" table embeddings class:int32 "$@" -m digits=2; }
 shape mu:float32:0x4 >"$T/c0.hs"
 shape mu:float32:2x0 >"$T/d0.hs"

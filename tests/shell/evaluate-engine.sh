@@ -1,5 +1,5 @@
 #!/bin/sh
-# bin/evaluate (lib/hedge.h's one call) against pipelines/evaluate.sh's programs (knn, retrieve,
+# bin/evaluate (lib/engine/hedge.h's one call) against pipelines/evaluate.sh's programs (knn, retrieve,
 # cluster, pairscore | apcurve, ktau; its -o DIR path runs them) and against its shards (evaluate
 # --shard I/N ... --merge, as evaluate.sh --shards runs them): the same table and the same JSON,
 # byte for byte (the numbers come from the same library functions and are printed

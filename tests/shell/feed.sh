@@ -1,5 +1,5 @@
 #!/bin/sh
-# train reads a batch stream's fields by their whole type (lib/feed.c): dtype and item shape.
+# train reads a batch stream's fields by their whole type (lib/training/feed.c): dtype and item shape.
 # Streams from batcher with one field's item shape changed (records consistent with it, so the
 # stream reader accepts them) are refused with one line naming the field, exit 1, and no
 # checkpoint: class [0] read past the record (heap over-read), class [3] trained on wrong labels

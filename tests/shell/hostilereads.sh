@@ -91,7 +91,7 @@ expect_fail 1 "ep62.hs: the header's episodes is 4611686018427387904, expected 1
 expect_fail 1 "ep0.hs: the header's episodes is 0, expected 1 to 1000000" fewshot --summary ep0.hs
 expect_fail 1 "ways.hs: the header's ways is 1099511627776, expected 1 to 2147483647" fewshot --summary ways.hs
 
-# --- the embedding readers (lib/match.c) and the other programs that take a field by its type
+# --- the embedding readers (lib/evaluation/match.c) and the other programs that take a field by its type
 reshape e60 z.hs class '[0]'
 for p in "knn -k 1" "retrieve -k 1" cluster centroids; do
     expect_fail 1 "z.hs: field 'class' is int32 [0], expected int32 [] (one value per record)" $p z.hs

@@ -143,7 +143,7 @@ awk -v a="$first" -v b="$last" 'BEGIN { d = a - b; exit !(a != "" && b != "" && 
 "$BIN/ktau" -b 4 -S 99 "$T/acc" | grep -qx 'tau 0.912871' || fail "-S changed a table without ties"
 
 # --- ties go with the items, not with their places (issue 19, defect 2): equal uncertainties are
-# ordered by the tie key of each item's identity (lib/argsort.h: h = mix(seed ^ TIES), h = mix(h ^ id),
+# ordered by the tie key of each item's identity (lib/measures/argsort.h: h = mix(seed ^ TIES), h = mix(h ^ id),
 # splitmix64's finaliser), so every permutation of the records gives the same bytes. Issue 19's
 # example: kind knn, ids 0..11, eta six 0s then six 1s, correct 1 1 1 1 0 0 1 1 0 0 0 0; the record
 # order gave tau 0.7071 as written and 0.2357 reversed. With -S 714 the keys order the ids (derived

@@ -298,7 +298,7 @@ refuse "no array 'mu' (name the embedding means with --mu)" -k embeddings img.np
 refuse "neither an .npz (zip) nor an .npy file" h.json
 refuse "missing.npz: No such file or directory" missing.npz
 # nine dimensions (it said "unreadable shape"; in an .npz: a bare .npy refused in its header
-# leaks under LeakSanitizer, lib/npzimport.c's load), a directory (it said "read error"), on the
+# leaks under LeakSanitizer, lib/data/npzimport.c's load), a directory (it said "read error"), on the
 # file and on stdin
 refuse "b_dim9.npz: array 'mu': a shape of 9 dimensions in the .npy header, expected at most 8" b_dim9.npz
 mkdir -p adir

@@ -1,5 +1,5 @@
 #!/bin/sh
-# outputs: the output files of lib/util.h's atomic_open when several writers meet. Four `train -o
+# outputs: the output files of lib/base/util.h's atomic_open when several writers meet. Four `train -o
 # m.ckpt` into one path at once (a save at every step): each exits 0, and m.ckpt is then one run's
 # whole checkpoint, byte for byte the one that run's seed gives alone (they shared one temp name,
 # m.ckpt.tmp: three of four failed "cannot rename", and one could exit 0 over another's model);

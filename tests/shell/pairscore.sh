@@ -142,7 +142,7 @@ grep -q "1 - sigmoid(b) for every image\.\?$" "$T/help" && fail "the manual stil
 tr '\n' ' ' <"$T/help" | tr -s ' ' | grep -q "any embeddings with --means: p exact, the mean over the C1 x C2 component pairs .* eta = 1 - the mean over the image's own C x C component pairs, so 1 - sigmoid(b) for every image only when C = 1" ||
     fail "the manual does not say what --means gives a mixture"
 
-# --- huge means and variances: the means' and the noises' differences are kept apart (lib/match.h),
+# --- huge means and variances: the means' and the noises' differences are kept apart (lib/evaluation/match.h),
 # so a mean of 1e20 or 3e38 (float spacing 8.8e12 and 2e31) does not swallow a variance of 0.5:
 # every eta equals that of the same embeddings at the origin; a variance of 3e38 gives eta ~ 1
 # (the samples used to collapse onto the mean: eta = 1 - sigmoid(b) for all of them)
@@ -248,7 +248,7 @@ expect_fail 1 'match_a' "$BIN/pairscore" "$T/noab"
 printf '0 0 0\n1 1 0\n' | "$FIX" table embeddings mu:float32:1x2 class:int32 -m match_a=1.0 -m match_b=0 >"$T/one"
 expect_fail 1 'no non-matching pair' "$BIN/pairscore" "$T/one"
 # --- the shape of the embeddings (issue 19, defect 5: C = 0 with var died of SIGFPE in match_prob,
-# K / C): one check for every reader (lib/match.h match_check_header), naming what it found
+# K / C): one check for every reader (lib/evaluation/match.h match_check_header), naming what it found
 shape() { # SPEC...: two records of class 1 and 2, every value 0.5
     printf '0.5 0.5 0.5 0.5 1\n0.5 0.5 0.5 0.5 2\n' |
         "$FIX" table embeddings "$@" class:int32 -m match_a=1.0 -m match_b=0

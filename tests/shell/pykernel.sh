@@ -1,7 +1,7 @@
 #!/bin/sh
 # hedge.evaluate gives bin/evaluate's numbers to the last digit printed, whichever OpenBLAS kernel
 # the Python process started with (issue 44, defect 6). The CLI re-executes itself with the kernel
-# lib/blas.h chooses; libhedge.so in Python ran whatever OpenBLAS had picked (Prescott on a CPU
+# lib/numerics/blas.h chooses; libhedge.so in Python ran whatever OpenBLAS had picked (Prescott on a CPU
 # OpenBLAS 0.3.21 does not know, or under OPENBLAS_CORETYPE=Prescott), 2.0-2.5x the CPU and other
 # numbers on near-tied data (19 of 100 random sets). Now the engine's first call switches the
 # process's OpenBLAS in place (blas_choose). Twelve near-tied sets (coordinates on a grid of 1/8

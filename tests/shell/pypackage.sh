@@ -2,7 +2,7 @@
 # pypackage: the Python package hedge (python/) as a new user gets it. A venv without the system's
 # site packages that has only numpy (Debian's, through a .pth to a folder with links to it: no
 # network, no msgpack); `pip install --no-index ./python` in it (the in-tree build backend runs
-# `make lib`); then, from outside the tree: the ctypes structures against lib/hedge.h's (offsets
+# `make lib`); then, from outside the tree: the ctypes structures against lib/engine/hedge.h's (offsets
 # and sizes compiled with cc); hedge.evaluate on hand-made sets with known metrics: a four-item
 # line (every number derived by hand below), two far groups (every number 1), and the hand case
 # of pytorch-metric-learning's tests/utils/test_calculate_accuracies.py (query labels and the
@@ -57,7 +57,7 @@ for o in "" "-o progs"; do
     sh "$EV" ${o:+$o-gal} --json gal$sfx.json -g gallery.npz query.npz > gal.md 2> gal.err || fail "evaluate.sh $o -g: $(cat gal.err)"
 done
 
-# the struct offsets of lib/hedge.h, as the compiler lays them out
+# the struct offsets of lib/engine/hedge.h, as the compiler lays them out
 cat > layout.c <<'EOF'
 #include <stddef.h>
 #include <stdio.h>
@@ -85,7 +85,7 @@ int main(void) {
     return 0;
 }
 EOF
-cc -I"$ROOT/lib" -o layout layout.c && ./layout > layout.txt || fail "lib/hedge.h's layout"
+cc $(for d in "$ROOT"/lib/*/; do printf -- "-I%s " "$d"; done) -o layout layout.c && ./layout > layout.txt || fail "lib/engine/hedge.h's layout"
 
 # --- the checks, run by each interpreter's venv from $T (outside the tree)
 cat > checks.py <<'EOF'

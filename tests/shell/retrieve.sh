@@ -239,7 +239,7 @@ same_global "$T/jg4" "$T/ja4" "7 queries x (90 + 20 distractors)"
 grep -q '"gallery": 110' "$T/jg4" || fail "three galleries: $(cat "$T/jg4")"
 "$BIN/retrieve" -k 1 --global -g "$T/r90a" -g "$T/r90b" --json "$T/jg5" "$T/q7" >/dev/null
 check_lt "$(json_get global_pr_auc <"$T/jg4")" "$(json_get global_pr_auc <"$T/jg5")" "distractors did not lower the PR-AUC"
-# the key's truncation (lib/retrieval.h): a query at the origin, d2 65535 (class 1), 65536 (class 0)
+# the key's truncation (lib/measures/retrieval.h): a query at the origin, d2 65535 (class 1), 65536 (class 0)
 # and 65538 (class 1) in one bin [65536, 65540), 65540 (class 0) in the next: blocks E | A B | C,
 # global_ap (1/3 + 2/4) / 2 = 5/12, PR-AUC 1/2 (0 + 1/3) / 2 + 1/2 (1/3 + 1/2) / 2 = 7/24, while
 # the exact d2 (apcurve) rank A alone: ap (1/2 + 2/4) / 2 = 0.5

@@ -1,4 +1,4 @@
-/* batcher: unit tests of lib/batch.c, and the helpers of tests/shell/batcher.sh.
+/* batcher: unit tests of lib/data/batch.c, and the helpers of tests/shell/batcher.sh.
  *
  *   test_batcher                          unit tests of the pool, epochs, pairs, pk and episode
  *                                         draws

@@ -1,8 +1,8 @@
 /* body: the features bodies (mlp, linear) and the heads on them (point, mog, iso, pfe,
  * pfe-iso): parameter views and counts, the forward against a double-precision reference
- * written from the definitions (lib/body_mlp.c, lib/head.c, lib/head_pfe.c), gradients
+ * written from the definitions (lib/network/body_mlp.c, lib/network/head.c, lib/network/head_pfe.c), gradients
  * against central differences of that reference, identical bytes for every thread count and
- * batch size, body specs; and the mutual likelihood score (lib/mls.h) and the mls loss against
+ * batch size, body specs; and the mutual likelihood score (lib/numerics/mls.h) and the mls loss against
  * values worked by hand and central differences. */
 #include <stdlib.h>
 #include <string.h>

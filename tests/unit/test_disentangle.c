@@ -1,7 +1,7 @@
 /* disentangle's numbers: midranks, the Mann-Whitney AUC with ties counting 1/2, and every
- * group's AUC from one set of ranks (lib/auc.h), against values derived by hand (derivations
+ * group's AUC from one set of ranks (lib/measures/auc.h), against values derived by hand (derivations
  * in the comments) and against a brute-force count over all (positive, negative) pairs; and the
- * measure itself (lib/disentangle.h) on a 4-item case by hand. */
+ * measure itself (lib/evaluation/disentangle.h) on a 4-item case by hand. */
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
@@ -161,7 +161,7 @@ static void test_large(void)
     free(label);
 }
 
-/* the measure (lib/disentangle.h) on 4 items, D = 2, by hand. mean = [0 1; 1 0; 2 3; 3 2].
+/* the measure (lib/evaluation/disentangle.h) on 4 items, D = 2, by hand. mean = [0 1; 1 0; 2 3; 3 2].
  * Attribute 0 = [0 0 1 1]: value 1 (items 2, 3) beats items 0, 1 on both dimensions, U = 4 of
  * 4 pairs: separation 1 on dims 0 and 1, best the lowest, dim 0; value 0 the mirror image.
  * Mean 1, main dim 0 (2 values), distinct 1; two values count once in the pool.

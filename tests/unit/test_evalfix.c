@@ -1,5 +1,5 @@
 /* test_evalfix: fixture streams for the evaluation programs' shell tests (pairscore, knn, ktau,
- * apcurve), written with lib/stream.h. Run without arguments (as tests/run does) it checks itself.
+ * apcurve), written with lib/streams/stream.h. Run without arguments (as tests/run does) it checks itself.
  *
  *   test_evalfix emb [-n N] [-k CLASSES] [-C C] [-D D] [-p] [-S SEED] [-a A] [-b B]
  *       N synthetic embeddings (default 200, 10 classes, C = 1, D = 2, a = 2, b = 1): class c has

@@ -1,4 +1,4 @@
-/* fewshot (lib/fewshot.h): the test episode sampler against a re-derivation of its definition
+/* fewshot (lib/evaluation/fewshot.h): the test episode sampler against a re-derivation of its definition
  * from rng_below draws (classes by a partial Fisher-Yates, then ascending; per class its support,
  * then per class its queries without the support's twins), twins never in the queries, one
  * episode the same whatever was drawn before; the accuracy and its 95% half-width by hand; the

@@ -1,5 +1,5 @@
-/* fstat: log I_x(a, b) (lib/betainc.h) against closed forms derived by hand, the F(1, m) CDF at
- * tabulated quantiles, extreme x; the F-statistic loss (lib/loss_fstat.c) on a hand-made batch,
+/* fstat: log I_x(a, b) (lib/numerics/betainc.h) against closed forms derived by hand, the F(1, m) CDF at
+ * tabulated quantiles, extreme x; the F-statistic loss (lib/training/loss_fstat.c) on a hand-made batch,
  * its clip and guards, its tie rule, central finite-difference gradient checks on random P x K
  * batches for d = 1 and d = D, and misuse (one class; fewer than 3 images in a pair) dying.
  *

@@ -1,6 +1,6 @@
-/* hedge: the battery in one call (lib/hedge.h) on a set whose numbers are derived by hand, the
+/* hedge: the battery in one call (lib/engine/hedge.h) on a set whose numbers are derived by hand, the
  * small-set rules (a metric that cannot be had is NaN with its reason), shards that add up to the
- * whole (the two halves of lib/evalpart.h over ranges, in memory and through the stream: the
+ * whole (the two halves of lib/engine/evalpart.h over ranges, in memory and through the stream: the
  * same doubles as one call), and bad input refused with one line naming the array (no exit). The numbers against the
  * programs' on random sets: tests/shell/evaluate-engine.sh. */
 #include <math.h>

@@ -531,7 +531,7 @@ static int64_t knn_self_check(const float *S, const double *x, int N, int D, int
     return fell;
 }
 
-/* leave-one-out takes the symmetric screen (half the distance tiles, lib/knn_search.c), and with
+/* leave-one-out takes the symmetric screen (half the distance tiles, lib/measures/knn_search.c), and with
  * k + slack >= 32 the threshold screen: random sets over several tiles of 256 with a partial one,
  * duplicates (exact ties, broken by index), 2% huge items and added terms */
 static void test_knn_self(void)

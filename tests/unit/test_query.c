@@ -1,4 +1,4 @@
-/* the query tower of the two-tower models (lib/model_query.c): the digits of a class, the
+/* the query tower of the two-tower models (lib/network/model_query.c): the digits of a class, the
  * forward pass on hand-set weights, gradients of every query parameter against central
  * differences (in double: the tower is small), the image network's initial weights unchanged
  * by adding the tower, and the parameter layout. */

@@ -1,0 +1,97 @@
+/* evalpart: the battery of lib/engine/hedge.h in its two halves, and the first half's answers as a
+ * stream, so that a run's queries can be split into ranges (shards) on several machines and put
+ * back together with the same numbers, to the bit, as one run (bin/evaluate --queries, --merge).
+ *
+ *   queries half  (hedge_queries) the n x gallery work of queries q0 .. q1 - 1: each query's kNN
+ *                 vote and retrieval metrics (retrieval_query), and its mAP and RR at K (at_k)
+ *   finish half   (hedge_finish) everything else, from the queries' answers and the whole sets:
+ *                 the means, the class averages and per-class values, the uncertainty on kNN's
+ *                 answers, k-means NMI/AMI and the pairs' AP/ECE (which need every query)
+ * hedge_evaluate is the two in a row over o->q0 .. o->q1. Both halves decide what can be had
+ * (kNN's k, the Recall@k that fit, whether any query has a positive) from the whole sets, never
+ * from the range, so that every shard of a run does the same work; the finish half sums the
+ * answers in query order, as the queries half's own summary does, so the means are the same
+ * doubles however the answers were split.
+ *
+ * The stream (kind `evaluate`, batched, formats/stream.md): records of up to EVALPART_BLOCK
+ * queries, each query's answers in each of the S sets of one bin/evaluate run (the input, its
+ * --corrupt twin) as fields with S after the batch dimension;
+ * meta: the options the answers depend on, the sets' sizes and a hash of their contents
+ * (evalpart_hash), and a shard's queries_from, queries_to, queries_total (lib/evaluation/shard.h).
+ *
+ * python/hedge/_lib.py mirrors evalpart and retrieval_query (hedge.evaluate's shard=, shards=; its
+ * test compares the layouts with the compiler's).
+ *
+ * Ownership: an evalpart owns its arrays (evalpart_free).
+ *
+ *   int k = hedge_neighbours(&Q, NULL, &o);              // kNN's k for this set
+ *   evalpart p;
+ *   hedge_queries(&Q, NULL, &o, 0, 5000, k, &p, err, sizeof err); // queries 0 .. 4999
+ *   evalpart_write(stdout, &p, 1, &info, argc, argv);    // a shard
+ *   ...
+ *   evalpart whole[1];
+ *   evalpart_read(paths, nshards, &info, whole);         // every shard, checked, in query order
+ *   hedge_finish(&Q, NULL, &o, &whole[0], &r, err, sizeof err);
+ */
+#ifndef HEDGE_EVALPART_H
+#define HEDGE_EVALPART_H
+#include <stdint.h>
+#include <stdio.h>
+
+#include "hedge.h"
+#include "retrieval.h"
+
+#define EVALPART_MAXSETS 2
+#define EVALPART_BLOCK 4096 /* queries a record of the stream */
+
+enum { EVALPART_PRED = 1, EVALPART_ETA = 2, EVALPART_PER = 4, EVALPART_ATK = 8 };
+
+typedef struct {
+    int64_t q0, nq;        /* the queries q0 .. q0 + nq - 1 (nq = 0: none, a shard of a small set) */
+    int knn_k;             /* the k kNN voted with (0: no kNN) */
+    int has;               /* EVALPART_*: the answers the run has (its arrays below, when nq > 0) */
+    int32_t *pred;         /* (nq) kNN's vote, or NULL: kNN not run */
+    float *eta;            /* (nq) the queries' uncertainty (eta, else the mean of var), or NULL */
+    retrieval_query *per;  /* (nq) or NULL: retrieval not run */
+    double *apk, *rrk;     /* (nq) a query's AP and RR at K (at_k), or NULL */
+} evalpart;
+
+/* kNN's k for Q against G (NULL: leave-one-out): o->knn_k, or the neighbours every query has when
+ * fewer (0: none); -1 and err on bad input, as hedge_evaluate */
+int hedge_neighbours(const hedge_set *Q, const hedge_set *G, const hedge_options *o, char *err, size_t len);
+/* the queries half for the queries q0 .. q1 - 1 (0 <= q0 <= q1 <= n; o->q0, o->q1 are not used)
+ * with kNN's k = knn_k (<= hedge_neighbours; several sets of one report vote with one k); 0, or -1
+ * and err */
+int hedge_queries(const hedge_set *Q, const hedge_set *G, const hedge_options *o, int64_t q0, int64_t q1, int knn_k,
+                  evalpart *p, char *err, size_t len);
+/* the finish half over p's queries (p->q0 .. p->q0 + p->nq - 1); 0, or -1 and err (p made with
+ * other options or sets is refused when it can be seen: its size, its k) */
+int hedge_finish(const hedge_set *Q, const hedge_set *G, const hedge_options *o, const evalpart *p,
+                 hedge_result *r, char *err, size_t len);
+void evalpart_free(evalpart *p);
+
+/* what the stream says about the run besides the answers; evalpart_read checks a shard's against
+ * the caller's, naming what differs */
+typedef struct {
+    int nsets;
+    const char *names[EVALPART_MAXSETS]; /* the sets' files, for messages */
+    uint64_t hash[EVALPART_MAXSETS];     /* evalpart_hash of each set */
+    uint64_t ghash;                      /* of the gallery (0: leave-one-out) */
+    int64_t n, ng;                       /* queries (every set's), gallery items (0: none) */
+    const hedge_options *o;
+    int knn_k;
+} evalpart_info;
+
+/* a hash of a set's contents (n, C, D, mu, var, eta, labels, ids): parts of other data refused */
+uint64_t evalpart_hash(const hedge_set *S);
+/* a hash of the answers of queries from .. to - 1 (indices into each part's arrays) of the parts
+ * p[0 .. nsets) with nk Recall@k flags each, value by value: what a shard states of itself
+ * (meta answers_hash, Python's Shard), so that values damaged after it was made are refused */
+uint64_t evalpart_answers_hash(const evalpart *p, int nsets, int64_t from, int64_t to, int nk);
+/* the parts p[0 .. I->nsets) (one range of queries, o->q0 .. o->q1) as an `evaluate` stream to f */
+void evalpart_write(FILE *f, const evalpart *p, const evalpart_info *I, int argc, char **argv);
+/* the streams paths[0 .. n): shards of one run covering every query once, or one whole stream,
+ * made from the same sets with the same options as I says; into whole[0 .. I->nsets), each over
+ * every query. Dies naming the file and what differs. */
+void evalpart_read(const char *const *paths, int n, const evalpart_info *I, evalpart *whole);
+#endif

@@ -1,0 +1,244 @@
+/* evalreport: bin/evaluate's table and JSON (lib/engine/evalreport.h) */
+#include "evalreport.h"
+
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "json.h"
+#include "argsort.h"
+#include "uncertainty.h"
+#include "util.h"
+
+/* the rows after R@k, by metric id, with their labels */
+static const int rows[] = {HEDGE_P1, HEDGE_RPREC, HEDGE_MAP_R, HEDGE_MAP, HEDGE_MRR, HEDGE_P1_AVG,
+                           HEDGE_RPREC_AVG, HEDGE_MAP_R_AVG, HEDGE_MRR_AVG, HEDGE_NMI, HEDGE_AMI,
+                           HEDGE_TAU, HEDGE_AUROC, HEDGE_AURC, HEDGE_EAURC};
+#define NROWS (int)(sizeof rows / sizeof rows[0])
+
+static void note(evalreport *R, const char *fmt, const char *a, const char *b, const char *c)
+{
+    char buf[512];
+    snprintf(buf, sizeof buf, fmt, a, b, c);
+    for (int i = 0; i < R->nnotes; i++)
+        if (!strcmp(R->notes[i], buf))
+            return;
+    if (R->nnotes < EVALREPORT_MAXNOTES)
+        R->notes[R->nnotes++] = estrdup(buf);
+}
+
+/* a metric's label in the notes: its row's name (R@k for the recalls) */
+static void label(const evalreport *R, int id, char *buf, size_t n)
+{
+    if (id >= HEDGE_RECALL)
+        snprintf(buf, n, "R@%d", R->o->ks[id - HEDGE_RECALL]);
+    else
+        snprintf(buf, n, "%s", hedge_metric_name(id));
+}
+
+void evalreport_notes(evalreport *R)
+{
+    if (R->few >= 0) {
+        const hedge_result *r = R->r + R->few;
+        int k = (int)r->value[HEDGE_KNN_K];
+        char kb[64], buf[400];
+        snprintf(kb, sizeof kb, "%d, not %d", k, R->o->knn_k);
+        snprintf(buf, sizeof buf, "%d neighbour%s (%s)", k, k == 1 ? "" : "s", r->why[HEDGE_KNN_K]);
+        note(R, "knn: k = %s: a query of %s has %s", kb, R->names[R->few], buf);
+    }
+    for (int s = 0; s < R->nsets; s++) {
+        const hedge_result *r = R->r + s;
+        const char *set = R->names[s];
+        if (strcmp(R->distance, "euclidean"))
+            note(R, !strcmp(R->distance, "cosine")
+                        ? "distance (%s): knn and retrieval rank by cosine similarity (normalised means); ap, nmi and ami by the Euclidean distance of the means%s%s"
+                        : "distance (%s): knn, retrieval and ap by the mutual likelihood score of the Gaussians (PFE); nmi and ami by the Euclidean distance of the means%s%s",
+                 set, "", "");
+        int ids[HEDGE_NMETRICS], m = 0;
+        ids[m++] = HEDGE_AP, ids[m++] = HEDGE_ECE, ids[m++] = HEDGE_KNN;
+        for (int i = 0; i < R->o->nk; i++)
+            ids[m++] = HEDGE_RECALL + i;
+        for (int i = 0; i < NROWS; i++)
+            ids[m++] = rows[i];
+        int done[HEDGE_NMETRICS] = {0};
+        for (int i = 0; i < m; i++) {
+            if (ids[i] == HEDGE_NMI && r->value[HEDGE_NO_POSITIVE] > 0) {
+                char nb[32];
+                snprintf(nb, sizeof nb, "%.0f", r->value[HEDGE_NO_POSITIVE]);
+                note(R, "retrieval (%s): %s queries without a positive in the gallery are left out of its means%s",
+                     set, nb, "");
+            }
+            if (ids[i] == HEDGE_AP && !strncmp(r->why[HEDGE_ECE], "no match probability", 20)) {
+                if (!strcmp(r->why[HEDGE_ECE], "no match probability (give match_a, match_b)"))
+                    note(R, "ap (%s): the embeddings have no match_a/match_b, so pairs are ranked by the distance of "
+                            "their means; ece: no match probability (give --match-a A --match-b B)%s%s", set, "", "");
+                else /* the caller's reason: a loss that learns none (bin/evaluate, match_meta_ab) */
+                    note(R, "ap, ece (%s): %s: pairs are ranked by the distance of their means, and there is no ece "
+                            "(give --match-a A --match-b B)%s", set, r->why[HEDGE_ECE], "");
+                done[1] = 1; /* ece's */
+            }
+            if (done[i] || !r->why[ids[i]][0])
+                continue;
+            if (ids[i] >= HEDGE_RECALL && !strncmp(r->why[ids[i]], "no query has a positive", 23)) {
+                note(R, "R@k, p1, rprec, map_r, map, mrr and their class averages (%s): %s%s", set, r->why[ids[i]], "");
+                for (int j = i; j < m; j++)
+                    done[j] |= !strcmp(r->why[ids[j]], r->why[ids[i]]);
+                continue;
+            }
+            char names[600] = "", lb[64];
+            int alone = !strncmp(r->why[ids[i]], "undefined (", 11); /* ktau's notes: one a metric */
+            for (int j = i; j < m && (j == i || !alone); j++)
+                if (!done[j] && !strcmp(r->why[ids[j]], r->why[ids[i]])) {
+                    label(R, ids[j], lb, sizeof lb);
+                    if (strlen(names) + strlen(lb) + 3 < sizeof names)
+                        strcat(strcat(names, *names ? ", " : ""), lb);
+                    done[j] = 1;
+                }
+            note(R, "%s (%s): %s", names, set, r->why[ids[i]]);
+        }
+    }
+}
+
+static void cell(char *buf, size_t n, double v)
+{
+    if (isnan(v))
+        snprintf(buf, n, "-");
+    else
+        snprintf(buf, n, "%.10g", v);
+}
+
+/* the table as rows of cells: [row][0] the label, [row][1 + s] set s */
+#define MAXROWS (3 + 16 + NROWS + 1)
+typedef char cells[MAXROWS][1 + EVALREPORT_MAXSETS][64];
+
+static int fill(const evalreport *R, cells c)
+{
+    int n = 0;
+    snprintf(c[n][0], 64, "metric");
+    for (int s = 0; s < R->nsets; s++)
+        snprintf(c[n][1 + s], 64, "%s", R->names[s]);
+    n++;
+    double k = NAN;
+    for (int s = 0; s < R->nsets; s++)
+        if (!isnan(R->r[s].value[HEDGE_KNN_K]) && !(R->r[s].value[HEDGE_KNN_K] >= k))
+            k = R->r[s].value[HEDGE_KNN_K];
+    int ids[3 + 16 + NROWS], m = 0;
+    ids[m++] = HEDGE_AP, ids[m++] = HEDGE_ECE, ids[m++] = HEDGE_KNN;
+    for (int i = 0; i < R->o->nk; i++)
+        ids[m++] = HEDGE_RECALL + i;
+    for (int i = 0; i < NROWS; i++)
+        ids[m++] = rows[i];
+    for (int i = 0; i < m; i++, n++) {
+        int id = ids[i];
+        const char *name = hedge_metric_name(id);
+        if (id == HEDGE_KNN)
+            snprintf(c[n][0], 64, "knn (k = %d)", isnan(k) ? R->o->knn_k : (int)k);
+        else if (id >= HEDGE_RECALL)
+            snprintf(c[n][0], 64, "R@%d", R->o->ks[id - HEDGE_RECALL]);
+        else if (strstr(name, "_avg_of_avgs"))
+            snprintf(c[n][0], 64, "%.*s (class avg)", (int)(strstr(name, "_avg_of_avgs") - name), name);
+        else
+            snprintf(c[n][0], 64, "%s", name);
+        for (int s = 0; s < R->nsets; s++)
+            cell(c[n][1 + s], 64, R->r[s].value[id]);
+    }
+    return n;
+}
+
+void evalreport_table(FILE *f, const evalreport *R, int text)
+{
+    static cells c;
+    int n = fill(R, c), nc = 1 + R->nsets;
+    size_t w[1 + EVALREPORT_MAXSETS] = {0};
+    for (int i = 0; i < n; i++)
+        for (int j = 0; j < nc; j++)
+            if (strlen(c[i][j]) > w[j])
+                w[j] = strlen(c[i][j]);
+    for (int i = 0; i < n; i++) {
+        for (int j = 0; j < nc; j++) {
+            if (text && j + 1 < nc)
+                fprintf(f, "%-*s  ", (int)w[j], c[i][j]);
+            else if (text)
+                fputs(c[i][j], f);
+            else
+                fprintf(f, "%s%s", j ? " | " : "| ", c[i][j]);
+        }
+        fputs(text ? "\n" : " |\n", f);
+        if (!text && !i) {
+            for (int j = 0; j < nc; j++)
+                fputs(j ? " | ---" : "| ---", f);
+            fputs(" |\n", f);
+        }
+    }
+    if (R->nnotes)
+        fputc('\n', f);
+    for (int i = 0; i < R->nnotes; i++)
+        fprintf(f, "- %s\n", R->notes[i]);
+    for (int s = 0; s < R->nsets; s++)
+        if (R->reject[s])
+            fprintf(f, "- error-versus-reject curve (%s): %s\n", R->names[s], R->reject[s]);
+}
+
+void evalreport_json(FILE *f, const evalreport *R)
+{
+    json_writer w;
+    json_report(&w, f, "evaluate");
+    json_key_str(&w, "distance", R->distance);
+    double k = NAN;
+    for (int s = 0; s < R->nsets; s++)
+        if (!isnan(R->r[s].value[HEDGE_KNN_K]) && !(R->r[s].value[HEDGE_KNN_K] >= k))
+            k = R->r[s].value[HEDGE_KNN_K];
+    json_key_num(&w, "knn_k", k);
+    for (int s = 0; s < R->nsets; s++) {
+        const hedge_result *r = R->r + s;
+        json_key(&w, R->names[s]);
+        json_obj(&w);
+        json_key_num(&w, "ap", r->value[HEDGE_AP]);
+        json_key_num(&w, "ece", r->value[HEDGE_ECE]);
+        json_key_num(&w, "knn", r->value[HEDGE_KNN]);
+        json_key(&w, "recall_at");
+        json_ints(&w, R->o->ks, R->o->nk);
+        json_key_nums(&w, "recall", r->value + HEDGE_RECALL, R->o->nk);
+        for (int i = 0; i < NROWS; i++)
+            json_key_num(&w, hedge_metric_name(rows[i]), r->value[rows[i]]);
+        if (R->reject[s])
+            json_key_str(&w, "reject_tsv", R->reject[s]);
+        json_end(&w);
+    }
+    json_key(&w, "notes");
+    json_arr(&w);
+    for (int i = 0; i < R->nnotes; i++)
+        json_str(&w, R->notes[i]);
+    json_end(&w);
+    json_end(&w);
+}
+
+void evalreport_free(evalreport *R)
+{
+    for (int i = 0; i < R->nnotes; i++)
+        free(R->notes[i]);
+    R->nnotes = 0;
+}
+
+int evalreport_reject(const char *path, const hedge_result *r, const hedge_set *S, uint64_t seed)
+{
+    int64_t n = r->nq;
+    if (!r->knn_eta || n < 20)
+        return 0;
+    double *u = emalloc((size_t)n * sizeof *u), *perf = emalloc((size_t)n * sizeof *perf);
+    uint64_t *tie = emalloc((size_t)n * sizeof *tie);
+    for (int64_t q = 0; q < n; q++) {
+        double id = S->ids ? (double)S->ids[q] : (double)q;
+        u[q] = r->knn_eta[q], perf[q] = r->knn_correct[q];
+        tie[q] = metrics_tie_key(seed, &id, 1);
+    }
+    uncertainty_report U = {.ufield = "eta", .pname = "accuracy", .f1 = "correct", .nbins = 20, .seed = seed,
+                            .n = n, .quiet = 1};
+    uncertainty_analyse(&U, u, perf, NULL, tie, NULL);
+    FILE *f = atomic_open(path);
+    uncertainty_write_reject_tsv(f, &U);
+    atomic_commit(f);
+    uncertainty_free(&U);
+    free(u), free(perf), free(tie);
+    return 1;
+}

@@ -1,0 +1,89 @@
+/* evalset: bin/evaluate's input sets (lib/engine/evalset.h) */
+#include "evalset.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "npzimport.h"
+#include "stream.h"
+#include "util.h"
+
+int evalset_is_npz(const char *path)
+{
+    size_t n = strlen(path);
+    return n > 4 && (!strcmp(path + n - 4, ".npz") || !strcmp(path + n - 4, ".npy"));
+}
+
+static void *column(const npzimport *im, const char *name)
+{
+    for (int k = 0; k < im->ncol; k++)
+        if (!strcmp(im->col[k].name, name))
+            return im->col[k].data;
+    return NULL;
+}
+
+void evalset_read(evalset *E, const char *path, const char *const *name)
+{
+    memset(E, 0, sizeof *E);
+    E->path = path;
+    if (evalset_is_npz(path)) {
+        npzimport *im = ecalloc(1, sizeof *im);
+        npzimport_options o = {.input = path};
+        for (int r = 0; name && r < NPZIMPORT_NROLES; r++)
+            o.name[r] = name[r];
+        npzimport_read(im, &o);
+        E->npz = im;
+        E->cls = column(im, "class");
+        E->names = im->names; /* (handed over) */
+        im->names = (classnames){0};
+        E->set = (hedge_set){im->n, (int)im->C, (int)im->D, column(im, "mu"), column(im, "var"), column(im, "eta"),
+                             E->cls, column(im, "id")};
+    } else {
+        stream_reader *in = stream_open_path(path);
+        match_set *S = match_set_read(in);
+        const stream_header *h = in->header;
+        E->has_match = match_meta_ab(h, &E->match_a, &E->match_b, E->match_why, sizeof E->match_why);
+        stream_close(in);
+        E->S = S;
+        E->cls = S->cls;
+        E->names = S->names;
+        S->names = (classnames){0};
+        E->set = (hedge_set){S->n, S->C, S->D, S->mu, S->var, S->eta, S->cls, S->has_id ? S->id : NULL};
+    }
+    if (!E->set.labels)
+        die("%s: no class labels (a stream needs a 'class' field; an .npz an array class, labels or label)", path);
+}
+
+void evalset_unify(evalset *const *E, int n)
+{
+    classnames_part *p = emalloc((size_t)n * sizeof *p);
+    for (int i = 0; i < n; i++)
+        p[i] = (classnames_part){&E[i]->names, E[i]->cls, E[i]->cls ? E[i]->set.n : 0, E[i]->path};
+    classnames U;
+    classnames_unify(&U, p, n);
+    free(p);
+    for (int i = 0; U.present && i < n; i++) {
+        classnames_free(&E[i]->names);
+        classnames_copy(&E[i]->names, &U);
+    }
+    classnames_free(&U);
+}
+
+void evalset_explain(const evalset *E, const hedge_options *o, hedge_result *r)
+{
+    if (!o->has_match && !strncmp(E->match_why, "no match probability", 20) &&
+        !strncmp(r->why[HEDGE_ECE], "no match probability", 20))
+        snprintf(r->why[HEDGE_ECE], sizeof r->why[HEDGE_ECE], "%s", E->match_why);
+}
+
+void evalset_free(evalset *E)
+{
+    classnames_free(&E->names);
+    if (E->npz) {
+        npzimport_free(E->npz);
+        free(E->npz);
+    }
+    match_set_free(E->S);
+    memset(E, 0, sizeof *E);
+}

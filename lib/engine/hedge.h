@@ -1,0 +1,126 @@
+/* hedge: the whole evaluation battery of one set of embeddings in one call, over float arrays in
+ * memory (libhedge.so / libhedge.a): what pipelines/evaluate.sh printed from six programs, with
+ * the data read once. bin/evaluate is a thin program on it; the Python package calls it through
+ * ctypes (python/). The definitions of the metrics are those of the library parts that compute
+ * them: lib/evaluation/knn_eval.h (kNN vote), lib/measures/retrieval.h (Recall@k, P@1, R-precision, MAP@R, mAP, MRR,
+ * the class averages), lib/measures/cluster.h (k-means, NMI, AMI), lib/metrics.h (verification AP, ECE,
+ * Kendall's tau, AUROC, AURC, E-AURC of the uncertainty on the kNN answers); the numbers are those
+ * of knn, retrieve, cluster, pairscore | apcurve and ktau on the same set (tests/shell/evaluate*.sh).
+ *
+ * What a metric needs (a metric that cannot be had is NaN, with its reason in why[id], as
+ * pytorch-metric-learning returns NaN for what it cannot compute):
+ *   ap, ece        a class with two items and two classes among the queries; ece also match_a/b
+ *                  (with var: 8 samples a pair as pairscore -K 8, or the next multiple of C)
+ *                  (has_match; without it pairs rank by the distance of their means, ap only)
+ *   knn            k = knn_k, or the neighbours every query has when fewer (knn_k in the result)
+ *   recall_i       Recall@ks[i] for each ks[i] up to those neighbours
+ *   retrieval      a query with a positive (another item of its class; with a gallery, an item
+ *                  of its class there, not the one exclude_id leaves out)
+ *   nmi, ami       always (k-means, k = the queries' classes)
+ *   tau .. eaurc   an uncertainty (eta, else var) and at least 20 queries
+ *
+ * Errors: hedge_evaluate returns HEDGE_EINVAL (-1) with one line in err naming the array, what
+ * was found and what was expected (e.g. "labels: 99 items, expected 100 (mu's)", "mu: NaN at item
+ * 7"; with distance mls, variances so small beside the means' spread that MLS would leave
+ * float32); HEDGE_ENOMEM (-2) when an allocation failed ("out of memory (N bytes)"), HEDGE_ESTOPPED
+ * (-3) when o->stop was set during the call ("interrupted"). A failed call allocates nothing the
+ * caller must free and leaves nothing behind: every block it made is freed on the way out
+ * (lib/base/guard.h), and nothing under this header ends the process. It keeps no state between calls
+ * (the OpenBLAS kernel aside: hedge_blas_kernel): calls with distinct results may run in parallel
+ * threads. OpenBLAS's thread count is set to o->threads during the call and given back after.
+ *
+ *   hedge_options o;
+ *   hedge_options_init(&o);                          // euclidean, knn_k 5, ks 1,2,4,8, ...
+ *   hedge_set Q = {n, 1, D, mu, NULL, NULL, labels, NULL};
+ *   hedge_result r;
+ *   char err[256];
+ *   if (hedge_evaluate(&Q, NULL, &o, &r, err, sizeof err) != 0) fprintf(stderr, "%s\n", err);
+ *   double map_r = r.value[HEDGE_MAP_R];             // NaN: r.why[HEDGE_MAP_R] says why
+ *   hedge_result_free(&r);
+ */
+#ifndef HEDGE_HEDGE_H
+#define HEDGE_HEDGE_H
+#include <stddef.h>
+#include <stdint.h>
+
+#define HEDGE_ABI 2
+enum { HEDGE_OK = 0, HEDGE_EINVAL = -1, HEDGE_ENOMEM = -2, HEDGE_ESTOPPED = -3 };
+enum { HEDGE_EUCLIDEAN = 0, HEDGE_COSINE = 1, HEDGE_MLS = 2 };
+
+/* the metric ids: value[id], why[id], bit id of include; names by hedge_metric_name (the JSON
+ * keys evaluate.sh writes; recall_i is Recall@ks[i], JSON "recall": [...]) */
+enum {
+    HEDGE_AP = 0, HEDGE_ECE, HEDGE_KNN, HEDGE_KNN_K,
+    HEDGE_P1, HEDGE_RPREC, HEDGE_MAP_R, HEDGE_MAP, HEDGE_MRR,
+    HEDGE_P1_AVG, HEDGE_RPREC_AVG, HEDGE_MAP_R_AVG, HEDGE_MAP_AVG, HEDGE_MRR_AVG,
+    HEDGE_NMI, HEDGE_AMI, HEDGE_TAU, HEDGE_AUROC, HEDGE_AURC, HEDGE_EAURC,
+    HEDGE_NO_POSITIVE,        /* queries without a positive, left out of the retrieval means */
+    HEDGE_RECALL,             /* HEDGE_RECALL + i: Recall@ks[i], i < 16 */
+    HEDGE_NMETRICS = HEDGE_RECALL + 16
+};
+
+typedef struct {            /* one set of embeddings; arrays are C-contiguous, borrowed */
+    int64_t n;              /* items */
+    int C, D;               /* components (>= 1) and dimensions (>= 1) */
+    const float *mu;        /* [n, C, D] */
+    const float *var;       /* [n, C, D] or NULL */
+    const float *eta;       /* [n] or NULL (the uncertainty; else the mean of var is used) */
+    const int32_t *labels;  /* [n] class of each item */
+    const int64_t *ids;     /* [n] or NULL: the item's index (for exclude_id) */
+} hedge_set;
+
+typedef struct {
+    int abi;                /* HEDGE_ABI, set by hedge_options_init; checked */
+    int distance;           /* HEDGE_EUCLIDEAN (default), HEDGE_COSINE, HEDGE_MLS */
+    int knn_k;              /* 5 */
+    int ks[16], nk;         /* Recall@k: 1, 2, 4, 8 (increasing, >= 1) */
+    int64_t pairs;          /* verification pairs for ap/ece: 10000 */
+    uint64_t seed;          /* 714 */
+    int has_match;          /* p(match) = sigmoid(-a d + b) for ap and ece (0: rank by d, no ece) */
+    double match_a, match_b;
+    int exclude_id;         /* with a gallery: never the gallery item with the query's id */
+    int at_k;               /* 0: mAP and MRR over the whole ranking (hedge's default);
+                               K > 0: pytorch-metric-learning's convention truncated at K: a
+                               query's AP sums i / r_i over its positives within the K nearest
+                               and divides by R, its positives in the gallery (PML's
+                               count_per_query), its RR is 1 / r_1 when r_1 <= K, else 0 (map,
+                               mrr, their class averages and per-class values) */
+    int avg_of_avgs;        /* also the per-class averages (1) */
+    int per_class;          /* fill result->per_class (PML's return_per_class) (0) */
+    uint64_t include;       /* bit i = metric i; 0: every metric */
+    int64_t q0, q1;         /* the queries q0 .. q1-1 only, their means; q1 = 0: all (shards that
+                               merge to the whole run's doubles: lib/engine/evalpart.h) */
+    int threads;            /* 1 */
+    const volatile int *stop; /* NULL, or a flag another thread sets to nonzero to stop the call
+                               between two blocks of its work: HEDGE_ESTOPPED (Ctrl-C in Python) */
+} hedge_options;
+
+typedef struct {
+    int nmetrics;                  /* HEDGE_NMETRICS */
+    double value[64];              /* by metric id; NaN = undefined: why[i] says why */
+    char why[64][160];
+    char notes[8][200];            /* notes of evaluate.sh's table that are not one metric's */
+    int nnotes;
+    int64_t nclasses;              /* with per_class: */
+    int32_t *classes;              /* [nclasses] ascending */
+    double *per_class;             /* [nclasses, nmetrics], NaN where undefined */
+    float *knn_correct;            /* internal: [nq] the kNN answers (1 right), for the reject curve */
+    float *knn_eta;                /* internal: [nq] their uncertainty */
+    int64_t nq;
+} hedge_result;
+
+void hedge_options_init(hedge_options *o);
+int hedge_nmetrics(void);
+/* the metric's name ("knn", "recall_0", ...), NULL out of range */
+const char *hedge_metric_name(int id);
+/* 0: done; HEDGE_EINVAL, HEDGE_ENOMEM or HEDGE_ESTOPPED, one line in err (errlen bytes) */
+int hedge_evaluate(const hedge_set *queries, const hedge_set *gallery /* NULL: leave-one-out */,
+                   const hedge_options *o, hedge_result *r, char *err, size_t errlen);
+void hedge_result_free(hedge_result *r);
+/* the OpenBLAS kernel the engine runs. The first call of the engine (or of this) sets the
+ * process's OpenBLAS to the kernel hedge's programs use on this CPU (lib/numerics/blas.h: SkylakeX with
+ * AVX-512, Haswell for a Prescott fallback on AVX2), in place, so that a library caller (Python)
+ * gets the programs' numbers to the bit and their speed; the process's other users of that
+ * OpenBLAS (numpy's) run it too. HEDGE_BLAS_KEEP=1 in the environment keeps OpenBLAS's choice. */
+const char *hedge_blas_kernel(void);
+#endif

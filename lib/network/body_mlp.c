@@ -1,0 +1,234 @@
+/* body_mlp: fully connected layers with ReLU (lib/network/body.h), on feature vectors:
+ *
+ *   input x float (n, F0)                 F0 = cfg->features, or the C x H x W pixels of an
+ *                                         images model, scaled to [0, 1]
+ *   fc l: a_l = ReLU(a_{l-1} W_l^T + b_l)  (n, F_l), l = 1 .. L, F_l = cfg->widths[l - 1]
+ *   h = a_L                               (n, F_L)
+ *
+ * Parameters: fcL.w (F_l, F_{l-1}), fcL.b (F_l) for l = 1 .. L: sum of F_l (F_{l-1} + 1)
+ * (`mlp:512,256` on 784 features: 401,920 + 131,328 = 533,248).
+ *
+ * Threads and determinism as the conv body's fc1 (lib/network/body_conv.c): the forward runs in row
+ * units of BODY_ROWS rows (every sgemm the same shape; rows past the batch are junk, never
+ * read), each unit through all the layers; the backward, layer by layer from the top, takes the
+ * ReLU gradient and the bias gradient on the calling thread in row order, then one fan-out of
+ * the column blocks of the weight gradient (body_col_units, all rows, in order) beside the row
+ * units of the gradient of the layer below. OpenBLAS single-threaded inside each unit; a fan-out
+ * too small to pay for the handoff runs in the caller (par_run_sized), the same units.
+ */
+#include <errno.h>
+#include <immintrin.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "blas.h"
+#include "body.h"
+#include "par.h"
+#include "util.h"
+
+typedef struct {
+    model *m;
+    int L, n;
+    int w[MODEL_MAX_LAYERS + 1];     /* w[0] = F0, w[l] = F_l */
+    float *a[MODEL_MAX_LAYERS + 1];  /* a[0] the input, a[L] = m->body_h: (rows, w[l]) */
+    float *da[MODEL_MAX_LAYERS + 1]; /* dL/da[l], l >= 1; da[L] = m->body_dh */
+    int layer;                       /* the layer of the backward's fan-out */
+    int col_units;                   /* its column blocks (body_col_units) */
+} mlp_state;
+
+static const char *mlp_parse(model_config *cfg, const char *args)
+{
+    if (!args || !*args)
+        return "the mlp body needs its widths, e.g. mlp:512,256";
+    return body_parse_widths(cfg, args);
+}
+
+static const char *mlp_check(const model_config *c)
+{
+    static _Thread_local char why[128];
+    if (body_input_width(c) < 1)
+        snprintf(why, sizeof why, "%d input features (images of %dx%dx%d), the mlp body takes 1 to %d", c->features,
+                 c->channels, c->height, c->width, MODEL_MAX_FEATURES);
+    else if (c->nwidths < 1 || c->nwidths > MODEL_MAX_LAYERS)
+        snprintf(why, sizeof why, "%d layers, the mlp body takes 1 to %d", c->nwidths, MODEL_MAX_LAYERS);
+    else {
+        for (int l = 0; l < c->nwidths; l++)
+            if (c->widths[l] < 1 || c->widths[l] > MODEL_MAX_WIDTH) {
+                snprintf(why, sizeof why, "layer %d has width %d, expected 1 to %d", l + 1, c->widths[l],
+                         MODEL_MAX_WIDTH);
+                return why;
+            }
+        return NULL;
+    }
+    return why;
+}
+
+static int mlp_layout(model *m)
+{
+    int in = body_input_width(&m->cfg);
+    for (int l = 0; l < m->cfg.nwidths; l++) {
+        char name[16];
+        int out = m->cfg.widths[l];
+        snprintf(name, sizeof name, "fc%d.w", l + 1);
+        model_add_view(m, name, 2, (int64_t[]){out, in});
+        snprintf(name, sizeof name, "fc%d.b", l + 1);
+        model_add_view(m, name, 1, (int64_t[]){out});
+        in = out;
+    }
+    return in;
+}
+
+static void mlp_create(model *m)
+{
+    mlp_state *s = ecalloc(1, sizeof *s);
+    m->body_state = s;
+    s->m = m;
+    s->L = m->cfg.nwidths;
+    s->w[0] = body_input_width(&m->cfg);
+    for (int l = 1; l <= s->L; l++)
+        s->w[l] = m->cfg.widths[l - 1];
+    for (int l = 0; l <= s->L; l++) {
+        s->a[l] = body_rows_alloc(m->maxbatch, s->w[l]);
+        if (l)
+            s->da[l] = body_rows_alloc(m->maxbatch, s->w[l]);
+    }
+    m->body_h = s->a[s->L];
+    m->body_dh = s->da[s->L];
+}
+
+static void mlp_destroy(model *m)
+{
+    mlp_state *s = m->body_state;
+    if (!s)
+        return;
+    for (int l = 0; l <= s->L; l++) {
+        free(s->a[l]);
+        free(s->da[l]);
+    }
+    free(s);
+    m->body_state = NULL;
+    m->body_h = m->body_dh = NULL;
+}
+
+static void mlp_threads(model *m, int threads) {}
+
+static const float *weight(const model *m, int l) { return m->params + m->views[2 * (l - 1)].offset; }
+static const float *bias(const model *m, int l) { return m->params + m->views[2 * (l - 1) + 1].offset; }
+static float *dweight(const model *m, int l) { return m->grads + m->views[2 * (l - 1)].offset; }
+static float *dbias(const model *m, int l) { return m->grads + m->views[2 * (l - 1) + 1].offset; }
+
+/* a (n, out) = ReLU(a + b), 8 columns at a time (max(v, 0) is v > 0 ? v : 0 for every v, NaN
+ * and -0 included: the same bytes as the scalar tail) */
+static void bias_relu(int n, int out, float *restrict a, const float *restrict b)
+{
+    for (int i = 0; i < n; i++) {
+        float *restrict ai = a + (size_t)i * out;
+        int k = 0;
+        for (; k + 8 <= out; k += 8)
+            _mm256_storeu_ps(ai + k, _mm256_max_ps(_mm256_add_ps(_mm256_loadu_ps(ai + k), _mm256_loadu_ps(b + k)),
+                                                   _mm256_setzero_ps()));
+        for (; k < out; k++) {
+            float v = ai[k] + b[k];
+            ai[k] = v > 0 ? v : 0.0f;
+        }
+    }
+}
+
+/* rows of unit u through every layer */
+static void forward_task(void *ctx, int u, int tid)
+{
+    mlp_state *s = ctx;
+    const model *m = s->m;
+    size_t r0 = (size_t)u * BODY_ROWS;
+    int nr = s->n - (int)r0 < BODY_ROWS ? s->n - (int)r0 : BODY_ROWS;
+    for (int l = 1; l <= s->L; l++) {
+        int in = s->w[l - 1], out = s->w[l];
+        float *a = s->a[l] + r0 * out;
+        // a_l (BODY_ROWS, out) = a_{l-1} (BODY_ROWS, in) W_l^T (in, out); + b, ReLU
+        blas_sgemm(0, 1, BODY_ROWS, out, in, 1.0f, s->a[l - 1] + r0 * in, in, weight(m, l), in, 0.0f, a, out);
+        bias_relu(nr, out, a, bias(m, l));
+    }
+}
+
+static void mlp_forward(model *m, const void *input, int n)
+{
+    mlp_state *s = m->body_state;
+    s->n = n;
+    body_input_floats(m, input, n, s->a[0]);
+    int units = (n + BODY_ROWS - 1) / BODY_ROWS;
+    double flops = 0;
+    for (int l = 1; l <= s->L; l++)
+        flops += 2.0 * units * BODY_ROWS * s->w[l - 1] * s->w[l];
+    par_run_sized(model_pool(m), flops, units, forward_task, s);
+}
+
+/* layer l's fan-out: col_units column blocks of dW_l, then (l > 1) the row units of
+ * da_{l-1} = dz_l W_l (before the ReLU of layer l - 1, which the next layer's turn applies) */
+static void backward_task(void *ctx, int u, int tid)
+{
+    mlp_state *s = ctx;
+    const model *m = s->m;
+    int l = s->layer, in = s->w[l - 1], out = s->w[l], n = s->n;
+    if (u < s->col_units) {
+        int c0 = (int)par_lo(in, s->col_units, u), c1 = (int)par_lo(in, s->col_units, u + 1);
+        if (c1 > c0) // W_l[:, c0:c1] (out, nc) += dz^T (out, n) a_{l-1}[:, c0:c1] (n, nc)
+            blas_sgemm(1, 0, out, c1 - c0, n, 1.0f, s->da[l], out, s->a[l - 1] + c0, in, 1.0f, dweight(m, l) + c0,
+                       in);
+        return;
+    }
+    size_t r0 = (size_t)(u - s->col_units) * BODY_ROWS;
+    // da_{l-1} (BODY_ROWS, in) = dz (BODY_ROWS, out) W_l (out, in) (rows past n: junk, unused)
+    blas_sgemm(0, 0, BODY_ROWS, in, out, 1.0f, s->da[l] + r0 * out, out, weight(m, l), in, 0.0f,
+               s->da[l - 1] + r0 * in, in);
+}
+
+/* dz = da through the ReLU (a is after it), in place; gb += the rows of dz, in row order (8
+ * columns at a time: each element's operations and order are the scalar loop's) */
+static void relu_backward(int n, int out, float *restrict da, const float *restrict a, float *restrict gb)
+{
+    for (int i = 0; i < n; i++) {
+        float *restrict dz = da + (size_t)i * out;
+        const float *restrict ai = a + (size_t)i * out;
+        int k = 0;
+        for (; k + 8 <= out; k += 8) {
+            __m256 on = _mm256_cmp_ps(_mm256_loadu_ps(ai + k), _mm256_setzero_ps(), _CMP_GT_OQ);
+            __m256 d = _mm256_and_ps(_mm256_loadu_ps(dz + k), on);
+            _mm256_storeu_ps(dz + k, d);
+            _mm256_storeu_ps(gb + k, _mm256_add_ps(_mm256_loadu_ps(gb + k), d));
+        }
+        for (; k < out; k++) {
+            dz[k] = ai[k] > 0 ? dz[k] : 0.0f;
+            gb[k] += dz[k];
+        }
+    }
+}
+
+static void mlp_backward(model *m)
+{
+    mlp_state *s = m->body_state;
+    int n = s->n, rows = (n + BODY_ROWS - 1) / BODY_ROWS;
+    for (int l = s->L; l >= 1; l--) {
+        int in = s->w[l - 1], out = s->w[l];
+        relu_backward(n, out, s->da[l], s->a[l], dbias(m, l));
+        s->layer = l;
+        s->col_units = body_col_units(in);
+        int below = l > 1 ? rows : 0;
+        par_run_sized(model_pool(m), 2.0 * in * out * (n + (double)below * BODY_ROWS), s->col_units + below,
+                      backward_task, s);
+    }
+}
+
+const body_kind body_mlp = {
+    .name = "mlp",
+    .help = "fully connected layers with ReLU on feature vectors or pixels, widths by option (mlp:512,256)",
+    .input = BODY_FEATURES | BODY_IMAGES,
+    .parse = mlp_parse,
+    .check = mlp_check,
+    .layout = mlp_layout,
+    .create = mlp_create,
+    .destroy = mlp_destroy,
+    .threads = mlp_threads,
+    .forward = mlp_forward,
+    .backward = mlp_backward,
+};
