@@ -12,10 +12,11 @@
 #include "util.h"
 
 /* the fields, in order */
-enum { F_PRED, F_ETA, F_AP, F_RPREC, F_MAP_R, F_P1, F_NPOS, F_R1, F_RECALL, F_APK, F_RRK, F_N };
+enum { F_PRED, F_ETA, F_AP, F_RPREC, F_MAP_R, F_P1, F_NPOS, F_R1, F_RECALL, F_APK, F_RRK, F_TOP1, F_RATIO, F_VOTE, F_N };
 static const char *const fname[F_N] = {"pred", "eta", "ap", "rprec", "map_r", "p1", "npos", "r1", "recall",
-                                       "ap_at_k", "rr_at_k"};
-static const int ftype[F_N] = {DT_I32, DT_F32, DT_F32, DT_F32, DT_F32, DT_U8, DT_I32, DT_I32, DT_U8, DT_F64, DT_F64};
+                                       "ap_at_k", "rr_at_k", "top1_dist", "ratio", "vote_entropy"};
+static const int ftype[F_N] = {DT_I32, DT_F32, DT_F32, DT_F32, DT_F32, DT_U8, DT_I32, DT_I32, DT_U8, DT_F64, DT_F64,
+                               DT_F32, DT_F32, DT_F32};
 
 /* the meta that the shards of one run share, and that evalpart_read checks against the caller's */
 static const char *const same[] = {"evaluate_sets", "has", "knn_k", "distance", "ks", "at_k", "exclude_id",
@@ -72,6 +73,8 @@ uint64_t evalpart_answers_hash(const evalpart *p, int nsets, int64_t from, int64
             }
             if (e->apk)
                 h = mix(mix(h, &e->apk[q], sizeof *e->apk), &e->rrk[q], sizeof *e->rrk);
+            if (e->top1)
+                h = mix(mix(mix(h, &e->top1[q], 4), &e->ratio[q], 4), &e->vote[q], 4);
         }
     return h;
 }
@@ -147,7 +150,8 @@ void evalpart_write(FILE *f, const evalpart *p, const evalpart_info *I, int argc
           *map_r = emalloc(m * sizeof *map_r);
     uint8_t *p1 = emalloc(m), *recall = emalloc(m * (size_t)nk);
     double *apk = emalloc(m * sizeof *apk), *rrk = emalloc(m * sizeof *rrk);
-    void *data[F_N] = {pred, eta, ap, rprec, map_r, p1, npos, r1, recall, apk, rrk};
+    float *top1 = emalloc(m * sizeof *top1), *ratio = emalloc(m * sizeof *ratio), *vote = emalloc(m * sizeof *vote);
+    void *data[F_N] = {pred, eta, ap, rprec, map_r, p1, npos, r1, recall, apk, rrk, top1, ratio, vote};
     const retrieval_query none = {NAN, NAN, NAN, 0, 0, 0, {0}};
     for (int64_t q0 = 0; q0 < p[0].nq; q0 += (int64_t)B) {
         int64_t nb = p[0].nq - q0 < (int64_t)B ? p[0].nq - q0 : (int64_t)B;
@@ -162,6 +166,8 @@ void evalpart_write(FILE *f, const evalpart *p, const evalpart_info *I, int argc
                 r1[i] = x->r1;
                 memcpy(recall + i * nk, x->recall, (size_t)nk);
                 apk[i] = e->apk ? e->apk[q] : NAN, rrk[i] = e->rrk ? e->rrk[q] : NAN;
+                top1[i] = e->top1 ? e->top1[q] : NAN, ratio[i] = e->top1 ? e->ratio[q] : NAN;
+                vote[i] = e->top1 ? e->vote[q] : NAN;
             }
         stream_write_data(w, data, nb);
     }
@@ -246,6 +252,9 @@ void evalpart_read(const char *const *paths, int n, const evalpart_info *I, eval
         p->per = has & EVALPART_PER ? emalloc(m * sizeof *p->per) : NULL;
         p->apk = has & EVALPART_ATK ? emalloc(m * sizeof *p->apk) : NULL;
         p->rrk = has & EVALPART_ATK ? emalloc(m * sizeof *p->rrk) : NULL;
+        p->top1 = has & EVALPART_BASE ? emalloc(m * sizeof *p->top1) : NULL;
+        p->ratio = has & EVALPART_BASE ? emalloc(m * sizeof *p->ratio) : NULL;
+        p->vote = has & EVALPART_BASE ? emalloc(m * sizeof *p->vote) : NULL;
     }
     stream_record rec = {0};
     int64_t q = 0;
@@ -274,6 +283,8 @@ void evalpart_read(const char *const *paths, int n, const evalpart_info *I, eval
                     }
                     if (p->apk)
                         p->apk[q] = AT(F_APK, double), p->rrk[q] = AT(F_RRK, double);
+                    if (p->top1)
+                        p->top1[q] = AT(F_TOP1, float), p->ratio[q] = AT(F_RATIO, float), p->vote[q] = AT(F_VOTE, float);
 #undef AT
                 }
         }

@@ -44,7 +44,7 @@
 #define EVALPART_MAXSETS 2
 #define EVALPART_BLOCK 4096 /* queries a record of the stream */
 
-enum { EVALPART_PRED = 1, EVALPART_ETA = 2, EVALPART_PER = 4, EVALPART_ATK = 8 };
+enum { EVALPART_PRED = 1, EVALPART_ETA = 2, EVALPART_PER = 4, EVALPART_ATK = 8, EVALPART_BASE = 16 };
 
 typedef struct {
     int64_t q0, nq;        /* the queries q0 .. q0 + nq - 1 (nq = 0: none, a shard of a small set) */
@@ -54,6 +54,10 @@ typedef struct {
     float *eta;            /* (nq) the queries' uncertainty (eta, else the mean of var), or NULL */
     retrieval_query *per;  /* (nq) or NULL: retrieval not run */
     double *apk, *rrk;     /* (nq) a query's AP and RR at K (at_k), or NULL */
+    /* (nq) the free baselines of the uncertainty section (lib/hedge.h), from kNN's neighbours,
+     * or NULL (no kNN): the nearest distance, the ratio of the two nearest (NaN under mls or
+     * with one neighbour), the entropy of the k nearest's classes */
+    float *top1, *ratio, *vote;
 } evalpart;
 
 /* kNN's k for Q against G (NULL: leave-one-out): o->knn_k, or the neighbours every query has when

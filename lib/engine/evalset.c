@@ -37,8 +37,9 @@ void evalset_read(evalset *E, const char *path, const char *const *name)
         E->cls = column(im, "class");
         E->names = im->names; /* (handed over) */
         im->names = (classnames){0};
-        E->set = (hedge_set){im->n, (int)im->C, (int)im->D, column(im, "mu"), column(im, "var"), column(im, "eta"),
-                             E->cls, column(im, "id")};
+        E->set = (hedge_set){.n = im->n, .C = (int)im->C, .D = (int)im->D, .mu = column(im, "mu"),
+                             .var = column(im, "var"), .eta = column(im, "eta"), .labels = E->cls,
+                             .ids = column(im, "id")};
     } else {
         stream_reader *in = stream_open_path(path);
         match_set *S = match_set_read(in);
@@ -49,7 +50,8 @@ void evalset_read(evalset *E, const char *path, const char *const *name)
         E->cls = S->cls;
         E->names = S->names;
         S->names = (classnames){0};
-        E->set = (hedge_set){S->n, S->C, S->D, S->mu, S->var, S->eta, S->cls, S->has_id ? S->id : NULL};
+        E->set = (hedge_set){.n = S->n, .C = S->C, .D = S->D, .mu = S->mu, .var = S->var, .eta = S->eta,
+                             .labels = S->cls, .ids = S->has_id ? S->id : NULL};
     }
     if (!E->set.labels)
         die("%s: no class labels (a stream needs a 'class' field; an .npz an array class, labels or label)", path);

@@ -29,6 +29,7 @@
 #include "ece.h"
 #include "pairs.h"
 #include "retrieval.h"
+#include "selective.h"
 #include "uncertainty.h"
 #include "util.h"
 
@@ -42,10 +43,13 @@ static const char *const names[HEDGE_NMETRICS] = {
     "no_positive", "recall_0", "recall_1", "recall_2", "recall_3", "recall_4", "recall_5", "recall_6", "recall_7",
     "recall_8", "recall_9", "recall_10", "recall_11", "recall_12", "recall_13", "recall_14", "recall_15"};
 
+static const char *const tnames[HEDGE_NTARGETS] = {"r1", "knn", "ap", "map_r"};
+static const char *const snames[HEDGE_SRC_USER] = {"top1_dist", "ratio", "vote_entropy", "norm", "var", "eta"};
+
 void hedge_options_init(hedge_options *o)
 {
     *o = (hedge_options){.abi = HEDGE_ABI, .distance = HEDGE_EUCLIDEAN, .knn_k = 5, .ks = {1, 2, 4, 8}, .nk = 4,
-                         .pairs = 10000, .seed = 714, .avg_of_avgs = 1, .threads = 1};
+                         .pairs = 10000, .seed = 714, .avg_of_avgs = 1, .threads = 1, .bootstrap = 1000};
 }
 
 int hedge_nmetrics(void) { return HEDGE_NMETRICS; }
@@ -106,6 +110,23 @@ static int check_set(const hedge_set *S, const char *set, int distance, char *er
             if (!isfinite(S->eta[i]))
                 return fail(err, len, "%s: eta: %g at item %lld, expected finite numbers", set, S->eta[i],
                             (long long)i);
+    if (S->nuser < 0 || S->nuser > HEDGE_MAXUSER)
+        return fail(err, len, "%s: %d user uncertainties, expected 0 to %d", set, S->nuser, HEDGE_MAXUSER);
+    for (int u = 0; u < S->nuser; u++) {
+        const char *nm = S->user_name[u];
+        if (!S->user[u] || !nm || !*nm || strlen(nm) >= 32)
+            return fail(err, len, "%s: user uncertainty %d: %s, expected an array and a name of 1 to 31 bytes", set, u,
+                        !S->user[u] ? "no array" : "no name or a longer one");
+        for (int v = 0; v < HEDGE_SRC_USER; v++)
+            if (!strcmp(nm, snames[v]))
+                return fail(err, len, "%s: user uncertainty '%s': the name of a source hedge computes", set, nm);
+        if (u && !strcmp(nm, S->user_name[0]))
+            return fail(err, len, "%s: two user uncertainties named '%s'", set, nm);
+        for (int64_t i = 0; i < S->n; i++)
+            if (!isfinite(S->user[u][i]))
+                return fail(err, len, "%s: %s: %g at item %lld, expected finite numbers", set, nm, S->user[u][i],
+                            (long long)i);
+    }
     if (distance == HEDGE_MLS) {
         if (!S->var || S->C != 1)
             return fail(err, len, "%s: distance mls needs var and one component (C = 1), got %s and C = %d", set,
@@ -348,6 +369,152 @@ static void uncertainty_metrics(const match_set *Q, int64_t q0, int64_t nq, cons
     free(u);
 }
 
+
+const char *hedge_target_name(int t) { return t >= 0 && t < HEDGE_NTARGETS ? tnames[t] : NULL; }
+const char *hedge_measure_name(int m) { return selective_measure_name(m); }
+
+/* a float array as the doubles selective takes, NULL for NULL */
+static double *doubles(const float *x, int64_t n)
+{
+    if (!x)
+        return NULL;
+    double *d = emalloc((size_t)(n ? n : 1) * sizeof *d);
+    for (int64_t i = 0; i < n; i++)
+        d[i] = x[i];
+    return d;
+}
+
+/* the uncertainty section (lib/hedge.h) over p's queries, and the bootstrap intervals of the
+ * means over queries, into r */
+static void uncertainty_section(const match_set *Q, const hedge_set *QS, const evalpart *p, const int *kidx, int nk,
+                                const hedge_options *o, hedge_result *r)
+{
+    int64_t q0 = p->q0, nq = p->nq, cd = (int64_t)Q->C * Q->D;
+    selective_source S[HEDGE_NSOURCES];
+    double *own[HEDGE_NSOURCES] = {0};
+    int ns = HEDGE_SRC_USER + QS->nuser;
+    const char *noknn = "no kNN answers (knn not asked for, or no neighbour)";
+    own[HEDGE_SRC_TOP1] = doubles(p->top1, nq), own[HEDGE_SRC_VOTE] = doubles(p->vote, nq);
+    own[HEDGE_SRC_RATIO] = p->ratio && !isnan(p->ratio[0]) ? doubles(p->ratio, nq) : NULL;
+    S[HEDGE_SRC_TOP1] = (selective_source){snames[0], own[0], 0, noknn};
+    S[HEDGE_SRC_RATIO] = (selective_source){snames[1], own[1], 0,
+                                            !p->ratio ? noknn
+                                            : o->distance == HEDGE_MLS
+                                                ? "under mls the scores can be negative: their ratio means nothing"
+                                                : "one neighbour (knn_k 1): no second nearest"};
+    S[HEDGE_SRC_VOTE] = (selective_source){snames[2], own[2], 0, noknn};
+    /* norm: minus the L2 norm of the mean; nothing when every norm is the same to 1e-6 */
+    double *norm = emalloc((size_t)nq * sizeof *norm), lo = INFINITY, hi = 0;
+    float *m = match_set_means(Q, NULL);
+    for (int64_t q = 0; q < nq; q++) {
+        double t = 0;
+        for (int d = 0; d < Q->D; d++)
+            t += (double)m[(q0 + q) * Q->D + d] * m[(q0 + q) * Q->D + d];
+        norm[q] = -sqrt(t);
+        lo = sqrt(t) < lo ? sqrt(t) : lo, hi = sqrt(t) > hi ? sqrt(t) : hi;
+    }
+    free(m);
+    char normwhy[120];
+    snprintf(normwhy, sizeof normwhy, "every mean has the norm %.6g (to 1e-6): normalised embeddings", hi);
+    if (hi - lo <= 1e-6 * hi)
+        free(norm), norm = NULL;
+    own[HEDGE_SRC_NORM] = norm;
+    S[HEDGE_SRC_NORM] = (selective_source){snames[3], norm, 0, normwhy};
+    double *var = NULL;
+    if (Q->var) {
+        var = emalloc((size_t)nq * sizeof *var);
+        metrics_item_uncertainty(NULL, Q->var + q0 * cd, nq, cd, var);
+    }
+    own[HEDGE_SRC_VAR] = var, own[HEDGE_SRC_ETA] = doubles(Q->eta ? Q->eta + q0 : NULL, nq);
+    S[HEDGE_SRC_VAR] = (selective_source){snames[4], var, 1, "the embeddings have no var"};
+    S[HEDGE_SRC_ETA] = (selective_source){snames[5], own[HEDGE_SRC_ETA], 1, "the embeddings have no eta"};
+    for (int i = 0; i < QS->nuser; i++) {
+        own[HEDGE_SRC_USER + i] = doubles(QS->user[i] + q0, nq);
+        S[HEDGE_SRC_USER + i] = (selective_source){QS->user_name[i], own[HEDGE_SRC_USER + i], 1, NULL};
+    }
+    /* the targets, and the per-query values of the means */
+    double *loss[HEDGE_NTARGETS] = {0}, *mv[HEDGE_NMETRICS] = {0};
+    int ids[HEDGE_NMETRICS], nm = 0;
+    selective_target T[HEDGE_NTARGETS];
+    const char *noret = "no retrieval answers (no query has a positive, or not asked for)";
+    if (p->per) {
+        for (int t = 0; t < HEDGE_NTARGETS; t++)
+            if (t != HEDGE_TGT_KNN)
+                loss[t] = emalloc((size_t)nq * sizeof *loss[t]);
+        int rid[] = {HEDGE_P1, HEDGE_RPREC, HEDGE_MAP_R, HEDGE_MAP, HEDGE_MRR};
+        for (int i = 0; i < 5; i++)
+            ids[nm] = rid[i], mv[nm++] = emalloc((size_t)nq * sizeof(double));
+        for (int i = 0; i < nk; i++)
+            ids[nm] = HEDGE_RECALL + kidx[i], mv[nm++] = emalloc((size_t)nq * sizeof(double));
+        for (int64_t q = 0; q < nq; q++) {
+            const retrieval_query *x = &p->per[q];
+            double ap = p->apk ? p->apk[q] : x->ap, rr = p->rrk ? p->rrk[q] : 1.0 / x->r1;
+            int has = x->npos > 0;
+            loss[HEDGE_TGT_R1][q] = has ? 1 - x->p1 : NAN;
+            loss[HEDGE_TGT_AP][q] = has ? 1 - ap : NAN;
+            loss[HEDGE_TGT_MAP_R][q] = has ? 1 - x->map_r : NAN;
+            double v[] = {x->p1, x->rprec, x->map_r, ap, rr};
+            for (int i = 0; i < 5; i++)
+                mv[i][q] = has ? v[i] : NAN;
+            for (int i = 0; i < nk; i++)
+                mv[5 + i][q] = has ? x->recall[i] : NAN;
+        }
+    }
+    if (p->pred) {
+        loss[HEDGE_TGT_KNN] = emalloc((size_t)nq * sizeof *loss[HEDGE_TGT_KNN]);
+        ids[nm] = HEDGE_KNN, mv[nm] = emalloc((size_t)nq * sizeof(double));
+        for (int64_t q = 0; q < nq; q++)
+            loss[HEDGE_TGT_KNN][q] = p->pred[q] != Q->cls[q0 + q], mv[nm][q] = p->pred[q] == Q->cls[q0 + q];
+        nm++;
+    }
+    for (int t = 0; t < HEDGE_NTARGETS; t++)
+        T[t] = (selective_target){tnames[t], loss[t], t == HEDGE_TGT_R1 || t == HEDGE_TGT_KNN,
+                                  t == HEDGE_TGT_KNN ? noknn : noret};
+    /* the class averages: the retrieval means again, by class */
+    selective_mean M[SELECTIVE_MAXMEANS];
+    int nmeans = nm, avg[] = {HEDGE_P1_AVG, HEDGE_RPREC_AVG, HEDGE_MAP_R_AVG, HEDGE_MAP_AVG, HEDGE_MRR_AVG};
+    for (int j = 0; j < nm; j++)
+        M[j] = (selective_mean){mv[j], NULL};
+    if (p->per && o->avg_of_avgs)
+        for (int i = 0; i < 5; i++)
+            ids[nmeans] = avg[i], M[nmeans++] = (selective_mean){mv[i], Q->cls + q0};
+    uint64_t *tie = emalloc((size_t)nq * sizeof *tie);
+    for (int64_t q = 0; q < nq; q++) {
+        double id = (double)Q->id[q0 + q];
+        tie[q] = metrics_tie_key(o->seed, &id, 1);
+    }
+    selective_result *R = emalloc(sizeof *R);
+    selective_run(S, ns, T, HEDGE_NTARGETS, M, nmeans, nq, tie, o->bootstrap, o->seed, o->threads, R);
+    r->nsources = ns, r->replicates = o->bootstrap;
+    snprintf(r->ci_why, sizeof r->ci_why, "%s", R->ci_why);
+    for (int s = 0; s < ns; s++) {
+        snprintf(r->source[s], sizeof r->source[s], "%s", S[s].name);
+        r->learned[s] = S[s].learned;
+    }
+    memcpy(r->unc, R->value, sizeof r->unc);
+    memcpy(r->unc_ci, R->ci, sizeof r->unc_ci);
+    memcpy(r->unc_why, R->why, sizeof r->unc_why);
+    memcpy(r->best, R->best, sizeof r->best);
+    memcpy(r->diff, R->diff, sizeof r->diff);
+    memcpy(r->diff_ci, R->diff_ci, sizeof r->diff_ci);
+    for (int j = 0; j < nmeans; j++)
+        r->ci[ids[j]][0] = R->mean_ci[j][0], r->ci[ids[j]][1] = R->mean_ci[j][1];
+    /* the battery's own tau .. eaurc are the uncertainty's (eta, else var) on kNN's answers */
+    int src = Q->eta ? HEDGE_SRC_ETA : HEDGE_SRC_VAR;
+    const int top[][2] = {{HEDGE_TAU, SELECTIVE_TAU}, {HEDGE_AUROC, SELECTIVE_AUROC}, {HEDGE_AURC, SELECTIVE_AURC},
+                          {HEDGE_EAURC, SELECTIVE_EAURC}};
+    for (int i = 0; i < 4; i++)
+        if (!isnan(r->value[top[i][0]]))
+            memcpy(r->ci[top[i][0]], r->unc_ci[src][HEDGE_TGT_KNN][top[i][1]], sizeof r->ci[0]);
+    free(R), free(tie);
+    for (int j = 0; j < nm; j++)
+        free(mv[j]);
+    for (int t = 0; t < HEDGE_NTARGETS; t++)
+        free(loss[t]);
+    for (int s = 0; s < HEDGE_NSOURCES; s++)
+        free(own[s]);
+}
+
 /* the per-class table: kNN accuracy and the retrieval metrics averaged within each query class */
 static void per_class(const match_set *Q, const evalpart *p, const int *kidx, int nk, hedge_result *r)
 {
@@ -470,6 +637,8 @@ static int check_options(const hedge_options *o, const hedge_set *Q, const hedge
     if (o->has_match && (!(o->match_a > 0) || !isfinite(o->match_a) || !isfinite(o->match_b)))
         return fail(err, len, "options: match_a = %g, match_b = %g: need a finite a > 0 and a finite b", o->match_a,
                     o->match_b);
+    if (o->bootstrap < 0 || o->bootstrap > 1000000)
+        return fail(err, len, "options: bootstrap %d, expected 0 (no intervals) to 1e6 replicates", o->bootstrap);
     if (o->threads < 1 || o->threads > 64)
         return fail(err, len, "options: threads %d, expected 1 to 64", o->threads);
     if (o->at_k < 0)
@@ -490,6 +659,7 @@ static int check_options(const hedge_options *o, const hedge_set *Q, const hedge
  * what the whole sets allow (never a range's: every shard of a run decides the same) */
 typedef struct {
     match_set Q, Gs, *G;
+    const hedge_set *QS;   /* the queries as given (their user sources) */
     int64_t *qown, *gown;
     int64_t *exclude;      /* (Q.n) every query's excluded gallery item (-1: none), or NULL */
     limits L;
@@ -516,7 +686,7 @@ static int prepare(const hedge_set *queries, const hedge_set *gallery, const hed
         return -1;
     if (o->distance == HEDGE_MLS && mls_check(queries, gallery ? gallery : queries, err, len))
         return -1;
-    P->Q = view(queries, &P->qown), P->G = &P->Q;
+    P->Q = view(queries, &P->qown), P->G = &P->Q, P->QS = queries;
     if (gallery)
         P->Gs = view(gallery, &P->gown), P->G = &P->Gs;
     if (!gallery || o->exclude_id) {
@@ -597,6 +767,38 @@ int hedge_neighbours(const hedge_set *Q, const hedge_set *G, const hedge_options
     return guarded(neighbours_body, &c);
 }
 
+/* the free baselines of each query from its k nearest (E, nearest first): the nearest distance
+ * (euclidean: sqrt d2; cosine: 1 - cos = d2 / 2 of the unit means; mls: -MLS), the ratio of the
+ * two nearest distances (1 when both are 0; NaN under mls, whose scores can be negative, and with
+ * one neighbour), the entropy of the neighbours' classes (natural log) */
+static void baselines(const knn_eval *E, const match_set *G, int distance, evalpart *p)
+{
+    int64_t nq = E->nq;
+    int k = E->k;
+    p->top1 = emalloc((size_t)nq * sizeof *p->top1);
+    p->ratio = emalloc((size_t)nq * sizeof *p->ratio);
+    p->vote = emalloc((size_t)nq * sizeof *p->vote);
+    int32_t cls[KNN_MAXK];
+    for (int64_t q = 0; q < nq; q++) {
+        const double *d = E->d2 + q * k;
+        const int64_t *nb = E->nbr + q * k;
+        double d0 = d[0] > 0 ? d[0] : 0, d1 = k > 1 && d[1] > 0 ? d[1] : 0;
+        p->top1[q] = (float)(distance == HEDGE_MLS ? d[0] : distance == HEDGE_COSINE ? d0 / 2 : sqrt(d0));
+        p->ratio[q] = distance == HEDGE_MLS || k < 2 ? NAN : d1 > 0 ? (float)sqrt(d0 / d1) : 1.0f;
+        for (int j = 0; j < k; j++)
+            cls[j] = G->cls[nb[j]];
+        qsort(cls, (size_t)k, sizeof *cls, util_cmp_i32);
+        double h = 0;
+        for (int a = 0, b; a < k; a = b) {
+            for (b = a + 1; b < k && cls[b] == cls[a]; b++)
+                ;
+            double f = (double)(b - a) / k;
+            h -= f * log(f);
+        }
+        p->vote[q] = (float)(h > 0 ? h : 0);
+    }
+}
+
 /* the queries half over P (prepare's), gallery: a gallery was given */
 static int queries_half(prep *P, const hedge_options *o, int gallery, int64_t q0, int64_t q1, int knn_k, evalpart *p,
                         char *err, size_t errlen)
@@ -612,7 +814,7 @@ static int queries_half(prep *P, const hedge_options *o, int gallery, int64_t q0
     const int64_t *exclude = P->exclude ? P->exclude + q0 : NULL;
     int k = knn_k, want_knn = P->want_knn && k >= 1, ret = P->L.pos && P->want_ret;
     p->q0 = q0, p->nq = nq, p->knn_k = knn_k;
-    p->has = (want_knn ? EVALPART_PRED : 0) | (want_knn && (Q->eta || Q->var) ? EVALPART_ETA : 0) |
+    p->has = (want_knn ? EVALPART_PRED | EVALPART_BASE : 0) | (want_knn && (Q->eta || Q->var) ? EVALPART_ETA : 0) |
              (ret ? EVALPART_PER : 0) | (ret && o->at_k ? EVALPART_ATK : 0);
     if (!nq)
         return 0;
@@ -656,6 +858,7 @@ static int queries_half(prep *P, const hedge_options *o, int gallery, int64_t q0
     }
     if (want_knn) {
         knn_eval_run(&E, Q, "queries", G, gallery ? "gallery" : NULL, exclude, o->threads);
+        baselines(&E, G, o->distance, p);
         p->pred = E.pred, p->eta = E.qeta; /* the part's now */
         E.pred = NULL, E.qeta = NULL;
         knn_eval_free(&E);
@@ -698,7 +901,13 @@ static void result_init(hedge_result *r)
     memset(r, 0, sizeof *r);
     r->nmetrics = HEDGE_NMETRICS;
     for (int i = 0; i < 64; i++)
-        r->value[i] = NAN;
+        r->value[i] = r->ci[i][0] = r->ci[i][1] = NAN;
+    double *u = &r->unc[0][0][0], *uc = &r->unc_ci[0][0][0][0], *d = &r->diff[0][0][0], *dc = &r->diff_ci[0][0][0][0];
+    for (int i = 0; i < HEDGE_NSOURCES * HEDGE_NTARGETS * HEDGE_NMEASURES; i++)
+        u[i] = d[i] = uc[2 * i] = uc[2 * i + 1] = dc[2 * i] = dc[2 * i + 1] = NAN;
+    for (int t = 0; t < HEDGE_NTARGETS; t++)
+        for (int m = 0; m < HEDGE_NMEASURES; m++)
+            r->best[t][m] = -1;
 }
 
 /* the queries' answers p against what these sets allow, value by value (a shard read from a file
@@ -734,6 +943,14 @@ static int check_answers(const prep *P, const hedge_options *o, const evalpart *
         if (p->eta && !*bad && (!u || memcmp(&p->eta[q], &(float){(float)u[q]}, sizeof(float))))
             snprintf(bad, sizeof bad, "uncertainty %.9g, where the set gives %.9g", (double)p->eta[q],
                      u ? (double)(float)u[q] : NAN);
+        if (p->top1 && !*bad) {
+            int mls = o->distance == HEDGE_MLS;
+            double t = p->top1[q], ra = p->ratio[q], v = p->vote[q];
+            if (!isfinite(t) || (!mls && t < 0) || (mls || p->knn_k < 2 ? !isnan(ra) : !(ra >= 0 && ra <= 1)) ||
+                !(v >= 0 && v <= log((double)p->knn_k) + 1e-6))
+                snprintf(bad, sizeof bad, "baselines top1_dist %g, ratio %g, vote_entropy %g, expected a distance, a "
+                         "ratio in [0, 1] (NaN under mls or with one neighbour) and an entropy in [0, log k]", t, ra, v);
+        }
         if (!p->per || *bad)
             continue;
         const retrieval_query *x = &p->per[q];
@@ -784,6 +1001,8 @@ static int finish_half(prep *P, const hedge_options *o, int gallery, const evalp
                       : !p->apk != !(ret && o->at_k)     ? "answers of another at_k"
                       : !p->pred != !(knn && p->knn_k)   ? (p->pred ? "kNN answers" : "no kNN answers")
                       : !p->eta != !(p->pred && (Q->eta || Q->var)) ? (p->eta ? "an uncertainty" : "no uncertainty")
+                      : !p->top1 != !p->pred || !p->ratio != !p->top1 || !p->vote != !p->top1
+                                                         ? (p->top1 ? "baselines without kNN" : "kNN without baselines")
                                                          : NULL;
     if (bad)
         return fail(err, errlen, "the queries' answers (%lld to %lld, k %d) have %s, expected those of these sets and "
@@ -851,6 +1070,8 @@ static int finish_half(prep *P, const hedge_options *o, int gallery, const evalp
     }
     if (o->per_class)
         per_class(Q, p, P->kidx, P->nsk, r);
+    if (p->pred || p->per)
+        uncertainty_section(Q, P->QS, p, P->kidx, P->nsk, o, r);
     if (wanted(o, HEDGE_NMI) || wanted(o, HEDGE_AMI))
         cluster_metrics(Q, o, r);
     if (wanted(o, HEDGE_AP) || wanted(o, HEDGE_ECE))
@@ -915,6 +1136,7 @@ int hedge_evaluate(const hedge_set *queries, const hedge_set *gallery, const hed
 void evalpart_free(evalpart *p)
 {
     free(p->pred), free(p->eta), free(p->per), free(p->apk), free(p->rrk);
+    free(p->top1), free(p->ratio), free(p->vote);
     memset(p, 0, sizeof *p);
 }
 

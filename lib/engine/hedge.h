@@ -43,7 +43,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#define HEDGE_ABI 2
+#define HEDGE_ABI 3
 enum { HEDGE_OK = 0, HEDGE_EINVAL = -1, HEDGE_ENOMEM = -2, HEDGE_ESTOPPED = -3 };
 enum { HEDGE_EUCLIDEAN = 0, HEDGE_COSINE = 1, HEDGE_MLS = 2 };
 
@@ -67,7 +67,31 @@ typedef struct {            /* one set of embeddings; arrays are C-contiguous, b
     const float *eta;       /* [n] or NULL (the uncertainty; else the mean of var is used) */
     const int32_t *labels;  /* [n] class of each item */
     const int64_t *ids;     /* [n] or NULL: the item's index (for exclude_id) */
+    /* the user's own uncertainties of the items (larger = less sure), beside var and eta as
+     * learned sources of the uncertainty section: up to HEDGE_MAXUSER, each [n] finite */
+    int nuser;
+    const char *user_name[2];
+    const float *user[2];
 } hedge_set;
+
+/* The uncertainty section: does an uncertainty know when a query's answer is wrong, and more than
+ * what every model gives for free? Sources, per query (larger = less sure): the free baselines
+ * top1_dist (the distance to the nearest gallery item; 1 - cosine under cosine, -MLS under mls),
+ * ratio (nearest over second-nearest distance, Lowe's ratio), vote_entropy (of the classes of
+ * kNN's k nearest, natural log), norm (minus the L2 norm of the mean); the learned ones var (the
+ * mean of the variances), eta, and the set's user sources. Targets, per query (a loss in [0, 1]):
+ * r1 (the nearest item is of another class: 1 - P@1), knn (kNN's vote is wrong), ap (1 - the
+ * query's AP; at K with at_k), map_r (1 - MAP@R); r1, ap, map_r over the queries with a positive.
+ * Measures (lib/selective.h has the definitions, docs/metric.md the anchors' mappings): auroc
+ * (binary targets), aurc, eaurc, augrc, tau, pearson_bins. Each with a bootstrap interval over
+ * queries (o->bootstrap replicates from o->seed), and each learned source's difference from the
+ * best free baseline of that target and measure, on the same replicates. */
+#define HEDGE_MAXUSER 2
+#define HEDGE_NSOURCES 8
+#define HEDGE_NTARGETS 4
+#define HEDGE_NMEASURES 6
+enum { HEDGE_SRC_TOP1, HEDGE_SRC_RATIO, HEDGE_SRC_VOTE, HEDGE_SRC_NORM, HEDGE_SRC_VAR, HEDGE_SRC_ETA, HEDGE_SRC_USER };
+enum { HEDGE_TGT_R1, HEDGE_TGT_KNN, HEDGE_TGT_AP, HEDGE_TGT_MAP_R };
 
 typedef struct {
     int abi;                /* HEDGE_ABI, set by hedge_options_init; checked */
@@ -91,6 +115,7 @@ typedef struct {
     int64_t q0, q1;         /* the queries q0 .. q1-1 only, their means; q1 = 0: all (shards that
                                merge to the whole run's doubles: lib/engine/evalpart.h) */
     int threads;            /* 1 */
+    int bootstrap;          /* 1000: replicates of the intervals (0: none) */
     const volatile int *stop; /* NULL, or a flag another thread sets to nonzero to stop the call
                                between two blocks of its work: HEDGE_ESTOPPED (Ctrl-C in Python) */
 } hedge_options;
@@ -107,12 +132,30 @@ typedef struct {
     float *knn_correct;            /* internal: [nq] the kNN answers (1 right), for the reject curve */
     float *knn_eta;                /* internal: [nq] their uncertainty */
     int64_t nq;
+    /* the bootstrap interval of each metric that is a mean over queries ([id][0] NaN: none) */
+    double ci[64][2];
+    char ci_why[120];              /* why there are no intervals at all, "" when there are */
+    int replicates;
+    /* the uncertainty section: sources [s] (names, 0 = a free baseline), targets, measures */
+    int nsources;
+    char source[HEDGE_NSOURCES][32];
+    int learned[HEDGE_NSOURCES];
+    double unc[HEDGE_NSOURCES][HEDGE_NTARGETS][HEDGE_NMEASURES];
+    double unc_ci[HEDGE_NSOURCES][HEDGE_NTARGETS][HEDGE_NMEASURES][2];
+    char unc_why[HEDGE_NSOURCES][HEDGE_NTARGETS][HEDGE_NMEASURES][120];
+    int best[HEDGE_NTARGETS][HEDGE_NMEASURES]; /* the best free baseline's source, -1: none */
+    double diff[HEDGE_NSOURCES][HEDGE_NTARGETS][HEDGE_NMEASURES]; /* learned - that baseline */
+    double diff_ci[HEDGE_NSOURCES][HEDGE_NTARGETS][HEDGE_NMEASURES][2];
 } hedge_result;
 
 void hedge_options_init(hedge_options *o);
 int hedge_nmetrics(void);
 /* the metric's name ("knn", "recall_0", ...), NULL out of range */
 const char *hedge_metric_name(int id);
+/* the uncertainty section's names: targets ("r1", ...) and measures ("auroc", ...), NULL out of
+ * range (the sources' are in the result: a set's user sources are named by the caller) */
+const char *hedge_target_name(int t);
+const char *hedge_measure_name(int m);
 /* 0: done; HEDGE_EINVAL, HEDGE_ENOMEM or HEDGE_ESTOPPED, one line in err (errlen bytes) */
 int hedge_evaluate(const hedge_set *queries, const hedge_set *gallery /* NULL: leave-one-out */,
                    const hedge_options *o, hedge_result *r, char *err, size_t errlen);

@@ -35,7 +35,7 @@ static void make(void)
 
 static void test_hand(void)
 {
-    hedge_set Q = {30, 1, 2, mu, NULL, NULL, cls, NULL};
+    hedge_set Q = {30, 1, 2, mu, NULL, NULL, cls, NULL, 0, {0}, {0}};
     hedge_options o;
     hedge_options_init(&o);
     hedge_result r;
@@ -119,7 +119,7 @@ static void test_small(void)
 {
     float m[2] = {1, 2};
     int32_t c[1] = {4};
-    hedge_set Q = {1, 1, 2, m, NULL, NULL, c, NULL};
+    hedge_set Q = {1, 1, 2, m, NULL, NULL, c, NULL, 0, {0}, {0}};
     hedge_options o;
     hedge_options_init(&o);
     hedge_result r;
@@ -145,7 +145,7 @@ static int refused(const hedge_set *Q, const hedge_set *G, const hedge_options *
 
 static void test_bad(void)
 {
-    hedge_set Q = {30, 1, 2, mu, NULL, NULL, cls, NULL};
+    hedge_set Q = {30, 1, 2, mu, NULL, NULL, cls, NULL, 0, {0}, {0}};
     hedge_options o;
     hedge_options_init(&o);
     float m[60];
@@ -169,7 +169,7 @@ static void test_bad(void)
     hedge_set V = Q;
     V.var = v;
     CHECK(refused(&V, NULL, &o, "queries: var: -1 at item 15, expected finite numbers >= 0"));
-    hedge_set G3 = {20, 1, 3, mu, NULL, NULL, cls, NULL}; /* 60 floats as 20 x 3 */
+    hedge_set G3 = {20, 1, 3, mu, NULL, NULL, cls, NULL, 0, {0}, {0}}; /* 60 floats as 20 x 3 */
     CHECK(refused(&Q, &G3, &o, "gallery: 3 dimensions, expected 2 (the queries')"));
     int64_t ids[30];
     for (int i = 0; i < 30; i++)
@@ -188,7 +188,7 @@ static void test_bad(void)
     CHECK(refused(&Q, NULL, &ok, "ks[1] = 1"));
     hedge_options oa = o;
     oa.abi = 0;
-    CHECK(refused(&Q, NULL, &oa, "abi 0, expected 2"));
+    CHECK(refused(&Q, NULL, &oa, "abi 0, expected 3"));
     hedge_options oq = o;
     oq.q0 = 20, oq.q1 = 10;
     CHECK(refused(&Q, NULL, &oq, "queries 20 to 10"));
@@ -211,7 +211,7 @@ static void test_bad(void)
     static float m3[30 * 3 * 2], v3[30 * 3 * 2];
     for (int i = 0; i < 30 * 6; i++)
         m3[i] = mu[(i / 6) * 2 + i % 2] + 0.01f * (float)(i % 3), v3[i] = 0.5f;
-    hedge_set M3 = {30, 3, 2, m3, v3, NULL, cls, NULL};
+    hedge_set M3 = {30, 3, 2, m3, v3, NULL, cls, NULL, 0, {0}, {0}};
     hedge_options o3 = o;
     o3.has_match = 1, o3.match_a = 1, o3.match_b = 0;
     hedge_result r;
@@ -271,6 +271,7 @@ static void concat(const evalpart *p, int n, int64_t total, evalpart *w)
                 memcpy(w->f + p[i].q0, p[i].f, (size_t)p[i].nq * sizeof(T));                                           \
     }
     CAT(pred, int32_t) CAT(eta, float) CAT(per, retrieval_query) CAT(apk, double) CAT(rrk, double)
+    CAT(top1, float) CAT(ratio, float) CAT(vote, float)
 #undef CAT
 }
 
@@ -281,6 +282,11 @@ static int same_result(const hedge_result *a, const hedge_result *b)
         ok &= !strcmp(a->why[i], b->why[i]);
     if (a->per_class && b->per_class)
         ok &= !memcmp(a->per_class, b->per_class, (size_t)a->nclasses * HEDGE_NMETRICS * sizeof *a->per_class);
+    /* the uncertainty section and the intervals, to the bit */
+    ok &= !memcmp(a->ci, b->ci, sizeof a->ci) && !memcmp(a->unc, b->unc, sizeof a->unc) &&
+          !memcmp(a->unc_ci, b->unc_ci, sizeof a->unc_ci) && !memcmp(a->diff_ci, b->diff_ci, sizeof a->diff_ci) &&
+          !memcmp(a->best, b->best, sizeof a->best) && a->nsources == b->nsources &&
+          !memcmp(a->unc_why, b->unc_why, sizeof a->unc_why);
     return ok;
 }
 
@@ -305,7 +311,7 @@ static void test_shards(void)
         for (int d = 0; d < D; d++)
             gm[i * D + d] = (float)(rng_normal(&g) + (d == gc[i] % D ? 1.5 : 0));
     }
-    hedge_set Q = {N, 1, D, m, v, NULL, c, id}, G = {NG, 1, D, gm, NULL, NULL, gc, gid};
+    hedge_set Q = {N, 1, D, m, v, NULL, c, id, 0, {0}, {0}}, G = {NG, 1, D, gm, NULL, NULL, gc, gid, 0, {0}, {0}};
     const int64_t cut[] = {0, 250, 250, 251, N}; /* an empty one among them */
     char err[256] = "";
     for (int run = 0; run < 4; run++) {
@@ -386,7 +392,7 @@ static void test_failures(void)
         for (int d = 0; d < D; d++)
             x[i * D + d] = (float)rng_normal(&r) + (d == y[i] ? 2.0f : 0.0f);
     }
-    hedge_set Q = {n, 1, D, x, NULL, NULL, y, NULL};
+    hedge_set Q = {n, 1, D, x, NULL, NULL, y, NULL, 0, {0}, {0}};
     hedge_options o;
     hedge_options_init(&o);
     o.threads = 2;
@@ -422,7 +428,7 @@ static void test_failures(void)
         for (int d = 0; d < Dl; d++)
             xl[i * Dl + d] = (float)rng_normal(&r);
     }
-    hedge_set L = {nl, 1, Dl, xl, NULL, NULL, yl, NULL};
+    hedge_set L = {nl, 1, Dl, xl, NULL, NULL, yl, NULL, 0, {0}, {0}};
     stop_flag = 0;
     hedge_options so = o;
     so.stop = &stop_flag;
