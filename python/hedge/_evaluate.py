@@ -90,6 +90,27 @@ def _set(prefix, mu, labels, var, eta, ids, keep):
     return s, mu, labels
 
 
+def _user_sources(q, uncertainty, keep):
+    """uncertainty: the user's own per-query uncertainty (larger = less sure), an array [n] (the
+    source "user") or a dict of up to two {name: array}, learned sources of the uncertainty section"""
+    if uncertainty is None:
+        return
+    if not isinstance(uncertainty, dict):
+        uncertainty = {"user": uncertainty}
+    if not 1 <= len(uncertainty) <= _lib.MAX_USER:
+        raise ValueError("uncertainty: %d arrays, expected 1 to %d (an array, or a dict of names to arrays)"
+                         % (len(uncertainty), _lib.MAX_USER))
+    q.nuser = len(uncertainty)
+    for i, (name, a) in enumerate(uncertainty.items()):
+        if not isinstance(name, str) or not 1 <= len(name.encode()) <= 31:
+            raise ValueError("uncertainty: the name %r, expected a str of 1 to 31 bytes" % (name,))
+        a = _floats("uncertainty[%r]" % name, a, (q.n,))
+        b = name.encode()
+        keep += [a, b]
+        q.user_name[i] = b
+        q.user[i] = a.ctypes.data_as(ctypes.POINTER(ctypes.c_float))
+
+
 def _names(lib, pml):
     """{public name: [engine ids]} of every metric the result may hold."""
     ids = {name: i for i, name in enumerate(lib.names)}
@@ -132,9 +153,10 @@ class Shard:
         return "hedge.Shard(queries %d:%d of %d)" % (self.queries + (self.total,))
 
 
-PART_ARRAYS = ("pred", "eta", "per", "apk", "rrk")
+PART_ARRAYS = ("pred", "eta", "per", "apk", "rrk", "top1", "ratio", "vote")
 # the dtype each array of a Part has in C; a Shard's arrays are converted to it (exactly) or refused
-PART_DTYPES = {"pred": np.int32, "eta": np.float32, "apk": np.float64, "rrk": np.float64}
+PART_DTYPES = {"pred": np.int32, "eta": np.float32, "apk": np.float64, "rrk": np.float64, "top1": np.float32,
+               "ratio": np.float32, "vote": np.float32}
 
 
 def _shard(lib, q, g, o, shard, key):
@@ -248,7 +270,7 @@ def evaluate(mu, labels, var=None, eta=None, gallery=None, gallery_labels=None, 
              gallery_eta=None, ids=None, gallery_ids=None, exclude_id=False, distance="euclidean",
              k=None, knn_k=5, recall_at=(1, 2, 4, 8), pairs=10000, seed=714, match=None, threads=1,
              pml=False, include=(), exclude=(), avg_of_avgs=False, return_per_class=False, shard=None,
-             shards=None):
+             shards=None, bootstrap=1000, uncertainty=None):
     """The evaluation battery of one set of embeddings (leave-one-out) or of queries against a
     gallery, computed by libhedge in this process, the GIL released while it runs.
 
@@ -314,6 +336,7 @@ def evaluate(mu, labels, var=None, eta=None, gallery=None, gallery_labels=None, 
     keep = []
     labels, gallery_labels, label_names = _named_classes(labels, gallery_labels)
     q, qmu, qlabels = _set("", mu, labels, var, eta, ids, keep)
+    _user_sources(q, uncertainty, keep)
     g = None
     if gallery is not None:
         g, gmu, glabels = _set("gallery_", gallery, gallery_labels, gallery_var, gallery_eta, gallery_ids, keep)
@@ -350,6 +373,7 @@ def evaluate(mu, labels, var=None, eta=None, gallery=None, gallery_labels=None, 
         o.has_match, o.match_a, o.match_b = 1, a, b
     o.exclude_id = int(bool(exclude_id))
     o.threads = _integer("threads", threads, 1, C_INT_MAX)
+    o.bootstrap = _integer("bootstrap", bootstrap, 0, 1000000)
     o.avg_of_avgs = 1
     o.per_class = int(bool(return_per_class))
     if k is None:
@@ -498,6 +522,38 @@ def _select(names, include, exclude):
     return [x for x in (include or names) if x not in exclude]
 
 
+def _uncertainty(lib, r, out, ci):
+    """the uncertainty section of the result (lib/hedge.h): out["uncertainty"][source][target]
+    [measure] (NaN: out["uncertainty_why"] has the reason), ci[source][target][measure] = [lo,
+    hi], out["verdict"][learned source][target][measure] = {"baseline", "difference", "ci"}; and
+    out["ci"], out["bootstrap"] (the replicates, 0: none)"""
+    unc, uwhy, verdict = {}, {}, {}
+    for s in range(r.nsources):
+        src = r.source[s].value.decode()
+        for t, tgt in enumerate(lib.targets):
+            for m, mea in enumerate(lib.measures):
+                v = r.unc[s][t][m]
+                unc.setdefault(src, {}).setdefault(tgt, {})[mea] = v
+                if math.isnan(v):
+                    uwhy.setdefault(src, {}).setdefault(tgt, {})[mea] = r.unc_why[s][t][m].value.decode(errors="replace")
+                elif not math.isnan(r.unc_ci[s][t][m][0]):
+                    ci.setdefault(src, {}).setdefault(tgt, {})[mea] = [r.unc_ci[s][t][m][0], r.unc_ci[s][t][m][1]]
+                b = r.best[t][m]
+                if r.learned[s] and b >= 0 and not math.isnan(r.diff[s][t][m]):
+                    lo, hi = r.diff_ci[s][t][m][0], r.diff_ci[s][t][m][1]
+                    verdict.setdefault(src, {}).setdefault(tgt, {})[mea] = {
+                        "baseline": r.source[b].value.decode(), "difference": r.diff[s][t][m],
+                        "ci": None if math.isnan(lo) else [lo, hi]}
+    if r.nsources:
+        out["uncertainty"] = unc
+        out["uncertainty_why"] = uwhy
+        out["verdict"] = verdict
+    out["ci"] = ci
+    out["bootstrap"] = int(r.replicates)
+    if r.ci_why:
+        out["ci_why"] = r.ci_why.decode(errors="replace")
+
+
 def _result(lib, r, o, names, asked, ks, pml, avg_of_avgs, return_per_class):
     value = np.ctypeslib.as_array(r.value)[:r.nmetrics].copy()
     ids = {name: i for i, name in enumerate(lib.names)}
@@ -506,10 +562,16 @@ def _result(lib, r, o, names, asked, ks, pml, avg_of_avgs, return_per_class):
     if return_per_class and r.nclasses > 0 and r.per_class:
         per = np.ctypeslib.as_array(r.per_class, shape=(r.nclasses, r.nmetrics)).copy()
         out["classes"] = np.ctypeslib.as_array(r.classes, shape=(r.nclasses,)).tolist()
+    ci = {}
+    def interval(i):
+        lo, hi = r.ci[i][0], r.ci[i][1]
+        return None if math.isnan(lo) else [lo, hi]
     for name in asked:
         if name == "recall":
             out["recall_at"] = [int(x) for x in ks]
             out["recall"] = [float(value[i]) for i in names[name]][:len(ks)]
+            if any(interval(i) for i in names[name][:len(ks)]):
+                ci["recall"] = [interval(i) for i in names[name][:len(ks)]]
             for j, i in enumerate(names[name][:len(ks)]):
                 if math.isnan(value[i]) and r.why[i].value:
                     why["recall@%d" % ks[j]] = r.why[i].value.decode(errors="replace")
@@ -524,8 +586,11 @@ def _result(lib, r, o, names, asked, ks, pml, avg_of_avgs, return_per_class):
             out[name] = per[:, ids[engine]].tolist()
         else:
             out[name] = float(value[i])
+        if interval(i) and per is None:
+            ci[name] = interval(i)
         if math.isnan(value[i]) and r.why[i].value:
             why[name] = r.why[i].value.decode(errors="replace")
+    _uncertainty(lib, r, out, ci)
     out["why"] = why
     out["notes"] = [r.notes[j].value.decode(errors="replace") for j in range(r.nnotes)]
     return out

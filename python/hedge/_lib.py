@@ -20,10 +20,12 @@ import threading
 
 import numpy as np
 
-HEDGE_ABI = 2
+HEDGE_ABI = 3
 HEDGE_EINVAL, HEDGE_ENOMEM, HEDGE_ESTOPPED = -1, -2, -3
 DISTANCES = {"euclidean": 0, "cosine": 1, "mls": 2}
 MAX_KS = 16
+MAX_USER = 2          # HEDGE_MAXUSER: the set's own uncertainties
+NSOURCES, NTARGETS, NMEASURES = 8, 4, 6
 
 
 class Set(ctypes.Structure):
@@ -34,7 +36,10 @@ class Set(ctypes.Structure):
                 ("var", ctypes.POINTER(ctypes.c_float)),      # [n, C, D] or NULL
                 ("eta", ctypes.POINTER(ctypes.c_float)),      # [n] or NULL
                 ("labels", ctypes.POINTER(ctypes.c_int32)),   # [n]
-                ("ids", ctypes.POINTER(ctypes.c_int64))]      # [n] or NULL
+                ("ids", ctypes.POINTER(ctypes.c_int64)),      # [n] or NULL
+                ("nuser", ctypes.c_int),
+                ("user_name", ctypes.c_char_p * 2),
+                ("user", ctypes.POINTER(ctypes.c_float) * 2)]  # [n] each
 
 
 class Options(ctypes.Structure):
@@ -54,6 +59,7 @@ class Options(ctypes.Structure):
                 ("include", ctypes.c_uint64),
                 ("q0", ctypes.c_int64), ("q1", ctypes.c_int64),
                 ("threads", ctypes.c_int),
+                ("bootstrap", ctypes.c_int),
                 ("stop", ctypes.POINTER(ctypes.c_int))]
 
 
@@ -69,7 +75,19 @@ class Result(ctypes.Structure):
                 ("per_class", ctypes.POINTER(ctypes.c_double)),  # [nclasses, nmetrics]
                 ("knn_correct", ctypes.POINTER(ctypes.c_float)),
                 ("knn_eta", ctypes.POINTER(ctypes.c_float)),
-                ("nq", ctypes.c_int64)]
+                ("nq", ctypes.c_int64),
+                ("ci", (ctypes.c_double * 2) * 64),
+                ("ci_why", ctypes.c_char * 120),
+                ("replicates", ctypes.c_int),
+                ("nsources", ctypes.c_int),
+                ("source", (ctypes.c_char * 32) * NSOURCES),
+                ("learned", ctypes.c_int * NSOURCES),
+                ("unc", ((ctypes.c_double * NMEASURES) * NTARGETS) * NSOURCES),
+                ("unc_ci", (((ctypes.c_double * 2) * NMEASURES) * NTARGETS) * NSOURCES),
+                ("unc_why", (((ctypes.c_char * 120) * NMEASURES) * NTARGETS) * NSOURCES),
+                ("best", (ctypes.c_int * NMEASURES) * NTARGETS),
+                ("diff", ((ctypes.c_double * NMEASURES) * NTARGETS) * NSOURCES),
+                ("diff_ci", (((ctypes.c_double * 2) * NMEASURES) * NTARGETS) * NSOURCES)]
 
 
 class RetrievalQuery(ctypes.Structure):
@@ -98,7 +116,10 @@ class Part(ctypes.Structure):
                 ("eta", ctypes.POINTER(ctypes.c_float)),            # [nq] or NULL
                 ("per", ctypes.POINTER(RetrievalQuery)),            # [nq] or NULL
                 ("apk", ctypes.POINTER(ctypes.c_double)),           # [nq] or NULL
-                ("rrk", ctypes.POINTER(ctypes.c_double))]           # [nq] or NULL
+                ("rrk", ctypes.POINTER(ctypes.c_double)),           # [nq] or NULL
+                ("top1", ctypes.POINTER(ctypes.c_float)),           # [nq] or NULL: the free baselines
+                ("ratio", ctypes.POINTER(ctypes.c_float)),
+                ("vote", ctypes.POINTER(ctypes.c_float))]
 
 
 def call(fn, o, *args):
@@ -181,6 +202,8 @@ def _load():
         raise ImportError("hedge: %s says %d metrics (expected 1 to 64)" % (path, n))
     lib.path = path
     lib.names = [lib.hedge_metric_name(i).decode() for i in range(n)]
+    lib.targets = [lib.hedge_target_name(i).decode() for i in range(NTARGETS)]
+    lib.measures = [lib.hedge_measure_name(i).decode() for i in range(NMEASURES)]
     return lib
 
 
@@ -199,6 +222,10 @@ def _type(lib):
     lib.hedge_result_free.restype = None
     lib.hedge_blas_kernel.argtypes = []
     lib.hedge_blas_kernel.restype = ctypes.c_char_p
+    lib.hedge_target_name.argtypes = [ctypes.c_int]
+    lib.hedge_target_name.restype = ctypes.c_char_p
+    lib.hedge_measure_name.argtypes = [ctypes.c_int]
+    lib.hedge_measure_name.restype = ctypes.c_char_p
     # the battery's two halves, for shards (lib/engine/evalpart.h)
     lib.hedge_neighbours.argtypes = [ctypes.POINTER(Set), ctypes.POINTER(Set), ctypes.POINTER(Options),
                                      ctypes.c_char_p, ctypes.c_size_t]
