@@ -13,7 +13,7 @@ values must then pass the checks of range and consistency). A value is impossibl
 evaluation of these sets can give it, by rules kept here apart from lib/engine/hedge.c's: kNN's vote a
 class of the gallery; the uncertainty, R (npos) and the flags exactly what the set and the first
 positive's rank give; AP, R-precision, MAP@R in [0, 1], NaN without a positive; that rank within
-the gallery. The verdicts:
+the gallery; the free baselines a distance, a ratio in [0, 1] and an entropy of k votes. The verdicts:
 
   ok        evaluate --merge refuses it (exit 1) with one line naming the problem, or accepts it
             (exit 0) and prints exactly the intact shards' JSON (the value replaced by itself),
@@ -78,6 +78,10 @@ def possible_row(c, q, row):
     if int(row["pred"]) not in c["classes"] or row["eta"].tobytes() != c["eta"][q].tobytes():
         return False
     if int(row["npos"]) != R or not (np.isnan(row["ap_at_k"]) and np.isnan(row["rr_at_k"])):
+        return False
+    # the free baselines (euclidean, k = 5): a distance, a ratio of two, an entropy of 5 votes
+    t, ra, v = float(row["top1_dist"]), float(row["ratio"]), float(row["vote_entropy"])
+    if not (np.isfinite(t) and t >= 0 and 0 <= ra <= 1 and 0 <= v <= np.log(5) + 1e-6):
         return False
     if R == 0:
         return all(np.isnan(f) for f in fs) and int(row["p1"]) == 0 and r1 == 0 and not row["recall"].any()
