@@ -22,6 +22,7 @@ static const char *usage =
     "usage: evaluate [-g GALLERY [--exclude-id]] [--corrupt FILE] [--match-a A --match-b B]\n"
     "                [--distance euclidean|cosine|mls] [-k K1,K2,...] [-n PAIRS] [-S SEED] [-t THREADS]\n"
     "                [--mu NAME] [--var NAME] [--eta NAME] [--labels NAME] [--id NAME]\n"
+    "                [--uncertainty FIELD]... [--bootstrap B] [--risk ALPHA]\n"
     "                [--text] [--json FILE] [-o DIR] INPUT\n"
     "       evaluate --queries FROM:TO | --shard I/N [options] INPUT > PART   (one shard's answers)\n"
     "       evaluate --merge [options] INPUT PART...   (the table, from every shard's answers)\n"
@@ -68,17 +69,19 @@ static hedge_options set_options(const evalset *S, const hedge_options *o, int h
     return os;
 }
 
-/* the sets S[0 .. R->nsets) (INPUT, --corrupt) and the gallery G (NULL: none) read, an archive's
- * arrays named by names; with a gallery all matched by name (hedge.evaluate's rule); each set's
+/* the sets S[0 .. R->nsets) (INPUT, --corrupt, each with its user uncertainties) and the gallery G
+ * (NULL: none) read, an archive's arrays named by names; with a gallery all matched by name (hedge.evaluate's rule); each set's
  * neighbours into ks; returns knn's one k for every column, the fewest neighbours (R->few: whose) */
 static int read_sets(evalset *S, evalset *G, const char *const *paths, const char *gpath, const char *const *names,
-                     const hedge_options *o, evalreport *R, int *ks)
+                     const char *const *user, int nuser, const hedge_options *o, evalreport *R, int *ks)
 {
     char err[512];
     if (G)
         evalset_read(G, gpath, names);
-    for (int s = 0; s < R->nsets; s++)
+    for (int s = 0; s < R->nsets; s++) {
         evalset_read(&S[s], paths[s], names);
+        evalset_user(&S[s], user, nuser); /* --uncertainty FIELD: the set's own */
+    }
     if (G)
         evalset_unify(R->nsets == 2 ? (evalset *[]){&S[0], &S[1], G} : (evalset *[]){&S[0], G}, R->nsets + 1);
     int kmin = o->knn_k;
@@ -130,7 +133,10 @@ int main(int argc, char **argv)
     /* the arrays of an .npz input named as fromnpz names them (lib/data/npzimport.h's roles) */
     const char *names[NPZIMPORT_NROLES] = {0};
     int named = 0;
-    enum { O_EXCL = 256, O_CORRUPT, O_A, O_B, O_DIST, O_TEXT, O_JSON, O_QUERIES, O_SHARD, O_MERGE, O_ROLE };
+    const char *user[HEDGE_MAXUSER];
+    int nuser = 0;
+    enum { O_EXCL = 256, O_CORRUPT, O_A, O_B, O_DIST, O_TEXT, O_JSON, O_QUERIES, O_SHARD, O_MERGE, O_UNC, O_BOOT, O_RISK,
+           O_ROLE };
     static const struct option lopts[] = {
         {"exclude-id", 0, 0, O_EXCL}, {"corrupt", 1, 0, O_CORRUPT}, {"match-a", 1, 0, O_A}, {"match-b", 1, 0, O_B},
         {"distance", 1, 0, O_DIST},   {"text", 0, 0, O_TEXT},       {"json", 1, 0, O_JSON},
@@ -138,6 +144,7 @@ int main(int argc, char **argv)
         {"mu", 1, 0, O_ROLE + NPZIMPORT_MU},         {"var", 1, 0, O_ROLE + NPZIMPORT_VAR},
         {"eta", 1, 0, O_ROLE + NPZIMPORT_ETA},       {"labels", 1, 0, O_ROLE + NPZIMPORT_CLASS},
         {"class", 1, 0, O_ROLE + NPZIMPORT_CLASS},   {"id", 1, 0, O_ROLE + NPZIMPORT_ID},
+        {"uncertainty", 1, 0, O_UNC}, {"bootstrap", 1, 0, O_BOOT}, {"risk", 1, 0, O_RISK},
         {"help", 0, 0, 'h'},          {0, 0, 0, 0}};
     int c;
     while ((c = getopt_long(argc, argv, "g:k:n:S:t:o:h", lopts, NULL)) != -1) {
@@ -161,6 +168,13 @@ int main(int argc, char **argv)
         case O_QUERIES: shard_parse("--queries", optarg, &qr), sharded = 1; break;
         case O_SHARD: parse_shard(optarg, &part_i, &part_n), sharded = 2; break;
         case O_MERGE: merge = 1; break;
+        case O_UNC:
+            if (nuser == HEDGE_MAXUSER)
+                usage_die("--uncertainty: at most %d fields", HEDGE_MAXUSER);
+            user[nuser++] = optarg;
+            break;
+        case O_BOOT: o.bootstrap = (int)parse_long("--bootstrap", optarg, 0, 1000000); break;
+        case O_RISK: o.risk = parse_double("--risk", optarg, 1e-9, 1 - 1e-9); break;
         case O_DIST:
             dist = optarg;
             o.distance = !strcmp(optarg, "euclidean") ? HEDGE_EUCLIDEAN
@@ -205,7 +219,7 @@ int main(int argc, char **argv)
     hedge_result res[2];
     evalpart part[2];
     char err[512];
-    int ks[2], kmin = read_sets(S, gpath ? &G : NULL, paths, gpath, names, &o, &R, ks);
+    int ks[2], kmin = read_sets(S, gpath ? &G : NULL, paths, gpath, names, user, nuser, &o, &R, ks);
     evalpart_info I = {.nsets = R.nsets, .names = {S[0].path, cpath ? S[1].path : NULL}, .n = S[0].set.n,
                        .ng = gpath ? G.set.n : 0, .o = &o, .knn_k = kmin};
     if (sharded || merge) {

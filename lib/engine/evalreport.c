@@ -10,6 +10,8 @@
 #include "uncertainty.h"
 #include "util.h"
 
+static void uncertainty_table(FILE *f, const evalreport *R, int s, int text);
+
 /* the rows after R@k, by metric id, with their labels */
 static const int rows[] = {HEDGE_P1, HEDGE_RPREC, HEDGE_MAP_R, HEDGE_MAP, HEDGE_MRR, HEDGE_P1_AVG,
                            HEDGE_RPREC_AVG, HEDGE_MAP_R_AVG, HEDGE_MRR_AVG, HEDGE_NMI, HEDGE_AMI,
@@ -177,6 +179,217 @@ void evalreport_table(FILE *f, const evalreport *R, int text)
     for (int s = 0; s < R->nsets; s++)
         if (R->reject[s])
             fprintf(f, "- error-versus-reject curve (%s): %s\n", R->names[s], R->reject[s]);
+    for (int s = 0; s < R->nsets; s++)
+        uncertainty_table(f, R, s, text);
+}
+
+/* the verdict's lines and the uncertainty section's table: these (target, measure) pairs */
+static const int shown[][2] = {{HEDGE_TGT_R1, 0}, {HEDGE_TGT_R1, 1}, {HEDGE_TGT_KNN, 0}, {HEDGE_TGT_AP, 1},
+                               {HEDGE_TGT_MAP_R, 1}};
+#define NSHOWN 5
+
+static void num_ci(char *buf, size_t n, double v, const double ci[2], int sign)
+{
+    if (isnan(v))
+        snprintf(buf, n, "-");
+    else if (isnan(ci[0]))
+        snprintf(buf, n, sign ? "%+.3f" : "%.3f", v);
+    else
+        snprintf(buf, n, sign ? "%+.3f [%+.3f, %+.3f]" : "%.3f [%.3f, %.3f]", v, ci[0], ci[1]);
+}
+
+/* the uncertainty section of set s: the learned sources against the best free baseline first (the
+ * question), then every source on the shown pairs and the risk-controlled coverage */
+static void uncertainty_table(FILE *f, const evalreport *R, int s, int text)
+{
+    const hedge_result *r = R->r + s;
+    if (!r->nsources)
+        return;
+    char how[160];
+    if (r->ci_why[0])
+        snprintf(how, sizeof how, "no intervals: %s", r->ci_why);
+    else
+        snprintf(how, sizeof how, "95 %% intervals from %d bootstrap replicates of the queries, seed %llu",
+                 r->replicates, (unsigned long long)R->o->seed);
+    fprintf(f, "\nUncertainty (%s): does it know more than the free signals? (%s)\n\n", R->names[s], how);
+    int any = 0;
+    for (int u = 0; u < r->nsources; u++)
+        for (int i = 0; r->learned[u] && i < NSHOWN; i++) {
+            int t = shown[i][0], m = shown[i][1], b = r->best[t][m];
+            if (b < 0 || isnan(r->diff[u][t][m]))
+                continue;
+            char d[96];
+            num_ci(d, sizeof d, r->diff[u][t][m], r->diff_ci[u][t][m], 1);
+            fprintf(f, "- %s - best free baseline (%s), %s %s: %s%s\n", r->source[u], r->source[b], hedge_target_name(t),
+                    m ? "AURC" : "AUROC", d, m ? " (lower is better)" : "");
+            any = 1;
+        }
+    if (!any)
+        fprintf(f, "- no learned uncertainty to compare (no var, eta or --uncertainty), or no free baseline\n");
+    char head[64];
+    fprintf(f, text ? "\n%-22s" : "\n| source", "source");
+    for (int i = 0; i < NSHOWN; i++) {
+        snprintf(head, sizeof head, "%s %s", hedge_target_name(shown[i][0]), shown[i][1] ? "AURC" : "AUROC");
+        fprintf(f, text ? "  %-26s" : " | %s", head);
+    }
+    fprintf(f, text ? "  coverage at R@1 error %g\n" : " | coverage at R@1 error %g |\n", R->o->risk);
+    if (!text) {
+        for (int i = 0; i < NSHOWN + 2; i++)
+            fputs(i ? " | ---" : "| ---", f);
+        fputs(" |\n", f);
+    }
+    char gone[400] = "";
+    for (int u = 0; u < r->nsources; u++) {
+        char name[64], c[96];
+        int none = 1;
+        for (int t = 0; t < HEDGE_NTARGETS; t++)
+            for (int m = 0; m < HEDGE_NMEASURES; m++)
+                none &= isnan(r->unc[u][t][m]) && !strcmp(r->unc_why[u][t][m], r->unc_why[u][0][0]);
+        if (none) { /* a source it does not have: named under the table, with the reason */
+            snprintf(gone + strlen(gone), sizeof gone - strlen(gone), "%s%s (%s)", *gone ? "; " : "", r->source[u],
+                     r->unc_why[u][0][0]);
+            continue;
+        }
+        snprintf(name, sizeof name, "%s (%s)", r->source[u], r->learned[u] ? "learned" : "free");
+        fprintf(f, text ? "%-22s" : "| %s", name);
+        for (int i = 0; i < NSHOWN; i++) {
+            int t = shown[i][0], m = shown[i][1];
+            num_ci(c, sizeof c, r->unc[u][t][m], r->unc_ci[u][t][m], 0);
+            fprintf(f, text ? "  %-26s" : " | %s", c);
+        }
+        const struct hedge_risk *k = &r->riskctl[u];
+        if (k->found)
+            snprintf(c, sizeof c, "%.3f (error %.3f)", k->coverage, k->risk);
+        else
+            snprintf(c, sizeof c, "-");
+        fprintf(f, text ? "  %s\n" : " | %s |\n", c);
+    }
+    if (*gone)
+        fprintf(f, "\n- not measured: %s\n", gone);
+}
+
+/* the uncertainty section and the intervals of set r, as hedge.evaluate's dict has them */
+static void uncertainty_json(json_writer *w, const hedge_result *r, const hedge_options *o)
+{
+    json_key(w, "ci");
+    json_obj(w);
+    for (int id = 0; id < HEDGE_RECALL; id++) /* every metric with one, as the dict has them */
+        if (!isnan(r->ci[id][0])) {
+            json_key(w, hedge_metric_name(id));
+            json_nums(w, r->ci[id], 2);
+        }
+    int recall = 0;
+    for (int i = 0; i < o->nk; i++)
+        recall |= !isnan(r->ci[HEDGE_RECALL + i][0]);
+    if (recall) {
+        json_key(w, "recall");
+        json_arr(w);
+        for (int i = 0; i < o->nk; i++)
+            if (isnan(r->ci[HEDGE_RECALL + i][0]))
+                json_null(w);
+            else
+                json_nums(w, r->ci[HEDGE_RECALL + i], 2);
+        json_end(w);
+    }
+    for (int u = 0; u < r->nsources; u++) {
+        int has = 0;
+        for (int t = 0; t < HEDGE_NTARGETS; t++)
+            for (int m = 0; m < HEDGE_NMEASURES; m++)
+                has |= !isnan(r->unc[u][t][m]) && !isnan(r->unc_ci[u][t][m][0]);
+        if (!has)
+            continue;
+        json_key(w, r->source[u]);
+        json_obj(w);
+        for (int t = 0; t < HEDGE_NTARGETS; t++) {
+            int ht = 0;
+            for (int m = 0; m < HEDGE_NMEASURES; m++)
+                ht |= !isnan(r->unc[u][t][m]) && !isnan(r->unc_ci[u][t][m][0]);
+            if (!ht)
+                continue;
+            json_key(w, hedge_target_name(t));
+            json_obj(w);
+            for (int m = 0; m < HEDGE_NMEASURES; m++)
+                if (!isnan(r->unc[u][t][m]) && !isnan(r->unc_ci[u][t][m][0])) {
+                    json_key(w, hedge_measure_name(m));
+                    json_nums(w, r->unc_ci[u][t][m], 2);
+                }
+            json_end(w);
+        }
+        json_end(w);
+    }
+    json_end(w);
+    json_key_int(w, "bootstrap", r->replicates);
+    if (r->ci_why[0])
+        json_key_str(w, "ci_why", r->ci_why);
+    if (!r->nsources)
+        return;
+    for (int pass = 0; pass < 3; pass++) { /* uncertainty, uncertainty_why, verdict */
+        json_key(w, pass == 0 ? "uncertainty" : pass == 1 ? "uncertainty_why" : "verdict");
+        json_obj(w);
+        for (int u = 0; u < r->nsources; u++) {
+            int has = pass == 0;
+            for (int t = 0; t < HEDGE_NTARGETS; t++)
+                for (int m = 0; m < HEDGE_NMEASURES; m++)
+                    has |= pass == 1 ? isnan(r->unc[u][t][m])
+                                     : r->learned[u] && r->best[t][m] >= 0 && !isnan(r->diff[u][t][m]);
+            if (!has)
+                continue;
+            json_key(w, r->source[u]);
+            json_obj(w);
+            for (int t = 0; t < HEDGE_NTARGETS; t++) {
+                int ht = pass == 0;
+                for (int m = 0; m < HEDGE_NMEASURES; m++)
+                    ht |= pass == 1 ? isnan(r->unc[u][t][m])
+                                    : r->learned[u] && r->best[t][m] >= 0 && !isnan(r->diff[u][t][m]);
+                if (!ht)
+                    continue;
+                json_key(w, hedge_target_name(t));
+                json_obj(w);
+                for (int m = 0; m < HEDGE_NMEASURES; m++) {
+                    if (pass == 0)
+                        json_key_num(w, hedge_measure_name(m), r->unc[u][t][m]);
+                    else if (pass == 1 && isnan(r->unc[u][t][m]))
+                        json_key_str(w, hedge_measure_name(m), r->unc_why[u][t][m]);
+                    else if (pass == 2 && r->learned[u] && r->best[t][m] >= 0 && !isnan(r->diff[u][t][m])) {
+                        json_key(w, hedge_measure_name(m));
+                        json_obj(w);
+                        json_key_str(w, "baseline", r->source[r->best[t][m]]);
+                        json_key_num(w, "difference", r->diff[u][t][m]);
+                        json_key(w, "ci");
+                        if (isnan(r->diff_ci[u][t][m][0]))
+                            json_null(w);
+                        else
+                            json_nums(w, r->diff_ci[u][t][m], 2);
+                        json_end(w);
+                    }
+                }
+                json_end(w);
+            }
+            json_end(w);
+        }
+        json_end(w);
+    }
+    json_key(w, "risk");
+    json_obj(w);
+    json_key_num(w, "alpha", o->risk);
+    json_key_num(w, "delta", o->risk_delta);
+    for (int u = 0; u < r->nsources; u++) {
+        const struct hedge_risk *k = &r->riskctl[u];
+        json_key(w, r->source[u]);
+        json_obj(w);
+        json_key(w, "found");
+        json_bool(w, k->found);
+        json_key_num(w, "threshold", k->threshold);
+        json_key_num(w, "coverage", k->coverage);
+        json_key_num(w, "risk", k->risk);
+        json_key_int(w, "calibration", k->ncal);
+        json_key_int(w, "test", k->ntest);
+        json_key_nums(w, "risk_at_coverage", k->risk_at, 3);
+        if (k->why[0])
+            json_key_str(w, "why", k->why);
+        json_end(w);
+    }
+    json_end(w);
 }
 
 void evalreport_json(FILE *f, const evalreport *R)
@@ -203,6 +416,7 @@ void evalreport_json(FILE *f, const evalreport *R)
             json_key_num(&w, hedge_metric_name(rows[i]), r->value[rows[i]]);
         if (R->reject[s])
             json_key_str(&w, "reject_tsv", R->reject[s]);
+        uncertainty_json(&w, r, R->o);
         json_end(&w);
     }
     json_key(&w, "notes");

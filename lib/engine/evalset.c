@@ -5,6 +5,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "columns.h"
 #include "npzimport.h"
 #include "stream.h"
 #include "util.h"
@@ -57,6 +58,44 @@ void evalset_read(evalset *E, const char *path, const char *const *name)
         die("%s: no class labels (a stream needs a 'class' field; an .npz an array class, labels or label)", path);
 }
 
+void evalset_user(evalset *E, const char *const *fields, int n)
+{
+    for (int u = 0; u < n; u++) {
+        int64_t m = E->set.n;
+        float *x = emalloc((size_t)m * sizeof *x);
+        if (E->npz) {
+            const npzimport *im = E->npz;
+            const npzimport_column *c = NULL;
+            for (int k = 0; k < im->ncol && !c; k++)
+                c = !strcmp(im->col[k].name, fields[u]) ? &im->col[k] : NULL;
+            if (!c)
+                die("%s: --uncertainty %s: no such array (an extra array of one number an item)", E->path, fields[u]);
+            if (c->ndim != 0 || (c->dtype != DT_F32 && c->dtype != DT_I32 && c->dtype != DT_I64 && c->dtype != DT_U8))
+                die("%s: --uncertainty %s: an array of %d dimension%s an item, expected one number an item", E->path,
+                    fields[u], c->ndim, c->ndim == 1 ? "" : "s");
+            for (int64_t i = 0; i < m; i++)
+                x[i] = c->dtype == DT_F32 ? ((const float *)c->data)[i]
+                     : c->dtype == DT_I32 ? (float)((const int32_t *)c->data)[i]
+                     : c->dtype == DT_I64 ? (float)((const int64_t *)c->data)[i]
+                                          : (float)((const uint8_t *)c->data)[i];
+        } else {
+            if (!strcmp(E->path, "-"))
+                die("--uncertainty %s: the input is stdin, which cannot be read twice: give a file", fields[u]);
+            stream_reader *in = stream_open_path(E->path);
+            double *col;
+            if (metrics_read_columns(in, 1, &fields[u], &col) != m)
+                die("%s: --uncertainty %s: not one value a record", E->path, fields[u]);
+            stream_close(in);
+            for (int64_t i = 0; i < m; i++)
+                x[i] = (float)col[i];
+            free(col);
+        }
+        E->user[u] = x;
+        E->set.user[u] = x, E->set.user_name[u] = fields[u];
+    }
+    E->set.nuser = n;
+}
+
 void evalset_unify(evalset *const *E, int n)
 {
     classnames_part *p = emalloc((size_t)n * sizeof *p);
@@ -87,5 +126,7 @@ void evalset_free(evalset *E)
         free(E->npz);
     }
     match_set_free(E->S);
+    for (int u = 0; u < HEDGE_MAXUSER; u++)
+        free(E->user[u]);
     memset(E, 0, sizeof *E);
 }

@@ -31,11 +31,17 @@ typedef struct {
     match_set *S;          /* a stream's records (owned), or NULL */
     void *npz;             /* an archive's arrays (owned), or NULL */
     const char *path;
+    float *user[HEDGE_MAXUSER]; /* set.user's arrays (owned) */
 } evalset;
 
 /* path: a stream, or an archive (.npz, .npy) whose arrays of each role are named by name[r]
  * (NULL: fromnpz's defaults; name NULL: all defaults) */
 void evalset_read(evalset *E, const char *path, const char *const *name);
+/* the user's own uncertainties of E's items, fields[0 .. n) (n <= HEDGE_MAXUSER): a per-item
+ * scalar field of the stream (read again from the file: not stdin) or an array of the archive (an
+ * extra the reader kept: any numeric dtype), into set.user, named as the field. Dies naming the
+ * file and the field when there is none, or it is not one number an item. */
+void evalset_user(evalset *E, const char *const *fields, int n);
 /* 1 when path is read as a numpy archive (.npz, .npy), 0 as a stream */
 int evalset_is_npz(const char *path);
 /* the sets E[0 .. n) evaluated together (queries and their gallery) matched by name, as

@@ -29,6 +29,7 @@
 #include "ece.h"
 #include "pairs.h"
 #include "retrieval.h"
+#include "riskctl.h"
 #include "selective.h"
 #include "uncertainty.h"
 #include "util.h"
@@ -49,7 +50,7 @@ static const char *const snames[HEDGE_SRC_USER] = {"top1_dist", "ratio", "vote_e
 void hedge_options_init(hedge_options *o)
 {
     *o = (hedge_options){.abi = HEDGE_ABI, .distance = HEDGE_EUCLIDEAN, .knn_k = 5, .ks = {1, 2, 4, 8}, .nk = 4,
-                         .pairs = 10000, .seed = 714, .avg_of_avgs = 1, .threads = 1, .bootstrap = 1000};
+                         .pairs = 10000, .seed = 714, .avg_of_avgs = 1, .threads = 1, .bootstrap = 1000, .risk = 0.05, .risk_delta = 0.1};
 }
 
 int hedge_nmetrics(void) { return HEDGE_NMETRICS; }
@@ -499,6 +500,23 @@ static void uncertainty_section(const match_set *Q, const hedge_set *QS, const e
     memcpy(r->diff_ci, R->diff_ci, sizeof r->diff_ci);
     for (int j = 0; j < nmeans; j++)
         r->ci[ids[j]][0] = R->mean_ci[j][0], r->ci[ids[j]][1] = R->mean_ci[j][1];
+    /* selective retrieval with a guarantee, each source on R@1's error */
+    for (int s = 0; s < ns; s++) {
+        struct hedge_risk *k = &r->riskctl[s];
+        if (!S[s].u || !loss[HEDGE_TGT_R1]) {
+            memset(k, 0, sizeof *k);
+            k->threshold = k->coverage = k->risk = NAN;
+            for (int i = 0; i < 3; i++)
+                k->risk_at[i] = NAN;
+            snprintf(k->why, sizeof k->why, "%s", !S[s].u ? S[s].why : noret);
+            continue;
+        }
+        riskctl_result rc;
+        riskctl_run(S[s].u, loss[HEDGE_TGT_R1], nq, o->seed, o->risk, o->risk_delta, &rc);
+        *k = (struct hedge_risk){rc.found, rc.ncal, rc.ntest, rc.threshold, rc.coverage, rc.risk,
+                                 {rc.risk_at[0], rc.risk_at[1], rc.risk_at[2]}, ""};
+        snprintf(k->why, sizeof k->why, "%s", rc.why);
+    }
     /* the battery's own tau .. eaurc are the uncertainty's (eta, else var) on kNN's answers */
     int src = Q->eta ? HEDGE_SRC_ETA : HEDGE_SRC_VAR;
     const int top[][2] = {{HEDGE_TAU, SELECTIVE_TAU}, {HEDGE_AUROC, SELECTIVE_AUROC}, {HEDGE_AURC, SELECTIVE_AURC},
@@ -637,6 +655,8 @@ static int check_options(const hedge_options *o, const hedge_set *Q, const hedge
     if (o->has_match && (!(o->match_a > 0) || !isfinite(o->match_a) || !isfinite(o->match_b)))
         return fail(err, len, "options: match_a = %g, match_b = %g: need a finite a > 0 and a finite b", o->match_a,
                     o->match_b);
+    if (!(o->risk > 0 && o->risk < 1) || !(o->risk_delta > 0 && o->risk_delta < 1))
+        return fail(err, len, "options: risk %g, risk_delta %g, expected each in (0, 1)", o->risk, o->risk_delta);
     if (o->bootstrap < 0 || o->bootstrap > 1000000)
         return fail(err, len, "options: bootstrap %d, expected 0 (no intervals) to 1e6 replicates", o->bootstrap);
     if (o->threads < 1 || o->threads > 64)

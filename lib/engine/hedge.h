@@ -116,6 +116,8 @@ typedef struct {
                                merge to the whole run's doubles: lib/engine/evalpart.h) */
     int threads;            /* 1 */
     int bootstrap;          /* 1000: replicates of the intervals (0: none) */
+    double risk, risk_delta; /* 0.05, 0.1: the R@1 error rate a source's threshold must keep with
+                               confidence 1 - risk_delta (lib/measures/riskctl.h) */
     const volatile int *stop; /* NULL, or a flag another thread sets to nonzero to stop the call
                                between two blocks of its work: HEDGE_ESTOPPED (Ctrl-C in Python) */
 } hedge_options;
@@ -146,6 +148,16 @@ typedef struct {
     int best[HEDGE_NTARGETS][HEDGE_NMEASURES]; /* the best free baseline's source, -1: none */
     double diff[HEDGE_NSOURCES][HEDGE_NTARGETS][HEDGE_NMEASURES]; /* learned - that baseline */
     double diff_ci[HEDGE_NSOURCES][HEDGE_NTARGETS][HEDGE_NMEASURES][2];
+    /* each source's selective retrieval with a guarantee on R@1's error (lib/measures/riskctl.h):
+     * the threshold certified on a calibration half, the coverage and error rate it gives on the
+     * other half, and the empirical risk at coverage 50 / 80 / 95 % over every query */
+    struct hedge_risk {
+        int found;                 /* a threshold was certified */
+        int64_t ncal, ntest;
+        double threshold, coverage, risk;
+        double risk_at[3];
+        char why[160];             /* why there is none */
+    } riskctl[HEDGE_NSOURCES];
 } hedge_result;
 
 void hedge_options_init(hedge_options *o);

@@ -270,7 +270,7 @@ def evaluate(mu, labels, var=None, eta=None, gallery=None, gallery_labels=None, 
              gallery_eta=None, ids=None, gallery_ids=None, exclude_id=False, distance="euclidean",
              k=None, knn_k=5, recall_at=(1, 2, 4, 8), pairs=10000, seed=714, match=None, threads=1,
              pml=False, include=(), exclude=(), avg_of_avgs=False, return_per_class=False, shard=None,
-             shards=None, bootstrap=1000, uncertainty=None):
+             shards=None, bootstrap=1000, uncertainty=None, risk=0.05, risk_delta=0.1):
     """The evaluation battery of one set of embeddings (leave-one-out) or of queries against a
     gallery, computed by libhedge in this process, the GIL released while it runs.
 
@@ -374,6 +374,10 @@ def evaluate(mu, labels, var=None, eta=None, gallery=None, gallery_labels=None, 
     o.exclude_id = int(bool(exclude_id))
     o.threads = _integer("threads", threads, 1, C_INT_MAX)
     o.bootstrap = _integer("bootstrap", bootstrap, 0, 1000000)
+    for name, v in (("risk", risk), ("risk_delta", risk_delta)):
+        if isinstance(v, bool) or not isinstance(v, (int, float, np.floating, np.integer)) or not 0 < v < 1:
+            raise ValueError("%s: %r, expected a number in (0, 1)" % (name, v))
+    o.risk, o.risk_delta = float(risk), float(risk_delta)
     o.avg_of_avgs = 1
     o.per_class = int(bool(return_per_class))
     if k is None:
@@ -522,7 +526,7 @@ def _select(names, include, exclude):
     return [x for x in (include or names) if x not in exclude]
 
 
-def _uncertainty(lib, r, out, ci):
+def _uncertainty(lib, r, o, out, ci):
     """the uncertainty section of the result (lib/hedge.h): out["uncertainty"][source][target]
     [measure] (NaN: out["uncertainty_why"] has the reason), ci[source][target][measure] = [lo,
     hi], out["verdict"][learned source][target][measure] = {"baseline", "difference", "ci"}; and
@@ -548,6 +552,13 @@ def _uncertainty(lib, r, out, ci):
         out["uncertainty"] = unc
         out["uncertainty_why"] = uwhy
         out["verdict"] = verdict
+        risk = {"alpha": o.risk, "delta": o.risk_delta}
+        for s in range(r.nsources):
+            k = r.riskctl[s]
+            risk[r.source[s].value.decode()] = dict(
+                found=bool(k.found), threshold=k.threshold, coverage=k.coverage, risk=k.risk, calibration=k.ncal,
+                test=k.ntest, risk_at_coverage=list(k.risk_at), **({"why": k.why.decode()} if k.why else {}))
+        out["risk"] = risk
     out["ci"] = ci
     out["bootstrap"] = int(r.replicates)
     if r.ci_why:
@@ -590,7 +601,7 @@ def _result(lib, r, o, names, asked, ks, pml, avg_of_avgs, return_per_class):
             ci[name] = interval(i)
         if math.isnan(value[i]) and r.why[i].value:
             why[name] = r.why[i].value.decode(errors="replace")
-    _uncertainty(lib, r, out, ci)
+    _uncertainty(lib, r, o, out, ci)
     out["why"] = why
     out["notes"] = [r.notes[j].value.decode(errors="replace") for j in range(r.nnotes)]
     return out

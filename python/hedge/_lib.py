@@ -60,7 +60,15 @@ class Options(ctypes.Structure):
                 ("q0", ctypes.c_int64), ("q1", ctypes.c_int64),
                 ("threads", ctypes.c_int),
                 ("bootstrap", ctypes.c_int),
+                ("risk", ctypes.c_double), ("risk_delta", ctypes.c_double),
                 ("stop", ctypes.POINTER(ctypes.c_int))]
+
+
+class Risk(ctypes.Structure):
+    """struct hedge_risk: a source's selective retrieval with a guarantee (lib/measures/riskctl.h)."""
+    _fields_ = [("found", ctypes.c_int), ("ncal", ctypes.c_int64), ("ntest", ctypes.c_int64),
+                ("threshold", ctypes.c_double), ("coverage", ctypes.c_double), ("risk", ctypes.c_double),
+                ("risk_at", ctypes.c_double * 3), ("why", ctypes.c_char * 160)]
 
 
 class Result(ctypes.Structure):
@@ -87,7 +95,8 @@ class Result(ctypes.Structure):
                 ("unc_why", (((ctypes.c_char * 120) * NMEASURES) * NTARGETS) * NSOURCES),
                 ("best", (ctypes.c_int * NMEASURES) * NTARGETS),
                 ("diff", ((ctypes.c_double * NMEASURES) * NTARGETS) * NSOURCES),
-                ("diff_ci", (((ctypes.c_double * 2) * NMEASURES) * NTARGETS) * NSOURCES)]
+                ("diff_ci", (((ctypes.c_double * 2) * NMEASURES) * NTARGETS) * NSOURCES),
+                ("riskctl", Risk * NSOURCES)]
 
 
 class RetrievalQuery(ctypes.Structure):
