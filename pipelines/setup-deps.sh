@@ -103,6 +103,7 @@ need_pkg libopenblas-dev libmsgpack-dev zlib1g-dev libpng-dev pkgconf python3-ms
 need_cmd parallel parallel
 need_cmd gnuplot-nox gnuplot
 need_cmd npm npm
+need_cmd jq jq
 for use; do
     case $use in
     fuzz) need_pkg clang libclang-rt-dev ;;

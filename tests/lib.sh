@@ -31,7 +31,9 @@ expect_fail() {
     grep -qF -- "$msg" "$T/err" || fail "$*: no '$msg' in: $(cat "$T/err")"
     return 0
 }
-json_get() { sed -n "s/.*\"$1\": *\([^,}]*\).*/\1/p" | head -n 1; }
+# json_get KEY: the value of the first KEY, at any depth, in document order, as JSON text (jq:
+# a JSON object nests the same key in its sections, e.g. evaluate's "ap" metric and its "ap" target)
+json_get() { jq -c --arg k "$1" 'first(.. | objects | select(has($k)) | .[$k])' | head -n 1; }
 # with_file PATH cmd...: runs cmd with every argument that is the word @FILE@ replaced by PATH
 with_file() {
     wf_path=$1; shift

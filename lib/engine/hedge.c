@@ -1092,6 +1092,8 @@ static int finish_half(prep *P, const hedge_options *o, int gallery, const evalp
         per_class(Q, p, P->kidx, P->nsk, r);
     if (p->pred || p->per)
         uncertainty_section(Q, P->QS, p, P->kidx, P->nsk, o, r);
+    else
+        snprintf(r->ci_why, sizeof r->ci_why, "no kNN or retrieval answers (no neighbour): no per-query values");
     if (wanted(o, HEDGE_NMI) || wanted(o, HEDGE_AMI))
         cluster_metrics(Q, o, r);
     if (wanted(o, HEDGE_AP) || wanted(o, HEDGE_ECE))
