@@ -271,6 +271,8 @@ static void uncertainty_table(FILE *f, const evalreport *R, int s, int text)
 /* the uncertainty section and the intervals of set r, as hedge.evaluate's dict has them */
 static void uncertainty_json(json_writer *w, const hedge_result *r, const hedge_options *o)
 {
+    if (o->include) /* only the metrics asked for, as the dict */
+        return;
     json_key(w, "ci");
     json_obj(w);
     for (int id = 0; id < HEDGE_RECALL; id++) /* every metric with one, as the dict has them */

@@ -1090,7 +1090,9 @@ static int finish_half(prep *P, const hedge_options *o, int gallery, const evalp
     }
     if (o->per_class)
         per_class(Q, p, P->kidx, P->nsk, r);
-    if (p->pred || p->per)
+    if (o->include) /* only the metrics asked for: no section, no intervals */
+        snprintf(r->ci_why, sizeof r->ci_why, "only some metrics asked for (include): no uncertainty section");
+    else if (p->pred || p->per)
         uncertainty_section(Q, P->QS, p, P->kidx, P->nsk, o, r);
     else
         snprintf(r->ci_why, sizeof r->ci_why, "no kNN or retrieval answers (no neighbour): no per-query values");

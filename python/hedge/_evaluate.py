@@ -548,6 +548,8 @@ def _uncertainty(lib, r, o, out, ci):
                     verdict.setdefault(src, {}).setdefault(tgt, {})[mea] = {
                         "baseline": r.source[b].value.decode(), "difference": r.diff[s][t][m],
                         "ci": None if math.isnan(lo) else [lo, hi]}
+    if o.include:  # only the metrics asked for
+        return
     if r.nsources:
         out["uncertainty"] = unc
         out["uncertainty_why"] = uwhy

@@ -116,10 +116,10 @@ def main():
     runs = []
     # leave-one-out with an uncertainty (the mean var), and a gallery that holds the queries' ids
     np.savez(os.path.join(a.work, "set.npz"), mu=mu, var=var, labels=labels)
-    runs.append(("loo", ["set.npz"], []))
+    runs.append(("loo", ["set.npz"], ["--bootstrap", "0"]))
     np.savez(os.path.join(a.work, "gal.npz"), mu=mu[::2], labels=labels[::2], id=np.arange(0, n, 2))
     np.savez(os.path.join(a.work, "q.npz"), mu=mu, var=var, labels=labels, id=np.arange(n))
-    runs.append(("gallery", ["q.npz"], ["-g", os.path.join(a.work, "gal.npz"), "--exclude-id"]))
+    runs.append(("gallery", ["q.npz"], ["-g", os.path.join(a.work, "gal.npz"), "--exclude-id", "--bootstrap", "0"]))
     # what each query's answers must be, from the sets alone (kNN's vote and the ranks aside)
     ctx = {}
     ks = [1, 2, 4, 8]

@@ -52,8 +52,8 @@ for s in range(12):
     d = hedge.evaluate(a["mu"], a["labels"], var=a["var"])
     j = json.load(open("%s/s%d.json" % (t, s)))["input"]
     for k, v in j.items():
-        if k in ("recall_at",):
-            continue
+        if k in ("recall_at",) or isinstance(v, dict) or (isinstance(v, list) and v and isinstance(v[0], list)):
+            continue  # the metrics' numbers (the sections are compared by uncertainty.sh)
         got = d[k]
         same = [g10(x) for x in got] == [g10(x) for x in v] if isinstance(v, list) else g10(got) == g10(v)
         if not same:
