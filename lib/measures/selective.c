@@ -231,8 +231,10 @@ typedef struct {
     int nclassed;        /* means with classes */
     int32_t *cls_index;  /* (n) their classes as 0 .. ncls-1 */
     int ncls;
-    double *mv;          /* (n, nmeans) the means' values, 0 where undefined, and 1 / 0 whether */
-    double *mok;         /* (n, nmeans) defined: the weighted sums take no branch */
+    float *mv;           /* (n, nmeans) the means' values, 0 where undefined (float32: the metrics' own) */
+    float *mok;          /* (n, ngroups) 1 / 0: defined, for each group of means defined alike */
+    int *group;          /* (nmeans) a mean's group */
+    int ngroups;
 } run;
 
 /* every mean of a replicate into out[0 .. nmeans): the weighted mean, or for those with classes
@@ -241,39 +243,39 @@ typedef struct {
  * (2 nmeans (ncls + 1)) */
 static void weighted_means(const run *R, const uint32_t *c, double *scratch, double *out)
 {
-    int nm = R->nmeans, nc = R->ncls;
-    double *restrict s = scratch, *restrict w = scratch + nm, *restrict cs = scratch + 2 * nm; /* cs: (ncls, 2, nm) */
-    memset(scratch, 0, 2 * (size_t)nm * (nc + 1) * sizeof *scratch);
-    const double *restrict mv = R->mv, *restrict mok = R->mok;
+    int nm = R->nmeans, ng = R->ngroups, nc = R->ncls;
+    /* sums and weights: of every mean (s, w by group), and within each class (cs, cw by group) */
+    double *restrict s = scratch, *restrict w = s + nm, *restrict cs = w + ng, *restrict cw = cs + (size_t)nc * nm;
+    memset(scratch, 0, ((size_t)nm + ng + (size_t)nc * (nm + ng)) * sizeof *scratch);
+    const float *restrict mv = R->mv, *restrict mok = R->mok;
     for (int64_t i = 0; i < R->n; i++) {
-        double ci = c[i];
-        if (ci == 0)
+        if (!c[i])
             continue;
-        const double *restrict v = mv + i * nm, *restrict ok = mok + i * nm;
+        double ci = c[i];
+        const float *restrict v = mv + i * nm, *restrict ok = mok + i * ng;
         for (int j = 0; j < nm; j++)
             s[j] += ci * v[j];
-        for (int j = 0; j < nm; j++)
-            w[j] += ci * ok[j];
+        for (int g = 0; g < ng; g++)
+            w[g] += ci * ok[g];
         if (R->nclassed) {
-            double *restrict rs = cs + (size_t)R->cls_index[i] * nm * 2, *restrict rw = rs + nm;
+            double *restrict rs = cs + (size_t)R->cls_index[i] * nm, *restrict rw = cw + (size_t)R->cls_index[i] * ng;
             for (int j = 0; j < nm; j++)
                 rs[j] += ci * v[j];
-            for (int j = 0; j < nm; j++)
-                rw[j] += ci * ok[j];
+            for (int g = 0; g < ng; g++)
+                rw[g] += ci * ok[g];
         }
     }
     for (int j = 0; j < nm; j++) {
+        int g = R->group[j];
         if (!R->means[j].cls) {
-            out[j] = w[j] ? s[j] / w[j] : NAN;
+            out[j] = w[g] ? s[j] / w[g] : NAN;
             continue;
         }
         double sum = 0;
         int k = 0;
-        for (int g = 0; g < nc; g++) {
-            const double *rs = cs + (size_t)g * nm * 2;
-            if (rs[nm + j] > 0)
-                sum += rs[j] / rs[nm + j], k++;
-        }
+        for (int q = 0; q < nc; q++)
+            if (cw[(size_t)q * ng + g] > 0)
+                sum += cs[(size_t)q * nm + j] / cw[(size_t)q * ng + g], k++;
         out[j] = k ? sum / k : NAN;
     }
 }
@@ -330,7 +332,7 @@ static void replicates(void *arg, int task, int worker)
 {
     run *R = arg;
     uint32_t *c = emalloc((size_t)R->n * sizeof *c), *ks = emalloc((size_t)R->n * sizeof *ks);
-    double *scratch = emalloc((2 * (size_t)R->nmeans + 2 * (size_t)R->ncls * R->nmeans + 1) * sizeof *scratch);
+    double *scratch = emalloc(((size_t)(R->nmeans + R->ngroups) * (R->ncls + 1) + 1) * sizeof *scratch);
     for (long long b = par_lo(R->B, R->ntasks, task); b < par_lo(R->B, R->ntasks, task + 1); b++) {
         double *out = R->rep + (size_t)b * R->width;
         counts(R->seed, b, R->n, c);
@@ -523,13 +525,32 @@ void selective_run(const selective_source *S, int ns, const selective_target *T,
                 R.cls_index[i] = (int32_t)util_lower_bound_i32(sorted, u, cls[i]);
             free(sorted);
         }
+        /* the means' values as float32 rows, and the groups of means defined on the same queries */
+        R.group = emalloc((size_t)(nmeans ? nmeans : 1) * sizeof *R.group);
+        int rep_of[SELECTIVE_MAXMEANS];
+        for (int j = 0; j < nmeans; j++) {
+            R.group[j] = -1;
+            for (int g = 0; g < R.ngroups && R.group[j] < 0; g++) {
+                const double *a = means[j].v, *b = means[rep_of[g]].v;
+                int64_t i = 0;
+                while (i < n && isnan(a[i]) == isnan(b[i]))
+                    i++;
+                if (i == n)
+                    R.group[j] = g;
+            }
+            if (R.group[j] < 0)
+                rep_of[R.ngroups] = j, R.group[j] = R.ngroups++;
+        }
         R.mv = emalloc((size_t)n * (nmeans ? nmeans : 1) * sizeof *R.mv);
-        R.mok = emalloc((size_t)n * (nmeans ? nmeans : 1) * sizeof *R.mok);
-        for (int64_t i = 0; i < n; i++)
+        R.mok = emalloc((size_t)n * (R.ngroups ? R.ngroups : 1) * sizeof *R.mok);
+        for (int64_t i = 0; i < n; i++) {
             for (int j = 0; j < nmeans; j++) {
                 double x = means[j].v[i];
-                R.mv[i * nmeans + j] = isnan(x) ? 0 : x, R.mok[i * nmeans + j] = !isnan(x);
+                R.mv[i * nmeans + j] = isnan(x) ? 0 : (float)x;
             }
+            for (int g = 0; g < R.ngroups; g++)
+                R.mok[i * R.ngroups + g] = !isnan(means[rep_of[g]].v[i]);
+        }
         R.ntasks = B < 64 ? B : 64; /* replicates in fixed pieces: the same bytes for any threads */
         par_for(threads, R.ntasks, replicates, &R);
         double *v = emalloc((size_t)B * sizeof *v), *d = emalloc((size_t)B * sizeof *d);
@@ -551,7 +572,7 @@ void selective_run(const selective_source *S, int ns, const selective_target *T,
                 }
         for (int j = 0; j < nmeans; j++)
             interval(R.rep + ns * nt * SELECTIVE_NMEASURES + j, B, R.width, v, out->mean_ci[j]);
-        free(d), free(v), free(R.cls_index), free(R.rep), free(R.mv), free(R.mok);
+        free(d), free(v), free(R.cls_index), free(R.rep), free(R.mv), free(R.mok), free(R.group);
     }
     for (int i = 0; i < ns * nt; i++)
         free(P[i].ls), free(P[i].mk);
