@@ -311,6 +311,20 @@ def evaluate(mu, labels, var=None, eta=None, gallery=None, gallery_labels=None, 
     by the positives found within k); the per-query values are float32 before they are averaged
     in double (PML averages float32 or float64 tensors as given).
 
+    The uncertainty section (lib/engine/hedge.h, docs/metric.md): does each source of uncertainty
+    know when a query's answer is wrong, and more than the free signals every model has?
+    result["uncertainty"][source][target][measure], sources top1_dist, ratio, vote_entropy, norm
+    (free), var, eta and the user's (uncertainty=array, named "user", or {name: array}, two at
+    most; larger = less sure), targets r1, knn, ap, map_r, measures auroc, aurc, eaurc, augrc,
+    tau, pearson_bins (NaN: result["uncertainty_why"] says why); result["ci"]: 95 % intervals
+    from a bootstrap over the queries (bootstrap replicates from seed; 0: none), for each metric
+    that is a mean over queries (result["ci"]["map_r"] = [lo, hi]) and each of the section's
+    numbers (result["ci"]["var"]["r1"]["auroc"]); result["verdict"][learned source][target]
+    [measure] = {"baseline", "difference", "ci"}: its difference from the best free baseline
+    with a paired interval; result["risk"][source]: the threshold certified (Learn then Test) to
+    keep R@1's error at most risk with confidence 1 - risk_delta, its coverage and error on the
+    other half. The section is left out when include or exclude are given.
+
     Shards (for queries too many for one machine, as bin/evaluate --shard and --merge):
     shard=(i, n) returns a hedge.Shard instead of a dict: the n x gallery work (kNN, retrieval)
     of the queries len(mu) i // n .. len(mu) (i + 1) // n only; shards=[...] (every query once,
