@@ -44,7 +44,7 @@ fromnpz --match-a 2 --match-b 1 rnd.npz > rnd-ab.hs 2> /dev/null || fail "fromnp
 n=0
 # evaluate's table and JSON without the uncertainty section (its own, at the end of the table and
 # of each set's object), the JSON in jq's sorted form
-no_unc_md() { awk '/^Uncertainty \(/ { exit } { print }' "$1" | sed '$ { /^$/d; }'; }
+no_unc_md() { awk '/^(Uncertainty|Verification) \(/ { exit } { print }' "$1" | sed '$ { /^$/d; }'; }
 no_unc_json() { jq -S -c 'walk(if type == "object" then del(.ci, .bootstrap, .ci_why, .uncertainty, .uncertainty_why, .verdict, .risk) else . end)' "$1"; }
 same() {
     s_name=$1
