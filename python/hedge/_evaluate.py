@@ -597,7 +597,7 @@ def _verification(r, o, out):
     why = {}
     for name, vals, reasons in (("TAR@FAR", v.tar, v.tar_why), ("DIR@FAR", v.dir, v.dir_why)):
         if name == "DIR@FAR" and math.isnan(v.roc_auc):
-            why["ROC AUC"] = v.roc_why.value.decode(errors="replace")
+            why["ROC AUC"] = v.roc_why.decode(errors="replace")
         for f, x, w in zip(far, vals, reasons):
             if math.isnan(x):
                 why["%s %s" % (name, _far_label(f))] = w.value.decode(errors="replace")
