@@ -11,6 +11,7 @@
 #include "util.h"
 
 static void uncertainty_table(FILE *f, const evalreport *R, int s, int text);
+static void verification_table(FILE *f, const evalreport *R, int s, int text);
 
 /* the rows after R@k, by metric id, with their labels */
 static const int rows[] = {HEDGE_P1, HEDGE_RPREC, HEDGE_MAP_R, HEDGE_MAP, HEDGE_MRR, HEDGE_P1_AVG,
@@ -181,6 +182,70 @@ void evalreport_table(FILE *f, const evalreport *R, int text)
             fprintf(f, "- error-versus-reject curve (%s): %s\n", R->names[s], R->reject[s]);
     for (int s = 0; s < R->nsets; s++)
         uncertainty_table(f, R, s, text);
+    for (int s = 0; s < R->nsets; s++)
+        verification_table(f, R, s, text);
+}
+
+/* a FAR's label: 1e-2 */
+static void far_label(char *buf, size_t n, double far)
+{
+    snprintf(buf, n, "1e-%d", (int)lround(-log10(far)));
+}
+
+/* the verification section of set s: TAR (with the FAR reached), the ROC AUC, DIR; the '-' named
+ * under it with their reasons, one line for a reason shared by several rows */
+static void verification_table(FILE *f, const evalreport *R, int s, int text)
+{
+    const hedge_result *r = R->r + s;
+    const struct hedge_verify *v = &r->verify;
+    if (R->o->include)
+        return;
+    fprintf(f, "\nVerification (%s): %lld genuine and %lld impostor pairs (ap's), FNMR@FMR f = 1 - TAR@FAR f", R->names[s],
+            (long long)v->genuine, (long long)v->impostor);
+    if (v->mated || v->nonmated)
+        fprintf(f, "; open set: %lld mated and %lld non-mated probes", (long long)v->mated, (long long)v->nonmated);
+    fputs("\n\n", f);
+    char label[HEDGE_NFAR * 2 + 1][32], value[HEDGE_NFAR * 2 + 1][64], fl[16];
+    const char *why[HEDGE_NFAR * 2 + 1];
+    int n = 0;
+    for (int i = 0; i < HEDGE_NFAR; i++, n++) {
+        far_label(fl, sizeof fl, v->far[i]);
+        snprintf(label[n], 32, "TAR@FAR %s", fl);
+        if (isnan(v->tar[i]))
+            snprintf(value[n], 64, "-");
+        else
+            snprintf(value[n], 64, "%.4f (FAR %.2g)", v->tar[i], v->far_reached[i]);
+        why[n] = v->tar_why[i];
+    }
+    snprintf(label[n], 32, "ROC AUC");
+    cell(value[n], 64, v->roc_auc);
+    why[n++] = v->roc_why;
+    for (int i = 0; i < HEDGE_NFAR; i++, n++) {
+        far_label(fl, sizeof fl, v->far[i]);
+        snprintf(label[n], 32, "DIR@FAR %s", fl);
+        if (isnan(v->dir[i]))
+            snprintf(value[n], 64, "-");
+        else
+            snprintf(value[n], 64, "%.4f", v->dir[i]);
+        why[n] = v->dir_why[i];
+    }
+    if (!text)
+        fprintf(f, "| metric | %s |\n| --- | --- |\n", R->names[s]);
+    for (int i = 0; i < n; i++)
+        fprintf(f, text ? "%-14s  %s\n" : "| %s | %s |\n", label[i], value[i]);
+    int done[HEDGE_NFAR * 2 + 1] = {0}, first = 1;
+    for (int i = 0; i < n; i++) {
+        if (done[i] || !*why[i] || strcmp(value[i], "-"))
+            continue;
+        char names[400] = "";
+        for (int j = i; j < n; j++)
+            if (!done[j] && !strcmp(value[j], "-") && !strcmp(why[j], why[i])) {
+                snprintf(names + strlen(names), sizeof names - strlen(names), "%s%s", *names ? ", " : "", label[j]);
+                done[j] = 1;
+            }
+        fprintf(f, "%s- %s: %s\n", first ? "\n" : "", names, why[i]);
+        first = 0;
+    }
 }
 
 /* the verdict's lines and the uncertainty section's table: these (target, measure) pairs */
@@ -394,6 +459,46 @@ static void uncertainty_json(json_writer *w, const hedge_result *r, const hedge_
     json_end(w);
 }
 
+/* the verification section of set r, as hedge.evaluate's dict has it: "why" names each NaN by its
+ * table label */
+static void verification_json(json_writer *w, const hedge_result *r, const hedge_options *o)
+{
+    if (o->include)
+        return;
+    const struct hedge_verify *v = &r->verify;
+    json_key(w, "verification");
+    json_obj(w);
+    json_key_int(w, "genuine", v->genuine);
+    json_key_int(w, "impostor", v->impostor);
+    json_key_int(w, "mated", v->mated);
+    json_key_int(w, "non_mated", v->nonmated);
+    json_key_nums(w, "far", v->far, HEDGE_NFAR);
+    json_key_nums(w, "tar_at_far", v->tar, HEDGE_NFAR);
+    json_key_nums(w, "far_reached", v->far_reached, HEDGE_NFAR);
+    json_key_nums(w, "fnmr_at_fmr", v->fnmr, HEDGE_NFAR);
+    json_key_num(w, "roc_auc", v->roc_auc);
+    json_key_nums(w, "dir_at_far", v->dir, HEDGE_NFAR);
+    json_key(w, "why");
+    json_obj(w);
+    char key[32], fl[16];
+    for (int i = 0; i < HEDGE_NFAR; i++)
+        if (isnan(v->tar[i])) {
+            far_label(fl, sizeof fl, v->far[i]);
+            snprintf(key, sizeof key, "TAR@FAR %s", fl);
+            json_key_str(w, key, v->tar_why[i]);
+        }
+    if (isnan(v->roc_auc))
+        json_key_str(w, "ROC AUC", v->roc_why);
+    for (int i = 0; i < HEDGE_NFAR; i++)
+        if (isnan(v->dir[i])) {
+            far_label(fl, sizeof fl, v->far[i]);
+            snprintf(key, sizeof key, "DIR@FAR %s", fl);
+            json_key_str(w, key, v->dir_why[i]);
+        }
+    json_end(w);
+    json_end(w);
+}
+
 void evalreport_json(FILE *f, const evalreport *R)
 {
     json_writer w;
@@ -419,6 +524,7 @@ void evalreport_json(FILE *f, const evalreport *R)
         if (R->reject[s])
             json_key_str(&w, "reject_tsv", R->reject[s]);
         uncertainty_json(&w, r, R->o);
+        verification_json(&w, r, R->o);
         json_end(&w);
     }
     json_key(&w, "notes");

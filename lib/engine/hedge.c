@@ -33,6 +33,8 @@
 #include "selective.h"
 #include "uncertainty.h"
 #include "util.h"
+#include "verify.h"
+#include "auc.h"
 
 #define HEDGE_BINS 20    /* ktau -b 20 */
 #define HEDGE_ECE_BINS 15 /* apcurve --ece 15 */
@@ -241,13 +243,92 @@ static limits count_limits(const match_set *Q, const match_set *G, const int64_t
     return L;
 }
 
-/* verification AP (and ECE with match a, b) over sampled pairs of Q, as pairscore | apcurve */
+/* the verification section's pair numbers (hedge.h's struct hedge_verify) from the pairs' scores
+ * s and their classes y (1: genuine) */
+static void verify_pairs(const double *s, const uint8_t *y, long n, hedge_result *r)
+{
+    struct hedge_verify *v = &r->verify;
+    double *gen = emalloc((size_t)n * sizeof *gen), *imp = emalloc((size_t)n * sizeof *imp);
+    int64_t ng = 0, ni = 0;
+    for (long p = 0; p < n; p++)
+        if (y[p])
+            gen[ng++] = s[p];
+        else
+            imp[ni++] = s[p];
+    v->genuine = ng, v->impostor = ni;
+    if (ng && ni)
+        v->roc_auc = metrics_auc(s, y, n);
+    else
+        snprintf(v->roc_why, sizeof v->roc_why, "%s (%ld pair%s)", ng ? "no impostor pair" : "no genuine pair", n,
+                 n == 1 ? "" : "s");
+    for (int f = 0; f < HEDGE_NFAR; f++) {
+        if (!ng || !verify_enough(ni, v->far[f])) {
+            if (!ng)
+                snprintf(v->tar_why[f], sizeof v->tar_why[f], "%s", v->roc_why);
+            else
+                snprintf(v->tar_why[f], sizeof v->tar_why[f], "%lld impostor pairs, fewer than the %.0f (10 / FAR) "
+                         "this FAR needs (draw more pairs)", (long long)ni, ceil(VERIFY_MIN_FALSE / v->far[f] - 1e-6));
+            continue;
+        }
+        verify_point pt;
+        verify_at_far(gen, ng, imp, ni, v->far[f], &pt);
+        v->tar[f] = pt.rate, v->fnmr[f] = 1 - pt.rate, v->far_reached[f] = pt.far_reached;
+    }
+    free(gen);
+    free(imp);
+}
+
+/* open-set identification at rank 1 over the queries of p against the gallery (hedge.h's struct
+ * hedge_verify): mated probes have their class in the gallery (npos > 0), non-mated ones not */
+static void verify_open_set(const evalpart *p, int gallery, hedge_result *r)
+{
+    struct hedge_verify *v = &r->verify;
+    const char *w = !gallery ? "no gallery: open-set identification needs one that misses some queries' classes"
+                    : !p->top1 ? "no kNN answers (no neighbour): no probe has a nearest distance"
+                               : NULL;
+    char buf[160];
+    double *mated = NULL, *non = NULL;
+    if (!w) {
+        mated = emalloc((size_t)p->nq * sizeof *mated), non = emalloc((size_t)p->nq * sizeof *non);
+        for (int64_t q = 0; q < p->nq; q++) {
+            double score = -(double)p->top1[q]; /* the nearer, the surer */
+            if (p->per && p->per[q].npos > 0)
+                mated[v->mated++] = p->per[q].p1 ? score : -INFINITY; /* never accepted: misidentified */
+            else
+                non[v->nonmated++] = score;
+        }
+        if (!v->nonmated)
+            w = "every query's class is in the gallery: no probe of an absent class to reject";
+        else if (!v->mated)
+            w = "no query's class is in the gallery: no probe to identify";
+    }
+    for (int f = 0; f < HEDGE_NFAR; f++) {
+        if (w || !verify_enough(v->nonmated, v->far[f])) {
+            if (!w)
+                snprintf(buf, sizeof buf, "%lld probes of absent classes, fewer than the %.0f (10 / FAR) this FAR "
+                         "needs", (long long)v->nonmated, ceil(VERIFY_MIN_FALSE / v->far[f] - 1e-6));
+            snprintf(v->dir_why[f], sizeof v->dir_why[f], "%s", w ? w : buf);
+            continue;
+        }
+        verify_point pt;
+        verify_at_far(mated, v->mated, non, v->nonmated, v->far[f], &pt);
+        v->dir[f] = pt.rate;
+    }
+    free(mated);
+    free(non);
+}
+
+/* verification AP (and ECE with match a, b) over sampled pairs of Q, as pairscore | apcurve; the
+ * verification section's pair numbers from the same pairs */
 static void pair_metrics(const match_set *Q, const hedge_options *o, const limits *L, hedge_result *r)
 {
     if (!L->paired || L->classes < 2) {
         const char *w = !L->paired ? "no class has two items: no matching pair to draw"
                                    : "one class only: no non-matching pair to draw";
         why(r, HEDGE_AP, "%s", w), why(r, HEDGE_ECE, "%s", w);
+        snprintf(r->verify.roc_why, sizeof r->verify.roc_why, "%s", w);
+        for (int f = 0; f < HEDGE_NFAR; f++)
+            snprintf(r->verify.tar_why[f], sizeof r->verify.tar_why[f], "%s", w);
         return;
     }
     long n = (long)o->pairs;
@@ -276,6 +357,7 @@ static void pair_metrics(const match_set *Q, const hedge_options *o, const limit
         zero |= s[p] == 0;
     }
     r->value[HEDGE_AP] = metrics_ap(s, y, n);
+    verify_pairs(s, y, n, r);
     if (o->has_match && !mls) {
         int64_t bad;
         r->value[HEDGE_ECE] = metrics_ece(s, y, n, HEDGE_ECE_BINS, NULL, &bad);
@@ -928,6 +1010,13 @@ static void result_init(hedge_result *r)
     for (int t = 0; t < HEDGE_NTARGETS; t++)
         for (int m = 0; m < HEDGE_NMEASURES; m++)
             r->best[t][m] = -1;
+    static const double fars[HEDGE_NFAR] = {1e-1, 1e-2, 1e-3, 1e-4};
+    struct hedge_verify *v = &r->verify;
+    v->roc_auc = NAN;
+    for (int f = 0; f < HEDGE_NFAR; f++) {
+        v->far[f] = fars[f];
+        v->tar[f] = v->far_reached[f] = v->fnmr[f] = v->dir[f] = NAN;
+    }
 }
 
 /* the queries' answers p against what these sets allow, value by value (a shard read from a file
@@ -1100,6 +1189,8 @@ static int finish_half(prep *P, const hedge_options *o, int gallery, const evalp
         cluster_metrics(Q, o, r);
     if (wanted(o, HEDGE_AP) || wanted(o, HEDGE_ECE))
         pair_metrics(Q, o, &P->L, r);
+    if (!o->include)
+        verify_open_set(p, gallery, r);
     return 0;
 }
 

@@ -43,7 +43,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#define HEDGE_ABI 3
+#define HEDGE_ABI 4
 enum { HEDGE_OK = 0, HEDGE_EINVAL = -1, HEDGE_ENOMEM = -2, HEDGE_ESTOPPED = -3 };
 enum { HEDGE_EUCLIDEAN = 0, HEDGE_COSINE = 1, HEDGE_MLS = 2 };
 
@@ -86,6 +86,7 @@ typedef struct {            /* one set of embeddings; arrays are C-contiguous, b
  * (binary targets), aurc, eaurc, augrc, tau, pearson_bins. Each with a bootstrap interval over
  * queries (o->bootstrap replicates from o->seed), and each learned source's difference from the
  * best free baseline of that target and measure, on the same replicates. */
+#define HEDGE_NFAR 4     /* the FARs of the verification section: 1e-1 .. 1e-4 */
 #define HEDGE_MAXUSER 2
 #define HEDGE_NSOURCES 8
 #define HEDGE_NTARGETS 4
@@ -158,6 +159,24 @@ typedef struct {
         double risk_at[3];
         char why[160];             /* why there is none */
     } riskctl[HEDGE_NSOURCES];
+    /* verification and open-set identification (lib/measures/verify.h, docs/metric.md), NaN where
+     * the set cannot give a number, with the reason in the *_why beside it. Over the pairs of ap
+     * (their score s: the match probability, else sigmoid(-d) of the means' distance, MLS under
+     * mls; higher = more alike; genuine = one class): TAR at far[f] (PFE's rule), the FAR that
+     * threshold reaches, FNMR at FMR far[f] (= 1 - TAR), and the ROC AUC P(s_gen > s_imp) + P(=)/2.
+     * Open set, with a gallery missing some queries' classes, rank 1: a probe's score is minus its
+     * nearest distance (the top1_dist baseline), mated probes (their class in the gallery) are
+     * identified when the nearest item is of their class and the score passes the threshold that
+     * the non-mated probes (absent classes) give at far[f]: DIR = the share identified. A rate
+     * needs 10 / far negatives (impostor pairs, non-mated probes). Not with include. */
+    struct hedge_verify {
+        int64_t genuine, impostor;     /* the pairs */
+        int64_t mated, nonmated;       /* the probes (queries), with a gallery */
+        double far[HEDGE_NFAR];        /* 1e-1, 1e-2, 1e-3, 1e-4 */
+        double tar[HEDGE_NFAR], far_reached[HEDGE_NFAR], fnmr[HEDGE_NFAR], dir[HEDGE_NFAR];
+        double roc_auc;
+        char tar_why[HEDGE_NFAR][160], dir_why[HEDGE_NFAR][160], roc_why[160];
+    } verify;
 } hedge_result;
 
 void hedge_options_init(hedge_options *o);

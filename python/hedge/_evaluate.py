@@ -581,6 +581,32 @@ def _uncertainty(lib, r, o, out, ci):
         out["ci_why"] = r.ci_why.decode(errors="replace")
 
 
+def _far_label(f):
+    return "1e-%d" % round(-math.log10(f))
+
+
+def _verification(r, o, out):
+    """the verification section (lib/hedge.h's struct hedge_verify) as evaluate's JSON has it:
+    out["verification"] = {"genuine", "impostor", "mated", "non_mated", "far", "tar_at_far",
+    "far_reached", "fnmr_at_fmr", "roc_auc", "dir_at_far", "why"}, why naming each NaN by its row
+    ("TAR@FAR 1e-4", "ROC AUC", "DIR@FAR 1e-2")"""
+    if o.include:  # only the metrics asked for
+        return
+    v = r.verify
+    far = list(v.far)
+    why = {}
+    for name, vals, reasons in (("TAR@FAR", v.tar, v.tar_why), ("DIR@FAR", v.dir, v.dir_why)):
+        if name == "DIR@FAR" and math.isnan(v.roc_auc):
+            why["ROC AUC"] = v.roc_why.decode(errors="replace")
+        for f, x, w in zip(far, vals, reasons):
+            if math.isnan(x):
+                why["%s %s" % (name, _far_label(f))] = w.value.decode(errors="replace")
+    out["verification"] = {"genuine": int(v.genuine), "impostor": int(v.impostor), "mated": int(v.mated),
+                           "non_mated": int(v.nonmated), "far": far, "tar_at_far": list(v.tar),
+                           "far_reached": list(v.far_reached), "fnmr_at_fmr": list(v.fnmr), "roc_auc": v.roc_auc,
+                           "dir_at_far": list(v.dir), "why": why}
+
+
 def _result(lib, r, o, names, asked, ks, pml, avg_of_avgs, return_per_class):
     value = np.ctypeslib.as_array(r.value)[:r.nmetrics].copy()
     ids = {name: i for i, name in enumerate(lib.names)}
@@ -618,6 +644,7 @@ def _result(lib, r, o, names, asked, ks, pml, avg_of_avgs, return_per_class):
         if math.isnan(value[i]) and r.why[i].value:
             why[name] = r.why[i].value.decode(errors="replace")
     _uncertainty(lib, r, o, out, ci)
+    _verification(r, o, out)
     out["why"] = why
     out["notes"] = [r.notes[j].value.decode(errors="replace") for j in range(r.nnotes)]
     return out

@@ -20,12 +20,13 @@ import threading
 
 import numpy as np
 
-HEDGE_ABI = 3
+HEDGE_ABI = 4
 HEDGE_EINVAL, HEDGE_ENOMEM, HEDGE_ESTOPPED = -1, -2, -3
 DISTANCES = {"euclidean": 0, "cosine": 1, "mls": 2}
 MAX_KS = 16
 MAX_USER = 2          # HEDGE_MAXUSER: the set's own uncertainties
 NSOURCES, NTARGETS, NMEASURES = 8, 4, 6
+NFAR = 4              # HEDGE_NFAR: the FARs of the verification section
 
 
 class Set(ctypes.Structure):
@@ -71,6 +72,18 @@ class Risk(ctypes.Structure):
                 ("risk_at", ctypes.c_double * 3), ("why", ctypes.c_char * 160)]
 
 
+class Verify(ctypes.Structure):
+    """struct hedge_verify: TAR at FAR over ap's pairs, their ROC AUC, open-set DIR at FAR (lib/measures/verify.h)."""
+    _fields_ = [("genuine", ctypes.c_int64), ("impostor", ctypes.c_int64),
+                ("mated", ctypes.c_int64), ("nonmated", ctypes.c_int64),
+                ("far", ctypes.c_double * NFAR),
+                ("tar", ctypes.c_double * NFAR), ("far_reached", ctypes.c_double * NFAR),
+                ("fnmr", ctypes.c_double * NFAR), ("dir", ctypes.c_double * NFAR),
+                ("roc_auc", ctypes.c_double),
+                ("tar_why", (ctypes.c_char * 160) * NFAR), ("dir_why", (ctypes.c_char * 160) * NFAR),
+                ("roc_why", ctypes.c_char * 160)]
+
+
 class Result(ctypes.Structure):
     """hedge_result; hedge_result_free releases what the engine allocated in it."""
     _fields_ = [("nmetrics", ctypes.c_int),
@@ -96,7 +109,8 @@ class Result(ctypes.Structure):
                 ("best", (ctypes.c_int * NMEASURES) * NTARGETS),
                 ("diff", ((ctypes.c_double * NMEASURES) * NTARGETS) * NSOURCES),
                 ("diff_ci", (((ctypes.c_double * 2) * NMEASURES) * NTARGETS) * NSOURCES),
-                ("riskctl", Risk * NSOURCES)]
+                ("riskctl", Risk * NSOURCES),
+                ("verify", Verify)]
 
 
 class RetrievalQuery(ctypes.Structure):

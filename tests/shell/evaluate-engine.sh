@@ -44,8 +44,8 @@ fromnpz --match-a 2 --match-b 1 rnd.npz > rnd-ab.hs 2> /dev/null || fail "fromnp
 n=0
 # evaluate's table and JSON without the uncertainty section (its own, at the end of the table and
 # of each set's object), the JSON in jq's sorted form
-no_unc_md() { awk '/^Uncertainty \(/ { exit } { print }' "$1" | sed '$ { /^$/d; }'; }
-no_unc_json() { jq -S -c 'walk(if type == "object" then del(.ci, .bootstrap, .ci_why, .uncertainty, .uncertainty_why, .verdict, .risk) else . end)' "$1"; }
+no_unc_md() { awk '/^(Uncertainty|Verification) \(/ { exit } { print }' "$1" | sed '$ { /^$/d; }'; }
+no_unc_json() { jq -S -c 'walk(if type == "object" then del(.ci, .bootstrap, .ci_why, .uncertainty, .uncertainty_why, .verdict, .risk, .verification) else . end)' "$1"; }
 same() {
     s_name=$1
     shift
@@ -54,7 +54,7 @@ same() {
     evaluate -o "$s_name.o" --json "$s_name.c.json" "$@" > "$s_name.c.md" 2> "$s_name.c.err" ||
         fail "$s_name: evaluate: $(cat "$s_name.c.err")"
     [ -s "$s_name.c.err" ] && fail "$s_name: evaluate wrote on stderr: $(cat "$s_name.c.err")"
-    # (the uncertainty section is evaluate's own: the programs of evaluate.sh -o DIR have none)
+    # (the uncertainty and verification sections are evaluate's own: the programs of evaluate.sh -o DIR have none)
     no_unc_md "$s_name.c.md" > "$s_name.c0.md"
     no_unc_json "$s_name.c.json" > "$s_name.c0.json" && no_unc_json "$s_name.sh.json" > "$s_name.sh0.json" ||
         fail "$s_name: the JSON does not parse"

@@ -79,7 +79,7 @@ sh "$EV" $R -g g.npz q.npz > sh.md 2> sh.err || fail "evaluate.sh -g named: $(ca
 cmp -s sh.md ev.md || fail "evaluate.sh: $(diff sh.md ev.md)"
 sh "$EV" $R -o odir -g g.npz q.npz > o.md 2> o.err || fail "evaluate.sh -o DIR -g named: $(cat o.err)"
 # (less evaluate's own uncertainty section, which the programs do not compute)
-awk '/^Uncertainty \(/ { exit } { print }' ev.md | sed '$ { /^$/d; }' > ev0.md
+awk '/^(Uncertainty|Verification) \(/ { exit } { print }' ev.md | sed '$ { /^$/d; }' > ev0.md
 grep -v '^- error-versus-reject curve (input): odir/reject-input.tsv$' o.md | cmp -s - ev0.md ||
     fail "evaluate.sh -o DIR (the programs) differs: $(diff o.md ev0.md)"
 tshow -H odir/knn-input.hs | grep -q '"class_names": \["n' || fail "knn -g's output does not carry the names"

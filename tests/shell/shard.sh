@@ -180,7 +180,7 @@ for x in lone40 lone1; do
     sh "$EV" --shards 2 --json "$x-s.json" "$x.hs" > "$x-s.md" 2> "$x-s.err" || fail "evaluate.sh --shards 2 $x.hs: $(cat "$x-s.err")"
     cmp -s "$x.md" "$x-s.md" && cmp -s "$x.json" "$x-s.json" || fail "--shards 2 on $x.hs: another table: $(diff "$x.md" "$x-s.md")"
 done
-[ "$(awk '/^Uncertainty \(/ { exit } { print }' lone40.md | grep -c ' | - |$')" = 19 ] ||
+[ "$(awk '/^(Uncertainty|Verification) \(/ { exit } { print }' lone40.md | grep -c ' | - |$')" = 19 ] ||
     fail "lone40: not 19 numbers '-' in the battery's table: $(cat lone40.md)"
 expect_exit 2 "--shards 0" sh "$EV" --shards 0 q.hs
 expect_exit 2 "--sshlogin without --shards" sh "$EV" --sshlogin : q.hs

@@ -188,7 +188,9 @@ static void test_bad(void)
     CHECK(refused(&Q, NULL, &ok, "ks[1] = 1"));
     hedge_options oa = o;
     oa.abi = 0;
-    CHECK(refused(&Q, NULL, &oa, "abi 0, expected 3"));
+    char abi[64];
+    snprintf(abi, sizeof abi, "abi 0, expected %d", HEDGE_ABI);
+    CHECK(refused(&Q, NULL, &oa, abi));
     hedge_options oq = o;
     oq.q0 = 20, oq.q1 = 10;
     CHECK(refused(&Q, NULL, &oq, "queries 20 to 10"));
