@@ -1,5 +1,5 @@
 /* verify: verification and open-set identification rates at a false-accept rate, as PFE's
- * find_thresholds_by_FAR and its TAR / DIR (seasonyc/PFE, utils/evaluation.py): the threshold is
+ * find_thresholds_by_FAR and its TAR / DIR_FAR (seasonSH/Probabilistic-Face-Embeddings, evaluation/metrics.py): the threshold is
  * read off the negatives' scores (impostor pairs, or the probes of classes absent from the
  * gallery), the rate is the share of positives (genuine pairs, mated probes) accepted.
  *
