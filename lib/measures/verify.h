@@ -7,7 +7,7 @@
  *           mated probe whose nearest gallery item is of another class)
  *   k       = round(nneg * far), half to even (numpy's np.round)
  *   T       = the k-th largest negative score (k >= 1), or, for k = 0, the next double above the
- *             largest one (PFE adds 1e-5: it accepts no negative either)
+ *             largest one (PFE adds 1e-8: it accepts no negative either)
  *   accept  s >= T; rate = the share of positives accepted; far_reached = the share of negatives
  *           accepted (k / nneg, more when negatives tie at T)
  *   enough  nneg * far >= VERIFY_MIN_FALSE (10) negatives expected above T: with fewer the rate
