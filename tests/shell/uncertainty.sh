@@ -255,6 +255,58 @@ for k in ("ci", "bootstrap", "uncertainty", "uncertainty_why", "verdict", "risk"
 assert "- var - best free baseline (" in p.stdout and "r1 AUROC:" in p.stdout, p.stdout[-2000:]
 print("uncertainty: evaluate's JSON equals the dict; its table leads the section with the verdict")
 
+# ---- the anchors' own numbers, each by its published code's formula (docs/metric.md's table), on
+# a set without ties in u (their sorts break ties arbitrarily), against hedge's by the mapping
+ta = d  # var's numbers: var is continuous, so no ties
+u, l1 = src["var"], pq["r1"]
+ok = ~np.isnan(l1)
+uu, ee = u[ok], l1[ok]
+nq = len(uu)
+conf = -uu
+# URL (validate.py): binary_auroc(-u, correct), torchmetrics' exact ROC (trapezoid over distinct scores)
+def torch_binary_auroc(score, target):
+    o = np.argsort(-score, kind="stable"); s_, t_ = score[o], target[o]
+    distinct = np.r_[np.nonzero(np.diff(s_))[0], len(s_) - 1]
+    tps = np.cumsum(t_)[distinct]; fps = (1 + distinct) - tps
+    tpr = np.r_[0, tps / tps[-1]]; fpr = np.r_[0, fps / fps[-1]]
+    return np.trapz(tpr, fpr)
+close(torch_binary_auroc(conf, 1 - ee), ta["uncertainty"]["var"]["r1"]["auroc"], 1e-12, "URL R-AUROC = [var][r1][auroc]")
+# tinkoff (metrics/nearest.py, ERCRecallK): mean over k of cumsum(errors by confidence descending)[k] / k
+o = np.argsort(-conf, kind="stable")
+erc = (np.cumsum(ee[o]) / np.arange(1, nq + 1)).mean()
+close(erc, ta["uncertainty"]["var"]["r1"]["aurc"], 1e-12, "tinkoff ERC-R@1 = [var][r1][aurc]")
+lm = pq["map_r"][ok]
+close((np.cumsum(lm[o]) / np.arange(1, nq + 1)).mean(), ta["uncertainty"]["var"]["map_r"]["aurc"], 1e-6,
+      "tinkoff ERC-MAP@R = [var][map_r][aurc]")
+# torch-uncertainty (risk_coverage.py): AURC = trapz(k/n, r_k) / (1 - 1/n); AUGRC likewise with r_k k/n
+r = np.cumsum(ee[o]) / np.arange(1, nq + 1); cov = np.arange(1, nq + 1) / nq
+tu_aurc = np.trapz(r, cov) / (1 - 1 / nq)
+close(tu_aurc, (nq * ta["uncertainty"]["var"]["r1"]["aurc"] - (r[0] + r[-1]) / 2) / (nq - 1), 1e-12,
+      "torch-uncertainty AURC = (n aurc - (r_1 + r_n)/2) / (n - 1)")
+gr = r * cov
+tu_augrc = np.trapz(gr, cov) / (1 - 1 / nq)
+close(tu_augrc, (nq * ta["uncertainty"]["var"]["r1"]["augrc"] - (gr[0] + gr[-1]) / 2) / (nq - 1), 1e-12,
+      "torch-uncertainty AUGRC = (n augrc - (GR_1 + GR_n)/2) / (n - 1)")
+# fd-shifts (rc_stats.py, generalized_risk_stats): from the least confident, the remaining loss / n at
+# each change of confidence, the trapezoid over coverage (x 1000)
+oa = np.argsort(conf, kind="stable")  # ascending confidence: removed first
+cov_pts, risk_pts = [1.0], [ee.sum() / nq]
+rem = ee.sum()
+for i in range(nq):
+    rem -= ee[oa[i]]
+    cov_pts.append((nq - i - 1) / nq); risk_pts.append(rem / nq)
+fd_augrc = -np.trapz(risk_pts, cov_pts) * 1000
+close(fd_augrc, 1000 * (ta["uncertainty"]["var"]["r1"]["augrc"] - ee.mean() / (2 * nq)), 1e-9,
+      "fd-shifts augrc = 1000 (augrc - mean(l) / 2n)")
+# PCME++ (evaluation.py, eval_uncertainty): 10 equal bins by u ascending (the rest dropped), the
+# Pearson r of the bin index with the bins' R@1
+ou = np.argsort(uu, kind="stable"); bs = nq // 10
+r1b = [1 - ee[ou[b * bs:(b + 1) * bs]].mean() for b in range(10)]
+close(np.corrcoef(np.arange(10), r1b)[0, 1], ta["uncertainty"]["var"]["r1"]["pearson_bins"], 1e-9,
+      "PCME++ unc_linear = [var][r1][pearson_bins]")
+print("uncertainty: URL's R-AUROC, tinkoff's ERC, torch-uncertainty's AURC and AUGRC, fd-shifts' AUGRC and PCME++'s "
+      "unc_linear recomputed by their own formulas map onto hedge's as docs/metric.md says")
+
 # ---- what cannot be had: '-' and a reason, never a crash
 w = hedge.evaluate(x, y, uncertainty={"flat": np.ones(n, np.float32)}, bootstrap=20)
 assert all(math.isnan(v) for t in w["uncertainty"]["flat"].values() for v in t.values())
