@@ -784,7 +784,7 @@ size_t utf8_len(const unsigned char *s, size_t n)
 
 /* the length of the printable character at s (n >= 1 bytes there): 0 for a control character
  * (C0, DEL, C1) or a byte that is not UTF-8 */
-static size_t text_len(const unsigned char *s, size_t n)
+size_t util_text_len(const unsigned char *s, size_t n)
 {
     size_t k = utf8_len(s, n);
     if ((k == 1 && (s[0] < 0x20 || s[0] == 0x7f)) || (k == 2 && s[0] == 0xc2 && s[1] < 0xa0))
@@ -798,7 +798,7 @@ const char *util_shown(char out[UTIL_SHOWN], const char *s, size_t n)
     size_t m = n > 64 ? 64 : n;
     char *o = out;
     for (size_t i = 0, k; i < m; i += k ? k : 1) {
-        k = text_len(u + i, m - i);
+        k = util_text_len(u + i, m - i);
         if (k && u[i] != '\\' && u[i] != '\'')
             memcpy(o, u + i, k), o += k;
         else if (u[i] == '\\' || u[i] == '\'' || u[i] == '\n' || u[i] == '\t' || u[i] == '\r')

@@ -113,6 +113,9 @@ size_t utf8_len(const unsigned char *s, size_t n);
 /* s (n bytes, a NUL among them perhaps) as a message shows it, into out: printable UTF-8 as it
  * is; backslashes, quotes, \n, \t and \r escaped; any other byte (a control character, one that
  * is not UTF-8) as \xNN; the first 64 bytes, then "..." when there are more. Returns out. */
+/* the length of the printable character at s (n >= 1 bytes there): 0 for a control character
+ * (C0, DEL, C1) or a byte that is not UTF-8 */
+size_t util_text_len(const unsigned char *s, size_t n);
 enum { UTIL_SHOWN = 4 * 64 + 4 };
 const char *util_shown(char out[UTIL_SHOWN], const char *s, size_t n);
 /* s (n bytes) as a JSON string: quotes, backslashes and control characters escaped, bytes that

@@ -56,37 +56,6 @@ static const char *shape_of(const npy_array *a)
     return s;
 }
 
-/* the length of the printable character at s (n >= 1 bytes there): 0 for a control character
- * (C0, DEL, C1) or a byte that is not UTF-8 */
-static size_t text_len(const unsigned char *s, size_t n)
-{
-    size_t k = utf8_len(s, n);
-    if ((k == 1 && (s[0] < 0x20 || s[0] == 0x7f)) || (k == 2 && s[0] == 0xc2 && s[1] < 0xa0))
-        return 0;
-    return k;
-}
-
-/* name (n bytes, a NUL among them perhaps) as a message shows it, into out: quotes, backslashes
- * and what is not printable UTF-8 escaped (\n, \x93), the first 64 bytes and "..." if longer */
-enum { SHOWN = 4 * 64 + 4 };
-static const char *shown(char out[SHOWN], const char *name, size_t n)
-{
-    const unsigned char *u = (const unsigned char *)name;
-    size_t m = n > 64 ? 64 : n;
-    char *o = out;
-    for (size_t i = 0, k; i < m; i += k ? k : 1) {
-        k = text_len(u + i, m - i);
-        if (k && u[i] != '\\' && u[i] != '\'')
-            memcpy(o, u + i, k), o += k;
-        else if (u[i] == '\\' || u[i] == '\'' || u[i] == '\n' || u[i] == '\t' || u[i] == '\r')
-            o += sprintf(o, "\\%c", u[i] == '\n' ? 'n' : u[i] == '\t' ? 't' : u[i] == '\r' ? 'r' : u[i]);
-        else
-            o += sprintf(o, "\\x%02x", u[i]);
-    }
-    strcpy(o, n > m ? "..." : "");
-    return out;
-}
-
 /* "array 'mu'", as messages name x */
 static const char *what(const array *x)
 {
@@ -142,8 +111,8 @@ static array *load(const options *o, const uint8_t *buf, size_t len, int *count)
         v = ecalloc(1, sizeof *v);
         int r = kind_roles[o->kind].main;
         v->name = estrdup(o->name[r] ? o->name[r] : role_field[r]);
-        char sh[SHOWN];
-        v->label = estrdup(shown(sh, v->name, strlen(v->name)));
+        char sh[UTIL_SHOWN];
+        v->label = estrdup(util_shown(sh, v->name, strlen(v->name)));
         if ((err = npy_parse_any(buf, len, what(v), &v->a)))
             die("%s: %s", o->input, err);
         v->have_header = 1;
@@ -160,17 +129,17 @@ static array *load(const options *o, const uint8_t *buf, size_t len, int *count)
     v = ecalloc(n ? n : 1, sizeof *v);
     for (int i = 0; i < n; i++) {
         size_t k = z[i].namelen;
-        char sh[SHOWN];
+        char sh[UTIL_SHOWN];
         if (memchr(z[i].name, 0, k))
             die("%s: member %d's name '%s' holds a NUL byte: expected a file name such as 'mu.npy'", o->input,
-                i + 1, shown(sh, z[i].name, k));
+                i + 1, util_shown(sh, z[i].name, k));
         if (k < 5 || memcmp(z[i].name + k - 4, ".npy", 4))
             die("%s: member '%s' is not an .npy array: expected NAME.npy, as np.savez writes", o->input,
-                shown(sh, z[i].name, k));
+                util_shown(sh, z[i].name, k));
         v[i].name = emalloc(k - 3);
         memcpy(v[i].name, z[i].name, k - 4);
         v[i].name[k - 4] = 0;
-        v[i].label = estrdup(shown(sh, v[i].name, k - 4));
+        v[i].label = estrdup(util_shown(sh, v[i].name, k - 4));
         v[i].zip = z[i];
         v[i].role = -1;
     }
@@ -489,7 +458,7 @@ static int field_name_ok(const char *name)
     if (!n || n >= STREAM_NAMELEN || !strcmp(name, "end"))
         return 0;
     for (size_t i = 0, k; i < n; i += k)
-        if (!(k = text_len((const unsigned char *)name + i, n - i)))
+        if (!(k = util_text_len((const unsigned char *)name + i, n - i)))
             return 0;
     return 1;
 }

@@ -82,7 +82,7 @@ typedef struct {            /* one set of embeddings; arrays are C-contiguous, b
  * mean of the variances), eta, and the set's user sources. Targets, per query (a loss in [0, 1]):
  * r1 (the nearest item is of another class: 1 - P@1), knn (kNN's vote is wrong), ap (1 - the
  * query's AP; at K with at_k), map_r (1 - MAP@R); r1, ap, map_r over the queries with a positive.
- * Measures (lib/selective.h has the definitions, docs/metric.md the anchors' mappings): auroc
+ * Measures (lib/measures/selective.h has the definitions, docs/metric.md the anchors' mappings): auroc
  * (binary targets), aurc, eaurc, augrc, tau, pearson_bins. Each with a bootstrap interval over
  * queries (o->bootstrap replicates from o->seed), and each learned source's difference from the
  * best free baseline of that target and measure, on the same replicates. */

@@ -1,5 +1,5 @@
 /* riskctl: a threshold on the uncertainty that controls the risk of the answers kept
- * (lib/riskctl.h). */
+ * (lib/measures/riskctl.h). */
 #include "riskctl.h"
 
 #include <math.h>

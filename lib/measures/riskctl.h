@@ -24,7 +24,7 @@
  *             test half's is reported, and may exceed alpha), a shift of the queries' distribution,
  *             another gallery.
  * And the empirical selective risk at coverage 50, 80 and 95 % over all the queries (the mean loss
- * of the ceil(c m) surest, equal u in the expectation of the tie rule of lib/selective.h).
+ * of the ceil(c m) surest, equal u in the expectation of the tie rule of lib/measures/selective.h).
  *
  *   riskctl_result r;
  *   riskctl_run(u, loss, n, 714, 0.05, 0.1, &r);   // r.threshold, r.coverage, r.risk

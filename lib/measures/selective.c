@@ -1,5 +1,5 @@
 /* selective: every uncertainty source against every per-query loss, with bootstrap intervals
- * (lib/selective.h). */
+ * (lib/measures/selective.h). */
 #include "selective.h"
 
 #include <math.h>
@@ -10,6 +10,7 @@
 
 #include "argsort.h"
 #include "par.h"
+#include "retrieval.h"
 #include "rng.h"
 #include "tau.h"
 #include "util.h"
@@ -19,18 +20,6 @@ static const char *const mnames[SELECTIVE_NMEASURES] = {"auroc", "aurc", "eaurc"
 const char *selective_measure_name(int m) { return m >= 0 && m < SELECTIVE_NMEASURES ? mnames[m] : NULL; }
 
 int selective_higher_better(int m) { return m == SELECTIVE_AUROC || m == SELECTIVE_TAU; }
-
-/* the Pearson correlation of (x, y), NaN when either is constant */
-static double pearson(const double *x, const double *y, int n)
-{
-    double mx = 0, my = 0, sxy = 0, sxx = 0, syy = 0;
-    for (int i = 0; i < n; i++)
-        mx += x[i], my += y[i];
-    mx /= n, my /= n;
-    for (int i = 0; i < n; i++)
-        sxy += (x[i] - mx) * (y[i] - my), sxx += (x[i] - mx) * (x[i] - mx), syy += (y[i] - my) * (y[i] - my);
-    return sxx > 0 && syy > 0 ? sxy / sqrt(sxx * syy) : NAN;
-}
 
 /* B bins over positions 0 .. N-1: array_split's sizes (drop = 0: the first N mod B one larger),
  * or floor(N / B) each with the last N mod B positions left out (drop = 1, PCME++'s); start[B + 1] */
@@ -166,7 +155,7 @@ static void pass(const pass_in *P, const uint32_t *k, const uint32_t *mk, int bi
                 j++;
             perf[b] = (F[j] - prev) / (double)(ps[b + 1] - ps[b]), prev = F[j];
         }
-        out[SELECTIVE_PEARSON] = pearson(idx, perf, 10);
+        out[SELECTIVE_PEARSON] = retrieval_pearson(idx, perf, 10);
     }
 }
 

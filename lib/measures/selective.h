@@ -7,7 +7,7 @@
  *
  *   order    queries by u ascending (surest first); a run of equal u is one step of every curve:
  *            what it contributes is its expectation over random orders within the run
- *   AUROC    P(u_wrong > u_right) + P(=) / 2, a binary loss only (lib/aurc.h)
+ *   AUROC    P(u_wrong > u_right) + P(=) / 2, a binary loss only (lib/measures/aurc.h)
  *   AURC     (1/n) sum_k r_k, r_k = (1/k) sum_{j<=k} l_(j), the selective risk (Geifman 2019)
  *   E-AURC   AURC - AURC of the losses themselves in ascending order (the oracle)
  *   AUGRC    (1/n) sum_k GR_k, GR_k = (1/n) sum_{j<=k} l_(j): the share of queries both kept
@@ -97,7 +97,7 @@ const char *selective_measure_name(int m);
  * E-AURC, AUGRC, and pearson_bins, negative for a useful uncertainty) */
 int selective_higher_better(int m);
 
-/* the fast path of a replicate (tested against lib/aurc.h's exact functions with every count 1):
+/* the fast path of a replicate (tested against lib/measures/aurc.h's exact functions with every count 1):
  * the measures of u against loss over the items order[0 .. m) (ascending u, equal u adjacent;
  * oorder: the same items by ascending loss) with counts c (NULL: 1 each); H (>= the total
  * count + 1 entries): the harmonic numbers H[k] = sum_{j<=k} 1/j */

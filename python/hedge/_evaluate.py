@@ -541,7 +541,7 @@ def _select(names, include, exclude):
 
 
 def _uncertainty(lib, r, o, out, ci):
-    """the uncertainty section of the result (lib/hedge.h): out["uncertainty"][source][target]
+    """the uncertainty section of the result (lib/engine/hedge.h): out["uncertainty"][source][target]
     [measure] (NaN: out["uncertainty_why"] has the reason), ci[source][target][measure] = [lo,
     hi], out["verdict"][learned source][target][measure] = {"baseline", "difference", "ci"}; and
     out["ci"], out["bootstrap"] (the replicates, 0: none)"""
@@ -586,7 +586,7 @@ def _far_label(f):
 
 
 def _verification(r, o, out):
-    """the verification section (lib/hedge.h's struct hedge_verify) as evaluate's JSON has it:
+    """the verification section (lib/engine/hedge.h's struct hedge_verify) as evaluate's JSON has it:
     out["verification"] = {"genuine", "impostor", "mated", "non_mated", "far", "tar_at_far",
     "far_reached", "fnmr_at_fmr", "roc_auc", "dir_at_far", "why"}, why naming each NaN by its row
     ("TAR@FAR 1e-4", "ROC AUC", "DIR@FAR 1e-2")"""

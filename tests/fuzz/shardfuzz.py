@@ -36,29 +36,14 @@ import random
 import subprocess
 import sys
 
-import msgpack
 import numpy as np
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from progfuzz import dump, load  # streams as Python objects, well-formed on the way back
 
 SAN_MARKS = ("ERROR: AddressSanitizer", "runtime error:", "ERROR: LeakSanitizer")
 ENV = dict(os.environ, OPENBLAS_NUM_THREADS="1",
            ASAN_OPTIONS="exitcode=99:detect_leaks=0", UBSAN_OPTIONS="exitcode=98:halt_on_error=1")
-
-
-def load(path):
-    objs = list(msgpack.Unpacker(open(path, "rb"), raw=False, strict_map_key=False))
-    recs = [{k: np.frombuffer(t["data"], dtype=np.dtype(t["dtype"]).newbyteorder("<")).reshape(t["shape"]).copy()
-             for k, t in o.items()} for o in objs[1:-1]]
-    return objs[0], recs
-
-
-def dump(path, header, recs):
-    with open(path, "wb") as f:
-        f.write(msgpack.packb(header, use_bin_type=True))
-        for r in recs:
-            f.write(msgpack.packb({k: {"dtype": a.dtype.name, "shape": list(a.shape),
-                                       "data": a.astype(a.dtype.newbyteorder("<")).tobytes()}
-                                   for k, a in r.items()}, use_bin_type=True))
-        f.write(msgpack.packb({"end": len(recs)}))
 
 
 def values(rng, a, pos):

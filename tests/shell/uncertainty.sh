@@ -17,47 +17,14 @@ PY=/usr/bin/python3
 env -u MAKEFLAGS -u MFLAGS -u MAKELEVEL -u MAKEOVERRIDES -u BUILD -u SANFLAGS make -s -C "$ROOT" lib > "$T/make.log" 2>&1 ||
     fail "make lib: $(tail -n 3 "$T/make.log")"
 cd "$T" || fail "no temp dir"
-PYTHONPATH="$ROOT/python" HEDGE_LIB="$ROOT/build/lib/libhedge.so" $PY - "$BIN" <<'PYEOF' || fail "see above"
+PYTHONPATH="$ROOT/python" HEDGE_LIB="$ROOT/build/lib/libhedge.so" $PY - "$BIN" "$ROOT" <<'PYEOF' || fail "see above"
 import json, math, subprocess, sys
 import numpy as np
 import hedge
 
-BIN = sys.argv[1]
-M64 = (1 << 64) - 1
-
-# ---- hedge's generator (lib/base/rng.c), for the bootstrap's counts and the tie keys
-def mix(z):
-    z = (z + 0x9e3779b97f4a7c15) & M64
-    z = ((z ^ (z >> 30)) * 0xbf58476d1ce4e5b9) & M64
-    z = ((z ^ (z >> 27)) * 0x94d049bb133111eb) & M64
-    return z ^ (z >> 31)
-
-class Rng:
-    def __init__(self, seed, stream):
-        x = mix(seed) ^ mix(stream ^ 0x6a09e667f3bcc908)
-        self.s = []
-        for _ in range(4):
-            x = (x + 0x9e3779b97f4a7c15) & M64
-            self.s.append(mix(x))
-    def u64(self):
-        s = self.s
-        rotl = lambda x, k: ((x << k) | (x >> (64 - k))) & M64
-        r = (rotl((s[1] * 5) & M64, 7) * 9) & M64
-        t = (s[1] << 17) & M64
-        s[2] ^= s[0]; s[3] ^= s[1]; s[1] ^= s[2]; s[0] ^= s[3]; s[2] ^= t; s[3] = rotl(s[3], 45)
-        return r
-    def below(self, n):
-        m = self.u64() * n
-        if (m & M64) < n:
-            t = (-n % (1 << 64)) % n
-            while (m & M64) < t:
-                m = self.u64() * n
-        return m >> 64
-
-STREAM = lambda a, b, c, d: (ord(a) << 56) | (ord(b) << 48) | (ord(c) << 40) | (ord(d) << 32)
-
-def tie_key(seed, i):
-    return mix(mix(seed ^ STREAM("t", "i", "e", "s")) ^ i)
+BIN, ROOT = sys.argv[1], sys.argv[2]
+sys.path.insert(0, ROOT + "/tests")
+from hedge_rng import Rng, mix, stream as STREAM, tie_key  # hedge's generator (lib/base/rng.c)
 
 # ---- the per-query values from brute-force distances (leave-one-out, euclidean, k = 5)
 def per_query(x, y, k=5):

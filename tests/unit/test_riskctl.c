@@ -1,4 +1,4 @@
-/* riskctl: the threshold of lib/riskctl.h on a hand-built set, and its guarantee checked the way it
+/* riskctl: the threshold of lib/measures/riskctl.h on a hand-built set, and its guarantee checked the way it
  * is stated: over many calibration draws from a known distribution, the true error rate of the
  * queries kept exceeds alpha in at most a share delta of them (plus Monte-Carlo slack). */
 #include <math.h>

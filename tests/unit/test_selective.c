@@ -1,4 +1,4 @@
-/* selective: the measures of lib/selective.h against hand-derived values and against lib/aurc.h's
+/* selective: the measures of lib/measures/selective.h against hand-derived values and against lib/measures/aurc.h's
  * exact functions (the fast path of a replicate with every count 1), counts against copies, the
  * bootstrap's scheme and its independence of the thread count, and what cannot be had. */
 #include <math.h>
@@ -148,7 +148,7 @@ static void test_exact(void)
     }
 }
 
-/* the run: the bootstrap's counts as lib/selective.h says (replicate b from rng_init(seed,
+/* the run: the bootstrap's counts as lib/measures/selective.h says (replicate b from rng_init(seed,
  * SELECTIVE_BOOT ^ b), n draws of rng_below(n)), its intervals the percentiles of replicates
  * recomputed here, the same bytes on 1 and 4 threads, the differences paired, and what cannot be
  * had said */
