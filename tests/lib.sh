@@ -106,3 +106,10 @@ wait_caught() {
     done
     return 1
 }
+# plain_libhedge ROOT: the tree's plain libhedge.so made (build/lib, as pip's build makes it: make
+# sanitize's, built with ASan, cannot be loaded into python3), its path in LIBSO
+plain_libhedge() {
+    env -u MAKEFLAGS -u MFLAGS -u MAKELEVEL -u MAKEOVERRIDES -u BUILD -u SANFLAGS make -s -C "$1" lib > "$T/make.log" 2>&1 ||
+        fail "make lib: $(tail -n 3 "$T/make.log")"
+    LIBSO=$1/build/lib/libhedge.so
+}

@@ -12,11 +12,7 @@ set -u
 . "$(dirname "$0")/../lib.sh"
 PY=/usr/bin/python3
 ROOT=$(cd "$(dirname "$0")/../.." && pwd)
-# the tree's plain libhedge.so, as pip's build takes it (make sanitize's, built with ASan, cannot
-# be loaded into python3)
-env -u MAKEFLAGS -u MFLAGS -u MAKELEVEL -u MAKEOVERRIDES -u BUILD -u SANFLAGS make -s -C "$ROOT" lib > "$T/make.log" 2>&1 ||
-    fail "make lib: $(tail -n 3 "$T/make.log")"
-LIBSO=$ROOT/build/lib/libhedge.so
+plain_libhedge "$ROOT"
 $PY - "$T" <<'PYEOF' || fail "could not make the sets"
 import sys
 import numpy as np

@@ -13,10 +13,9 @@ set -u
 . "$(dirname "$0")/../lib.sh"
 ROOT=$(cd "$(dirname "$0")/../.." && pwd)
 PY=/usr/bin/python3
-env -u MAKEFLAGS -u MFLAGS -u MAKELEVEL -u MAKEOVERRIDES -u BUILD -u SANFLAGS make -s -C "$ROOT" lib > "$T/make.log" 2>&1 ||
-    fail "make lib: $(tail -n 3 "$T/make.log")"
+plain_libhedge "$ROOT"
 cd "$T" || fail "no temp dir"
-PYTHONPATH="$ROOT/python" HEDGE_LIB="$ROOT/build/lib/libhedge.so" $PY - "$BIN" "$ROOT" <<'PYEOF' || fail "see above"
+PYTHONPATH="$ROOT/python" HEDGE_LIB="$LIBSO" $PY - "$BIN" "$ROOT" <<'PYEOF' || fail "see above"
 import json, math, subprocess, sys
 import numpy as np
 import hedge
