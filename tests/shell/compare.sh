@@ -43,6 +43,19 @@ grep -q "^| seen-clean | triplet | .* | - | - | - | - |$" "$T/table" || fail "tr
 grep -q "^- point (tau, auroc, aurc, aurc_oracle): no uncertainty (point embeddings)" "$T/table" || fail "point's reason: $(tail -n 12 "$T/table")"
 grep -q "^- triplet (ece): no match probability (loss triplet learns none)" "$T/table" || fail "triplet's reason: $(tail -n 12 "$T/table")"
 grep -q "spe_closed" "$T/c/runs/spe/fs-seen-clean.json" || fail "SPE's few-shot was not scored by its own scorer"
+# the uncertainty battery's lines: every model the free baselines, a learned source its difference
+# from the best of them with the paired interval (the note names that baseline)
+r=$T/c/runs
+for m in point hib spe hetriplet triplet; do
+    grep -q "^$m	seen-corrupt	u:vote_entropy:r1:auroc	[-0-9.]" "$r/$m/results.tsv" || fail "$m has no vote_entropy: $(grep u: "$r/$m/results.tsv" | head -n 3)"
+done
+for mv in hib:eta hib:var spe:var hetriplet:var; do
+    m=${mv%%:*} u=${mv#*:}
+    for k in "d:$u:r1:auroc	[-0-9.e]*	\(top1_dist\|ratio\|vote_entropy\|norm\)$" "d:$u:map_r:aurc	" "d:$u:r1:auroc:lo	[-0-9.e]*$" "d:$u:r1:auroc:hi	[-0-9.e]*$"; do
+        grep -q "^$m	unseen-corrupt	$k" "$r/$m/results.tsv" || fail "$m: no line $k: $(grep "d:$u" "$r/$m/results.tsv" | head -n 4)"
+    done
+done
+grep -q "	d:" "$r/point/results.tsv" "$r/triplet/results.tsv" && fail "a point model has a learned source: $(grep -h '	d:' "$r/point/results.tsv" | head -n 2)"
 [ -s "$T/c/reject.png" ] || fail "no figure: $(tail -n 5 "$T/err")"
 [ "$(head -c 4 "$T/c/reject.png" | tail -c 3)" = PNG ] || fail "reject.png is not a PNG"
 # the same steps for the same images: pairs 31 x 256, P x K 61 x 128, episodes 2 x 3850
