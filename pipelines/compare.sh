@@ -32,11 +32,12 @@
 #   finished (a grid still running or stopped; give it the grid's options to get its tables),
 #   its results in OUT/results-*.report.tsv.
 # Runs land in OUT/runs/METHOD, the job log in OUT/joblog-compare, the data in OUT/data/N2. Re-running
-# the same command resumes. Prints the table (markdown) on stdout and draws OUT/reject.png (the
+# the same command resumes. Prints the table (markdown) on stdout, then each learned uncertainty
+# beside the best free baseline (pipelines/finding.sh), and draws OUT/reject.png (the
 # error-versus-reject curves, gnuplot); exits 1, naming each failed run, when a run did not finish.
 set -eu
 . "$(dirname "$0")/common.sh"
-usage() { sed -n '2,36p' "$HEDGE_ROOT/pipelines/compare.sh" | sed 's/^# \{0,1\}//' >&2; exit 2; }
+usage() { sed -n '2,37p' "$HEDGE_ROOT/pipelines/compare.sh" | sed 's/^# \{0,1\}//' >&2; exit 2; }
 grid_options 1536000 46080000 "$@"
 repeats=1000
 [ "$preset" = quick ] && repeats=100
@@ -55,6 +56,12 @@ grid_parallel "$out/joblog-compare" "$configs" \
     'mkdir -p '"$out"'/runs/{1}; THREADS='"$threads"' sh '"$HEDGE_ROOT"'/pipelines/compare-run.sh '"$out"' {1} {2} {3} '"$steps"' > '"$out"'/runs/{1}/run.log 2>&1; rc=$?; cat '"$out"'/runs/{1}/run.log >&2; exit $rc'
 BODY_SPEC=$body sh "$HEDGE_ROOT/pipelines/compare-tables.sh" "$out" "$configs" "$steps" "$recipe" "$dataset"
 echo
+if grep -q '	d:' "$out"/runs/*/results.tsv 2> /dev/null; then
+    echo "### Does a learned uncertainty know more than the free signals? (pipelines/finding.sh)"
+    echo
+    sh "$HEDGE_ROOT/pipelines/finding.sh" "$dataset${body:+ $body}=$out"
+    echo
+fi
 occlusion_note
 seeds_note "$configs"
 runs_note "$out" "$configs"

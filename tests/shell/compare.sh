@@ -56,6 +56,26 @@ for mv in hib:eta hib:var spe:var hetriplet:var; do
     done
 done
 grep -q "	d:" "$r/point/results.tsv" "$r/triplet/results.tsv" && fail "a point model has a learned source: $(grep -h '	d:' "$r/point/results.tsv" | head -n 2)"
+# finding.sh: the learned sources beside the best free baseline, from these runs
+sh "$root/pipelines/finding.sh" "mnist=$T/c" > "$T/finding" 2> "$T/err" || fail "finding.sh exited $?: $(cat "$T/err")"
+for mv in hib:eta hib:var spe:var hetriplet:var; do
+    grep -q "^| mnist | unseen-corrupt | ${mv%%:*} | ${mv#*:} | r1 AUROC | $num | $num [a-z_]* | [-+]$num | [01] / [01] / [01] |$" "$T/finding" ||
+        fail "finding: no row for $mv: $(head -n 4 "$T/finding")"
+done
+grep -q "^| mnist | seen-clean | hib | eta | r1 AUROC |" "$T/table" || fail "compare.sh's table lacks the finding: $(tail -n 5 "$T/table")"
+[ "$(grep -c '| point |' "$T/finding")" = 0 ] || fail "finding: a row for point"
+sh "$root/pipelines/finding.sh" --summary "mnist=$T/c" > "$T/summary" || fail "finding.sh --summary"
+grep -q "^| mnist | hib | eta | 28 | [0-9]* | [0-9]* | [0-9]* | " "$T/summary" || fail "finding's summary: $(cat "$T/summary")"
+# by hand: two seeds of one source, one better (the interval above 0), one undecided; an AURC
+# better below 0
+mkdir -p "$T/h/runs/a" "$T/h/runs/b"
+printf 'hib\tseen-clean\tu:eta:r1:auroc\t0.8\nhib\tseen-clean\td:eta:r1:auroc\t0.1\tratio\nhib\tseen-clean\td:eta:r1:auroc:lo\t0.05\nhib\tseen-clean\td:eta:r1:auroc:hi\t0.15\nhib\tseen-clean\tu:eta:ap:aurc\t0.2\nhib\tseen-clean\td:eta:ap:aurc\t-0.1\tnorm\nhib\tseen-clean\td:eta:ap:aurc:lo\t-0.2\nhib\tseen-clean\td:eta:ap:aurc:hi\t-0.01\n' > "$T/h/runs/a/results.tsv"
+printf 'hib.s715\tseen-clean\tu:eta:r1:auroc\t0.6\nhib.s715\tseen-clean\td:eta:r1:auroc\t0.0\tnorm\nhib.s715\tseen-clean\td:eta:r1:auroc:lo\t-0.05\nhib.s715\tseen-clean\td:eta:r1:auroc:hi\t0.05\n' > "$T/h/runs/b/results.tsv"
+sh "$root/pipelines/finding.sh" "x=$T/h" > "$T/hand" || fail "finding.sh on the hand-made runs"
+# learned 0.8, 0.6: 0.700 ± 0.141; best free 0.7, 0.6: 0.650 ± 0.071; difference 0.1, 0: +0.050 ± 0.071
+grep -qF "| x | seen-clean | hib | eta | r1 AUROC | 0.700 ± 0.141 | 0.650 ± 0.071 ratio (1), norm (1) | +0.050 ± 0.071 | 1 / 1 / 0 |" "$T/hand" ||
+    fail "finding by hand: $(cat "$T/hand")"
+grep -qF "| x | seen-clean | hib | eta | ap AURC | 0.200 | 0.300 norm | -0.100 | 1 / 0 / 0 |" "$T/hand" || fail "finding's AURC by hand: $(cat "$T/hand")"
 [ -s "$T/c/reject.png" ] || fail "no figure: $(tail -n 5 "$T/err")"
 [ "$(head -c 4 "$T/c/reject.png" | tail -c 3)" = PNG ] || fail "reject.png is not a PNG"
 # the same steps for the same images: pairs 31 x 256, P x K 61 x 128, episodes 2 x 3850
