@@ -15,6 +15,22 @@
 #include "tau.h"
 #include "util.h"
 
+#define LANES 4 /* replicates side by side in a pass (the vectors below are of 4) */
+
+typedef double v4d __attribute__((vector_size(4 * sizeof(double))));  /* GCC's generic vectors: */
+typedef int64_t v4i __attribute__((vector_size(4 * sizeof(int64_t)))); /* scalar code where the */
+typedef uint32_t v4u __attribute__((vector_size(4 * sizeof(uint32_t)))); /* target has no SIMD; */
+typedef int32_t v4s __attribute__((vector_size(4 * sizeof(int32_t))));   /* counts: n < 2^31 */
+_Static_assert(LANES == 4, "the lanes are the vectors' four elements");
+
+/* lane j's counts of item t (masked) as a vector */
+static inline v4s lane_counts(const uint32_t *k, int64_t t, uint32_t mask)
+{
+    v4u c;
+    memcpy(&c, k + t * LANES, sizeof c);
+    return (v4s)(c & mask);
+}
+
 static const char *const mnames[SELECTIVE_NMEASURES] = {"auroc", "aurc", "eaurc", "augrc", "tau", "pearson_bins"};
 
 const char *selective_measure_name(int m) { return m >= 0 && m < SELECTIVE_NMEASURES ? mnames[m] : NULL; }
@@ -33,32 +49,38 @@ static void bin_starts(int64_t N, int B, int drop, int64_t *start)
 }
 
 
-/* the oracle's sum_k r_k: the items by ascending loss (equal losses change no sum); a binary loss
- * in closed form, z right (loss 0) of N: sum_{k > z} (k - z) / k = (N - z) - z (H[N] - H[z]) */
-static double oracle_sum(const int64_t *oorder, const double *os, int64_t m, const uint32_t *c, int binary,
-                         int64_t N, double L, const double *H)
+/* the oracle's sum_k r_k of each lane: the items by ascending loss (equal losses change no sum); c
+ * the queries' counts (n, LANES); a binary loss in closed form, z right (loss 0) of N: sum_{k > z}
+ * (k - z) / k = (N - z) - z (H[N] - H[z]) */
+static void oracle_sum(const int64_t *oorder, const double *os, int64_t m, const uint32_t *c, int binary,
+                       const int64_t *N, const double *L, const double *H, double *sum)
 {
     if (binary) {
-        int64_t z = N - (int64_t)llround(L);
-        return (double)(N - z) - (double)z * (H[N] - H[z]);
+        for (int j = 0; j < LANES; j++) {
+            int64_t z = N[j] - (int64_t)llround(L[j]);
+            sum[j] = (double)(N[j] - z) - (double)z * (H[N[j]] - H[z]);
+        }
+        return;
     }
-    double sum = 0, Lo = 0;
-    int64_t K = 0;
+    v4d Lo = {0}, sm = {0};
+    v4s K = {0};
     for (int64_t t = 0; t < m; t++) {
-        int64_t k = c ? c[oorder[t]] : 1;
-        if (!k)
-            continue;
-        double dH = H[K + k] - H[K];
-        sum += Lo * dH + os[t] * ((double)k - (double)K * dH);
-        K += k, Lo += (double)k * os[t];
+        v4s k = lane_counts(c, oorder[t], UINT32_MAX), to = K + k;
+        v4d kd = __builtin_convertvector(k, v4d), Hn, Hk, o = {os[t], os[t], os[t], os[t]};
+        Hn = (v4d){H[to[0]], H[to[1]], H[to[2]], H[to[3]]}, Hk = (v4d){H[K[0]], H[K[1]], H[K[2]], H[K[3]]};
+        v4d dH = Hn - Hk, add = Lo * dH + o * (kd - __builtin_convertvector(K, v4d) * dH);
+        sm += (v4d)((v4i)add & __builtin_convertvector(k != 0, v4i)); /* a query not drawn adds nothing */
+        K = to, Lo += kd * o;
     }
-    return sum;
+    memcpy(sum, &sm, sizeof sm);
 }
 
-/* The measures of one replicate in one pass over the items in order (ascending u, then the tie
- * key), their losses ls[t] (0 where the query has none) and counts k[t] & mk[t] (mk: all ones
- * where the query has this loss, 0 where not) along it, and the runs of equal u starting at rs[0 .. nruns) (rs[nruns] = m). A run of total count w,
- * losses summing to s, after K counted items whose losses sum to L adds
+/* The measures of LANES replicates in one pass over the items in order (ascending u, then the
+ * tie key), their losses ls[t] (0 where the query has none) and counts k[t LANES + j] of lane j
+ * along it, mk[t] (all ones where the query has this loss, 0 where not), and the runs of equal u
+ * starting at rs[0 .. nruns) (rs[nruns] = m). The lanes are independent replicates computed side
+ * by side (so that their chains of sums overlap), each by the same operations as alone. A run of
+ * total count w, losses summing to s, after K counted items whose losses sum to L adds
  *   to sum_k r_k (AURC)        sum_{j=1..w} (L + j s/w) / (K + j) = s + dH (L - (s/w) K),
  *                              dH = H[K+w] - H[K] (its expectation over the run's orders)
  *   to sum_k L_k (AUGRC)       w L + s (w + 1) / 2
@@ -68,94 +90,126 @@ static double oracle_sum(const int64_t *oorder, const double *os, int64_t m, con
  * and the bins of tau and pearson_bins cut the sequence of positions: the performance summed up to
  * position P is F(P) = (K - L) + (P - K)(1 - l) inside an item at positions K .. K + k - 1, read
  * off when P is a bin's end. A run of one item (the usual case of a continuous u) takes no branch
- * on its count, 0 included. N, Ltot: the total count and loss; osum the oracle's sum_k r_k. */
+ * on its count, 0 included. N[j], Ltot[j]: lane j's total count and loss; osum[j] the oracle's
+ * sum_k r_k; lane j's measures to out + j stride. */
 typedef struct {
     int64_t m, nruns;
     const double *ls;
     const int64_t *rs;
 } pass_in;
 
-static void pass(const pass_in *P, const uint32_t *k, const uint32_t *mk, int binary, int64_t N, double Ltot, double osum,
-                 const double *H, double out[SELECTIVE_NMEASURES])
+typedef struct { /* each lane's bins: their ends (tau's 20 and pearson's 10, merged), F at each */
+    int64_t ends[LANES][SELECTIVE_BINS + 11], ts[LANES][SELECTIVE_BINS + 1], ps[LANES][11];
+    double F[LANES][SELECTIVE_BINS + 11];
+    int nb[LANES], e[LANES];
+    int32_t next[LANES]; /* the next end, INT32_MAX: none */
+} bins;
+
+/* lane j passes positions base .. base + kk of an item of loss l, done = the performance up to
+ * base: F at every bin end within */
+static void bins_at(bins *B, int j, int64_t base, double done, int64_t kk, double l)
 {
-    double aurc = 0, augrc = 0, pairs = 0, L = 0, Kd = 0, Hk = 0; /* Hk = H[K] */
-    int64_t K = 0;
-    int bins_ok = N >= SELECTIVE_BINS, nb = 0;
-    int64_t ends[SELECTIVE_BINS + 11]; /* the bins' ends, ascending: tau's 20 and pearson's 10 */
-    double F[SELECTIVE_BINS + 11];     /* F at each */
-    int64_t ts[SELECTIVE_BINS + 1], ps[11];
-    if (bins_ok) {
-        bin_starts(N, SELECTIVE_BINS, 0, ts), bin_starts(N, 10, 1, ps);
-        for (int a = 1, b = 1; a <= SELECTIVE_BINS || b <= 10;) { /* merged, an end of both once */
-            int64_t x = a <= SELECTIVE_BINS ? ts[a] : INT64_MAX, y = b <= 10 ? ps[b] : INT64_MAX, v = x < y ? x : y;
-            ends[nb++] = v;
-            a += x == v, b += y == v;
-        }
+    while (base + kk >= B->next[j]) {
+        B->F[j][B->e[j]] = done + (double)(B->next[j] - base) * (1 - l);
+        B->next[j] = ++B->e[j] < B->nb[j] ? (int32_t)B->ends[j][B->e[j]] : INT32_MAX;
     }
-    int e = 0;
-    int64_t next = nb ? ends[0] : INT64_MAX;
+}
+
+static void pass(const pass_in *P, const uint32_t *k, const uint32_t *mk, int binary, const int64_t *N,
+                 const double *Ltot, const double *osum, const double *H, double *out, size_t stride)
+{
+    v4d aurc = {0}, augrc = {0}, pairs = {0}, L = {0}, Kd = {0}, Hk = {0}; /* Hk = H[K] */
+    v4s K = {0}, next;
+    bins B;
+    for (int j = 0; j < LANES; j++) {
+        B.nb[j] = B.e[j] = 0;
+        if (N[j] >= SELECTIVE_BINS) {
+            bin_starts(N[j], SELECTIVE_BINS, 0, B.ts[j]), bin_starts(N[j], 10, 1, B.ps[j]);
+            for (int a = 1, b = 1; a <= SELECTIVE_BINS || b <= 10;) { /* merged, an end of both once */
+                int64_t x = a <= SELECTIVE_BINS ? B.ts[j][a] : INT64_MAX, y = b <= 10 ? B.ps[j][b] : INT64_MAX,
+                        v = x < y ? x : y;
+                B.ends[j][B.nb[j]++] = v;
+                a += x == v, b += y == v;
+            }
+        }
+        B.next[j] = B.nb[j] ? (int32_t)B.ends[j][0] : INT32_MAX;
+    }
+    memcpy(&next, B.next, sizeof next);
     const int64_t *rs = P->rs;
     const double *ls = P->ls;
     for (int64_t r = 0; r < P->nruns; r++) {
         int64_t t0 = rs[r], t1 = rs[r + 1];
         if (t1 - t0 == 1) {
-            int64_t kk = k[t0] & mk[t0];
-            double l = ls[t0], kd = (double)kk, sk = kd * l, Hn = H[K + kk], dH = Hn - Hk;
+            double l = ls[t0];
+            v4s kk = lane_counts(k, t0, mk[t0]), to = K + kk;
+            v4d kd = __builtin_convertvector(kk, v4d), sk = kd * l, Hn, dH;
+            Hn = (v4d){H[to[0]], H[to[1]], H[to[2]], H[to[3]]}; /* built in registers, not on the stack */
+            dH = Hn - Hk;
             aurc += sk + dH * (L - l * Kd);
             augrc += kd * L + sk * (kd + 1) * 0.5;
             pairs += sk * (Kd - L);
-            while (K + kk >= next) { /* a bin ends inside (or at the end of) this item */
-                F[e] = (Kd - L) + (double)(next - K) * (1 - l);
-                next = ++e < nb ? ends[e] : INT64_MAX;
+            v4s over = to >= next;
+            if (over[0] | over[1] | over[2] | over[3]) { /* a bin ends inside (or at the end of) this item */
+                for (int j = 0; j < LANES; j++)
+                    bins_at(&B, j, K[j], Kd[j] - L[j], kk[j], l);
+                memcpy(&next, B.next, sizeof next);
             }
-            K += kk, Kd += kd, L += sk, Hk = Hn;
+            K = to, Kd += kd, L += sk, Hk = Hn;
             continue;
         }
-        double s = 0;
-        int64_t w = 0;
+        v4d sv = {0};
+        v4s w = {0};
         for (int64_t t = t0; t < t1; t++) { /* the bins see the run's items in order */
-            int64_t kk = k[t] & mk[t];
+            v4s kk = lane_counts(k, t, mk[t]);
             double l = ls[t];
-            while (K + w + kk >= next) {
-                F[e] = ((double)(K + w) - (L + s)) + (double)(next - K - w) * (1 - l);
-                next = ++e < nb ? ends[e] : INT64_MAX;
+            v4s over = K + w + kk >= next;
+            if (over[0] | over[1] | over[2] | over[3]) {
+                for (int j = 0; j < LANES; j++)
+                    bins_at(&B, j, (int64_t)K[j] + w[j], (double)(K[j] + w[j]) - (L[j] + sv[j]), kk[j], l);
+                memcpy(&next, B.next, sizeof next);
             }
-            w += kk, s += (double)kk * l;
+            w += kk, sv += __builtin_convertvector(kk, v4d) * l;
         }
-        double wd = (double)w, Hn = H[K + w], dH = Hn - Hk;
-        if (w) {
-            aurc += s + dH * (L - s / wd * Kd);
-            augrc += wd * L + s * (wd + 1) * 0.5;
-            if (binary)
-                pairs += s * (Kd - L) + 0.5 * s * (wd - s);
+        v4d wd = __builtin_convertvector(w, v4d), Hn, dH;
+        v4s to = K + w;
+        Hn = (v4d){H[to[0]], H[to[1]], H[to[2]], H[to[3]]};
+        dH = Hn - Hk;
+        v4i some = __builtin_convertvector(w != 0, v4i); /* a lane whose run counts nothing adds nothing (not 0 / 0) */
+        v4d a = sv + dH * (L - sv / wd * Kd), g = wd * L + sv * (wd + 1) * 0.5;
+        aurc += (v4d)((v4i)a & some), augrc += (v4d)((v4i)g & some);
+        if (binary) {
+            v4d q = sv * (Kd - L) + 0.5 * sv * (wd - sv);
+            pairs += (v4d)((v4i)q & some);
         }
-        K += w, Kd += wd, L += s, Hk = Hn;
+        K = to, Kd += wd, L += sv, Hk = Hn;
     }
-    double n = (double)N;
-    out[SELECTIVE_AURC] = N ? aurc / n : NAN;
-    out[SELECTIVE_EAURC] = N ? (aurc - osum) / n : NAN;
-    out[SELECTIVE_AUGRC] = N ? augrc / (n * n) : NAN;
-    out[SELECTIVE_AUROC] = binary && Ltot > 0 && Ltot < n ? pairs / (Ltot * (n - Ltot)) : NAN;
-    out[SELECTIVE_TAU] = out[SELECTIVE_PEARSON] = NAN;
-    if (bins_ok) {
+    for (int j = 0; j < LANES; j++) {
+        double n = (double)N[j], *o = out + (size_t)j * stride;
+        o[SELECTIVE_AURC] = N[j] ? aurc[j] / n : NAN;
+        o[SELECTIVE_EAURC] = N[j] ? (aurc[j] - osum[j]) / n : NAN;
+        o[SELECTIVE_AUGRC] = N[j] ? augrc[j] / (n * n) : NAN;
+        o[SELECTIVE_AUROC] = binary && Ltot[j] > 0 && Ltot[j] < n ? pairs[j] / (Ltot[j] * (n - Ltot[j])) : NAN;
+        o[SELECTIVE_TAU] = o[SELECTIVE_PEARSON] = NAN;
+        if (N[j] < SELECTIVE_BINS)
+            continue;
         double idx[SELECTIVE_BINS], perf[SELECTIVE_BINS], prev = 0;
         for (int b = 0; b < SELECTIVE_BINS; b++)
             idx[b] = b;
-        int j = 0;
+        int q = 0;
         for (int b = 0; b < SELECTIVE_BINS; b++) { /* F at tau's ends, in the merged list */
-            while (ends[j] != ts[b + 1])
-                j++;
-            perf[b] = (F[j] - prev) / (double)(ts[b + 1] - ts[b]), prev = F[j];
+            while (B.ends[j][q] != B.ts[j][b + 1])
+                q++;
+            perf[b] = (B.F[j][q] - prev) / (double)(B.ts[j][b + 1] - B.ts[j][b]), prev = B.F[j][q];
         }
         double tau = -metrics_tau_b(idx, perf, SELECTIVE_BINS, NULL);
-        out[SELECTIVE_TAU] = tau == 0 ? 0 : tau; /* no -0 */
-        j = 0, prev = 0;
+        o[SELECTIVE_TAU] = tau == 0 ? 0 : tau; /* no -0 */
+        q = 0, prev = 0;
         for (int b = 0; b < 10; b++) {
-            while (ends[j] != ps[b + 1])
-                j++;
-            perf[b] = (F[j] - prev) / (double)(ps[b + 1] - ps[b]), prev = F[j];
+            while (B.ends[j][q] != B.ps[j][b + 1])
+                q++;
+            perf[b] = (B.F[j][q] - prev) / (double)(B.ps[j][b + 1] - B.ps[j][b]), prev = B.F[j][q];
         }
-        out[SELECTIVE_PEARSON] = retrieval_pearson(idx, perf, 10);
+        o[SELECTIVE_PEARSON] = retrieval_pearson(idx, perf, 10);
     }
 }
 
@@ -174,16 +228,23 @@ void selective_measures(const double *u, const double *loss, int binary, const i
                         const int64_t *oorder, int64_t m, const uint32_t *c, const double *H,
                         double out[SELECTIVE_NMEASURES])
 {
-    double *ls = emalloc((size_t)(m ? m : 1) * sizeof *ls), *os = emalloc((size_t)(m ? m : 1) * sizeof *os), L = 0;
-    int64_t *rs = emalloc((size_t)(m + 1) * sizeof *rs), N = 0;
-    uint32_t *k = emalloc((size_t)(m ? m : 1) * sizeof *k), *mk = emalloc((size_t)(m ? m : 1) * sizeof *mk);
+    /* lane 0 of a pass, the others empty */
+    size_t m1 = (size_t)(m ? m : 1);
+    double *ls = emalloc(m1 * sizeof *ls), *os = emalloc(m1 * sizeof *os), L[LANES] = {0}, osum[LANES],
+           o[LANES][SELECTIVE_NMEASURES];
+    int64_t *rs = emalloc((size_t)(m + 1) * sizeof *rs), N[LANES] = {0};
+    uint32_t *k = ecalloc(m1 * LANES, sizeof *k), *c4 = ecalloc(m1 * LANES, sizeof *c4), *mk = emalloc(m1 * sizeof *mk);
+    for (int64_t i = 0; i < m; i++)
+        c4[i * LANES] = c ? c[i] : 1;
     for (int64_t t = 0; t < m; t++) {
-        ls[t] = loss[order[t]], os[t] = loss[oorder[t]], k[t] = c ? c[order[t]] : 1, mk[t] = UINT32_MAX;
-        N += k[t], L += (double)k[t] * ls[t];
+        ls[t] = loss[order[t]], os[t] = loss[oorder[t]], k[t * LANES] = c4[order[t] * LANES], mk[t] = UINT32_MAX;
+        N[0] += k[t * LANES], L[0] += (double)k[t * LANES] * ls[t];
     }
     pass_in P = {m, runs(u, order, m, rs), ls, rs};
-    pass(&P, k, mk, binary, N, L, oracle_sum(oorder, os, m, c, binary, N, L, H), H, out);
-    free(mk), free(k), free(rs), free(os), free(ls);
+    oracle_sum(oorder, os, m, c4, binary, N, L, H, osum);
+    pass(&P, k, mk, binary, N, L, osum, H, &o[0][0], SELECTIVE_NMEASURES);
+    memcpy(out, o[0], sizeof o[0]);
+    free(mk), free(c4), free(k), free(rs), free(os), free(ls);
 }
 
 /* ---- the run */
@@ -226,74 +287,82 @@ typedef struct {
     int ngroups;
 } run;
 
-/* every mean of a replicate into out[0 .. nmeans): the weighted mean, or for those with classes
- * (one array for all of them) the mean over classes of the weighted means within them, all in
- * one walk over the queries (rows of nm values, so that the inner loops vectorise); scratch
- * (2 nmeans (ncls + 1)) */
-static void weighted_means(const run *R, const uint32_t *c, double *scratch, double *out)
+/* every mean of each lane's replicate (the counts c, (n, LANES)) into out + j stride + [0 ..
+ * nmeans): the weighted mean, or for those with classes (one array for all of them) the mean over
+ * classes of the weighted means within them, all in one walk over the queries (rows of nm values,
+ * the lanes side by side); scratch (LANES (nmeans + ngroups) (ncls + 1)) */
+static void weighted_means(const run *R, const uint32_t *c, v4d *scratch, double *out, size_t stride)
 {
     int nm = R->nmeans, ng = R->ngroups, nc = R->ncls;
     /* sums and weights: of every mean (s, w by group), and within each class (cs, cw by group) */
-    double *restrict s = scratch, *restrict w = s + nm, *restrict cs = w + ng, *restrict cw = cs + (size_t)nc * nm;
+    v4d *restrict s = scratch, *restrict w = s + nm, *restrict cs = w + ng, *restrict cw = cs + (size_t)nc * nm;
     memset(scratch, 0, ((size_t)nm + ng + (size_t)nc * (nm + ng)) * sizeof *scratch);
     const float *restrict mv = R->mv, *restrict mok = R->mok;
     for (int64_t i = 0; i < R->n; i++) {
-        if (!c[i])
+        v4s k = lane_counts(c, i, UINT32_MAX);
+        if (!(k[0] | k[1] | k[2] | k[3]))
             continue;
-        double ci = c[i];
+        v4d ci = __builtin_convertvector(k, v4d);
         const float *restrict v = mv + i * nm, *restrict ok = mok + i * ng;
         for (int j = 0; j < nm; j++)
-            s[j] += ci * v[j];
+            s[j] += ci * (double)v[j];
         for (int g = 0; g < ng; g++)
-            w[g] += ci * ok[g];
+            w[g] += ci * (double)ok[g];
         if (R->nclassed) {
-            double *restrict rs = cs + (size_t)R->cls_index[i] * nm, *restrict rw = cw + (size_t)R->cls_index[i] * ng;
+            v4d *restrict rs = cs + (size_t)R->cls_index[i] * nm, *restrict rw = cw + (size_t)R->cls_index[i] * ng;
             for (int j = 0; j < nm; j++)
-                rs[j] += ci * v[j];
+                rs[j] += ci * (double)v[j];
             for (int g = 0; g < ng; g++)
-                rw[g] += ci * ok[g];
+                rw[g] += ci * (double)ok[g];
         }
     }
-    for (int j = 0; j < nm; j++) {
-        int g = R->group[j];
-        if (!R->means[j].cls) {
-            out[j] = w[g] ? s[j] / w[g] : NAN;
-            continue;
+    for (int l = 0; l < LANES; l++)
+        for (int j = 0; j < nm; j++) {
+            int g = R->group[j];
+            double *o = out + (size_t)l * stride + j;
+            if (!R->means[j].cls) {
+                *o = w[g][l] ? s[j][l] / w[g][l] : NAN;
+                continue;
+            }
+            double sum = 0;
+            int k = 0;
+            for (int q = 0; q < nc; q++)
+                if (cw[(size_t)q * ng + g][l] > 0)
+                    sum += cs[(size_t)q * nm + j][l] / cw[(size_t)q * ng + g][l], k++;
+            *o = k ? sum / k : NAN;
         }
-        double sum = 0;
-        int k = 0;
-        for (int q = 0; q < nc; q++)
-            if (cw[(size_t)q * ng + g] > 0)
-                sum += cs[(size_t)q * nm + j] / cw[(size_t)q * ng + g], k++;
-        out[j] = k ? sum / k : NAN;
+}
+
+/* the counts of replicates b0 .. b0 + nl - 1 in lanes 0 .. nl - 1 of c (n, LANES), the other
+ * lanes 0: replicate b is n draws of rng_below(n) from rng_init(seed, SELECTIVE_BOOT ^ b) */
+static void counts(uint64_t seed, long long b0, int nl, int64_t n, uint32_t *c)
+{
+    memset(c, 0, (size_t)n * LANES * sizeof *c);
+    for (int j = 0; j < nl; j++) {
+        rng g;
+        rng_init(&g, seed, SELECTIVE_BOOT ^ (uint64_t)(b0 + j));
+        for (int64_t t = 0; t < n; t++)
+            c[rng_below(&g, (uint64_t)n) * LANES + j]++;
     }
 }
 
-/* the counts of replicate b: n draws of rng_below(n) from rng_init(seed, SELECTIVE_BOOT ^ b) */
-static void counts(uint64_t seed, long long b, int64_t n, uint32_t *c)
+/* every pair of LANES replicates (c: the queries' counts, (n, LANES)) into out + j width for lane j;
+ * ks (n, LANES) scratch */
+static void one_chunk(const run *R, const uint32_t *c, uint32_t *ks, double *out)
 {
-    rng g;
-    rng_init(&g, seed, SELECTIVE_BOOT ^ (uint64_t)b);
-    memset(c, 0, (size_t)n * sizeof *c);
-    for (int64_t t = 0; t < n; t++)
-        c[rng_below(&g, (uint64_t)n)]++;
-}
-
-/* every pair of one replicate (c: the queries' counts; NULL: every count 1) into out */
-static void one_replicate(const run *R, const uint32_t *c, uint32_t *ks, double *out)
-{
-    int64_t n = R->n;
-    double N[SELECTIVE_MAXTARGETS], L[SELECTIVE_MAXTARGETS], osum[SELECTIVE_MAXTARGETS];
+    int64_t n = R->n, N[SELECTIVE_MAXTARGETS][LANES];
+    double L[SELECTIVE_MAXTARGETS][LANES], osum[SELECTIVE_MAXTARGETS][LANES];
     for (int t = 0; t < R->nt; t++) { /* a target's total count and loss, its oracle: once for every source */
         const tgt *T = &R->tgt[t];
-        int64_t Nt = 0;
-        double Lt = 0;
+        for (int j = 0; j < LANES; j++)
+            N[t][j] = 0, L[t][j] = 0, osum[t][j] = 0;
         for (int64_t q = 0; q < T->m; q++) {
-            int64_t k = c ? c[T->oorder[q]] : 1;
-            Nt += k, Lt += (double)k * T->os[q];
+            const uint32_t *cq = c + T->oorder[q] * LANES;
+            for (int j = 0; j < LANES; j++)
+                N[t][j] += cq[j], L[t][j] += (double)cq[j] * T->os[q];
         }
-        N[t] = (double)Nt, L[t] = Lt;
-        osum[t] = T->m ? oracle_sum(T->oorder, T->os, T->m, c, R->T[t].binary, Nt, Lt, R->H) : 0;
+        if (T->m)
+            oracle_sum(T->oorder, T->os, T->m, c, R->T[t].binary, N[t], L[t], R->H, osum[t]);
     }
     for (int s = 0; s < R->ns; s++) {
         const src *S = &R->src[s];
@@ -302,16 +371,17 @@ static void one_replicate(const run *R, const uint32_t *c, uint32_t *ks, double 
             const pair *p = &R->P[s * R->nt + t];
             double *o = out + (s * R->nt + t) * SELECTIVE_NMEASURES;
             if (!p->ok) {
-                for (int k = 0; k < SELECTIVE_NMEASURES; k++)
-                    o[k] = NAN;
+                for (int j = 0; j < LANES; j++)
+                    for (int k = 0; k < SELECTIVE_NMEASURES; k++)
+                        o[(size_t)j * R->width + k] = NAN;
                 continue;
             }
             if (!gathered) /* the counts along the source's order, once for its targets */
                 for (int64_t q = 0; q < n; q++)
-                    ks[q] = c ? c[S->order[q]] : 1;
+                    memcpy(ks + q * LANES, c + S->order[q] * LANES, LANES * sizeof *ks);
             gathered = 1;
             pass_in in = {n, S->nruns, p->ls, S->rs};
-            pass(&in, ks, p->mk, R->T[t].binary, (int64_t)N[t], L[t], osum[t], R->H, o);
+            pass(&in, ks, p->mk, R->T[t].binary, N[t], L[t], osum[t], R->H, o, (size_t)R->width);
         }
     }
 }
@@ -320,15 +390,19 @@ static void one_replicate(const run *R, const uint32_t *c, uint32_t *ks, double 
 static void replicates(void *arg, int task, int worker)
 {
     run *R = arg;
-    uint32_t *c = emalloc((size_t)R->n * sizeof *c), *ks = emalloc((size_t)R->n * sizeof *ks);
-    double *scratch = emalloc(((size_t)(R->nmeans + R->ngroups) * (R->ncls + 1) + 1) * sizeof *scratch);
-    for (long long b = par_lo(R->B, R->ntasks, task); b < par_lo(R->B, R->ntasks, task + 1); b++) {
-        double *out = R->rep + (size_t)b * R->width;
-        counts(R->seed, b, R->n, c);
-        one_replicate(R, c, ks, out);
-        weighted_means(R, c, scratch, out + R->ns * R->nt * SELECTIVE_NMEASURES);
+    uint32_t *c = emalloc((size_t)R->n * LANES * sizeof *c), *ks = emalloc((size_t)R->n * LANES * sizeof *ks);
+    v4d *scratch = ealloc_aligned(((size_t)(R->nmeans + R->ngroups) * (R->ncls + 1) + 1) * sizeof *scratch);
+    double *out = emalloc((size_t)LANES * R->width * sizeof *out);
+    long long hi = par_lo(R->B, R->ntasks, task + 1);
+    int head = R->ns * R->nt * SELECTIVE_NMEASURES;
+    for (long long b = par_lo(R->B, R->ntasks, task); b < hi; b += LANES) {
+        int nl = hi - b < LANES ? (int)(hi - b) : LANES;
+        counts(R->seed, b, nl, R->n, c);
+        one_chunk(R, c, ks, out);
+        weighted_means(R, c, scratch, out + head, (size_t)R->width);
+        memcpy(R->rep + (size_t)b * R->width, out, (size_t)nl * R->width * sizeof *out);
     }
-    free(scratch), free(ks), free(c);
+    free(out), free(scratch), free(ks), free(c);
 }
 
 static int cmp_double(const void *a, const void *b)
@@ -423,7 +497,7 @@ static int make_pair(const selective_source *S, const selective_target *T, const
 void selective_run(const selective_source *S, int ns, const selective_target *T, int nt, const selective_mean *means,
                    int nmeans, int64_t n, const uint64_t *tie, int B, uint64_t seed, int threads, selective_result *out)
 {
-    if (ns > SELECTIVE_MAXSOURCES || nt > SELECTIVE_MAXTARGETS || nmeans > SELECTIVE_MAXMEANS || B < 0 || n < 1)
+    if (ns > SELECTIVE_MAXSOURCES || nt > SELECTIVE_MAXTARGETS || nmeans > SELECTIVE_MAXMEANS || B < 0 || n < 1 || n >= INT32_MAX)
         die("internal error: selective_run: %d sources, %d targets, %d means, %d replicates, %lld queries", ns, nt,
             nmeans, B, (long long)n);
     memset(out, 0, sizeof *out);
@@ -451,10 +525,12 @@ void selective_run(const selective_source *S, int ns, const selective_target *T,
                     snprintf(out->why[s][t][k], sizeof out->why[s][t][k], "%s", why);
         }
     /* the point values: the replicate of every count 1 */
-    uint32_t *ks = emalloc((size_t)n * sizeof *ks);
-    double *point = emalloc((size_t)R.width * sizeof *point);
-    one_replicate(&R, NULL, ks, point);
-    free(ks);
+    uint32_t *ks = emalloc((size_t)n * LANES * sizeof *ks), *c1 = ecalloc((size_t)n * LANES, sizeof *c1);
+    double *point = emalloc((size_t)LANES * R.width * sizeof *point);
+    for (int64_t i = 0; i < n; i++) /* lane 0 every count 1, the others empty */
+        c1[i * LANES] = 1;
+    one_chunk(&R, c1, ks, point);
+    free(c1), free(ks);
     for (int s = 0; s < ns; s++)
         for (int t = 0; t < nt; t++)
             for (int k = 0; k < SELECTIVE_NMEASURES; k++) {
