@@ -19,7 +19,7 @@
 #include "util.h"
 
 static const char *usage =
-    "usage: evaluate [-g GALLERY [--exclude-id]] [--corrupt FILE] [--match-a A --match-b B]\n"
+    "usage: evaluate [-g GALLERY]... [--exclude-id] [--corrupt FILE] [--match-a A --match-b B]\n"
     "                [--distance euclidean|cosine|mls] [-k K1,K2,...] [-n PAIRS] [-S SEED] [-t THREADS]\n"
     "                [--mu NAME] [--var NAME] [--eta NAME] [--labels NAME] [--id NAME]\n"
     "                [--uncertainty FIELD]... [--bootstrap B] [--risk ALPHA]\n"
@@ -69,25 +69,37 @@ static hedge_options set_options(const evalset *S, const hedge_options *o, int h
     return os;
 }
 
-/* the sets S[0 .. R->nsets) (INPUT, --corrupt, each with its user uncertainties) and the gallery G
- * (NULL: none) read, an archive's arrays named by names; with a gallery all matched by name (hedge.evaluate's rule); each set's
- * neighbours into ks; returns knn's one k for every column, the fewest neighbours (R->few: whose) */
-static int read_sets(evalset *S, evalset *G, const char *const *paths, const char *gpath, const char *const *names,
-                     const char *const *user, int nuser, const hedge_options *o, evalreport *R, int *ks)
+#define MAXGALLERIES 8
+
+/* the sets S[0 .. nsets) (INPUT, --corrupt, each with its user uncertainties) and the galleries
+ * G[0 .. ng) read, an archive's arrays named by names; with galleries all matched by name
+ * (hedge.evaluate's rule: the classes numbered by the sorted union of every set's names) */
+static void read_sets(evalset *S, int nsets, evalset *G, int ng, const char *const *paths, const char *const *gpaths,
+                      const char *const *names, const char *const *user, int nuser)
 {
-    char err[512];
-    if (G)
-        evalset_read(G, gpath, names);
-    for (int s = 0; s < R->nsets; s++) {
+    for (int g = 0; g < ng; g++)
+        evalset_read(&G[g], gpaths[g], names);
+    evalset *all[2 + MAXGALLERIES];
+    for (int s = 0; s < nsets; s++) {
         evalset_read(&S[s], paths[s], names);
         evalset_user(&S[s], user, nuser); /* --uncertainty FIELD: the set's own */
+        all[s] = &S[s];
     }
-    if (G)
-        evalset_unify(R->nsets == 2 ? (evalset *[]){&S[0], &S[1], G} : (evalset *[]){&S[0], G}, R->nsets + 1);
+    for (int g = 0; g < ng; g++)
+        all[nsets + g] = &G[g];
+    if (ng)
+        evalset_unify(all, nsets + ng);
+}
+
+/* each set's neighbours in G (NULL: leave-one-out) into ks; returns knn's one k for every column,
+ * the fewest neighbours (R->few: whose); an error names the gallery too with several */
+static int neighbours(const evalset *S, const evalset *G, int several, const hedge_options *o, evalreport *R, int *ks)
+{
+    char err[512];
     int kmin = o->knn_k;
     for (int s = 0; s < R->nsets; s++) {
         if ((ks[s] = hedge_neighbours(&S[s].set, G ? &G->set : NULL, o, err, sizeof err)) < 0)
-            die("%s: %s", S[s].path, err);
+            die("%s: %s%s%s", S[s].path, several ? G->path : "", several ? ": " : "", err);
         if (ks[s] >= 1 && ks[s] < kmin) /* the first set with the fewest neighbours: the note names it */
             kmin = ks[s], R->few = s;
     }
@@ -118,6 +130,28 @@ static void report(evalreport *R, hedge_result *res, const evalset *S, const cha
     evalreport_free(R);
 }
 
+/* several galleries' reports R[0 .. ng): a table each, headed by its gallery, and one JSON */
+static void report_galleries(evalreport *R, hedge_result (*res)[2], int ng, FILE *jf, int text)
+{
+    for (int g = 0; g < ng; g++) {
+        R[g].r = res[g];
+        evalreport_notes(&R[g]);
+    }
+    if (jf) {
+        evalreport_json_galleries(jf, R, ng);
+        if (jf != stdout)
+            atomic_sync(jf);
+    }
+    for (int g = 0; g < ng && jf != stdout; g++) {
+        printf("%sGallery %d: %s\n\n", g ? "\n" : "", g + 1, R[g].gallery_name);
+        evalreport_table(stdout, &R[g], text);
+    }
+    close_stdout();
+    json_commit(jf);
+    for (int g = 0; g < ng; g++)
+        evalreport_free(&R[g]);
+}
+
 int main(int argc, char **argv)
 {
     util_start(argc, argv, usage);
@@ -125,8 +159,8 @@ int main(int argc, char **argv)
     memcpy(args, argv, (size_t)(argc + 1) * sizeof *args);
     hedge_options o;
     hedge_options_init(&o);
-    const char *gpath = NULL, *cpath = NULL, *json = NULL, *dist = "euclidean", *dir = NULL;
-    int text = 0, has_a = 0, has_b = 0, merge = 0, sharded = 0; /* sharded 1: --queries, 2: --shard */
+    const char *gpaths[MAXGALLERIES], *gpath = NULL, *cpath = NULL, *json = NULL, *dist = "euclidean", *dir = NULL;
+    int ngal = 0, text = 0, has_a = 0, has_b = 0, merge = 0, sharded = 0; /* sharded 1: --queries, 2: --shard */
     long part_i = 0, part_n = 1;
     double a = 0, b = 0;
     shard_range qr = {0, 0};
@@ -154,7 +188,11 @@ int main(int argc, char **argv)
         }
         switch (c) {
         case 'o': dir = optarg; break;
-        case 'g': gpath = optarg; break;
+        case 'g':
+            if (ngal == MAXGALLERIES)
+                usage_die("-g: at most %d galleries", MAXGALLERIES);
+            gpath = gpaths[ngal++] = optarg;
+            break;
         case 'k': parse_ks(&o, optarg); break;
         case 'n': o.pairs = parse_long("-n", optarg, 1, 1000000000); break;
         case 'S': o.seed = parse_u64("-S", optarg); break;
@@ -199,6 +237,12 @@ int main(int argc, char **argv)
     if (sharded && (json || dir || text))
         usage_die("%s writes the queries' answers as a stream to stdout: no %s", sharded == 1 ? "--queries" : "--shard",
                   json ? "--json" : dir ? "-o" : "--text");
+    if (ngal > 1 && (sharded || merge))
+        usage_die("%s: one gallery at a time (-g given %d times)",
+                  merge ? "--merge" : sharded == 1 ? "--queries" : "--shard", ngal);
+    if (ngal > 1 && dir)
+        usage_die("-o DIR: one gallery at a time (-g given %d times; the curves of each would take one name)", ngal);
+    gpath = ngal ? gpaths[0] : NULL;
     if (has_a != has_b)
         usage_die(has_a ? "--match-a needs --match-b" : "--match-b needs --match-a");
     if (o.exclude_id && !gpath)
@@ -213,20 +257,27 @@ int main(int argc, char **argv)
     blas_init(args, o.threads);
 
     const char *paths[2] = {argv[optind], cpath};
-    evalreport R = {.names = {"input", "corrupt"}, .nsets = cpath ? 2 : 1, .o = &o, .distance = dist,
-                    .gallery = gpath != NULL, .few = -1};
-    evalset S[2], G;
-    hedge_result res[2];
+    int nsets = cpath ? 2 : 1, ng1 = ngal ? ngal : 1; /* ng1: the reports, one without a gallery */
+    evalreport R[MAXGALLERIES];
+    evalset S[2], G[MAXGALLERIES];
+    hedge_result res[MAXGALLERIES][2];
     evalpart part[2];
     char err[512];
-    int ks[2], kmin = read_sets(S, gpath ? &G : NULL, paths, gpath, names, user, nuser, &o, &R, ks);
-    evalpart_info I = {.nsets = R.nsets, .names = {S[0].path, cpath ? S[1].path : NULL}, .n = S[0].set.n,
-                       .ng = gpath ? G.set.n : 0, .o = &o, .knn_k = kmin};
+    int ks[MAXGALLERIES][2], kmins[MAXGALLERIES];
+    read_sets(S, nsets, G, ngal, paths, gpaths, names, user, nuser);
+    for (int g = 0; g < ng1; g++) {
+        R[g] = (evalreport){.names = {"input", "corrupt"}, .nsets = nsets, .o = &o, .distance = dist,
+                            .gallery = ngal > 0, .gallery_name = ngal ? gpaths[g] : NULL, .few = -1};
+        kmins[g] = neighbours(S, ngal ? &G[g] : NULL, ngal > 1, &o, &R[g], ks[g]);
+    }
+    int kmin = kmins[0];
+    evalpart_info I = {.nsets = nsets, .names = {S[0].path, cpath ? S[1].path : NULL}, .n = S[0].set.n,
+                       .ng = gpath ? G[0].set.n : 0, .o = &o, .knn_k = kmin};
     if (sharded || merge) {
-        for (int s = 0; s < R.nsets; s++)
+        for (int s = 0; s < nsets; s++)
             I.hash[s] = evalpart_hash(&S[s].set);
-        I.ghash = gpath ? evalpart_hash(&G.set) : 0;
-        if (R.nsets == 2 && S[1].set.n != S[0].set.n)
+        I.ghash = gpath ? evalpart_hash(&G[0].set) : 0;
+        if (nsets == 2 && S[1].set.n != S[0].set.n)
             die("%s: %lld items, but %s has %lld: the shards' records hold both sets' answers to one query: "
                 "evaluate twins of one size, or each set alone", S[1].path,
                 (long long)S[1].set.n, S[0].path, (long long)S[0].set.n);
@@ -236,8 +287,8 @@ int main(int argc, char **argv)
         if (sharded == 2) /* (a set of fewer queries than shards leaves some empty) */
             qr.from = n * part_i / part_n, qr.to = n * (part_i + 1) / part_n;
         shard_check(&qr, n, S[0].path);
-        for (int s = 0; s < R.nsets; s++)
-            if (hedge_queries(&S[s].set, gpath ? &G.set : NULL, &o, qr.from, qr.to, ks[s] ? kmin : 0, &part[s], err,
+        for (int s = 0; s < nsets; s++)
+            if (hedge_queries(&S[s].set, gpath ? &G[0].set : NULL, &o, qr.from, qr.to, ks[0][s] ? kmin : 0, &part[s], err,
                               sizeof err))
                 die("%s: %s", S[s].path, err);
         evalpart_write(stdout, part, &I, argc, args);
@@ -245,25 +296,30 @@ int main(int argc, char **argv)
     } else {
         if (merge)
             evalpart_read((const char *const *)argv + optind + 1, argc - optind - 1, &I, part);
-        for (int s = 0; s < R.nsets; s++) {
-            hedge_options os = set_options(&S[s], &o, has_a, a, b, kmin);
-            int rc = merge ? hedge_finish(&S[s].set, gpath ? &G.set : NULL, &os, &part[s], &res[s], err, sizeof err)
-                           : hedge_evaluate(&S[s].set, gpath ? &G.set : NULL, &os, &res[s], err, sizeof err);
-            if (rc)
-                die("%s: %s", S[s].path, err);
-            evalset_explain(&S[s], &os, &res[s]);
-        }
-        report(&R, res, S, dir, jf, text);
+        for (int g = 0; g < ng1; g++) /* the queries read once, searched in each gallery */
+            for (int s = 0; s < nsets; s++) {
+                const hedge_set *gs = ngal ? &G[g].set : NULL;
+                hedge_options os = set_options(&S[s], &o, has_a, a, b, kmins[g]);
+                int rc = merge ? hedge_finish(&S[s].set, gs, &os, &part[s], &res[g][s], err, sizeof err)
+                               : hedge_evaluate(&S[s].set, gs, &os, &res[g][s], err, sizeof err);
+                if (rc)
+                    die("%s: %s%s%s", S[s].path, ngal > 1 ? gpaths[g] : "", ngal > 1 ? ": " : "", err);
+                evalset_explain(&S[s], &os, &res[g][s]);
+            }
+        if (ngal > 1)
+            report_galleries(R, res, ngal, jf, text);
+        else
+            report(&R[0], res[0], S, dir, jf, text);
     }
-    for (int s = 0; s < R.nsets; s++) {
+    for (int s = 0; s < nsets; s++) {
         if (sharded || merge)
             evalpart_free(&part[s]);
-        if (!sharded)
-            hedge_result_free(&res[s]);
+        for (int g = 0; g < ng1 && !sharded; g++)
+            hedge_result_free(&res[g][s]);
         evalset_free(&S[s]);
     }
-    if (gpath)
-        evalset_free(&G);
+    for (int g = 0; g < ngal; g++)
+        evalset_free(&G[g]);
     free(args);
     return 0;
 }

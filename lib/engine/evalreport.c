@@ -499,38 +499,60 @@ static void verification_json(json_writer *w, const hedge_result *r, const hedge
     json_end(w);
 }
 
-void evalreport_json(FILE *f, const evalreport *R)
+/* R's keys (distance, knn_k, each set, notes) into the open object of w */
+static void json_sets(json_writer *w, const evalreport *R)
 {
-    json_writer w;
-    json_report(&w, f, "evaluate");
-    json_key_str(&w, "distance", R->distance);
+    json_key_str(w, "distance", R->distance);
     double k = NAN;
     for (int s = 0; s < R->nsets; s++)
         if (!isnan(R->r[s].value[HEDGE_KNN_K]) && !(R->r[s].value[HEDGE_KNN_K] >= k))
             k = R->r[s].value[HEDGE_KNN_K];
-    json_key_num(&w, "knn_k", k);
+    json_key_num(w, "knn_k", k);
     for (int s = 0; s < R->nsets; s++) {
         const hedge_result *r = R->r + s;
-        json_key(&w, R->names[s]);
-        json_obj(&w);
-        json_key_num(&w, "ap", r->value[HEDGE_AP]);
-        json_key_num(&w, "ece", r->value[HEDGE_ECE]);
-        json_key_num(&w, "knn", r->value[HEDGE_KNN]);
-        json_key(&w, "recall_at");
-        json_ints(&w, R->o->ks, R->o->nk);
-        json_key_nums(&w, "recall", r->value + HEDGE_RECALL, R->o->nk);
+        json_key(w, R->names[s]);
+        json_obj(w);
+        json_key_num(w, "ap", r->value[HEDGE_AP]);
+        json_key_num(w, "ece", r->value[HEDGE_ECE]);
+        json_key_num(w, "knn", r->value[HEDGE_KNN]);
+        json_key(w, "recall_at");
+        json_ints(w, R->o->ks, R->o->nk);
+        json_key_nums(w, "recall", r->value + HEDGE_RECALL, R->o->nk);
         for (int i = 0; i < NROWS; i++)
-            json_key_num(&w, hedge_metric_name(rows[i]), r->value[rows[i]]);
+            json_key_num(w, hedge_metric_name(rows[i]), r->value[rows[i]]);
         if (R->reject[s])
-            json_key_str(&w, "reject_tsv", R->reject[s]);
-        uncertainty_json(&w, r, R->o);
-        verification_json(&w, r, R->o);
+            json_key_str(w, "reject_tsv", R->reject[s]);
+        uncertainty_json(w, r, R->o);
+        verification_json(w, r, R->o);
+        json_end(w);
+    }
+    json_key(w, "notes");
+    json_arr(w);
+    for (int i = 0; i < R->nnotes; i++)
+        json_str(w, R->notes[i]);
+    json_end(w);
+}
+
+void evalreport_json(FILE *f, const evalreport *R)
+{
+    json_writer w;
+    json_report(&w, f, "evaluate");
+    json_sets(&w, R);
+    json_end(&w);
+}
+
+void evalreport_json_galleries(FILE *f, const evalreport *R, int ng)
+{
+    json_writer w;
+    json_report(&w, f, "evaluate");
+    json_key(&w, "galleries");
+    json_arr(&w);
+    for (int g = 0; g < ng; g++) {
+        json_obj(&w);
+        json_key_str(&w, "gallery", R[g].gallery_name);
+        json_sets(&w, &R[g]);
         json_end(&w);
     }
-    json_key(&w, "notes");
-    json_arr(&w);
-    for (int i = 0; i < R->nnotes; i++)
-        json_str(&w, R->notes[i]);
     json_end(&w);
     json_end(&w);
 }

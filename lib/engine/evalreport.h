@@ -25,6 +25,7 @@ typedef struct {
     const hedge_options *o;
     const char *distance;    /* "euclidean", "cosine", "mls" */
     int gallery;             /* a gallery was searched (for the notes) */
+    const char *gallery_name; /* its name (evalreport_json_galleries), or NULL */
     int few;                 /* the set whose queries have fewer neighbours than knn_k (its k), or -1 */
     const char *reject[EVALREPORT_MAXSETS]; /* -o DIR: each set's error-versus-reject curve, or NULL */
     char *notes[EVALREPORT_MAXNOTES];
@@ -35,6 +36,9 @@ typedef struct {
 void evalreport_notes(evalreport *R);
 void evalreport_table(FILE *f, const evalreport *R, int text);
 void evalreport_json(FILE *f, const evalreport *R);
+/* several galleries' reports R[0 .. ng) as one JSON object: {"program": "evaluate", "galleries":
+ * [{"gallery": NAME, then evalreport_json's keys}, ...]} */
+void evalreport_json_galleries(FILE *f, const evalreport *R, int ng);
 void evalreport_free(evalreport *R);
 /* the error-versus-reject curve of a set's kNN answers (r->knn_eta, r->knn_correct; ids as S's, or
  * the index) into path (atomic_open), as ktau --reject-tsv writes it; 0 when r has none */

@@ -325,6 +325,11 @@ def evaluate(mu, labels, var=None, eta=None, gallery=None, gallery_labels=None, 
     keep R@1's error at most risk with confidence 1 - risk_delta, its coverage and error on the
     other half. The section is left out when include or exclude are given.
 
+    Several galleries (bin/evaluate -g A -g B): gallery=[A, B, ...], a list or tuple of arrays
+    (not a nested list of numbers: that is one gallery's array), with gallery_labels (and
+    gallery_var, gallery_eta, gallery_ids when given) lists of the same length, returns a list of
+    dicts, the i-th the dict of gallery=A_i with the same queries and options.
+
     Shards (for queries too many for one machine, as bin/evaluate --shard and --merge):
     shard=(i, n) returns a hedge.Shard instead of a dict: the n x gallery work (kNN, retrieval)
     of the queries len(mu) i // n .. len(mu) (i + 1) // n only; shards=[...] (every query once,
@@ -333,6 +338,8 @@ def evaluate(mu, labels, var=None, eta=None, gallery=None, gallery_labels=None, 
     of other data or options are refused, naming what differs, and so are shards whose answers
     changed since they were made (Shard.answers_hash) or that these sets cannot give.
     """
+    if isinstance(gallery, (list, tuple)) and gallery and all(hasattr(g, "__array__") for g in gallery):
+        return _galleries(locals())
     if avg_of_avgs and return_per_class:
         raise ValueError("avg_of_avgs and return_per_class are mutually exclusive")
     if not isinstance(distance, str) or distance not in _lib.DISTANCES:
@@ -453,6 +460,29 @@ def blas_kernel():
     shares that OpenBLAS on Debian), so that hedge.evaluate gives the programs' numbers and their
     speed; HEDGE_BLAS_KEEP=1 in the environment (before the first call) keeps OpenBLAS's own."""
     return _lib.load().hedge_blas_kernel().decode()
+
+
+def _galleries(args):
+    """evaluate's call with gallery=[...]: the dict of each gallery (the same queries, options)"""
+    gal = args["gallery"]
+    per = {}
+    for name in ("gallery_labels", "gallery_var", "gallery_eta", "gallery_ids"):
+        v = args[name]
+        if v is not None and (not isinstance(v, (list, tuple)) or len(v) != len(gal)):
+            raise ValueError("%s: with %d galleries (a list), expected a list of %d, one per gallery, got %s"
+                             % (name, len(gal), len(gal), "%d" % len(v) if isinstance(v, (list, tuple))
+                                else type(v).__name__))
+        per[name] = [None] * len(gal) if v is None else list(v)
+    if args["shard"] is not None or args["shards"] is not None:
+        raise ValueError("shard, shards: one gallery at a time (gallery is a list of %d)" % len(gal))
+    kw = {k: v for k, v in args.items() if k != "gallery" and k not in per}
+    out = []
+    for i, g in enumerate(gal):
+        try:
+            out.append(evaluate(gallery=g, **{k: per[k][i] for k in per}, **kw))
+        except ValueError as e:
+            raise ValueError("gallery %d of %d: %s" % (i, len(gal), e)) from None
+    return out
 
 
 def _named_classes(labels, gallery_labels):
