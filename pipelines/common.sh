@@ -481,6 +481,27 @@ grid_paths() {
 # a JSON object nests the same key in its sections, e.g. evaluate's "ap" metric and its "ap" target)
 json_get() { jq -c --arg k "$1" 'first(.. | objects | select(has($k)) | .[$k])' | head -n 1; }
 
+# uncertainty_lines NAME SET JSON: result lines (`NAME SET METRIC VALUE [NOTE]`) of the uncertainty
+# section of evaluate's JSON (its set "input"): u:SOURCE:TARGET:MEASURE, the number or "-" with its
+# reason, for every source the set can judge; d:SOURCE:TARGET:MEASURE with :lo and :hi, a learned
+# source minus the best free baseline and its paired 95 % interval (note: that baseline's name);
+# AUROC for the binary losses r1 and knn, AURC for every loss, AUGRC for r1 (pipelines/finding.sh)
+uncertainty_lines() {
+    jq -r --arg n "$1" --arg s "$2" '.input as $r
+    | [["r1","auroc"],["knn","auroc"],["r1","aurc"],["knn","aurc"],["ap","aurc"],["map_r","aurc"],["r1","augrc"]] as $tm
+    | ($r.uncertainty | keys_unsorted[]) as $src
+    | select([$r.uncertainty[$src][][]] | any(. != null))
+    | $tm[] as [$t, $m]
+    | ($r.uncertainty[$src][$t][$m]) as $v
+    | ([$n, $s, "u:\($src):\($t):\($m)",
+        (if $v == null then "-" else $v end),
+        (if $v == null then ($r.uncertainty_why[$src][$t][$m] // "undefined") else empty end)] | @tsv),
+      (($r.verdict[$src][$t][$m] // empty) as $d
+        | ([$n, $s, "d:\($src):\($t):\($m)", $d.difference, $d.baseline] | @tsv),
+          ([$n, $s, "d:\($src):\($t):\($m):lo", $d.ci[0]] | @tsv),
+          ([$n, $s, "d:\($src):\($t):\($m):hi", $d.ci[1]] | @tsv))' "$3"
+}
+
 # atomically produce FILE with a command writing to stdout, unless FILE exists
 make_file() { # make_file FILE cmd...
     f=$1; shift

@@ -85,22 +85,6 @@ resj() {
     esac
 }
 none() { printf '%s\t%s\t%s\t-\t%s\n' "$name" "$1" "$2" "$3" >> "$run/results.tsv.tmp"; }
-# the uncertainty section's lines: u:SOURCE:TARGET:MEASURE (the number, or "-" with its reason),
-# d:SOURCE:TARGET:MEASURE with :lo and :hi (a learned source minus the best free baseline, note:
-# that baseline's name); AUROC for the binary losses r1 and knn, AURC and AUGRC for every loss
-compare_unc_jq='.input as $r
-    | [["r1","auroc"],["knn","auroc"],["r1","aurc"],["knn","aurc"],["ap","aurc"],["map_r","aurc"],["r1","augrc"]] as $tm
-    | ($r.uncertainty | keys_unsorted[]) as $src
-    | select([$r.uncertainty[$src][][]] | any(. != null))
-    | $tm[] as [$t, $m]
-    | ($r.uncertainty[$src][$t][$m]) as $v
-    | ([$n, $s, "u:\($src):\($t):\($m)",
-        (if $v == null then "-" else $v end),
-        (if $v == null then ($r.uncertainty_why[$src][$t][$m] // "undefined") else empty end)] | @tsv),
-      (($r.verdict[$src][$t][$m] // empty) as $d
-        | ([$n, $s, "d:\($src):\($t):\($m)", $d.difference, $d.baseline] | @tsv),
-          ([$n, $s, "d:\($src):\($t):\($m):lo", $d.ci[0]] | @tsv),
-          ([$n, $s, "d:\($src):\($t):\($m):hi", $d.ci[1]] | @tsv))'
 for set in seen-clean seen-corrupt unseen-clean unseen-corrupt; do
     src=$(test_set "$data" "$set")
     emb=$run/emb-$set.hs
@@ -162,7 +146,7 @@ for set in seen-clean seen-corrupt unseen-clean unseen-corrupt; do
         evaluate -S "$seed" --bootstrap "${BOOTSTRAP:-1000}" --json "$j.tmp" "$unc_in" > /dev/null
         mv "$j.tmp" "$j"
     fi
-    jq -r --arg n "$name" --arg s "$set" "$compare_unc_jq" "$j" >> "$run/results.tsv.tmp"
+    uncertainty_lines "$name" "$set" "$j" >> "$run/results.tsv.tmp"
 done
 # every value a number or "-" with a reason: a missing one is a bug, not a blank cell
 awk -F'\t' '($4 == "-" && $5 == "") || ($4 != "-" && $4 !~ /^-?[0-9.]+([eE][-+]?[0-9]+)?$/) { print "compare-run: bad result line: " $0 > "/dev/stderr"; bad = 1 } END { exit bad }' "$run/results.tsv.tmp"

@@ -26,6 +26,9 @@
 #   tau_knn, aurc, aurc_oracle    does u know when the answer is wrong (ktau -m accuracy:correct):
 #            tau of the 5-NN accuracy over 20 bins of u (> 0: accuracy falls as u rises), the area
 #            under the error-versus-reject curve and the oracle's (RUN/reject-SPLIT-mixed.tsv)
+#   u:..., d:...  every set through evaluate's uncertainty section (RUN/eval-SET.json; the mixed
+#            queries against the clean twins as knn's): common.sh's uncertainty_lines, read by
+#            pipelines/finding.sh (BOOTSTRAP replicates, 1000)
 # Files that exist are kept (a second call continues). Environment: SEED (714: the pairs and the
 # order of equal uncertainties, the same for every run).
 set -eu
@@ -96,6 +99,18 @@ for split in seen unseen; do
             make_file "$run/knn-$set-$dist.json" knn --summary "$knn"
             res "$set" "knn_$dist" "$(json_get accuracy < "$run/knn-$set-$dist.json")"
         done
+    done
+    # the uncertainty battery (evaluate) on each set as its kNN is judged above (the mixed queries
+    # against the clean twins, each one's own left out): every source, free and learned, against
+    # each per-query loss, a learned one beside the best free baseline (pipelines/finding.sh)
+    for cond in clean corrupt mixed; do
+        set=$split-$cond
+        j=$run/eval-$set.json
+        case $cond in
+        mixed) make_file "$j" evaluate -S "$seed" --bootstrap "${BOOTSTRAP:-1000}" -g "$clean" --exclude-id --json - "$mixed" ;;
+        *) make_file "$j" evaluate -S "$seed" --bootstrap "${BOOTSTRAP:-1000}" --json - "$run/emb-$set.hs" ;;
+        esac
+        uncertainty_lines "$name" "$set" "$j"
     done
     # the variance on the mixed set: corrupt or clean, right or wrong
     set=$split-mixed

@@ -14,7 +14,8 @@
 # (clean x corrupt) pairs by the L2 distance and the cosine of the means, by MLS and by the
 # model's own match probability; 5-NN accuracy by the same rankings; on the mixed set, whether the
 # variance tells the corrupt images from the clean ones (AUROC, tau) and knows KNN's errors (tau,
-# AURC). Prints the tables (markdown) on stdout.
+# AURC); every set through evaluate's uncertainty section, each learned variance beside the best
+# free baseline (pipelines/finding.sh). Prints the tables (markdown) on stdout.
 #   --quick: 3,000 steps (minutes); --full: 30,000 steps of 128 images for the backbone and hib
 #   (the fast recipe reaches HIB's numbers at 180,000 steps of 256 images; a D = 16 triplet
 #   backbone is good well before: docs/pfe.md); -s STEPS overrides. The heads train HEAD_STEPS
@@ -49,7 +50,7 @@
 # failed run named on stderr with the last lines of its log, and 1.
 set -eu
 . "$(dirname "$0")/common.sh"
-usage() { sed -n '2,49p' "$HEDGE_ROOT/pipelines/pfe.sh" | sed 's/^# \{0,1\}//' >&2; exit 2; }
+usage() { sed -n '2,50p' "$HEDGE_ROOT/pipelines/pfe.sh" | sed 's/^# \{0,1\}//' >&2; exit 2; }
 grid_options 3000 30000 "$@"
 [ -z "$body" ] || { say "pfe.sh: --body: the protocol fixes its bodies (the conv backbone, mlp:64 heads)"; usage; }
 [ "$TRAIN_OCCLUSION" = per-use ] ||
@@ -90,6 +91,12 @@ for phase in 1 2; do
 done
 sh "$HEDGE_ROOT/pipelines/pfe-tables.sh" "$out" "$configs" "$steps" "$hsteps" "$dim" "$recipe" "$dataset"
 echo
+if grep -q '	d:' "$out"/runs/*/results.tsv 2> /dev/null; then
+    echo "### Does a learned uncertainty know more than the free signals? (pipelines/finding.sh)"
+    echo
+    sh "$HEDGE_ROOT/pipelines/finding.sh" "pfe $dataset=$out"
+    echo
+fi
 occlusion_note
 seeds_note "$configs"
 runs_note "$out" "$configs"

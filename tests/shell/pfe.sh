@@ -50,8 +50,22 @@ grep -q "^- pfe (ap_p): no match probability (the pfe model learns none)$" "$T/t
 # the results file: every run, every number, with its seed
 r=$T/p/results-pfe.tsv
 head -n 1 "$r" | grep -qx "$(printf 'run\tconfig\tseed\tset\tmetric\tvalue\tnote')" || fail "results header: $(head -n 1 "$r")"
-[ "$(awk -F'\t' 'NR > 1 { n[$1]++ } END { print n["backbone"], n["pfe"], n["hibhead"], n["hib"] }' "$r")" = "52 52 52 52" ] ||
-    fail "not 52 numbers per run: $(cut -f1 "$r" | sort | uniq -c)"
+[ "$(awk -F'\t' 'NR > 1 && $5 !~ /^[ud]:/ { n[$1]++ } END { print n["backbone"], n["pfe"], n["hibhead"], n["hib"] }' "$r")" = "52 52 52 52" ] ||
+    fail "not 52 numbers per run: $(awk -F'\t' '$5 !~ /^[ud]:/' "$r" | cut -f1 | sort | uniq -c)"
+# the uncertainty battery on each of the six sets: the free baselines for every run, the learned
+# variance beside the best of them for those with one (pfe's means are normalised: no norm)
+for m in backbone pfe hibhead hib; do
+    [ "$(awk -F'\t' -v m=$m '$1 == m && $5 == "u:ratio:r1:auroc" && $6 ~ /^[0-9.]+$/' "$r" | wc -l)" = 6 ] ||
+        fail "$m: not 6 sets with ratio's r1 AUROC: $(grep "^$m	" "$r" | grep -c 'u:ratio')"
+done
+for m in pfe hibhead hib; do
+    [ "$(awk -F'\t' -v m=$m '$1 == m && $5 == "d:var:r1:auroc" && $7 ~ /^(top1_dist|ratio|vote_entropy|norm)$/' "$r" | wc -l)" = 6 ] ||
+        fail "$m: not 6 sets with var's difference from the best free baseline"
+done
+grep -q "^backbone	.*	d:" "$r" && fail "the backbone has a learned source"
+grep -q "^pfe	.*	u:norm:r1:auroc	" "$r" && fail "pfe's normalised means have a norm source"
+sh "$root/pipelines/finding.sh" "pfe=$T/p" > "$T/finding" || fail "finding.sh on pfe.sh's runs"
+grep -q "^| pfe | seen-mixed | pfe | var | r1 AUROC | " "$T/finding" || fail "finding: no pfe row: $(head -n 5 "$T/finding")"
 # PFE's mean is the backbone's embedding, L2-normalised: its L2 AP is the backbone's cosine AP
 awk -F'\t' '$1 == "backbone" && $5 == "ap_cos" { c[$4] = $6 } $1 == "pfe" && $5 == "ap_l2" { l[$4] = $6 }
     END { for (s in c) { n++; if ((c[s] - l[s]) ^ 2 > 1e-10) exit 1 } exit n != 6 }' "$r" ||
