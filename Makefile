@@ -87,7 +87,7 @@ HEDGE_VERSION := $(shell v=$$(cat VERSION); \
         git diff --quiet HEAD -- 2>/dev/null || c=$$c-dirty; v=$$v-g$$c; fi; echo "$$v")
 $(BUILD)/version.c: FORCE
 	@mkdir -p $(BUILD)
-	@echo 'const char hedge_version[] = "$(HEDGE_VERSION)";' > $@.new
+	@echo 'const char util_version[] = "$(HEDGE_VERSION)";' > $@.new
 	@if cmp -s $@.new $@; then rm -f $@.new; else mv $@.new $@; fi
 $(BUILD)/obj/version.o: $(BUILD)/version.c $(CONFIG)
 	@mkdir -p $(dir $@)

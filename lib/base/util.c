@@ -54,7 +54,7 @@ void util_start(int argc, char **argv, const char *usage)
         if (!strcmp(argv[i], "--help"))
             usage_help();
         if (!strcmp(argv[i], "--version")) {
-            printf("%s (hedge) %s\n", util_prog, hedge_version);
+            printf("%s (hedge) %s\n", util_prog, util_version);
             close_stdout();
             exit(0);
         }

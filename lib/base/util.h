@@ -25,7 +25,7 @@ extern const char *util_prog;
 extern const char *util_usage;
 /* "VERSION" or "VERSION-gCOMMIT[-dirty]", from build/version.c (the Makefile: the VERSION file
  * and, in a git checkout, git's commit) */
-extern const char hedge_version[];
+extern const char util_version[]; /* "0.1.0-gCOMMIT" (build/version.c), hedge_version() to a library caller */
 
 void util_init(const char *argv0);
 /* every program's first call: util_init, util_usage = usage, getopt's own messages off

@@ -59,6 +59,8 @@ int hedge_nmetrics(void) { return HEDGE_NMETRICS; }
 
 const char *hedge_blas_kernel(void) { return blas_choose(); }
 
+const char *hedge_version(void) { return util_version; }
+
 const char *hedge_metric_name(int id) { return id >= 0 && id < HEDGE_NMETRICS ? names[id] : NULL; }
 
 __attribute__((format(printf, 3, 4))) static int fail(char *err, size_t len, const char *fmt, ...)

@@ -197,4 +197,7 @@ void hedge_result_free(hedge_result *r);
  * gets the programs' numbers to the bit and their speed; the process's other users of that
  * OpenBLAS (numpy's) run it too. HEDGE_BLAS_KEEP=1 in the environment keeps OpenBLAS's choice. */
 const char *hedge_blas_kernel(void);
+/* the library's version, as the programs' --version prints it ("0.1.0-gCOMMIT"; "-dirty" for a
+ * tree with changes): hedge.__version__ */
+const char *hedge_version(void);
 #endif

@@ -791,7 +791,7 @@ static void theta_merge(void *arg, int task, int worker)
 /* knn_screen for the gallery against itself by thresholds; returns 0 (and does nothing) when kk
  * is short or the buffers would not fit KNN_SYM_MEMORY */
 static int knn_screen_theta(const float *X, const float *t, const uint8_t *big, int64_t n, int D, int kk,
-                            const int64_t *exclude, int threads, float *cd, int64_t *ci, int *cnt)
+                            const int64_t *exclude, int threads, float *cd, int64_t *ci, int *cnt, int64_t *nfell)
 {
     double want = (double)KNN_THETA_T * (double)n / (2.0 * kk);
     int nb = (int)((n + KNN_SYM_BLOCK - 1) / KNN_SYM_BLOCK);
@@ -892,7 +892,7 @@ static int knn_screen_theta(const float *X, const float *t, const uint8_t *big, 
         }
         free(F), free(fx), free(Qf), free(tf), free(bf), free(cf), free(gf), free(nfc);
     }
-    metrics_knn_last.fell = nf;
+    *nfell = nf;
     blas_set_threads(blas_saved);
     free(J.theta), free(J.fell), free(perm);
     return 1;
@@ -981,10 +981,15 @@ static void knn_rerank(void *arg, int task, int worker)
     free(cv);
 }
 
-metrics_knn_info metrics_knn_last;
-
 void metrics_knn(const float *Q, const double *qx, int64_t nq, const float *G, const double *gx, int64_t ng,
                  int D, int k, const int64_t *exclude, int threads, int64_t *nbr, double *d2)
+{
+    metrics_knn_info info;
+    metrics_knn_ex(Q, qx, nq, G, gx, ng, D, k, exclude, threads, nbr, d2, &info);
+}
+
+void metrics_knn_ex(const float *Q, const double *qx, int64_t nq, const float *G, const double *gx, int64_t ng,
+                    int D, int k, const int64_t *exclude, int threads, int64_t *nbr, double *d2, metrics_knn_info *info)
 {
     for (int64_t q = 0; q < nq; q++) {
         int64_t avail = ng - (exclude && exclude[q] >= 0 && exclude[q] < ng);
@@ -1026,11 +1031,11 @@ void metrics_knn(const float *Q, const double *qx, int64_t nq, const float *G, c
     float *cd = emalloc((size_t)nq * kk * sizeof *cd);
     int64_t *ci = emalloc((size_t)nq * kk * sizeof *ci);
     int *cnt = ecalloc((size_t)nq, sizeof *cnt);
-    metrics_knn_last = (metrics_knn_info){METRICS_SCREEN_PLAIN, 0}; /* knn_screen_theta sets fell */
-    if (self && knn_screen_theta(gc, gt, gbig, ng, D, kk, exclude, threads, cd, ci, cnt))
-        metrics_knn_last.screen = METRICS_SCREEN_THETA;
+    *info = (metrics_knn_info){METRICS_SCREEN_PLAIN, 0}; /* knn_screen_theta sets fell */
+    if (self && knn_screen_theta(gc, gt, gbig, ng, D, kk, exclude, threads, cd, ci, cnt, &info->fell))
+        info->screen = METRICS_SCREEN_THETA;
     else if (self && knn_screen_self(gc, gt, gbig, ng, D, kk, exclude, threads, cd, ci, cnt))
-        metrics_knn_last.screen = METRICS_SCREEN_SELF;
+        info->screen = METRICS_SCREEN_SELF;
     else
         knn_screen(qc, qt, qbig, nq, gc, gt, ng, D, kk, exclude, threads, cd, ci, cnt);
 

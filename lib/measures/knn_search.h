@@ -56,15 +56,16 @@
 #define METRICS_KNN_SLACK 4
 void metrics_knn(const float *Q, const double *qx, int64_t nq, const float *G, const double *gx, int64_t ng,
                  int D, int k, const int64_t *exclude, int threads, int64_t *nbr, double *d2);
-/* what the last metrics_knn call did (for tests): its screen, and how many queries the threshold
- * screen handed to the plain one (its threshold fell below the k + slack nearest, or too many
- * items lay below it) */
+/* what a metrics_knn call did: its screen, and how many queries the threshold screen handed to the
+ * plain one (its threshold fell below the k + slack nearest, or too many items lay below it) */
 enum { METRICS_SCREEN_PLAIN, METRICS_SCREEN_SELF, METRICS_SCREEN_THETA };
 typedef struct {
     int screen;
     int64_t fell;
 } metrics_knn_info;
-extern metrics_knn_info metrics_knn_last;
+/* metrics_knn, saying into info what it did */
+void metrics_knn_ex(const float *Q, const double *qx, int64_t nq, const float *G, const double *gx, int64_t ng,
+                    int D, int k, const int64_t *exclude, int threads, int64_t *nbr, double *d2, metrics_knn_info *info);
 
 /* The centre mean (D) that the float distance screens (metrics_knn, retrieval_run) subtract from
  * queries Q (nq, D) and gallery G (ng, D) before ||q||^2 + ||g||^2 - 2 q.g, which far from the

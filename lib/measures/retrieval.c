@@ -146,12 +146,13 @@ void retrieval_run_at_r(const retrieval_job *J, int64_t K, retrieval_query *per,
     }
     free(s);
     int64_t *nbr = emalloc((size_t)(nq ? nq : 1) * (size_t)K * sizeof *nbr);
+    metrics_knn_info info = {METRICS_SCREEN_PLAIN, 0};
     if (J->gvar)
         mls_knn(J->Q, J->qvar, nq, J->G, J->gvar, ng, J->D, (int)K, J->exclude, J->threads, nbr, NULL);
     else
-        metrics_knn(J->Q, NULL, nq, J->G, NULL, ng, J->D, (int)K, J->exclude, J->threads, nbr, NULL);
+        metrics_knn_ex(J->Q, NULL, nq, J->G, NULL, ng, J->D, (int)K, J->exclude, J->threads, nbr, NULL, &info);
     int32_t *ncls = emalloc((size_t)K * sizeof *ncls);
-    *sum = (retrieval_summary){0};
+    *sum = (retrieval_summary){.knn_screen = info.screen};
     for (int64_t q = 0; q < nq; q++) {
         for (int64_t r = 0; r < K; r++)
             ncls[r] = J->gcls[nbr[q * K + r]];

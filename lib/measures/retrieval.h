@@ -132,6 +132,7 @@ typedef struct {
     int64_t queries;          /* queries with at least one positive: the means are over them */
     int64_t no_positive;      /* queries without */
     double map, map_r, rprec, p1, mrr, recall[RETRIEVAL_MAXK];
+    int knn_screen;           /* retrieval_run_at_r: the screen its kNN took (METRICS_SCREEN_*, knn_search.h) */
 } retrieval_summary;
 
 /* per (nq): every query's metrics in gallery 0; sum (nmask): the means in each

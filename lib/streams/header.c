@@ -16,7 +16,7 @@ stream_header *header_new(const char *kind, int batched)
     h->kind = estrdup(kind);
     h->batched = batched;
     h->program = estrdup(util_prog);
-    h->version = estrdup(hedge_version);
+    h->version = estrdup(util_version);
     return h;
 }
 
@@ -97,7 +97,7 @@ void header_provenance(stream_header *h, int argc, char **argv)
     free(h->program);
     h->program = estrdup(util_prog);
     free(h->version);
-    h->version = estrdup(hedge_version);
+    h->version = estrdup(util_version);
     for (int i = 0; i < h->nargs; i++)
         free(h->args[i]);
     free(h->args);

@@ -16,6 +16,13 @@ use). Install: pip install ./python from the top of the hedge tree (builds libhe
 """
 
 from . import stream
-from ._evaluate import PML_NAMES, Shard, blas_kernel, evaluate
+from ._evaluate import PML_NAMES, Shard, blas_kernel, evaluate, version
 
-__all__ = ["evaluate", "stream", "PML_NAMES", "Shard", "blas_kernel"]
+__all__ = ["evaluate", "stream", "PML_NAMES", "Shard", "blas_kernel", "version"]
+
+
+def __getattr__(name):
+    """hedge.__version__: libhedge's version (the engine's, loaded on first use)"""
+    if name == "__version__":
+        return version()
+    raise AttributeError("module 'hedge' has no attribute %r" % name)

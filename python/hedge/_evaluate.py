@@ -454,6 +454,11 @@ def evaluate(mu, labels, var=None, eta=None, gallery=None, gallery_labels=None, 
         lib.hedge_result_free(ctypes.byref(r))
 
 
+def version():
+    """libhedge's version, as the programs' --version prints it: hedge.__version__"""
+    return _lib.load().hedge_version().decode()
+
+
 def blas_kernel():
     """The OpenBLAS kernel the engine runs (lib/engine/hedge.h's hedge_blas_kernel): the one hedge's
     programs use on this CPU, which the first call of the engine sets for the whole process (numpy

@@ -245,6 +245,8 @@ def _type(lib):
     lib.hedge_result_free.restype = None
     lib.hedge_blas_kernel.argtypes = []
     lib.hedge_blas_kernel.restype = ctypes.c_char_p
+    lib.hedge_version.argtypes = []
+    lib.hedge_version.restype = ctypes.c_char_p
     lib.hedge_target_name.argtypes = [ctypes.c_int]
     lib.hedge_target_name.restype = ctypes.c_char_p
     lib.hedge_measure_name.argtypes = [ctypes.c_int]

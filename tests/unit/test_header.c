@@ -113,7 +113,7 @@ static void check_json(void)
     header_set_raw(h, "r", raw, sizeof raw);
     static const unsigned char junk[] = {0xc1};
     header_set_raw(h, "j", junk, sizeof junk);
-    /* the writer's version (header_new/header_provenance: hedge_version) printed as "hedge";
+    /* the writer's version (header_new/header_provenance: util_version) printed as "hedge";
      * an input read without one (older streams) prints none */
     free(h->version);
     h->version = estrdup("9.9.9-gabc\"1");

@@ -488,17 +488,18 @@ static int64_t knn_self_check(const float *S, const double *x, int N, int D, int
         nb[t] = malloc((size_t)N * K * sizeof *nb[t]);
         dd[t] = malloc((size_t)N * K * sizeof *dd[t]);
     }
-    metrics_knn(S, x, N, S, x, N, D, K, ex, 1, nb[0], dd[0]);
-    CHECK(metrics_knn_last.screen == screen);
-    int64_t fell = metrics_knn_last.fell;
+    metrics_knn_info info;
+    metrics_knn_ex(S, x, N, S, x, N, D, K, ex, 1, nb[0], dd[0], &info);
+    CHECK(info.screen == screen);
+    int64_t fell = info.fell;
     int same = 1, brute = 1;
     for (int t = 2; t <= 3; t++) {
         metrics_knn(S, x, N, S, x, N, D, K, ex, t, nb[1], dd[1]);
         same &= !memcmp(nb[0], nb[1], (size_t)N * K * sizeof *nb[0]) &&
                 !memcmp(dd[0], dd[1], (size_t)N * K * sizeof *dd[0]);
     }
-    metrics_knn(S, x, N, C, x, N, D, K, ex, 2, nb[2], dd[2]);
-    CHECK(metrics_knn_last.screen == METRICS_SCREEN_PLAIN);
+    metrics_knn_ex(S, x, N, C, x, N, D, K, ex, 2, nb[2], dd[2], &info);
+    CHECK(info.screen == METRICS_SCREEN_PLAIN);
     int plain = !memcmp(nb[0], nb[2], (size_t)N * K * sizeof *nb[0]) &&
                 !memcmp(dd[0], dd[2], (size_t)N * K * sizeof *dd[0]);
     for (int q = 0; q < N; q++) {
@@ -514,8 +515,8 @@ static int64_t knn_self_check(const float *S, const double *x, int N, int D, int
     for (int v = 0; v < 2; v++) {
         for (int i = 0; i < N; i++)
             ex[i] = (i + 7) % N;
-        metrics_knn(S, x, N, S, x, N, D, K, v ? ex : NULL, 2, nb[1], dd[1]);
-        CHECK(metrics_knn_last.screen == screen);
+        metrics_knn_ex(S, x, N, S, x, N, D, K, v ? ex : NULL, 2, nb[1], dd[1], &info);
+        CHECK(info.screen == screen);
         metrics_knn(S, x, N, C, x, N, D, K, v ? ex : NULL, 1, nb[2], dd[2]);
         CHECK(!memcmp(nb[1], nb[2], (size_t)N * K * sizeof *nb[1]) &&
               !memcmp(dd[1], dd[2], (size_t)N * K * sizeof *dd[1]));

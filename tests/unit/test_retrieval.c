@@ -839,7 +839,7 @@ static void test_at_r(void)
         CHECK(K == most - !gal);
         retrieval_run_at_r(&J, K, a1, &s1);
         if (!gal)
-            CHECK(metrics_knn_last.screen == METRICS_SCREEN_THETA);
+            CHECK(s1.knn_screen == METRICS_SCREEN_THETA);
         J.threads = 3;
         retrieval_run_at_r(&J, K, a3, &s3);
         CHECK(!memcmp(a1, a3, N * sizeof *a1));
