@@ -1,10 +1,9 @@
 #!/bin/sh
 # The tables of the README and of docs/ are the result files': every table row of each results/
 # table appears verbatim in the document that holds its experiment (docs/hib.md, spe.md,
-# metric.md, cesoftmax.md, compare.md, pfe.md), and every table row of README.md is a row of one
-# of those result files (its headline tables are excerpts: whole rows, never retyped), with a
-# headline table from each experiment. So a result file rewritten by a new run without its
-# document, or a number typed by hand, fails here.
+# metric.md, cesoftmax.md, compare.md, pfe.md), and every table row of README.md, if it has any,
+# is a row of one of those result files (excerpts: whole rows, never retyped). So a result file
+# rewritten by a new run without its document, or a number typed by hand, fails here.
 set -u
 . "$(dirname "$0")/../lib.sh"
 root=$(cd "$(dirname "$0")/../.." && pwd)
@@ -39,11 +38,7 @@ quoted docs/pfe.md results/pfe/table.md
 grep '^|' "$README" > "$T/readme-rows"
 bad=$(grep -vxFf "$T/all-rows" "$T/readme-rows" | head -n 3)
 [ -z "$bad" ] || fail "$README has table rows that are in no result file: $bad"
-# and a headline table of each experiment: at least 4 data rows of each of these files
-for f in results/demo/table.md results/spe-demo/table.md results/metric/hetriplet.md \
-    results/metric/cesoftmax.md results/compare/mnist-quick.md; do
-    k=$(grep '^|' "$f" | grep -v '^|---' | grep -cxFf - "$T/readme-rows")
-    [ "$k" -ge 4 ] || fail "$README quotes $k rows of $f, expected a headline table (4 or more)"
-done
+# (its numbers are the documents': the README says what each experiment found and links its
+# document, where the tables are; issue 45's README as a guide)
 echo "readme: the tables of $n result files are in docs/, and $(wc -l < "$T/readme-rows") README rows are theirs"
 pass
