@@ -23,7 +23,7 @@ static const char *usage =
     "                [--distance euclidean|cosine|mls] [-k K1,K2,...] [-n PAIRS] [-S SEED] [-t THREADS]\n"
     "                [--mu NAME] [--var NAME] [--eta NAME] [--labels NAME] [--id NAME]\n"
     "                [--uncertainty FIELD]... [--bootstrap B] [--risk ALPHA]\n"
-    "                [--text] [--json FILE] [-o DIR] INPUT\n"
+    "                [--text] [--json FILE] [--report FILE.html] [-o DIR] INPUT\n"
     "       evaluate --queries FROM:TO | --shard I/N [options] INPUT > PART   (one shard's answers)\n"
     "       evaluate --merge [options] INPUT PART...   (the table, from every shard's answers)\n"
     "  The evaluation battery of a set of embeddings (stream or .npz) as one table.\n";
@@ -108,7 +108,8 @@ static int neighbours(const evalset *S, const evalset *G, int several, const hed
 
 /* the results res[0 .. R->nsets) of the sets S as one table to stdout (and --json to jf; -o DIR: the
  * error-versus-reject curves) */
-static void report(evalreport *R, hedge_result *res, const evalset *S, const char *dir, FILE *jf, int text)
+static void report(evalreport *R, hedge_result *res, const evalset *S, const char *dir, FILE *jf, int text,
+                   FILE *hf, const char *title)
 {
     char rpath[EVALREPORT_MAXSETS][4096];
     for (int s = 0; s < R->nsets && dir; s++) {
@@ -123,10 +124,16 @@ static void report(evalreport *R, hedge_result *res, const evalset *S, const cha
         if (jf != stdout)
             atomic_sync(jf);
     }
+    if (hf) { /* --report FILE: the page */
+        evalreport_html(hf, R, title);
+        atomic_sync(hf);
+    }
     if (jf != stdout) /* --json -: the JSON in the table's place */
         evalreport_table(stdout, R, text);
     close_stdout();
     json_commit(jf);
+    if (hf)
+        atomic_commit(hf);
     evalreport_free(R);
 }
 
@@ -159,7 +166,7 @@ int main(int argc, char **argv)
     memcpy(args, argv, (size_t)(argc + 1) * sizeof *args);
     hedge_options o;
     hedge_options_init(&o);
-    const char *gpaths[MAXGALLERIES], *gpath = NULL, *cpath = NULL, *json = NULL, *dist = "euclidean", *dir = NULL;
+    const char *gpaths[MAXGALLERIES], *gpath = NULL, *cpath = NULL, *json = NULL, *html = NULL, *dist = "euclidean", *dir = NULL;
     int ngal = 0, text = 0, has_a = 0, has_b = 0, merge = 0, sharded = 0; /* sharded 1: --queries, 2: --shard */
     long part_i = 0, part_n = 1;
     double a = 0, b = 0;
@@ -170,7 +177,7 @@ int main(int argc, char **argv)
     const char *user[HEDGE_MAXUSER];
     int nuser = 0;
     enum { O_EXCL = 256, O_CORRUPT, O_A, O_B, O_DIST, O_TEXT, O_JSON, O_QUERIES, O_SHARD, O_MERGE, O_UNC, O_BOOT, O_RISK,
-           O_ROLE };
+           O_REPORT, O_ROLE };
     static const struct option lopts[] = {
         {"exclude-id", 0, 0, O_EXCL}, {"corrupt", 1, 0, O_CORRUPT}, {"match-a", 1, 0, O_A}, {"match-b", 1, 0, O_B},
         {"distance", 1, 0, O_DIST},   {"text", 0, 0, O_TEXT},       {"json", 1, 0, O_JSON},
@@ -179,6 +186,7 @@ int main(int argc, char **argv)
         {"eta", 1, 0, O_ROLE + NPZIMPORT_ETA},       {"labels", 1, 0, O_ROLE + NPZIMPORT_CLASS},
         {"class", 1, 0, O_ROLE + NPZIMPORT_CLASS},   {"id", 1, 0, O_ROLE + NPZIMPORT_ID},
         {"uncertainty", 1, 0, O_UNC}, {"bootstrap", 1, 0, O_BOOT}, {"risk", 1, 0, O_RISK},
+        {"report", 1, 0, O_REPORT},
         {"help", 0, 0, 'h'},          {0, 0, 0, 0}};
     int c;
     while ((c = getopt_long(argc, argv, "g:k:n:S:t:o:h", lopts, NULL)) != -1) {
@@ -203,6 +211,7 @@ int main(int argc, char **argv)
         case O_B: b = parse_double("--match-b", optarg, -1e300, 1e300), has_b = 1; break;
         case O_TEXT: text = 1; break;
         case O_JSON: json = optarg; break;
+        case O_REPORT: html = optarg; break;
         case O_QUERIES: shard_parse("--queries", optarg, &qr), sharded = 1; break;
         case O_SHARD: parse_shard(optarg, &part_i, &part_n), sharded = 2; break;
         case O_MERGE: merge = 1; break;
@@ -240,6 +249,11 @@ int main(int argc, char **argv)
     if (ngal > 1 && (sharded || merge))
         usage_die("%s: one gallery at a time (-g given %d times)",
                   merge ? "--merge" : sharded == 1 ? "--queries" : "--shard", ngal);
+    if (html && (sharded || ngal > 1))
+        usage_die("--report: %s", sharded ? "the page is the whole run's (with --merge, not with a shard)"
+                                          : "one gallery at a time (-g given more than once)");
+    if (html && !strcmp(html, "-"))
+        usage_die("--report -: give the page a file (stdout has the table)");
     if (ngal > 1 && dir)
         usage_die("-o DIR: one gallery at a time (-g given %d times; the curves of each would take one name)", ngal);
     gpath = ngal ? gpaths[0] : NULL;
@@ -254,6 +268,9 @@ int main(int argc, char **argv)
     if (dir && mkdir(dir, 0777) && errno != EEXIST)
         die("-o %s: cannot make the folder: %s", dir, strerror(errno));
     FILE *jf = json ? json_open(json, 0) : NULL;
+    FILE *hf = html ? atomic_open(html) : NULL;
+    char title[4200];
+    snprintf(title, sizeof title, "hedge evaluate: %s%s%s", argv[optind], cpath ? " and " : "", cpath ? cpath : "");
     blas_init(args, o.threads);
 
     const char *paths[2] = {argv[optind], cpath};
@@ -309,7 +326,7 @@ int main(int argc, char **argv)
         if (ngal > 1)
             report_galleries(R, res, ngal, jf, text);
         else
-            report(&R[0], res[0], S, dir, jf, text);
+            report(&R[0], res[0], S, dir, jf, text, hf, title);
     }
     for (int s = 0; s < nsets; s++) {
         if (sharded || merge)

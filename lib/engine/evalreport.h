@@ -40,6 +40,9 @@ void evalreport_json(FILE *f, const evalreport *R);
  * [{"gallery": NAME, then evalreport_json's keys}, ...]} */
 void evalreport_json_galleries(FILE *f, const evalreport *R, int ng);
 void evalreport_free(evalreport *R);
+/* the whole evaluation as one self-contained HTML page (lib/engine/evalhtml.c): the table and
+ * notes, then each set's figures in inline SVG (evaluate --report; hedge.h's hedge_report) */
+void evalreport_html(FILE *f, const evalreport *R, const char *title);
 /* the error-versus-reject curve of a set's kNN answers (r->knn_eta, r->knn_correct; ids as S's, or
  * the index) into path (atomic_open), as ktau --reject-tsv writes it; 0 when r has none */
 int evalreport_reject(const char *path, const hedge_result *r, const hedge_set *S, uint64_t seed);

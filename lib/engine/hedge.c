@@ -37,7 +37,7 @@
 #include "auc.h"
 
 #define HEDGE_BINS 20    /* ktau -b 20 */
-#define HEDGE_ECE_BINS 15 /* apcurve --ece 15 */
+#define HEDGE_ECE_BINS HEDGE_ECEBINS /* apcurve --ece 15 */
 #define HEDGE_SAMPLES 8   /* pairscore -K 8 (or the next multiple of C: each component as many) */
 
 static const char *const names[HEDGE_NMETRICS] = {
@@ -276,6 +276,13 @@ static void verify_pairs(const double *s, const uint8_t *y, long n, hedge_result
         verify_at_far(gen, ng, imp, ni, v->far[f], &pt);
         v->tar[f] = pt.rate, v->fnmr[f] = 1 - pt.rate, v->far_reached[f] = pt.far_reached;
     }
+    for (int f = 0; f < HEDGE_ROC && ng; f++) { /* the ROC's points: one impostor above T at least */
+        if ((double)ni * v->roc_far[f] < 1 - 1e-9)
+            continue;
+        verify_point pt;
+        verify_at_far(gen, ng, imp, ni, v->roc_far[f], &pt);
+        v->roc_tar[f] = pt.rate;
+    }
     free(gen);
     free(imp);
 }
@@ -362,7 +369,10 @@ static void pair_metrics(const match_set *Q, const hedge_options *o, const limit
     verify_pairs(s, y, n, r);
     if (o->has_match && !mls) {
         int64_t bad;
-        r->value[HEDGE_ECE] = metrics_ece(s, y, n, HEDGE_ECE_BINS, NULL, &bad);
+        metrics_ece_bin eb[HEDGE_ECE_BINS];
+        r->value[HEDGE_ECE] = metrics_ece(s, y, n, HEDGE_ECE_BINS, eb, &bad);
+        for (int b = 0; b < HEDGE_ECE_BINS && bad < 0; b++)
+            r->ece_n[b] = eb[b].n, r->ece_p[b] = eb[b].mean_p, r->ece_y[b] = eb[b].mean_y;
     } else
         why(r, HEDGE_ECE, mls ? "MLS is no probability" : "no match probability (give match_a, match_b)");
     if (zero && !o->has_match)
@@ -582,6 +592,14 @@ static void uncertainty_section(const match_set *Q, const hedge_set *QS, const e
     memcpy(r->best, R->best, sizeof r->best);
     memcpy(r->diff, R->diff, sizeof r->diff);
     memcpy(r->diff_ci, R->diff_ci, sizeof r->diff_ci);
+    _Static_assert(HEDGE_CURVE == SELECTIVE_CURVE && HEDGE_TAUBINS == SELECTIVE_BINS, "the pictures' sizes");
+    for (int s = 0; s < ns; s++)
+        for (int t = 0; t < HEDGE_NTARGETS; t++) {
+            memcpy(r->curve[s][t], R->curve[s][t], sizeof r->curve[s][t]);
+            memcpy(r->tau_bins[s][t], R->bins[s][t], sizeof r->tau_bins[s][t]);
+        }
+    for (int t = 0; t < HEDGE_NTARGETS; t++)
+        memcpy(r->oracle_curve[t], R->oracle[t], sizeof r->oracle_curve[t]);
     for (int j = 0; j < nmeans; j++)
         r->ci[ids[j]][0] = R->mean_ci[j][0], r->ci[ids[j]][1] = R->mean_ci[j][1];
     /* selective retrieval with a guarantee, each source on R@1's error */
@@ -1019,6 +1037,18 @@ static void result_init(hedge_result *r)
         v->far[f] = fars[f];
         v->tar[f] = v->far_reached[f] = v->fnmr[f] = v->dir[f] = NAN;
     }
+    for (int f = 0; f < HEDGE_ROC; f++)
+        v->roc_far[f] = pow(10, -4 + f / 8.0), v->roc_tar[f] = NAN;
+    double *c = &r->curve[0][0][0], *tb = &r->tau_bins[0][0][0];
+    for (int i = 0; i < HEDGE_NSOURCES * HEDGE_NTARGETS * HEDGE_CURVE; i++)
+        c[i] = NAN;
+    for (int i = 0; i < HEDGE_NSOURCES * HEDGE_NTARGETS * HEDGE_TAUBINS; i++)
+        tb[i] = NAN;
+    for (int t = 0; t < HEDGE_NTARGETS; t++)
+        for (int i = 0; i < HEDGE_CURVE; i++)
+            r->oracle_curve[t][i] = NAN;
+    for (int b = 0; b < HEDGE_ECEBINS; b++)
+        r->ece_p[b] = r->ece_y[b] = NAN;
 }
 
 /* the queries' answers p against what these sets allow, value by value (a shard read from a file

@@ -43,7 +43,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#define HEDGE_ABI 4
+#define HEDGE_ABI 5
 enum { HEDGE_OK = 0, HEDGE_EINVAL = -1, HEDGE_ENOMEM = -2, HEDGE_ESTOPPED = -3 };
 enum { HEDGE_EUCLIDEAN = 0, HEDGE_COSINE = 1, HEDGE_MLS = 2 };
 
@@ -91,6 +91,10 @@ typedef struct {            /* one set of embeddings; arrays are C-contiguous, b
 #define HEDGE_NSOURCES 8
 #define HEDGE_NTARGETS 4
 #define HEDGE_NMEASURES 6
+#define HEDGE_CURVE 50   /* the risk-coverage curves' points: coverage 1/50 .. 1 */
+#define HEDGE_TAUBINS 20 /* tau's bins */
+#define HEDGE_ECEBINS 15 /* ece's bins (apcurve --ece 15) */
+#define HEDGE_ROC 33     /* the ROC's FARs: 10^(-4 + i / 8), i = 0 .. 32 */
 enum { HEDGE_SRC_TOP1, HEDGE_SRC_RATIO, HEDGE_SRC_VOTE, HEDGE_SRC_NORM, HEDGE_SRC_VAR, HEDGE_SRC_ETA, HEDGE_SRC_USER };
 enum { HEDGE_TGT_R1, HEDGE_TGT_KNN, HEDGE_TGT_AP, HEDGE_TGT_MAP_R };
 
@@ -176,7 +180,19 @@ typedef struct {
         double tar[HEDGE_NFAR], far_reached[HEDGE_NFAR], fnmr[HEDGE_NFAR], dir[HEDGE_NFAR];
         double roc_auc;
         char tar_why[HEDGE_NFAR][160], dir_why[HEDGE_NFAR][160], roc_why[160];
+        double roc_far[HEDGE_ROC], roc_tar[HEDGE_ROC]; /* TAR at each FAR by the rule above (one
+                                                           impostor pair above T at least; NaN: none) */
     } verify;
+    /* the pictures (evaluate --report), NaN where a number cannot be had: each source's
+     * risk-coverage curve on each target (the mean loss of the queries answered, the most certain
+     * first, at coverage (i + 1) / HEDGE_CURVE; equal uncertainties by their expectation, as AURC)
+     * and the oracle's; the performance (1 - loss) of each of tau's bins; the reliability diagram
+     * of the match probability over ap's pairs (each bin's count, mean p and share genuine) */
+    double curve[HEDGE_NSOURCES][HEDGE_NTARGETS][HEDGE_CURVE];
+    double oracle_curve[HEDGE_NTARGETS][HEDGE_CURVE];
+    double tau_bins[HEDGE_NSOURCES][HEDGE_NTARGETS][HEDGE_TAUBINS];
+    int64_t ece_n[HEDGE_ECEBINS];
+    double ece_p[HEDGE_ECEBINS], ece_y[HEDGE_ECEBINS];
 } hedge_result;
 
 void hedge_options_init(hedge_options *o);
@@ -200,4 +216,11 @@ const char *hedge_blas_kernel(void);
 /* the library's version, as the programs' --version prints it ("0.1.0-gCOMMIT"; "-dirty" for a
  * tree with changes): hedge.__version__ */
 const char *hedge_version(void);
+/* the results r[0 .. nsets) of one call's sets (named names: "input", "corrupt") as one
+ * self-contained HTML page at path (written whole or not at all), as evaluate --report writes it:
+ * the table, then each set's risk-coverage curves, tau's bins, the reliability diagram and the
+ * verification ROC (lib/engine/evalhtml.c); title NULL: "hedge evaluate". 0, or HEDGE_EINVAL /
+ * HEDGE_ENOMEM with one line in err */
+int hedge_report(const char *path, const hedge_result *r, int nsets, const char *const *names,
+                 const hedge_options *o, const char *title, char *err, size_t errlen);
 #endif

@@ -494,6 +494,60 @@ static int make_pair(const selective_source *S, const selective_target *T, const
     return 1;
 }
 
+/* the pictures of a pair (selective_result's curve and bins) along its source's order: the m
+ * queries with this loss, the runs of equal u. The curve's loss sum at k answered, inside a run
+ * of w (with this loss) summing to s after K summing to L, is L + (k - K) s / w; the bins' sums
+ * take the items in order. */
+static void pair_pictures(const src *S, const pair *p, int64_t n, int64_t m, double *curve, double *bins)
+{
+    int64_t ks[SELECTIVE_CURVE], start[SELECTIVE_BINS + 1];
+    for (int i = 0; i < SELECTIVE_CURVE; i++) /* k_i = ceil((i + 1) m / P) >= 1 */
+        ks[i] = ((int64_t)(i + 1) * m + SELECTIVE_CURVE - 1) / SELECTIVE_CURVE;
+    int bins_ok = m >= SELECTIVE_BINS;
+    if (bins_ok)
+        metrics_bins(m, SELECTIVE_BINS, start);
+    int i = 0, b = 1;
+    int64_t K = 0, pos = 0; /* answered before the run; items with this loss seen (the bins) */
+    double L = 0, Lb = 0, prevF = 0;
+    for (int64_t r = 0; r < S->nruns; r++) {
+        int64_t w = 0;
+        double sum = 0;
+        for (int64_t t = S->rs[r]; t < S->rs[r + 1]; t++) {
+            if (!p->mk[t])
+                continue;
+            w++, sum += p->ls[t], pos++, Lb += p->ls[t];
+            while (bins_ok && b <= SELECTIVE_BINS && pos == start[b]) {
+                bins[b - 1] = 1 - (Lb - prevF) / (double)(start[b] - start[b - 1]);
+                prevF = Lb, b++;
+            }
+        }
+        while (i < SELECTIVE_CURVE && ks[i] <= K + w) {
+            curve[i] = (L + (double)(ks[i] - K) * (w ? sum / (double)w : 0)) / (double)ks[i];
+            i++;
+        }
+        K += w, L += sum;
+    }
+    if (!bins_ok)
+        for (int j = 0; j < SELECTIVE_BINS; j++)
+            bins[j] = NAN;
+    (void)n;
+}
+
+/* the oracle's curve: the queries by ascending loss */
+static void oracle_curve(const tgt *T, double *curve)
+{
+    int64_t m = T->m;
+    double L = 0;
+    int i = 0;
+    for (int64_t t = 0; t < m; t++) {
+        L += T->os[t];
+        while (i < SELECTIVE_CURVE && ((int64_t)(i + 1) * m + SELECTIVE_CURVE - 1) / SELECTIVE_CURVE == t + 1)
+            curve[i++] = L / (double)(t + 1);
+    }
+    for (; i < SELECTIVE_CURVE; i++)
+        curve[i] = NAN;
+}
+
 void selective_run(const selective_source *S, int ns, const selective_target *T, int nt, const selective_mean *means,
                    int nmeans, int64_t n, const uint64_t *tie, int B, uint64_t seed, int threads, selective_result *out)
 {
@@ -523,6 +577,24 @@ void selective_run(const selective_source *S, int ns, const selective_target *T,
             if (!make_pair(&S[s], &T[t], &so[s], &to[t], n, &P[s * nt + t], why, sizeof why))
                 for (int k = 0; k < SELECTIVE_NMEASURES; k++)
                     snprintf(out->why[s][t][k], sizeof out->why[s][t][k], "%s", why);
+        }
+    /* the pictures */
+    for (int t = 0; t < nt; t++)
+        if (to[t].m)
+            oracle_curve(&to[t], out->oracle[t]);
+        else
+            for (int i = 0; i < SELECTIVE_CURVE; i++)
+                out->oracle[t][i] = NAN;
+    for (int s = 0; s < ns; s++)
+        for (int t = 0; t < nt; t++) {
+            if (P[s * nt + t].ok) {
+                pair_pictures(&so[s], &P[s * nt + t], n, to[t].m, out->curve[s][t], out->bins[s][t]);
+                continue;
+            }
+            for (int i = 0; i < SELECTIVE_CURVE; i++)
+                out->curve[s][t][i] = NAN;
+            for (int i = 0; i < SELECTIVE_BINS; i++)
+                out->bins[s][t][i] = NAN;
         }
     /* the point values: the replicate of every count 1 */
     uint32_t *ks = emalloc((size_t)n * LANES * sizeof *ks), *c1 = ecalloc((size_t)n * LANES, sizeof *c1);

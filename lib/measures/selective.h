@@ -44,6 +44,7 @@
 #define SELECTIVE_MAXTARGETS 4
 #define SELECTIVE_MAXMEANS 40
 #define SELECTIVE_BINS 20
+#define SELECTIVE_CURVE 50 /* the risk-coverage curve's points: coverage 1/50, 2/50, .., 1 */
 #define SELECTIVE_BOOT 0x626f6f7400000000ull /* RNG_STREAM('b','o','o','t') */
 enum {
     SELECTIVE_AUROC, SELECTIVE_AURC, SELECTIVE_EAURC, SELECTIVE_AUGRC, SELECTIVE_TAU, SELECTIVE_PEARSON,
@@ -83,6 +84,14 @@ typedef struct {
     double diff_ci[SELECTIVE_MAXSOURCES][SELECTIVE_MAXTARGETS][SELECTIVE_NMEASURES][2];
     double mean_ci[SELECTIVE_MAXMEANS][2];
     char ci_why[120];    /* why there are no intervals (no bootstrap, too few queries) */
+    /* the pictures of each (source, target) that can be measured (NaN where not): the risk, the
+     * mean loss of the queries answered, at coverage (i + 1) / SELECTIVE_CURVE of those with this
+     * loss (the most certain first, equal u by their expectation over the run's orders, as
+     * AURC), and the oracle's (by the loss itself); the performance (1 - loss) in each of tau's
+     * bins (the items in tau's order: -tau_b of (bin, performance) is the tau above) */
+    double curve[SELECTIVE_MAXSOURCES][SELECTIVE_MAXTARGETS][SELECTIVE_CURVE];
+    double oracle[SELECTIVE_MAXTARGETS][SELECTIVE_CURVE];
+    double bins[SELECTIVE_MAXSOURCES][SELECTIVE_MAXTARGETS][SELECTIVE_BINS];
 } selective_result;
 
 /* every measure of every (source, target) into R, with B bootstrap replicates (0: none) from

@@ -7,6 +7,7 @@ AccuracyCalculator). Every number is computed by the engine, the one that bin/ev
 
 import ctypes
 import math
+import os
 
 import numpy as np
 
@@ -270,7 +271,7 @@ def evaluate(mu, labels, var=None, eta=None, gallery=None, gallery_labels=None, 
              gallery_eta=None, ids=None, gallery_ids=None, exclude_id=False, distance="euclidean",
              k=None, knn_k=5, recall_at=(1, 2, 4, 8), pairs=10000, seed=714, match=None, threads=1,
              pml=False, include=(), exclude=(), avg_of_avgs=False, return_per_class=False, shard=None,
-             shards=None, bootstrap=1000, uncertainty=None, risk=0.05, risk_delta=0.1):
+             shards=None, bootstrap=1000, uncertainty=None, risk=0.05, risk_delta=0.1, report=None):
     """The evaluation battery of one set of embeddings (leave-one-out) or of queries against a
     gallery, computed by libhedge in this process, the GIL released while it runs.
 
@@ -324,6 +325,11 @@ def evaluate(mu, labels, var=None, eta=None, gallery=None, gallery_labels=None, 
     with a paired interval; result["risk"][source]: the threshold certified (Learn then Test) to
     keep R@1's error at most risk with confidence 1 - risk_delta, its coverage and error on the
     other half. The section is left out when include or exclude are given.
+
+    report="page.html" also writes the evaluation as one self-contained HTML page, as evaluate
+    --report does (lib/engine/evalhtml.c): the table, then the risk-coverage curves of every
+    source on each target, tau's bins, the reliability diagram and the verification ROC in
+    inline SVG (no network); written whole or not at all.
 
     Several galleries (bin/evaluate -g A -g B): gallery=[A, B, ...], a list or tuple of arrays
     (not a nested list of numbers: that is one gallery's array), with gallery_labels (and
@@ -433,6 +439,10 @@ def evaluate(mu, labels, var=None, eta=None, gallery=None, gallery_labels=None, 
     if shard is not None or shards is not None:
         key = (lib.evalpart_hash(ctypes.byref(q)), lib.evalpart_hash(ctypes.byref(g)) if g is not None else None,
                o.distance, o.knn_k, tuple(ks), o.at_k, o.exclude_id, o.include)
+    if report is not None and not isinstance(report, (str, os.PathLike)):
+        raise ValueError("report: %r, expected a file's path (str)" % (report,))
+    if shard is not None and report is not None:
+        raise ValueError("report: a shard has no page (give report= with shards=, or without shards)")
     if shard is not None:
         return _shard(lib, q, g, o, shard, key)
     r = _lib.Result()
@@ -446,6 +456,11 @@ def evaluate(mu, labels, var=None, eta=None, gallery=None, gallery_labels=None, 
         rc = _lib.call(lib.hedge_evaluate, o, ctypes.byref(q), gp, ctypes.byref(o), ctypes.byref(r), err, len(err))
     _raise(rc, err, "hedge_evaluate")
     try:
+        if report is not None:
+            names_c = (ctypes.c_char_p * 1)(b"input")
+            rc = lib.hedge_report(os.fsencode(report), ctypes.byref(r), 1, names_c, ctypes.byref(o),
+                                  b"hedge.evaluate", err, len(err))
+            _raise(rc, err, "hedge_report")
         out = _result(lib, r, o, names, asked, ks, pml, avg_of_avgs, return_per_class)
         if label_names is not None and "classes" in out:
             out["classes"] = [label_names[c] for c in out["classes"]]

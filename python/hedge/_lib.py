@@ -20,13 +20,14 @@ import threading
 
 import numpy as np
 
-HEDGE_ABI = 4
+HEDGE_ABI = 5
 HEDGE_EINVAL, HEDGE_ENOMEM, HEDGE_ESTOPPED = -1, -2, -3
 DISTANCES = {"euclidean": 0, "cosine": 1, "mls": 2}
 MAX_KS = 16
 MAX_USER = 2          # HEDGE_MAXUSER: the set's own uncertainties
 NSOURCES, NTARGETS, NMEASURES = 8, 4, 6
 NFAR = 4              # HEDGE_NFAR: the FARs of the verification section
+CURVE, TAUBINS, ECEBINS, ROC = 50, 20, 15, 33   # HEDGE_CURVE, _TAUBINS, _ECEBINS, _ROC: the pictures
 
 
 class Set(ctypes.Structure):
@@ -81,7 +82,8 @@ class Verify(ctypes.Structure):
                 ("fnmr", ctypes.c_double * NFAR), ("dir", ctypes.c_double * NFAR),
                 ("roc_auc", ctypes.c_double),
                 ("tar_why", (ctypes.c_char * 160) * NFAR), ("dir_why", (ctypes.c_char * 160) * NFAR),
-                ("roc_why", ctypes.c_char * 160)]
+                ("roc_why", ctypes.c_char * 160),
+                ("roc_far", ctypes.c_double * ROC), ("roc_tar", ctypes.c_double * ROC)]
 
 
 class Result(ctypes.Structure):
@@ -110,7 +112,12 @@ class Result(ctypes.Structure):
                 ("diff", ((ctypes.c_double * NMEASURES) * NTARGETS) * NSOURCES),
                 ("diff_ci", (((ctypes.c_double * 2) * NMEASURES) * NTARGETS) * NSOURCES),
                 ("riskctl", Risk * NSOURCES),
-                ("verify", Verify)]
+                ("verify", Verify),
+                ("curve", ((ctypes.c_double * CURVE) * NTARGETS) * NSOURCES),
+                ("oracle_curve", (ctypes.c_double * CURVE) * NTARGETS),
+                ("tau_bins", ((ctypes.c_double * TAUBINS) * NTARGETS) * NSOURCES),
+                ("ece_n", ctypes.c_int64 * ECEBINS),
+                ("ece_p", ctypes.c_double * ECEBINS), ("ece_y", ctypes.c_double * ECEBINS)]
 
 
 class RetrievalQuery(ctypes.Structure):
@@ -247,6 +254,9 @@ def _type(lib):
     lib.hedge_blas_kernel.restype = ctypes.c_char_p
     lib.hedge_version.argtypes = []
     lib.hedge_version.restype = ctypes.c_char_p
+    lib.hedge_report.argtypes = [ctypes.c_char_p, ctypes.POINTER(Result), ctypes.c_int, ctypes.POINTER(ctypes.c_char_p),
+                                 ctypes.POINTER(Options), ctypes.c_char_p, ctypes.c_char_p, ctypes.c_size_t]
+    lib.hedge_report.restype = ctypes.c_int
     lib.hedge_target_name.argtypes = [ctypes.c_int]
     lib.hedge_target_name.restype = ctypes.c_char_p
     lib.hedge_measure_name.argtypes = [ctypes.c_int]
