@@ -1,8 +1,9 @@
 #!/bin/sh
 # finding.sh [--summary] [LABEL=]OUT...: does a learned uncertainty know more than the free signals?
-# Reads the runs of pipelines/compare.sh (and of any pipeline whose runs' results.tsv carry
-# compare-run.sh's uncertainty lines, u:SOURCE:TARGET:MEASURE and d:SOURCE:TARGET:MEASURE with
-# :lo and :hi) in each OUT/runs/*/results.tsv, and prints (markdown) for each data set (LABEL, else
+# Reads the runs of pipelines/compare.sh and pfe.sh (any pipeline whose runs' results.tsv carry
+# common.sh's uncertainty_lines, u:SOURCE:TARGET:MEASURE and d:SOURCE:TARGET:MEASURE with :lo and
+# :hi) in each OUT/runs/*/results.tsv, or an OUT that is the grid's results file (OUT/results-*.tsv,
+# results/finding/*.tsv), and prints (markdown) for each data set (LABEL, else
 # OUT's name), test set, method, learned source and (loss, measure): the learned source's number
 # and the best free baseline's (mean ± sd over the training seeds), their difference (learned
 # minus best free, mean ± sd), and in how many seeds the paired 95 % bootstrap interval of that
@@ -16,10 +17,22 @@ case ${1:-} in -h | --help) sed -n '2,/^[^#]/{/^#/s/^# \{0,1\}//p;}' "$0"; exit 
 summary=0
 [ "${1:-}" = --summary ] && { summary=1; shift; }
 [ $# -ge 1 ] || { echo "usage: finding.sh [--summary] [LABEL=]OUT..." >&2; exit 2; }
+for a in "$@"; do # each OUT checked before any line is printed
+    dir=${a#*=}
+    if [ -f "$dir" ]; then
+        head -n 1 "$dir" | grep -q "^run	config	seed	set	metric	value	note" ||
+            { echo "finding.sh: $dir: not a results file (its header: $(head -n 1 "$dir" | head -c 80))" >&2; exit 1; }
+    elif [ ! -d "$dir/runs" ]; then
+        echo "finding.sh: $dir: no runs folder (an OUT of pipelines/compare.sh?) and no results file" >&2; exit 1
+    fi
+done
 for a in "$@"; do
     label=${a%%=*} dir=${a#*=}
     [ "$label" = "$a" ] && label=$(basename "$a")
-    [ -d "$dir/runs" ] || { echo "finding.sh: $dir: no runs folder (an OUT of pipelines/compare.sh?)" >&2; exit 1; }
+    if [ -f "$dir" ]; then # a results file of the pipeline (write_results: run config seed set metric value note)
+        awk -F'\t' -v OFS='\t' -v l="$label" 'NR > 1 { print l, $1, $4, $5, $6, $7 }' "$dir"
+        continue
+    fi
     for f in "$dir"/runs/*/results.tsv; do
         [ -s "$f" ] && awk -F'\t' -v OFS='\t' -v l="$label" '{ print l, $0 }' "$f"
     done

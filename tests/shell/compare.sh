@@ -64,6 +64,12 @@ for mv in hib:eta hib:var spe:var hetriplet:var; do
 done
 grep -q "^| mnist | seen-clean | hib | eta | r1 AUROC |" "$T/table" || fail "compare.sh's table lacks the finding: $(tail -n 5 "$T/table")"
 [ "$(grep -c '| point |' "$T/finding")" = 0 ] || fail "finding: a row for point"
+# the grid's results file gives the same rows as its runs
+sh "$root/pipelines/finding.sh" "mnist=$T/c/results-compare.tsv" > "$T/finding2" || fail "finding.sh on the results file"
+[ "$(sort "$T/finding")" = "$(sort "$T/finding2")" ] || fail "finding.sh: the results file's rows differ from the runs'"
+sh "$root/pipelines/finding.sh" "x=$T/table" > "$T/out" 2> "$T/err" && fail "finding.sh took a table for a results file"
+[ -s "$T/out" ] && fail "finding.sh printed rows for a bad input"
+grep -q "not a results file" "$T/err" || fail "finding.sh's message: $(cat "$T/err")"
 sh "$root/pipelines/finding.sh" --summary "mnist=$T/c" > "$T/summary" || fail "finding.sh --summary"
 grep -q "^| mnist | hib | eta | 28 | [0-9]* | [0-9]* | [0-9]* | " "$T/summary" || fail "finding's summary: $(cat "$T/summary")"
 # by hand: two seeds of one source, one better (the interval above 0), one undecided; an AURC
