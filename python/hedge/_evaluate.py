@@ -8,10 +8,13 @@ AccuracyCalculator). Every number is computed by the engine, the one that bin/ev
 import ctypes
 import math
 import os
+from typing import Any, Dict, List, Optional, Sequence, Tuple, Union
 
 import numpy as np
 
 from . import _lib
+
+ArrayLike = Any  # numpy.typing.ArrayLike (numpy >= 1.20); Any keeps older numpy importable
 
 # pytorch-metric-learning's AccuracyCalculator names -> the engine's (evaluate.sh's JSON)
 PML_NAMES = {"precision_at_1": "p1", "r_precision": "rprec", "mean_average_precision_at_r": "map_r",
@@ -267,14 +270,25 @@ def _merged(lib, shards, key, n, nk, keep):
     return part
 
 
-def evaluate(mu, labels, var=None, eta=None, gallery=None, gallery_labels=None, gallery_var=None,
-             gallery_eta=None, ids=None, gallery_ids=None, exclude_id=False, distance="euclidean",
-             k=None, knn_k=5, recall_at=(1, 2, 4, 8), pairs=10000, seed=714, match=None, threads=1,
-             pml=False, include=(), exclude=(), avg_of_avgs=False, return_per_class=False, shard=None,
-             shards=None, bootstrap=1000, uncertainty=None, risk=0.05, risk_delta=0.1, report=None):
+def evaluate(mu: ArrayLike, labels: ArrayLike, *, var: Optional[ArrayLike] = None, eta: Optional[ArrayLike] = None,
+             gallery: Union[None, ArrayLike, Sequence[ArrayLike]] = None,
+             gallery_labels: Union[None, ArrayLike, Sequence[ArrayLike]] = None,
+             gallery_var: Union[None, ArrayLike, Sequence[ArrayLike]] = None,
+             gallery_eta: Union[None, ArrayLike, Sequence[ArrayLike]] = None,
+             ids: Optional[ArrayLike] = None, gallery_ids: Union[None, ArrayLike, Sequence[ArrayLike]] = None,
+             exclude_id: bool = False, distance: str = "euclidean", k: Union[None, int, str] = None,
+             knn_k: int = 5, recall_at: Sequence[int] = (1, 2, 4, 8), pairs: int = 10000, seed: int = 714,
+             match: Optional[Tuple[float, float]] = None, threads: int = 1, pml: bool = False,
+             include: Sequence[str] = (), exclude: Sequence[str] = (), avg_of_avgs: bool = False,
+             return_per_class: bool = False, shard: Optional[Tuple[int, int]] = None,
+             shards: Optional[Sequence["Shard"]] = None, bootstrap: int = 1000,
+             uncertainty: Union[None, ArrayLike, Dict[str, ArrayLike]] = None, risk: float = 0.05,
+             risk_delta: float = 0.1, report: Union[None, str, "os.PathLike[str]"] = None
+             ) -> Union[Dict[str, Any], List[Dict[str, Any]], "Shard"]:
     """The evaluation battery of one set of embeddings (leave-one-out) or of queries against a
     gallery, computed by libhedge in this process, the GIL released while it runs.
 
+    The arrays come first (mu, labels), every option after them by its name (keyword-only).
     mu: float [n, D] or [n, C, D] (C mixture components); labels: int [n], or names (str [n]: one
     class per name; with return_per_class=True, result["classes"] lists the names); var: as mu, or None;
     eta: float [n], the uncertainty (default: the mean of var). The gallery_* arrays: the same for
