@@ -31,7 +31,7 @@ quoted docs/hib.md results/demo/table.md results/tables/table1.md results/tables
 quoted docs/spe.md results/spe-demo/table.md results/spe-table2/table.md results/spe-full/table.md
 quoted docs/metric.md results/metric/hetriplet.md results/metric/fstat.md
 quoted docs/cesoftmax.md results/metric/cesoftmax.md
-quoted docs/compare.md results/compare/mnist-quick.md results/compare/fashion-quick.md
+quoted docs/compare.md results/compare/mnist-quick.md results/compare/fashion-quick.md results/finding/summary.md
 quoted docs/pfe.md results/pfe/table.md
 
 # the README: no table row that is not a result file's row
