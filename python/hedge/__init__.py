@@ -16,9 +16,9 @@ use). Install: pip install ./python from the top of the hedge tree (builds libhe
 """
 
 from . import stream
-from ._evaluate import PML_NAMES, Shard, blas_kernel, evaluate, version
+from ._evaluate import PML_NAMES, Shard, blas_kernel, evaluate, report, version
 
-__all__ = ["evaluate", "stream", "PML_NAMES", "Shard", "blas_kernel", "version"]
+__all__ = ["evaluate", "report", "stream", "PML_NAMES", "Shard", "blas_kernel", "version"]
 
 
 def __getattr__(name):

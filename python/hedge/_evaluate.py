@@ -343,7 +343,8 @@ def evaluate(mu: ArrayLike, labels: ArrayLike, *, var: Optional[ArrayLike] = Non
     report="page.html" also writes the evaluation as one self-contained HTML page, as evaluate
     --report does (lib/engine/evalhtml.c): the table, then the risk-coverage curves of every
     source on each target, tau's bins, the reliability diagram and the verification ROC in
-    inline SVG (no network); written whole or not at all.
+    inline SVG (no network); written whole or not at all. hedge.report(result, path) writes it
+    later from the dict returned.
 
     Several galleries (bin/evaluate -g A -g B): gallery=[A, B, ...], a list or tuple of arrays
     (not a nested list of numbers: that is one gallery's array), with gallery_labels (and
@@ -470,17 +471,53 @@ def evaluate(mu: ArrayLike, labels: ArrayLike, *, var: Optional[ArrayLike] = Non
         rc = _lib.call(lib.hedge_evaluate, o, ctypes.byref(q), gp, ctypes.byref(o), ctypes.byref(r), err, len(err))
     _raise(rc, err, "hedge_evaluate")
     try:
-        if report is not None:
-            names_c = (ctypes.c_char_p * 1)(b"input")
-            rc = lib.hedge_report(os.fsencode(report), ctypes.byref(r), 1, names_c, ctypes.byref(o),
-                                  b"hedge.evaluate", err, len(err))
-            _raise(rc, err, "hedge_report")
-        out = _result(lib, r, o, names, asked, ks, pml, avg_of_avgs, return_per_class)
+        out = Result(_result(lib, r, o, names, asked, ks, pml, avg_of_avgs, return_per_class))
         if label_names is not None and "classes" in out:
             out["classes"] = [label_names[c] for c in out["classes"]]
+        # what hedge.report needs to draw the page later: the engine's result and options as bytes
+        # (their pointers cleared: the arrays they point to are freed below; bytes pickle)
+        rc_ = _lib.Result.from_buffer_copy(r)
+        for f in ("classes", "per_class", "knn_correct", "knn_eta"):
+            setattr(rc_, f, None)
+        rc_.nclasses = 0
+        oc = _lib.Options.from_buffer_copy(o)
+        oc.stop = None
+        out._engine = (bytes(rc_), bytes(oc))
+        if report is not None:
+            _page(out, report, "hedge.evaluate")
         return out
     finally:
         lib.hedge_result_free(ctypes.byref(r))
+
+
+class Result(dict):
+    """hedge.evaluate's dict, which also keeps what hedge.report draws (the curves, the bins)."""
+    _engine = None
+
+
+def report(result: Dict[str, Any], path: Union[str, "os.PathLike[str]"], title: str = "hedge.evaluate") -> None:
+    """Write the evaluation hedge.evaluate returned as one self-contained HTML page at path, as
+    evaluate --report does (lib/engine/evalhtml.c: the table, then the risk-coverage curves of
+    every source on each target, tau's bins, the reliability diagram and the verification ROC in
+    inline SVG, no network); written whole or not at all. result: the dict hedge.evaluate
+    returned (a dict made again, from JSON say, has no curves: ValueError)."""
+    _page(result, path, title)
+
+
+def _page(result, path, title):
+    engine = getattr(result, "_engine", None)
+    if engine is None:
+        raise ValueError("result: %s, expected the dict hedge.evaluate returned (a dict made again, e.g. from "
+                         "JSON, has no curves: evaluate again with report=PATH)" % type(result).__name__)
+    if not isinstance(path, (str, os.PathLike)):
+        raise ValueError("path: %r, expected a file's path (str)" % (path,))
+    lib = _lib.load()
+    r, o = _lib.Result.from_buffer_copy(engine[0]), _lib.Options.from_buffer_copy(engine[1])
+    err = ctypes.create_string_buffer(512)
+    names_c = (ctypes.c_char_p * 1)(b"input")
+    rc = lib.hedge_report(os.fsencode(path), ctypes.byref(r), 1, names_c, ctypes.byref(o),
+                          str(title).encode(), err, len(err))
+    _raise(rc, err, "hedge_report")
 
 
 def version():

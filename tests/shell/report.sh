@@ -118,6 +118,17 @@ a = np.load("s.npz")
 d = hedge.evaluate(a["mu"], a["labels"], var=a["var"], match=(1, 0), bootstrap=50, report="py.html")
 curves = lambda f: re.findall(r'<polyline[^>]*data-source="[^"]*"[^>]*data-y="[^"]*"', open(f).read())
 assert curves("py.html") == curves("page.html") and len(curves("py.html")) > 20
+# hedge.report(result, path) later, from the dict returned (and from its pickle): the same page
+import pickle
+hedge.report(d, "later.html")
+hedge.report(pickle.loads(pickle.dumps(d)), "pickled.html")
+assert open("later.html").read() == open("py.html").read() == open("pickled.html").read()
+try:
+    hedge.report(dict(d), "plain.html")
+except ValueError as e:
+    assert "expected the dict hedge.evaluate returned" in str(e), str(e)
+else:
+    raise AssertionError("a plain dict drew a page")
 for bad, want in (({"report": 5}, "report: 5"), ({"report": "x.html", "shard": (0, 2)}, "a shard has no page")):
     try:
         hedge.evaluate(a["mu"], a["labels"], **bad)
