@@ -499,6 +499,31 @@ static void rank_table_build(rank_table *T, const uint64_t *pk, int64_t P, int32
     T->nb = nb;
 }
 
+/* how many of the sorted keys pk[u .. end) are below key: counted without a branch for a short
+ * run (their order against the key is a coin toss), by binary search for a long one (a bucket of
+ * many positives: ties, all of them in one bucket when every distance is equal, made the scan
+ * O(P) per negative and the ranking of n tied items grow as n^3: 10,000 in 10 classes took
+ * 28.5 s against 0.44 s at random) */
+#define RANK_SCAN 32
+static inline int64_t rank_below_in(const uint64_t *pk, int64_t u, int64_t end, uint64_t key)
+{
+    if (end - u <= RANK_SCAN) {
+        int64_t below = 0;
+        for (; u < end; u++)
+            below += pk[u] < key;
+        return below;
+    }
+    int64_t lo = u, hi = end; /* the first position whose key is >= key */
+    while (lo < hi) {
+        int64_t mid = lo + (hi - lo) / 2;
+        if (pk[mid] < key)
+            lo = mid + 1;
+        else
+            hi = mid;
+    }
+    return lo - u;
+}
+
 /* how many of the sorted keys pk are below key, whose d2 bits are at most the last one's: the
  * bucket's first[b], plus, in a bucket with positives, those of them below key (counted without
  * a branch: their order against the key is a coin toss) */
@@ -510,10 +535,8 @@ static inline int64_t rank_table_below(const rank_table *T, const uint64_t *pk, 
     int32_t e = T->tab[(x - T->lo) >> T->shift];
     if (e >= 0)
         return e;
-    int64_t t = e & INT32_MAX, end = T->tab[((x - T->lo) >> T->shift) + 1] & INT32_MAX, below = t;
-    for (; t < end; t++)
-        below += pk[t] < key;
-    return below;
+    int64_t t = e & INT32_MAX, end = T->tab[((x - T->lo) >> T->shift) + 1] & INT32_MAX;
+    return t + rank_below_in(pk, t, end, key);
 }
 
 /* the slot of a negative with key key in the counts cnt[0..P]: the positives below it, or P
@@ -583,10 +606,8 @@ static void rank_count(const rank_table *T, const uint64_t *pk, float qn, const 
     for (int64_t k = 0; k < nl; k++) {
         int64_t t = list[k];
         uint64_t key = item_key(qn, gn[t], row[t], gidx[t]);
-        int64_t u = tab[bk[t]] & INT32_MAX, end = tab[bk[t] + 1] & INT32_MAX, slot = u;
-        for (; u < end; u++)
-            slot += pk[u] < key;
-        cnt[slot]++;
+        int64_t u = tab[bk[t]] & INT32_MAX, end = tab[bk[t] + 1] & INT32_MAX;
+        cnt[u + rank_below_in(pk, u, end, key)]++;
     }
 }
 

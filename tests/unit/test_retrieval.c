@@ -341,6 +341,35 @@ static double brute_job(const retrieval_job *J0, const char *what)
     return worst;
 }
 
+/* Every distance equal (PML's many-tied-distances case): all of a query's positives in one bucket,
+ * more than RANK_SCAN of them, placed by binary search among whole keys (d2 bits, index), against
+ * the brute force; leave-one-out and a gallery, classes of 60 and of 7 */
+static void test_all_tied(void)
+{
+    double worst = 0;
+    for (int trial = 0; trial < 2; trial++) {
+        int D = 2, classes = trial ? 43 : 5, loo = !trial;
+        int64_t nq = 300, ng = loo ? nq : 250;
+        float *Q = calloc((size_t)nq * D, sizeof *Q), *G = loo ? Q : calloc((size_t)ng * D, sizeof *G);
+        int32_t *qc = malloc((size_t)nq * sizeof *qc), *gc = loo ? qc : malloc((size_t)ng * sizeof *gc);
+        for (int64_t i = 0; i < nq; i++)
+            qc[i] = (int32_t)(i * 7 % classes);
+        for (int64_t i = 0; i < ng && !loo; i++)
+            gc[i] = (int32_t)(i * 3 % classes);
+        int64_t *ex = malloc((size_t)nq * sizeof *ex);
+        for (int64_t q = 0; q < nq; q++)
+            ex[q] = loo ? q : -1;
+        retrieval_job J = {Q, qc, nq, G, gc, ng, D, ex, NULL, 1, NULL, 0, 1, NULL, NULL, 0, NULL, NULL};
+        double w = brute_job(&J, loo ? "all tied, leave-one-out" : "all tied, a gallery");
+        worst = w > worst ? w : worst;
+        free(ex);
+        if (!loo)
+            free(G), free(gc);
+        free(Q), free(qc);
+    }
+    printf("all tied: largest per-query difference %.3g\n", worst);
+}
+
 /* Larger cases for the rank table (the buckets of d2 bits that place the negatives among the
  * positives, at most 4096 of them, about 32 per positive) and for several sgemm blocks of queries
  * in one call: classes of about 370 positives (the table's cap) and of 36, integer coordinates
@@ -872,6 +901,7 @@ int main(void)
     test_class_average();
     test_by_hand();
     test_brute();
+    test_all_tied();
     test_large_class();
     test_rank_table();
     test_self_first();
