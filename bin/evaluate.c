@@ -159,6 +159,66 @@ static void report_galleries(evalreport *R, hedge_result (*res)[2], int ng, FILE
         evalreport_free(&R[g]);
 }
 
+/* each set of S against each gallery G[g] (none: ngal 0), the merged shards' answers part[s] when
+ * given, into res[g][s], the notes of S's own reading added */
+static void evaluate_sets(const evalset *S, int nsets, const evalset *G, int ngal, const char *const *gpaths,
+                          const hedge_options *o, int has_a, double a, double b, const int *kmins,
+                          const evalpart *part, hedge_result (*res)[2])
+{
+    char err[512];
+    for (int g = 0; g < (ngal ? ngal : 1); g++) /* the queries read once, searched in each gallery */
+        for (int s = 0; s < nsets; s++) {
+            const hedge_set *gs = ngal ? &G[g].set : NULL;
+            hedge_options os = set_options(&S[s], o, has_a, a, b, kmins[g]);
+            int rc = part ? hedge_finish(&S[s].set, gs, &os, &part[s], &res[g][s], err, sizeof err)
+                          : hedge_evaluate(&S[s].set, gs, &os, &res[g][s], err, sizeof err);
+            if (rc)
+                die("%s: %s%s%s", S[s].path, ngal > 1 ? gpaths[g] : "", ngal > 1 ? ": " : "", err);
+            evalset_explain(&S[s], &os, &res[g][s]);
+        }
+}
+
+/* the options' combinations that are misuse: one line and exit 2 */
+typedef struct {
+    int argc, optind;
+    char **argv;
+    int merge, sharded, text, ngal, has_a, has_b, named, exclude_id;
+    const char *json, *dir, *html, *gpath, *cpath;
+} misuse;
+
+static void check_misuse(const misuse *m)
+{
+    if (m->argc == m->optind)
+        usage_die("which input? (an embeddings stream or .npz)");
+    if (m->argc - m->optind > 1 && !m->merge)
+        usage_die("one input only (the shards' answers after it only with --merge)");
+    if (m->merge && m->argc - m->optind < 2)
+        usage_die("--merge: give INPUT, then the outputs of evaluate --queries FROM:TO (every query once)");
+    if (m->merge && m->sharded)
+        usage_die("%s and --merge: give one", m->sharded == 1 ? "--queries" : "--shard");
+    if (m->sharded && (m->json || m->dir || m->text))
+        usage_die("%s writes the queries' answers as a stream to stdout: no %s", m->sharded == 1 ? "--queries" : "--shard",
+                  m->json ? "--json" : m->dir ? "-o" : "--text");
+    if (m->ngal > 1 && (m->sharded || m->merge))
+        usage_die("%s: one gallery at a time (-g given %d times)",
+                  m->merge ? "--merge" : m->sharded == 1 ? "--queries" : "--shard", m->ngal);
+    if (m->html && (m->sharded || m->ngal > 1))
+        usage_die("--report: %s", m->sharded ? "the page is the whole run's (with --merge, not with a shard)"
+                                          : "one gallery at a time (-g given more than once)");
+    if (m->html && !strcmp(m->html, "-"))
+        usage_die("--report -: give the page a file (stdout has the table)");
+    if (m->ngal > 1 && m->dir)
+        usage_die("-o DIR: one gallery at a time (-g given %d times; the curves of each would take one name)", m->ngal);
+    if (m->has_a != m->has_b)
+        usage_die(m->has_a ? "--match-a needs --match-b" : "--match-b needs --match-a");
+    if (m->exclude_id && !m->gpath)
+        usage_die("--exclude-id needs -g GALLERY");
+    if (m->named && !evalset_is_npz(m->argv[m->optind]) && !(m->gpath && evalset_is_npz(m->gpath)) &&
+        !(m->cpath && evalset_is_npz(m->cpath)))
+        usage_die("--%s names an array of an .npz or .npy input, and none is one (a stream's fields have their names)",
+                  m->named - 1 == NPZIMPORT_CLASS ? "labels" : npzimport_role_names[m->named - 1]);
+}
+
 int main(int argc, char **argv)
 {
     util_start(argc, argv, usage);
@@ -235,36 +295,9 @@ int main(int argc, char **argv)
         default: usage_bad_option(argv);
         }
     }
-    if (argc == optind)
-        usage_die("which input? (an embeddings stream or .npz)");
-    if (argc - optind > 1 && !merge)
-        usage_die("one input only (the shards' answers after it only with --merge)");
-    if (merge && argc - optind < 2)
-        usage_die("--merge: give INPUT, then the outputs of evaluate --queries FROM:TO (every query once)");
-    if (merge && sharded)
-        usage_die("%s and --merge: give one", sharded == 1 ? "--queries" : "--shard");
-    if (sharded && (json || dir || text))
-        usage_die("%s writes the queries' answers as a stream to stdout: no %s", sharded == 1 ? "--queries" : "--shard",
-                  json ? "--json" : dir ? "-o" : "--text");
-    if (ngal > 1 && (sharded || merge))
-        usage_die("%s: one gallery at a time (-g given %d times)",
-                  merge ? "--merge" : sharded == 1 ? "--queries" : "--shard", ngal);
-    if (html && (sharded || ngal > 1))
-        usage_die("--report: %s", sharded ? "the page is the whole run's (with --merge, not with a shard)"
-                                          : "one gallery at a time (-g given more than once)");
-    if (html && !strcmp(html, "-"))
-        usage_die("--report -: give the page a file (stdout has the table)");
-    if (ngal > 1 && dir)
-        usage_die("-o DIR: one gallery at a time (-g given %d times; the curves of each would take one name)", ngal);
     gpath = ngal ? gpaths[0] : NULL;
-    if (has_a != has_b)
-        usage_die(has_a ? "--match-a needs --match-b" : "--match-b needs --match-a");
-    if (o.exclude_id && !gpath)
-        usage_die("--exclude-id needs -g GALLERY");
-    if (named && !evalset_is_npz(argv[optind]) && !(gpath && evalset_is_npz(gpath)) &&
-        !(cpath && evalset_is_npz(cpath)))
-        usage_die("--%s names an array of an .npz or .npy input, and none is one (a stream's fields have their names)",
-                  named - 1 == NPZIMPORT_CLASS ? "labels" : npzimport_role_names[named - 1]);
+    check_misuse(&(misuse){argc, optind, argv, merge, sharded, text, ngal, has_a, has_b, named, o.exclude_id, json, dir,
+                           html, gpath, cpath});
     if (dir && mkdir(dir, 0777) && errno != EEXIST)
         die("-o %s: cannot make the folder: %s", dir, strerror(errno));
     FILE *jf = json ? json_open(json, 0) : NULL;
@@ -313,16 +346,7 @@ int main(int argc, char **argv)
     } else {
         if (merge)
             evalpart_read((const char *const *)argv + optind + 1, argc - optind - 1, &I, part);
-        for (int g = 0; g < ng1; g++) /* the queries read once, searched in each gallery */
-            for (int s = 0; s < nsets; s++) {
-                const hedge_set *gs = ngal ? &G[g].set : NULL;
-                hedge_options os = set_options(&S[s], &o, has_a, a, b, kmins[g]);
-                int rc = merge ? hedge_finish(&S[s].set, gs, &os, &part[s], &res[g][s], err, sizeof err)
-                               : hedge_evaluate(&S[s].set, gs, &os, &res[g][s], err, sizeof err);
-                if (rc)
-                    die("%s: %s%s%s", S[s].path, ngal > 1 ? gpaths[g] : "", ngal > 1 ? ": " : "", err);
-                evalset_explain(&S[s], &os, &res[g][s]);
-            }
+        evaluate_sets(S, nsets, G, ngal, gpaths, &o, has_a, a, b, kmins, merge ? part : NULL, res);
         if (ngal > 1)
             report_galleries(R, res, ngal, jf, text);
         else
