@@ -46,7 +46,7 @@
 
 enum { EVALPART_PRED = 1, EVALPART_ETA = 2, EVALPART_PER = 4, EVALPART_ATK = 8, EVALPART_BASE = 16 };
 
-typedef struct {
+struct evalpart {          /* (hedge.h's evalpart) */
     int64_t q0, nq;        /* the queries q0 .. q0 + nq - 1 (nq = 0: none, a shard of a small set) */
     int knn_k;             /* the k kNN voted with (0: no kNN) */
     int has;               /* EVALPART_*: the answers the run has (its arrays below, when nq > 0) */
@@ -58,20 +58,9 @@ typedef struct {
      * or NULL (no kNN): the nearest distance, the ratio of the two nearest (NaN under mls or
      * with one neighbour), the entropy of the k nearest's classes */
     float *top1, *ratio, *vote;
-} evalpart;
+};
 
-/* kNN's k for Q against G (NULL: leave-one-out): o->knn_k, or the neighbours every query has when
- * fewer (0: none); -1 and err on bad input, as hedge_evaluate */
-int hedge_neighbours(const hedge_set *Q, const hedge_set *G, const hedge_options *o, char *err, size_t len);
-/* the queries half for the queries q0 .. q1 - 1 (0 <= q0 <= q1 <= n; o->q0, o->q1 are not used)
- * with kNN's k = knn_k (<= hedge_neighbours; several sets of one report vote with one k); 0, or -1
- * and err */
-int hedge_queries(const hedge_set *Q, const hedge_set *G, const hedge_options *o, int64_t q0, int64_t q1, int knn_k,
-                  evalpart *p, char *err, size_t len);
-/* the finish half over p's queries (p->q0 .. p->q0 + p->nq - 1); 0, or -1 and err (p made with
- * other options or sets is refused when it can be seen: its size, its k) */
-int hedge_finish(const hedge_set *Q, const hedge_set *G, const hedge_options *o, const evalpart *p,
-                 hedge_result *r, char *err, size_t len);
+/* (the halves, hedge_neighbours, hedge_queries and hedge_finish, are declared in hedge.h) */
 void evalpart_free(evalpart *p);
 
 /* what the stream says about the run besides the answers; evalpart_read checks a shard's against

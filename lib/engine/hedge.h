@@ -207,6 +207,23 @@ const char *hedge_measure_name(int m);
 int hedge_evaluate(const hedge_set *queries, const hedge_set *gallery /* NULL: leave-one-out */,
                    const hedge_options *o, hedge_result *r, char *err, size_t errlen);
 void hedge_result_free(hedge_result *r);
+
+/* The engine's two halves, for shards (lib/engine/evalpart.h: what a shard's answers hold, their
+ * stream): hedge_evaluate is hedge_queries over every query, then hedge_finish. */
+typedef struct evalpart evalpart;
+/* kNN's k for Q against G (NULL: leave-one-out): o->knn_k, or the neighbours every query has when
+ * fewer (0: none); -1 and err on bad input, as hedge_evaluate */
+int hedge_neighbours(const hedge_set *Q, const hedge_set *G, const hedge_options *o, char *err, size_t len);
+/* the queries half for the queries q0 .. q1 - 1 (0 <= q0 <= q1 <= n; o->q0, o->q1 are not used)
+ * with kNN's k = knn_k (<= hedge_neighbours; several sets of one report vote with one k); 0, or -1
+ * and err */
+int hedge_queries(const hedge_set *Q, const hedge_set *G, const hedge_options *o, int64_t q0, int64_t q1, int knn_k,
+                  evalpart *p, char *err, size_t len);
+/* the finish half over p's queries (p->q0 .. p->q0 + p->nq - 1); 0, or -1 and err (p made with
+ * other options or sets is refused when it can be seen: its size, its k) */
+int hedge_finish(const hedge_set *Q, const hedge_set *G, const hedge_options *o, const evalpart *p,
+                 hedge_result *r, char *err, size_t len);
+
 /* the OpenBLAS kernel the engine runs. The first call of the engine (or of this) sets the
  * process's OpenBLAS to the kernel hedge's programs use on this CPU (lib/numerics/blas.h: SkylakeX with
  * AVX-512, Haswell for a Prescott fallback on AVX2), in place, so that a library caller (Python)
