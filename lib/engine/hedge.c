@@ -263,6 +263,10 @@ static void verify_pairs(const double *s, const uint8_t *y, long n, hedge_result
     else
         snprintf(v->roc_why, sizeof v->roc_why, "%s (%ld pair%s)", ng ? "no impostor pair" : "no genuine pair", n,
                  n == 1 ? "" : "s");
+    /* the FARs a rate can be had at (TAR: 10 / FAR impostors; the ROC's points: one impostor above
+     * T at least), all from one sort of the impostors */
+    double far[HEDGE_NFAR + HEDGE_ROC];
+    int nf = 0, which[HEDGE_NFAR + HEDGE_ROC]; /* f: far[f]'s TAR; HEDGE_NFAR + f: the ROC's point f */
     for (int f = 0; f < HEDGE_NFAR; f++) {
         if (!ng || !verify_enough(ni, v->far[f])) {
             if (!ng)
@@ -272,16 +276,21 @@ static void verify_pairs(const double *s, const uint8_t *y, long n, hedge_result
                          "this FAR needs (draw more pairs)", (long long)ni, ceil(VERIFY_MIN_FALSE / v->far[f] - 1e-6));
             continue;
         }
-        verify_point pt;
-        verify_at_far(gen, ng, imp, ni, v->far[f], &pt);
-        v->tar[f] = pt.rate, v->fnmr[f] = 1 - pt.rate, v->far_reached[f] = pt.far_reached;
+        far[nf] = v->far[f], which[nf++] = f;
     }
-    for (int f = 0; f < HEDGE_ROC && ng; f++) { /* the ROC's points: one impostor above T at least */
-        if ((double)ni * v->roc_far[f] < 1 - 1e-9)
-            continue;
-        verify_point pt;
-        verify_at_far(gen, ng, imp, ni, v->roc_far[f], &pt);
-        v->roc_tar[f] = pt.rate;
+    for (int f = 0; f < HEDGE_ROC && ng; f++)
+        if ((double)ni * v->roc_far[f] >= 1 - 1e-9)
+            far[nf] = v->roc_far[f], which[nf++] = HEDGE_NFAR + f;
+    if (nf) {
+        verify_point pt[HEDGE_NFAR + HEDGE_ROC];
+        verify_at_fars(gen, ng, imp, ni, far, nf, pt);
+        for (int i = 0; i < nf; i++) {
+            int f = which[i];
+            if (f >= HEDGE_NFAR)
+                v->roc_tar[f - HEDGE_NFAR] = pt[i].rate;
+            else
+                v->tar[f] = pt[i].rate, v->fnmr[f] = 1 - pt[i].rate, v->far_reached[f] = pt[i].far_reached;
+        }
     }
     free(gen);
     free(imp);
@@ -311,6 +320,8 @@ static void verify_open_set(const evalpart *p, int gallery, hedge_result *r)
         else if (!v->mated)
             w = "no query's class is in the gallery: no probe to identify";
     }
+    double far[HEDGE_NFAR];
+    int nf = 0, which[HEDGE_NFAR];
     for (int f = 0; f < HEDGE_NFAR; f++) {
         if (w || !verify_enough(v->nonmated, v->far[f])) {
             if (!w)
@@ -319,9 +330,13 @@ static void verify_open_set(const evalpart *p, int gallery, hedge_result *r)
             snprintf(v->dir_why[f], sizeof v->dir_why[f], "%s", w ? w : buf);
             continue;
         }
-        verify_point pt;
-        verify_at_far(mated, v->mated, non, v->nonmated, v->far[f], &pt);
-        v->dir[f] = pt.rate;
+        far[nf] = v->far[f], which[nf++] = f;
+    }
+    if (nf) { /* the non-mated probes sorted once for every FAR */
+        verify_point pt[HEDGE_NFAR];
+        verify_at_fars(mated, v->mated, non, v->nonmated, far, nf, pt);
+        for (int i = 0; i < nf; i++)
+            v->dir[which[i]] = pt[i].rate;
     }
     free(mated);
     free(non);

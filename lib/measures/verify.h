@@ -35,4 +35,7 @@ typedef struct {
 int verify_enough(int64_t nneg, double far);
 /* the point at far (0 < far <= 1) of pos[npos] against neg[nneg] (nneg >= 1, no NaN in either) */
 void verify_at_far(const double *pos, int64_t npos, const double *neg, int64_t nneg, double far, verify_point *v);
+/* the points v[0 .. nf) at far[0 .. nf) of the same scores, the negatives sorted once */
+void verify_at_fars(const double *pos, int64_t npos, const double *neg, int64_t nneg, const double *far, int nf,
+                    verify_point *v);
 #endif
