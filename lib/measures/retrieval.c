@@ -513,7 +513,8 @@ static inline int64_t rank_below_in(const uint64_t *pk, int64_t u, int64_t end, 
             below += pk[u] < key;
         return below;
     }
-    int64_t lo = u, hi = end; /* the first position whose key is >= key */
+    int64_t lo = u, hi = end; /* the first position whose key is >= key (util_lower_bound's, inlined:
+                               * called out of line it cost a fourth more CPU on the tied set) */
     while (lo < hi) {
         int64_t mid = lo + (hi - lo) / 2;
         if (pk[mid] < key)

@@ -498,11 +498,14 @@ static int make_pair(const selective_source *S, const selective_target *T, const
  * queries with this loss, the runs of equal u. The curve's loss sum at k answered, inside a run
  * of w (with this loss) summing to s after K summing to L, is L + (k - K) s / w; the bins' sums
  * take the items in order. */
-static void pair_pictures(const src *S, const pair *p, int64_t n, int64_t m, double *curve, double *bins)
+/* the queries answered at the curve's point i: ceil((i + 1) m / SELECTIVE_CURVE), >= 1 */
+static int64_t curve_k(int i, int64_t m) { return ((int64_t)(i + 1) * m + SELECTIVE_CURVE - 1) / SELECTIVE_CURVE; }
+
+static void pair_pictures(const src *S, const pair *p, int64_t m, double *curve, double *bins)
 {
     int64_t ks[SELECTIVE_CURVE], start[SELECTIVE_BINS + 1];
-    for (int i = 0; i < SELECTIVE_CURVE; i++) /* k_i = ceil((i + 1) m / P) >= 1 */
-        ks[i] = ((int64_t)(i + 1) * m + SELECTIVE_CURVE - 1) / SELECTIVE_CURVE;
+    for (int i = 0; i < SELECTIVE_CURVE; i++)
+        ks[i] = curve_k(i, m);
     int bins_ok = m >= SELECTIVE_BINS;
     if (bins_ok)
         metrics_bins(m, SELECTIVE_BINS, start);
@@ -530,7 +533,6 @@ static void pair_pictures(const src *S, const pair *p, int64_t n, int64_t m, dou
     if (!bins_ok)
         for (int j = 0; j < SELECTIVE_BINS; j++)
             bins[j] = NAN;
-    (void)n;
 }
 
 /* the oracle's curve: the queries by ascending loss */
@@ -541,7 +543,7 @@ static void oracle_curve(const tgt *T, double *curve)
     int i = 0;
     for (int64_t t = 0; t < m; t++) {
         L += T->os[t];
-        while (i < SELECTIVE_CURVE && ((int64_t)(i + 1) * m + SELECTIVE_CURVE - 1) / SELECTIVE_CURVE == t + 1)
+        while (i < SELECTIVE_CURVE && curve_k(i, m) == t + 1)
             curve[i++] = L / (double)(t + 1);
     }
     for (; i < SELECTIVE_CURVE; i++)
@@ -588,7 +590,7 @@ void selective_run(const selective_source *S, int ns, const selective_target *T,
     for (int s = 0; s < ns; s++)
         for (int t = 0; t < nt; t++) {
             if (P[s * nt + t].ok) {
-                pair_pictures(&so[s], &P[s * nt + t], n, to[t].m, out->curve[s][t], out->bins[s][t]);
+                pair_pictures(&so[s], &P[s * nt + t], to[t].m, out->curve[s][t], out->bins[s][t]);
                 continue;
             }
             for (int i = 0; i < SELECTIVE_CURVE; i++)
