@@ -7,6 +7,7 @@
  * data-source and data-target attributes name it and whose data-x and data-y hold its numbers
  * (%.10g, the JSON's digits), so that a test (or a reader's script) can check it. */
 #include <math.h>
+#include <pthread.h>
 #include <setjmp.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -277,12 +278,20 @@ void evalreport_html(FILE *f, const evalreport *R, const char *title)
     fprintf(f, "<p>hedge %s; definitions: docs/metric.md.</p>\n</body>\n</html>\n", hedge_version());
 }
 
-static void write_page(const char *path, evalreport *R, const char *title)
+/* the page of r[0 .. nsets) at path (inside hedge_report's guard: R is this frame's, never looked
+ * at after a way out, its notes freed then by the guard's ledger) */
+static void write_page(const char *path, const hedge_result *r, int nsets, const char *const *names,
+                       const hedge_options *o, const char *title)
 {
+    static const char *const dist[] = {"euclidean", "cosine", "mls"};
+    evalreport R = {.r = r, .nsets = nsets, .o = o, .few = -1,
+                    .distance = o->distance >= 0 && o->distance < 3 ? dist[o->distance] : "euclidean"};
+    for (int s = 0; s < nsets; s++)
+        R.names[s] = names[s];
     FILE *f = atomic_open(path);
-    evalreport_notes(R);
-    evalreport_html(f, R, title);
-    evalreport_free(R);
+    evalreport_notes(&R);
+    evalreport_html(f, &R, title);
+    evalreport_free(&R);
     atomic_commit(f);
 }
 
@@ -294,19 +303,19 @@ int hedge_report(const char *path, const hedge_result *r, int nsets, const char 
                  EVALREPORT_MAXSETS);
         return HEDGE_EINVAL;
     }
-    static const char *const dist[] = {"euclidean", "cosine", "mls"};
-    static evalreport R; /* (its notes freed on the way out too: the guard's ledger) */
-    R = (evalreport){.r = r, .nsets = nsets, .o = o, .few = -1,
-                     .distance = o->distance >= 0 && o->distance < 3 ? dist[o->distance] : "euclidean"};
-    for (int s = 0; s < nsets; s++)
-        R.names[s] = names[s];
+    /* one page at a time: the table of atomic outputs (lib/base/util.h) is the process's, and
+     * Python's threads call this with the GIL released */
+    static pthread_mutex_t one = PTHREAD_MUTEX_INITIALIZER;
     guard g;
     guard_push(&g, NULL);
-    if (setjmp(g.jb)) {
+    if (setjmp(g.jb)) { /* only write_page leaves this way, with the lock held */
+        pthread_mutex_unlock(&one);
         snprintf(err, errlen, "report: %s", g.msg);
         return g.kind == GUARD_NOMEM ? HEDGE_ENOMEM : HEDGE_EINVAL;
     }
-    write_page(path, &R, title ? title : "hedge evaluate");
+    pthread_mutex_lock(&one);
+    write_page(path, r, nsets, names, o, title ? title : "hedge evaluate");
+    pthread_mutex_unlock(&one);
     guard_pop(&g);
     return 0;
 }

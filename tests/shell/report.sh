@@ -123,6 +123,19 @@ import pickle
 hedge.report(d, "later.html")
 hedge.report(pickle.loads(pickle.dumps(d)), "pickled.html")
 assert open("later.html").read() == open("py.html").read() == open("pickled.html").read()
+# threads draw pages side by side (the GIL released): every page whole, the same
+import threading
+def draw(i):
+    for _ in range(10):
+        hedge.report(d, "thread%d.html" % i)
+ts = [threading.Thread(target=draw, args=(i,)) for i in range(4)]
+errors = []
+import sys
+threading.excepthook = lambda a: errors.append(a.exc_value)
+[t.start() for t in ts]
+[t.join() for t in ts]
+assert not errors, errors
+assert all(open("thread%d.html" % i).read() == open("later.html").read() for i in range(4))
 try:
     hedge.report(dict(d), "plain.html")
 except ValueError as e:
