@@ -9,7 +9,23 @@
 BUILD    ?= build
 CC       ?= cc
 # x86-64-v3 (AVX2, FMA) is the level every machine of this project has; see docs/speed.md.
+# SIMD=none: the portable build (lib/base/simd.h: SIMDe's C for the intrinsics, no vector
+# instruction of its own; with ARCH=-march=x86-64 no ymm or zmm register); any machine other than
+# x86-64 (aarch64) builds through SIMDe too, with the compiler's default -march.
+MACHINE  := $(shell $(CC) -dumpmachine 2>/dev/null)
+ifneq ($(filter x86_64-%,$(MACHINE)),)
 ARCH     ?= -march=x86-64-v3
+else
+ARCH     ?=
+PORTABLE  = 1
+endif
+SIMD     ?= native
+ifeq ($(SIMD),none)
+PORTABLE  = 1
+SIMD_CFLAGS = -DHEDGE_SIMD_NONE -Wno-psabi
+else ifneq ($(SIMD),native)
+$(error SIMD=$(SIMD): native or none)
+endif
 OPT      ?= -O2
 # build on both cores (the top-level make only: sub-makes share its job server)
 ifeq ($(MAKELEVEL),0)
@@ -36,7 +52,7 @@ ifneq ($(filter-out $(NODEPS_GOALS),$(or $(MAKECMDGOALS),all)),)
 # checks skipped; plain `make` never installs a server.
 # `make man` (and install, test, which use the pages) wants scdoc.
 ifneq ($(shell sh pipelines/setup-deps.sh $(if $(filter fuzz,$(MAKECMDGOALS)),fuzz) $(if $(filter test,$(MAKECMDGOALS)),tests) \
-                 $(if $(filter man install test,$(MAKECMDGOALS)),man) >&2 && echo ok),ok)
+                 $(if $(filter man install test,$(MAKECMDGOALS)),man) $(if $(PORTABLE),simd) >&2 && echo ok),ok)
 $(error the Debian packages hedge needs are missing (see above))
 endif
 BLAS_CFLAGS := $(shell pkg-config --cflags openblas)
@@ -59,7 +75,7 @@ UNIT_SRC = $(wildcard tests/unit/test_*.c)
 UNITS    = $(UNIT_SRC:tests/unit/%.c=$(BUILD)/tests/%)
 CONFIG   = $(BUILD)/config
 
-ALL_CFLAGS = $(CFLAGS) $(WERROR) $(SANFLAGS) $(BLAS_CFLAGS) $(LIB_DIRS:%/=-I%) -DHEDGE_DATA_DIR='"$(DATA)"' -MMD -MP
+ALL_CFLAGS = $(CFLAGS) $(SIMD_CFLAGS) $(WERROR) $(SANFLAGS) $(BLAS_CFLAGS) $(LIB_DIRS:%/=-I%) -DHEDGE_DATA_DIR='"$(DATA)"' -MMD -MP
 
 .PHONY: all lib test findings sanitize fuzz fuzz-replay demo data deps bench clean man install uninstall FORCE
 all: $(BINS) $(UNITS) lib

@@ -112,15 +112,16 @@ for use; do
     transfer) need_cmd openssh-client ssh; need_cmd rsync rsync ;;
     sshd) need_pkg openssh-server; need_cmd openssh-client ssh; need_cmd rsync rsync ;;
     man) need_cmd scdoc scdoc ;;
+    simd) need_pkg libsimde-dev ;;
     tests)
         base=$missing missing=""
-        need_pkg openssh-server dataset-fashion-mnist python3-venv; need_cmd openssh-client ssh; need_cmd rsync rsync
+        need_pkg openssh-server dataset-fashion-mnist python3-venv libsimde-dev; need_cmd openssh-client ssh; need_cmd rsync rsync
         optional="$optional$missing" missing=$base ;;
     bench)
         base=$missing missing=""
         need_pkg python3-faiss python3-torch python3-sklearn
         optional="$optional$missing" missing=$base ;;
-    *) echo "setup-deps.sh: unknown use '$use' (fuzz, fashion, ssh, transfer, sshd, man, tests, bench)" >&2; exit 2 ;;
+    *) echo "setup-deps.sh: unknown use '$use' (fuzz, fashion, ssh, transfer, sshd, man, simd, tests, bench)" >&2; exit 2 ;;
     esac
 done
 # optional packages: installed with the others as root; otherwise only named

@@ -32,12 +32,15 @@ double rng_uniform(rng *r);
 float rng_uniformf(rng *r);
 /* unbiased uniform integer in [0, n), n > 0 */
 uint64_t rng_below(rng *r, uint64_t n);
-/* standard normal (Box-Muller on two fresh uniforms, no cached value: state stays plain) */
+/* standard normal (Box-Muller on two fresh uniforms, no cached value: state stays plain), its log
+ * and cos hedge's own (rng_log, rng_cos2pi): the same bits on any libc, CPU and build */
 double rng_normal(rng *r);
-/* n standard normals, the same uniforms as n calls of rng_normal and the same formula, its log
- * and cos 4 at a time (glibc's libmvec, AVX2): each within a few ulp of rng_normal's, not its
- * bits; the result of a draw does not depend on n or on its place in the block */
+/* n standard normals: the same bits as n calls of rng_normal, 4 at a time */
 void rng_normals(rng *r, double *out, size_t n);
+/* the two functions under them: log x for normal x > 0 and cos(2 pi u) for u in [0, 1), each
+ * within 2.5 ulp (test_rng) */
+double rng_log(double x);
+double rng_cos2pi(double u);
 /* Fisher-Yates shuffle of n ints (backward: i = n-1 .. 1 swaps a[i] with a[rng_below(i + 1)]) */
 void rng_shuffle_i32(rng *r, int32_t *a, int64_t n);
 /* partial Fisher-Yates, forward: the first m of the n elements of a (each `size` bytes, 0 <= m

@@ -8,9 +8,7 @@
 #include "knn_search.h"
 #include "util.h"
 
-#ifdef __AVX2__
-#include <immintrin.h>
-#endif
+#include "simd.h"
 
 #define KK_MAX (KNN_MAXK + KNNPASS_SLACK)
 
@@ -45,7 +43,7 @@ void knnpass_row(void *ctx, int64_t q, const float *row, float qn, const float *
     float cf[KK_MAX];
     int64_t ci[KK_MAX];
     int64_t j = 0;
-#ifdef __AVX2__
+#if HEDGE_SIMD_AVX2
     __m256 vq = _mm256_set1_ps(qn), zero = _mm256_setzero_ps();
     for (; j + 8 <= ng; j += 8) {
         __m256 f = _mm256_max_ps(_mm256_add_ps(_mm256_add_ps(vq, _mm256_loadu_ps(gn + j)), _mm256_loadu_ps(row + j)), zero);

@@ -2,9 +2,7 @@
 #include "knn_search.h"
 
 #include <float.h>
-#ifdef __AVX2__
-#include <immintrin.h>
-#endif
+#include "simd.h"
 #include <limits.h>
 #include <math.h>
 #include <stdlib.h>
@@ -219,7 +217,7 @@ double metrics_dist2(const float *q, const float *g, int D, double extra)
 static void dist2_rows(const float *q, const float *const *g, int64_t n, int D, const double *extra, double *out)
 {
     int64_t i = 0;
-#ifdef __AVX2__
+#if HEDGE_SIMD_AVX2
     for (; i + 4 <= n; i += 4) {
         __m256d s = _mm256_set_pd(extra[i + 3], extra[i + 2], extra[i + 1], extra[i]);
         const float *g0 = g[i], *g1 = g[i + 1], *g2 = g[i + 2], *g3 = g[i + 3];

@@ -1,7 +1,7 @@
 /* proto: prototypes and class posteriors of PN and SPE (definitions in proto.h) */
 #include "proto.h"
 
-#include <immintrin.h>
+#include "simd.h"
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>

@@ -4,9 +4,7 @@
 #include "retrieval.h"
 
 #include <float.h>
-#ifdef __AVX2__
-#include <immintrin.h>
-#endif
+#include "simd.h"
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
@@ -566,7 +564,7 @@ static void rank_count(const rank_table *T, const uint64_t *pk, float qn, const 
     const int32_t *tab = T->tab;
     int64_t n = b - a, i = 0;
     gn += a, row += a, gidx += a;
-#ifdef __AVX2__
+#if HEDGE_SIMD_AVX2
     __m256 vq = _mm256_set1_ps(qn), zero = _mm256_setzero_ps();
     __m256i vlo = _mm256_set1_epi32((int32_t)T->lo), vhi = _mm256_set1_epi32((int32_t)T->hi);
     __m256i vbelow = _mm256_set1_epi32((int32_t)T->nb + 1), vabove = _mm256_set1_epi32((int32_t)T->nb);

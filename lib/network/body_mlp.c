@@ -17,7 +17,7 @@
  * too small to pay for the handoff runs in the caller (par_run_sized), the same units.
  */
 #include <errno.h>
-#include <immintrin.h>
+#include "simd.h"
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>

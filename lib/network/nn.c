@@ -1,6 +1,6 @@
 #include "nn.h"
 
-#include <immintrin.h>
+#include "simd.h"
 #include <stdatomic.h>
 #include <stdlib.h>
 #include <string.h>
@@ -230,10 +230,15 @@ static inline __m256 pool8(__m256 a, __m256 b, __m256 c, __m256 d, __m256i *idx)
 
 /* keep v in a register: stops the compiler from folding one load into several FMAs (which
  * doubles the loads of a load-bound loop) */
+#if HEDGE_SIMD_AVX2
 #define NN_OPAQUE(v) __asm__("" : "+x"(v))
+#else
+#define NN_OPAQUE(v) ((void)0)
+#endif
 
 /* AVX-512 (runtime check; HEDGE_NO_AVX512=1 forces the AVX2 code): every kernel with an
  * AVX-512 variant gives the same bytes as its AVX2 one (same operations in the same order). */
+#if HEDGE_SIMD_AVX512_KERNELS
 static int have_avx512(void)
 {
     static atomic_int have = -1; /* decided at the first call; threads may race to the same value */
@@ -246,8 +251,11 @@ static int have_avx512(void)
     }
     return h;
 }
+#else
+static int have_avx512(void) { return 0; } /* the portable build has AVX2's kernels through simd.h */
+#endif
 
-const char *nn_code_path(void) { return have_avx512() ? "avx512" : "avx2"; }
+const char *nn_code_path(void) { return have_avx512() ? "avx512" : HEDGE_SIMD_NAME; }
 
 /* The first layer works on blocks: CB output channels from c0, NR conv rows from 2*py (NR = 2 or
  * 4: NR/2 pooled rows), conv columns xb..xb+7 -> pooled columns xb/2..xb/2+3 (those < W2 are
@@ -438,6 +446,7 @@ static inline __attribute__((always_inline)) void convpool1_block_wide(const con
                 full ? BLOCK(a, c0, py, xb, zero, 1, 4, CIN) : BLOCK(a, c0, py, xb, zero, 1, 2, CIN);    \
         }
 
+#if HEDGE_SIMD_AVX512_KERNELS
 __attribute__((target("avx512f,avx512vl"))) static void convpool1_forward_avx512(const convpool1_args *a, int H,
                                                                                  int W)
 {
@@ -448,6 +457,7 @@ __attribute__((target("avx512f,avx512vl"))) static void convpool1_forward_avx512
 {
     CONVPOOL1_IMAGE(a, H, W, convpool1_block_wide, 6, 0)
 }
+#endif
 static void convpool1_forward_avx2(const convpool1_args *a, int H, int W) { CONVPOOL1_IMAGE(a, H, W, convpool1_block, 2, 1) }
 static void convpool1_forward_avx2_multi(const convpool1_args *a, int H, int W)
 {
@@ -461,9 +471,11 @@ void nn_convpool1_forward(float *out, uint8_t *argmax, const float *in, const fl
         die("nn_convpool1_forward: %d input channels (1 to %d)", Cin, NN_CONVPOOL1_MAXCIN);
     int XS = nn_plane_stride(W);
     convpool1_args a = {out, argmax, in, w, b, H, XS, W / 2, Cout, Cin, (size_t)5 * (H + 4) * XS};
+#if HEDGE_SIMD_AVX512_KERNELS
     if (have_avx512())
         (Cin == 1 ? convpool1_forward_avx512 : convpool1_forward_avx512_multi)(&a, H, W);
     else
+#endif
         (Cin == 1 ? convpool1_forward_avx2 : convpool1_forward_avx2_multi)(&a, H, W);
 }
 
@@ -575,6 +587,7 @@ static inline __attribute__((always_inline)) void convpool_pixel(
     _mm_storeu_si128((__m128i *)argmax, p8);
 }
 
+#if HEDGE_SIMD_AVX512_KERNELS
 /* AVX-512 variant: 16 channels = one zmm; two pooled outputs (8 conv pixels) = 8 accumulators,
  * each tap one weight load and 8 FMAs with broadcast memory operands. Same sums in the same
  * order as convpool_pixel. */
@@ -624,14 +637,18 @@ __attribute__((target("avx512f,avx512vl"))) static void convpool_forward_avx512(
         }
 }
 
+#endif
+
 void nn_convpool_forward(float *out, uint8_t *argmax, const float *in, const float *wk,
                          const float *b, int H, int W, int Cin)
 {
     const int Cout = NN_CONVPOOL_COUT;
+#if HEDGE_SIMD_AVX512_KERNELS
     if (have_avx512()) {
         convpool_forward_avx512(out, argmax, in, wk, b, H, W, Cin);
         return;
     }
+#endif
     int H2 = H / 2, W2 = W / 2, rs = (W + 4) * Cin;
     for (int py = 0; py < H2; py++)
         for (int px = 0; px < W2; px++) {

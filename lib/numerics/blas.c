@@ -27,6 +27,7 @@ const char *blas_corename(void) { return openblas_get_corename(); }
 /* the kernel this project uses on this CPU (lib/numerics/blas.h), NULL for "whatever OpenBLAS chose" */
 static const char *wanted_core(const char *core)
 {
+#if defined(__x86_64__) || defined(__i386__)
     __builtin_cpu_init();
     if (__builtin_cpu_supports("avx512f") && __builtin_cpu_supports("avx512cd") &&
         __builtin_cpu_supports("avx512bw") && __builtin_cpu_supports("avx512dq") &&
@@ -34,6 +35,8 @@ static const char *wanted_core(const char *core)
         return "SkylakeX";
     if (__builtin_cpu_supports("avx2") && !strcasecmp(core, "Prescott"))
         return "Haswell";
+#endif
+    (void)core; /* elsewhere (aarch64) OpenBLAS's own choice */
     return NULL;
 }
 

@@ -2,9 +2,7 @@
 #include "mls.h"
 
 #include <float.h>
-#ifdef __AVX2__
-#include <immintrin.h>
-#endif
+#include "simd.h"
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
@@ -113,7 +111,7 @@ static inline double log_mantissa(double x)
 static void kernel_finish(const float *S, const float *P, const double *Ed, double c, float *out)
 {
     int j = 0;
-#ifdef __AVX2__
+#if HEDGE_SIMD_AVX2
     __m256d one = _mm256_set1_pd(1.0), half = _mm256_set1_pd(0.5), r2 = _mm256_set1_pd(MLS_SQRT2);
     __m256d ln2 = _mm256_set1_pd(M_LN2), two = _mm256_set1_pd(2.0), vc = _mm256_set1_pd(c);
     __m256d k3 = _mm256_set1_pd(1.0 / 3), k5 = _mm256_set1_pd(1.0 / 5), k7 = _mm256_set1_pd(1.0 / 7);
@@ -155,7 +153,7 @@ static void kernel(const float *qmu, const float *qvar, const float *gm, const f
     float S[MLS_LANES], P[MLS_LANES];
     int32_t E[MLS_LANES];
     double Ed[MLS_LANES] = {0};
-#ifdef __AVX2__
+#if HEDGE_SIMD_AVX2
     __m256 s0 = _mm256_setzero_ps(), s1 = s0, one = _mm256_set1_ps(1.0f), p0 = one, p1 = one;
     __m256i e0 = _mm256_setzero_si256(), e1 = e0, bias = _mm256_set1_epi32(127);
     __m256i frac = _mm256_set1_epi32(0x7FFFFF), expo = _mm256_set1_epi32(0x3F800000);

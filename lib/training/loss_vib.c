@@ -25,7 +25,7 @@
  * image order afterwards: the same bytes whatever the workers. The pair tasks write the dL/dz of
  * their images, so they run in the caller when an image is in more than one pair.
  */
-#include <immintrin.h>
+#include "simd.h"
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>

@@ -2,7 +2,7 @@
  * each element depends only on its own values, so vectorisation cannot change any byte. */
 #include "optim.h"
 
-#include <immintrin.h>
+#include "simd.h"
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
