@@ -39,7 +39,13 @@
 # for policy-rc.d and the links above.
 case ${1:-} in -h | --help) sed -n '2,/^[^#]/{/^#/s/^# \{0,1\}//p;}' "$0" || exit 1; exit 0 ;; esac
 missing="" optional="" sysroot=${SETUP_DEPS_ROOT:-}
-installed() { [ "$(dpkg-query -W -f='${db:Status-Status}' "$1" 2>/dev/null)" = installed ]; }
+# installed for this machine's architecture (or for all): with a second architecture (dpkg
+# --add-architecture arm64, as tests/shell/aarch64.sh wants) dpkg-query prints a line for each
+native_arch=$(dpkg --print-architecture 2>/dev/null)
+installed() {
+    dpkg-query -W -f='${db:Status-Status} ${Architecture}\n' "$1" 2>/dev/null |
+        grep -qx "installed \($native_arch\|all\)"
+}
 need_pkg() { for p; do installed "$p" || missing="$missing $p"; done; }
 need_cmd() { command -v "$2" >/dev/null 2>&1 || missing="$missing $1"; } # need_cmd PACKAGE COMMAND
 

@@ -18,11 +18,15 @@ cat > "$F/id" <<'EOF'
 #!/bin/sh
 echo "${FAKE_UID:-0}"
 EOF
-# dpkg-query -W -f=... PKG: "installed" for the packages listed in $FAKE_STATE/installed
+# dpkg-query -W -f=... PKG: "installed ARCH" for the packages listed in $FAKE_STATE/installed, as
+# on a machine with a second architecture (a line for each: arm64's not installed), and only
+# "installed arm64" for those in $FAKE_STATE/foreign (installed for the other architecture alone:
+# missing here)
 cat > "$F/dpkg-query" <<'EOF'
 #!/bin/sh
 for p; do :; done
-grep -qx "$p" "$FAKE_STATE/installed" && printf installed
+grep -qx "$p" "$FAKE_STATE/installed" && printf 'installed %s\nnot-installed arm64\n' "$(dpkg --print-architecture)"
+grep -qx "$p" "$FAKE_STATE/foreign" 2>/dev/null && printf 'installed arm64\n'
 exit 0
 EOF
 # apt-get: logs its arguments and what policy-rc.d answers while it installs; "installs" its
@@ -73,7 +77,7 @@ EOF
 chmod +x "$F"/*
 # the tools the script and the fakes use, without systemctl (a machine without systemd)
 mkdir -p "$T/tools"
-for t in sh awk sed sort comm tr mktemp rm chmod readlink ls cat grep ln mkdir mv basename dirname; do
+for t in sh awk sed sort comm tr mktemp rm chmod readlink ls cat grep ln mkdir mv basename dirname dpkg; do
     ln -s "$(command -v "$t")" "$T/tools/$t" || fail "no $t"
 done
 mkdir -p "$T/nosystemd" && for f in "$F"/*; do [ "${f##*/}" = systemctl ] || ln -s "$f" "$T/nosystemd/"; done
@@ -112,6 +116,14 @@ grep -q "the install enabled ssh.service at boot; disabled it again (systemctl d
     fail "what was disabled is not said: $(cat "$T/e")"
 [ -L "$R/etc/rc2.d/K01ssh" ] || fail "the System V link is not turned off"
 as_before "with systemctl"
+
+# a package installed for the other architecture alone (libopenblas-dev:arm64 for a cross-build)
+# is missing for this one: asked for
+fresh
+grep -vx libopenblas-dev "$T/installed" > "$T/i" && mv "$T/i" "$T/installed" && echo libopenblas-dev > "$T/foreign"
+PATH="$F:$PATH" sh "$root/pipelines/setup-deps.sh" > "$T/o" 2> "$T/e" || fail "setup-deps.sh, openblas for arm64 only: exit $?"
+grep -q "^apt-get install .*libopenblas-dev" "$T/apt.log" || fail "libopenblas-dev, installed for arm64 alone, was not asked for: $(cat "$T/apt.log")"
+rm "$T/foreign"
 
 # without systemctl (no systemd installed): the new links removed, update-rc.d for the S link
 fresh
