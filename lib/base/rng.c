@@ -69,8 +69,8 @@ uint64_t rng_below(rng *r, uint64_t n)
 #endif
 typedef double v4d __attribute__((vector_size(32)));
 typedef int64_t v4l __attribute__((vector_size(32)));
-#define V4(x) ((v4d){x, x, x, x})
-#define L4(x) ((v4l){x, x, x, x})
+#define V4(x) ((v4d){0} + (x))
+#define L4(x) ((v4l){0} + (x))
 static inline v4l bits_of(v4d x) { v4l b; memcpy(&b, &x, sizeof b); return b; }
 static inline v4d from_bits(v4l b) { v4d x; memcpy(&x, &b, sizeof x); return x; }
 static const double ROUNDER = 0x1.8p52; /* x + ROUNDER - ROUNDER rounds |x| < 2^51 to an integer */
@@ -118,30 +118,41 @@ static v4d cos2pi4(v4d u)
     return from_bits(((bits_of(sn) & odd) | (bits_of(c) & ~odd)) ^ neg);
 }
 
-/* lanes past k: log 1 and cos 0 */
-static void normals4(rng *r, double *out, size_t k)
+/* n normals, n <= NORMALS_BLOCK: the uniforms first (the generator is serial), then log and
+ * cos 4 lanes at a time over the block, whose iterations are independent (their long chains
+ * overlap); lanes past n: log 1 and cos 0 */
+enum { NORMALS_BLOCK = 64 };
+static void normals_block(rng *r, double *out, size_t n)
 {
-    v4d u1 = V4(1.0), u2 = V4(0.0);
-    for (size_t j = 0; j < k; j++) {
+    double u1[NORMALS_BLOCK], u2[NORMALS_BLOCK];
+    size_t j = 0;
+    for (; j < n; j++) {
         u1[j] = 1.0 - rng_uniform(r); /* (0, 1] */
         u2[j] = rng_uniform(r);
     }
-    v4d l = log4(u1), c = cos2pi4(u2);
-    for (size_t j = 0; j < k; j++)
-        out[j] = sqrt(-2.0 * l[j]) * c[j];
+    for (; j % 4; j++)
+        u1[j] = 1.0, u2[j] = 0.0;
+    for (size_t i = 0; i < n; i += 4) {
+        v4d a, b;
+        memcpy(&a, u1 + i, sizeof a);
+        memcpy(&b, u2 + i, sizeof b);
+        v4d l = V4(-2.0) * log4(a), c = cos2pi4(b);
+        for (size_t k = 0; k < 4 && i + k < n; k++)
+            out[i + k] = sqrt(l[k]) * c[k];
+    }
 }
 
 double rng_normal(rng *r)
 {
     double z;
-    normals4(r, &z, 1);
+    normals_block(r, &z, 1);
     return z;
 }
 
 void rng_normals(rng *r, double *out, size_t n)
 {
-    for (size_t i = 0; i < n; i += 4)
-        normals4(r, out + i, n - i < 4 ? n - i : 4);
+    for (size_t i = 0; i < n; i += NORMALS_BLOCK)
+        normals_block(r, out + i, n - i < NORMALS_BLOCK ? n - i : NORMALS_BLOCK);
 }
 
 double rng_log(double x) { return log4(V4(x))[0]; }
