@@ -62,9 +62,7 @@ static int read_dies(const char *p)
         trainlog_read(p, &s);
         _exit(0);
     }
-    int status;
-    waitpid(check_child_pid, &status, 0);
-    return WIFEXITED(status) && WEXITSTATUS(status) == 1;
+    return check_died();
 }
 
 int main(void)
@@ -178,8 +176,6 @@ int main(void)
         lossopt_check_owned(&some, vib);
         _exit(0);
     }
-    int status;
-    waitpid(check_child_pid, &status, 0);
-    CHECK(WIFEXITED(status) && WEXITSTATUS(status) == 2); /* misuse */
+    CHECK(check_exited(2)); /* misuse */
     return check_done("test_trainlog");
 }
