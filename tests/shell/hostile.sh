@@ -134,7 +134,7 @@ expect_fail 1 "digits0.ckpt: checkpoint header 'digits' is 0" sh -c 'train --res
 embed -m m.ckpt < a.hs > /dev/null || fail "the untouched checkpoint is rejected"
 
 # the kernel and code path that computed it are in the checkpoint
-tshow -H m.ckpt | /usr/bin/python3 -c 'import json, sys; m = json.load(sys.stdin)["meta"]; assert m["blas_core"] and m["code_path"] in ("avx2", "avx512"), m' ||
+tshow -H m.ckpt | /usr/bin/python3 -c 'import json, sys; m = json.load(sys.stdin)["meta"]; assert m["blas_core"] and m["code_path"] in ("avx2", "avx512", "none", "simde"), m' ||
     fail "the checkpoint does not record the BLAS kernel and code path"
 
 # --- train's output: checked before any work, one message naming the file
