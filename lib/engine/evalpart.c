@@ -2,6 +2,7 @@
  * (lib/engine/evalpart.h; the halves themselves are in lib/engine/hedge.c). */
 #include "evalpart.h"
 
+#include <errno.h>
 #include <inttypes.h>
 #include <math.h>
 #include <stdlib.h>
@@ -192,9 +193,40 @@ static void check_int(const stream_header *h, const char *src, const char *key, 
         die("%s: %s %lld, but %s: the answers of another run", src, key, (long long)got, what);
 }
 
+static void read_set(shard_set *SS, const evalpart_info *I, evalpart *whole);
+
 void evalpart_read(const char *const *paths, int n, const evalpart_info *I, evalpart *whole)
 {
-    shard_set *SS = shard_open(paths, n, "evaluate", same);
+    read_set(shard_open(paths, n, "evaluate", same), I, whole);
+}
+
+void evalpart_read_bytes(const void *const *bytes, const size_t *sizes, int n, const evalpart_info *I,
+                         evalpart *whole)
+{
+    if (n < 1)
+        die("no shards: expected the shards of one run");
+    stream_reader **in = emalloc((size_t)n * sizeof *in);
+    char **names = emalloc((size_t)n * sizeof *names);
+    FILE **f = emalloc((size_t)n * sizeof *f);
+    for (int i = 0; i < n; i++) {
+        names[i] = emalloc(32);
+        snprintf(names[i], 32, "shard %d", i);
+        if (!bytes[i] || !sizes[i])
+            die("%s: no bytes, expected a shard", names[i]);
+        f[i] = fmemopen((void *)bytes[i], sizes[i], "rb");
+        if (!f[i])
+            die("%s: cannot read it: %s", names[i], strerror(errno));
+        in[i] = stream_open(f[i], names[i]);
+    }
+    read_set(shard_open_readers(in, (const char *const *)names, n, "evaluate", same), I, whole);
+    for (int i = 0; i < n; i++)
+        fclose(f[i]), free(names[i]);
+    free(names);
+    free(f);
+}
+
+static void read_set(shard_set *SS, const evalpart_info *I, evalpart *whole)
+{
     const stream_header *h = SS->in[0]->header;
     const char *src = SS->in[0]->name;
     if (!h->batched)

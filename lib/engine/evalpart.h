@@ -19,8 +19,8 @@
  * meta: the options the answers depend on, the sets' sizes and a hash of their contents
  * (evalpart_hash), and a shard's queries_from, queries_to, queries_total (lib/evaluation/shard.h).
  *
- * python/hedge/_lib.py mirrors evalpart and retrieval_query (hedge.evaluate's shard=, shards=; its
- * test compares the layouts with the compiler's).
+ * The faces other than bin/evaluate see a shard as that stream's bytes (hedge.h's hedge_shard,
+ * hedge_merge: Python's hedge.Shard), never as these structures.
  *
  * Ownership: an evalpart owns its arrays (evalpart_free).
  *
@@ -87,4 +87,7 @@ void evalpart_write(FILE *f, const evalpart *p, const evalpart_info *I, int argc
  * made from the same sets with the same options as I says; into whole[0 .. I->nsets), each over
  * every query. Dies naming the file and what differs. */
 void evalpart_read(const char *const *paths, int n, const evalpart_info *I, evalpart *whole);
+/* the same from n shards in memory (hedge_merge: each bytes[i] of sizes[i], named "shard I") */
+void evalpart_read_bytes(const void *const *bytes, const size_t *sizes, int n, const evalpart_info *I,
+                         evalpart *whole);
 #endif

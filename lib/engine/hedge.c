@@ -8,6 +8,7 @@
 #include "hedge.h"
 #include "evalpart.h"
 
+#include <errno.h>
 #include <float.h>
 #include <setjmp.h>
 #include <math.h>
@@ -31,6 +32,7 @@
 #include "retrieval.h"
 #include "riskctl.h"
 #include "selective.h"
+#include "stream.h"
 #include "uncertainty.h"
 #include "util.h"
 #include "verify.h"
@@ -861,6 +863,11 @@ typedef struct {
     evalpart *part;        /* hedge_queries' output */
     const evalpart *given; /* hedge_finish's input */
     hedge_result *r;
+    void **bytes;                   /* hedge_shard's output */
+    size_t *nbytes;
+    const void *const *shards;      /* hedge_merge's input */
+    const size_t *sizes;
+    int nshards;
     char *err;
     size_t len;
     int rc;
@@ -1270,6 +1277,99 @@ static void evaluate_body(call *c)
     prep_free(&P);
 }
 
+/* what a shard of one set says of its run (evalpart_read checks it), as bin/evaluate --queries
+ * writes it for one set */
+static void part_info(const call *c, int k, evalpart_info *I)
+{
+    *I = (evalpart_info){.nsets = 1, .names = {"the queries"}, .n = c->Q->n, .ng = c->G ? c->G->n : 0, .o = c->o,
+                         .knn_k = k};
+    I->hash[0] = evalpart_hash(c->Q);
+    I->ghash = c->G ? evalpart_hash(c->G) : 0;
+}
+
+static void shard_body(call *c)
+{
+    prep P;
+    c->rc = -1;
+    if (prepare(c->Q, c->G, c->o, &P, c->err, c->len))
+        return;
+    evalpart p;
+    if (c->q0 < 0 || c->q1 < c->q0 || c->q1 > P.Q.n)
+        fail(c->err, c->len, "queries %lld:%lld: expected FROM:TO with 0 <= FROM <= TO <= %lld (the queries)",
+             (long long)c->q0, (long long)c->q1, (long long)P.Q.n);
+    else if (!(c->rc = queries_half(&P, c->o, c->G != NULL, c->q0, c->q1, P.k, &p, c->err, c->len))) {
+        evalpart_info I;
+        part_info(c, P.k, &I);
+        char *buf = NULL, *argv[] = {"hedge_shard", NULL};
+        size_t n = 0;
+        FILE *f = open_memstream(&buf, &n);
+        if (!f)
+            die("cannot make the shard in memory: %s", strerror(errno));
+        evalpart_write(f, &p, &I, 1, argv);
+        if (fclose(f) != 0)
+            die("cannot make the shard in memory: %s", strerror(errno));
+        *c->bytes = buf, *c->nbytes = n;
+        evalpart_free(&p);
+    }
+    prep_free(&P);
+}
+
+int hedge_shard(const hedge_set *queries, const hedge_set *gallery, const hedge_options *o, int64_t q0, int64_t q1,
+                void **bytes, size_t *nbytes, char *err, size_t errlen)
+{
+    *bytes = NULL, *nbytes = 0;
+    call c = {.Q = queries, .G = gallery, .o = o, .q0 = q0, .q1 = q1, .bytes = bytes, .nbytes = nbytes, .err = err,
+              .len = errlen};
+    int rc = guarded(shard_body, &c);
+    if (rc < 0)
+        *bytes = NULL, *nbytes = 0;
+    return rc;
+}
+
+static void merge_body(call *c)
+{
+    prep P;
+    c->rc = -1;
+    if (prepare(c->Q, c->G, c->o, &P, c->err, c->len))
+        return;
+    evalpart_info I;
+    part_info(c, P.k, &I);
+    evalpart whole;
+    evalpart_read_bytes(c->shards, c->sizes, c->nshards, &I, &whole);
+    c->rc = finish_half(&P, c->o, c->G != NULL, &whole, c->r, c->err, c->len);
+    evalpart_free(&whole);
+    prep_free(&P);
+}
+
+static void info_body(call *c)
+{
+    FILE *f = fmemopen((void *)c->shards[0], c->sizes[0], "rb");
+    if (!f)
+        die("cannot read the shard: %s", strerror(errno));
+    stream_reader *r = stream_open(f, "the shard");
+    stream_expect_kind(r, "evaluate");
+    int64_t *range = (int64_t *)c->bytes;
+    const char *keys[3] = {"queries_from", "queries_to", "queries_total"};
+    for (int i = 0; i < 3; i++)
+        if ((range[i] = header_int(r->header, keys[i], -1)) < 0)
+            die("the shard: no %s (an evaluate stream of --queries FROM:TO has it): not a shard", keys[i]);
+    stream_close(r);
+    fclose(f);
+    c->rc = 0;
+}
+
+int hedge_shard_range(const void *bytes, size_t nbytes, int64_t range[3], char *err, size_t errlen)
+{
+    if (!bytes || !nbytes) {
+        fail(err, errlen, "the shard: no bytes");
+        return HEDGE_EINVAL;
+    }
+    call c = {.shards = &bytes, .sizes = &nbytes, .bytes = (void **)range, .err = err, .len = errlen};
+    return guarded(info_body, &c);
+}
+
+void hedge_free(void *p) { free(p); }
+
 /* hedge_finish and hedge_evaluate: a result, every value NaN but what the call fills in, and on
  * failure nothing allocated in it */
 static int result_call(void (*body)(call *), call *c)
@@ -1286,6 +1386,14 @@ int hedge_finish(const hedge_set *queries, const hedge_set *gallery, const hedge
 {
     call c = {.Q = queries, .G = gallery, .o = o, .given = p, .r = r, .err = err, .len = errlen};
     return result_call(finish_body, &c);
+}
+
+int hedge_merge(const hedge_set *queries, const hedge_set *gallery, const hedge_options *o, const void *const *shards,
+                const size_t *sizes, int nshards, hedge_result *r, char *err, size_t errlen)
+{
+    call c = {.Q = queries, .G = gallery, .o = o, .shards = shards, .sizes = sizes, .nshards = nshards, .r = r,
+              .err = err, .len = errlen};
+    return result_call(merge_body, &c);
 }
 
 int hedge_evaluate(const hedge_set *queries, const hedge_set *gallery, const hedge_options *o, hedge_result *r,

@@ -224,6 +224,25 @@ int hedge_queries(const hedge_set *Q, const hedge_set *G, const hedge_options *o
 int hedge_finish(const hedge_set *Q, const hedge_set *G, const hedge_options *o, const evalpart *p,
                  hedge_result *r, char *err, size_t len);
 
+/* A shard as bytes, for every face but bin/evaluate (Python's hedge.Shard): the answers of the
+ * queries q0 .. q1 - 1 (the queries half) as the `evaluate` stream bin/evaluate --queries writes
+ * for one set (formats/stream.md: the format's version in its header; the set's and the gallery's
+ * hashes, the options and the queries' range in its meta), in *bytes, *nbytes long, to free with
+ * hedge_free. Opaque to its holder: written to a file it is a shard bin/evaluate --merge reads.
+ * 0, or HEDGE_EINVAL / HEDGE_ENOMEM / HEDGE_ESTOPPED with one line in err */
+int hedge_shard(const hedge_set *queries, const hedge_set *gallery, const hedge_options *o, int64_t q0, int64_t q1,
+                void **bytes, size_t *nbytes, char *err, size_t errlen);
+/* the result of the whole call from its shards' bytes (shards[i], sizes[i] bytes; any order;
+ * every query once), as hedge_evaluate gives it; shards of other sets or options, damaged ones,
+ * a gap or an overlap refused (HEDGE_EINVAL) naming the shard ("shard I": its place in shards)
+ * and what differs */
+int hedge_merge(const hedge_set *queries, const hedge_set *gallery, const hedge_options *o, const void *const *shards,
+                const size_t *sizes, int nshards, hedge_result *r, char *err, size_t errlen);
+/* a shard's queries, from its bytes: range[0] .. range[1] - 1 of range[2]; 0, or HEDGE_EINVAL
+ * and err (not an evaluate stream, not a shard) */
+int hedge_shard_range(const void *bytes, size_t nbytes, int64_t range[3], char *err, size_t errlen);
+void hedge_free(void *p);
+
 /* the OpenBLAS kernel the engine runs. The first call of the engine (or of this) sets the
  * process's OpenBLAS to the kernel hedge's programs use on this CPU (lib/numerics/blas.h: SkylakeX with
  * AVX-512, Haswell for a Prescott fallback on AVX2), in place, so that a library caller (Python)

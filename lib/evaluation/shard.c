@@ -84,15 +84,25 @@ shard_set *shard_open(const char *const *paths, int n, const char *kind, const c
 {
     if (n < 1)
         die("internal error: shard_open of %d files", n);
-    shard_set *S = ecalloc(1, sizeof *S);
-    S->n = n;
-    S->in = emalloc((size_t)n * sizeof *S->in);
-    S->path = emalloc((size_t)n * sizeof *S->path);
-    int64_t *from = emalloc((size_t)n * sizeof *from);
+    stream_reader **in = emalloc((size_t)n * sizeof *in);
     for (int i = 0; i < n; i++) {
         if (n > 1 && !strcmp(paths[i], "-"))
             usage_die("several inputs: give each shard as a file, not '-'");
-        S->in[i] = stream_open_path(paths[i]);
+        in[i] = stream_open_path(paths[i]);
+    }
+    return shard_open_readers(in, paths, n, kind, same);
+}
+
+shard_set *shard_open_readers(stream_reader **in, const char *const *paths, int n, const char *kind,
+                              const char *const *same)
+{
+    if (n < 1)
+        die("internal error: shard_open of %d streams", n);
+    shard_set *S = ecalloc(1, sizeof *S);
+    S->n = n;
+    S->in = in;
+    S->path = emalloc((size_t)n * sizeof *S->path);
+    for (int i = 0; i < n; i++) {
         S->path[i] = paths[i];
         stream_expect_kind(S->in[i], kind);
         int has = header_meta(S->in[i]->header, "queries_from") != NULL;
@@ -101,6 +111,7 @@ shard_set *shard_open(const char *const *paths, int n, const char *kind, const c
                 S->in[i]->name, has ? "is" : "is not", S->in[0]->name, S->sharded ? "is" : "is not");
         S->sharded = has;
     }
+    int64_t *from = emalloc((size_t)n * sizeof *from);
     if (!S->sharded) {
         if (n > 1)
             die("%s is a whole output (no queries_from): several inputs must be the shards of one run "

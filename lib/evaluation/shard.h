@@ -59,6 +59,10 @@ void shard_set_meta(stream_header *h, const shard_range *r, int64_t total);
  * one run (any order). Dies naming the file on another kind, a whole output among several, shards
  * that differ in a field or in a meta key of same (NULL-terminated), overlap, or leave a gap. */
 shard_set *shard_open(const char *const *paths, int n, const char *kind, const char *const *same);
+/* the same over streams already open (the set owns them: shard_close closes them), paths[i] the
+ * name of in[i] (shard_rewind reopens it: only for files) */
+shard_set *shard_open_readers(stream_reader **in, const char *const *paths, int n, const char *kind,
+                              const char *const *same);
 /* every reader back at its first record (dies on stdin: it cannot be read twice) */
 void shard_rewind(shard_set *S);
 /* a header for the merged output: kind and fields of the shards, provenance (argc, argv) with

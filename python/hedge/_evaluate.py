@@ -135,35 +135,46 @@ def _names(lib, pml):
 
 
 class Shard:
-    """The answers of one shard of the queries, from hedge.evaluate(..., shard=(i, n)): each query's
-    kNN vote and retrieval metrics (the n x gallery work), to be put together by
-    hedge.evaluate(..., shards=[...]) with the same arrays and options. Plain numpy arrays: it
-    pickles, so shards can be computed in other processes or on other machines.
+    """The answers of one shard of the queries, from hedge.evaluate(..., shard=(i, n)): the n x
+    gallery work (kNN, retrieval) of its queries, to be put together by hedge.evaluate(...,
+    shards=[...]) with the same arrays and options. Opaque bytes (lib/engine/hedge.h's
+    hedge_shard): the `evaluate` stream bin/evaluate --queries writes for one set, with the
+    format's version in its header and the sets' hashes, the options and the queries' range in
+    its meta, so that shards of other data or options, damaged ones, gaps and overlaps are refused
+    by the engine, naming what differs. It pickles; bytes(shard) are its bytes, shard.write(path)
+    makes the file bin/evaluate --merge reads, hedge.Shard.read(path) takes one back (also one
+    that bin/evaluate --queries wrote for these sets: it numbers a set's items 0, 1, ... when the
+    file has no ids, so give ids=np.arange(n) to make or merge shards that agree with its).
 
-    queries: (from, to), the queries it answers; total: the queries of the whole set; answers_hash:
-    the engine's hash of its answers (evalpart_answers_hash, as a shard stream's meta), so that
-    answers changed after the shard was made are refused when the shards are put together."""
+    queries: (from, to), the queries it answers; total: the queries of the whole set."""
 
-    # what the answers depend on, in the order of Shard.key, for the messages
-    KEY = ("the queries' arrays (mu, var, eta, labels, ids)", "the gallery's arrays", "distance", "knn_k",
-           "recall_at", "k", "exclude_id", "include and exclude")
+    def __init__(self, data: bytes, queries: Tuple[int, int], total: int):
+        self.data, self.queries, self.total = bytes(data), (int(queries[0]), int(queries[1])), int(total)
 
-    def __init__(self, key, total, q0, nq, knn_k, has, arrays, answers_hash):
-        self.key, self.total, self.queries = key, total, (q0, q0 + nq)
-        self.knn_k, self.has, self.arrays = knn_k, has, arrays
-        self.answers_hash = answers_hash
+    def __bytes__(self) -> bytes:
+        return self.data
 
-    def __repr__(self):
+    def __repr__(self) -> str:
         return "hedge.Shard(queries %d:%d of %d)" % (self.queries + (self.total,))
 
+    def write(self, path: Union[str, "os.PathLike[str]"]) -> None:
+        """the shard as a file (an `evaluate` stream: bin/evaluate --merge INPUT PART... reads it)"""
+        with open(path, "wb") as f:
+            f.write(self.data)
 
-PART_ARRAYS = ("pred", "eta", "per", "apk", "rrk", "top1", "ratio", "vote")
-# the dtype each array of a Part has in C; a Shard's arrays are converted to it (exactly) or refused
-PART_DTYPES = {"pred": np.int32, "eta": np.float32, "apk": np.float64, "rrk": np.float64, "top1": np.float32,
-               "ratio": np.float32, "vote": np.float32}
+    @classmethod
+    def read(cls, path: Union[str, "os.PathLike[str]"]) -> "Shard":
+        """a shard from its file (Shard.write's, or bin/evaluate --queries FROM:TO's for one set)"""
+        with open(path, "rb") as f:
+            data = f.read()
+        r, err = (ctypes.c_int64 * 3)(), ctypes.create_string_buffer(512)
+        rc = _lib.load().hedge_shard_range(data, len(data), ctypes.byref(r), err, len(err))
+        if rc < 0:
+            raise ValueError("%s: %s" % (path, err.value.decode(errors="replace")))
+        return cls(data, (r[0], r[1]), r[2])
 
 
-def _shard(lib, q, g, o, shard, key):
+def _shard(lib, q, g, o, shard):
     """The shard i of n (queries n_items i // n .. n_items (i + 1) // n) as a Shard."""
     try:
         i, n = shard
@@ -173,101 +184,26 @@ def _shard(lib, q, g, o, shard, key):
     if not ok:
         raise ValueError("shard: %r, expected (i, n): shard i (from 0) of n, 0 <= i < n" % (shard,))
     err = ctypes.create_string_buffer(512)
-    gp = ctypes.byref(g) if g is not None else None
-    k = _lib.call(lib.hedge_neighbours, o, ctypes.byref(q), gp, ctypes.byref(o), err, len(err))
-    _raise(k, err, "hedge_neighbours")
     q0, q1 = q.n * int(i) // int(n), q.n * (int(i) + 1) // int(n)
-    part = _lib.Part()
-    _raise(_lib.call(lib.hedge_queries, o, ctypes.byref(q), gp, ctypes.byref(o), q0, q1, k, ctypes.byref(part), err,
-                     len(err)), err, "hedge_queries")
+    data, size = ctypes.c_void_p(), ctypes.c_size_t()
+    gp = ctypes.byref(g) if g is not None else None
+    _raise(_lib.call(lib.hedge_shard, o, ctypes.byref(q), gp, ctypes.byref(o), q0, q1, ctypes.byref(data),
+                     ctypes.byref(size), err, len(err)), err, "hedge_shard")
     try:
-        arrays = {}
-        for name in PART_ARRAYS:
-            ptr = getattr(part, name)
-            if ptr and part.nq and name == "per":
-                size = part.nq * _lib.RETRIEVAL_QUERY.itemsize
-                arrays[name] = np.frombuffer(ctypes.string_at(ptr, size), dtype=_lib.RETRIEVAL_QUERY).copy()
-            elif ptr and part.nq:
-                arrays[name] = np.ctypeslib.as_array(ptr, shape=(part.nq,)).copy()
-        h = lib.evalpart_answers_hash(ctypes.byref(part), 1, 0, part.nq, o.nk)
-        return Shard(key, q.n, q0, part.nq, part.knn_k, part.has, arrays, h)
+        return Shard(ctypes.string_at(data, size.value), (q0, q1), q.n)
     finally:
-        lib.evalpart_free(ctypes.byref(part))
+        lib.hedge_free(data)
 
 
-def _shard_array(s, name, a):
-    """a Shard's array `name` as the C Part holds it: the C dtype, one value a query of the shard
-    (a pickle, np.save or a user's code may have changed its dtype or shape: int64 votes, say)"""
-    nq = s.queries[1] - s.queries[0]
-    a = np.asarray(a)
-    if name == "per":
-        names = [f for f, _ in _lib.RetrievalQuery._fields_]
-        if a.dtype.names is None or list(a.dtype.names) != names:
-            raise ValueError("shards: %r: answers per of dtype %s, expected the fields %s" % (s, a.dtype, names))
-        if a.shape != (nq,):
-            raise ValueError("shards: %r: answers per of shape %s, expected [%d]" % (s, list(a.shape), nq))
-        out = np.zeros(nq, dtype=_lib.RETRIEVAL_QUERY)
-        for f in names:
-            out[f] = _exact(s, "per." + f, a[f], out.dtype[f].base)
-        return out
-    if a.shape != (nq,):
-        raise ValueError("shards: %r: answers %s of shape %s, expected [%d]" % (s, name, list(a.shape), nq))
-    return np.ascontiguousarray(_exact(s, name, a, np.dtype(PART_DTYPES[name])))
-
-
-def _exact(s, name, a, dtype):
-    """a as dtype when every value survives the conversion, else ValueError"""
-    if a.dtype.kind not in ("iu" if dtype.kind in "iu" else "iuf"):
-        raise ValueError("shards: %r: answers %s of dtype %s, expected %s" % (s, name, a.dtype, dtype))
-    with np.errstate(all="ignore"):
-        b = a.astype(dtype)
-    same = (b == a) | (np.isnan(b) & np.isnan(a)) if dtype.kind == "f" else b == a
-    if not np.all(same):
-        raise ValueError("shards: %r: answers %s hold values that %s cannot (dtype %s)" % (s, name, dtype, a.dtype))
-    return b
-
-
-def _merged(lib, shards, key, n, nk, keep):
-    """The shards, checked (this call's data and options, every query once), as one Part over
-    every query (its arrays kept alive in keep)."""
+def _shard_bytes(shards):
+    """the shards' bytes as the arrays hedge_merge takes (and the bytes, to keep alive)"""
     if not isinstance(shards, (list, tuple)) or not shards or not all(isinstance(s, Shard) for s in shards):
         raise ValueError("shards: expected a list of hedge.Shard (from hedge.evaluate(..., shard=(i, n))), got %r"
                          % (shards if not isinstance(shards, (list, tuple)) else [type(s).__name__ for s in shards],))
-    for s in shards:
-        if s.key != key:
-            what = [Shard.KEY[j] for j in range(len(key)) if j >= len(s.key) or s.key[j] != key[j]]
-            raise ValueError("shards: %r differs from this call in %s: not one of its shards" % (s, ", ".join(what)))
-    order = sorted(shards, key=lambda s: s.queries)
-    at = 0
-    for s in order:
-        if s.queries[0] > at:
-            raise ValueError("shards: queries %d:%d are in no shard" % (at, s.queries[0]))
-        if s.queries[0] < at:
-            raise ValueError("shards: %r overlaps another (up to %d)" % (s, at))
-        at = s.queries[1]
-    if at != n:
-        raise ValueError("shards: queries %d:%d are in no shard" % (at, n))
-    first = order[0]
-    if any((s.knn_k, s.has) != (first.knn_k, first.has) for s in order):
-        raise ValueError("shards: their kNN k or answers differ: not shards of one run")
-    part = _lib.Part(q0=0, nq=n, knn_k=first.knn_k, has=first.has)
-    pointers = dict(_lib.Part._fields_)  # each array's pointer type, as the structure declares it
-    for name in PART_ARRAYS:
-        have = [name in s.arrays for s in order if s.queries[1] > s.queries[0]]  # an empty shard has none
-        if any(have) and not all(have):
-            raise ValueError("shards: answers %s in some shards only: not shards of one run" % name)
-        if any(have):
-            parts = [_shard_array(s, name, s.arrays[name]) for s in order if s.queries[1] > s.queries[0]]
-            if name == "per":  # as bytes: numpy's concatenation would pack the C struct's padding away
-                a = np.concatenate([x.view(np.uint8) for x in parts])
-            else:
-                a = np.concatenate(parts)
-            keep.append(a)
-            setattr(part, name, a.ctypes.data_as(pointers[name]))
-    for s in order:
-        if lib.evalpart_answers_hash(ctypes.byref(part), 1, s.queries[0], s.queries[1], nk) != s.answers_hash:
-            raise ValueError("shards: %r: its answers are not those it was made with (changed since)" % (s,))
-    return part
+    data = [ctypes.create_string_buffer(s.data, len(s.data)) for s in shards]
+    ptrs = (ctypes.c_void_p * len(data))(*[ctypes.cast(d, ctypes.c_void_p) for d in data])
+    sizes = (ctypes.c_size_t * len(data))(*[len(s.data) for s in shards])
+    return ptrs, sizes, data
 
 
 def evaluate(mu: ArrayLike, labels: ArrayLike, *, var: Optional[ArrayLike] = None, eta: Optional[ArrayLike] = None,
@@ -355,9 +291,10 @@ def evaluate(mu: ArrayLike, labels: ArrayLike, *, var: Optional[ArrayLike] = Non
     shard=(i, n) returns a hedge.Shard instead of a dict: the n x gallery work (kNN, retrieval)
     of the queries len(mu) i // n .. len(mu) (i + 1) // n only; shards=[...] (every query once,
     any order) gives the dict of the whole set from them, computing the rest here: the same
-    numbers as without shards, to the bit. Both calls take the same arrays and options; shards
-    of other data or options are refused, naming what differs, and so are shards whose answers
-    changed since they were made (Shard.answers_hash) or that these sets cannot give.
+    numbers as without shards, to the bit. Both calls take the same arrays and options; a shard
+    is opaque bytes (the stream bin/evaluate --queries writes): shards of other data or options,
+    damaged ones, gaps and overlaps are refused by the engine, naming the shard ("shard I", its
+    place in the list) and what differs.
     """
     if isinstance(gallery, (list, tuple)) and gallery and all(hasattr(g, "__array__") for g in gallery):
         return _galleries(locals())
@@ -450,23 +387,19 @@ def evaluate(mu: ArrayLike, labels: ArrayLike, *, var: Optional[ArrayLike] = Non
 
     if shard is not None and shards is not None:
         raise ValueError("shard, shards: give one (shard makes a shard, shards puts them together)")
-    key = None
-    if shard is not None or shards is not None:
-        key = (lib.evalpart_hash(ctypes.byref(q)), lib.evalpart_hash(ctypes.byref(g)) if g is not None else None,
-               o.distance, o.knn_k, tuple(ks), o.at_k, o.exclude_id, o.include)
     if report is not None and not isinstance(report, (str, os.PathLike)):
         raise ValueError("report: %r, expected a file's path (str)" % (report,))
     if shard is not None and report is not None:
         raise ValueError("report: a shard has no page (give report= with shards=, or without shards)")
     if shard is not None:
-        return _shard(lib, q, g, o, shard, key)
+        return _shard(lib, q, g, o, shard)
     r = _lib.Result()
     err = ctypes.create_string_buffer(512)
     gp = ctypes.byref(g) if g is not None else None
     if shards is not None:
-        part = _merged(lib, shards, key, q.n, o.nk, keep)
-        rc = _lib.call(lib.hedge_finish, o, ctypes.byref(q), gp, ctypes.byref(o), ctypes.byref(part), ctypes.byref(r),
-                       err, len(err))
+        ptrs, sizes, data = _shard_bytes(shards)
+        rc = _lib.call(lib.hedge_merge, o, ctypes.byref(q), gp, ctypes.byref(o), ptrs, sizes, len(data),
+                       ctypes.byref(r), err, len(err))
     else:
         rc = _lib.call(lib.hedge_evaluate, o, ctypes.byref(q), gp, ctypes.byref(o), ctypes.byref(r), err, len(err))
     _raise(rc, err, "hedge_evaluate")

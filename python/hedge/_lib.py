@@ -1,5 +1,5 @@
-"""hedge._lib: ctypes over libhedge.so, the evaluation engine (lib/engine/hedge.h, and for shards its two
-halves, lib/engine/evalpart.h). The structures below mirror those headers field for field; HEDGE_ABI is the header's, and load() refuses a library whose
+"""hedge._lib: ctypes over libhedge.so, the evaluation engine (lib/engine/hedge.h: a shard is opaque
+bytes, hedge_shard and hedge_merge). The structures below mirror that header field for field; HEDGE_ABI is the header's, and load() refuses a library whose
 hedge_options_init sets another.
 
 The library is looked for, in this order: beside this file (what pip and make install put there),
@@ -120,38 +120,6 @@ class Result(ctypes.Structure):
                 ("ece_p", ctypes.c_double * ECEBINS), ("ece_y", ctypes.c_double * ECEBINS)]
 
 
-class RetrievalQuery(ctypes.Structure):
-    """retrieval_query (lib/measures/retrieval.h): one query's retrieval metrics, as a shard keeps them."""
-    _fields_ = [("ap", ctypes.c_float), ("rprec", ctypes.c_float), ("map_r", ctypes.c_float),
-                ("p1", ctypes.c_uint8),
-                ("npos", ctypes.c_int32),
-                ("r1", ctypes.c_int32),
-                ("recall", ctypes.c_uint8 * 16)]
-
-
-# RetrievalQuery as a numpy dtype (the same offsets), for a shard's copy of its answers
-RETRIEVAL_QUERY = np.dtype({"names": [f for f, _ in RetrievalQuery._fields_],
-                            "formats": ["<f4", "<f4", "<f4", "u1", "<i4", "<i4", ("u1", 16)],
-                            "offsets": [getattr(RetrievalQuery, f).offset for f, _ in RetrievalQuery._fields_],
-                            "itemsize": ctypes.sizeof(RetrievalQuery)})
-
-
-class Part(ctypes.Structure):
-    """evalpart (lib/engine/evalpart.h): the answers of a range of queries (a shard); evalpart_free
-    releases what hedge_queries allocated in it."""
-    _fields_ = [("q0", ctypes.c_int64), ("nq", ctypes.c_int64),
-                ("knn_k", ctypes.c_int),
-                ("has", ctypes.c_int),
-                ("pred", ctypes.POINTER(ctypes.c_int32)),           # [nq] or NULL
-                ("eta", ctypes.POINTER(ctypes.c_float)),            # [nq] or NULL
-                ("per", ctypes.POINTER(RetrievalQuery)),            # [nq] or NULL
-                ("apk", ctypes.POINTER(ctypes.c_double)),           # [nq] or NULL
-                ("rrk", ctypes.POINTER(ctypes.c_double)),           # [nq] or NULL
-                ("top1", ctypes.POINTER(ctypes.c_float)),           # [nq] or NULL: the free baselines
-                ("ratio", ctypes.POINTER(ctypes.c_float)),
-                ("vote", ctypes.POINTER(ctypes.c_float))]
-
-
 def call(fn, o, *args):
     """fn(*args) (an engine function whose options are o) -> its return code, interruptible: from
     the main thread the call runs in a helper thread while this one waits, so that a KeyboardInterrupt
@@ -261,20 +229,17 @@ def _type(lib):
     lib.hedge_target_name.restype = ctypes.c_char_p
     lib.hedge_measure_name.argtypes = [ctypes.c_int]
     lib.hedge_measure_name.restype = ctypes.c_char_p
-    # the battery's two halves, for shards (lib/engine/evalpart.h)
-    lib.hedge_neighbours.argtypes = [ctypes.POINTER(Set), ctypes.POINTER(Set), ctypes.POINTER(Options),
-                                     ctypes.c_char_p, ctypes.c_size_t]
-    lib.hedge_neighbours.restype = ctypes.c_int
-    lib.hedge_queries.argtypes = [ctypes.POINTER(Set), ctypes.POINTER(Set), ctypes.POINTER(Options), ctypes.c_int64,
-                                  ctypes.c_int64, ctypes.c_int, ctypes.POINTER(Part), ctypes.c_char_p, ctypes.c_size_t]
-    lib.hedge_queries.restype = ctypes.c_int
-    lib.hedge_finish.argtypes = [ctypes.POINTER(Set), ctypes.POINTER(Set), ctypes.POINTER(Options),
-                                 ctypes.POINTER(Part), ctypes.POINTER(Result), ctypes.c_char_p, ctypes.c_size_t]
-    lib.hedge_finish.restype = ctypes.c_int
-    lib.evalpart_free.argtypes = [ctypes.POINTER(Part)]
-    lib.evalpart_free.restype = None
-    lib.evalpart_hash.argtypes = [ctypes.POINTER(Set)]
-    lib.evalpart_hash.restype = ctypes.c_uint64
-    lib.evalpart_answers_hash.argtypes = [ctypes.POINTER(Part), ctypes.c_int, ctypes.c_int64, ctypes.c_int64,
-                                          ctypes.c_int]
-    lib.evalpart_answers_hash.restype = ctypes.c_uint64
+    # shards as bytes (lib/engine/hedge.h: hedge_shard, hedge_merge)
+    lib.hedge_shard.argtypes = [ctypes.POINTER(Set), ctypes.POINTER(Set), ctypes.POINTER(Options), ctypes.c_int64,
+                                ctypes.c_int64, ctypes.POINTER(ctypes.c_void_p), ctypes.POINTER(ctypes.c_size_t),
+                                ctypes.c_char_p, ctypes.c_size_t]
+    lib.hedge_shard.restype = ctypes.c_int
+    lib.hedge_merge.argtypes = [ctypes.POINTER(Set), ctypes.POINTER(Set), ctypes.POINTER(Options),
+                                ctypes.POINTER(ctypes.c_void_p), ctypes.POINTER(ctypes.c_size_t), ctypes.c_int,
+                                ctypes.POINTER(Result), ctypes.c_char_p, ctypes.c_size_t]
+    lib.hedge_merge.restype = ctypes.c_int
+    lib.hedge_shard_range.argtypes = [ctypes.c_char_p, ctypes.c_size_t, ctypes.POINTER(ctypes.c_int64 * 3),
+                                      ctypes.c_char_p, ctypes.c_size_t]
+    lib.hedge_shard_range.restype = ctypes.c_int
+    lib.hedge_free.argtypes = [ctypes.c_void_p]
+    lib.hedge_free.restype = None
