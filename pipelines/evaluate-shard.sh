@@ -13,5 +13,7 @@ shift 2
 mkdir -p "$dir" || exit 1
 evaluate --shard "$shard" "$@" > "$dir/part.hs.tmp" 2> "$dir/part.log" && mv "$dir/part.hs.tmp" "$dir/part.hs" && exit 0
 rm -f "$dir/part.hs.tmp"
-say "evaluate-shard: --shard $shard failed: $(grep -v '^ ' "$dir/part.log" | tail -n 1)"
+# evaluate's own last message (a usage error ends with "Try 'evaluate --help'")
+msg=$(grep '^evaluate: ' "$dir/part.log" | tail -n 1)
+say "evaluate-shard: --shard $shard failed: ${msg:-$(grep -v '^ ' "$dir/part.log" | tail -n 1)}"
 exit 1

@@ -1,9 +1,8 @@
 #!/bin/sh
-# bin/evaluate (lib/engine/hedge.h's one call) against pipelines/evaluate.sh's programs (knn, retrieve,
-# cluster, pairscore | apcurve, ktau; its -o DIR path runs them) and against its shards (evaluate
-# --shard I/N ... --merge, as evaluate.sh --shards runs them): the same table and the same JSON,
-# byte for byte (the numbers come from the same library functions and are printed
-# %.10g by both), on random sets with and without var, a match probability, a gallery with and
+# bin/evaluate (lib/engine/hedge.h's one call) against the separate programs (knn, retrieve, cluster,
+# pairscore | apcurve, ktau, run here: the same numbers, each printed %.10g) and against its shards
+# (evaluate --shard I/N ... --merge, as evaluate.sh --shards runs them: the same table and JSON,
+# byte for byte), on random sets with and without var, a match probability, a gallery with and
 # without --exclude-id and with classes the queries lack, cosine, mls, a twin column, -k/-n/-S,
 # a stream with match_a in its header, and the small sets whose numbers are "-" (1 item, 2 items
 # of one class, 3 singletons, 4 items, one class); then hostile inputs refused in one line.
@@ -38,30 +37,89 @@ for name, y in [("one.npz", [0]), ("two.npz", [3, 3]), ("single.npz", [0, 1, 2])
 PYEOF
 fromnpz --match-a 2 --match-b 1 rnd.npz > rnd-ab.hs 2> /dev/null || fail "fromnpz"
 
-# same NAME ARGS...: evaluate.sh -o DIR (the programs, their files kept), bin/evaluate and
-# evaluate.sh --shards 3 (evaluate --shard I/3, then --merge; a set of fewer than 3 items leaves
-# shards empty) print the same table and JSON, each with -o DIR (the reject curves named alike)
-n=0
-# evaluate's table and JSON without the uncertainty section (its own, at the end of the table and
-# of each set's object), the JSON in jq's sorted form
-no_unc_md() { awk '/^(Uncertainty|Verification) \(/ { exit } { print }' "$1" | sed '$ { /^$/d; }'; }
-no_unc_json() { jq -S -c 'walk(if type == "object" then del(.ci, .bootstrap, .ci_why, .uncertainty, .uncertainty_why, .verdict, .risk, .verification) else . end)' "$1"; }
+# progs NAME ARGS... INPUT: the battery's numbers by the separate programs, as the pipeline of
+# knn, retrieve, cluster, pairscore | apcurve and ktau computes them (the evaluate.sh of before
+# issue 45 ran them), against bin/evaluate's JSON of the same ARGS, number by number (both print
+# %.10g): every number evaluate gives (not null) is the program's. SET is input, or corrupt for
+# --corrupt's twin.
+n=0 p_count=0
+p_num() { jq -r "$1" "$2"; }
+progs() {
+    p_name=$1 p_dist=euclidean p_g="" p_x="" p_k=1,2,4,8 p_n=10000 p_S=714 p_ab="" p_twin=""
+    shift
+    p_args="$*"
+    while [ $# -gt 1 ]; do
+        case $1 in
+        --distance) p_dist=$2; shift ;; -g) p_g=$2; shift ;; --exclude-id) p_x=--exclude-id ;;
+        -k) p_k=$2; shift ;; -n) p_n=$2; shift ;; -S) p_S=$2; shift ;; --corrupt) p_twin=$2; shift ;;
+        --match-a) p_ab="--match-a $2 --match-b $4"; shift 3 ;; --text) ;;
+        esac
+        shift
+    done
+    p_in=$1
+    evaluate --json "$p_name.c.json" $p_args > "$p_name.c.md" 2> "$p_name.c.err" || fail "$p_name: evaluate: $(cat "$p_name.c.err")"
+    [ -s "$p_name.c.err" ] && fail "$p_name: evaluate wrote on stderr: $(cat "$p_name.c.err")"
+    # the sets as streams, as fromnpz reads them (a match probability only where given)
+    p_hs() { case $1 in *.npz) fromnpz $p_ab "$1" ;; *) cat "$1" ;; esac; }
+    p_hs "$p_in" > "$p_name.in.hs" && { [ -z "$p_twin" ] || p_hs "$p_twin" > "$p_name.corrupt.hs"; } &&
+        { [ -z "$p_g" ] || p_hs "$p_g" > "$p_name.g.hs"; } || fail "$p_name: fromnpz"
+    p_gal=${p_g:+-g $p_name.g.hs $p_x}
+    p_kk=$(p_num '.knn_k' "$p_name.c.json")
+    for p_set in input ${p_twin:+corrupt}; do
+        p_f=$p_name.in.hs
+        [ $p_set = corrupt ] && p_f=$p_name.corrupt.hs
+        p_j=$p_name.c.json p_o=$p_name.$p_set
+        p_has() { [ "$(p_num ".$p_set.$1" "$p_j")" != null ]; }
+        p_eq() { # KEY VALUE: evaluate's number of KEY is VALUE
+            [ "$(p_num ".$p_set.$1" "$p_j")" = "$2" ] || fail "$p_name ($p_set): $1 $(p_num ".$p_set.$1" "$p_j"), the programs' $2 ($p_args)"
+            p_count=$((p_count + 1))
+        }
+        if p_has ap; then
+            if [ "$p_dist" = mls ]; then
+                pairscore --score mls -n "$p_n" -S "$p_S" "$p_f" > "$p_o.pairs"
+            elif tshow -H "$p_f" | sed 's/"provenance".*//' | grep -q '"match_a"'; then
+                pairscore -n "$p_n" -S "$p_S" "$p_f" > "$p_o.pairs"
+            else
+                tonpz "$p_f" | fromnpz --match-a 1 --match-b 0 - | pairscore --means -n "$p_n" -S "$p_S" > "$p_o.pairs"
+            fi || fail "$p_name: pairscore"
+            p_ece=""
+            p_has ece && p_ece="--ece 15"
+            apcurve --json "$p_o.ap.json" $p_ece "$p_o.pairs" > /dev/null 2>&1 || fail "$p_name: apcurve"
+            p_eq ap "$(p_num .ap "$p_o.ap.json")"
+            ! p_has ece || p_eq ece "$(p_num .ece "$p_o.ap.json")"
+        fi
+        if p_has knn; then
+            knn -k "$p_kk" --distance "$p_dist" $p_gal "$p_f" > "$p_o.knn" 2> /dev/null || fail "$p_name: knn"
+            p_eq knn "$(knn --summary "$p_o.knn" | jq -r .accuracy)"
+            if p_has tau; then
+                ktau --json "$p_o.ktau.json" -b 20 -S "$p_S" -m accuracy:correct "$p_o.knn" > /dev/null 2>&1 || fail "$p_name: ktau"
+                for p_m in tau auroc aurc eaurc; do ! p_has $p_m || p_eq $p_m "$(p_num .$p_m "$p_o.ktau.json")"; done
+            fi
+        fi
+        if p_has p1; then # retrieve with the k evaluate could give (its R@k of a larger k is null)
+            p_ks=$(jq -r ".$p_set as \$s | [range(0; \$s.recall | length) | select(\$s.recall[.] != null) | \$s.recall_at[.]] | join(\",\")" "$p_j")
+            retrieve -k "${p_ks:-1}" --distance "$p_dist" $p_gal --json "$p_o.ret.json" "$p_f" > /dev/null 2>&1 || fail "$p_name: retrieve"
+            for p_m in p1 rprec map_r map mrr p1_avg_of_avgs rprec_avg_of_avgs map_r_avg_of_avgs mrr_avg_of_avgs; do
+                p_eq $p_m "$(p_num .$p_m "$p_o.ret.json")"
+            done
+            [ -z "$p_ks" ] || [ "$(jq -c "[.$p_set.recall[] | select(. != null)]" "$p_j")" = "$(jq -c .recall "$p_o.ret.json")" ] ||
+                fail "$p_name ($p_set): R@k $(jq -c ".$p_set.recall" "$p_j"), retrieve's $(jq -c .recall "$p_o.ret.json")"
+        fi
+        cluster -S "$p_S" --json "$p_o.cl.json" "$p_f" > /dev/null 2>&1 || fail "$p_name: cluster"
+        p_eq nmi "$(p_num .nmi "$p_o.cl.json")"
+        p_eq ami "$(p_num .ami "$p_o.cl.json")"
+    done
+    n=$((n + 1))
+}
+# same NAME ARGS...: the programs' numbers (progs), and evaluate.sh --shards 3 (evaluate --shard I/3,
+# then --merge; a set of fewer than 3 items leaves shards empty) prints bin/evaluate's table and
+# JSON, each with -o DIR (the reject curves named alike)
 same() {
     s_name=$1
     shift
-    sh "$EV" -o "$s_name.o" --json "$s_name.sh.json" "$@" > "$s_name.sh.md" 2> "$s_name.sh.err" ||
-        fail "$s_name: evaluate.sh: $(cat "$s_name.sh.err")"
-    evaluate -o "$s_name.o" --json "$s_name.c.json" "$@" > "$s_name.c.md" 2> "$s_name.c.err" ||
-        fail "$s_name: evaluate: $(cat "$s_name.c.err")"
-    [ -s "$s_name.c.err" ] && fail "$s_name: evaluate wrote on stderr: $(cat "$s_name.c.err")"
-    # (the uncertainty and verification sections are evaluate's own: the programs of evaluate.sh -o DIR have none)
-    no_unc_md "$s_name.c.md" > "$s_name.c0.md"
-    no_unc_json "$s_name.c.json" > "$s_name.c0.json" && no_unc_json "$s_name.sh.json" > "$s_name.sh0.json" ||
-        fail "$s_name: the JSON does not parse"
-    cmp -s "$s_name.sh.md" "$s_name.c0.md" || fail "$s_name: the tables differ: $(diff "$s_name.sh.md" "$s_name.c0.md")"
-    cmp -s "$s_name.sh0.json" "$s_name.c0.json" || fail "$s_name: the JSON differs: $(diff "$s_name.sh0.json" "$s_name.c0.json")"
-    n=$((n + 1))
+    progs "$s_name" "$@"
     [ -n "${noshard:-}" ] && return 0
+    evaluate -o "$s_name.o" --json "$s_name.c.json" "$@" > "$s_name.c.md" 2> /dev/null || fail "$s_name: evaluate -o"
     sh "$EV" --shards 3 -j 2 -o "$s_name.o" --json "$s_name.s.json" "$@" > "$s_name.s.md" 2> "$s_name.s.err" ||
         fail "$s_name: evaluate.sh --shards 3: $(cat "$s_name.s.err")"
     cmp -s "$s_name.s.md" "$s_name.c.md" || fail "$s_name: --shards 3: the tables differ: $(diff "$s_name.s.md" "$s_name.c.md")"
@@ -86,13 +144,12 @@ expect_fail 1 "evaluate: four.npz: 4 items, but rnd.npz has 300: the shards' rec
     evaluate --shard 0/2 --corrupt four.npz rnd.npz
 same galone -g one.npz --exclude-id four.npz
 # -o DIR: the error-versus-reject curve, ktau --reject-tsv's bytes, named under the table
-sh "$EV" -o oo --corrupt twin.npz rnd.npz > oo.md 2> oo.err || fail "evaluate.sh -o: $(cat oo.err)"
 evaluate -o od --corrupt twin.npz rnd.npz > od.md 2> od.err || fail "evaluate -o: $(cat od.err)"
+fromnpz rnd.npz | knn -k 5 | ktau -b 20 -m accuracy:correct --reject-tsv reject-input.tsv > /dev/null 2>&1 &&
+    fromnpz twin.npz | knn -k 5 | ktau -b 20 -m accuracy:correct --reject-tsv reject-corrupt.tsv > /dev/null 2>&1 || fail "knn | ktau"
 for s in input corrupt; do
-    cmp -s "oo/reject-$s.tsv" "od/reject-$s.tsv" || fail "-o: reject-$s.tsv differs from ktau's"
+    cmp -s "reject-$s.tsv" "od/reject-$s.tsv" || fail "-o: reject-$s.tsv differs from ktau's"
 done
-no_unc_md od.md > od0.md
-sed 's/ oo\// od\//' oo.md | cmp -s - od0.md || fail "-o: the tables differ: $(diff oo.md od0.md)"
 grep -q '^- error-versus-reject curve (corrupt): od/reject-corrupt.tsv$' od.md || fail "-o: the curve is not named: $(cat od.md)"
 # the same bytes whatever the thread count (the shared pass's kNN included)
 evaluate -t 3 -o rnd.o rnd.npz > rnd.t3.md 2> /dev/null && cmp -s rnd.t3.md rnd.c.md || fail "-t 3 differs from -t 1: $(diff rnd.t3.md rnd.c.md)"
@@ -142,5 +199,6 @@ expect_fail 2 "evaluate: --merge: give INPUT, then the outputs of evaluate --que
 expect_fail 2 "evaluate: --shard: expected I/N with 0 <= I < N" evaluate --shard 3/3 rnd.npz
 expect_fail 2 "evaluate: --shard writes the queries' answers as a stream to stdout: no --json" evaluate --shard 0/2 --json x rnd.npz
 expect_fail 2 "evaluate: --queries and --merge: give one" evaluate --queries 0:5 --merge rnd.npz p0.hs
-echo "evaluate-engine: $n sets the same as evaluate.sh's programs and its shards"
+echo "evaluate-engine: $n sets, $p_count numbers the programs' (none of them null), evaluate.sh's shards the same"
+[ "$p_count" -gt 300 ] || fail "only $p_count numbers compared with the programs'"
 pass

@@ -6,8 +6,7 @@
 # does (python/hedge/_evaluate.py, _named_classes). Checked: the numbers of evaluate -g on two
 # named archives are hedge.evaluate's on the same arrays (libhedge through ctypes); the integer
 # labels numbered by the sorted names give the same table byte for byte, through evaluate,
-# evaluate.sh, its -o DIR path (the programs: fromnpz, knn -g, retrieve -g, pairscore, cluster,
-# ktau) and its --shards; named streams through fromnpz, tonpz and back; and the hostile inputs of
+# evaluate.sh and its --shards (knn -g's output carries the names); named streams through fromnpz, tonpz and back; and the hostile inputs of
 # the new paths refused in one line each (exit 1, nothing on stdout; misuse exit 2).
 set -u
 . "$(dirname "$0")/../lib.sh"
@@ -74,20 +73,16 @@ EOF
 evaluate $R -g gi.npz qi.npz > evi.md 2> /dev/null || fail "evaluate -g integers"
 cmp -s ev.md evi.md || fail "named and integer labels give other tables: $(diff ev.md evi.md)"
 
-# --- evaluate.sh: its evaluate, its -o DIR (the programs) and its --shards: the same table
+# --- evaluate.sh: its evaluate and its --shards: the same table
 sh "$EV" $R -g g.npz q.npz > sh.md 2> sh.err || fail "evaluate.sh -g named: $(cat sh.err)"
 cmp -s sh.md ev.md || fail "evaluate.sh: $(diff sh.md ev.md)"
-sh "$EV" $R -o odir -g g.npz q.npz > o.md 2> o.err || fail "evaluate.sh -o DIR -g named: $(cat o.err)"
-# (less evaluate's own uncertainty section, which the programs do not compute)
-awk '/^(Uncertainty|Verification) \(/ { exit } { print }' ev.md | sed '$ { /^$/d; }' > ev0.md
-grep -v '^- error-versus-reject curve (input): odir/reject-input.tsv$' o.md | cmp -s - ev0.md ||
-    fail "evaluate.sh -o DIR (the programs) differs: $(diff o.md ev0.md)"
-tshow -H odir/knn-input.hs | grep -q '"class_names": \["n' || fail "knn -g's output does not carry the names"
 sh "$EV" $R --shards 2 -j 1 -g g.npz q.npz > s.md 2> s.err || fail "evaluate.sh --shards 2 named: $(cat s.err)"
 cmp -s s.md ev.md || fail "evaluate.sh --shards 2: $(diff s.md ev.md)"
 # a stream and an archive matched by name alike; a float16 mu converted as fromnpz converts it
 fromnpz $R g.npz > g.hs 2> /dev/null || fail "fromnpz $R g.npz"
 evaluate $R -g g.hs q.npz | cmp -s - ev.md || fail "a named stream as the gallery gives another table"
+fromnpz $R q.npz 2> /dev/null | knn -g g.hs > knn.hs 2> /dev/null || fail "knn -g, named"
+tshow -H knn.hs | grep -q '"class_names": \["n' || fail "knn -g's output does not carry the names"
 evaluate --labels ids --mu embeddings q.npz > one.md 2> /dev/null || fail "evaluate, one named set"
 evaluate --labels ids --mu embeddings qi.npz | cmp -s - one.md || fail "one set: names and integers differ"
 
@@ -158,7 +153,5 @@ expect_fail 1 "evaluate: noids.npz: no array 'nope' (--class); the file holds 'e
 expect_fail 1 "evaluate: noids.npz: no array 'mu' (name the embedding means with --mu)" evaluate noids.npz
 expect_fail 2 "evaluate: --mu names an array of an .npz or .npy input, and none is one" evaluate --mu x named.hs
 expect_fail 1 "evaluate: beyond.hs: record 2: class 3, but meta class_names" sh "$EV" beyond.hs
-expect_fail 1 "evaluate: tonpz failed on beyond.hs: tonpz: bo/.evaluate.work/input.hs: record 2: class 3, but meta class_names" \
-    sh "$EV" -o bo beyond.hs
 expect_fail 1 "tonpz: beyond.hs: record 2: class 3, but meta class_names holds 3 names" tonpz beyond.hs
 pass

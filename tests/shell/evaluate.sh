@@ -55,7 +55,7 @@ done
 grep -q '"recall_at": \[1, 2, 4, 8\], "recall": \[1, 1, 1, 1\]' sep.json || fail "sep.json: recall: $(cat sep.json)"
 $PY -c 'import json, sys; d = json.load(open("sep.json")); assert len(d["notes"]) == 2, d' || fail "sep.json is not JSON"
 
-# --- one item of class 0 beside class 1 (-o keeps the sampled pairs)
+# --- one item of class 0 beside class 1
 # knn: the intruder's five neighbours are class 1 (distance 1..1.35; the others' own classes are
 # within 0.9 of them): 29/30. Retrieval, R = 9 positives each: class 0's other queries rank their
 # 8 neighbours 1..8, class 1 (10 items at <= 10.05) 9..18, the intruder 19: rprec = map_r = 8/9,
@@ -63,7 +63,7 @@ $PY -c 'import json, sys; d = json.load(open("sep.json")); assert len(d["notes"]
 # its positives (>= 11) at ranks 21..29: p1 = rprec = map_r = 0, recall 0, ap = sum i/(20+i) / 9.
 # The first positive is at rank 1 for all but the intruder (21): mrr = (29 + 1/21) / 30. The
 # classes are balanced (10 queries each), so the class averages equal the plain means.
-sh "$EV" -o out --json wrong.json wrong.npz > wrong.md 2> wrong.err || fail "wrong.npz: $(cat wrong.err)"
+sh "$EV" --json wrong.json wrong.npz > wrong.md 2> wrong.err || fail "wrong.npz: $(cat wrong.err)"
 s9=$(awk 'BEGIN { for (i = 1; i <= 9; i++) s += i / (20 + i); print s / 9 }')
 close knn "$(row wrong.md 'knn (k = 5)')" "$(awk 'BEGIN { print 29 / 30 }')"
 for m in R@1 R@2 R@4 R@8 p1; do close "$m" "$(row wrong.md $m)" "$(awk 'BEGIN { print 29 / 30 }')"; done
@@ -104,12 +104,14 @@ EOF
 # units and y in tenths, d^2 = (100 dx^2 + dy^2) / 100 with dy <= 9, so two pairs are equally far
 # exactly when their integers 100 dx^2 + dy^2 are equal; a block of equal distances gives each of
 # its positives the precision at the block's end (apcurve's rule; the sample repeats pairs)
-[ -s out/pairs-input.hs ] || fail "-o out kept no pairs"
+# (the pairs evaluate samples: pairscore's, tests/shell/evaluate-engine.sh)
+fromnpz --match-a 1 --match-b 0 wrong.npz 2> /dev/null | pairscore --means -n 10000 -S 714 > pairs-input.hs ||
+    fail "pairscore of wrong.npz"
 PYTHONPATH="$root/python" $PY - "$(row wrong.md ap)" <<'EOF2' || fail "wrong.npz: pair AP (above)"
 import sys, numpy as np, hedge_stream as hs
 mu = np.load("wrong.npz")["mu"]
 xy = np.stack([np.rint(mu[:, 0]), np.rint(10 * mu[:, 1])], 1).astype(np.int64)
-h, p = hs.read("out/pairs-input.hs")
+h, p = hs.read("pairs-input.hs")
 dd = xy[p["id1"]] - xy[p["id2"]]
 key = 100 * dd[:, 0] ** 2 + dd[:, 1] ** 2
 m = p["match"].astype(bool)
@@ -140,17 +142,18 @@ close eaurc "$(row unc.md eaurc)" 0
 close tau.json "$(json_get tau < unc.json)" "$(awk 'BEGIN { print 1 / sqrt(10) }')"
 close eaurc.json "$(json_get eaurc < unc.json)" 0
 e=$(row unc.md ece)
-close "ece (reference: apcurve --ece 15 on the kept pairs)" "$e" "$(apcurve --ece 15 uout/pairs-input.hs | sed -n 's/^ece //p')"
+fromnpz --match-a 1 --match-b 0 unc.npz 2> /dev/null | pairscore -n 10000 -S 714 > unc-pairs.hs || fail "pairscore of unc.npz"
+close "ece (reference: apcurve --ece 15 on pairscore's pairs)" "$e" "$(apcurve --ece 15 unc-pairs.hs | sed -n 's/^ece //p')"
 check_lt 0 "$e" "ece $e is not positive"
 grep -q 'no match_a' unc.md && fail "unc.npz: a note on match_a although it was given: $(cat unc.md)"
 [ "$(tail -n +2 uout/reject-input.tsv | wc -l)" = 100 ] && head -n 1 uout/reject-input.tsv | grep -qx 'rejected	risk	oracle_risk' || fail "no error-versus-reject curve: $(head -n 3 uout/reject-input.tsv)"
 grep -q "^- error-versus-reject curve (input): uout/reject-input.tsv" unc.md || fail "unc.npz: the reject curve is not named"
 grep -q '"reject_tsv": "uout/reject-input.tsv"' unc.json || fail "unc.json: no reject_tsv"
 
-# --- -o DIR shared by several runs at once (issue 34 item 3: they shared DIR's files, and one
-# exited 0 with a table of NUL bytes): each run either prints the lone run's table or fails with
-# one line; DIR then holds a whole run's files, and a failed run leaves them as they were
-U="-o shared --match-a 1 --match-b 0 --json"
+# --- --shards with -o DIR shared by several runs at once (issue 34 item 3: they shared DIR's files,
+# and one exited 0 with a table of NUL bytes): each run either prints the lone run's table or fails
+# with one line; DIR then holds a whole run's files, and a failed run leaves them as they were
+U="--shards 2 -j 1 -o shared --match-a 1 --match-b 0 --json"
 sh "$EV" $U lone.json unc.npz > lone.md 2> lone.err || fail "-o shared, alone: $(cat lone.err)"
 cp -P -r shared lone-files || fail "copying shared"
 for round in 1 2 3; do
@@ -173,38 +176,34 @@ for round in 1 2 3; do
     done
     [ "$won" -ge 1 ] || fail "round $round: no run of four succeeded"
 done
-for f in pairs-input.hs knn-input.hs retrieval-input.hs reject-input.tsv ap-input.json cluster-input.json; do
+for f in runs/part-0000/part.hs runs/part-0001/part.hs reject-input.tsv table.out; do
     cmp -s "shared/$f" "lone-files/$f" || fail "after the runs at once, shared/$f is not the lone run's"
 done
 [ -e shared/.evaluate.work ] && fail "the runs left their work folder: $(ls -A shared/.evaluate.work)"
-expect_exit 1 "a failing run in a kept DIR" sh "$EV" -o shared --match-a -1 --match-b 0 unc.npz
-for f in input.hs input.head fromnpz-input.log pairs-input.hs; do
+expect_exit 1 "a failing run in a kept DIR" sh "$EV" --shards 2 -o shared --match-a 1 --match-b 0 -k 0 unc.npz
+for f in runs/part-0000/part.hs table.out; do
     cmp -s "shared/$f" "lone-files/$f" || fail "a failed run changed shared/$f"
 done
 
-# --- a run killed with -9 takes DIR's lock with it (issue 44 item 11: the retrieve it had started
-# held the lock until it ended): a retrieve that sleeps, the run killed while it sleeps; the next
-# run into DIR goes ahead at once, and the sleeping retrieve is gone with its run
+# --- a run killed with -9 leaves DIR's lock with it: its shard (an evaluate that sleeps) runs on,
+# and the next run into DIR goes ahead at once (the shards' jobs never hold the lock: 9>&-)
 mkdir -p fake/bin || fail "mkdir fake/bin"
 for p in "$BIN"/*; do ln -s "$p" fake/bin/ || fail "ln $p"; done
-rm fake/bin/retrieve
-printf '#!/bin/sh\necho $$ > "%s/retrieve.pid"\nexec sleep 300\n' "$T" > fake/bin/retrieve && chmod 755 fake/bin/retrieve ||
-    fail "the slow retrieve"
-alive() { [ -e "/proc/$1" ] && ! grep -q '^[0-9]* (.*) Z' "/proc/$1/stat" 2> /dev/null; }
-BUILD=$T/fake sh "$EV" -o slow unc.npz > /dev/null 2>&1 &
+rm fake/bin/evaluate
+printf '#!/bin/sh\necho $$ > "%s/evaluate.pid"\nexec sleep 300\n' "$T" > fake/bin/evaluate && chmod 755 fake/bin/evaluate ||
+    fail "the slow evaluate"
+BUILD=$T/fake PATH="$T/fake/bin:$PATH" sh "$EV" --shards 1 -o slow unc.npz > /dev/null 2>&1 &
 ev=$!
 i=0
-while [ ! -s retrieve.pid ] && [ $i -lt 600 ]; do sleep 0.1; i=$((i + 1)); done
-[ -s retrieve.pid ] || fail "the slow retrieve never started"
-rp=$(cat retrieve.pid)
+while [ ! -s evaluate.pid ] && [ $i -lt 600 ]; do sleep 0.1; i=$((i + 1)); done
+[ -s evaluate.pid ] || fail "the slow evaluate never started"
+rp=$(cat evaluate.pid)
 trap 'kill $rp 2> /dev/null; rm -rf "$T"' EXIT
 kill -9 $ev
 wait $ev 2> /dev/null
-sh "$EV" -o slow unc.npz > slow.md 2> slow.err || { kill $rp 2> /dev/null; fail "a run into slow after one killed with -9: $(cat slow.err)"; }
+sh "$EV" --shards 1 -o slow unc.npz > slow.md 2> slow.err || { kill $rp 2> /dev/null; fail "a run into slow after one killed with -9: $(cat slow.err)"; }
 grep -q "^| map_r | 0.9" slow.md || fail "the run after the killed one: its table: $(cat slow.md)"
-i=0
-while alive $rp && [ $i -lt 50 ]; do sleep 0.1; i=$((i + 1)); done
-alive $rp && { kill $rp; fail "the retrieve of the run killed with -9 still runs"; }
+kill $rp 2> /dev/null
 
 # --- --json into a link to /dev/stderr with -o DIR: the JSON goes into the log stderr is (it was
 # written beside the link and renamed over it: the link became a file, the log got nothing)
@@ -368,28 +367,26 @@ sh "$EV" -k 4,8 four.npz > fourk48.md 2> fourk48.err || fail "-k 4,8 on four: $(
 rows fourk48.md R@4=- R@8=- map_r=1 p1=1
 
 # --- refusals: one line, exit 1; misuse: usage, exit 2
-sh "$EV" -h > help.out 2>&1 && grep -q '^evaluate.sh \[-g GALLERY\]' help.out || fail "-h: $(head -n 3 help.out)"
+sh "$EV" -h > help.out 2>&1 && grep -q "^evaluate.sh \[evaluate's options\] \[--shards N" help.out || fail "-h: $(head -n 3 help.out)"
 expect_exit 1 "a missing file" sh "$EV" nosuch.npz
-grep -qx 'evaluate: nosuch.npz: no such file' "$T/expect.err" || fail "missing file: $(cat "$T/expect.err")"
+grep -qx 'evaluate: nosuch.npz: No such file or directory' "$T/expect.err" || fail "missing file: $(cat "$T/expect.err")"
 echo "not a stream" > bad.hs
 expect_exit 1 "a text file" sh "$EV" bad.hs
 [ "$(wc -l < "$T/expect.err")" = 1 ] || fail "text file: not one line: $(cat "$T/expect.err")"
 grep -q '^evaluate: bad.hs: not a hedge stream' "$T/expect.err" || fail "text file: $(cat "$T/expect.err")"
-expect_exit 1 "a text file, -o DIR" sh "$EV" -o badout bad.hs
-grep -q '^evaluate: tshow failed on bad.hs: ' "$T/expect.err" || fail "text file, -o DIR: $(cat "$T/expect.err")"
+expect_exit 1 "a text file, --shards" sh "$EV" --shards 2 -o badout bad.hs
+grep -q '^evaluate: shard part-0000 (--shard 0/2 of bad.hs) failed: evaluate-shard: --shard 0/2 failed: evaluate: .*input.hs: not a hedge stream' "$T/expect.err" ||
+    fail "text file, --shards: $(cat "$T/expect.err")"
 $PY -c 'import numpy as np; np.savez("img.npz", image=np.zeros((4, 5, 5), np.uint8), labels=np.arange(4))' &&
     fromnpz -k images img.npz > digits.hs 2> /dev/null || fail "making an images stream"
 expect_exit 1 "images" sh "$EV" digits.hs
 grep -qx "evaluate: digits.hs: expected a stream of kind 'embeddings' (or 'eta'), got 'images' (from fromnpz)" "$T/expect.err" ||
     fail "images: $(cat "$T/expect.err")"
-expect_exit 1 "images, -o DIR" sh "$EV" -o digout digits.hs
-grep -q '^evaluate: digits.hs: not an embeddings stream or .npz (found a stream of kind "images") (this run' "$T/expect.err" ||
-    fail "images, -o DIR: $(cat "$T/expect.err")"
 expect_exit 2 "--match-a -1" sh "$EV" --match-a -1 --match-b 0 sep.npz
 grep -qx 'evaluate: --match-a: -1 is out of range \[1e-300, 1e+300\]' "$T/expect.err" || fail "--match-a -1: $(cat "$T/expect.err")"
-expect_exit 1 "an evaluator failing" sh "$EV" -o failout --match-a -1 --match-b 0 sep.npz
-grep -q '^evaluate: fromnpz failed on sep.npz: fromnpz: --match-a: -1 is out of range \[1e-300, 1e+300\] (this run' "$T/expect.err" ||
-    fail "--match-a -1: $(cat "$T/expect.err")"
+expect_exit 1 "a shard failing" sh "$EV" --shards 2 -o failout --match-a -1 --match-b 0 sep.npz
+grep -q '^evaluate: shard part-0000 (--shard 0/2 of sep.npz) failed: .*--match-a: -1 is out of range \[1e-300, 1e+300\] (this run' "$T/expect.err" ||
+    fail "--shards, --match-a -1: $(cat "$T/expect.err")"
 expect_exit 2 "-k decreasing" sh "$EV" -k 4,2 sep.npz
 expect_exit 2 "-k 0" sh "$EV" -k 0,1 sep.npz
 expect_exit 2 "-k not numbers" sh "$EV" -k 1,x sep.npz
@@ -397,8 +394,6 @@ PYTHONPATH="$root/python" $PY -c 'import numpy as np, hedge_stream as hs
 hs.write("empty.hs", "embeddings", {"mu": np.zeros((0, 1, 2), np.float32), "class": np.zeros(0, np.int64)})' || fail "empty.hs"
 expect_exit 1 "no items" sh "$EV" empty.hs
 grep -qx 'evaluate: empty.hs: the stream has no records (nothing to evaluate)' "$T/expect.err" || fail "no items: $(cat "$T/expect.err")"
-expect_exit 1 "no items, -o DIR" sh "$EV" -o emptyout empty.hs
-grep -q '^evaluate: empty.hs: no items (nothing to evaluate) (this run' "$T/expect.err" || fail "no items, -o DIR: $(cat "$T/expect.err")"
 expect_exit 2 "no input" sh "$EV"
 expect_exit 2 "--match-a alone" sh "$EV" --match-a 1 sep.npz
 

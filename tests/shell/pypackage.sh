@@ -9,8 +9,7 @@
 # labels of each query's five nearest, built as embeddings) with PML's names and k=5 against
 # PML's expected values, plain, avg_of_avgs and return_per_class, and with its classes absent
 # from the gallery (every retrieval number NaN); its numbers equal to evaluate.sh's JSON on the
-# same .npz (bin/evaluate's and, with -o DIR, the six programs'; leave-one-out and against a
-# gallery); float32 arrays taken without a copy; the library exporting hedge_* only
+# same .npz (bin/evaluate's; leave-one-out and against a gallery); float32 arrays taken without a copy; the library exporting hedge_* only
 # alone; bad inputs (NaN, shapes, labels of another
 # length, no items, an empty gallery, wrong dtypes, unknown metric names) raising ValueError
 # naming the array; two evaluations in two threads at once (ctypes releases the GIL: both threads
@@ -50,12 +49,10 @@ np.savez("set.npz", mu=mu, var=var, labels=y)
 np.savez("query.npz", mu=mu[:80], var=var[:80], labels=y[:80])
 np.savez("gallery.npz", mu=mu[80:], var=var[80:], labels=y[80:])
 EOF
-# evaluate.sh runs bin/evaluate (the engine, as Python does); with -o DIR the six programs
-for o in "" "-o progs"; do
-    sfx=${o:+-progs}
-    sh "$EV" $o --json loo$sfx.json set.npz > loo.md 2> loo.err || fail "evaluate.sh $o set.npz: $(cat loo.err)"
-    sh "$EV" ${o:+$o-gal} --json gal$sfx.json -g gallery.npz query.npz > gal.md 2> gal.err || fail "evaluate.sh $o -g: $(cat gal.err)"
-done
+# evaluate.sh runs bin/evaluate (the engine, as Python does; the separate programs' numbers are
+# bin/evaluate's: tests/shell/evaluate-engine.sh)
+sh "$EV" --json loo.json set.npz > loo.md 2> loo.err || fail "evaluate.sh set.npz: $(cat loo.err)"
+sh "$EV" --json gal.json -g gallery.npz query.npz > gal.md 2> gal.err || fail "evaluate.sh -g: $(cat gal.err)"
 
 # the struct offsets of lib/engine/hedge.h, as the compiler lays them out
 cat > layout.c <<'EOF'
@@ -229,7 +226,7 @@ m = hedge.evaluate(Q, ql, pml=True, k=5, gallery=G, gallery_labels=np.array(gl) 
 for name in acc:
     assert math.isnan(m[name]) and name in m["why"], (name, m[name], m["why"])
 
-# --- the same numbers as evaluate.sh's JSON: bin/evaluate's, and the six programs' (-o DIR)
+# --- the same numbers as evaluate.sh's JSON (bin/evaluate's)
 def same(which, got):
     want = json.load(open(which + ".json"))
     assert got["knn_k"] == want["knn_k"], (which, got["knn_k"], want["knn_k"])
@@ -251,7 +248,7 @@ z = np.load("set.npz")
 loo = hedge.evaluate(z["mu"], z["labels"], var=z["var"])
 gal = hedge.evaluate(z["mu"][:80], z["labels"][:80], var=z["var"][:80],
                      gallery=z["mu"][80:], gallery_labels=z["labels"][80:], gallery_var=z["var"][80:])
-for which, got in [("loo", loo), ("loo-progs", loo), ("gal", gal), ("gal-progs", gal)]:
+for which, got in [("loo", loo), ("gal", gal)]:
     same(which, got)
 
 # --- float32 (int32 labels) C-contiguous: used in place; float64 converted once
