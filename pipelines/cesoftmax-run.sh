@@ -78,7 +78,7 @@ for set in seen seenx distractx unseen unseenx; do
         v=$(json_get "$k" < "$j")
         [ -n "$v" ] && [ "$v" != null ] && res "$set" "$k" "$v"
     done
-    set -- $(sed -n 's/.*"recall": \[\([^]]*\)\].*/\1/p' "$j" | tr -d ,)
+    set -- $(jq -r '.recall | map(tostring) | join(" ")' "$j")
     for k in 1 5 10 100; do res "$set" "r$k" "$1"; shift; done
 done
 mv "$run/results.tsv.tmp" "$run/results.tsv"

@@ -476,7 +476,6 @@ grid_paths() {
     }'
 }
 
-# json_get KEY < json-line: the value of a top-level number field (text extraction only)
 # json_get KEY: the value of the first KEY, at any depth, in document order, as JSON text (jq:
 # a JSON object nests the same key in its sections, e.g. evaluate's "ap" metric and its "ap" target)
 json_get() { jq -c --arg k "$1" 'first(.. | objects | select(has($k)) | .[$k])' | head -n 1; }

@@ -127,7 +127,7 @@ for set in seen-clean seen-corrupt unseen-clean unseen-corrupt; do
     fi
     resj "$set" map_r map_r "$j"
     resj "$set" pr_auc global_pr_auc "$j"
-    res "$set" r1 "$(sed -n 's/.*"recall": \[\([^],]*\)[],].*/\1/p' "$j")"
+    res "$set" r1 "$(jq -r '.recall[0]' "$j")"
     # few-shot, 5-shot over every class of the set
     j=$run/fs-$set.json
     if [ ! -s "$j" ]; then
@@ -135,7 +135,7 @@ for set in seen-clean seen-corrupt unseen-clean unseen-corrupt; do
         mv "$j.tmp" "$j"
     fi
     key=$(echo "$score" | tr - _)
-    res "$set" fewshot "$(sed -n "s/.*\"$key\": {\"accuracy\": \([^,]*\),.*/\1/p" "$j")"
+    res "$set" fewshot "$(jq -r --arg k "$key" '.[$k].accuracy' "$j")"
     # the uncertainty battery (evaluate): every source, the free baselines' and the learned ones,
     # against each per-query loss, and each learned source's paired-bootstrap difference from the
     # best free baseline (the note names it); a source the set cannot judge is left out

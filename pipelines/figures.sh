@@ -19,7 +19,6 @@ made=""
 for run in "$out"/runs/*; do
     [ -d "$run" ] && [ -s "$run/emb-clean.hs" ] || continue
     name=$(basename "$run")
-    D=$(sed -n 's/.*"D": \([0-9]*\).*/\1/p' "$run/knn-clean.json" 2>/dev/null)
     case $name in *-D2-*) ;; *) continue ;; esac
     model=$(echo "$name" | cut -d- -f3)
     centroids "$run/emb-clean.hs" | tail -n +2 > "$run/centroids-clean.tsv"

@@ -77,7 +77,7 @@ for cond; do
         make_file "$out/tau-ap-$cond.json" ktau --json - -S "$seed" -o "$out/bins-ap-$cond.tsv" < "$out/pairs-$cond.hs"
         result "$cond" tau_ap "$(json_get tau < "$out/tau-ap-$cond.json")"
     fi
-    tshow -H "$out/knn-$cond.hs" | sed 's/"provenance".*//' | grep -q '"name": "eta"' || continue # (no uncertainty)
+    tshow -H "$out/knn-$cond.hs" | jq -e '[.fields[].name] | index("eta")' > /dev/null || continue # (no uncertainty)
     make_file "$out/tau-knn-$cond.json" ktau --json - -S "$seed" -o "$out/bins-knn-$cond.tsv" < "$out/knn-$cond.hs"
     result "$cond" tau_knn "$(json_get tau < "$out/tau-knn-$cond.json")"
 done

@@ -84,7 +84,7 @@ for set in seen-clean seen-noisy unseen-clean unseen-noisy; do
         v=$(json_get "$k" < "$j")
         [ -n "$v" ] && [ "$v" != null ] && res "$set" "$k" "$v"
     done
-    set -- $(sed -n 's/.*"recall": \[\([^]]*\)\].*/\1/p' "$j" | tr -d ,)
+    set -- $(jq -r '.recall | map(tostring) | join(" ")' "$j")
     for k in 1 2 4 8; do res "$set" "r$k" "$1"; shift; done
     if [ $stoch = 1 ]; then
         make_file "$run/tau-$set.json" ktau -u eta -m accuracy:ap --json - "$run/ret-$set.hs"
@@ -100,7 +100,7 @@ for set in seen-clean seen-noisy unseen-clean unseen-noisy; do
         v=$(json_get mean < "$run/dis-$set.json")
         [ -n "$v" ] && [ "$v" != null ] && res "$set" auc_mean "$v"
         for a in $(seq 1 "$N"); do
-            v=$(sed -n "s/.*\"name\": \"digit$a\", \"values\": [0-9]*, \"auc\": \([^,]*\),.*/\1/p" "$run/dis-$set.json")
+            v=$(jq -r --arg a "digit$a" '.attributes[] | select(.name == $a) | .auc' "$run/dis-$set.json")
             [ -n "$v" ] && [ "$v" != null ] && res "$set" "auc_digit$a" "$v"
         done ;;
     esac

@@ -54,7 +54,7 @@ none() { printf '%s\t%s\t%s\t-\t%s\n' "$name" "$1" "$2" "$3"; }
 resj() {
     rj=$(json_get "$3" < "$4")
     if [ "$rj" = null ]; then
-        none "$1" "$2" "undefined: $(sed -n 's/.*"note": "\([^"]*\)".*/\1/p' "$4" | head -n 1) ($(basename "$4"))"
+        none "$1" "$2" "undefined: $(jq -r '[.. | objects | .note? | strings] | last // empty' "$4") ($(basename "$4"))"
     else
         res "$1" "$2" "$rj"
     fi

@@ -102,8 +102,8 @@ unset multiplot
 GP
 fi
 bayes=$(mkshapes --bayes)
-acc=$(sed -n 's/.*"spe_naive": {"accuracy": \([^,]*\), "ci95": \([^}]*\)}.*/\1 ± \2/p' "$out/fewshot.json")
-pn=$(sed -n 's/.*"pn": {"accuracy": \([^,]*\),.*/\1/p' "$out/fewshot.json")
+acc=$(jq -r '"\(.spe_naive.accuracy) ± \(.spe_naive.ci95)"' "$out/fewshot.json")
+pn=$(jq -r .pn.accuracy "$out/fewshot.json")
 echo "## SPE on the colour-orientation L-shapes (2-D, $steps training episodes)"
 echo
 echo "| | ours | paper |"

@@ -96,7 +96,7 @@ for split in seen unseen; do
         # the chosen scorer's accuracy and interval, then every scorer's accuracy
         key=$(echo "$score" | tr - _)
         for m in pn spe_naive spe_closed; do
-            v=$(sed -n "s/.*\"$m\": {\"accuracy\": \([^,]*\), \"ci95\": \([^}]*\)}.*/\1 \2/p" "$j")
+            v=$(jq -r --arg m "$m" '.[$m] // empty | "\(.accuracy) \(.ci95)"' "$j")
             [ -n "$v" ] || continue
             set -- $v
             printf '%s\t%s-%s\tacc_%s\t%s\n' "$name" "$split" "$cond" "$m" "$1" >> "$run/results.tsv.tmp"
