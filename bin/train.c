@@ -55,7 +55,8 @@ typedef struct {
     int decay;
     long steps, save_every, snapshot_every;
     int steps_set, C_set, save_every_set, snapshot_every_set; /* given: they override a resumed checkpoint's */
-    int D_set;
+    int D_set, given;        /* given: RECIPE_LR ..., the schedule's options that win over --recipe's */
+    const lr_recipe *recipe; /* --recipe: the schedule's defaults (lib/training/optim.h) */
     model_config body; /* --body: the body and its settings (lib/network/body.h); body -1: by the input */
     uint64_t seed;
 } options;
@@ -66,9 +67,8 @@ static options parse_options(int argc, char **argv)
                   .save_every = CKPT_SAVE_EVERY, .seed = 714, .threads = 2, .optim = OPTIM_ADAM,
                   .body = {.body = -1}};
     enum { O_RESUME = 256, O_HEAD, O_LOSS, O_BETA, O_MARGIN, O_A0, O_B0, O_OPTIM, O_LR, O_SAVE, O_LOG, O_PROG,
-           O_WARMUP, O_DECAY, O_LREND, O_SNAP, O_SE2, O_SAMPLER,
-           O_TRIPLET, O_MINING,
-           O_FSTAT_DIMS, O_CE_SCALE0, O_CE_TOPK, O_CE_FRAC, O_BODY };
+           O_WARMUP, O_DECAY, O_LREND, O_SNAP, O_SE2, O_SAMPLER, O_TRIPLET, O_MINING,
+           O_FSTAT_DIMS, O_CE_SCALE0, O_CE_TOPK, O_CE_FRAC, O_BODY, O_RECIPE };
     static const struct option lo[] = {
         {"out", 1, 0, 'o'},        {"resume", 1, 0, O_RESUME}, {"head", 1, 0, O_HEAD}, {"loss", 1, 0, O_LOSS},
         {"beta", 1, 0, O_BETA},    {"margin", 1, 0, O_MARGIN}, {"a0", 1, 0, O_A0},     {"b0", 1, 0, O_B0},
@@ -77,7 +77,7 @@ static options parse_options(int argc, char **argv)
         {"snapshot-every", 1, 0, O_SNAP}, {"warmup", 1, 0, O_WARMUP}, {"decay", 1, 0, O_DECAY}, {"lr-end", 1, 0, O_LREND},
         {"se2-0", 1, 0, O_SE2},    {"sampler", 1, 0, O_SAMPLER}, {"triplet", 1, 0, O_TRIPLET}, {"mining", 1, 0, O_MINING},
         {"fstat-dims", 1, 0, O_FSTAT_DIMS}, {"ce-scale0", 1, 0, O_CE_SCALE0}, {"ce-topk", 1, 0, O_CE_TOPK},
-        {"ce-frac", 1, 0, O_CE_FRAC}, {"body", 1, 0, O_BODY},
+        {"ce-frac", 1, 0, O_CE_FRAC}, {"body", 1, 0, O_BODY}, {"recipe", 1, 0, O_RECIPE},
         {"help", 0, 0, 'h'},       {0, 0, 0, 0}};
     int c;
     while ((c = getopt_long(argc, argv, "o:C:D:K:n:S:t:h", lo, NULL)) != -1) {
@@ -135,13 +135,18 @@ static options parse_options(int argc, char **argv)
             else
                 usage_die("--optim: '%s' is not adam or sgd", optarg);
             break;
-        case O_LR: op.lr = parse_double("--lr", optarg, 1e-12, 1e9); break;
-        case O_WARMUP: op.warmup = parse_long("--warmup", optarg, 0, 1000000000L); break;
+        case O_LR: op.lr = parse_double("--lr", optarg, 1e-12, 1e9), op.given |= RECIPE_LR; break;
+        case O_WARMUP: op.warmup = parse_long("--warmup", optarg, 0, 1000000000L), op.given |= RECIPE_WARMUP; break;
         case O_DECAY:
             if ((op.decay = decay_parse(optarg)) < 0)
                 usage_die("--decay: '%s' is not none, cosine or linear", optarg);
+            op.given |= RECIPE_DECAY;
             break;
-        case O_LREND: op.lr_end = parse_double("--lr-end", optarg, 0, 1); break;
+        case O_LREND: op.lr_end = parse_double("--lr-end", optarg, 0, 1), op.given |= RECIPE_END; break;
+        case O_RECIPE:
+            if (!(op.recipe = lr_recipe_find(optarg)))
+                usage_die("--recipe: '%s' is not paper or fast", optarg);
+            break;
         case 'n': op.steps = parse_long("--steps", optarg, 0, 1000000000L); op.steps_set = 1; break;
         case 'S': op.seed = parse_u64("--seed", optarg); break;
         case 't': op.threads = (int)parse_long("--threads", optarg, 1, 64); break;
@@ -169,6 +174,8 @@ static options parse_options(int argc, char **argv)
         usage_die("-n 0: a new run trains at least one step");
     if (op.C * op.D > 4096)
         usage_die("-C %d x -D %d: at most 4096 embedding outputs", op.C, op.D);
+    /* (a resumed run keeps its checkpoint's schedule, as it does with --lr) */
+    lr_recipe_apply(op.recipe, op.steps, op.given, &op.lr, &op.warmup, &op.decay, &op.lr_end);
     return op;
 }
 

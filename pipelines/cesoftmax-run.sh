@@ -35,7 +35,7 @@ snm) net="--loss snm --ce-topk 63" ;; # the paper: the top 50 % of each query's 
 *) say "cesoftmax-run: unknown loss '$loss'"; exit 2 ;;
 esac
 case ${RECIPE:-fast} in
-fast) recipe="--lr 3e-3 --warmup $((steps / 20)) --decay cosine --lr-end 0.01" ;;
+fast) recipe="--recipe fast" ;; # (train --recipe: lib/training/optim.h)
 paper) recipe="" ;;
 *) say "cesoftmax-run: unknown recipe '$RECIPE' (fast or paper)"; exit 2 ;;
 esac

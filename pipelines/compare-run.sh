@@ -56,7 +56,7 @@ esac
 steps=$(( (images + per - 1) / per ))
 loss=$(echo "$net" | sed 's/.*--loss \([a-z_]*\).*/\1/')
 case ${RECIPE:-fast} in
-fast) recipe="--lr $lr --warmup $((steps / 20)) --decay cosine --lr-end 0.01" ;;
+fast) recipe="--recipe fast --lr $lr" ;; # (train --recipe: lib/training/optim.h)
 paper) recipe="" ;;
 *) say "compare-run: unknown recipe '$RECIPE' (fast or paper)"; exit 2 ;;
 esac

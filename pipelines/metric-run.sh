@@ -43,7 +43,7 @@ esac
 lr=3e-3
 case $model in triplet | hetriplet) lr=1e-3 ;; esac
 case ${RECIPE:-fast} in
-fast) recipe="--lr $lr --warmup $((steps / 20)) --decay cosine --lr-end 0.01" ;;
+fast) recipe="--recipe fast --lr $lr" ;; # (train --recipe: lib/training/optim.h)
 paper) recipe="" ;;
 *) say "metric-run: unknown recipe '$RECIPE' (fast or paper)"; exit 2 ;;
 esac

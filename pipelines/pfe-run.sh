@@ -38,10 +38,11 @@ run_restored "$run" && { say "pfe-run: $name: kept, restored from $(cat "$run/re
 case $D in '' | *[!0-9]*) say "pfe-run: DIM: not a number: '$D'"; exit 2 ;; esac
 # the backbone run of this seed, whose features the heads read
 case $name in *.s[0-9]*) bb=$out/runs/backbone.s${name##*.s} ;; *) bb=$out/runs/backbone ;; esac
-# recipe LR STEPS: the train options of the recipe for a peak rate LR over STEPS steps
+# recipe LR STEPS: the train options of the recipe for a peak rate LR (train --recipe fast takes
+# its warm-up, a 20th of the STEPS, from -n)
 case ${RECIPE:-fast} in fast | paper) ;; *) say "pfe-run: unknown recipe '$RECIPE' (fast or paper)"; exit 2 ;; esac
 recipe() {
-    if [ "${RECIPE:-fast}" = fast ]; then echo "--lr $1 --warmup $(($2 / 20)) --decay cosine --lr-end 0.01"; fi
+    if [ "${RECIPE:-fast}" = fast ]; then echo "--recipe fast --lr $1"; fi
 }
 for s in seen-clean seen-corrupt unseen-clean unseen-corrupt; do
     [ -s "$flagged/$s.hs" ] || { say "pfe-run: no $flagged/$s.hs (pipelines/pfe.sh makes the flagged test twins)"; exit 1; }

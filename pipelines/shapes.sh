@@ -46,7 +46,7 @@ if [ ! -e "$out/trained" ]; then
     say "shapes: training a 2-D SPE for $steps episodes"
     batcher -m episodes -s 2 -q 8 -S "$seed" < "$out/train.hs" |
         train -o "$out/model.ckpt" $resume --head mog -C 1 -D 2 --loss spe -K 8 -n "$steps" -S "$seed" \
-            -t "$threads" --log "$out/train.log" --lr 1e-3 --warmup $((steps / 20)) --decay cosine --lr-end 0.01 \
+            -t "$threads" --log "$out/train.log" --recipe fast --lr 1e-3 \
             ${TRAIN_ARGS:-}
     touch "$out/trained"
 fi

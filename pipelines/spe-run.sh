@@ -49,7 +49,7 @@ point) batches="-m pairs -b 128" net="--head point --loss softcon" n=$pair_steps
 *) say "spe-run: unknown model '$model' (pn, spe, hib, point)"; exit 2 ;;
 esac
 case ${RECIPE:-fast} in
-fast) recipe="--lr 3e-3 --warmup $((n / 20)) --decay cosine --lr-end 0.01" ;;
+fast) recipe="--recipe fast" ;; # (train --recipe: lib/training/optim.h)
 paper) recipe="" ;;
 *) say "spe-run: unknown recipe '$RECIPE' (fast or paper)"; exit 2 ;;
 esac

@@ -104,6 +104,34 @@ double lr_at(const lr_schedule *sc, int64_t s)
 
 static const char *decay_names[] = {"none", "cosine", "linear"};
 const char *decay_name(int decay) { return decay >= 0 && decay < 3 ? decay_names[decay] : "?"; }
+const lr_recipe lr_recipes[] = {
+    {"paper", 0, 0, DECAY_NONE, 0},
+    {"fast", 3e-3, 20, DECAY_COSINE, 0.01},
+    {NULL, 0, 0, 0, 0},
+};
+
+const lr_recipe *lr_recipe_find(const char *name)
+{
+    for (const lr_recipe *r = lr_recipes; r->name; r++)
+        if (!strcmp(r->name, name))
+            return r;
+    return NULL;
+}
+
+void lr_recipe_apply(const lr_recipe *r, long steps, int given, double *lr, long *warmup, int *decay, double *end)
+{
+    if (!r)
+        return;
+    if (!(given & RECIPE_LR) && r->lr > 0)
+        *lr = r->lr;
+    if (!(given & RECIPE_WARMUP) && r->warmup_div)
+        *warmup = steps / (long)r->warmup_div;
+    if (!(given & RECIPE_DECAY))
+        *decay = r->decay;
+    if (!(given & RECIPE_END))
+        *end = r->end_frac;
+}
+
 int decay_parse(const char *name)
 {
     for (int i = 0; i < 3; i++)

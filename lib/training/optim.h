@@ -38,6 +38,25 @@ double lr_at(const lr_schedule *sc, int64_t s);
 const char *decay_name(int decay);   /* "none", "cosine", "linear" */
 int decay_parse(const char *name);   /* -1 if unknown */
 
+/* train --recipe NAME: a named schedule, written once here for every pipeline (docs/hib.md,
+ * "Recipes"); what the command line gives besides (--lr, --warmup, ...) wins over it.
+ *   paper  Adam 1e-3, constant: train's own defaults (the HIB paper's)
+ *   fast   peak 3e-3, warm-up over the first 1/20 of the steps, cosine decay to 1/100 of the
+ *          peak at the last step (chosen on the validation split for a two-core budget) */
+typedef struct {
+    const char *name;
+    double lr;           /* the peak; 0: train's default */
+    int64_t warmup_div;  /* warm-up steps = steps / warmup_div; 0: none */
+    int decay;
+    double end_frac;
+} lr_recipe;
+const lr_recipe *lr_recipe_find(const char *name); /* NULL if unknown */
+/* recipe r's schedule for a run of `steps` into what the command line did not give (given:
+ * RECIPE_* bits); r NULL: nothing */
+enum { RECIPE_LR = 1, RECIPE_WARMUP = 2, RECIPE_DECAY = 4, RECIPE_END = 8 };
+void lr_recipe_apply(const lr_recipe *r, long steps, int given, double *lr, long *warmup, int *decay, double *end);
+extern const lr_recipe lr_recipes[];               /* ending with {NULL} */
+
 optim *optim_create(int kind, size_t n, double lr);
 void optim_free(optim *o);
 void optim_step(optim *o, float *params, const float *grads);

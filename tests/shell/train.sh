@@ -22,6 +22,19 @@ cp a/m.ckpt a.ckpt
 totsv a.ckpt > a1.tsv && totsv c/t2.ckpt > a2.tsv || fail "totsv"
 cmp -s a1.tsv a2.tsv || fail "2 threads gave other parameters than 1 thread"
 
+# --recipe fast: its schedule (lr 3e-3, warm-up over a 20th of -n, cosine to 1/100), the options
+# given besides winning over it in any order (the same parameters and state as written out)
+(cd c && batches | train -o rf.ckpt --head mog -C 2 -D 2 -n 40 -S 3 -t 1 --recipe fast 2>/dev/null &&
+    batches | train -o rl.ckpt --head mog -C 2 -D 2 -n 40 -S 3 -t 1 --lr 3e-3 --warmup 2 --decay cosine --lr-end 0.01 2>/dev/null &&
+    batches | train -o ro.ckpt --head mog -C 2 -D 2 -n 40 -S 3 -t 1 --lr 1e-3 --recipe fast 2>/dev/null &&
+    batches | train -o rm.ckpt --head mog -C 2 -D 2 -n 40 -S 3 -t 1 --lr 1e-3 --warmup 2 --decay cosine --lr-end 0.01 2>/dev/null) ||
+    fail "train --recipe"
+for p in rf:rl ro:rm; do
+    totsv "c/${p%:*}.ckpt" > r1.tsv && totsv "c/${p#*:}.ckpt" > r2.tsv && cmp -s r1.tsv r2.tsv || fail "--recipe fast: $p differ"
+done
+totsv c/rf.ckpt | cmp -s - a1.tsv && fail "--recipe fast trained as the defaults do"
+expect_exit 2 "--recipe nosuch" train -o x.ckpt --recipe nosuch
+
 # resume: 20 + 20 steps equal 40 straight (parameters and optimizer state, to the bit)
 batches | train -o r.ckpt --head mog -C 2 -D 2 -n 20 -S 3 -t 1 2>/dev/null || fail "train r"
 batches | train --resume r.ckpt -n 40 -t 1 2>/dev/null || fail "resume r"
