@@ -83,12 +83,14 @@ all: $(BINS) $(UNITS) lib
 # What every object depends on besides its sources: the compiler command, the link line and the
 # contents of the BLAS headers really used. Rewritten only when one of them changed, so that
 # installing or upgrading a library (or changing CFLAGS) rebuilds everything and nothing else does.
+# The new text goes to a file of this make's own ($$$$: its shell's pid), since two makes may run
+# in one tree at once (the tests' `make lib`): a shared config.new was moved away under the other.
 $(CONFIG): FORCE
 	@mkdir -p $(BUILD)
 	@{ echo '$(CC) $(ALL_CFLAGS)'; echo '$(LDLIBS)'; \
 	   echo '$(LDWRAP)'; echo '#include <cblas.h>' | $(CC) $(BLAS_CFLAGS) -M -x c - | tr ' \\' '\n\n' | \
-	   grep '^/' | sort | xargs md5sum; } > $@.new
-	@if cmp -s $@.new $@; then rm -f $@.new; else mv $@.new $@; fi
+	   grep '^/' | sort | xargs md5sum; } > $@.new.$$$$ && \
+	if cmp -s $@.new.$$$$ $@; then rm -f $@.new.$$$$; else mv $@.new.$$$$ $@; fi
 FORCE:
 
 $(BUILD)/obj/%.o: %.c $(CONFIG)

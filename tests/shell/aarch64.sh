@@ -28,7 +28,8 @@ T=$(cd "$T" && pwd -P)
 A="$T/arm"
 targets=""
 for u in $UNITS; do targets="$targets $A/tests/$u"; done
-(cd "$root" && env -u MAKEFLAGS -u MFLAGS MAKELEVEL=0 PKG_CONFIG_LIBDIR="$PC" make -s BUILD="$A" CC=aarch64-linux-gnu-gcc \
+# (the make that runs the tests exports its command line's variables, ARCH, SANFLAGS ...: set here)
+(cd "$root" && env -u MAKEFLAGS -u MFLAGS MAKELEVEL=0 PKG_CONFIG_LIBDIR="$PC" make -s BUILD="$A" CC=aarch64-linux-gnu-gcc ARCH= SIMD=native SANFLAGS= OPT=-O2 \
     DATA="${DATA:-$root/data}" $targets) > "$T/build.log" 2>&1 || fail "the aarch64 build: $(tail -n 5 "$T/build.log")"
 file "$A/tests/test_rng" | grep -q 'ARM aarch64' || fail "test_rng is not an aarch64 program: $(file "$A/tests/test_rng")"
 export QEMU_LD_PREFIX=/usr/aarch64-linux-gnu OPENBLAS_NUM_THREADS=1 HEDGE_TEST_NO_FORK=1

@@ -19,7 +19,7 @@ skip() { echo "SKIP: $*"; exit 0; }
 T=$(cd "$T" && pwd -P)
 P="$T/portable"
 # the portable build: a make of its own (its -j2 and checks), whatever make runs the tests
-(cd "$root" && env -u MAKEFLAGS -u MFLAGS MAKELEVEL=0 make -s BUILD="$P" SIMD=none ARCH=-march=x86-64 \
+(cd "$root" && env -u MAKEFLAGS -u MFLAGS MAKELEVEL=0 make -s BUILD="$P" SIMD=none ARCH=-march=x86-64 SANFLAGS= OPT=-O2 CC=cc \
     DATA="${DATA:-$root/data}" all) > "$T/build.log" 2>&1 || fail "make SIMD=none: $(tail -n 5 "$T/build.log")"
 n=0
 for o in $(find "$P/obj" -name '*.o'); do
