@@ -2,7 +2,6 @@
  * (lib/engine/evalpart.h; the halves themselves are in lib/engine/hedge.c). */
 #include "evalpart.h"
 
-#include <errno.h>
 #include <inttypes.h>
 #include <math.h>
 #include <stdlib.h>
@@ -207,22 +206,15 @@ void evalpart_read_bytes(const void *const *bytes, const size_t *sizes, int n, c
         die("no shards: expected the shards of one run");
     stream_reader **in = emalloc((size_t)n * sizeof *in);
     char **names = emalloc((size_t)n * sizeof *names);
-    FILE **f = emalloc((size_t)n * sizeof *f);
     for (int i = 0; i < n; i++) {
         names[i] = emalloc(32);
         snprintf(names[i], 32, "shard %d", i);
-        if (!bytes[i] || !sizes[i])
-            die("%s: no bytes, expected a shard", names[i]);
-        f[i] = fmemopen((void *)bytes[i], sizes[i], "rb");
-        if (!f[i])
-            die("%s: cannot read it: %s", names[i], strerror(errno));
-        in[i] = stream_open(f[i], names[i]);
+        in[i] = stream_open_bytes(bytes[i], sizes[i], names[i]);
     }
     read_set(shard_open_readers(in, (const char *const *)names, n, "evaluate", same), I, whole);
     for (int i = 0; i < n; i++)
-        fclose(f[i]), free(names[i]);
+        free(names[i]);
     free(names);
-    free(f);
 }
 
 static void read_set(shard_set *SS, const evalpart_info *I, evalpart *whole)

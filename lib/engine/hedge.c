@@ -868,6 +868,7 @@ typedef struct {
     const void *const *shards;      /* hedge_merge's input */
     const size_t *sizes;
     int nshards;
+    int64_t *range;                 /* hedge_shard_range's output */
     char *err;
     size_t len;
     int rc;
@@ -1343,28 +1344,19 @@ static void merge_body(call *c)
 
 static void info_body(call *c)
 {
-    FILE *f = fmemopen((void *)c->shards[0], c->sizes[0], "rb");
-    if (!f)
-        die("cannot read the shard: %s", strerror(errno));
-    stream_reader *r = stream_open(f, "the shard");
+    stream_reader *r = stream_open_bytes(c->shards[0], c->sizes[0], "the shard");
     stream_expect_kind(r, "evaluate");
-    int64_t *range = (int64_t *)c->bytes;
     const char *keys[3] = {"queries_from", "queries_to", "queries_total"};
     for (int i = 0; i < 3; i++)
-        if ((range[i] = header_int(r->header, keys[i], -1)) < 0)
+        if ((c->range[i] = header_int(r->header, keys[i], -1)) < 0)
             die("the shard: no %s (an evaluate stream of --queries FROM:TO has it): not a shard", keys[i]);
     stream_close(r);
-    fclose(f);
     c->rc = 0;
 }
 
 int hedge_shard_range(const void *bytes, size_t nbytes, int64_t range[3], char *err, size_t errlen)
 {
-    if (!bytes || !nbytes) {
-        fail(err, errlen, "the shard: no bytes");
-        return HEDGE_EINVAL;
-    }
-    call c = {.shards = &bytes, .sizes = &nbytes, .bytes = (void **)range, .err = err, .len = errlen};
+    call c = {.shards = &bytes, .sizes = &nbytes, .range = range, .err = err, .len = errlen};
     return guarded(info_body, &c);
 }
 

@@ -1020,6 +1020,18 @@ stream_reader *stream_open_path(const char *path)
     return r;
 }
 
+stream_reader *stream_open_bytes(const void *bytes, size_t n, const char *name)
+{
+    if (!bytes || !n)
+        die("%s: no bytes, expected a stream", name);
+    FILE *f = fmemopen((void *)bytes, n, "rb");
+    if (!f)
+        die("%s: cannot read it: %s", name, strerror(errno));
+    stream_reader *r = stream_open(f, name);
+    ((reader_impl *)r->impl)->own_file = 1;
+    return r;
+}
+
 void stream_expect_kind(const stream_reader *r, const char *kind)
 {
     if (strcmp(r->header->kind, kind))

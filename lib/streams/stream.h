@@ -73,6 +73,9 @@ struct stream_reader {
 stream_reader *stream_open(FILE *f, const char *name);
 /* path "-" is stdin; dies if it cannot be opened */
 stream_reader *stream_open_path(const char *path);
+/* a stream held in memory (bytes, n of them, not copied: they outlive the reader), named name in
+ * messages; dies on no bytes */
+stream_reader *stream_open_bytes(const void *bytes, size_t n, const char *name);
 void stream_expect_kind(const stream_reader *r, const char *kind);
 /* 1: a record was read into rec; 0: the trailer was reached. Dies on truncation or corruption. */
 int stream_read(stream_reader *r, stream_record *rec);

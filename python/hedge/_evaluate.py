@@ -196,11 +196,12 @@ def _shard(lib, q, g, o, shard):
 
 
 def _shard_bytes(shards):
-    """the shards' bytes as the arrays hedge_merge takes (and the bytes, to keep alive)"""
+    """the shards' bytes as the arrays hedge_merge takes (and their pointers, to keep alive)"""
     if not isinstance(shards, (list, tuple)) or not shards or not all(isinstance(s, Shard) for s in shards):
         raise ValueError("shards: expected a list of hedge.Shard (from hedge.evaluate(..., shard=(i, n))), got %r"
                          % (shards if not isinstance(shards, (list, tuple)) else [type(s).__name__ for s in shards],))
-    data = [ctypes.create_string_buffer(s.data, len(s.data)) for s in shards]
+    # pointers into the bytes objects themselves (immutable; the engine only reads them): no copy
+    data = [ctypes.c_char_p(s.data) for s in shards]
     ptrs = (ctypes.c_void_p * len(data))(*[ctypes.cast(d, ctypes.c_void_p) for d in data])
     sizes = (ctypes.c_size_t * len(data))(*[len(s.data) for s in shards])
     return ptrs, sizes, data
