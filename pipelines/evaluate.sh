@@ -71,9 +71,9 @@ for sh_role in input corrupt gallery; do
     case $sh_f in *.npz) sh_x=npz ;; *.npy) sh_x=npy ;; *) sh_x=hs ;; esac
     if [ "$transfer" = 1 ]; then cp -L "$sh_f" "$W/data/$sh_role.$sh_x"
     else ln -s "$(cd "$(dirname "$sh_f")" && pwd)/$(basename "$sh_f")" "$W/data/$sh_role.$sh_x"; fi || die "cannot link $sh_f"
-    case $sh_role in input) sh_in=$out/data/input.$sh_x ;; *) sh_args="$sh_args --$sh_role $out/data/$sh_role.$sh_x" ;; esac
+    case $sh_role in input) sh_in=$out/data/input.$sh_x ;; corrupt) sh_args="$sh_args --corrupt $out/data/corrupt.$sh_x" ;;
+        gallery) sh_args="$sh_args -g $out/data/gallery.$sh_x" ;; esac
 done
-sh_args=$(echo "$sh_args" | sed 's/--gallery /-g /')
 : > "$W/shards.txt"
 i=0
 while [ "$i" -lt "$shards" ]; do
