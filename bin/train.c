@@ -33,16 +33,18 @@ static const char *usage =
     "usage: train -o MODEL.ckpt [options] < batches\n"
     "  Trains an embedding network on batches from batcher and writes a checkpoint.\n";
 
-/* the synopsis and, from the registries, the names --loss, --body and --head know (their help:
- * man/train.1.scd) */
+/* the synopsis and, from the registries, the names --loss, --body and --head know and the
+ * losses' settings (their help: man/train.1.scd) */
 static const char *synopsis(void)
 {
-    static char buf[4096];
+    static char buf[8192];
     size_t n = (size_t)snprintf(buf, sizeof buf, "%s  losses (--loss):", usage);
     for (int i = 0; loss_kinds[i] && n < sizeof buf; i++)
         n += (size_t)snprintf(buf + n, sizeof buf - n, "%s %s", i ? "," : "", loss_kinds[i]->name);
     if (n < sizeof buf)
-        snprintf(buf + n, sizeof buf - n, "\n%s", model_names());
+        n += (size_t)snprintf(buf + n, sizeof buf - n, "\n%s", model_names());
+    if (n < sizeof buf)
+        lossopt_help(buf + n, sizeof buf - n);
     return buf;
 }
 
@@ -55,6 +57,7 @@ typedef struct {
     int decay;
     long steps, save_every, snapshot_every;
     int steps_set, C_set, save_every_set, snapshot_every_set; /* given: they override a resumed checkpoint's */
+    int settings;            /* --settings: list the loss's (or every loss's) settings and exit */
     int D_set, given;        /* given: RECIPE_LR ..., the schedule's options that win over --recipe's */
     const lr_recipe *recipe; /* --recipe: the schedule's defaults (lib/training/optim.h) */
     model_config body; /* --body: the body and its settings (lib/network/body.h); body -1: by the input */
@@ -63,22 +66,18 @@ typedef struct {
 
 static options parse_options(int argc, char **argv)
 {
-    options op = {.head = -1, .C = 1, .D = 2, .lo = lossopt_none(), .lr = 1e-3, .steps = 20000,
+    options op = {.head = -1, .C = 1, .D = 2, .lr = 1e-3, .steps = 20000,
                   .save_every = CKPT_SAVE_EVERY, .seed = 714, .threads = 2, .optim = OPTIM_ADAM,
                   .body = {.body = -1}};
-    enum { O_RESUME = 256, O_HEAD, O_LOSS, O_BETA, O_MARGIN, O_A0, O_B0, O_OPTIM, O_LR, O_SAVE, O_LOG, O_PROG,
-           O_WARMUP, O_DECAY, O_LREND, O_SNAP, O_SE2, O_SAMPLER, O_TRIPLET, O_MINING,
-           O_FSTAT_DIMS, O_CE_SCALE0, O_CE_TOPK, O_CE_FRAC, O_BODY, O_RECIPE };
-    static const struct option lo[] = {
+    enum { O_RESUME = 256, O_HEAD, O_LOSS, O_OPTIM, O_LR, O_SAVE, O_LOG, O_PROG, O_WARMUP, O_DECAY, O_LREND,
+           O_SNAP, O_BODY, O_RECIPE, O_SETTINGS, O_LOSSOPT /* + k: the losses' settings (lossopt.h) */ };
+    static const struct option base[] = {
         {"out", 1, 0, 'o'},        {"resume", 1, 0, O_RESUME}, {"head", 1, 0, O_HEAD}, {"loss", 1, 0, O_LOSS},
-        {"beta", 1, 0, O_BETA},    {"margin", 1, 0, O_MARGIN}, {"a0", 1, 0, O_A0},     {"b0", 1, 0, O_B0},
         {"optim", 1, 0, O_OPTIM},  {"lr", 1, 0, O_LR},         {"steps", 1, 0, 'n'},   {"seed", 1, 0, 'S'},
         {"threads", 1, 0, 't'},    {"save-every", 1, 0, O_SAVE}, {"log", 1, 0, O_LOG}, {"progress", 0, 0, O_PROG},
         {"snapshot-every", 1, 0, O_SNAP}, {"warmup", 1, 0, O_WARMUP}, {"decay", 1, 0, O_DECAY}, {"lr-end", 1, 0, O_LREND},
-        {"se2-0", 1, 0, O_SE2},    {"sampler", 1, 0, O_SAMPLER}, {"triplet", 1, 0, O_TRIPLET}, {"mining", 1, 0, O_MINING},
-        {"fstat-dims", 1, 0, O_FSTAT_DIMS}, {"ce-scale0", 1, 0, O_CE_SCALE0}, {"ce-topk", 1, 0, O_CE_TOPK},
-        {"ce-frac", 1, 0, O_CE_FRAC}, {"body", 1, 0, O_BODY}, {"recipe", 1, 0, O_RECIPE},
-        {"help", 0, 0, 'h'},       {0, 0, 0, 0}};
+        {"body", 1, 0, O_BODY},    {"recipe", 1, 0, O_RECIPE}, {"settings", 0, 0, O_SETTINGS}, {"help", 0, 0, 'h'}};
+    const struct option *lo = lossopt_longopts(base, sizeof base / sizeof *base, O_LOSSOPT);
     int c;
     while ((c = getopt_long(argc, argv, "o:C:D:K:n:S:t:h", lo, NULL)) != -1) {
         switch (c) {
@@ -96,37 +95,8 @@ static options parse_options(int argc, char **argv)
         }
         case 'C': op.C = (int)parse_long("-C", optarg, 1, 64); op.C_set = 1; break;
         case 'D': op.D = (int)parse_long("-D", optarg, 1, 4096); op.D_set = 1; break;
-        case 'K': op.lo.K = (int)parse_long("-K", optarg, 1, 1024); break;
+        case 'K': lossopt_add(&op.lo, lossopt_index("K"), optarg); break;
         case O_LOSS: op.loss = optarg; break;
-        case O_BETA: op.lo.beta = parse_double("--beta", optarg, 0, 1e6); break;
-        case O_MARGIN: op.lo.margin = parse_double("--margin", optarg, 0, 1e6); break;
-        case O_A0: op.lo.a0 = parse_double("--a0", optarg, 1e-6, 1e6); break;
-        case O_B0: op.lo.b0 = parse_double("--b0", optarg, -1e6, 1e6); break;
-        case O_SE2: op.lo.se2_0 = parse_double("--se2-0", optarg, 1e-6, 1e6); break;
-        case O_SAMPLER:
-            if (!strcmp(optarg, "intersection"))
-                op.lo.sampler = LOSS_SAMPLER_INTERSECTION;
-            else if (!strcmp(optarg, "naive"))
-                op.lo.sampler = LOSS_SAMPLER_NAIVE;
-            else
-                usage_die("--sampler: '%s' is not intersection or naive", optarg);
-            break;
-        case O_TRIPLET:
-            if ((op.lo.triplet_form = loss_triplet_form_parse(optarg)) < 0)
-                usage_die("--triplet: '%s' is not soft or hinge", optarg);
-            break;
-        case O_MINING:
-            if ((op.lo.mining = loss_mining_parse(optarg)) < 0)
-                usage_die("--mining: '%s' is not all, hard or semihard", optarg);
-            break;
-        case O_FSTAT_DIMS: op.lo.fstat_dims = (int)parse_long("--fstat-dims", optarg, 1, 4096); break;
-        case O_CE_SCALE0: op.lo.ce_scale0 = parse_double("--ce-scale0", optarg, 1e-3, 1e4); break;
-        case O_CE_TOPK: op.lo.ce_topk = (int)parse_long("--ce-topk", optarg, 1, 1000000); break;
-        case O_CE_FRAC:
-            op.lo.ce_frac = parse_double("--ce-frac", optarg, 0, 1);
-            if (!(op.lo.ce_frac > 0))
-                usage_die("--ce-frac: the fraction must be above 0, got '%s'", optarg);
-            break;
         case O_OPTIM:
             if (!strcmp(optarg, "adam"))
                 op.optim = OPTIM_ADAM;
@@ -160,12 +130,21 @@ static options parse_options(int argc, char **argv)
             break;
         case O_LOG: op.log = optarg; break;
         case O_PROG: progress_force = 1; break;
+        case O_SETTINGS: op.settings = 1; break;
         case 'h': usage_help();
-        default: usage_bad_option(argv);
+        default:
+            if (c < O_LOSSOPT || c >= O_LOSSOPT + lossopt_count())
+                usage_bad_option(argv);
+            lossopt_add(&op.lo, c - O_LOSSOPT, optarg);
         }
     }
     if (optind != argc)
         usage_die("unexpected argument '%s'", argv[optind]);
+    if (op.settings) {
+        if (lossopt_list(stdout, op.loss) < 0)
+            usage_die("--loss: unknown loss '%s'", op.loss);
+        exit(0);
+    }
     if (!op.out)
         op.out = op.resume;
     if (!op.out)
@@ -203,18 +182,17 @@ static const loss_kind *choose_loss(options *op)
     if (op->head == HEAD_POINT && op->C_set && op->C != 1)
         usage_die("a point model has one component (-C 1)");
     int C0 = op->head == HEAD_POINT ? 1 : op->C;
-    int K0 = lossopt_K(&op->lo, L);
     if (L->max_C && C0 > L->max_C)
         usage_die("loss %s takes %d component%s per image (-C %d)", ln, L->max_C, L->max_C > 1 ? "s" : "",
                   L->max_C);
-    if (L->needs_var && K0 % C0)
-        usage_die("-K %d must be a multiple of -C %d (stratified sampling)", K0, C0);
-    lossopt_check_owned(&op->lo, L); /* each belongs to the losses that own its setting */
-    /* what the loss derives from them, checked now (a new run's own settings: start) */
+    /* each setting given belongs to the loss, and what the loss derives from them is checked now
+     * (a new run's own settings: start) */
     loss_config lc;
     const char *bad = lossopt_configure(&op->lo, L, op->D, 0, &lc);
     if (bad)
         usage_die("%s", bad);
+    if (L->needs_var && lc.K % C0)
+        usage_die("-K %d must be a multiple of -C %d (stratified sampling)", lc.K, C0);
     return L;
 }
 

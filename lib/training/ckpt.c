@@ -31,6 +31,24 @@ double ckpt_spe_se2(const model *m)
     return v ? loss_softplus(m->params[v->offset]) : NAN;
 }
 
+/* the settings of loss L that have a key, in its table's order (lib/training/loss.h): the five
+ * every loss takes, then its own */
+static void save_settings(stream_header *h, const loss_kind *L, const loss_config *lc)
+{
+    for (int i = 0; L && i < loss_nsettings(L); i++) {
+        const setting *s = loss_setting(L, i);
+        double v = loss_get(lc, i);
+        if (!s->key || s->type == SETTING_NONE)
+            continue;
+        if (s->type == SETTING_INT)
+            header_set_int(h, s->key, (int64_t)v);
+        else if (s->type == SETTING_REAL)
+            header_set_float(h, s->key, v);
+        else
+            header_set_str(h, s->key, s->choices[(int)v]);
+    }
+}
+
 void ckpt_save(const char *path, const ckpt_info *ci, const model *m, const optim *o, int argc,
                char **argv, const stream_header *input)
 {
@@ -66,29 +84,7 @@ void ckpt_save(const char *path, const ckpt_info *ci, const model *m, const opti
     if (ci->mc.query)
         header_set_int(h, "query", 1);
     header_set_str(h, "loss", ci->loss);
-    header_set_int(h, "K", ci->lc.K);
-    header_set_float(h, "beta", ci->lc.beta);
-    header_set_float(h, "margin", ci->lc.margin);
-    header_set_float(h, "a0", ci->lc.a0);
-    header_set_float(h, "b0", ci->lc.b0);
-    /* the keys of the settings the loss owns (lib/training/loss.h, LOSS_OPT_*) */
-    const loss_kind *L = loss_find(ci->loss);
-    int own = L ? L->options : 0;
-    if (own & LOSS_OPT_SPE) {
-        header_set_float(h, "gamma0", ci->lc.gamma0);
-        header_set_str(h, "sampler", ci->lc.sampler == LOSS_SAMPLER_NAIVE ? "naive" : "intersection");
-    }
-    if (own & LOSS_OPT_TRIPLET) {
-        header_set_str(h, "triplet", loss_triplet_form_name(ci->lc.triplet_form));
-        header_set_str(h, "mining", loss_mining_name(ci->lc.mining));
-    }
-    if (own & LOSS_OPT_FSTAT)
-        header_set_int(h, "fstat_dims", ci->lc.fstat_dims);
-    if (own & LOSS_OPT_CE) {
-        header_set_float(h, "ce_scale0", ci->lc.ce_scale0);
-        header_set_int(h, "ce_topk", ci->lc.ce_topk);
-        header_set_float(h, "ce_frac", ci->lc.ce_frac);
-    }
+    save_settings(h, loss_find(ci->loss), &ci->lc);
     header_set_str(h, "optim", o && o->kind == OPTIM_SGD ? "sgd" : "adam");
     header_set_float(h, "lr", ci->lr);
     header_set_int(h, "warmup", ci->warmup);
@@ -276,6 +272,34 @@ static double opt_float(const char *path, const stream_header *h, const char *ke
     return v;
 }
 
+/* the settings of loss L with a key, each checked against its table (absent: its default), then
+ * what the loss checks of them (its settle, which derives nothing from settings read) */
+static void load_settings(const char *path, const stream_header *h, const loss_kind *L, loss_config *lc, int D)
+{
+    *lc = loss_config_new(L);
+    for (int i = 0; i < loss_nsettings(L); i++) {
+        const setting *s = loss_setting(L, i);
+        if (!s->key || s->type == SETTING_NONE)
+            continue;
+        double v = loss_get(lc, i);
+        if (s->type == SETTING_INT)
+            v = (double)opt_int(path, h, s->key, (int64_t)v, (int64_t)s->lo, (int64_t)s->hi);
+        else if (s->type == SETTING_REAL)
+            v = opt_float(path, h, s->key, v, s->lo, s->hi);
+        else if (header_meta(h, s->key)) {
+            char range[256];
+            const char *name = header_str(h, s->key, "");
+            if ((v = setting_choice(s, name)) < 0)
+                die("%s: unknown %s '%s' (%s)", path, s->key, name, setting_range(s, range, sizeof range));
+        }
+        loss_put(lc, i, v);
+        lc->given |= 1u << i;
+    }
+    const char *bad = L->settle ? L->settle(lc, D, 0) : NULL;
+    if (bad)
+        die("%s: %s", path, bad);
+}
+
 /* the record's tensor for field name, which must be float32 of exactly this shape, all finite */
 static const tensor *need_tensor(const char *path, const stream_header *h, const stream_record *rec,
                                  const char *name, int ndim, const int64_t *shape)
@@ -372,29 +396,9 @@ model *ckpt_load(const char *path, ckpt_info *ci, optim **o, int maxbatch, strea
     const char *why = model_check(&ci->mc);
     if (why)
         die("%s: %s", path, why);
-    ci->lc = loss_defaults;
-    ci->lc.K = (int)opt_int(path, h, "K", loss_defaults.K, 1, 1024);
+    load_settings(path, h, L, &ci->lc, ci->mc.D);
     if (L->needs_var && ci->lc.K % ci->mc.C)
         die("%s: K = %d is not a multiple of C = %d", path, ci->lc.K, ci->mc.C);
-    ci->lc.beta = opt_float(path, h, "beta", loss_defaults.beta, 0, 1e6);
-    ci->lc.margin = opt_float(path, h, "margin", loss_defaults.margin, 0, 1e6);
-    ci->lc.a0 = opt_float(path, h, "a0", loss_defaults.a0, 1e-6, 1e6);
-    ci->lc.b0 = opt_float(path, h, "b0", loss_defaults.b0, -1e6, 1e6);
-    ci->lc.gamma0 = opt_float(path, h, "gamma0", loss_defaults.gamma0, -1e6, 1e6);
-    const char *smp = header_str(h, "sampler", "intersection");
-    if (strcmp(smp, "intersection") && strcmp(smp, "naive"))
-        die("%s: unknown sampler '%s'", path, smp);
-    ci->lc.sampler = strcmp(smp, "naive") ? LOSS_SAMPLER_INTERSECTION : LOSS_SAMPLER_NAIVE;
-    const char *tf = header_str(h, "triplet", loss_triplet_form_name(loss_defaults.triplet_form));
-    if ((ci->lc.triplet_form = loss_triplet_form_parse(tf)) < 0)
-        die("%s: unknown triplet form '%s'", path, tf);
-    const char *mn = header_str(h, "mining", loss_mining_name(loss_defaults.mining));
-    if ((ci->lc.mining = loss_mining_parse(mn)) < 0)
-        die("%s: unknown triplet mining '%s'", path, mn);
-    ci->lc.fstat_dims = (int)opt_int(path, h, "fstat_dims", loss_defaults.fstat_dims, 0, ci->mc.D);
-    ci->lc.ce_scale0 = opt_float(path, h, "ce_scale0", loss_defaults.ce_scale0, 1e-3, 1e4);
-    ci->lc.ce_topk = (int)opt_int(path, h, "ce_topk", loss_defaults.ce_topk, 1, 1000000);
-    ci->lc.ce_frac = opt_float(path, h, "ce_frac", loss_defaults.ce_frac, 1e-9, 1);
     if (L->max_C && ci->mc.C > L->max_C)
         die("%s: loss %s with C = %d components", path, ci->loss, ci->mc.C);
     const char *optn = header_str(h, "optim", "adam");

@@ -12,7 +12,7 @@
  * rng_init(&r, seed, step), so a resumed run draws exactly the same samples.
  *
  *   const loss_kind *L = loss_find("vib");                 // NULL if unknown
- *   loss_config lc = loss_defaults; lc.K = 8; lc.beta = 1e-4;
+ *   loss_config lc = loss_config_new(L); lc.K = 8; lc.beta = 1e-4;
  *   L->init_params(&lc, extra);                            // L->nparams floats
  *   double v = L->forward_backward(&lc, &in, extra, dextra, dmu, dvar, &r, &stats);
  */
@@ -22,6 +22,7 @@
 #include <stdint.h>
 
 #include "rng.h"
+#include "setting.h"
 
 /* the batch kinds a loss may take (loss_kind.batches, a bit set); lib/training/feed.h turns the records
  * of each kind into a loss_input */
@@ -31,42 +32,28 @@ enum {
     LOSS_EPISODES = 4, /* episodes (batcher -m episodes): support and query images, query[] */
 };
 
-/* the settings a loss owns (loss_kind.options, a bit set): train refuses the options of a bit on a
- * run whose loss does not own it, naming the losses that do (loss_owners), and a checkpoint
- * stores the keys of its loss's bits only (formats/checkpoint.md) */
-enum {
-    LOSS_OPT_SPE = 1,      /* --se2-0, --sampler; keys gamma0, sampler */
-    LOSS_OPT_TRIPLET = 2,  /* --triplet, --mining; keys triplet, mining */
-    LOSS_OPT_CE = 4,       /* --ce-scale0; keys ce_scale0, ce_topk, ce_frac */
-    LOSS_OPT_CE_TOPK = 8,  /* --ce-topk */
-    LOSS_OPT_CE_FRAC = 16, /* --ce-frac */
-    LOSS_OPT_FSTAT = 32,   /* --fstat-dims; key fstat_dims */
-};
-
+/* The settings of a loss (loss_config), each declared once in a table (lib/base/setting.h):
+ * the five of the HIB paper's losses in loss_common[] (lib/training/loss.c), which every loss takes
+ * and every checkpoint carries whatever its loss, then the loss's own, L->settings[] in its file.
+ * Setting i of a loss (loss_setting) is loss_common[i] for i < LOSS_NCOMMON, else
+ * L->settings[i - LOSS_NCOMMON]; its value is held in cfg->own[i - LOSS_NCOMMON] (the common
+ * five in the named fields; a CHOICE as the index of its name). `train` makes its options from
+ * the tables, the checkpoint stores the settings with a key in table order, and
+ * `train --settings` lists them. */
+enum { LOSS_K, LOSS_BETA, LOSS_MARGIN, LOSS_A0, LOSS_B0, LOSS_NCOMMON };
+#define LOSS_MAX_OWN 8
 typedef struct {
     int K;          /* samples per input (VIB), 8; samples per query (SPE), 1 */
     double beta;    /* KL weight (VIB), 1e-4 */
-    double margin;  /* M of the hard-margin contrastive loss (Eq. 1), 1.0 */
+    double margin;  /* M of the hard-margin contrastive loss (Eq. 1) and the triplet hinge, 1.0 */
     double a0, b0;  /* initial a (> 0) and b of the match probability */
-    double gamma0;  /* SPE: initial gamma, s_e^2 = softplus(gamma) (train fills it in) */
-    int sampler;    /* SPE: LOSS_SAMPLER_INTERSECTION (training default) or LOSS_SAMPLER_NAIVE */
-    int triplet_form; /* triplet: LOSS_TRIPLET_SOFT (softplus, default) or LOSS_TRIPLET_HINGE (margin) */
-    int mining;     /* triplet: LOSS_MINING_SEMIHARD (default), _HARD (batch-hard) or _ALL */
-    int fstat_dims; /* fstat: d, the best-separated dimensions per class pair; 0 (default): all D */
-    double ce_scale0; /* two-tower losses: the initial scale of the cosine scores (learned) */
-    int ce_topk;    /* snm: the hardest negatives per query */
-    double ce_frac; /* cenm: the fraction of the batch's non-matching pairs kept (0.5) */
+    double own[LOSS_MAX_OWN]; /* the loss's own settings, in the order of L->settings */
+    unsigned given; /* bit i: setting i was given (train's options) or read (a checkpoint) */
 } loss_config;
-enum { LOSS_SAMPLER_INTERSECTION = 0, LOSS_SAMPLER_NAIVE = 1 };
-enum { LOSS_TRIPLET_SOFT = 0, LOSS_TRIPLET_HINGE = 1 };
-enum { LOSS_MINING_ALL = 0, LOSS_MINING_HARD = 1, LOSS_MINING_SEMIHARD = 2 };
-/* triplet settings by name ("soft", "hinge"; "all", "hard", "semihard"): parse returns -1 for
- * an unknown name */
-const char *loss_triplet_form_name(int form);
-const char *loss_mining_name(int mining);
-int loss_triplet_form_parse(const char *s);
-int loss_mining_parse(const char *s);
-extern const loss_config loss_defaults;
+extern const setting loss_common[LOSS_NCOMMON];
+/* 1 when setting i of cfg's loss was given; the index of the loss's own setting j */
+#define LOSS_GIVEN(cfg, i) (((cfg)->given >> (i)) & 1u)
+#define LOSS_OWN(j) (LOSS_NCOMMON + (j))
 
 typedef struct {
     int n, C, D;
@@ -109,7 +96,7 @@ struct loss_kind {
     int batches;            /* the batch kinds it takes: LOSS_PAIRS | LOSS_GROUPS | LOSS_EPISODES */
     int needs_query;        /* 1: a two-tower loss: train builds the query tower (lib/network/model.h) and
                              * fills qmu / dqmu; the images' head is point (needs_var 0) */
-    int default_K;          /* K when the user gives none (0: loss_defaults.K) */
+    int default_K;          /* K when the user gives none (0: loss_common[LOSS_K]'s, 8) */
     int max_C;              /* mixture components per image it takes at most (0: any) */
     int nparams;            /* learnable parameters of the loss itself */
     const char *const *param_names;
@@ -117,12 +104,13 @@ struct loss_kind {
     /* returns the loss; writes dmu and dvar (dvar only when var != NULL) and ADDS to dparams */
     double (*forward_backward)(const loss_config *cfg, const loss_input *in, const float *params,
                                float *dparams, float *dmu, float *dvar, rng *r, loss_stats *st);
-    int options;            /* the LOSS_OPT_* settings it owns */
-    /* optional: the settings of a new run this loss derives or checks. train calls it with the
-     * options given applied to loss_defaults, except that margin < 0, fstat_dims = 0 and gamma0
-     * NaN mean "not given"; D is the embedding size, shots the support images per class of an
-     * episode stream (0 otherwise). It fills what it derives and returns NULL, or says what is
-     * wrong (train's misuse). What is still unset after it gets loss_defaults' value. */
+    const setting *settings; /* its own settings (NULL: none), nsettings of them; a slot of type
+                              * SETTING_NONE is unused */
+    int nsettings;
+    /* optional: what a run derives from the settings given (cfg->given says which) and checks:
+     * train calls it on a new run's settings, the checkpoint's reader on those it read. D is the
+     * embedding size, shots the support images per class of an episode stream (0 otherwise).
+     * NULL, or what is wrong (train's misuse) */
     const char *(*settle)(loss_config *cfg, int D, int shots);
 };
 
@@ -131,9 +119,24 @@ const loss_kind *loss_find(const char *name);
 int loss_learns_match(const loss_kind *L);
 /* the loss a run trains without --loss: softcon for point embeddings, vib for stochastic ones */
 const char *loss_default_name(int stochastic);
-/* the losses owning the settings of bit, as text for a message: "spe", "triplet and hetriplet",
- * "a, b and c" (truncated to fit n bytes) */
-const char *loss_owners(int bit, char *buf, size_t n);
+/* the settings of L: LOSS_NCOMMON + L->nsettings of them; setting i (NULL past the end) */
+int loss_nsettings(const loss_kind *L);
+const setting *loss_setting(const loss_kind *L, int i);
+/* the index of L's setting of that option or key name ("ce-topk", "ce_topk"), -1 if none */
+int loss_setting_index(const loss_kind *L, const char *name);
+/* the value of setting i */
+double loss_get(const loss_config *cfg, int i);
+void loss_put(loss_config *cfg, int i, double v);
+/* L's settings at their defaults (NaN where derived), none given */
+loss_config loss_config_new(const loss_kind *L);
+/* the setting of that name set to v, or to the value of text as train's option takes it, and
+ * marked given; die if L has no such setting (for callers that know the loss: tests, examples) */
+void loss_set(loss_config *cfg, const loss_kind *L, const char *name, double v);
+void loss_set_text(loss_config *cfg, const loss_kind *L, const char *name, const char *text);
+double loss_value(const loss_config *cfg, const loss_kind *L, const char *name);
+/* the losses with a setting of that option, as text for a message: "spe", "triplet and
+ * hetriplet", "a, b and c" (truncated to fit n bytes) */
+const char *loss_owners(const char *option, char *buf, size_t n);
 /* "pairbatch", "groupbatch" or "episodes" for one LOSS_* bit */
 const char *loss_batch_name(int kind);
 /* NULL-terminated list of all losses, for usage texts */

@@ -13,11 +13,11 @@
  *   l_j = -log( e^{P_j} / (e^{P_j} + sum_{(i,k) in N} e^{s_ik}) ) = softplus(LSE_N(s) - P_j)
  * with the positive logit P_j = s_jj (cemargin: scale psi(c_jj)) and the negative set N:
  *   sampled_softmax (Eq. 2): N = N_j, every non-matching image k of query j (pairs (j, k));
- *   snm (Eq. 3): N = the cfg->ce_topk highest-scoring pairs of N_j (all of N_j when it has no
+ *   snm (Eq. 3): N = the cfg->own[CE_TOPK] (--ce-topk) highest-scoring pairs of N_j (all of N_j when it has no
  *     more); the paper mines "the 50% largest scores" of each negative set;
  *   cesoftmax (Eq. 5): N = ALL non-matching pairs (i, k) of the batch, every query i: one
  *     shared denominator for every query;
- *   cenm (Eq. 6): N = the t = ceil(cfg->ce_frac M) highest-scoring of the batch's M non-matching
+ *   cenm (Eq. 6): N = the t = ceil(cfg->own[CE_FRAC] M) (--ce-frac) highest-scoring of the batch's M non-matching
  *     pairs (at least 1; computed as ceil(frac M - 1e-9), so that 0.3 x 10 is 3), shared as in
  *     cesoftmax;
  *   cemargin: the paper's margin-based rows, L-Softmax (Liu et al. 2016) and A-Softmax
@@ -27,15 +27,15 @@
  *     both towers normalised the two coincide (L-Softmax's ||W|| ||x|| becomes the scale). psi is
  *     continuous, decreasing in theta, C^1 (its derivative vanishes at every k pi/m), computed
  *     without acos: cos(m theta) = T_m(c), d cos(m theta)/dc = m U_{m-1}(c) (Chebyshev
- *     polynomials), k = #{i in 1..m-1 : c < cos(i pi/m)}. m = 1 is sampled_softmax exactly, and
- *     loss_defaults.margin is 1 (the contrastive loss's M): give cemargin m = 2 to 4 (L-Softmax
- *     uses 2 to 4, SphereFace 4 with an annealing from plain softmax that we do not do). The
+ *     polynomials), k = #{i in 1..m-1 : c < cos(i pi/m)}. m = 1 is sampled_softmax exactly, so cemargin
+ *     takes m = 2 when --margin is not given (L-Softmax uses 2 to 4, SphereFace 4 with an
+ *     annealing from plain softmax that we do not do). The
  *     scores are never margined for the stats or retrieval: the margin is a training device.
  * The LSE is computed stably (the max first), so a scale of 1e3 gives finite values.
  *
  * The scale: learned, one loss parameter "ce.log_scale" = log(scale) (log-parametrised: scale =
  * exp(log_scale) > 0, and Adam's steps move it by a factor, as for CLIP's temperature),
- * initialised to log(cfg->ce_scale0); dL/dlog_scale = scale dL/dscale ADDS into dparams[0].
+ * initialised to log(cfg->own[CE_SCALE0]) (--ce-scale0); dL/dlog_scale = scale dL/dscale ADDS into dparams[0].
  *
  * Selection (snm, cenm): pairs are ranked by score, higher first; equal scores go to the pair
  * of lower linear index j n + k, i.e. the lower query, then the lower image. The selection is
@@ -64,6 +64,26 @@
 #include "util.h"
 
 enum { CE_SAMPLED, CE_SNM, CE_SOFTMAX, CE_NM, CE_MARGIN };
+
+/* The settings (cfg->own[CE_*]). The scale of the cosine scores starts at ce_scale0 = 10 and is
+ * learned. The paper's value was lost in the extraction ("scaled with a factor of ."); 10 sits
+ * between NormFace's bound for a softmax over normalised vectors to reach probability p = 0.9
+ * against n - 1 negatives, (n-1)/n log((n-1) p / (1-p)) = 7.0 for n = 128 (one query's row), and
+ * the same for a shared set of n^2 pairs, 11.9 (cesoftmax): large enough that the softmax is not
+ * stuck near uniform, small enough that the first steps do not saturate. ce_topk = 32 for snm:
+ * the paper keeps "the 50% largest scores" of each negative set; half of the 63 negatives of a
+ * 64-class batch (2-digit MNIST has 70 training classes). ce_frac = 0.5 for cenm, the paper's.
+ * Every two-tower checkpoint carries the three keys (so they keep the bytes of the versions
+ * before the tables); a loss that does not use one keeps it as no option. */
+enum { CE_SCALE0, CE_TOPK, CE_FRAC, CE_NSET };
+/* OPT(option, arg): the option, or NULL NULL for a setting its loss keeps as no option */
+#define CE_SET_SCALE0 {"ce-scale0", "X", "ce_scale0", SETTING_REAL, 1e-3, 1e4, 10, NULL, "the initial scale of the cosine scores (learned)"}
+#define CE_SET_TOPK(opt, arg) {opt, arg, "ce_topk", SETTING_INT, 1, 1000000, 32, NULL, "the hardest negatives kept per query"}
+#define CE_SET_FRAC(opt, arg)                                                                                     \
+    {opt, arg, "ce_frac", SETTING_REAL, 1e-9, 1, 0.5, NULL, "the fraction of the batch's non-matching pairs kept"}
+static const setting ce_settings[CE_NSET] = {CE_SET_SCALE0, CE_SET_TOPK(NULL, NULL), CE_SET_FRAC(NULL, NULL)};
+static const setting snm_settings[CE_NSET] = {CE_SET_SCALE0, CE_SET_TOPK("ce-topk", "K"), CE_SET_FRAC(NULL, NULL)};
+static const setting cenm_settings[CE_NSET] = {CE_SET_SCALE0, CE_SET_TOPK(NULL, NULL), CE_SET_FRAC("ce-frac", "F")};
 static const char *const ce_names[] = {"sampled_softmax", "snm", "cesoftmax", "cenm", "cemargin"};
 #define CE_MAX_M 8
 
@@ -243,10 +263,12 @@ static double ce_common(int form, const loss_config *cfg, const loss_input *in, 
         has_neg = cls[i] != cls[0];
     if (!has_neg)
         die("%s loss: a batch of one class has no negatives (batcher -m pk -P 2 or more)", name);
-    if (form == CE_SNM && cfg->ce_topk < 1)
-        die("%s loss: keeps the top %d negatives per query: needs 1 or more", name, cfg->ce_topk);
-    if (form == CE_NM && !(cfg->ce_frac > 0 && cfg->ce_frac <= 1))
-        die("%s loss: keeps a fraction %g of the non-matching pairs: needs one in (0, 1]", name, cfg->ce_frac);
+    int topk = (int)cfg->own[CE_TOPK];
+    double frac = cfg->own[CE_FRAC];
+    if (form == CE_SNM && topk < 1)
+        die("%s loss: keeps the top %d negatives per query: needs 1 or more", name, topk);
+    if (form == CE_NM && !(frac > 0 && frac <= 1))
+        die("%s loss: keeps a fraction %g of the non-matching pairs: needs one in (0, 1]", name, frac);
     int m = cfg->margin >= 1 && cfg->margin <= CE_MAX_M ? (int)cfg->margin : 0;
     if (form == CE_MARGIN && !(m >= 1 && cfg->margin == m))
         die("%s loss: the angular margin m (--margin) must be an integer from 1 to %d, got %g", name, CE_MAX_M,
@@ -329,7 +351,7 @@ static double ce_common(int form, const loss_config *cfg, const loss_input *in, 
                     idx[M++] = (long)j * n + k;
         long t = M;
         if (form == CE_NM) {
-            t = (long)ceil(cfg->ce_frac * (double)M - 1e-9); /* 0.3 x 10 is 3, whatever the rounding */
+            t = (long)ceil(frac * (double)M - 1e-9); /* 0.3 x 10 is 3, whatever the rounding */
             t = ce_top(idx, M, t < 1 ? 1 : t, s, w);
         }
         double lse = ce_lse(s, idx, t, w), sig = 0;
@@ -349,7 +371,7 @@ static double ce_common(int form, const loss_config *cfg, const loss_input *in, 
                     idx[M++] = (long)j * n + k;
             long t = M;
             if (form == CE_SNM)
-                t = ce_top(idx, M, cfg->ce_topk, s, w);
+                t = ce_top(idx, M, topk, s, w);
             double lse = ce_lse(s, idx, t, w);
             sum += loss_softplus(lse - P[j]);
             double sig = loss_sigmoid(lse - P[j]) / n;
@@ -420,9 +442,10 @@ CE_ENTRY(cemargin_forward_backward, CE_MARGIN)
 static const char *const ce_param_names[] = {"ce.log_scale", NULL};
 static void ce_init_params(const loss_config *cfg, float *params)
 {
-    if (!(cfg->ce_scale0 > 0) || !isfinite(cfg->ce_scale0))
-        die("two-tower loss: the initial scale %g must be positive and finite", cfg->ce_scale0);
-    params[0] = (float)log(cfg->ce_scale0);
+    double scale0 = cfg->own[CE_SCALE0];
+    if (!(scale0 > 0) || !isfinite(scale0))
+        die("two-tower loss: the initial scale %g must be positive and finite", scale0);
+    params[0] = (float)log(scale0);
 }
 
 /* cemargin: the angular margin m of L-Softmax, an integer 1..8, 2 when not given (m = 1 is
@@ -431,7 +454,7 @@ static const char *cemargin_settle(loss_config *cfg, int D, int shots)
 {
     static char msg[96];
     (void)D, (void)shots;
-    if (cfg->margin < 0)
+    if (!LOSS_GIVEN(cfg, LOSS_MARGIN))
         cfg->margin = 2;
     if (cfg->margin != (int)cfg->margin || cfg->margin < 1 || cfg->margin > CE_MAX_M) {
         snprintf(msg, sizeof msg, "--margin %g: the cemargin loss takes an integer angular margin 1..%d", cfg->margin,
@@ -441,7 +464,7 @@ static const char *cemargin_settle(loss_config *cfg, int D, int shots)
     return NULL;
 }
 
-#define CE_KIND(var, nm, hlp, fn, opts, settle_fn)                                                                \
+#define CE_KIND(var, nm, hlp, fn, set, settle_fn)                                                                \
     const loss_kind var = {                                                                                       \
         .name = nm,                                                                                               \
         .help = hlp,                                                                                              \
@@ -453,20 +476,21 @@ static const char *cemargin_settle(loss_config *cfg, int D, int shots)
         .param_names = ce_param_names,                                                                            \
         .init_params = ce_init_params,                                                                            \
         .forward_backward = fn,                                                                                   \
-        .options = LOSS_OPT_CE | (opts),                                                                          \
+        .settings = set,                                                                                          \
+        .nsettings = CE_NSET,                                                                                     \
         .settle = settle_fn,                                                                                      \
     }
 CE_KIND(loss_sampled_softmax, "sampled_softmax",
         "sampled softmax over in-batch negatives, query tower x image (P x K batches, learned scale)",
-        sampled_forward_backward, 0, NULL);
+        sampled_forward_backward, ce_settings, NULL);
 CE_KIND(loss_snm, "snm", "stochastic negative mining: sampled softmax over the top-k negatives per query (--ce-topk)",
-        snm_forward_backward, LOSS_OPT_CE_TOPK, NULL);
+        snm_forward_backward, snm_settings, NULL);
 CE_KIND(loss_cesoftmax, "cesoftmax",
         "Cross-Example Softmax: every query against all non-matching pairs of the batch (Veit et al. 2020)",
-        cesoftmax_forward_backward, 0, NULL);
+        cesoftmax_forward_backward, ce_settings, NULL);
 CE_KIND(loss_cenm, "cenm",
         "Cross-Example Negative Mining: against the top fraction of the batch's non-matching pairs (--ce-frac)",
-        cenm_forward_backward, LOSS_OPT_CE_FRAC, NULL);
+        cenm_forward_backward, cenm_settings, NULL);
 CE_KIND(loss_cemargin, "cemargin",
         "A-/L-Softmax baseline: sampled softmax with angular margin psi(m theta) on the positive (--margin m, integer)",
-        cemargin_forward_backward, 0, cemargin_settle);
+        cemargin_forward_backward, ce_settings, cemargin_settle);

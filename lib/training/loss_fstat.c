@@ -14,7 +14,7 @@
  * B + W = 0 (both classes on one point: no information) is taken as x = 0 -> 1e-37, a finite
  * loss of -log I_{1e-37}(1/2, (n-2)/2) (about 42.6 + log(B(1/2, (n-2)/2) / 2)) and no gradient.
  * D_alpha,beta = the d dimensions with the largest Pr (the best separated already; ties: the
- * lowest index), d = cfg->fstat_dims (0: all D). The loss is the paper's L_F,
+ * lowest index), d = cfg->own[0] (--fstat-dims; 0: all D). The loss is the paper's L_F,
  *   L = -sum_{alpha,beta} sum_{k in D_alpha,beta} log I_{x_k}(1/2, (n - 2)/2),
  * a SUM over the P (P - 1) / 2 class pairs, not a mean (NOTES.md: "Loss = - sum over class pairs
  * of sum over the d best-separated dimensions of log I_x"): 28 pairs for P = 8.
@@ -67,7 +67,7 @@ static double fstat_forward_backward(const loss_config *cfg, const loss_input *i
         die("fstat loss: needs one embedding per image (C = 1), got C = %d", in->C);
     if (!in->cls)
         die("fstat loss: needs classes (P x K groups; batcher -m pk)");
-    int d = cfg->fstat_dims > 0 ? cfg->fstat_dims : D;
+    int d = cfg->own[0] > 0 ? (int)cfg->own[0] : D;
     if (d > D)
         die("fstat loss: separates d = %d dimensions of a %d-dimensional embedding", d, D);
 
@@ -167,6 +167,10 @@ static double fstat_forward_backward(const loss_config *cfg, const loss_input *i
     return loss;
 }
 
+static const setting fstat_settings[] = {
+    {"fstat-dims", "N", "fstat_dims", SETTING_INT, 1, 4096, 2, NULL,
+     "d, the best-separated dimensions per class pair (the paper's Figure 3; at most -D)"},
+};
 static const char *const fstat_param_names[] = {NULL};
 static void fstat_init_params(const loss_config *cfg, float *params) { (void)cfg, (void)params; }
 /* d: the paper's Figure 3 (d = 2); on 2-digit MNIST d = 1 or 2 gives 5-NN 0.31-0.43 where all D
@@ -175,10 +179,10 @@ static const char *fstat_settle(loss_config *cfg, int D, int shots)
 {
     static char msg[96];
     (void)shots;
-    if (!cfg->fstat_dims)
-        cfg->fstat_dims = D < 2 ? D : 2;
-    if (cfg->fstat_dims > D) {
-        snprintf(msg, sizeof msg, "--fstat-dims %d: the embedding has %d dimensions (-D)", cfg->fstat_dims, D);
+    if (!LOSS_GIVEN(cfg, LOSS_OWN(0)) && cfg->own[0] > D)
+        cfg->own[0] = D; /* (-D 1: the default is 1) */
+    if (cfg->own[0] > D) {
+        snprintf(msg, sizeof msg, "--fstat-dims %g: the embedding has %d dimensions (-D)", cfg->own[0], D);
         return msg;
     }
     return NULL;
@@ -194,6 +198,7 @@ const loss_kind loss_fstat = {
     .param_names = fstat_param_names,
     .init_params = fstat_init_params,
     .forward_backward = fstat_forward_backward,
-    .options = LOSS_OPT_FSTAT,
+    .settings = fstat_settings,
+    .nsettings = 1,
     .settle = fstat_settle,
 };

@@ -17,7 +17,7 @@
  *     query x of target class t, u = var_x + V_t, T = var_x V_t / u, c = (V_t mu_x + var_x m_t) / u,
  *     z_k = c + sqrt(T) eps_k, and
  *       log p(t|x,S) ~= log N(mu_x; m_t, u) + log 1/K sum_k exp(-LSE_y log N(z_k; m_y, V_y))
- *   naive sampler (cfg->sampler = LOSS_SAMPLER_NAIVE): z_k = mu_x + sqrt(var_x) eps_k,
+ *   naive sampler (--sampler naive): z_k = mu_x + sqrt(var_x) eps_k,
  *       log p(t|x,S) ~= log 1/K sum_k softmax_y(log N(z_k; m_y, V_y))[t]
  *   loss = mean over queries of -log p(t|x,S). No KL term (the paper has none).
  *   eps: K x D standard normals per query, drawn with rng_normal in (query, sample, dimension)
@@ -37,6 +37,10 @@
 #include "loss.h"
 #include "loss_util.h"
 #include "util.h"
+
+/* spe's settings (cfg->own[SPE_*], its table spe_settings below) */
+enum { SPE_SE2_0, SPE_GAMMA0, SPE_SAMPLER, SPE_NSET };
+enum { SPE_INTERSECTION, SPE_NAIVE };
 
 #define LOG2PI 1.8378770664093453
 
@@ -210,7 +214,7 @@ const loss_kind loss_proto = {
 static double spe_forward_backward(const loss_config *cfg, const loss_input *in, const float *params,
                                    float *dparams, float *dmu, float *dvar, rng *r, loss_stats *st)
 {
-    int n = in->n, D = in->D, K = cfg->K, naive = cfg->sampler == LOSS_SAMPLER_NAIVE;
+    int n = in->n, D = in->D, K = cfg->K, naive = cfg->own[SPE_SAMPLER] == SPE_NAIVE;
     if (!in->var)
         die("spe loss: needs Gaussian embeddings (--head mog -C 1)");
     if (in->C != 1)
@@ -430,14 +434,26 @@ static double spe_forward_backward(const loss_config *cfg, const loss_input *in,
     return loss;
 }
 
+static const char *const spe_samplers[] = {"intersection", "naive", NULL};
+/* --se2-0 gives s_e^2 and the checkpoint keeps gamma = softplus^-1(s_e^2), or the default of
+ * spe_settle below */
+static const setting spe_settings[SPE_NSET] = {
+    [SPE_SE2_0] = {"se2-0", "X", NULL, SETTING_REAL, 1e-6, 1e6, NAN, NULL,
+                   "the initial s_e^2 > 0; without it gamma = shots x D x 0.01 (SPE appendix B)"},
+    [SPE_GAMMA0] = {NULL, NULL, "gamma0", SETTING_REAL, -1e6, 1e6, 0, NULL, "the initial gamma, s_e^2 = softplus(gamma)"},
+    [SPE_SAMPLER] = {"sampler", "NAME", "sampler", SETTING_CHOICE, 0, 0, SPE_INTERSECTION, spe_samplers,
+                     "the training sampler: intersection (as the paper trains) or naive"},
+};
 static const char *const spe_param_names[] = {"spe.gamma", NULL};
-static void spe_init_params(const loss_config *cfg, float *params) { params[0] = (float)cfg->gamma0; }
+static void spe_init_params(const loss_config *cfg, float *params) { params[0] = (float)cfg->own[SPE_GAMMA0]; }
 /* SPE appendix B: gamma = |S| d theta with theta = 0.01 (our reading of an equation the
  * extraction garbled), |S| the support per class of the training episodes, d = D */
 static const char *spe_settle(loss_config *cfg, int D, int shots)
 {
-    if (isnan(cfg->gamma0))
-        cfg->gamma0 = (shots > 0 ? shots : 1) * D * 0.01;
+    if (LOSS_GIVEN(cfg, LOSS_OWN(SPE_GAMMA0)))
+        return NULL; /* (read from a checkpoint) */
+    cfg->own[SPE_GAMMA0] = LOSS_GIVEN(cfg, LOSS_OWN(SPE_SE2_0)) ? loss_softplus_inv(cfg->own[SPE_SE2_0])
+                                                                          : (shots > 0 ? shots : 1) * D * 0.01;
     return NULL;
 }
 
@@ -452,6 +468,7 @@ const loss_kind loss_spe = {
     .param_names = spe_param_names,
     .init_params = spe_init_params,
     .forward_backward = spe_forward_backward,
-    .options = LOSS_OPT_SPE,
+    .settings = spe_settings,
+    .nsettings = SPE_NSET,
     .settle = spe_settle,
 };

@@ -5,18 +5,18 @@
  *
  *   D(i, j) = sqrt(||mu_i - mu_j||^2 + LOSS_DIST_EPS)   (the guard of loss_util.h)
  *   x = D(a, p) - D(a, n), cls[p] = cls[a], p != a, cls[n] != cls[a]
- *   soft (cfg->triplet_form = LOSS_TRIPLET_SOFT, default): f(x) = softplus(x)
- *   hinge (LOSS_TRIPLET_HINGE): f(x) = max(0, cfg->margin + x); at margin + x = 0 exactly the
+ *   soft (--triplet soft, the default): f(x) = softplus(x)
+ *   hinge (--triplet hinge): f(x) = max(0, cfg->margin + x); at margin + x = 0 exactly the
  *     subgradient 0 is taken
  *
- * Mining (cfg->mining):
- *   all (LOSS_MINING_ALL): loss = mean of f over EVERY valid triplet (a, p, n); for the hinge the
+ * Mining (--mining):
+ *   all: loss = mean of f over EVERY valid triplet (a, p, n); for the hinge the
  *     triplets already beyond the margin count as zeros in the mean (so the loss shrinks as they
  *     become easy, not only the hard ones)
- *   hard (LOSS_MINING_HARD; Hermans et al. 2017 "batch hard"): per anchor a with at
+ *   hard (Hermans et al. 2017 "batch hard"): per anchor a with at
  *     least one positive, its farthest positive and nearest negative; loss = mean over those
  *     anchors of f(max_p D(a, p) - min_n D(a, n))
- *   semihard (LOSS_MINING_SEMIHARD, default; Schroff et al. 2015, FaceNet): per (a, p) pair the
+ *   semihard (the default; Schroff et al. 2015, FaceNet): per (a, p) pair the
  *     nearest negative n with D(a, n) > D(a, p) (hinge: also D(a, n) < D(a, p) + margin); when
  *     there is none, the hardest (nearest) negative of a; loss = mean over the (a, p) pairs
  *   Why semihard by default: from a freshly initialised network, batch-hard drives every
@@ -53,10 +53,23 @@
 #include "loss_util.h"
 #include "util.h"
 
+/* the settings of both triplet losses (cfg->own[TRIPLET_*]); --margin is the hinge's margin */
+enum { TRIPLET_FORM, TRIPLET_MINING, TRIPLET_NSET };
+enum { TRIPLET_SOFT, TRIPLET_HINGE };
+enum { MINING_ALL, MINING_HARD, MINING_SEMIHARD };
+static const char *const triplet_forms[] = {"soft", "hinge", NULL};
+static const char *const triplet_minings[] = {"all", "hard", "semihard", NULL};
+static const setting triplet_settings[TRIPLET_NSET] = {
+    [TRIPLET_FORM] = {"triplet", "FORM", "triplet", SETTING_CHOICE, 0, 0, TRIPLET_SOFT, triplet_forms,
+                      "soft: softplus(D(a,p) - D(a,n)); hinge: max(0, margin + D(a,p) - D(a,n)) (--margin)"},
+    [TRIPLET_MINING] = {"mining", "NAME", "mining", SETTING_CHOICE, 0, 0, MINING_SEMIHARD, triplet_minings,
+                        "the triplets of a batch: semihard (FaceNet's), hard (batch-hard) or all"},
+};
+
 /* f and df/dx of the chosen form */
 static double triplet_f(const loss_config *cfg, double x, double *df)
 {
-    if (cfg->triplet_form == LOSS_TRIPLET_HINGE) {
+    if (cfg->own[TRIPLET_FORM] == TRIPLET_HINGE) {
         double v = cfg->margin + x;
         *df = v > 0;
         return v > 0 ? v : 0;
@@ -106,10 +119,10 @@ static double triplet_common(const char *name, const loss_config *cfg, const los
         die("%s loss: needs the class of every image (P x K batches; batcher -m pk)", name);
     if (hetero && !in->var)
         die("%s loss: needs a variance per image (a stochastic head: --head iso)", name);
-    if (cfg->triplet_form != LOSS_TRIPLET_SOFT && cfg->triplet_form != LOSS_TRIPLET_HINGE)
-        die("%s loss: unknown form %d", name, cfg->triplet_form);
-    if (cfg->mining != LOSS_MINING_ALL && cfg->mining != LOSS_MINING_HARD && cfg->mining != LOSS_MINING_SEMIHARD)
-        die("%s loss: unknown mining %d", name, cfg->mining);
+    if (!setting_valid(&triplet_settings[TRIPLET_FORM], cfg->own[TRIPLET_FORM]))
+        die("%s loss: unknown form %g", name, cfg->own[TRIPLET_FORM]);
+    if (!setting_valid(&triplet_settings[TRIPLET_MINING], cfg->own[TRIPLET_MINING]))
+        die("%s loss: unknown mining %g", name, cfg->own[TRIPLET_MINING]);
     int has_neg = 0, has_pos = 0;
     for (int i = 0; i < n && !(has_neg && has_pos); i++)
         for (int j = i + 1; j < n; j++) {
@@ -174,21 +187,21 @@ static double triplet_common(const char *name, const loss_config *cfg, const los
             continue;
         anchors++;
         right += cls[near] == cls[a];
-        if (cfg->mining == LOSS_MINING_HARD) {
+        if (cfg->own[TRIPLET_MINING] == MINING_HARD) {
             triplet_term(&t, a, pos, neg);
             continue;
         }
         for (int p = 0; p < n; p++) {
             if (p == a || cls[p] != cls[a])
                 continue;
-            if (cfg->mining == LOSS_MINING_ALL) {
+            if (cfg->own[TRIPLET_MINING] == MINING_ALL) {
                 for (int k = 0; k < n; k++)
                     if (cls[k] != cls[a])
                         triplet_term(&t, a, p, k);
                 continue;
             }
             /* semihard: the nearest negative farther than p (hinge: and within the margin) */
-            double hi = cfg->triplet_form == LOSS_TRIPLET_HINGE ? da[p] + cfg->margin : INFINITY;
+            double hi = cfg->own[TRIPLET_FORM] == TRIPLET_HINGE ? da[p] + cfg->margin : INFINITY;
             int semi = -1;
             for (int k = 0; k < n; k++)
                 if (cls[k] != cls[a] && da[k] > da[p] && da[k] < hi && (semi < 0 || da[k] < da[semi]))
@@ -263,7 +276,8 @@ const loss_kind loss_triplet = {
     .param_names = triplet_param_names,
     .init_params = triplet_init_params,
     .forward_backward = triplet_forward_backward,
-    .options = LOSS_OPT_TRIPLET,
+    .settings = triplet_settings,
+    .nsettings = TRIPLET_NSET,
 };
 
 const loss_kind loss_hetriplet = {
@@ -277,23 +291,6 @@ const loss_kind loss_hetriplet = {
     .param_names = triplet_param_names,
     .init_params = triplet_init_params,
     .forward_backward = hetriplet_forward_backward,
-    .options = LOSS_OPT_TRIPLET,
+    .settings = triplet_settings,
+    .nsettings = TRIPLET_NSET,
 };
-
-/* the names of the settings, for train's options and the checkpoint */
-const char *loss_triplet_form_name(int form) { return form == LOSS_TRIPLET_HINGE ? "hinge" : "soft"; }
-const char *loss_mining_name(int mining)
-{
-    return mining == LOSS_MINING_ALL ? "all" : mining == LOSS_MINING_SEMIHARD ? "semihard" : "hard";
-}
-int loss_triplet_form_parse(const char *s)
-{
-    return !strcmp(s, "soft") ? LOSS_TRIPLET_SOFT : !strcmp(s, "hinge") ? LOSS_TRIPLET_HINGE : -1;
-}
-int loss_mining_parse(const char *s)
-{
-    return !strcmp(s, "all") ? LOSS_MINING_ALL
-           : !strcmp(s, "hard") ? LOSS_MINING_HARD
-           : !strcmp(s, "semihard") ? LOSS_MINING_SEMIHARD
-                                    : -1;
-}

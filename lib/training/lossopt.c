@@ -1,75 +1,172 @@
 /* lossopt: the loss settings of train's command line (lib/training/lossopt.h) */
 #include "lossopt.h"
 
-#include <math.h>
 #include <string.h>
 
-#include "loss_util.h"
 #include "util.h"
 
-lossopt lossopt_none(void)
+static const char *names[LOSSOPT_MAX];
+static int nnames = -1;
+
+/* every loss's settings with an option, each name once */
+static void collect(void)
 {
-    return (lossopt){.K = -1, .beta = -1, .margin = -1, .a0 = NAN, .b0 = NAN, .se2_0 = NAN, .sampler = -1,
-                     .triplet_form = -1, .mining = -1, .ce_scale0 = NAN, .ce_frac = NAN};
+    if (nnames >= 0)
+        return;
+    nnames = 0;
+    for (int l = 0; loss_kinds[l]; l++)
+        for (int i = 0; i < loss_nsettings(loss_kinds[l]); i++) {
+            const setting *s = loss_setting(loss_kinds[l], i);
+            if (s->type == SETTING_NONE || !s->option)
+                continue;
+            int seen = 0;
+            for (int k = 0; k < nnames && !seen; k++)
+                seen = !strcmp(names[k], s->option);
+            if (!seen && nnames < LOSSOPT_MAX)
+                names[nnames++] = s->option;
+        }
 }
 
-int lossopt_K(const lossopt *g, const loss_kind *L)
+int lossopt_count(void)
 {
-    return g->K > 0 ? g->K : L->default_K ? L->default_K : loss_defaults.K;
+    collect();
+    return nnames;
 }
 
-void lossopt_check_owned(const lossopt *g, const loss_kind *L)
+const char *lossopt_name(int k)
 {
-    static const struct {
-        int bit;
-        const char *what;
-    } owned[] = {
-        {LOSS_OPT_SPE, "--se2-0 and --sampler are options"}, {LOSS_OPT_TRIPLET, "--triplet and --mining are options"},
-        {LOSS_OPT_CE, "--ce-scale0 is an option"},           {LOSS_OPT_CE_TOPK, "--ce-topk is an option"},
-        {LOSS_OPT_CE_FRAC, "--ce-frac is an option"},         {LOSS_OPT_FSTAT, "--fstat-dims is an option"},
-    };
-    int given = (!isnan(g->se2_0) || g->sampler >= 0 ? LOSS_OPT_SPE : 0) |
-                (g->triplet_form >= 0 || g->mining >= 0 ? LOSS_OPT_TRIPLET : 0) |
-                (!isnan(g->ce_scale0) ? LOSS_OPT_CE : 0) | (g->ce_topk ? LOSS_OPT_CE_TOPK : 0) |
-                (!isnan(g->ce_frac) ? LOSS_OPT_CE_FRAC : 0) | (g->fstat_dims ? LOSS_OPT_FSTAT : 0);
-    for (size_t i = 0; i < sizeof owned / sizeof *owned; i++) {
-        char who[256];
-        if (!(given & owned[i].bit & ~L->options))
+    collect();
+    return k >= 0 && k < nnames ? names[k] : NULL;
+}
+
+int lossopt_index(const char *name)
+{
+    collect();
+    for (int k = 0; k < nnames; k++)
+        if (!strcmp(names[k], name))
+            return k;
+    return -1;
+}
+
+static const char *type_name(setting_type t)
+{
+    return t == SETTING_INT ? "int" : t == SETTING_REAL ? "real" : t == SETTING_CHOICE ? "choice" : "none";
+}
+
+static void list_rows(FILE *f, const char *loss, const loss_kind *L, int from, int to)
+{
+    for (int i = from; i < to; i++) {
+        const setting *s = loss_setting(L, i);
+        char flag[64], range[256], def[64];
+        if (s->type == SETTING_NONE)
             continue;
-        loss_owners(owned[i].bit, who, sizeof who);
-        usage_die("%s of the %s loss%s", owned[i].what, who, strchr(who, ' ') ? "es" : "");
+        double d = i == LOSS_K && L->default_K ? L->default_K : s->def;
+        fprintf(f, "%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\n", loss, s->option ? setting_flag(s, flag, sizeof flag) : "-",
+                s->arg ? s->arg : "-", s->key ? s->key : "-", type_name(s->type), setting_range(s, range, sizeof range),
+                setting_format(s, d, def, sizeof def), s->help);
     }
+}
+
+int lossopt_list(FILE *f, const char *loss)
+{
+    const loss_kind *only = loss ? loss_find(loss) : NULL;
+    if (loss && !only)
+        return -1;
+    fprintf(f, "loss\toption\tvalue\tkey\ttype\trange\tdefault\thelp\n");
+    if (!only)
+        list_rows(f, "*", loss_kinds[0], 0, LOSS_NCOMMON);
+    for (int l = 0; loss_kinds[l]; l++) {
+        const loss_kind *L = loss_kinds[l];
+        if (only && L != only)
+            continue;
+        /* one loss: the five it takes too, with its own defaults */
+        list_rows(f, L->name, L, only ? 0 : LOSS_NCOMMON, loss_nsettings(L));
+    }
+    return 0;
+}
+
+/* appends word to buf (used of n), starting an indented line when the line would pass 96 */
+static size_t wrap(char *buf, size_t n, size_t used, size_t *col, const char *word)
+{
+    size_t w = strlen(word);
+    if (*col + 1 + w > 96 && used < n) {
+        used += (size_t)snprintf(buf + used, n - used, "\n   ");
+        *col = 3;
+    }
+    if (used < n)
+        used += (size_t)snprintf(buf + used, n - used, " %s", word);
+    *col += 1 + w;
+    return used;
+}
+
+/* the losses with option k, "every loss" when all have it */
+static const char *owners_of(int k, char *who, size_t n)
+{
+    int every = 1;
+    for (int l = 0; loss_kinds[l]; l++)
+        every &= loss_setting_index(loss_kinds[l], names[k]) >= 0;
+    return every ? (snprintf(who, n, "every loss"), who) : loss_owners(names[k], who, n);
+}
+
+const char *lossopt_help(char *buf, size_t n)
+{
+    static const char head[] = "  loss settings (train [--loss NAME] --settings lists them):";
+    size_t used = (size_t)snprintf(buf, n, "%s", head), col = sizeof head - 1;
+    collect();
+    /* the options by the losses that have them, those of the same losses together: "every
+     * loss: -K --beta ...; spe: --se2-0 --sampler; ..." */
+    for (int k = 0; k < nnames && used < n; k++) {
+        char who[256], prev[256], next[256], word[300];
+        owners_of(k, who, sizeof who);
+        int first = k == 0 || strcmp(owners_of(k - 1, prev, sizeof prev), who);
+        int last = k + 1 == nnames || strcmp(owners_of(k + 1, next, sizeof next), who);
+        snprintf(word, sizeof word, "%s%s%s%s%s", first ? who : "", first ? ": " : "", names[k][1] ? "--" : "-",
+                 names[k], last && k + 1 < nnames ? ";" : "");
+        used = wrap(buf, n, used, &col, word);
+    }
+    if (used < n)
+        snprintf(buf + used, n - used, "\n");
+    return buf;
+}
+
+const struct option *lossopt_longopts(const struct option *base, int n, int val0)
+{
+    static struct option all[2 * LOSSOPT_MAX + 1];
+    collect();
+    if (n + nnames >= (int)(sizeof all / sizeof *all))
+        die("lossopt: %d options, more than %d", n + nnames, (int)(sizeof all / sizeof *all) - 1);
+    memcpy(all, base, (size_t)n * sizeof *base);
+    int m = n;
+    for (int k = 0; k < nnames; k++)
+        if (names[k][1])
+            all[m++] = (struct option){names[k], 1, 0, val0 + k};
+    all[m] = (struct option){0, 0, 0, 0};
+    return all;
+}
+
+void lossopt_add(lossopt *g, int k, const char *text)
+{
+    if (g->n >= LOSSOPT_MAX)
+        usage_die("more than %d loss settings given", LOSSOPT_MAX);
+    g->option[g->n] = lossopt_name(k);
+    g->text[g->n++] = text;
 }
 
 const char *lossopt_configure(const lossopt *g, const loss_kind *L, int D, int shots, loss_config *lc)
 {
-    *lc = loss_defaults;
-    lc->K = lossopt_K(g, L);
-    if (g->beta >= 0)
-        lc->beta = g->beta;
-    lc->margin = g->margin; /* < 0: not given */
-    if (!isnan(g->a0))
-        lc->a0 = g->a0;
-    if (!isnan(g->b0))
-        lc->b0 = g->b0;
-    lc->gamma0 = isnan(g->se2_0) ? NAN : loss_softplus_inv(g->se2_0);
-    if (g->sampler >= 0)
-        lc->sampler = g->sampler;
-    if (g->triplet_form >= 0)
-        lc->triplet_form = g->triplet_form;
-    if (g->mining >= 0)
-        lc->mining = g->mining;
-    if (!isnan(g->ce_scale0))
-        lc->ce_scale0 = g->ce_scale0;
-    if (g->ce_topk)
-        lc->ce_topk = g->ce_topk;
-    if (!isnan(g->ce_frac))
-        lc->ce_frac = g->ce_frac;
-    lc->fstat_dims = g->fstat_dims;
-    const char *bad = L->settle ? L->settle(lc, D, shots) : NULL;
-    if (lc->margin < 0)
-        lc->margin = loss_defaults.margin;
-    if (isnan(lc->gamma0))
-        lc->gamma0 = loss_defaults.gamma0;
-    return bad;
+    *lc = loss_config_new(L);
+    for (int k = 0; k < g->n; k++) {
+        int i = loss_setting_index(L, g->option[k]);
+        const setting *s = loss_setting(L, i);
+        if (i < 0 || !s->option || strcmp(s->option, g->option[k])) {
+            char who[256], flag[64];
+            setting demo = {.option = g->option[k]};
+            loss_owners(g->option[k], who, sizeof who);
+            usage_die("%s is an option of the %s loss%s, not of %s", setting_flag(&demo, flag, sizeof flag), who,
+                      strchr(who, ' ') ? "es" : "", L->name);
+        }
+        loss_put(lc, i, setting_parse(s, g->text[k]));
+        lc->given |= 1u << i;
+    }
+    return L->settle ? L->settle(lc, D, shots) : NULL;
 }

@@ -359,7 +359,8 @@ static void test_mls(void)
     int32_t cls[5] = {0, 0, 1, 1, 2};
     loss_input in = {.n = n, .C = 1, .D = D, .mu = mu, .var = var, .cls = cls};
     loss_stats st;
-    double v = L->forward_backward(&loss_defaults, &in, NULL, NULL, dmu, dvar, NULL, &st);
+    loss_config lc = loss_config_new(L);
+    double v = L->forward_backward(&lc, &in, NULL, NULL, dmu, dvar, NULL, &st);
     double want = -(mls_score(mu, var, mu + D, var + D, D) + mls_score(mu + 2 * D, var + 2 * D, mu + 3 * D, var + 3 * D, D)) / 2;
     CHECK_CLOSE(v, want, 1e-12);
     CHECK_CLOSE(st.nll, want, 1e-12);
@@ -369,9 +370,9 @@ static void test_mls(void)
         for (int w = 0; w < 2; w++) {
             float *x = w ? var : mu, keep = x[i], e = 1e-3f;
             x[i] = keep + e;
-            double p = L->forward_backward(&loss_defaults, &in, NULL, NULL, NULL, NULL, NULL, NULL);
+            double p = L->forward_backward(&lc, &in, NULL, NULL, NULL, NULL, NULL, NULL);
             x[i] = keep - e;
-            double q = L->forward_backward(&loss_defaults, &in, NULL, NULL, NULL, NULL, NULL, NULL);
+            double q = L->forward_backward(&lc, &in, NULL, NULL, NULL, NULL, NULL, NULL);
             x[i] = keep;
             CHECK_CLOSE(w ? dvar[i] : dmu[i], (p - q) / (2 * e), 2e-3 * (1 + fabs((p - q) / (2 * e))));
         }
@@ -380,11 +381,11 @@ static void test_mls(void)
     uint8_t match[3] = {1, 0, 1};
     loss_input pin = in;
     pin.npairs = 3, pin.pair_a = pa, pin.pair_b = pb, pin.match = match;
-    v = L->forward_backward(&loss_defaults, &pin, NULL, NULL, dmu, dvar, NULL, NULL);
+    v = L->forward_backward(&lc, &pin, NULL, NULL, dmu, dvar, NULL, NULL);
     CHECK_CLOSE(v, -(mls_score(mu, var, mu + D, var + D, D) + mls_score(mu + D, var + D, mu + 4 * D, var + 4 * D, D)) / 2,
                 1e-12);
     match[0] = match[2] = 0;
-    v = L->forward_backward(&loss_defaults, &pin, NULL, NULL, dmu, dvar, NULL, NULL);
+    v = L->forward_backward(&lc, &pin, NULL, NULL, dmu, dvar, NULL, NULL);
     int zero = v == 0;
     for (int i = 0; i < n * D; i++)
         zero &= dmu[i] == 0 && dvar[i] == 0;

@@ -21,11 +21,14 @@
 enum { SAMPLED, SNM, CESOFTMAX, CENM, CEMARGIN, NFORMS };
 static const char *const names[NFORMS] = {"sampled_softmax", "snm", "cesoftmax", "cenm", "cemargin"};
 
+/* the five losses' settings are laid out alike (lib/training/loss_ce.c): set by key through snm's table */
+#define SET(lc, key, v) loss_set(&(lc), loss_find("snm"), key, v)
+
 static loss_config config(int topk, double frac, double m)
 {
-    loss_config lc = loss_defaults;
-    lc.ce_topk = topk;
-    lc.ce_frac = frac;
+    loss_config lc = loss_config_new(loss_find("snm"));
+    SET(lc, "ce_topk", topk);
+    SET(lc, "ce_frac", frac);
     lc.margin = m;
     return lc;
 }
@@ -56,14 +59,24 @@ static void test_registry(void)
         CHECK(L->nparams == 1 && !strcmp(L->param_names[0], "ce.log_scale") && L->param_names[1] == NULL);
         CHECK(L->help && L->init_params && L->forward_backward);
         float p = 0;
-        loss_config lc = loss_defaults;
-        lc.ce_scale0 = 7.5;
+        loss_config lc = loss_config_new(L);
+        SET(lc, "ce_scale0", 7.5);
         L->init_params(&lc, &p);
         CHECK_CLOSE(exp(p), 7.5, 1e-6);
     }
-    CHECK_CLOSE(loss_defaults.ce_scale0, 10, 0);
-    CHECK(loss_defaults.ce_topk == 32);
-    CHECK_CLOSE(loss_defaults.ce_frac, 0.5, 0);
+    for (int f = 0; f < NFORMS; f++) {
+        const loss_kind *L = loss_find(names[f]);
+        loss_config lc = loss_config_new(L);
+        CHECK_CLOSE(loss_value(&lc, L, "ce_scale0"), 10, 0);
+        CHECK(loss_value(&lc, L, "ce_topk") == 32);
+        CHECK_CLOSE(loss_value(&lc, L, "ce_frac"), 0.5, 0);
+        /* the three keys in every two-tower loss's table, in the same slots; --ce-topk snm's
+         * option only, --ce-frac cenm's */
+        CHECK(loss_setting_index(L, "ce_scale0") == LOSS_OWN(0) && loss_setting_index(L, "ce_topk") == LOSS_OWN(1));
+        CHECK(loss_setting_index(L, "ce_frac") == LOSS_OWN(2));
+        CHECK((loss_setting_index(L, "ce-topk") >= 0) == (f == SNM));
+        CHECK((loss_setting_index(L, "ce-frac") >= 0) == (f == CENM));
+    }
 }
 
 /* Batch A: D = 2, three classes, images d = (1,0), (0,1), (-1,0) and queries the same directions
@@ -102,9 +115,9 @@ static void test_values_a(void)
     v = eval(SNM, &lc, &in, ls, NULL, NULL, NULL);
     CHECK_CLOSE(v, log(1 + e1), 1e-9);
     printf("batch A: snm k=1         %.9f (hand %.9f)\n", v, log(1 + e1));
-    lc.ce_topk = 2;
+    SET(lc, "ce_topk", 2);
     CHECK_CLOSE(eval(SNM, &lc, &in, ls, NULL, NULL, NULL), sampled, 1e-9);
-    lc.ce_topk = 100;
+    SET(lc, "ce_topk", 100);
     CHECK_CLOSE(eval(SNM, &lc, &in, ls, NULL, NULL, NULL), sampled, 1e-9);
     double ce = log(1 + (4 + 2 * e1) * e1);
     v = eval(CESOFTMAX, &lc, &in, ls, NULL, NULL, &st);
@@ -113,12 +126,12 @@ static void test_values_a(void)
     printf("batch A: cesoftmax       %.9f (hand %.9f)\n", v, ce);
     double fr[3] = {0.5, 0.6, 0.7}, want[3] = {log(1 + 3 * e1), log(1 + 4 * e1), log(1 + (4 + e1) * e1)};
     for (int i = 0; i < 3; i++) {
-        lc.ce_frac = fr[i];
+        SET(lc, "ce_frac", fr[i]);
         v = eval(CENM, &lc, &in, ls, NULL, NULL, NULL);
         CHECK_CLOSE(v, want[i], 1e-9);
         printf("batch A: cenm frac %.1f   %.9f (hand %.9f)\n", fr[i], v, want[i]);
     }
-    lc.ce_frac = 1;
+    SET(lc, "ce_frac", 1);
     CHECK_CLOSE(eval(CENM, &lc, &in, ls, NULL, NULL, NULL), ce, 1e-9);
     for (int m = 1; m <= 4; m++) {
         lc.margin = m;
@@ -279,11 +292,11 @@ static void test_selection(void)
     }
     loss_config lc = config(1, 0.25, 1);
     double v1 = eval(SNM, &lc, &in, ls, NULL, NULL, NULL);
-    lc.ce_topk = 2;
+    SET(lc, "ce_topk", 2);
     double v2 = eval(SNM, &lc, &in, ls, NULL, NULL, NULL);
     CHECK_CLOSE(v1, w1, 1e-6);
     CHECK_CLOSE(v2, w2, 1e-6);
-    lc.ce_topk = 3;
+    SET(lc, "ce_topk", 3);
     CHECK_CLOSE(eval(SNM, &lc, &in, ls, NULL, NULL, NULL), eval(SAMPLED, &lc, &in, ls, NULL, NULL, NULL), 1e-12);
     printf("batch C: snm k=1 %.9f (hand %.9f), k=2 %.9f (hand %.9f)\n", v1, w1, v2, w2);
     double p[4] = {0.5, 0.7, 0.8, 0.7};
@@ -294,7 +307,7 @@ static void test_selection(void)
         c6 += log(1 + S6 * exp(-s * p[j])) / 4;
     }
     double v3 = eval(CENM, &lc, &in, ls, NULL, NULL, NULL);
-    lc.ce_frac = 0.5;
+    SET(lc, "ce_frac", 0.5);
     double v6 = eval(CENM, &lc, &in, ls, NULL, NULL, NULL);
     CHECK_CLOSE(v3, c3, 1e-6);
     CHECK_CLOSE(v6, c6, 1e-6);
@@ -439,7 +452,7 @@ static double reference(int f, const loss_config *lc, const batch *b, double s)
                 if (b->cls[k] != b->cls[j])
                     neg[M++] = s * cosine(b, j, k);
         qsort(neg, M, sizeof(double), cmp_desc);
-        int t = f == CENM ? (int)ceil(lc->ce_frac * M - 1e-9) : M;
+        int t = f == CENM ? (int)ceil(loss_value(lc, loss_find("snm"), "ce_frac") * M - 1e-9) : M;
         double S = 0;
         for (int i = 0; i < t; i++)
             S += exp(neg[i]);
@@ -454,7 +467,8 @@ static double reference(int f, const loss_config *lc, const batch *b, double s)
                 if (b->cls[k] != b->cls[j])
                     neg[M++] = s * cosine(b, j, k);
             qsort(neg, M, sizeof(double), cmp_desc);
-            int t = f == SNM && lc->ce_topk < M ? lc->ce_topk : M;
+            int topk = (int)loss_value(lc, loss_find("snm"), "ce_topk");
+            int t = f == SNM && topk < M ? topk : M;
             double S = 0, c = cosine(b, j, j);
             for (int i = 0; i < t; i++)
                 S += exp(neg[i]);
@@ -472,21 +486,22 @@ static double selection_gap(const loss_config *lc, const batch *b)
 {
     int n = b->n, M = 0;
     double *neg = emalloc(sizeof(double) * n * n), gap = INFINITY;
+    int topk = (int)loss_value(lc, loss_find("snm"), "ce_topk");
     for (int j = 0; j < n; j++) {
         int Mj = 0;
         for (int k = 0; k < n; k++)
             if (b->cls[k] != b->cls[j])
                 neg[Mj++] = cosine(b, j, k);
         qsort(neg, Mj, sizeof(double), cmp_desc);
-        if (lc->ce_topk < Mj)
-            gap = fmin(gap, neg[lc->ce_topk - 1] - neg[lc->ce_topk]);
+        if (topk < Mj)
+            gap = fmin(gap, neg[topk - 1] - neg[topk]);
     }
     for (int j = 0; j < n; j++)
         for (int k = 0; k < n; k++)
             if (b->cls[k] != b->cls[j])
                 neg[M++] = cosine(b, j, k);
     qsort(neg, M, sizeof(double), cmp_desc);
-    int t = (int)ceil(lc->ce_frac * M - 1e-9);
+    int t = (int)ceil(loss_value(lc, loss_find("snm"), "ce_frac") * M - 1e-9);
     if (t < M)
         gap = fmin(gap, neg[t - 1] - neg[t]);
     /* cemargin: psi is C^1 but its second derivative jumps where theta = i pi / m */
@@ -656,8 +671,8 @@ static int dies_f(int f, const loss_config *lc, const loss_input *in, const floa
 static int init_dies(double scale0)
 {
     if (check_child()) {
-        loss_config lc = loss_defaults;
-        lc.ce_scale0 = scale0;
+        loss_config lc = loss_config_new(loss_find("snm"));
+        SET(lc, "ce_scale0", scale0);
         float p;
         loss_find("cesoftmax")->init_params(&lc, &p);
         _exit(0);

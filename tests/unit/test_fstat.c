@@ -34,6 +34,15 @@
  * two central differences combine exactly (Richardson: (4 D(h/2) - D(h)) / 3 cancels the h^2
  * term; a poorly separated dimension's log I ~ log |m_a - m_b| has third derivatives of 1e4
  * that leave a plain central difference at h = 1e-4 wrong by 3e-6 relative) */
+/* d, the setting --fstat-dims (0: all D, which the option does not take) */
+#define DIMS(lc, d) loss_set(&(lc), loss_find("fstat"), "fstat-dims", d)
+/* the settings with d = 0: every dimension of every pair (not train's default, 2) */
+static loss_config all_dims(void)
+{
+    loss_config lc = loss_config_new(loss_find("fstat"));
+    DIMS(lc, 0);
+    return lc;
+}
 #define FD_H (1.0 / 4096)
 
 static double worst_rel;  /* the largest relative error of log I seen against a closed form */
@@ -227,7 +236,8 @@ static void test_registry(void)
         exit(check_done("test_fstat"));
     CHECK(L->batches == LOSS_GROUPS && L->needs_var == 0 && L->nparams == 0 && L->max_C == 1);
     CHECK(L->help && L->init_params && L->forward_backward && L->param_names && !L->param_names[0]);
-    CHECK(loss_defaults.fstat_dims == 0);
+    loss_config lc = loss_config_new(L);
+    CHECK(loss_value(&lc, L, "fstat-dims") == 2 && loss_value(&lc, L, "fstat_dims") == 2);
 }
 
 /* three classes (values 9, 3, 5, scrambled), D = 2:
@@ -243,21 +253,21 @@ static void test_hand_batch(void)
     float mu[] = {4, 0, 1, 5, 0, 0, 1, 7, 6, 1, 2, 1, 1, 6};
     int32_t cls[] = {3, 5, 9, 5, 3, 9, 5};
     loss_input in = {.n = 7, .C = 1, .D = 2, .mu = mu, .cls = cls};
-    loss_config lc = loss_defaults;
+    loss_config lc = all_dims();
     const double pi = M_PI;
 #define I15(x) (2 / pi * (asin(sqrt(x)) + sqrt((x) * (1 - (x)))))
     double xa = 36.3 / 38.8, xb = 19.2 / 21.2, tiny = 1e-37;
     double want1 = -(0.5 * log(0.8) + 2 * log(I15(xa)));
     double want2 = want1 - 0.5 * log(tiny) - log(4 / pi * sqrt(tiny)) - log(I15(xb));
     loss_stats st;
-    lc.fstat_dims = 1;
+    DIMS(lc, 1);
     double l1 = eval(&lc, &in, NULL, &st);
     CHECK_CLOSE(l1, want1, 1e-12);
     CHECK_CLOSE(st.nll, l1, 0);
     CHECK(isnan(st.acc) && isnan(st.se2) && st.kl == 0 && st.mean_var == 0);
-    lc.fstat_dims = 2;
+    DIMS(lc, 2);
     CHECK_CLOSE(eval(&lc, &in, NULL, NULL), want2, 1e-12);
-    lc.fstat_dims = 0; /* all D */
+    DIMS(lc, 0); /* all D */
     CHECK_CLOSE(eval(&lc, &in, NULL, NULL), want2, 1e-12);
     printf("hand batch: d = 1 loss %.12f (want %.12f), d = 2 loss %.12f (want %.12f)\n", l1, want1,
            eval(&lc, &in, NULL, NULL), want2);
@@ -267,7 +277,7 @@ static void test_hand_batch(void)
      * (S = 20); dB/dz = 2 (m_3 - m) = 2 * 2 (5 - 1)/4 = 4; dW/dz = 2 (4 - 5) = -2.
      * pair {3,5} dim 1 is selected (x = 36.3/38.8): image 0 has z_1 = 0, class 3 mean 0.5 */
     float dmu[14];
-    lc.fstat_dims = 1;
+    DIMS(lc, 1);
     eval(&lc, &in, dmu, NULL);
     double g = 1 / (2 * 0.8), S = 20, want0 = (-g * 4 / (S * S)) * 4 + (g * 16 / (S * S)) * -2;
     CHECK_CLOSE(dmu[0], want0, 1e-6);
@@ -280,7 +290,7 @@ static void test_hand_batch(void)
  * and ties between dimensions (the lowest index wins) */
 static void test_guards(void)
 {
-    loss_config lc = loss_defaults;
+    loss_config lc = all_dims();
     float dmu[8 * 3];
     /* W = 0, B > 0: x = 1 -> 1 - 1e-5, zero gradient; 2 classes x 4 images, D = 1, b = 3 */
     float sep[] = {0, 0, 0, 0, 1, 1, 1, 1};
@@ -309,7 +319,7 @@ static void test_guards(void)
         bt.mu[i * 3 + 2] = bt.mu[i * 3 + 0];
         bt.mu[i * 3 + 1] = 0.01f * bt.mu[i * 3 + 0] + (i % 2 ? 0.3f : -0.3f);
     }
-    lc.fstat_dims = 1;
+    DIMS(lc, 1);
     double lt = eval(&lc, &bt.in, dmu, NULL);
     int nonzero0 = 0;
     for (int i = 0; i < 8; i++) {
@@ -317,7 +327,7 @@ static void test_guards(void)
         nonzero0 += dmu[i * 3 + 0] != 0;
     }
     CHECK(nonzero0 == 8);
-    lc.fstat_dims = 2;
+    DIMS(lc, 2);
     CHECK_CLOSE(eval(&lc, &bt.in, NULL, NULL), 2 * lt, 1e-12 * lt);
     free(bt.mu);
     free(bt.cls);
@@ -368,8 +378,8 @@ static void test_gradients(void)
     };
     for (int i = 0; i < (int)(sizeof c / sizeof c[0]); i++) {
         batch bt = make_pk(c[i].P, c[i].K, c[i].D, c[i].seed);
-        loss_config lc = loss_defaults;
-        lc.fstat_dims = c[i].d;
+        loss_config lc = all_dims();
+        DIMS(lc, c[i].d);
         char what[64];
         snprintf(what, sizeof what, "P %d x K %d, D %d, d %d", c[i].P, c[i].K, c[i].D, c[i].d);
         gradcheck(what, &lc, &bt);
@@ -380,9 +390,9 @@ static void test_gradients(void)
     batch bt = make_pk(3, 4, 3, 15);
     int32_t scramble[12] = {50, 43, 43, 36, 50, 50, 36, 36, 36, 43, 36, 50};
     memcpy(bt.cls, scramble, sizeof scramble);
-    loss_config lc = loss_defaults;
+    loss_config lc = all_dims();
     gradcheck("unequal classes, D 3, d 3", &lc, &bt);
-    lc.fstat_dims = 1;
+    DIMS(lc, 1);
     gradcheck("unequal classes, D 3, d 1", &lc, &bt);
     free(bt.mu);
     free(bt.cls);
@@ -402,7 +412,7 @@ static int dies(const loss_config *lc, const loss_input *in)
 static void test_misuse(void)
 {
     util_init("test_fstat");
-    loss_config lc = loss_defaults;
+    loss_config lc = all_dims();
     batch bt = make_pk(3, 4, 2, 21);
     CHECK(!dies(&lc, &bt.in));
     for (int i = 0; i < 12; i++) /* one class */
@@ -416,9 +426,9 @@ static void test_misuse(void)
     bt.in.C = 2, bt.in.D = 1; /* a mixture */
     CHECK(dies(&lc, &bt.in));
     bt.in.C = 1, bt.in.D = 2;
-    lc.fstat_dims = 3; /* d > D */
+    DIMS(lc, 3); /* d > D */
     CHECK(dies(&lc, &bt.in));
-    lc.fstat_dims = 0;
+    DIMS(lc, 0);
     /* two classes of one image each: n = 2, no F(1, 0) */
     int32_t two[2] = {1, 2};
     loss_input in2 = {.n = 2, .C = 1, .D = 2, .mu = bt.mu, .cls = two};

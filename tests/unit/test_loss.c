@@ -169,6 +169,10 @@ static double gradcheck(const char *what, const loss_kind *L, const loss_config 
     return worst;
 }
 
+/* the settings of the HIB paper's losses (softcon, contrastive, vib) at their defaults: the five
+ * every loss has */
+static loss_config hib;
+
 static void test_registry(void)
 {
     const char *names[] = {"softcon", "contrastive", "vib"};
@@ -194,21 +198,21 @@ static void test_registry(void)
     CHECK(loss_find(NULL) == NULL);
     const loss_kind *V = loss_find("vib");
     CHECK(!strcmp(V->param_names[0], "match.a_raw") && !strcmp(V->param_names[1], "match.b"));
-    CHECK(loss_defaults.K == 8);
-    CHECK_CLOSE(loss_defaults.beta, 1e-4, 0);
-    CHECK_CLOSE(loss_defaults.margin, 1, 0);
+    CHECK(hib.K == 8);
+    CHECK_CLOSE(hib.beta, 1e-4, 0);
+    CHECK_CLOSE(hib.margin, 1, 0);
     /* init: a = softplus(a_raw) comes back as a0 */
-    loss_config lc = loss_defaults;
+    loss_config lc = hib;
     lc.a0 = 3.5;
     lc.b0 = -2;
     float p[2];
     V->init_params(&lc, p);
     CHECK_CLOSE(loss_softplus(p[0]), 3.5, 1e-6);
     CHECK_CLOSE(p[1], -2, 0);
-    V->init_params(&loss_defaults, p);
+    V->init_params(&hib, p);
     CHECK_CLOSE(loss_softplus(p[0]), 1, 1e-6);
     CHECK_CLOSE(p[1], 0, 0);
-    loss_find("contrastive")->init_params(&loss_defaults, NULL);  /* no parameters: no writes */
+    loss_find("contrastive")->init_params(&hib, NULL);  /* no parameters: no writes */
 }
 
 static void test_scalars(void)
@@ -262,13 +266,13 @@ static void test_softcon_values(void)
 {
     const loss_kind *L = loss_find("softcon");
     float params[2], mu[4] = {0, 0, 2, 0}, dmu[4], dp[2] = {0, 0};
-    L->init_params(&loss_defaults, params);
+    L->init_params(&hib, params);
     int32_t pa = 0, pb = 1;
     uint8_t match = 1;
     loss_input in = {.n = 2, .C = 1, .D = 2, .mu = mu, .npairs = 1, .pair_a = &pa, .pair_b = &pb,
                      .match = &match};
     loss_stats st;
-    double l = eval(L, &loss_defaults, &in, params, dp, dmu, NULL, &st);
+    double l = eval(L, &hib, &in, params, dp, dmu, NULL, &st);
     CHECK_CLOSE(l, -log(loss_sigmoid(-2)), 1e-7);  /* 2.1269280110 */
     CHECK_CLOSE(l, 2.1269280110429727, 1e-7);
     CHECK_CLOSE(st.nll, l, 0);
@@ -284,20 +288,20 @@ static void test_softcon_values(void)
     CHECK_CLOSE(dp[1], -loss_sigmoid(2), 1e-6);
     CHECK_CLOSE(dp[0], 2 * loss_sigmoid(2) * (1 - exp(-1.0)), 1e-6);
     match = 0;
-    l = eval(L, &loss_defaults, &in, params, NULL, dmu, NULL, NULL);
+    l = eval(L, &hib, &in, params, NULL, dmu, NULL, NULL);
     CHECK_CLOSE(l, -log(1 - loss_sigmoid(-2)), 1e-7);  /* 0.1269280110 */
     CHECK_CLOSE(dmu[0], loss_sigmoid(-2), 1e-6);
     /* coincident points: finite, zero gradient (the norm guard) */
     float same[4] = {0.5f, 0.5f, 0.5f, 0.5f};
     in.mu = same;
     match = 1;
-    l = eval(L, &loss_defaults, &in, params, NULL, dmu, NULL, NULL);
+    l = eval(L, &hib, &in, params, NULL, dmu, NULL, NULL);
     CHECK_CLOSE(l, log(2), 1e-6);
     CHECK(dmu[0] == 0 && dmu[1] == 0 && dmu[2] == 0 && dmu[3] == 0);
     /* no pairs: 0, zero gradients */
     in.npairs = 0;
     dmu[0] = 7;
-    CHECK_CLOSE(eval(L, &loss_defaults, &in, params, NULL, dmu, NULL, NULL), 0, 0);
+    CHECK_CLOSE(eval(L, &hib, &in, params, NULL, dmu, NULL, NULL), 0, 0);
     CHECK(dmu[0] == 0);
 }
 
@@ -311,7 +315,7 @@ static void test_contrastive_values(void)
     loss_input in = {.n = 6, .C = 1, .D = 2, .mu = mu, .npairs = 3, .pair_a = pa, .pair_b = pb,
                      .match = match};
     loss_stats st;
-    double l = eval(L, &loss_defaults, &in, NULL, NULL, dmu, NULL, &st);
+    double l = eval(L, &hib, &in, NULL, NULL, dmu, NULL, &st);
     CHECK_CLOSE(l, (4 + 0.25 + 0) / 3, 1e-7);
     CHECK_CLOSE(st.nll, l, 0);
     CHECK(st.a == 0 && st.b == 0 && st.kl == 0);
@@ -321,7 +325,7 @@ static void test_contrastive_values(void)
     CHECK_CLOSE(dmu[5], 1.0 / 3, 1e-6);
     CHECK_CLOSE(dmu[8], 0, 0);
     CHECK_CLOSE(dmu[11], 0, 0);
-    loss_config lc = loss_defaults;
+    loss_config lc = hib;
     lc.margin = 3;  /* now the third pair (d = 2) is inside the margin: (3 - 2)^2 = 1 */
     l = eval(L, &lc, &in, NULL, NULL, dmu, NULL, NULL);
     CHECK_CLOSE(l, (4 + 2.5 * 2.5 + 1) / 3, 1e-6);
@@ -329,7 +333,7 @@ static void test_contrastive_values(void)
 
 static void test_gradients(void)
 {
-    loss_config lc = loss_defaults;
+    loss_config lc = hib;
     float params[2];
     /* the learnable a, b away from their init, so that their gradients are generic */
     lc.a0 = 1.7;
@@ -373,7 +377,7 @@ static void test_gradients(void)
 static void test_vib_limits(void)
 {
     const loss_kind *S = loss_find("softcon"), *V = loss_find("vib");
-    loss_config lc = loss_defaults;
+    loss_config lc = hib;
     lc.a0 = 1.3;
     lc.b0 = 0.2;
     float params[2];
@@ -433,7 +437,7 @@ static void test_vib_limits(void)
     uint8_t match = 1;
     loss_input in = {.n = 2, .C = 2, .D = 2, .mu = mu, .var = var, .npairs = 1, .pair_a = &pa,
                      .pair_b = &pb, .match = &match};
-    lc = loss_defaults;
+    lc = hib;
     eval(V, &lc, &in, params, NULL, NULL, NULL, &st);
     CHECK_CLOSE(st.kl, (2.75 / 2 + 0) / 2, 1e-12);
     CHECK_CLOSE(st.mean_var, 8.5 / 8, 1e-7);
@@ -499,8 +503,8 @@ static void test_stratified(void)
     loss_input in = {.n = 2, .C = 2, .D = 2, .mu = m2, .var = v2, .npairs = 1, .pair_a = &pa,
                      .pair_b = &pb, .match = &match};
     loss_stats st;
-    V->init_params(&loss_defaults, params);
-    eval(V, &loss_defaults, &in, params, dp, dmu, dvar, &st);
+    V->init_params(&hib, params);
+    eval(V, &hib, &in, params, dp, dmu, dvar, &st);
     CHECK_CLOSE(st.nll, log(4), 1e-6);
 }
 
@@ -509,7 +513,7 @@ static void test_huge_distances(void)
 {
     const loss_kind *S = loss_find("softcon"), *V = loss_find("vib");
     float params[2];
-    S->init_params(&loss_defaults, params);
+    S->init_params(&hib, params);
     for (int C = 1; C <= 2; C++) {
         float mu[16], var[16], dmu[16], dvar[16], dp[2] = {0, 0};
         for (int i = 0; i < 4; i++)
@@ -526,7 +530,7 @@ static void test_huge_distances(void)
         loss_stats st;
         const loss_kind *L = C == 1 ? S : V;
         for (int pass = 0; pass < 2; pass++, L = V) {
-            double l = eval(L, &loss_defaults, &in, params, dp, dmu, dvar, &st);
+            double l = eval(L, &hib, &in, params, dp, dmu, dvar, &st);
             int finite = isfinite(l) && isfinite(dp[0]) && isfinite(dp[1]);
             for (int i = 0; i < 4 * C * 2; i++)
                 finite &= isfinite(dmu[i]) && (L == S || isfinite(dvar[i]));
@@ -536,7 +540,7 @@ static void test_huge_distances(void)
             CHECK(st.nll > 0);
             /* the match pair pulls image 0 (at x = -5000) towards +x with a unit force (a = 1),
              * over 2 pairs, shared by the C components; vib adds the KL pull beta mu / P */
-            double want = -0.5 + (L == V ? loss_defaults.beta * -5000 / 2.0 : 0), got = 0;
+            double want = -0.5 + (L == V ? hib.beta * -5000 / 2.0 : 0), got = 0;
             for (int c = 0; c < C; c++)
                 got += dmu[c * 2];  /* the log-sum-exp weights favour the closest samples */
             CHECK(fabs(got - want) < 0.01);
@@ -565,7 +569,7 @@ static void test_vib_pool(void)
     batch bt = make_batch(n, C, D, 1, 11);
     float params[2], *dmu[3], *dvar[3], dp[3][2];
     double lv[3];
-    V->init_params(&loss_defaults, params);
+    V->init_params(&hib, params);
     for (int twice = 0; twice < 2; twice++) {
         if (twice)
             bt.pb[5] = bt.pa[9]; /* image 18 in pairs 5 and 9 */
@@ -576,7 +580,7 @@ static void test_vib_pool(void)
             dmu[w] = emalloc(sizeof(float) * k), dvar[w] = emalloc(sizeof(float) * k);
             dp[w][0] = dp[w][1] = 0;
             loss_stats st;
-            lv[w] = eval(V, &loss_defaults, &in, params, dp[w], dmu[w], dvar[w], &st);
+            lv[w] = eval(V, &hib, &in, params, dp[w], dmu[w], dvar[w], &st);
             par_free(pool);
         }
         for (int w = 1; w < 3; w++)
@@ -595,9 +599,9 @@ static void test_misuse(void)
     util_init("test_loss");
     const loss_kind *V = loss_find("vib"), *S = loss_find("softcon");
     float params[2];
-    V->init_params(&loss_defaults, params);
+    V->init_params(&hib, params);
     batch bt = make_batch(4, 3, 2, 1, 31);
-    loss_config lc = loss_defaults;  /* K = 8, C = 3 */
+    loss_config lc = hib;  /* K = 8, C = 3 */
     CHECK(dies(V, &lc, &bt.in, params));
     lc.K = 6;
     CHECK(!dies(V, &lc, &bt.in, params));
@@ -615,7 +619,7 @@ static void bench(void)
 {
     const loss_kind *V = loss_find("vib");
     float params[2], dp[2] = {0, 0};
-    V->init_params(&loss_defaults, params);
+    V->init_params(&hib, params);
     for (int C = 1; C <= 4; C *= 4) {
         batch bt = make_batch(256, C, 2, 1, 41);
         size_t m = (size_t)256 * C * 2;
@@ -625,7 +629,7 @@ static void bench(void)
         int iters = 200;
         double t0 = now_seconds(), sum = 0;
         for (int it = 0; it < iters; it++)
-            sum += V->forward_backward(&loss_defaults, &bt.in, params, dp, dmu, dvar, &r, NULL);
+            sum += V->forward_backward(&hib, &bt.in, params, dp, dmu, dvar, &r, NULL);
         double us = (now_seconds() - t0) / iters * 1e6;
         printf("vib forward+backward, 128 pairs, K = 8, D = 2, C = %d: %.0f us per batch (loss %.3f)\n", C,
                us, sum / iters);
@@ -646,7 +650,7 @@ static void test_episodes(void)
         return;
     CHECK(P->batches == LOSS_EPISODES && E->batches == LOSS_EPISODES);
     CHECK(P->nparams == 0 && E->nparams == 1 && !P->needs_var && E->needs_var && E->default_K == 1);
-    loss_config lc = loss_defaults;
+    loss_config lc = loss_config_new(E);
     loss_stats st;
 
     /* proto by hand, D = 1: class 5 has support 0 and 2 (m = 1), class 9 support 5 (m = 5);
@@ -672,7 +676,7 @@ static void test_episodes(void)
     in.var = var;
     float gamma = 0.3f;
     lc.K = 1;
-    lc.sampler = LOSS_SAMPLER_NAIVE;
+    loss_set_text(&lc, E, "sampler", "naive");
     l = eval(E, &lc, &in, &gamma, NULL, NULL, NULL, &st);
     proto_set ps;
     proto_init(&ps, 2, 1);
@@ -709,7 +713,7 @@ static void test_episodes(void)
     free(eps);
     lc.K = K;
     for (int smp = 0; smp < 2; smp++) {
-        lc.sampler = smp;
+        loss_set(&lc, E, "sampler", smp); /* intersection, naive */
         /* one query at a time (the support, then that query): the loss is -log of the
          * estimate of p(t|x,S) */
         for (int k = 0; k < 2; k++) {
@@ -726,7 +730,7 @@ static void test_episodes(void)
 
     /* gradients against finite differences */
     batch bt = make_episode(4, 3, 2, 2, 0, 41);
-    lc = loss_defaults;
+    lc = loss_config_new(E);
     gradcheck("proto 4 ways D=2", P, &lc, &bt, NULL);
     free_batch(&bt);
     bt = make_episode(3, 2, 2, 3, 0, 42);
@@ -738,13 +742,13 @@ static void test_episodes(void)
     gradcheck("spe intersection K=1 D=2", E, &lc, &bt, gp);
     lc.K = 3;
     gradcheck("spe intersection K=3 D=2", E, &lc, &bt, gp);
-    lc.sampler = LOSS_SAMPLER_NAIVE;
+    loss_set_text(&lc, E, "sampler", "naive");
     lc.K = 4;
     gradcheck("spe naive K=4 D=2", E, &lc, &bt, gp);
     free_batch(&bt);
     bt = make_episode(3, 2, 3, 3, 1, 44);
     gp[0] = -1.2f;
-    lc.sampler = LOSS_SAMPLER_INTERSECTION;
+    loss_set_text(&lc, E, "sampler", "intersection");
     lc.K = 2;
     gradcheck("spe intersection K=2 D=3", E, &lc, &bt, gp);
     /* misuse: a query class without support, no queries, a point batch for spe */
@@ -764,58 +768,94 @@ static void test_episodes(void)
     free_batch(&bt);
 }
 
-/* the settings each loss owns (issue 22: train.c and ckpt.c name no loss): the owners of each
- * option bit, the defaults a loss derives (settle) and its checks; by hand from the papers'
- * choices in lib/loss*.c */
+/* the settings each loss has (issue 22: train.c and ckpt.c name no loss; issue 45: each declared
+ * once, in its loss's table): the owners of each option, the defaults a loss derives (settle) and
+ * its checks; by hand from the papers' choices in lib/training/loss_*.c */
 static void test_owned_settings(void)
 {
     char who[256];
-    CHECK(!strcmp(loss_owners(LOSS_OPT_SPE, who, sizeof who), "spe"));
-    CHECK(!strcmp(loss_owners(LOSS_OPT_TRIPLET, who, sizeof who), "triplet and hetriplet"));
-    CHECK(!strcmp(loss_owners(LOSS_OPT_CE, who, sizeof who), "sampled_softmax, snm, cesoftmax, cenm and cemargin"));
-    CHECK(!strcmp(loss_owners(LOSS_OPT_CE_TOPK, who, sizeof who), "snm"));
-    CHECK(!strcmp(loss_owners(LOSS_OPT_CE_FRAC, who, sizeof who), "cenm"));
-    CHECK(!strcmp(loss_owners(LOSS_OPT_FSTAT, who, sizeof who), "fstat"));
-    CHECK(!strcmp(loss_owners(LOSS_OPT_TRIPLET, who, 8), "triplet")); /* truncated, terminated */
+    CHECK(!strcmp(loss_owners("se2-0", who, sizeof who), "spe"));
+    CHECK(!strcmp(loss_owners("sampler", who, sizeof who), "spe"));
+    CHECK(!strcmp(loss_owners("mining", who, sizeof who), "triplet and hetriplet"));
+    CHECK(!strcmp(loss_owners("ce-scale0", who, sizeof who), "sampled_softmax, snm, cesoftmax, cenm and cemargin"));
+    CHECK(!strcmp(loss_owners("ce-topk", who, sizeof who), "snm"));
+    CHECK(!strcmp(loss_owners("ce-frac", who, sizeof who), "cenm"));
+    CHECK(!strcmp(loss_owners("fstat-dims", who, sizeof who), "fstat"));
+    CHECK(!strcmp(loss_owners("triplet", who, 8), "triplet")); /* truncated, terminated */
+    CHECK(!strcmp(loss_owners("nonsense", who, sizeof who), ""));
     CHECK(!strcmp(loss_default_name(0), "softcon") && !strcmp(loss_default_name(1), "vib"));
-    /* every two-tower loss owns the CE keys, and only they */
-    for (int i = 0; loss_kinds[i]; i++)
-        CHECK(!!(loss_kinds[i]->options & LOSS_OPT_CE) == loss_kinds[i]->needs_query);
-    /* spe: gamma = shots x D x 0.01 unless given (shots 0 counts as 1) */
-    loss_config c = loss_defaults;
-    c.gamma0 = NAN;
-    CHECK(loss_find("spe")->settle(&c, 2, 5) == NULL);
-    CHECK_CLOSE(c.gamma0, 0.1, 1e-15);
-    c.gamma0 = NAN;
-    loss_find("spe")->settle(&c, 3, 0);
-    CHECK_CLOSE(c.gamma0, 0.03, 1e-15);
-    c.gamma0 = 0.7;
-    loss_find("spe")->settle(&c, 3, 5);
-    CHECK(c.gamma0 == 0.7);
-    /* fstat: d = 2, or D when D < 2; a d above D refused */
-    c = loss_defaults;
-    CHECK(loss_find("fstat")->settle(&c, 8, 0) == NULL && c.fstat_dims == 2);
-    c.fstat_dims = 0;
-    CHECK(loss_find("fstat")->settle(&c, 1, 0) == NULL && c.fstat_dims == 1);
-    c.fstat_dims = 5;
-    const char *m = loss_find("fstat")->settle(&c, 4, 0);
+    /* every loss has the five common settings first; every two-tower loss has the CE keys (each
+     * checkpoint carries the three), and only they */
+    for (int i = 0; loss_kinds[i]; i++) {
+        const loss_kind *L = loss_kinds[i];
+        CHECK(loss_setting_index(L, "K") == LOSS_K && loss_setting_index(L, "b0") == LOSS_B0);
+        CHECK((loss_setting_index(L, "ce_topk") >= 0) == L->needs_query);
+        CHECK(loss_nsettings(L) - LOSS_NCOMMON <= LOSS_MAX_OWN);
+        /* each default of the table is a value of its setting (or derived), options unique */
+        for (int j = 0; j < loss_nsettings(L); j++) {
+            const setting *s = loss_setting(L, j);
+            if (s->type == SETTING_NONE)
+                continue;
+            CHECK(isnan(s->def) || setting_valid(s, s->def));
+            CHECK(s->option || s->key);
+            CHECK(!s->option || loss_setting_index(L, s->option) == j);
+        }
+    }
+    /* defaults: K 8 (spe 1), fstat 2, the CE scale 10, top-k 32, fraction 0.5, triplet soft semihard */
+    const loss_kind *spe = loss_find("spe"), *fs = loss_find("fstat"), *cm = loss_find("cemargin");
+    const loss_kind *snm = loss_find("snm"), *tr = loss_find("triplet");
+    loss_config c = loss_config_new(spe);
+    CHECK(c.K == 1 && loss_config_new(loss_find("vib")).K == 8 && c.given == 0);
+    CHECK(loss_value(&c, spe, "sampler") == 0 && isnan(loss_value(&c, spe, "se2-0")));
+    c = loss_config_new(snm);
+    CHECK(loss_value(&c, snm, "ce-scale0") == 10 && loss_value(&c, snm, "ce_topk") == 32);
+    CHECK(loss_value(&c, snm, "ce_frac") == 0.5);
+    c = loss_config_new(tr);
+    CHECK(loss_value(&c, tr, "triplet") == 0 && loss_value(&c, tr, "mining") == 2); /* soft, semihard */
+    loss_set_text(&c, tr, "mining", "hard");
+    CHECK(loss_value(&c, tr, "mining") == 1 && LOSS_GIVEN(&c, loss_setting_index(tr, "mining")));
+    /* spe: gamma = shots x D x 0.01 unless given (shots 0 counts as 1); --se2-0 gives
+     * softplus^-1(s_e^2); a gamma read from a checkpoint stays */
+    c = loss_config_new(spe);
+    CHECK(spe->settle(&c, 2, 5) == NULL);
+    CHECK_CLOSE(loss_value(&c, spe, "gamma0"), 0.1, 1e-15);
+    c = loss_config_new(spe);
+    spe->settle(&c, 3, 0);
+    CHECK_CLOSE(loss_value(&c, spe, "gamma0"), 0.03, 1e-15);
+    c = loss_config_new(spe);
+    loss_set(&c, spe, "se2-0", log(2.0)); /* softplus(0) = log 2 */
+    spe->settle(&c, 3, 5);
+    CHECK_CLOSE(loss_value(&c, spe, "gamma0"), 0, 1e-15);
+    c = loss_config_new(spe);
+    loss_set(&c, spe, "gamma0", 0.7);
+    spe->settle(&c, 3, 5);
+    CHECK(loss_value(&c, spe, "gamma0") == 0.7);
+    /* fstat: d = 2, or D when D < 2; a d above D refused when given */
+    c = loss_config_new(fs);
+    CHECK(fs->settle(&c, 8, 0) == NULL && loss_value(&c, fs, "fstat-dims") == 2);
+    c = loss_config_new(fs);
+    CHECK(fs->settle(&c, 1, 0) == NULL && loss_value(&c, fs, "fstat-dims") == 1);
+    loss_set(&c, fs, "fstat-dims", 5);
+    const char *m = fs->settle(&c, 4, 0);
     CHECK(m && strstr(m, "--fstat-dims 5") && strstr(m, "4 dimensions"));
     /* cemargin: m = 2 unless given; an integer 1..8 */
-    c = loss_defaults;
-    c.margin = -1;
-    CHECK(loss_find("cemargin")->settle(&c, 4, 0) == NULL && c.margin == 2);
-    c.margin = 8;
-    CHECK(loss_find("cemargin")->settle(&c, 4, 0) == NULL && c.margin == 8);
-    c.margin = 1.5;
-    CHECK(loss_find("cemargin")->settle(&c, 4, 0) != NULL);
-    c.margin = 9;
-    CHECK(loss_find("cemargin")->settle(&c, 4, 0) != NULL);
+    c = loss_config_new(cm);
+    CHECK(cm->settle(&c, 4, 0) == NULL && c.margin == 2);
+    loss_set(&c, cm, "margin", 8);
+    CHECK(cm->settle(&c, 4, 0) == NULL && c.margin == 8);
+    loss_set(&c, cm, "margin", 1.5);
+    CHECK(cm->settle(&c, 4, 0) != NULL);
+    loss_set(&c, cm, "margin", 9);
+    CHECK(cm->settle(&c, 4, 0) != NULL);
+    loss_set(&c, cm, "margin", 1);
+    CHECK(cm->settle(&c, 4, 0) == NULL && c.margin == 1);
     /* the other losses derive nothing */
-    CHECK(loss_find("vib")->settle == NULL && loss_find("triplet")->settle == NULL);
+    CHECK(loss_find("vib")->settle == NULL && tr->settle == NULL);
 }
 
 int main(void)
 {
+    hib = loss_config_new(loss_find("vib"));
     test_registry();
     test_owned_settings();
     test_scalars();

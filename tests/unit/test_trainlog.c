@@ -160,22 +160,43 @@ int main(void)
     CHECK(read_dies(path));
     unlink(path);
 
-    /* lossopt: nothing given is loss_defaults with the loss's K */
-    const loss_kind *vib = loss_find("vib"), *triplet = loss_find("triplet");
-    lossopt none = lossopt_none(), some = none;
+    /* lossopt: nothing given is the loss's defaults (spe: K = 1); options by name, in order,
+     * over them; an option of another loss is misuse */
+    const loss_kind *vib = loss_find("vib"), *triplet = loss_find("triplet"), *spe = loss_find("spe");
+    lossopt none = {0}, some = {0};
     loss_config lc;
     CHECK(lossopt_configure(&none, vib, 2, 0, &lc) == NULL);
-    CHECK(lc.K == lossopt_K(&none, vib) && lc.beta == loss_defaults.beta && lc.margin == loss_defaults.margin &&
-          lc.a0 == loss_defaults.a0 && lc.gamma0 == loss_defaults.gamma0);
-    some.K = 4, some.beta = 0.01, some.a0 = 3;
+    CHECK(lc.K == 8 && lc.beta == 1e-4 && lc.margin == 1 && lc.a0 == 1 && lc.b0 == 0 && lc.given == 0);
+    CHECK(lossopt_configure(&none, spe, 2, 5, &lc) == NULL && lc.K == 1);
+    CHECK_CLOSE(loss_value(&lc, spe, "gamma0"), 0.1, 1e-15); /* derived: 5 x 2 x 0.01 */
+    CHECK(lossopt_index("K") >= 0 && lossopt_index("ce-topk") >= 0 && lossopt_index("gamma0") < 0);
+    lossopt_add(&some, lossopt_index("K"), "4");
+    lossopt_add(&some, lossopt_index("beta"), "0.01");
+    lossopt_add(&some, lossopt_index("a0"), "3");
+    lossopt_add(&some, lossopt_index("K"), "6"); /* the last one given wins */
     CHECK(lossopt_configure(&some, vib, 2, 0, &lc) == NULL);
-    CHECK(lc.K == 4 && lc.beta == 0.01 && lc.a0 == 3 && lc.b0 == loss_defaults.b0);
-    some.mining = 1; /* --mining belongs to the triplet losses */
-    lossopt_check_owned(&some, triplet);
+    CHECK(lc.K == 6 && lc.beta == 0.01 && lc.a0 == 3 && lc.b0 == 0);
+    CHECK(LOSS_GIVEN(&lc, LOSS_K) && LOSS_GIVEN(&lc, LOSS_A0) && !LOSS_GIVEN(&lc, LOSS_B0));
+    lossopt_add(&some, lossopt_index("mining"), "hard"); /* --mining belongs to the triplet losses */
+    CHECK(lossopt_configure(&some, triplet, 2, 0, &lc) == NULL && loss_value(&lc, triplet, "mining") == 1);
     if (check_child()) {
-        lossopt_check_owned(&some, vib);
+        lossopt_configure(&some, vib, 2, 0, &lc);
         _exit(0);
     }
     CHECK(check_exited(2)); /* misuse */
+    lossopt bad = {0};
+    lossopt_add(&bad, lossopt_index("mining"), "easy");
+    if (check_child()) {
+        lossopt_configure(&bad, triplet, 2, 0, &lc);
+        _exit(0);
+    }
+    CHECK(check_exited(2)); /* not a name of the setting */
+    /* every loss setting's option is getopt's, but -K (short) */
+    const struct option base[] = {{"out", 1, 0, 'o'}};
+    const struct option *lo = lossopt_longopts(base, 1, 300);
+    int n = 0, seen_K = 0;
+    for (; lo[n].name; n++)
+        seen_K |= !strcmp(lo[n].name, "K");
+    CHECK(n == 1 + lossopt_count() - 1 && !seen_K && !strcmp(lo[0].name, "out"));
     return check_done("test_trainlog");
 }

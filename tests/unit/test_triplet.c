@@ -16,8 +16,12 @@
 
 #define FD_H 1e-4 /* finite-difference step, as in test_loss.c */
 
+/* the values of the settings "triplet" and "mining" (the indices of their names in
+ * lib/training/loss_triplet.c's table: test_registry checks them) */
 static const char *const form_names[] = {"soft", "hinge"};
 static const char *const mining_names[] = {"all", "hard", "semihard"};
+enum { T_SOFT, T_HINGE };
+enum { T_ALL, T_HARD, T_SEMIHARD };
 
 static double eval(const loss_config *cfg, const loss_input *in, float *dmu, loss_stats *st)
 {
@@ -28,9 +32,10 @@ static double eval(const loss_config *cfg, const loss_input *in, float *dmu, los
 
 static loss_config config(int form, int mining, double margin)
 {
-    loss_config lc = loss_defaults;
-    lc.triplet_form = form;
-    lc.mining = mining;
+    const loss_kind *L = loss_find("triplet");
+    loss_config lc = loss_config_new(L);
+    loss_set(&lc, L, "triplet", form);
+    loss_set(&lc, L, "mining", mining);
     lc.margin = margin;
     return lc;
 }
@@ -45,13 +50,17 @@ static void test_registry(void)
     const loss_kind *L = loss_find("triplet");
     CHECK(L != NULL);
     CHECK(L->batches == LOSS_GROUPS && !L->needs_var && L->max_C == 1 && L->nparams == 0);
-    CHECK(loss_defaults.triplet_form == LOSS_TRIPLET_SOFT);
-    CHECK(loss_defaults.mining == LOSS_MINING_SEMIHARD);
+    loss_config lc = loss_config_new(L);
+    CHECK(loss_value(&lc, L, "triplet") == T_SOFT && loss_value(&lc, L, "mining") == T_SEMIHARD);
+    const setting *fs = loss_setting(L, loss_setting_index(L, "triplet"));
+    const setting *ms = loss_setting(L, loss_setting_index(L, "mining"));
     for (int f = 0; f < 2; f++)
-        CHECK(loss_triplet_form_parse(loss_triplet_form_name(f)) == f);
+        CHECK(setting_choice(fs, form_names[f]) == f);
     for (int m = 0; m < 3; m++)
-        CHECK(loss_mining_parse(loss_mining_name(m)) == m);
-    CHECK(loss_triplet_form_parse("Soft") < 0 && loss_mining_parse("semi") < 0);
+        CHECK(setting_choice(ms, mining_names[m]) == m);
+    CHECK(setting_choice(fs, "Soft") < 0 && setting_choice(ms, "semi") < 0);
+    /* hetriplet has the same table */
+    CHECK(loss_find("hetriplet")->settings == L->settings);
 }
 
 /* x = 0, 1 (class 5) and 1.5, 4 (class 2): D01 = 1, D02 = 1.5, D03 = 4, D12 = 0.5, D13 = 3, D23 = 2.5.
@@ -81,25 +90,25 @@ static void test_values(void)
     }
     for (int m = 0; m < 3; m++) {
         loss_stats st;
-        loss_config lc = config(LOSS_TRIPLET_SOFT, m, 1);
+        loss_config lc = config(T_SOFT, m, 1);
         CHECK_CLOSE(eval(&lc, &in, NULL, &st), want_soft[m], 1e-9);
         CHECK_CLOSE(st.nll, want_soft[m], 1e-9);
         /* nearest other image: 0 -> 1 (right), 1 -> 2, 2 -> 1 (wrong), 3 -> 2 (right) */
         CHECK_CLOSE(st.acc, 0.5, 0);
         CHECK(isnan(st.a) && isnan(st.b) && isnan(st.se2));
-        lc = config(LOSS_TRIPLET_HINGE, m, 1);
+        lc = config(T_HINGE, m, 1);
         CHECK_CLOSE(eval(&lc, &in, NULL, NULL), want_hinge[m], 1e-9);
-        lc = config(LOSS_TRIPLET_SOFT, m, 1);
+        lc = config(T_SOFT, m, 1);
         printf("1-D batch: soft  %-8s loss %.9f (hand %.9f)\n", mining_names[m], eval(&lc, &in, NULL, NULL),
                want_soft[m]);
-        lc = config(LOSS_TRIPLET_HINGE, m, 1);
+        lc = config(T_HINGE, m, 1);
         printf("1-D batch: hinge %-8s loss %.9f (hand %.9f)\n", mining_names[m], eval(&lc, &in, NULL, NULL),
                want_hinge[m]);
     }
     /* the hinge, hard: L = 1/4 [2 D01 - D02 - 2 D12 + 2 D23 - D13] (every term active), dD(i,j)/dx_i =
      * sign(x_i - x_j): dL/dx = (-1, 5, -5, 1) / 4 */
     float g[4];
-    loss_config lc = config(LOSS_TRIPLET_HINGE, LOSS_MINING_HARD, 1);
+    loss_config lc = config(T_HINGE, T_HARD, 1);
     eval(&lc, &in, g, NULL);
     double want_g[4] = {-0.25, 1.25, -1.25, 0.25};
     for (int i = 0; i < 4; i++)
@@ -107,7 +116,7 @@ static void test_values(void)
     /* soft, hard: dL/dx0 = 1/4 [s(-0.5) (-1 - (-1)) ...]: check one entry by hand:
      * x0 enters D01 (anchors 0 and 1: +s(-0.5) + s(0.5), d/dx0 = -1) and D02 (anchor 0: -s(-0.5),
      * d/dx0 = -1) */
-    lc = config(LOSS_TRIPLET_SOFT, LOSS_MINING_HARD, 1);
+    lc = config(T_SOFT, T_HARD, 1);
     eval(&lc, &in, g, NULL);
     CHECK_CLOSE(g[0], (-(loss_sigmoid(-0.5) + loss_sigmoid(0.5)) + loss_sigmoid(-0.5)) / 4, 1e-7);
 
@@ -120,9 +129,9 @@ static void test_values(void)
     float y[4] = {0, 1, 1.5f, -0.6f};
     int32_t cy[4] = {0, 0, 1, 1};
     loss_input iy = input_1d(4, y, cy);
-    lc = config(LOSS_TRIPLET_HINGE, LOSS_MINING_SEMIHARD, 1);
+    lc = config(T_HINGE, T_SEMIHARD, 1);
     CHECK_CLOSE(eval(&lc, &iy, NULL, NULL), 1.5, 1e-6);
-    lc.mining = LOSS_MINING_HARD;
+    loss_set(&lc, loss_find("triplet"), "mining", T_HARD);
     CHECK_CLOSE(eval(&lc, &iy, NULL, NULL), 2.0, 1e-6);
 
     /* a class with one image (x = 10, class 7) is only a negative: `all` adds 4 triplets, all
@@ -131,10 +140,10 @@ static void test_values(void)
     int32_t cz[5] = {5, 5, 2, 2, 7};
     loss_input iz = input_1d(5, z, cz);
     loss_stats st;
-    lc = config(LOSS_TRIPLET_HINGE, LOSS_MINING_ALL, 1);
+    lc = config(T_HINGE, T_ALL, 1);
     CHECK_CLOSE(eval(&lc, &iz, NULL, &st), 7.5 / 12, 1e-9);
     CHECK_CLOSE(st.acc, 0.5, 0);
-    lc.mining = LOSS_MINING_HARD;
+    loss_set(&lc, loss_find("triplet"), "mining", T_HARD);
     CHECK_CLOSE(eval(&lc, &iz, NULL, NULL), 1.375, 1e-9);
 }
 
@@ -150,8 +159,8 @@ static void test_ties(void)
     int32_t cls[4] = {0, 0, 1, 1};
     float x[4] = {0, 0.4f, 1, -1}, far_[4] = {0, 0.4f, 1, -1.01f}, near_[4] = {0, 0.4f, 1, -0.99f};
     float g[4], gf[4], gn[4];
-    for (int m = LOSS_MINING_HARD; m <= LOSS_MINING_SEMIHARD; m++) {
-        loss_config lc = config(LOSS_TRIPLET_HINGE, m, 0.8);
+    for (int m = T_HARD; m <= T_SEMIHARD; m++) {
+        loss_config lc = config(T_HINGE, m, 0.8);
         loss_input in = input_1d(4, x, cls), inf = input_1d(4, far_, cls), inn = input_1d(4, near_, cls);
         eval(&lc, &in, g, NULL);
         eval(&lc, &inf, gf, NULL);
@@ -166,7 +175,7 @@ static void test_ties(void)
     /* equal positives: x = 0, 1, -1 (class 0), 3 (class 1): anchor 0's farthest positive is 1 */
     float p[4] = {0, 1, -1, 3}, pf[4] = {0, 1, -0.99f, 3};
     int32_t cp[4] = {0, 0, 0, 1};
-    loss_config lc = config(LOSS_TRIPLET_HINGE, LOSS_MINING_HARD, 5);
+    loss_config lc = config(T_HINGE, T_HARD, 5);
     loss_input in = input_1d(4, p, cp), inf = input_1d(4, pf, cp);
     eval(&lc, &in, g, NULL);
     eval(&lc, &inf, gf, NULL);
@@ -300,7 +309,7 @@ static void test_hetero_values(void)
         var[i] = (float)exp(s[i]);
     loss_input in = input_1d(4, x, cls);
     in.var = var;
-    loss_config lc = config(LOSS_TRIPLET_SOFT, LOSS_MINING_HARD, 1);
+    loss_config lc = config(T_SOFT, T_HARD, 1);
     int tri[4][3] = {{0, 1, 2}, {1, 0, 2}, {2, 3, 1}, {3, 2, 1}};
     double xs[4] = {-0.5, 0.5, 2, -0.5}, want = 0;
     for (int t = 0; t < 4; t++) {
@@ -412,7 +421,7 @@ static void test_misuse(void)
     float x[8] = {0, 1, 2, 3, 4, 5, 6, 7};
     int32_t two[4] = {1, 1, 2, 2}, one[4] = {3, 3, 3, 3}, single[4] = {1, 2, 3, 4};
     for (int m = 0; m < 3; m++) {
-        loss_config lc = config(LOSS_TRIPLET_SOFT, m, 1);
+        loss_config lc = config(T_SOFT, m, 1);
         loss_input in = input_1d(4, x, two);
         CHECK(!dies(&lc, &in));
         in.cls = NULL; /* no classes: not a groupbatch */
@@ -424,13 +433,13 @@ static void test_misuse(void)
         in = (loss_input){.n = 4, .C = 2, .D = 1, .mu = x, .cls = two}; /* a mixture head */
         CHECK(dies(&lc, &in));
     }
-    loss_config lc = config(7, LOSS_MINING_ALL, 1);
+    loss_config lc = config(7, T_ALL, 1);
     loss_input in = input_1d(4, x, two);
     CHECK(dies(&lc, &in));
-    lc = config(LOSS_TRIPLET_SOFT, 9, 1);
+    lc = config(T_SOFT, 9, 1);
     CHECK(dies(&lc, &in));
     /* hetriplet: no variance, a variance that is not positive */
-    lc = config(LOSS_TRIPLET_SOFT, LOSS_MINING_HARD, 1);
+    lc = config(T_SOFT, T_HARD, 1);
     CHECK(dies_h(&lc, &in));
     float var[4] = {1, 1, 0, 1};
     in.var = var;
