@@ -533,6 +533,32 @@ results_and_configs() {
     awk '{ sub(/\.s[0-9]+$/, "", $1) } !seen[$1]++' "$2"
 }
 
+# paper_file NAME: the path of pipelines/paper/NAME.tsv, the paper's numbers (one header for every
+# such file: table row condition metric value source; pipelines/paper/README.md), or says it
+# cannot be read and fails
+paper_file() {
+    pf_file=$HEDGE_ROOT/pipelines/paper/$1.tsv
+    [ -r "$pf_file" ] || { say "cannot read the paper's numbers, $pf_file (HEDGE_ROOT is $HEDGE_ROOT)"; return 1; }
+    echo "$pf_file"
+}
+
+# paper_numbers FILE [TABLE]: the paper's numbers of FILE (paper_file), those of TABLE or all,
+# after a line "#paper", as lines `row condition metric value` (tab-separated): the last section
+# of a table's input (tables_awk)
+paper_numbers() {
+    echo "#paper"
+    awk -F'\t' -v OFS='\t' -v t="${2:-}" '/^#/ || $1 == "table" { next } t == "" || $1 == t { print $2, $3, $4, $5 }' "$1"
+}
+
+# tables_awk TABLE [-v VAR=VALUE ...]: the table TABLE (markdown on stdout) from its input on stdin:
+# the runs' numbers, "#configs" and the configuration, "#paper" and the paper's (pipelines/tables.awk,
+# the one program of every table)
+tables_awk() {
+    ta_table=$1
+    shift
+    awk -F'\t' -f "$HEDGE_ROOT/pipelines/tables.awk" -v table="$ta_table" "$@"
+}
+
 # write_results OUT CONFIGS FILE: FILE (atomically) holds every number of the runs of CONFIGS, a
 # header line `run config seed set metric value note`, then one line per run and number (value
 # "-" with a note: a number the run cannot have). For pandas: pd.read_csv(FILE, sep="\t").

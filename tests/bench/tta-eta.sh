@@ -56,7 +56,7 @@ mv "$tsv.tmp" "$tsv"
 rm -f "$tsv.rows" "$tsv.ink"
 
 command -v gnuplot > /dev/null || { say "tta-eta: $tsv ($n snapshots; no gnuplot: no figure)"; exit 0; }
-paper=$root/pipelines/paper-hib.tsv
+paper=$root/pipelines/paper/hib.tsv
 plots=""
 for col in 5:tau_ap 6:tau_knn 7:rho; do
     c=${col%%:*} k=${col#*:}
@@ -64,7 +64,7 @@ for col in 5:tau_ap 6:tau_knn 7:rho; do
     for m in $(tail -n +2 "$tsv" | cut -f1 | uniq); do
         awk -F'\t' -v m="$m" -v c="$c" '$1 == m { print $2, $c }' "$tsv" > "$out/eta-plot-$m-$k.dat"
         p="$p '$out/eta-plot-$m-$k.dat' using (\$1 / 1000):2 with linespoints lc $i pt 7 ps 0.6 title '$m',"
-        v=$(awk -F'\t' -v m="$m" -v k="$k" '$1 == "table2" && $2 == 2 && $3 == 2 && $4 == m && $6 == "corrupt" && $7 == k { print $8 }' "$paper")
+        v=$(awk -F'\t' -v m="$m" -v k="$k" '$1 == "table2" && $2 == "N2-D2-" m "-b1e-4" && $3 == "corrupt" && $4 == k { print $5 }' "$paper")
         [ -n "$v" ] && p="$p $v with lines lc $i dt 2 title '$m paper (500k steps)',"
         i=$((i + 1))
     done

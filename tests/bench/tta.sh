@@ -90,8 +90,8 @@ mv "$out/tta.tsv.tmp" "$out/tta.tsv"
 
 # the figure: AP and KNN accuracy, clean and corrupt, against minutes; the paper's as lines
 command -v gnuplot > /dev/null || { say "tta: no gnuplot: only $out/tta.tsv"; exit 0; }
-paper=$root/pipelines/paper-hib.tsv
-pv() { awk -F'\t' -v m="$1" -v c="$2" -v k="$3" '$1 == "table1" && $2 == 2 && $3 == 2 && $4 == m && $6 == c && $7 == k { print $8 }' "$paper"; }
+paper=$root/pipelines/paper/hib.tsv
+pv() { awk -F'\t' -v m="$1" -v c="$2" -v k="$3" '$1 == "table1" && $2 == "N2-D2-" m "-b1e-4" && $3 == c && $4 == k { print $5 }' "$paper"; }
 plots=""
 for metric in ap knn; do
     for cond in clean corrupt; do

@@ -1,6 +1,6 @@
 #!/bin/sh
 # pipelines/tables.sh lays out runs' results.tsv beside the paper's numbers
-# (pipelines/paper-hib.tsv): the columns each table takes and their order, rounding to three
+# (pipelines/paper/hib.tsv): the columns each table takes and their order, rounding to three
 # places, "–" for a number a run does not have (tau of a point model), the paper's values, and
 # appendix B's rows (soft contrastive first, then the hard margins), on made-up runs; a table
 # takes the runs its experiment configured (OUT/configs-TABLE.txt, as hib.sh writes it), never
@@ -97,4 +97,20 @@ diff "$T/wantb" "$T/tb" > "$T/d" || fail "appb differs: $(cat "$T/d")"
 # runs: every run, one row each
 tables runs "$O" > "$T/tr" || fail "runs"
 [ "$(grep -c '^| N' "$T/tr")" = 7 ] || fail "runs: $(cat "$T/tr")"
+
+# the papers' numbers live in pipelines/paper/*.tsv only, each file with the one header and six
+# columns a line; the table program and its scripts hold none (a number of three places, or a
+# percentage of one, that is no format)
+hdr=$(printf 'table\trow\tcondition\tmetric\tvalue\tsource')
+np=0
+for f in "$root"/pipelines/paper/*.tsv; do
+    np=$((np + 1))
+    [ "$(grep -v '^#' "$f" | head -n 1)" = "$hdr" ] || fail "$f: not the header of pipelines/paper/README.md"
+    awk -F'\t' '!/^#/ && NF != 6 { exit 1 }' "$f" || fail "$f: a line without six columns"
+    [ "$(grep -vc '^#' "$f")" -gt 1 ] || fail "$f: no numbers"
+done
+[ "$np" -ge 5 ] || fail "only $np files in pipelines/paper/"
+lit=$(grep -nE '(^|[^0-9.%])(0\.[0-9]{3}|[1-9][0-9]\.[0-9])([^0-9]|$)' "$root"/pipelines/tables.awk "$root"/pipelines/*tables.sh |
+    grep -v '10,000' || true)
+[ -z "$lit" ] || fail "a paper's number outside pipelines/paper/: $lit"
 pass
