@@ -270,7 +270,15 @@ function pfe_label(m) {
     if (m == "hib") return "hib (HIB MoG-1, end to end)"
     return m
 }
-function pfe(   ds, ns, splits, si, sp, i, row, c, cond, s, a) {
+# the cells of run i's metrics ms (space-separated) on the clean, corrupt and mixed sets of split sp
+function pfe_cells(i, sp, ms,   nm, m, c, k, out) {
+    nm = split(ms, m, " ")
+    split("clean corrupt mixed", c, " ")
+    out = ""
+    for (k = 1; k <= 3 * nm; k++) out = out " " cell(name[i], sp "-" c[int((k - 1) / nm) + 1], m[(k - 1) % nm + 1]) " |"
+    return out
+}
+function pfe(   ds, ns, splits, si, sp, i, row, s, a) {
     ds = dataset == "fashion" ? "Fashion-MNIST (2-item composites)" : "MNIST (2-digit)"
     printf "## PFE's protocol on a frozen backbone: %s, D = %s, %s steps of 128 images (heads: %s steps of 128 features), recipe %s\n\n", ds, dim, steps, hsteps, recipe
     print "backbone: hedge's point model (conv body, triplet loss, semi-hard), frozen; pfe: PFE's uncertainty module (mlp:64) on its features, the mean its L2-normalised embedding, trained by the mutual likelihood score; hibhead: HIB's MoG-1 head (mlp:64, VIB) on the same features; hib: HIB MoG-1 trained end to end on the backbone's images and steps. Test twins: clean, corrupt (every digit occluded), and mixed (the two stacked)."
@@ -284,23 +292,14 @@ function pfe(   ds, ns, splits, si, sp, i, row, c, cond, s, a) {
         print "| model | clean L2 | clean cos | clean MLS | clean p | corrupt L2 | corrupt cos | corrupt MLS | corrupt p | mixed L2 | mixed cos | mixed MLS | mixed p |"
         print "|---|---|---|---|---|---|---|---|---|---|---|---|---|"
         for (i = 1; i <= n; i++) {
-            row = "| " pfe_label(c2[i]) " |"
-            for (c = 1; c <= 3; c++) {
-                cond = c == 1 ? "clean" : c == 2 ? "corrupt" : "mixed"
-                row = row " " cell(name[i], sp "-" cond, "ap_l2") " | " cell(name[i], sp "-" cond, "ap_cos") " | " cell(name[i], sp "-" cond, "ap_mls") " | " cell(name[i], sp "-" cond, "ap_p") " |"
-            }
-            print row
+            print "| " pfe_label(c2[i]) " |" pfe_cells(i, sp, "ap_l2 ap_cos ap_mls ap_p")
         }
         print ""
         printf "### %s test classes: 5-NN accuracy; the variance on the mixed set\n\n", sp == "seen" ? "Seen" : "Unseen"
         print "| model | KNN clean L2 | clean cos | clean MLS | KNN corrupt L2 | corrupt cos | corrupt MLS | KNN mixed L2 | mixed cos | mixed MLS | AUROC corrupt | tau corrupt | tau KNN | AURC (oracle) |"
         print "|---|---|---|---|---|---|---|---|---|---|---|---|---|---|"
         for (i = 1; i <= n; i++) {
-            row = "| " pfe_label(c2[i]) " |"
-            for (c = 1; c <= 3; c++) {
-                cond = c == 1 ? "clean" : c == 2 ? "corrupt" : "mixed"
-                row = row " " cell(name[i], sp "-" cond, "knn_l2") " | " cell(name[i], sp "-" cond, "knn_cos") " | " cell(name[i], sp "-" cond, "knn_mls") " |"
-            }
+            row = "| " pfe_label(c2[i]) " |" pfe_cells(i, sp, "knn_l2 knn_cos knn_mls")
             s = sp "-mixed"
             a = cell(name[i], s, "aurc")
             if ((name[i] SUBSEP s SUBSEP "aurc_oracle") in v && v[name[i], s, "aurc_oracle"] != "-") a = a " (" cell(name[i], s, "aurc_oracle") ")"
