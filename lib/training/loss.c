@@ -45,7 +45,8 @@ const setting loss_common[LOSS_NCOMMON] = {
     X(cesoftmax)                                                                                                 \
     X(cenm)                                                                                                      \
     X(cemargin)                                                                                                  \
-    X(mls)
+    X(mls)                                                                                                       \
+    X(ms)
 
 #define LOSS_DECLARE(name) extern const loss_kind loss_##name;
 #define LOSS_ENTRY(name) &loss_##name,

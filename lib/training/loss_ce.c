@@ -214,32 +214,6 @@ static double ce_psi(int m, double c, double *dpsi)
     return sign * t1 - 2 * k;
 }
 
-/* x (n, D) float -> u (n, D) = x / |x|_eps in double, norm (n) = |x|_eps */
-static void ce_normalise(const float *x, int n, int D, double *u, double *norm)
-{
-    for (int i = 0; i < n; i++) {
-        double s = LOSS_DIST_EPS;
-        for (int d = 0; d < D; d++)
-            s += (double)x[(size_t)i * D + d] * x[(size_t)i * D + d];
-        norm[i] = sqrt(s);
-        for (int d = 0; d < D; d++)
-            u[(size_t)i * D + d] = x[(size_t)i * D + d] / norm[i];
-    }
-}
-
-/* dL/dx (n, D) from g = dL/du (n, D) through u = x / |x|_eps: (g - u (u . g)) / |x|_eps */
-static void ce_unnormalise(const double *u, const double *norm, const double *g, int n, int D, float *dx)
-{
-    for (int i = 0; i < n; i++) {
-        const double *ui = u + (size_t)i * D, *gi = g + (size_t)i * D;
-        double ug = 0;
-        for (int d = 0; d < D; d++)
-            ug += ui[d] * gi[d];
-        for (int d = 0; d < D; d++)
-            dx[(size_t)i * D + d] = (float)((gi[d] - ui[d] * ug) / norm[i]);
-    }
-}
-
 static double ce_common(int form, const loss_config *cfg, const loss_input *in, const float *params, float *dparams,
                         float *dmu, loss_stats *st)
 {
@@ -287,8 +261,8 @@ static double ce_common(int form, const loss_config *cfg, const loss_input *in, 
     double *G = s + nn;
     double *w = G + nn, *nq = w + 2 * nn, *ndn = nq + n, *P = ndn + n, *dpsi = P + n, *gP = dpsi + n;
     long *idx = emalloc(sizeof(long) * nn);
-    ce_normalise(in->qmu, n, D, q, nq);
-    ce_normalise(in->mu, n, D, d, ndn);
+    loss_normalise(in->qmu, n, D, q, nq);
+    loss_normalise(in->mu, n, D, d, ndn);
     for (int k = 0; k < n; k++)
         for (int t = 0; t < D; t++)
             dT[(size_t)t * n + k] = d[(size_t)k * D + t];
@@ -410,9 +384,9 @@ static double ce_common(int form, const loss_config *cfg, const loss_input *in, 
             for (int t = 0; t < D; t++)
                 gd[(size_t)k * D + t] = gdT[(size_t)t * n + k];
         if (want_q)
-            ce_unnormalise(q, nq, gq, n, D, in->dqmu);
+            loss_unnormalise(q, nq, gq, n, D, in->dqmu);
         if (dmu)
-            ce_unnormalise(d, ndn, gd, n, D, dmu);
+            loss_unnormalise(d, ndn, gd, n, D, dmu);
     }
     if (st) {
         memset(st, 0, sizeof *st);

@@ -112,3 +112,27 @@ double loss_kl_gauss(const float *mu, const float *var, int D)
         kl += (double)var[j] + (double)mu[j] * mu[j] - 1 - log((double)var[j]);
     return 0.5 * kl;
 }
+
+void loss_normalise(const float *x, int n, int D, double *u, double *norm)
+{
+    for (int i = 0; i < n; i++) {
+        double s = LOSS_DIST_EPS;
+        for (int d = 0; d < D; d++)
+            s += (double)x[(size_t)i * D + d] * x[(size_t)i * D + d];
+        norm[i] = sqrt(s);
+        for (int d = 0; d < D; d++)
+            u[(size_t)i * D + d] = x[(size_t)i * D + d] / norm[i];
+    }
+}
+
+void loss_unnormalise(const double *u, const double *norm, const double *g, int n, int D, float *dx)
+{
+    for (int i = 0; i < n; i++) {
+        const double *ui = u + (size_t)i * D, *gi = g + (size_t)i * D;
+        double ug = 0;
+        for (int d = 0; d < D; d++)
+            ug += ui[d] * gi[d];
+        for (int d = 0; d < D; d++)
+            dx[(size_t)i * D + d] = (float)((gi[d] - ui[d] * ug) / norm[i]);
+    }
+}

@@ -75,6 +75,11 @@ double loss_match_logp(const double *z1, int K1, const double *z2, int K2, int D
 void loss_sample(const float *mu, const float *var, int n, int C, int D, int K, rng *r, double *eps,
                  double *z);
 
+/* the guarded normalisation of the cosine losses (loss_ce, loss_ms): x (n, D) float -> u (n, D) =
+ * x / |x|_eps in double, |x|_eps = sqrt(||x||^2 + LOSS_DIST_EPS) into norm (n); and back: dL/dx
+ * (n, D) from g = dL/du (n, D), (g - u (u . g)) / |x|_eps */
+void loss_normalise(const float *x, int n, int D, double *u, double *norm);
+void loss_unnormalise(const double *u, const double *norm, const double *g, int n, int D, float *dx);
 /* KL(N(mu, diag var) || N(0, I)) = 0.5 sum_j (var_j + mu_j^2 - 1 - log var_j), for D dims */
 double loss_kl_gauss(const float *mu, const float *var, int D);
 

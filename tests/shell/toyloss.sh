@@ -56,7 +56,7 @@ const loss_kind loss_toy = {
 };
 EOF
 # the one line: the registry's last entry gains a continuation and the toy follows it
-awk '/^    X\(mls\)$/ { print "    X(mls) \\"; print "    X(toy)"; next } { print }' "$T/orig/lib/training/loss.c" \
+awk '/^    X\([a-z_]+\)$/ { print $0 " \\"; print "    X(toy)"; next } { print }' "$T/orig/lib/training/loss.c" \
     > "$T/tree/lib/training/loss.c"
 diff -r "$T/orig" "$T/tree" -x "$bname" > "$T/diff"
 files=$(grep -c '^diff \|^Only in' "$T/diff")
