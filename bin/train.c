@@ -197,7 +197,7 @@ static const loss_kind *choose_loss(options *op)
 }
 
 /* a new run: settings from the options, fresh weights */
-static model *start(const options *op, const loss_kind *L, const feed *f, ckpt_info *ci, optim **o)
+static model *start(const options *op, const loss_kind *L, feed *f, ckpt_info *ci, optim **o)
 {
     memset(ci, 0, sizeof *ci);
     ci->mc = op->body; /* the body and its settings; the rest from the options and the input */
@@ -225,22 +225,36 @@ static model *start(const options *op, const loss_kind *L, const feed *f, ckpt_i
     ci->save_every = op->save_every;
     ci->snapshot_every = op->snapshot_every;
     ckpt_note_compute(ci);
-    model *m = model_create(&ci->mc, L->nparams, L->param_names, f->maxbatch);
+    if (L->class_weights) { /* a row of weights per class of the stream */
+        const char *no = feed_rows(f);
+        if (no)
+            die("loss %s learns a weight vector per class: %s", L->name, no);
+        ci->nclasses = f->nclasses;
+        if ((int64_t)ci->nclasses * ci->mc.D > (1 << 26))
+            die("loss %s: %d classes x -D %d, more than 2^26 class weights", L->name, ci->nclasses, ci->mc.D);
+    }
+    const char *pn[LOSS_MAX_PARAMS];
+    int64_t ps[2 * LOSS_MAX_PARAMS];
+    int np = loss_params(L, ci->mc.D, ci->nclasses, pn, ps);
+    model *m = model_create_shaped(&ci->mc, np, pn, ps, f->maxbatch);
     model_init(m, ci->seed);
     if (ci->mc.query)
         model_query_init(m, ci->seed);
     L->init_params(&ci->lc, m->params + m->nnet);
+    model_init_extra(m, ci->seed);
     *o = optim_create(op->optim, m->nparams, op->lr);
     return m;
 }
 
 /* a resumed run: settings from the checkpoint (-n, --save-every and --snapshot-every when given
  * override them); *hdr gets its header, whose provenance is the command that started the run */
-static model *resume(const options *op, const feed *f, ckpt_info *ci, optim **o, int argc, char **argv,
+static model *resume(const options *op, feed *f, ckpt_info *ci, optim **o, int argc, char **argv,
                      stream_header **hdr)
 {
     model *m = ckpt_load(op->resume, ci, o, f->maxbatch, hdr);
     const char *misfit = feed_fits(f, &ci->mc);
+    if (!misfit && ci->nclasses)
+        misfit = feed_same_classes(f, *hdr, ci->nclasses);
     if (misfit)
         die("%s: %s", op->resume, misfit);
     if (op->steps_set)

@@ -166,6 +166,12 @@ const char *model_check(const model_config *cfg)
 
 model *model_create(const model_config *cfg, int nextra, const char *const *extra_names, int maxbatch)
 {
+    return model_create_shaped(cfg, nextra, extra_names, NULL, maxbatch);
+}
+
+model *model_create_shaped(const model_config *cfg, int nextra, const char *const *extra_names,
+                           const int64_t *extra_shapes, int maxbatch)
+{
     model_config c = with_geometry(cfg);
     const char *bad = model_check(&c);
     if (bad || maxbatch < 1 || nextra < 0)
@@ -203,8 +209,10 @@ model *model_create(const model_config *cfg, int nextra, const char *const *extr
     }
     m->nnet = m->nparams;
     m->nextra = nextra;
-    for (int i = 0; i < nextra; i++)
-        model_add_view(m, extra_names[i], 1, (int64_t[]){1});
+    for (int i = 0; i < nextra; i++) {
+        const int64_t *sh = extra_shapes ? extra_shapes + 2 * i : (const int64_t[]){1, 0};
+        model_add_view(m, extra_names[i], sh[1] ? 2 : 1, sh);
+    }
     m->params = falloc(m->nparams);
     m->grads = falloc(m->nparams);
 
@@ -292,6 +300,21 @@ void model_init(model *m, uint64_t seed)
         double limit = sqrt(6.0 / (fan_in + fan_out));
         rng r;
         rng_init(&r, seed, RNG_STREAM('i', 'n', 'i', 't') | (uint64_t)t);
+        for (size_t i = 0; i < v->size; i++)
+            p[i] = (float)((2.0 * rng_uniform(&r) - 1.0) * limit);
+    }
+}
+
+void model_init_extra(model *m, uint64_t seed)
+{
+    for (int t = 0; t < m->nviews; t++) {
+        const model_view *v = &m->views[t];
+        if (v->offset < m->nnet || v->ndim != 2 || !ends_with(v->name, ".w"))
+            continue;
+        double limit = sqrt(6.0 / (double)(v->shape[0] + v->shape[1]));
+        rng r;
+        rng_init(&r, seed, RNG_STREAM('x', 't', 'r', 'a') | (uint64_t)t);
+        float *p = m->params + v->offset;
         for (size_t i = 0; i < v->size; i++)
             p[i] = (float)((2.0 * rng_uniform(&r) - 1.0) * limit);
     }

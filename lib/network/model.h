@@ -117,11 +117,19 @@ struct model {
 };
 
 model *model_create(const model_config *cfg, int nextra, const char *const *extra_names, int maxbatch);
+/* the same, extra parameter i of shape extra_shapes[2 i], extra_shapes[2 i + 1] (a matrix, e.g. a
+ * loss's weight per class, (classes, D)), or of extra_shapes[2 i] floats when the second is 0;
+ * extra_shapes NULL: every extra parameter one float */
+model *model_create_shaped(const model_config *cfg, int nextra, const char *const *extra_names,
+                           const int64_t *extra_shapes, int maxbatch);
 void model_free(model *m);
 /* Xavier uniform for weights, zero biases; deterministic in seed. The image network's only: a
  * query tower is initialised by model_query_init (lib/network/model_query.h), extra parameters are left
  * at 0 for the loss to initialise. */
 void model_init(model *m, uint64_t seed);
+/* Xavier uniform for the extra parameters that are matrices named NAME.w (a loss's weights per
+ * class), each from its own random stream of seed; the others are left as they are */
+void model_init_extra(model *m, uint64_t seed);
 /* input: n items (n <= maxbatch) of what the body takes: images, n x Cin x H x W bytes, or
  * features, n x F floats (model_input_bytes each); mu: n x C x D; var: n x C x D (NULL for
  * point) */

@@ -85,6 +85,8 @@ void ckpt_save(const char *path, const ckpt_info *ci, const model *m, const opti
         header_set_int(h, "query", 1);
     header_set_str(h, "loss", ci->loss);
     save_settings(h, loss_find(ci->loss), &ci->lc);
+    if (ci->nclasses) /* the rows of the loss's class weights (the input's meta classes lists them) */
+        header_set_int(h, "loss_classes", ci->nclasses);
     header_set_str(h, "optim", o && o->kind == OPTIM_SGD ? "sgd" : "adam");
     header_set_float(h, "lr", ci->lr);
     header_set_int(h, "warmup", ci->warmup);
@@ -421,7 +423,13 @@ model *ckpt_load(const char *path, ckpt_info *ci, optim **o, int maxbatch, strea
     snprintf(ci->blas_core, sizeof ci->blas_core, "%s", header_str(h, "blas_core", ""));
     snprintf(ci->code_path, sizeof ci->code_path, "%s", header_str(h, "code_path", ""));
 
-    model *m = model_create(&ci->mc, L->nparams, L->param_names, maxbatch);
+    ci->nclasses = L->class_weights ? (int)need_int(path, h, "loss_classes", 1, 1 << 24) : 0;
+    /* (allocated before the record is read: bounded as C x D is, 256 MB of weights) */
+    if ((int64_t)ci->nclasses * ci->mc.D > (1 << 26))
+        die("%s: %d classes x D = %d, more than 2^26 class weights", path, ci->nclasses, ci->mc.D);
+    const char *pn[LOSS_MAX_PARAMS];
+    int64_t ps[2 * LOSS_MAX_PARAMS];
+    model *m = model_create_shaped(&ci->mc, loss_params(L, ci->mc.D, ci->nclasses, pn, ps), pn, ps, maxbatch);
     stream_record rec = {0};
     if (!stream_read(r, &rec))
         die("%s: checkpoint has no record", path);

@@ -35,6 +35,7 @@ typedef struct {
     int64_t step, steps;
     uint64_t seed;
     int batch_images;
+    int nclasses;           /* a loss with class weights: the rows, the training stream's classes */
     int64_t save_every;     /* a checkpoint every N steps (train's default 1000) */
     int64_t snapshot_every; /* a kept copy every N steps, 0: none */
     /* provenance of a resumed run: one line per resume, "step S: ARGS" (the step it resumed

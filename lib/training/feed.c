@@ -80,6 +80,21 @@ static int64_t need_meta(const stream_header *h, const char *key, int64_t lo, in
     return v;
 }
 
+/* the class list, ascending and each once (meta classes: the classes of the stream's items) */
+static void read_classes(feed *f, const tensor *ct)
+{
+    if (ct->dtype != DT_I32 || ct->ndim != 1 || tensor_numel(ct) < 1 || tensor_numel(ct) >= (1 << 24))
+        return;
+    int64_t m = tensor_numel(ct), u = 0;
+    f->classes = emalloc((size_t)m * sizeof *f->classes);
+    memcpy(f->classes, ct->data, (size_t)m * sizeof *f->classes);
+    qsort(f->classes, (size_t)m, sizeof *f->classes, util_cmp_i32);
+    for (int64_t i = 0; i < m; i++)
+        if (!u || f->classes[i] != f->classes[u - 1])
+            f->classes[u++] = f->classes[i];
+    f->nclasses = (int)u;
+}
+
 void feed_open(feed *f, const stream_header *h)
 {
     memset(f, 0, sizeof *f);
@@ -136,6 +151,41 @@ void feed_open(feed *f, const stream_header *h)
     f->pb = ealloc_aligned(nb * sizeof(int32_t));
     f->match = ealloc_aligned(nb);
     f->query = ealloc_aligned(nb);
+    const tensor *ct = header_tensor(h, "classes");
+    if (ct)
+        read_classes(f, ct);
+}
+
+const char *feed_same_classes(feed *f, const stream_header *ckpt, int nclasses)
+{
+    static _Thread_local char why[160];
+    const char *no = feed_rows(f);
+    if (no)
+        return no;
+    feed was = {0}; /* the class list of the stream the run started on, as this one's is read */
+    if (ckpt && ckpt->ninputs > 0) {
+        const tensor *ct = header_tensor(ckpt->inputs[0], "classes");
+        if (ct)
+            read_classes(&was, ct);
+    }
+    int same = was.nclasses == f->nclasses && was.classes &&
+               !memcmp(was.classes, f->classes, (size_t)f->nclasses * sizeof *f->classes);
+    free(was.classes);
+    if (f->nclasses != nclasses || (was.classes && !same)) {
+        snprintf(why, sizeof why, "its class weights are of %d classes, the batch stream has %d%s", nclasses,
+                 f->nclasses, f->nclasses == nclasses ? " others (meta classes)" : " (meta classes)");
+        return why;
+    }
+    return NULL;
+}
+
+const char *feed_rows(feed *f)
+{
+    if (!f->classes)
+        return "the batch stream has no class list (meta classes; fromnpz, mkdigits and mkshapes write one)";
+    f->want_rows = 1;
+    f->rows = ealloc_aligned((size_t)f->maxbatch * sizeof *f->rows);
+    return NULL;
 }
 
 int feed_next(feed *f, const stream_record *rec, const char *name, long long index, loss_input *li)
@@ -176,6 +226,17 @@ int feed_next(feed *f, const stream_record *rec, const char *name, long long ind
         memcpy(f->query, rec->t[f->f_query].data, B);
         li->query = f->query;
     }
+    if (f->want_rows) {
+        for (int64_t i = 0; i < n; i++) {
+            int64_t r = util_lower_bound_i32(f->classes, f->nclasses, f->cls[i]);
+            if (r == f->nclasses || f->classes[r] != f->cls[i])
+                die("%s: record %lld: item %lld is of class %d, which is not in the stream's class list (meta classes)",
+                    name, index, (long long)i, f->cls[i]);
+            f->rows[i] = (int32_t)r;
+        }
+        li->row = f->rows;
+        li->classes = f->nclasses;
+    }
     return (int)n;
 }
 
@@ -187,6 +248,8 @@ void feed_free(feed *f)
     free(f->pb);
     free(f->match);
     free(f->query);
+    free(f->classes);
+    free(f->rows);
     memset(f, 0, sizeof *f);
 }
 

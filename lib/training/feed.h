@@ -52,6 +52,10 @@ typedef struct {
     uint8_t *inputs;   /* (maxbatch, channels, height, width) bytes or (maxbatch, nfeatures) floats */
     int32_t *cls, *pa, *pb;
     uint8_t *match, *query;
+    /* the stream's class list (meta classes, ascending; NULL without one), nclasses of them, and
+     * with feed_rows on, each item's row in it (li->row) */
+    int32_t *classes, *rows;
+    int nclasses, want_rows;
 } feed;
 
 void feed_open(feed *f, const stream_header *h);
@@ -61,6 +65,13 @@ void feed_open(feed *f, const stream_header *h);
  * (name) and the record's place in it (index, from 0). */
 int feed_next(feed *f, const stream_record *rec, const char *name, long long index, loss_input *li);
 void feed_free(feed *f);
+/* on: feed_next gives each item's place in the class list (li->row, li->classes), for a loss
+ * with class weights; NULL, or what is wrong: the stream has no class list */
+const char *feed_rows(feed *f);
+/* feed_rows for a resumed run whose loss has nclasses rows of class weights: NULL, or what is
+ * wrong: the stream's class list is not the one of the checkpoint's first input (ckpt: the
+ * checkpoint's header) */
+const char *feed_same_classes(feed *f, const stream_header *ckpt, int nclasses);
 /* what the batches hold, for messages: "feature vectors of 64" or "1x28x56 images" (in a
  * thread-local buffer) */
 const char *feed_items(const feed *f);

@@ -46,7 +46,9 @@ const setting loss_common[LOSS_NCOMMON] = {
     X(cenm)                                                                                                      \
     X(cemargin)                                                                                                  \
     X(mls)                                                                                                       \
-    X(ms)
+    X(ms)                                                                                                        \
+    X(cosface)                                                                                                   \
+    X(arcface)
 
 #define LOSS_DECLARE(name) extern const loss_kind loss_##name;
 #define LOSS_ENTRY(name) &loss_##name,
@@ -161,6 +163,21 @@ const char *loss_owners(const char *option, char *buf, size_t n)
         k++;
     }
     return buf;
+}
+
+int loss_params(const loss_kind *L, int D, int classes, const char **names, int64_t *shapes)
+{
+    int n = 0;
+    for (; n < L->nparams && n < LOSS_MAX_PARAMS - 1; n++) {
+        names[n] = L->param_names[n];
+        shapes[2 * n] = 1, shapes[2 * n + 1] = 0;
+    }
+    if (L->class_weights) {
+        names[n] = L->class_weights;
+        shapes[2 * n] = classes, shapes[2 * n + 1] = D;
+        n++;
+    }
+    return n;
 }
 
 const char *loss_batch_name(int kind)

@@ -75,6 +75,10 @@ typedef struct {
     /* workers the loss may hand its work to (lib/base/par.h; vib does), NULL: the caller alone; the
      * same bytes either way */
     struct par_pool *pool;
+    /* losses with class weights (loss_kind.class_weights): item i's class is row row[i] of the
+     * (classes, D) weight matrix, its place in the training stream's class list (feed.h) */
+    const int32_t *row;
+    int classes;
 } loss_input;
 
 typedef struct {
@@ -100,6 +104,11 @@ struct loss_kind {
     int max_C;              /* mixture components per image it takes at most (0: any) */
     int nparams;            /* learnable parameters of the loss itself */
     const char *const *param_names;
+    /* or NULL: the name ("arcface.w") of a (classes, D) matrix of weights, a row per class of the
+     * training stream (its meta classes), after the nparams scalars; train starts it Xavier
+     * uniform (model_init_extra), the loss reads it at params + nparams and ADDS its gradient
+     * at dparams + nparams, and the checkpoint keeps the class list (loss_classes) */
+    const char *class_weights;
     void (*init_params)(const loss_config *cfg, float *params);
     /* returns the loss; writes dmu and dvar (dvar only when var != NULL) and ADDS to dparams */
     double (*forward_backward)(const loss_config *cfg, const loss_input *in, const float *params,
@@ -137,6 +146,11 @@ double loss_value(const loss_config *cfg, const loss_kind *L, const char *name);
 /* the losses with a setting of that option, as text for a message: "spe", "triplet and
  * hetriplet", "a, b and c" (truncated to fit n bytes) */
 const char *loss_owners(const char *option, char *buf, size_t n);
+/* the loss's parameters as model_create_shaped takes them: their number, names and shapes (the
+ * scalars, then a (classes, D) class-weight matrix) into names and shapes (2 a parameter), which
+ * hold LOSS_MAX_PARAMS */
+#define LOSS_MAX_PARAMS 8
+int loss_params(const loss_kind *L, int D, int classes, const char **names, int64_t *shapes);
 /* "pairbatch", "groupbatch" or "episodes" for one LOSS_* bit */
 const char *loss_batch_name(int kind);
 /* NULL-terminated list of all losses, for usage texts */

@@ -1,0 +1,185 @@
+/* margin: the additive margin losses over a weight vector per class, CosFace (Wang et al., "CosFace:
+ * Large Margin Cosine Loss for Deep Face Recognition", CVPR 2018, Eq. 4) and ArcFace (Deng et al.,
+ * "ArcFace: Additive Angular Margin Loss for Deep Face Recognition", CVPR 2019, Eq. 3), on any
+ * batch whose items carry their class (P x K, pairs, episodes) and any body (images or a frozen
+ * backbone's features).
+ *
+ * Item i has the point embedding mu_i (n, 1, D) and the class row y_i (in->row: its place in the
+ * training stream's class list); the class weights W (classes, D) are the loss's parameter matrix
+ * (loss_kind.class_weights). Both are L2-normalised with the guard of loss_util.h,
+ * x_i = mu_i / |mu_i|_eps, w_j = W_j / |W_j|_eps, c_ij = x_i . w_j = cos theta_ij, and the loss is
+ * the mean over the items of the softmax cross-entropy of the logits
+ *   z_ij = s c_ij (j != y_i),   z_iy = s psi(c_iy)
+ *   cosface: psi(c) = c - m                                 (m = --margin, 0.35 by default)
+ *   arcface: psi(c) = cos(theta + m) = c cos m - sqrt(1 - c^2) sin m when c > cos(pi - m) (theta
+ *            + m < pi), else c - m sin(pi - m), the authors' continuation beyond pi (insightface:
+ *            "th" and "mm"); m = 0.5 by default
+ * with the scale s (--scale, 64: both papers'). Gradients: dL/dz_ij = (softmax_ij - [j = y_i]) / n,
+ * dL/dc = s dL/dz (times psi'(c) for the target: 1 for cosface, cos m + c sin m / sqrt(1 - c^2)
+ * for arcface, its sine kept above 1e-6), dL/dx_i = sum_j dL/dc_ij w_j and dL/dw_j = sum_i dL/dc_ij
+ * x_i, then through the normalisations; the class weights' gradient ADDS into dparams.
+ *
+ * Stats: nll = the loss; acc = the fraction of items whose largest cosine (no margin; lowest row on
+ * ties) is their class's; a, b, se2 NaN; kl = mean_var = 0. Bad input dies: C != 1, a variance, no
+ * class rows (train gives them from the stream's class list), no weights. Cost O(n classes D).
+ */
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+
+#include "loss.h"
+#include "loss_util.h"
+#include "util.h"
+
+enum { MARGIN_SCALE, MARGIN_NSET };
+static const setting margin_settings[MARGIN_NSET] = {
+    [MARGIN_SCALE] = {"scale", "S", "scale", SETTING_REAL, 1, 1000, 64, NULL, "s, the scale of the cosine logits"},
+};
+static const char *const margin_param_names[] = {NULL};
+static void margin_init_params(const loss_config *cfg, float *params) { (void)cfg, (void)params; }
+
+enum { FORM_COS, FORM_ARC };
+
+static double margin_common(int form, const loss_config *cfg, const loss_input *in, const float *params,
+                            float *dparams, float *dmu, loss_stats *st)
+{
+    const char *name = form == FORM_ARC ? "arcface" : "cosface";
+    int n = in->n, D = in->D, K = in->classes;
+    if (in->C != 1)
+        die("%s loss: needs one embedding per item (C = 1), got C = %d", name, in->C);
+    if (in->var)
+        die("%s loss: works on point embeddings (--head point)", name);
+    if (!in->row || K < 1)
+        die("%s loss: needs each item's class row (train gives it from the stream's class list)", name);
+    if (!params)
+        die("%s loss: needs its class weights", name);
+    double s = cfg->own[MARGIN_SCALE], m = cfg->margin, cm = cos(m), sm = sin(m);
+    double th = cos(M_PI - m), mm = sin(M_PI - m) * m;
+    double *x = emalloc((size_t)n * D * sizeof *x), *xn = emalloc((size_t)n * sizeof *xn);
+    double *w = emalloc((size_t)K * D * sizeof *w), *wn = emalloc((size_t)K * sizeof *wn);
+    double *z = emalloc((size_t)K * sizeof *z), *gc = emalloc((size_t)n * K * sizeof *gc);
+    loss_normalise(in->mu, n, D, x, xn);
+    loss_normalise(params, K, D, w, wn);
+    double loss = 0;
+    int right = 0;
+    for (int i = 0; i < n; i++) {
+        int y = in->row[i];
+        if (y < 0 || y >= K)
+            die("%s loss: item %d has class row %d, outside 0 to %d", name, i, y, K - 1);
+        const double *xi = x + (size_t)i * D;
+        int best = 0;
+        double zmax = -INFINITY, dpsi = 1;
+        for (int j = 0; j < K; j++) {
+            double c = 0;
+            for (int d = 0; d < D; d++)
+                c += xi[d] * w[(size_t)j * D + d];
+            gc[(size_t)i * K + j] = c; /* (the cosine for now) */
+            if (c > gc[(size_t)i * K + best])
+                best = j;
+            z[j] = s * c;
+            if (j == y) {
+                double psi = c - m;
+                if (form == FORM_ARC) {
+                    double sine = sqrt(fmax(1 - c * c, 0));
+                    if (c > th) {
+                        psi = c * cm - sine * sm;
+                        dpsi = cm + c * sm / fmax(sine, 1e-6);
+                    } else
+                        psi = c - mm;
+                }
+                z[j] = s * psi;
+            }
+            zmax = fmax(zmax, z[j]);
+        }
+        right += best == y;
+        double sum = 0;
+        for (int j = 0; j < K; j++)
+            sum += exp(z[j] - zmax);
+        double lse = zmax + log(sum);
+        loss += lse - z[y];
+        for (int j = 0; j < K; j++) { /* dL/dc_ij */
+            double g = (exp(z[j] - lse) - (j == y)) / n;
+            gc[(size_t)i * K + j] = s * g * (j == y ? dpsi : 1);
+        }
+    }
+    loss /= n;
+    double *gx = ecalloc((size_t)n * D, sizeof *gx), *gw = ecalloc((size_t)K * D, sizeof *gw);
+    for (int i = 0; i < n; i++)
+        for (int j = 0; j < K; j++) {
+            double g = gc[(size_t)i * K + j];
+            for (int d = 0; d < D; d++) {
+                gx[(size_t)i * D + d] += g * w[(size_t)j * D + d];
+                gw[(size_t)j * D + d] += g * x[(size_t)i * D + d];
+            }
+        }
+    if (dmu)
+        loss_unnormalise(x, xn, gx, n, D, dmu);
+    if (dparams) { /* ADDS: through the weights' normalisation */
+        float *dw = emalloc((size_t)K * D * sizeof *dw);
+        loss_unnormalise(w, wn, gw, K, D, dw);
+        for (size_t k = 0; k < (size_t)K * D; k++)
+            dparams[k] += dw[k];
+        free(dw);
+    }
+    if (st)
+        *st = (loss_stats){.nll = loss, .a = NAN, .b = NAN, .acc = (double)right / n, .se2 = NAN};
+    free(x), free(xn), free(w), free(wn), free(z), free(gc), free(gx), free(gw);
+    return loss;
+}
+
+static double cosface_fb(const loss_config *cfg, const loss_input *in, const float *params, float *dparams,
+                         float *dmu, float *dvar, rng *r, loss_stats *st)
+{
+    (void)dvar, (void)r;
+    return margin_common(FORM_COS, cfg, in, params, dparams, dmu, st);
+}
+static double arcface_fb(const loss_config *cfg, const loss_input *in, const float *params, float *dparams,
+                         float *dmu, float *dvar, rng *r, loss_stats *st)
+{
+    (void)dvar, (void)r;
+    return margin_common(FORM_ARC, cfg, in, params, dparams, dmu, st);
+}
+
+/* the margin m (--margin): the paper's when not given; 0 to 1.5 */
+static const char *margin_check(loss_config *cfg, double dflt, const char *name)
+{
+    static char msg[96];
+    if (!LOSS_GIVEN(cfg, LOSS_MARGIN))
+        cfg->margin = dflt;
+    if (!(cfg->margin >= 0 && cfg->margin <= 1.5)) {
+        snprintf(msg, sizeof msg, "--margin %g: the %s loss takes a margin from 0 to 1.5", cfg->margin, name);
+        return msg;
+    }
+    return NULL;
+}
+static const char *cosface_settle(loss_config *cfg, int D, int shots)
+{
+    (void)D, (void)shots;
+    return margin_check(cfg, 0.35, "cosface");
+}
+static const char *arcface_settle(loss_config *cfg, int D, int shots)
+{
+    (void)D, (void)shots;
+    return margin_check(cfg, 0.5, "arcface");
+}
+
+#define MARGIN_KIND(var, nm, hlp, fn, settle_fn, wname)                                                           \
+    const loss_kind var = {                                                                                       \
+        .name = nm,                                                                                               \
+        .help = hlp,                                                                                              \
+        .needs_var = 0,                                                                                           \
+        .batches = LOSS_PAIRS | LOSS_GROUPS | LOSS_EPISODES,                                                      \
+        .max_C = 1,                                                                                               \
+        .nparams = 0,                                                                                             \
+        .param_names = margin_param_names,                                                                        \
+        .class_weights = wname,                                                                                   \
+        .init_params = margin_init_params,                                                                        \
+        .forward_backward = fn,                                                                                   \
+        .settings = margin_settings,                                                                              \
+        .nsettings = MARGIN_NSET,                                                                                 \
+        .settle = settle_fn,                                                                                      \
+    }
+MARGIN_KIND(loss_cosface, "cosface", "CosFace (Wang et al. 2018): softmax over class weights, cosine margin m (point)",
+            cosface_fb, cosface_settle, "cosface.w");
+MARGIN_KIND(loss_arcface, "arcface", "ArcFace (Deng et al. 2019): softmax over class weights, angular margin m (point)",
+            arcface_fb, arcface_settle, "arcface.w");

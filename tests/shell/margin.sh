@@ -1,0 +1,48 @@
+#!/bin/sh
+# train with CosFace and ArcFace (lib/training/loss_margin.c): a weight vector per class of the
+# training stream (its meta classes) learned beside the network; they learn (5-NN accuracy on the
+# test classes above the untrained network's), the same seed gives the same bytes, a resumed run
+# is the uninterrupted one, the class weights and their class count are in the checkpoint, a
+# resumed run on a stream of other classes is refused, and so are a mixture head and --scale
+# for another loss.
+set -u
+. "$(dirname "$0")/../lib.sh"
+cd "$T"
+mkdigits -N 2 -s train -n 20000 | occlude -p 0.2 > train.hs || fail "mkdigits train"
+mkdigits -N 2 -s test-seen | occlude -p 0 > test.hs || fail "mkdigits test"
+mkdigits -N 2 -s test-unseen -n 2000 > other.hs || fail "mkdigits unseen"
+pk() { batcher -m pk -P 16 -K 4 "$@" < "$T/train.hs"; }
+acc() { embed -m "$1" < test.hs | knn | knn --summary | json_get accuracy; }
+pk | train -o u.ckpt --head point --loss arcface -D 8 -n 1 -t 1 --lr 1e-12 2>/dev/null || fail "untrained"
+u=$(acc u.ckpt)
+for l in cosface arcface; do
+    pk | train -o $l.ckpt --head point --loss $l -D 8 -n 300 -t 1 --lr 3e-3 --log $l.log 2>/dev/null || fail "train $l"
+    a=$(acc $l.ckpt)
+    echo "$l: 5-NN accuracy $a (untrained $u, chance 1/70), last batch accuracy $(tail -n 1 $l.log | cut -f11)"
+    check_lt 0.3 "$a" "$l: 5-NN accuracy $a is not far above chance"
+    check_lt "$u" "$a" "$l: 5-NN accuracy $a is not above the untrained network's $u"
+    n=$(tshow -H $l.ckpt | jq -r .meta.loss_classes)
+    [ "$n" = "$(tshow -H train.hs | jq -r .meta.classes.count)" ] || fail "$l: loss_classes $n"
+    tshow -H $l.ckpt | jq -e --arg f "param.$l.w" '.fields[] | select(.name == $f) | .shape == ['"$n"', 8]' > /dev/null ||
+        fail "$l: no param.$l.w of ($n, 8)"
+done
+[ "$(tshow -H arcface.ckpt | jq -c '[.meta.margin, .meta.scale]')" = '[0.5,64]' ] || fail "arcface's margin and scale"
+[ "$(tshow -H cosface.ckpt | jq -c '[.meta.margin, .meta.scale]')" = '[0.35,64]' ] || fail "cosface's margin and scale"
+
+# same seed, same bytes; 20 + 20 steps equal 40 straight, with settings of their own
+tr() { pk | train --head point --loss arcface -D 4 -S 3 -t 1 --margin 0.3 --scale 16 "$@" 2>/dev/null; }
+mkdir a b
+(cd a && tr -o m.ckpt -n 40) || fail "train a"
+(cd b && tr -o m.ckpt -n 40) || fail "train b"
+cmp -s a/m.ckpt b/m.ckpt || fail "same seed gave different checkpoints"
+tr -o r.ckpt -n 20 || fail "train r"
+pk | train --resume r.ckpt -n 40 -t 1 2>/dev/null || fail "resume"
+totsv a/m.ckpt > a.tsv && totsv r.ckpt > r.tsv || fail "totsv"
+cmp -s a.tsv r.tsv || fail "a resumed arcface run differs from the uninterrupted one"
+[ "$(tshow -H r.ckpt | jq -c '[.meta.margin, .meta.scale]')" = '[0.3,16]' ] || fail "settings after resume"
+
+expect_fail 1 "batch stream has" sh -c 'batcher -m pk -P 8 -K 2 < other.hs | train --resume r.ckpt -n 60 -t 1'
+expect_exit 2 "arcface on a mixture head" sh -c 'train -o x.ckpt --head mog --loss arcface < /dev/null'
+expect_exit 2 "--scale with triplet" sh -c 'train -o x.ckpt --head point --loss triplet --scale 3 < /dev/null'
+expect_exit 2 "--margin 2 with cosface" sh -c 'train -o x.ckpt --head point --loss cosface --margin 2 < /dev/null'
+pass

@@ -1,0 +1,158 @@
+/* margin: CosFace and ArcFace (lib/training/loss_margin.c) against their papers' Eqs. by hand on a
+ * batch of two items and two classes whose cosines are exact (ArcFace's angular margin, and its
+ * continuation where theta + m passes pi), invariance to the scale of embeddings and weights, the
+ * margins' defaults (settle), the batch accuracy, central finite differences of the gradients with
+ * respect to the embeddings and to the class weights, and misuse. */
+#include <math.h>
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "check.h"
+#include "loss.h"
+#include "rng.h"
+
+static double eval(const loss_kind *L, const loss_config *lc, const loss_input *in, const float *W, float *dW,
+                   float *dmu, loss_stats *st)
+{
+    return L->forward_backward(lc, in, W, dW, dmu, NULL, NULL, st);
+}
+
+static loss_config config(const loss_kind *L, double s, double m)
+{
+    loss_config lc = loss_config_new(L);
+    loss_set(&lc, L, "scale", s);
+    loss_set(&lc, L, "margin", m);
+    return lc;
+}
+
+/* softmax cross-entropy of the target logit zy against the other, zo */
+static double ce2(double zy, double zo) { return log(exp(zy) + exp(zo)) - zy; }
+
+int main(void)
+{
+    const loss_kind *cos_ = loss_find("cosface"), *arc = loss_find("arcface");
+    CHECK(cos_ && arc);
+    if (!cos_ || !arc)
+        return check_done("test_margin");
+    CHECK(cos_->class_weights && !strcmp(arc->class_weights, "arcface.w") && arc->nparams == 0);
+    /* the papers' margins when --margin is not given, s = 64 */
+    loss_config d = loss_config_new(arc);
+    CHECK(arc->settle(&d, 8, 0) == NULL && d.margin == 0.5 && loss_value(&d, arc, "scale") == 64);
+    d = loss_config_new(cos_);
+    CHECK(cos_->settle(&d, 8, 0) == NULL && d.margin == 0.35);
+    loss_set(&d, cos_, "margin", 0.2);
+    CHECK(cos_->settle(&d, 8, 0) == NULL && d.margin == 0.2);
+    loss_set(&d, cos_, "margin", 2);
+    CHECK(cos_->settle(&d, 8, 0) != NULL);
+
+    /* w0 = (1, 0) x 2, w1 = (0, 1) x 0.5; item 0 = (0.8, 0.6) x 3 of class 0: c = 0.8, 0.6; item 1
+     * = (-0.95, sqrt(1 - 0.9025)) of class 0: c = -0.95, 0.3122..., below cos(pi - 0.5) =
+     * -0.8776, where ArcFace continues with c - m sin(pi - m) */
+    float W[4] = {2, 0, 0, 0.5f};
+    double s1 = sqrt(1 - 0.9025);
+    float mu[4] = {0.8f * 3, 0.6f * 3, -0.95f, (float)s1};
+    int32_t row[2] = {0, 0}, cls[2] = {5, 5};
+    loss_input in = {.n = 2, .C = 1, .D = 2, .mu = mu, .cls = cls, .row = row, .classes = 2};
+    loss_stats st;
+    loss_config lc = config(cos_, 2, 0.35);
+    double want = (ce2(2 * (0.8 - 0.35), 2 * 0.6) + ce2(2 * (-0.95 - 0.35), 2 * s1)) / 2;
+    CHECK_CLOSE(eval(cos_, &lc, &in, W, NULL, NULL, &st), want, 1e-6);
+    CHECK_CLOSE(st.acc, 0.5, 0); /* item 0's largest cosine is its class's, item 1's is not */
+    lc = config(arc, 2, 0.5);
+    double psi0 = 0.8 * cos(0.5) - 0.6 * sin(0.5), psi1 = -0.95 - sin(M_PI - 0.5) * 0.5;
+    want = (ce2(2 * psi0, 2 * 0.6) + ce2(2 * psi1, 2 * s1)) / 2;
+    CHECK_CLOSE(eval(arc, &lc, &in, W, NULL, NULL, NULL), want, 1e-6);
+    /* a margin of 0: both are the normalised softmax (NormFace) */
+    lc = config(arc, 2, 0);
+    double a0 = eval(arc, &lc, &in, W, NULL, NULL, NULL);
+    lc = config(cos_, 2, 0);
+    CHECK_CLOSE(a0, eval(cos_, &lc, &in, W, NULL, NULL, NULL), 1e-12);
+    CHECK_CLOSE(a0, (ce2(1.6, 1.2) + ce2(-1.9, 2 * s1)) / 2, 1e-6);
+
+    /* gradients against central differences: 6 items of 4 classes, D = 3, s = 4, both forms;
+     * ArcFace's target cosines kept away from its threshold and from 1 */
+    rng r;
+    double worst = 0;
+    int checked = 0;
+    for (int seed = 1; seed < 100 && checked < 6; seed++) {
+        enum { N = 6, K = 4, DD = 3 };
+        float x[N * DD], w[K * DD], gx[N * DD], gw[K * DD];
+        int32_t y[N];
+        rng_init(&r, 5, seed);
+        for (int i = 0; i < N * DD; i++)
+            x[i] = (float)rng_normal(&r);
+        for (int i = 0; i < K * DD; i++)
+            w[i] = (float)rng_normal(&r);
+        for (int i = 0; i < N; i++)
+            y[i] = i % K;
+        const loss_kind *L = checked % 2 ? arc : cos_;
+        lc = config(L, 4, checked % 2 ? 0.5 : 0.35);
+        int ok = 1;
+        for (int i = 0; i < N && L == arc; i++) { /* the target cosine */
+            double c = 0, a = 0, b = 0;
+            for (int k = 0; k < DD; k++)
+                c += (double)x[i * DD + k] * w[y[i] * DD + k], a += (double)x[i * DD + k] * x[i * DD + k],
+                    b += (double)w[y[i] * DD + k] * w[y[i] * DD + k];
+            c /= sqrt(a * b);
+            ok &= fabs(c - cos(M_PI - 0.5)) > 0.05 && c < 0.95;
+        }
+        if (!ok)
+            continue;
+        loss_input b = {.n = N, .C = 1, .D = DD, .mu = x, .cls = y, .row = y, .classes = K};
+        memset(gw, 0, sizeof gw);
+        eval(L, &lc, &b, w, gw, gx, NULL);
+        for (int v = 0; v < 2; v++)
+            for (int j = 0; j < (v ? K : N) * DD; j++) {
+                float *p = v ? &w[j] : &x[j], keep = *p;
+                double h = 1e-3;
+                *p = (float)(keep + h);
+                double hi = eval(L, &lc, &b, w, NULL, NULL, NULL);
+                *p = (float)(keep - h);
+                double lo = eval(L, &lc, &b, w, NULL, NULL, NULL);
+                *p = keep;
+                double fd = (hi - lo) / (2 * h), g = v ? gw[j] : gx[j], e = fabs(fd - g) / (1e-3 + fabs(fd));
+                worst = fmax(worst, e);
+                CHECK(e < 2e-3);
+            }
+        checked++;
+    }
+    CHECK(checked == 6);
+    printf("gradcheck cosface, arcface: %d batches (embeddings and class weights), worst relative error %.2g\n", checked,
+           worst);
+    /* the gradient of the weights ADDS */
+    {
+        float g1[4] = {0}, g2[4] = {1, 1, 1, 1};
+        lc = config(arc, 2, 0.5);
+        eval(arc, &lc, &in, W, g1, NULL, NULL);
+        eval(arc, &lc, &in, W, g2, NULL, NULL);
+        for (int k = 0; k < 4; k++)
+            CHECK_CLOSE(g2[k], g1[k] + 1, 1e-6);
+    }
+
+    /* misuse: no class rows, a row out of range, a variance */
+    lc = config(arc, 2, 0.5);
+    loss_input bad = in;
+    bad.row = NULL;
+    if (check_child()) {
+        eval(arc, &lc, &bad, W, NULL, NULL, NULL);
+        _exit(0);
+    }
+    CHECK(check_died());
+    int32_t far[2] = {0, 2};
+    bad = in, bad.row = far;
+    if (check_child()) {
+        eval(arc, &lc, &bad, W, NULL, NULL, NULL);
+        _exit(0);
+    }
+    CHECK(check_died());
+    float var[4] = {1, 1, 1, 1};
+    bad = in, bad.var = var;
+    if (check_child()) {
+        eval(cos_, &lc, &bad, W, NULL, NULL, NULL);
+        _exit(0);
+    }
+    CHECK(check_died());
+    return check_done("test_margin");
+}
