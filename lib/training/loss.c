@@ -48,7 +48,9 @@ const setting loss_common[LOSS_NCOMMON] = {
     X(mls)                                                                                                       \
     X(ms)                                                                                                        \
     X(cosface)                                                                                                   \
-    X(arcface)
+    X(arcface)                                                                                                   \
+    X(proxynca)                                                                                                  \
+    X(proxyanchor)
 
 #define LOSS_DECLARE(name) extern const loss_kind loss_##name;
 #define LOSS_ENTRY(name) &loss_##name,

@@ -55,27 +55,21 @@ static double margin_common(int form, const loss_config *cfg, const loss_input *
         die("%s loss: needs its class weights", name);
     double s = cfg->own[MARGIN_SCALE], m = cfg->margin, cm = cos(m), sm = sin(m);
     double th = cos(M_PI - m), mm = sin(M_PI - m) * m;
-    double *x = emalloc((size_t)n * D * sizeof *x), *xn = emalloc((size_t)n * sizeof *xn);
-    double *w = emalloc((size_t)K * D * sizeof *w), *wn = emalloc((size_t)K * sizeof *wn);
+    loss_cosines C;
+    loss_cosines_make(&C, in->mu, params, n, K, D);
     double *z = emalloc((size_t)K * sizeof *z), *gc = emalloc((size_t)n * K * sizeof *gc);
-    loss_normalise(in->mu, n, D, x, xn);
-    loss_normalise(params, K, D, w, wn);
     double loss = 0;
     int right = 0;
     for (int i = 0; i < n; i++) {
         int y = in->row[i];
         if (y < 0 || y >= K)
             die("%s loss: item %d has class row %d, outside 0 to %d", name, i, y, K - 1);
-        const double *xi = x + (size_t)i * D;
+        const double *ci = C.c + (size_t)i * K;
         int best = 0;
         double zmax = -INFINITY, dpsi = 1;
         for (int j = 0; j < K; j++) {
-            double c = 0;
-            for (int d = 0; d < D; d++)
-                c += xi[d] * w[(size_t)j * D + d];
-            gc[(size_t)i * K + j] = c; /* (the cosine for now) */
-            if (c > gc[(size_t)i * K + best])
-                best = j;
+            double c = ci[j];
+            best = c > ci[best] ? j : best;
             z[j] = s * c;
             if (j == y) {
                 double psi = c - m;
@@ -97,33 +91,15 @@ static double margin_common(int form, const loss_config *cfg, const loss_input *
             sum += exp(z[j] - zmax);
         double lse = zmax + log(sum);
         loss += lse - z[y];
-        for (int j = 0; j < K; j++) { /* dL/dc_ij */
-            double g = (exp(z[j] - lse) - (j == y)) / n;
-            gc[(size_t)i * K + j] = s * g * (j == y ? dpsi : 1);
-        }
+        for (int j = 0; j < K; j++) /* dL/dc_ij */
+            gc[(size_t)i * K + j] = s * (exp(z[j] - lse) - (j == y)) / n * (j == y ? dpsi : 1);
     }
     loss /= n;
-    double *gx = ecalloc((size_t)n * D, sizeof *gx), *gw = ecalloc((size_t)K * D, sizeof *gw);
-    for (int i = 0; i < n; i++)
-        for (int j = 0; j < K; j++) {
-            double g = gc[(size_t)i * K + j];
-            for (int d = 0; d < D; d++) {
-                gx[(size_t)i * D + d] += g * w[(size_t)j * D + d];
-                gw[(size_t)j * D + d] += g * x[(size_t)i * D + d];
-            }
-        }
-    if (dmu)
-        loss_unnormalise(x, xn, gx, n, D, dmu);
-    if (dparams) { /* ADDS: through the weights' normalisation */
-        float *dw = emalloc((size_t)K * D * sizeof *dw);
-        loss_unnormalise(w, wn, gw, K, D, dw);
-        for (size_t k = 0; k < (size_t)K * D; k++)
-            dparams[k] += dw[k];
-        free(dw);
-    }
+    loss_cosines_back(&C, gc, dmu, dparams);
     if (st)
         *st = (loss_stats){.nll = loss, .a = NAN, .b = NAN, .acc = (double)right / n, .se2 = NAN};
-    free(x), free(xn), free(w), free(wn), free(z), free(gc), free(gx), free(gw);
+    loss_cosines_free(&C);
+    free(z), free(gc);
     return loss;
 }
 

@@ -1,6 +1,8 @@
 #include "loss_util.h"
 
 #include <math.h>
+#include <stdlib.h>
+#include <string.h>
 
 #include "util.h"
 
@@ -135,4 +137,53 @@ void loss_unnormalise(const double *u, const double *norm, const double *g, int 
         for (int d = 0; d < D; d++)
             dx[(size_t)i * D + d] = (float)((gi[d] - ui[d] * ug) / norm[i]);
     }
+}
+
+void loss_cosines_make(loss_cosines *lc, const float *mu, const float *W, int n, int K, int D)
+{
+    lc->n = n, lc->K = K, lc->D = D;
+    lc->x = emalloc((size_t)n * D * sizeof *lc->x), lc->xn = emalloc((size_t)n * sizeof *lc->xn);
+    lc->w = emalloc((size_t)K * D * sizeof *lc->w), lc->wn = emalloc((size_t)K * sizeof *lc->wn);
+    lc->c = emalloc((size_t)n * K * sizeof *lc->c);
+    loss_normalise(mu, n, D, lc->x, lc->xn);
+    loss_normalise(W, K, D, lc->w, lc->wn);
+    for (int i = 0; i < n; i++)
+        for (int j = 0; j < K; j++) {
+            double c = 0;
+            for (int d = 0; d < D; d++)
+                c += lc->x[(size_t)i * D + d] * lc->w[(size_t)j * D + d];
+            lc->c[(size_t)i * K + j] = c;
+        }
+}
+
+void loss_cosines_back(const loss_cosines *lc, const double *g, float *dmu, float *dW)
+{
+    int n = lc->n, K = lc->K, D = lc->D;
+    double *gx = ecalloc((size_t)n * D, sizeof *gx), *gw = ecalloc((size_t)K * D, sizeof *gw);
+    for (int i = 0; i < n; i++)
+        for (int j = 0; j < K; j++) {
+            double gij = g[(size_t)i * K + j];
+            if (gij == 0)
+                continue;
+            for (int d = 0; d < D; d++) {
+                gx[(size_t)i * D + d] += gij * lc->w[(size_t)j * D + d];
+                gw[(size_t)j * D + d] += gij * lc->x[(size_t)i * D + d];
+            }
+        }
+    if (dmu)
+        loss_unnormalise(lc->x, lc->xn, gx, n, D, dmu);
+    if (dW) { /* ADDS, through the weights' normalisation */
+        float *t = emalloc((size_t)K * D * sizeof *t);
+        loss_unnormalise(lc->w, lc->wn, gw, K, D, t);
+        for (size_t k = 0; k < (size_t)K * D; k++)
+            dW[k] += t[k];
+        free(t);
+    }
+    free(gx), free(gw);
+}
+
+void loss_cosines_free(loss_cosines *lc)
+{
+    free(lc->x), free(lc->xn), free(lc->w), free(lc->wn), free(lc->c);
+    memset(lc, 0, sizeof *lc);
 }

@@ -80,6 +80,18 @@ void loss_sample(const float *mu, const float *var, int n, int C, int D, int K, 
  * (n, D) from g = dL/du (n, D), (g - u (u . g)) / |x|_eps */
 void loss_normalise(const float *x, int n, int D, double *u, double *norm);
 void loss_unnormalise(const double *u, const double *norm, const double *g, int n, int D, float *dx);
+/* The cosines of n items against K class weights, for the losses with class weights (loss_margin,
+ * loss_proxy): x (n, D) and the weights W (K, D) normalised as loss_normalise does into the
+ * returned block (a struct of the caller's, loss_cosines_free), c (n, K) = x_i . w_j; and back:
+ * from g (n, K) = dL/dc, dL/dmu into dmu (n, D; NULL: not wanted) and dL/dW ADDED into dW (K, D;
+ * NULL: not wanted). */
+typedef struct {
+    int n, K, D;
+    double *x, *xn, *w, *wn, *c;
+} loss_cosines;
+void loss_cosines_make(loss_cosines *lc, const float *mu, const float *W, int n, int K, int D);
+void loss_cosines_back(const loss_cosines *lc, const double *g, float *dmu, float *dW);
+void loss_cosines_free(loss_cosines *lc);
 /* KL(N(mu, diag var) || N(0, I)) = 0.5 sum_j (var_j + mu_j^2 - 1 - log var_j), for D dims */
 double loss_kl_gauss(const float *mu, const float *var, int D);
 

@@ -1,7 +1,8 @@
 #!/bin/sh
-# train with CosFace and ArcFace (lib/training/loss_margin.c): a weight vector per class of the
-# training stream (its meta classes) learned beside the network; they learn (5-NN accuracy on the
-# test classes above the untrained network's), the same seed gives the same bytes, a resumed run
+# train with the losses of a weight vector per class of the training stream (its meta classes),
+# learned beside the network: CosFace and ArcFace (lib/training/loss_margin.c), ProxyNCA and
+# Proxy-Anchor (lib/training/loss_proxy.c); they learn (5-NN accuracy on the test classes above
+# the untrained network's), the same seed gives the same bytes, a resumed run
 # is the uninterrupted one, the class weights and their class count are in the checkpoint, a
 # resumed run on a stream of other classes is refused, and so are a mixture head and --scale
 # for another loss.
@@ -15,7 +16,7 @@ pk() { batcher -m pk -P 16 -K 4 "$@" < "$T/train.hs"; }
 acc() { embed -m "$1" < test.hs | knn | knn --summary | json_get accuracy; }
 pk | train -o u.ckpt --head point --loss arcface -D 8 -n 1 -t 1 --lr 1e-12 2>/dev/null || fail "untrained"
 u=$(acc u.ckpt)
-for l in cosface arcface; do
+for l in cosface arcface proxynca proxyanchor; do
     pk | train -o $l.ckpt --head point --loss $l -D 8 -n 300 -t 1 --lr 3e-3 --log $l.log 2>/dev/null || fail "train $l"
     a=$(acc $l.ckpt)
     echo "$l: 5-NN accuracy $a (untrained $u, chance 1/70), last batch accuracy $(tail -n 1 $l.log | cut -f11)"
@@ -28,6 +29,8 @@ for l in cosface arcface; do
 done
 [ "$(tshow -H arcface.ckpt | jq -c '[.meta.margin, .meta.scale]')" = '[0.5,64]' ] || fail "arcface's margin and scale"
 [ "$(tshow -H cosface.ckpt | jq -c '[.meta.margin, .meta.scale]')" = '[0.35,64]' ] || fail "cosface's margin and scale"
+[ "$(tshow -H proxyanchor.ckpt | jq -c '[.meta.pa_alpha, .meta.pa_delta]')" = '[32,0.1]' ] || fail "proxyanchor's settings"
+[ "$(tshow -H proxynca.ckpt | jq -c '.meta.proxy_scale')" = 1 ] || fail "proxynca's scale"
 
 # same seed, same bytes; 20 + 20 steps equal 40 straight, with settings of their own
 tr() { pk | train --head point --loss arcface -D 4 -S 3 -t 1 --margin 0.3 --scale 16 "$@" 2>/dev/null; }

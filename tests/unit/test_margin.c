@@ -10,6 +10,7 @@
 #include <unistd.h>
 
 #include "check.h"
+#include "lossgrad.h"
 #include "loss.h"
 #include "rng.h"
 
@@ -78,7 +79,7 @@ int main(void)
     int checked = 0;
     for (int seed = 1; seed < 100 && checked < 6; seed++) {
         enum { N = 6, K = 4, DD = 3 };
-        float x[N * DD], w[K * DD], gx[N * DD], gw[K * DD];
+        float x[N * DD], w[K * DD];
         int32_t y[N];
         rng_init(&r, 5, seed);
         for (int i = 0; i < N * DD; i++)
@@ -101,21 +102,7 @@ int main(void)
         if (!ok)
             continue;
         loss_input b = {.n = N, .C = 1, .D = DD, .mu = x, .cls = y, .row = y, .classes = K};
-        memset(gw, 0, sizeof gw);
-        eval(L, &lc, &b, w, gw, gx, NULL);
-        for (int v = 0; v < 2; v++)
-            for (int j = 0; j < (v ? K : N) * DD; j++) {
-                float *p = v ? &w[j] : &x[j], keep = *p;
-                double h = 1e-3;
-                *p = (float)(keep + h);
-                double hi = eval(L, &lc, &b, w, NULL, NULL, NULL);
-                *p = (float)(keep - h);
-                double lo = eval(L, &lc, &b, w, NULL, NULL, NULL);
-                *p = keep;
-                double fd = (hi - lo) / (2 * h), g = v ? gw[j] : gx[j], e = fabs(fd - g) / (1e-3 + fabs(fd));
-                worst = fmax(worst, e);
-                CHECK(e < 2e-3);
-            }
+        worst = fmax(worst, lossgrad_check(L, &lc, &b, w, K, 2e-3));
         checked++;
     }
     CHECK(checked == 6);
