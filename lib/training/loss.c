@@ -50,7 +50,8 @@ const setting loss_common[LOSS_NCOMMON] = {
     X(cosface)                                                                                                   \
     X(arcface)                                                                                                   \
     X(proxynca)                                                                                                  \
-    X(proxyanchor)
+    X(proxyanchor)                                                                                               \
+    X(dul)
 
 #define LOSS_DECLARE(name) extern const loss_kind loss_##name;
 #define LOSS_ENTRY(name) &loss_##name,

@@ -19,8 +19,16 @@
  * for arcface, its sine kept above 1e-6), dL/dx_i = sum_j dL/dc_ij w_j and dL/dw_j = sum_i dL/dc_ij
  * x_i, then through the normalisations; the class weights' gradient ADDS into dparams.
  *
- * Stats: nll = the loss; acc = the fraction of items whose largest cosine (no margin; lowest row on
- * ties) is their class's; a, b, se2 NaN; kl = mean_var = 0. Bad input dies: C != 1, a variance, no
+ * dul (Chang, Lan, Yao, Chen & Wei, "Data Uncertainty Learning in Face Recognition", CVPR 2020,
+ * DUL_cls, Eqs. 4 to 7): a stochastic head (mog -C 1: mu and a variance per dimension) gives each
+ * item z = mu + sigma eps, eps ~ N(0, I) one draw a step (the step's rng), ArcFace on z, plus
+ * lambda times the mean KL(N(mu, diag sigma^2) || N(0, I)) = 1/2 sum (sigma^2 + mu^2 - 1 - log
+ * sigma^2) (--dul-lambda, 0.01: the paper's); the gradient reaches mu through z and the KL, and
+ * sigma^2 through z (dz/dsigma^2 = eps / (2 sigma)) and the KL (1/2 - 1 / (2 sigma^2)). The
+ * learned variance is the uncertainty the battery reads (the variance source).
+ *
+ * Stats: nll = the loss (dul: the ArcFace term; kl its KL, mean_var the mean variance); acc = the
+ * fraction of items whose largest cosine (no margin; lowest row on ties) is their class's; a, b, se2 NaN; kl = mean_var = 0. Bad input dies: C != 1, a variance, no
  * class rows (train gives them from the stream's class list), no weights. Cost O(n classes D).
  */
 #include <math.h>
@@ -32,8 +40,13 @@
 #include "util.h"
 
 enum { MARGIN_SCALE, MARGIN_NSET };
-static const setting margin_settings[MARGIN_NSET] = {
-    [MARGIN_SCALE] = {"scale", "S", "scale", SETTING_REAL, 1, 1000, 64, NULL, "s, the scale of the cosine logits"},
+#define MARGIN_SET_SCALE {"scale", "S", "scale", SETTING_REAL, 1, 1000, 64, NULL, "s, the scale of the cosine logits"}
+static const setting margin_settings[MARGIN_NSET] = {[MARGIN_SCALE] = MARGIN_SET_SCALE};
+enum { DUL_LAMBDA = MARGIN_NSET, DUL_NSET };
+static const setting dul_settings[DUL_NSET] = {
+    [MARGIN_SCALE] = MARGIN_SET_SCALE,
+    [DUL_LAMBDA] = {"dul-lambda", "X", "dul_lambda", SETTING_REAL, 0, 100, 0.01, NULL,
+                    "lambda, the weight of the KL to N(0, I)"},
 };
 static const char *const margin_param_names[] = {NULL};
 static void margin_init_params(const loss_config *cfg, float *params) { (void)cfg, (void)params; }
@@ -116,6 +129,42 @@ static double arcface_fb(const loss_config *cfg, const loss_input *in, const flo
     return margin_common(FORM_ARC, cfg, in, params, dparams, dmu, st);
 }
 
+static double dul_fb(const loss_config *cfg, const loss_input *in, const float *params, float *dparams, float *dmu,
+                     float *dvar, rng *r, loss_stats *st)
+{
+    int n = in->n, D = in->D;
+    size_t m = (size_t)n * D;
+    if (in->C != 1 || !in->var)
+        die("dul loss: needs one Gaussian per item, a mean and a variance per dimension (--head mog -C 1)");
+    double *eps = emalloc(m * sizeof *eps);
+    float *z = emalloc(m * sizeof *z), *dz = dmu ? emalloc(m * sizeof *dz) : NULL;
+    rng_normals(r, eps, m);
+    double kl = 0, sum_var = 0, lambda = cfg->own[DUL_LAMBDA];
+    for (size_t k = 0; k < m; k++) {
+        double v = in->var[k], mu = in->mu[k];
+        if (!(v > 0))
+            die("dul loss: item %zu has variance %g; it must be positive", k / D, v);
+        z[k] = (float)(mu + sqrt(v) * eps[k]);
+        kl += 0.5 * (v + mu * mu - 1 - log(v));
+        sum_var += v;
+    }
+    loss_input zi = *in;
+    zi.mu = z, zi.var = NULL;
+    double loss = margin_common(FORM_ARC, cfg, &zi, params, dparams, dz, st);
+    if (dmu)
+        for (size_t k = 0; k < m; k++) { /* through z, and the KL's mean over the items */
+            double v = in->var[k];
+            dmu[k] = (float)(dz[k] + lambda * in->mu[k] / n);
+            if (dvar)
+                dvar[k] = (float)(dz[k] * eps[k] / (2 * sqrt(v)) + lambda * 0.5 * (1 - 1 / v) / n);
+        }
+    kl /= n;
+    if (st)
+        st->kl = kl, st->mean_var = sum_var / m;
+    free(eps), free(z), free(dz);
+    return loss + lambda * kl;
+}
+
 /* the margin m (--margin): the paper's when not given; 0 to 1.5 */
 static const char *margin_check(loss_config *cfg, double dflt, const char *name)
 {
@@ -139,11 +188,11 @@ static const char *arcface_settle(loss_config *cfg, int D, int shots)
     return margin_check(cfg, 0.5, "arcface");
 }
 
-#define MARGIN_KIND(var, nm, hlp, fn, settle_fn, wname)                                                           \
+#define MARGIN_KIND(var, nm, hlp, fn, settle_fn, wname, stochastic, set, nset)                                                           \
     const loss_kind var = {                                                                                       \
         .name = nm,                                                                                               \
         .help = hlp,                                                                                              \
-        .needs_var = 0,                                                                                           \
+        .needs_var = stochastic,                                                                                  \
         .batches = LOSS_PAIRS | LOSS_GROUPS | LOSS_EPISODES,                                                      \
         .max_C = 1,                                                                                               \
         .nparams = 0,                                                                                             \
@@ -151,11 +200,13 @@ static const char *arcface_settle(loss_config *cfg, int D, int shots)
         .class_weights = wname,                                                                                   \
         .init_params = margin_init_params,                                                                        \
         .forward_backward = fn,                                                                                   \
-        .settings = margin_settings,                                                                              \
-        .nsettings = MARGIN_NSET,                                                                                 \
+        .settings = set,                                                                                          \
+        .nsettings = nset,                                                                                        \
         .settle = settle_fn,                                                                                      \
     }
 MARGIN_KIND(loss_cosface, "cosface", "CosFace (Wang et al. 2018): softmax over class weights, cosine margin m (point)",
-            cosface_fb, cosface_settle, "cosface.w");
+            cosface_fb, cosface_settle, "cosface.w", 0, margin_settings, MARGIN_NSET);
 MARGIN_KIND(loss_arcface, "arcface", "ArcFace (Deng et al. 2019): softmax over class weights, angular margin m (point)",
-            arcface_fb, arcface_settle, "arcface.w");
+            arcface_fb, arcface_settle, "arcface.w", 0, margin_settings, MARGIN_NSET);
+MARGIN_KIND(loss_dul, "dul", "DUL_cls (Chang et al. 2020): ArcFace on z = mu + sigma eps, plus lambda KL to N(0, I) (mog -C 1)",
+            dul_fb, arcface_settle, "dul.w", 1, dul_settings, DUL_NSET);

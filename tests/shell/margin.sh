@@ -32,6 +32,18 @@ done
 [ "$(tshow -H proxyanchor.ckpt | jq -c '[.meta.pa_alpha, .meta.pa_delta]')" = '[32,0.1]' ] || fail "proxyanchor's settings"
 [ "$(tshow -H proxynca.ckpt | jq -c '.meta.proxy_scale')" = 1 ] || fail "proxynca's scale"
 
+# DUL_cls: ArcFace on samples of a mixture head's Gaussian, plus the KL; it learns, and its
+# embeddings carry the learned variance
+pk | train -o dul.ckpt --head mog -C 1 --loss dul -D 8 -n 300 -t 1 --lr 3e-3 --log dul.log 2>/dev/null || fail "train dul"
+a=$(acc dul.ckpt)
+echo "dul: 5-NN accuracy $a (untrained $u), last KL $(tail -n 1 dul.log | cut -f4), mean variance $(tail -n 1 dul.log | cut -f7)"
+check_lt "$u" "$a" "dul: 5-NN accuracy $a is not above the untrained network's $u"
+[ "$(tshow -H dul.ckpt | jq -c '[.meta.head, .meta.margin, .meta.scale, .meta.dul_lambda]')" = '["mog",0.5,64,0.01]' ] ||
+    fail "dul's settings: $(tshow -H dul.ckpt | jq -c .meta)"
+embed -m dul.ckpt < test.hs | tshow -H | jq -e '[.fields[].name] | index("var") != null' > /dev/null ||
+    fail "dul's embeddings have no variance"
+expect_exit 2 "dul on a point head" sh -c 'train -o x.ckpt --head point --loss dul < /dev/null'
+
 # same seed, same bytes; 20 + 20 steps equal 40 straight, with settings of their own
 tr() { pk | train --head point --loss arcface -D 4 -S 3 -t 1 --margin 0.3 --scale 16 "$@" 2>/dev/null; }
 mkdir a b

@@ -118,6 +118,67 @@ int main(void)
             CHECK_CLOSE(g2[k], g1[k] + 1, 1e-6);
     }
 
+    /* dul: ArcFace on z = mu + sigma eps (eps: the step's rng) plus lambda KL(N(mu, sigma^2) ||
+     * N(0, I)); against arcface on the same z, by hand, and its gradients (mu and the variance)
+     * against central differences with the same draws */
+    {
+        const loss_kind *dul = loss_find("dul");
+        CHECK(dul && dul->needs_var && dul->max_C == 1 && !strcmp(dul->class_weights, "dul.w"));
+        enum { N = 4, K = 3, DD = 3 };
+        float m4[N * DD], v4[N * DD], w3[K * DD], z[N * DD];
+        int32_t y4[N] = {0, 1, 2, 1};
+        rng_init(&r, 21, 0);
+        for (int i = 0; i < N * DD; i++)
+            m4[i] = (float)rng_normal(&r), v4[i] = (float)(0.05 + 0.1 * rng_uniform(&r));
+        for (int i = 0; i < K * DD; i++)
+            w3[i] = (float)rng_normal(&r);
+        loss_config dc = loss_config_new(dul);
+        CHECK(dul->settle(&dc, DD, 0) == NULL && dc.margin == 0.5 && loss_value(&dc, dul, "dul-lambda") == 0.01);
+        loss_set(&dc, dul, "scale", 4);
+        double eps[N * DD], kl = 0;
+        rng_init(&r, 3, 7);
+        rng_normals(&r, eps, N * DD);
+        for (int k = 0; k < N * DD; k++) {
+            z[k] = (float)(m4[k] + sqrt(v4[k]) * eps[k]);
+            kl += 0.5 * (v4[k] + (double)m4[k] * m4[k] - 1 - log(v4[k]));
+        }
+        loss_input zi = {.n = N, .C = 1, .D = DD, .mu = z, .cls = y4, .row = y4, .classes = K};
+        loss_config ac = config(arc, 4, 0.5);
+        double want = eval(arc, &ac, &zi, w3, NULL, NULL, NULL) + 0.01 * kl / N;
+        loss_input di = {.n = N, .C = 1, .D = DD, .mu = m4, .var = v4, .cls = y4, .row = y4, .classes = K};
+        rng_init(&r, 3, 7);
+        loss_stats ds;
+        CHECK_CLOSE(dul->forward_backward(&dc, &di, w3, NULL, NULL, NULL, &r, &ds), want, 1e-12);
+        CHECK_CLOSE(ds.kl, kl / N, 1e-12);
+        float gm[N * DD], gv[N * DD];
+        rng_init(&r, 3, 7);
+        dul->forward_backward(&dc, &di, w3, NULL, gm, gv, &r, NULL);
+        double dworst = 0;
+        for (int v = 0; v < 2; v++)
+            for (int j = 0; j < N * DD; j++) {
+                float *p = v ? &v4[j] : &m4[j], keep = *p;
+                double h = v ? 1e-4 : 1e-3, f[2];
+                for (int sgn = 0; sgn < 2; sgn++) {
+                    *p = (float)(keep + (sgn ? -h : h));
+                    rng_init(&r, 3, 7);
+                    f[sgn] = dul->forward_backward(&dc, &di, w3, NULL, NULL, NULL, &r, NULL);
+                }
+                *p = keep;
+                double fd = (f[0] - f[1]) / (2 * h), g = v ? gv[j] : gm[j], e = fabs(fd - g) / (1e-3 + fabs(fd));
+                dworst = fmax(dworst, e);
+                CHECK(e < 3e-3);
+            }
+        printf("gradcheck dul: mean and variance, worst relative error %.2g\n", dworst);
+        /* a point batch is refused */
+        di.var = NULL;
+        if (check_child()) {
+            rng_init(&r, 3, 7);
+            dul->forward_backward(&dc, &di, w3, NULL, NULL, NULL, &r, NULL);
+            _exit(0);
+        }
+        CHECK(check_died());
+    }
+
     /* misuse: no class rows, a row out of range, a variance */
     lc = config(arc, 2, 0.5);
     loss_input bad = in;
