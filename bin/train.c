@@ -38,9 +38,8 @@ static const char *usage =
 static const char *synopsis(void)
 {
     static char buf[8192];
-    size_t n = (size_t)snprintf(buf, sizeof buf, "%s  losses (--loss):", usage);
-    for (int i = 0; loss_kinds[i] && n < sizeof buf; i++)
-        n += (size_t)snprintf(buf + n, sizeof buf - n, "%s %s", i ? "," : "", loss_kinds[i]->name);
+    char names[1024];
+    size_t n = (size_t)snprintf(buf, sizeof buf, "%s  losses (--loss): %s", usage, loss_names(names, sizeof names));
     if (n < sizeof buf)
         n += (size_t)snprintf(buf + n, sizeof buf - n, "\n%s", model_names());
     if (n < sizeof buf)
@@ -52,8 +51,10 @@ typedef struct {
     const char *out, *resume, *log, *loss;
     int head, C, D, optim, threads;
     lossopt lo; /* the loss's settings given (lib/training/lossopt.h) */
-    double lr, lr_end;
+    double lr, lr_end, wd;
     long warmup;
+    int nat;                 /* --lr-steps: the steps where the rate falls tenfold */
+    int64_t at[LR_MAX_STEPS];
     int decay;
     long steps, save_every, snapshot_every;
     int steps_set, C_set, save_every_set, snapshot_every_set; /* given: they override a resumed checkpoint's */
@@ -70,13 +71,14 @@ static options parse_options(int argc, char **argv)
                   .save_every = CKPT_SAVE_EVERY, .seed = 714, .threads = 2, .optim = OPTIM_ADAM,
                   .body = {.body = -1}};
     enum { O_RESUME = 256, O_HEAD, O_LOSS, O_OPTIM, O_LR, O_SAVE, O_LOG, O_PROG, O_WARMUP, O_DECAY, O_LREND,
-           O_SNAP, O_BODY, O_RECIPE, O_SETTINGS, O_LOSSOPT /* + k: the losses' settings (lossopt.h) */ };
+           O_SNAP, O_BODY, O_RECIPE, O_SETTINGS, O_LRSTEPS, O_WD, O_LOSSOPT /* + k: the losses' (lossopt.h) */ };
     static const struct option base[] = {
         {"out", 1, 0, 'o'},        {"resume", 1, 0, O_RESUME}, {"head", 1, 0, O_HEAD}, {"loss", 1, 0, O_LOSS},
         {"optim", 1, 0, O_OPTIM},  {"lr", 1, 0, O_LR},         {"steps", 1, 0, 'n'},   {"seed", 1, 0, 'S'},
         {"threads", 1, 0, 't'},    {"save-every", 1, 0, O_SAVE}, {"log", 1, 0, O_LOG}, {"progress", 0, 0, O_PROG},
         {"snapshot-every", 1, 0, O_SNAP}, {"warmup", 1, 0, O_WARMUP}, {"decay", 1, 0, O_DECAY}, {"lr-end", 1, 0, O_LREND},
-        {"body", 1, 0, O_BODY},    {"recipe", 1, 0, O_RECIPE}, {"settings", 0, 0, O_SETTINGS}, {"help", 0, 0, 'h'}};
+        {"body", 1, 0, O_BODY},    {"recipe", 1, 0, O_RECIPE}, {"settings", 0, 0, O_SETTINGS}, {"help", 0, 0, 'h'},
+        {"lr-steps", 1, 0, O_LRSTEPS}, {"wd", 1, 0, O_WD}};
     const struct option *lo = lossopt_longopts(base, sizeof base / sizeof *base, O_LOSSOPT);
     int c;
     while ((c = getopt_long(argc, argv, "o:C:D:K:n:S:t:h", lo, NULL)) != -1) {
@@ -113,6 +115,13 @@ static options parse_options(int argc, char **argv)
             op.given |= RECIPE_DECAY;
             break;
         case O_LREND: op.lr_end = parse_double("--lr-end", optarg, 0, 1), op.given |= RECIPE_END; break;
+        case O_LRSTEPS:
+            if ((op.nat = lr_steps_parse(optarg, op.at)) < 0)
+                usage_die("--lr-steps: '%s' is not ascending steps from 1, comma-separated, at most %d", optarg,
+                          LR_MAX_STEPS);
+            op.decay = DECAY_STEPS, op.given |= RECIPE_DECAY;
+            break;
+        case O_WD: op.wd = parse_double("--wd", optarg, 0, 1); break;
         case O_RECIPE:
             if (!(op.recipe = lr_recipe_find(optarg)))
                 usage_die("--recipe: '%s' is not paper or fast", optarg);
@@ -120,13 +129,9 @@ static options parse_options(int argc, char **argv)
         case 'n': op.steps = parse_long("--steps", optarg, 0, 1000000000L); op.steps_set = 1; break;
         case 'S': op.seed = parse_u64("--seed", optarg); break;
         case 't': op.threads = (int)parse_long("--threads", optarg, 1, 64); break;
-        case O_SAVE:
-            op.save_every = parse_long("--save-every", optarg, 1, 1000000000L);
-            op.save_every_set = 1;
-            break;
+        case O_SAVE: op.save_every = parse_long("--save-every", optarg, 1, 1000000000L), op.save_every_set = 1; break;
         case O_SNAP:
-            op.snapshot_every = parse_long("--snapshot-every", optarg, 1, 1000000000L);
-            op.snapshot_every_set = 1;
+            op.snapshot_every = parse_long("--snapshot-every", optarg, 1, 1000000000L), op.snapshot_every_set = 1;
             break;
         case O_LOG: op.log = optarg; break;
         case O_PROG: progress_force = 1; break;
@@ -153,6 +158,8 @@ static options parse_options(int argc, char **argv)
         usage_die("-n 0: a new run trains at least one step");
     if (op.C * op.D > 4096)
         usage_die("-C %d x -D %d: at most 4096 embedding outputs", op.C, op.D);
+    if ((op.decay == DECAY_STEPS) != (op.nat > 0))
+        usage_die("--decay steps goes with --lr-steps, which sets it");
     /* (a resumed run keeps its checkpoint's schedule, as it does with --lr) */
     lr_recipe_apply(op.recipe, op.steps, op.given, &op.lr, &op.warmup, &op.decay, &op.lr_end);
     return op;
@@ -166,13 +173,9 @@ static const loss_kind *choose_loss(options *op)
 {
     const char *ln = op->loss ? op->loss : loss_default_name(op->head != HEAD_POINT);
     const loss_kind *L = loss_find(ln);
-    if (!L) {
-        char known[1024];
-        size_t n = 0;
-        for (int i = 0; loss_kinds[i] && n < sizeof known; i++)
-            n += (size_t)snprintf(known + n, sizeof known - n, " %s", loss_kinds[i]->name);
-        usage_die("--loss: unknown loss '%s'; known:%s", ln, known);
-    }
+    char known[1024];
+    if (!L)
+        usage_die("--loss: unknown loss '%s'; known: %s", ln, loss_names(known, sizeof known));
     if (op->head < 0) /* no --head: the loss's own */
         op->head = model_head_parse(L->default_head ? L->default_head : L->needs_var ? "mog" : "point");
     if (L->needs_var && op->head == HEAD_POINT)
@@ -220,6 +223,9 @@ static model *start(const options *op, const loss_kind *L, feed *f, ckpt_info *c
     ci->warmup = op->warmup;
     ci->decay = op->decay;
     ci->lr_end = op->lr_end;
+    ci->nlr_steps = op->nat;
+    memcpy(ci->lr_steps, op->at, sizeof ci->lr_steps);
+    ci->wd = op->wd;
     ci->steps = op->steps;
     ci->seed = op->seed;
     ci->save_every = op->save_every;
@@ -384,9 +390,8 @@ int main(int argc, char **argv)
     feed_free(&f);
     model_free(m);
     optim_free(o);
-    if (rh) {
+    if (rh)
         header_free(rh);
-    }
     trainer_free(&t);
     return rc;
 }

@@ -320,6 +320,19 @@ void model_init_extra(model *m, uint64_t seed)
     }
 }
 
+void model_weight_decay(model *m, double wd)
+{
+    for (int t = 0; t < m->nviews; t++) {
+        const model_view *v = &m->views[t];
+        if (!ends_with(v->name, ".w"))
+            continue;
+        const float *p = m->params + v->offset;
+        float *g = m->grads + v->offset, w = (float)wd;
+        for (size_t i = 0; i < v->size; i++)
+            g[i] += w * p[i];
+    }
+}
+
 /* ---------------------------------------------------------------- forward */
 
 static const float *param(const model *m, int view) { return m->params + m->views[view].offset; }

@@ -130,6 +130,10 @@ void model_init(model *m, uint64_t seed);
 /* Xavier uniform for the extra parameters that are matrices named NAME.w (a loss's weights per
  * class), each from its own random stream of seed; the others are left as they are */
 void model_init_extra(model *m, uint64_t seed);
+/* weight decay (L2): wd x w added to the gradient of every weight, the tensors named NAME.w (the
+ * body's, the head's, the query tower's, a loss's class weights), not the biases nor a loss's
+ * scalars */
+void model_weight_decay(model *m, double wd);
 /* input: n items (n <= maxbatch) of what the body takes: images, n x Cin x H x W bytes, or
  * features, n x F floats (model_input_bytes each); mu: n x C x D; var: n x C x D (NULL for
  * point) */

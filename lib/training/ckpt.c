@@ -92,6 +92,13 @@ void ckpt_save(const char *path, const ckpt_info *ci, const model *m, const opti
     header_set_int(h, "warmup", ci->warmup);
     header_set_str(h, "decay", decay_name(ci->decay));
     header_set_float(h, "lr_end", ci->lr_end);
+    /* (written when used, so that the checkpoints of runs without them keep their bytes) */
+    if (ci->decay == DECAY_STEPS) {
+        char buf[256];
+        header_set_str(h, "lr_steps", lr_steps_format(ci->lr_steps, ci->nlr_steps, buf, sizeof buf));
+    }
+    if (ci->wd > 0)
+        header_set_float(h, "wd", ci->wd);
     header_set_float(h, "beta1", o ? o->beta1 : 0.9);
     header_set_float(h, "beta2", o ? o->beta2 : 0.999);
     header_set_float(h, "eps", o ? o->eps : 1e-8);
@@ -413,6 +420,10 @@ model *ckpt_load(const char *path, ckpt_info *ci, optim **o, int maxbatch, strea
     if (ci->decay < 0)
         die("%s: unknown learning-rate decay '%s'", path, header_str(h, "decay", ""));
     ci->lr_end = opt_float(path, h, "lr_end", 0, 0, 1);
+    ci->nlr_steps = 0;
+    if (ci->decay == DECAY_STEPS && (ci->nlr_steps = lr_steps_parse(header_str(h, "lr_steps", ""), ci->lr_steps)) < 0)
+        die("%s: decay steps needs lr_steps, ascending steps (got '%s')", path, header_str(h, "lr_steps", ""));
+    ci->wd = opt_float(path, h, "wd", 0, 0, 1);
     ci->steps = opt_int(path, h, "steps", 0, 0, INT64_MAX / 2);
     ci->step = need_int(path, h, "step", 0, INT64_MAX / 2);
     ci->seed = h->has_seed ? h->seed : (uint64_t)opt_int(path, h, "seed", 0, 0, INT64_MAX);

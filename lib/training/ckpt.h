@@ -32,6 +32,9 @@ typedef struct {
     int64_t warmup;      /* the learning-rate schedule (lib/training/optim.h lr_schedule) */
     int decay;
     double lr_end;       /* the last step's rate as a fraction of lr */
+    int nlr_steps;       /* decay DECAY_STEPS: the steps where the rate falls tenfold */
+    int64_t lr_steps[LR_MAX_STEPS];
+    double wd;           /* weight decay: wd x each weight (NAME.w) added to its gradient; 0: none */
     int64_t step, steps;
     uint64_t seed;
     int batch_images;

@@ -183,6 +183,15 @@ int loss_params(const loss_kind *L, int D, int classes, const char **names, int6
     return n;
 }
 
+const char *loss_names(char *buf, size_t n)
+{
+    size_t used = 0;
+    buf[0] = 0;
+    for (int i = 0; loss_kinds[i] && used < n; i++)
+        used += (size_t)snprintf(buf + used, n - used, "%s%s", i ? ", " : "", loss_kinds[i]->name);
+    return buf;
+}
+
 const char *loss_batch_name(int kind)
 {
     switch (kind) {

@@ -153,6 +153,8 @@ const char *loss_owners(const char *option, char *buf, size_t n);
 int loss_params(const loss_kind *L, int D, int classes, const char **names, int64_t *shapes);
 /* "pairbatch", "groupbatch" or "episodes" for one LOSS_* bit */
 const char *loss_batch_name(int kind);
+/* the losses' names, "softcon, contrastive, ...", into buf */
+const char *loss_names(char *buf, size_t n);
 /* NULL-terminated list of all losses, for usage texts */
 extern const loss_kind *const loss_kinds[];
 

@@ -3,7 +3,9 @@
 #include "optim.h"
 
 #include "simd.h"
+#include <errno.h>
 #include <math.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -92,6 +94,12 @@ double lr_at(const lr_schedule *sc, int64_t s)
 {
     if (s < sc->warmup)
         return sc->lr * (double)(s + 1) / (double)sc->warmup;
+    if (sc->decay == DECAY_STEPS) {
+        double r = sc->lr;
+        for (int i = 0; i < sc->nat; i++)
+            r *= s >= sc->at[i] ? 0.1 : 1;
+        return r;
+    }
     if (sc->decay == DECAY_NONE || sc->steps <= sc->warmup + 1)
         return sc->lr;
     /* progress through the decay: 0 at the first step after warm-up, 1 at the last step */
@@ -102,8 +110,35 @@ double lr_at(const lr_schedule *sc, int64_t s)
     return sc->lr * (sc->end_frac + (1 - sc->end_frac) * f);
 }
 
-static const char *decay_names[] = {"none", "cosine", "linear"};
-const char *decay_name(int decay) { return decay >= 0 && decay < 3 ? decay_names[decay] : "?"; }
+static const char *decay_names[] = {"none", "cosine", "linear", "steps"};
+const char *decay_name(int decay) { return decay >= 0 && decay < 4 ? decay_names[decay] : "?"; }
+
+int lr_steps_parse(const char *text, int64_t *at)
+{
+    int n = 0;
+    const char *p = text;
+    while (*p) {
+        char *end;
+        errno = 0;
+        long long v = strtoll(p, &end, 10);
+        if (errno || end == p || v < 1 || (n && v <= at[n - 1]) || n == LR_MAX_STEPS || (*end && *end != ','))
+            return -1;
+        at[n++] = v;
+        p = *end ? end + 1 : end;
+        if (*end && !*p)
+            return -1; /* a trailing comma */
+    }
+    return n ? n : -1;
+}
+
+const char *lr_steps_format(const int64_t *at, int nat, char *buf, size_t n)
+{
+    size_t used = 0;
+    buf[0] = 0;
+    for (int i = 0; i < nat && used < n; i++)
+        used += (size_t)snprintf(buf + used, n - used, "%s%lld", i ? "," : "", (long long)at[i]);
+    return buf;
+}
 const lr_recipe lr_recipes[] = {
     {"paper", 0, 0, DECAY_NONE, 0},
     {"fast", 3e-3, 20, DECAY_COSINE, 0.01},
@@ -134,7 +169,7 @@ void lr_recipe_apply(const lr_recipe *r, long steps, int given, double *lr, long
 
 int decay_parse(const char *name)
 {
-    for (int i = 0; i < 3; i++)
+    for (int i = 0; i < 4; i++)
         if (!strcmp(name, decay_names[i]))
             return i;
     return -1;

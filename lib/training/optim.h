@@ -24,18 +24,27 @@ typedef struct {
 /* The learning-rate schedule: a function of the step only, so a resumed run follows it exactly.
  * Linear warm-up from lr / warmup to lr over the first `warmup` steps, then constant (the
  * paper's recipe: warmup 0, DECAY_NONE) or decayed to lr * end_frac at step `steps`, by a
- * cosine (DECAY_COSINE) or linearly (DECAY_LINEAR). */
-enum { DECAY_NONE = 0, DECAY_COSINE = 1, DECAY_LINEAR = 2 };
+ * cosine (DECAY_COSINE) or linearly (DECAY_LINEAR), or a tenth of it from each of the steps at[]
+ * on (DECAY_STEPS, train --lr-steps: PFE's and the face losses' step schedule; 0-based steps, so
+ * --lr-steps 1000 trains steps 0 to 999 at lr and step 1000 on at lr / 10). */
+enum { DECAY_NONE = 0, DECAY_COSINE = 1, DECAY_LINEAR = 2, DECAY_STEPS = 3 };
+#define LR_MAX_STEPS 8
 typedef struct {
     double lr;           /* the peak (base) rate */
     int64_t warmup;      /* steps of linear warm-up */
     int decay;           /* DECAY_* */
     double end_frac;     /* the last step's rate, as a fraction of lr */
     int64_t steps;       /* the length of the run: where the decay ends */
+    int nat;             /* DECAY_STEPS: the steps where the rate falls tenfold, ascending */
+    int64_t at[LR_MAX_STEPS];
 } lr_schedule;
+/* "1000,2000" (ascending steps >= 1, at most LR_MAX_STEPS) into at: their count, or -1 */
+int lr_steps_parse(const char *text, int64_t *at);
+/* at as lr_steps_parse takes it, into buf */
+const char *lr_steps_format(const int64_t *at, int nat, char *buf, size_t n);
 /* the rate of step s (0-based: the step being taken) */
 double lr_at(const lr_schedule *sc, int64_t s);
-const char *decay_name(int decay);   /* "none", "cosine", "linear" */
+const char *decay_name(int decay);   /* "none", "cosine", "linear", "steps" */
 int decay_parse(const char *name);   /* -1 if unknown */
 
 /* train --recipe NAME: a named schedule, written once here for every pipeline (docs/hib.md,

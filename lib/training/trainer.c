@@ -98,7 +98,10 @@ double trainer_step(trainer *t, const void *input, loss_input *li, loss_stats *s
     if (t->qmu)
         model_query_backward(m, t->dqmu);
     lr_schedule sched = {.lr = ci->lr, .warmup = ci->warmup, .decay = ci->decay, .end_frac = ci->lr_end,
-                         .steps = ci->steps};
+                         .steps = ci->steps, .nat = ci->nlr_steps};
+    memcpy(sched.at, ci->lr_steps, sizeof sched.at);
+    if (ci->wd > 0)
+        model_weight_decay(m, ci->wd);
     t->o->lr = lr_at(&sched, ci->step);
     optim_step(t->o, m->params, m->grads);
     ci->step++;

@@ -122,7 +122,7 @@ expect_fail 2 "--loss: unknown loss 'no-such-loss'; known: " train -o x.ckpt --l
 known=$(sed -n '1s/.*known: *//p' "$T/err")
 [ -n "$known" ] || fail "train --loss no-such-loss does not list the known losses"
 train -h > h.txt || fail "train -h"
-for l in $known; do
+for l in $(echo "$known" | tr -d ,); do
     grep -q "^    $l  *[^ ]" "$ROOT/man/train.1.scd" || fail "man/train.1.scd does not describe the loss $l"
     grep -q "[ ,]$l\(,\|$\)" h.txt || fail "train -h does not name the loss $l"
 done

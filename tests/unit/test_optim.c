@@ -109,5 +109,26 @@ int main(void)
     CHECK_CLOSE(lr_at(&flat, 0), 1e-3, 1e-18);
     CHECK(decay_parse("cosine") == DECAY_COSINE && decay_parse("none") == DECAY_NONE && decay_parse("x") < 0);
     CHECK(!strcmp(decay_name(DECAY_LINEAR), "linear"));
+    /* steps (--lr-steps 10,20): lr to step 9, a tenth from step 10, a hundredth from step 20; a
+     * warm-up first when there is one */
+    lr_schedule st = {.lr = 1e-2, .decay = DECAY_STEPS, .steps = 30, .nat = 2, .at = {10, 20}};
+    CHECK_CLOSE(lr_at(&st, 0), 1e-2, 1e-18);
+    CHECK_CLOSE(lr_at(&st, 9), 1e-2, 1e-18);
+    CHECK_CLOSE(lr_at(&st, 10), 1e-3, 1e-18);
+    CHECK_CLOSE(lr_at(&st, 19), 1e-3, 1e-18);
+    CHECK_CLOSE(lr_at(&st, 20), 1e-4, 1e-18);
+    CHECK_CLOSE(lr_at(&st, 1000), 1e-4, 1e-18); /* past the end: stays */
+    st.warmup = 4;
+    CHECK_CLOSE(lr_at(&st, 1), 5e-3, 1e-18);
+    CHECK(decay_parse("steps") == DECAY_STEPS && !strcmp(decay_name(DECAY_STEPS), "steps"));
+    int64_t at[LR_MAX_STEPS];
+    char buf[64];
+    CHECK(lr_steps_parse("1000,2000", at) == 2 && at[0] == 1000 && at[1] == 2000);
+    CHECK(!strcmp(lr_steps_format(at, 2, buf, sizeof buf), "1000,2000"));
+    CHECK(lr_steps_parse("5", at) == 1 && at[0] == 5);
+    const char *bad[] = {"", "0", "-3", "20,10", "10,10", "10,", ",10", "10,x", "1,2,3,4,5,6,7,8,9", "1.5"};
+    for (size_t i = 0; i < sizeof bad / sizeof *bad; i++)
+        CHECK(lr_steps_parse(bad[i], at) < 0);
+    CHECK(lr_steps_parse("1,2,3,4,5,6,7,8", at) == 8);
     return check_done("test_optim");
 }
