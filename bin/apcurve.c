@@ -11,6 +11,7 @@
 #include "columns.h"
 #include "ece.h"
 #include "json.h"
+#include "match.h"
 #include "stream.h"
 #include "util.h"
 
@@ -51,7 +52,8 @@ int main(int argc, char **argv)
             in->name, in->header->kind);
     if (!sfield) { /* pairscore's match probability, or the score --score chose (its meta scorer) */
         const char *sc = header_str(in->header, "scorer", "");
-        sfield = !strcmp(sc, "mls") ? "mls" : !strcmp(sc, "l2") ? "neg_l2" : !strcmp(sc, "cosine") ? "cos" : "p";
+        int k = match_score_parse(sc); /* (lib/evaluation/match.h: the field of each score) */
+        sfield = k > 0 ? match_score_fields[k] : "p";
     }
     if (!lfield)
         lfield = "match";

@@ -2,7 +2,9 @@
  * eta of each image, from an `embeddings` stream (hib-oh-2019, Eqs. 2, 5 and 9; lib/evaluation/match.h); or,
  * with --score mls, the mutual likelihood score of each pair of Gaussians (PFE; lib/numerics/mls.h); or,
  * with --score l2 / cosine, minus the Euclidean distance / the cosine similarity of the pair's
- * means (each mixture's average mean, as knn -d mean), the baselines PFE compares MLS with.
+ * means (each mixture's average mean, as knn -d mean), the baselines PFE compares MLS with; or,
+ * with --score w2 / csd / kl / bhatt, minus a distance between the pair's Gaussians (2-Wasserstein,
+ * PCME++'s closed-form sampled distance, the symmetric KL, Bhattacharyya: lib/evaluation/match.h).
  */
 #include <errno.h>
 #include <float.h>
@@ -22,9 +24,10 @@ static const char *usage =
     "                 [--json FILE] [INPUT]\n"
     "       pairscore -g OTHER [-n PAIRS] [-S SEED] [-K SAMPLES] [--mc | --means] [--json FILE] [INPUT]\n"
     "       pairscore --self [-S SEED] [-K SAMPLES] [--mc | --means] [--json FILE] [INPUT]\n"
-    "       pairscore --score mls|l2|cosine [-n PAIRS | --pairs FILE | -g OTHER] [-S SEED] [--json FILE] [INPUT]\n"
+    "       pairscore --score S [-n PAIRS | --pairs FILE | -g OTHER] [-S SEED] [--json FILE] [INPUT]\n"
     "  Match probabilities of embedding pairs (random pairs, a gallery, or --self); --score mls: the\n"
-    "  mutual likelihood score of Gaussian pairs instead; l2, cosine: -distance, cosine of the means.\n";
+    "  mutual likelihood score of Gaussian pairs instead; l2, cosine: -distance, cosine of the means;\n"
+    "  w2, csd, kl, bhatt: -(2-Wasserstein, PCME++'s sampled, symmetric KL, Bhattacharyya) distance.\n";
 
 typedef struct {
     long npairs;
@@ -65,12 +68,14 @@ static void score_pairs(const options *o, stream_reader *in, stream_reader *gin,
         die("%s: the second stream has no 'class' field: pairs cannot be labelled", gin->name);
     if (gin) /* a pair matches when its names are one (lib/streams/classnames.h) */
         match_sets_unify((match_set *[]){S, G}, (const char *[]){in->name, gin->name}, 2);
-    if (o->score == MATCH_SCORE_MLS) {
-        match_mls_check(in->name, S, "--score mls");
+    if (match_score_gaussian(o->score)) {
+        char opt[32];
+        snprintf(opt, sizeof opt, "--score %s", match_score_names[o->score]);
+        match_mls_check(in->name, S, opt);
         if (gin)
-            match_mls_check(gin->name, G, "--score mls");
+            match_mls_check(gin->name, G, opt);
     }
-    match_pair_scorer ps; /* --score mls, l2, cosine */
+    match_pair_scorer ps; /* --score mls, l2, cosine, w2, csd, kl, bhatt */
     match_pair_scorer_init(&ps, o->score, S, G);
     uint64_t goff = gin ? (uint64_t)S->n : 0;
     long npairs = o->npairs;
@@ -297,7 +302,7 @@ int main(int argc, char **argv)
         case OPT_JSON: o.json = optarg; break;
         case OPT_SCORE:
             if ((o.score = match_score_parse(optarg)) < 0)
-                usage_die("--score: '%s' is none of p, mls, l2, cosine", optarg);
+                usage_die("--score: '%s' is none of p, mls (elk), l2, cosine, w2, csd, kl, bhatt", optarg);
             break;
         case 'h': usage_help();
         default: usage_bad_option(argv);

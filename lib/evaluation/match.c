@@ -384,11 +384,16 @@ int match_distance_parse(const char *s)
     usage_die("--distance: '%s' is none of euclidean, cosine, mls", s);
 }
 
-const char *const match_score_names[MATCH_SCORES] = {"p", "mls", "l2", "cosine"};
-const char *const match_score_fields[MATCH_SCORES] = {"p", "mls", "neg_l2", "cos"};
+const char *const match_score_names[MATCH_SCORES] = {"p", "mls", "l2", "cosine", "w2", "csd", "kl", "bhatt"};
+const char *const match_score_fields[MATCH_SCORES] = {"p",      "mls",     "neg_l2", "cos",
+                                                      "neg_w2", "neg_csd", "neg_kl", "neg_bhatt"};
+
+int match_score_gaussian(int score) { return score == MATCH_SCORE_MLS || score >= MATCH_SCORE_W2; }
 
 int match_score_parse(const char *s)
 {
+    if (!strcmp(s, "elk"))
+        return MATCH_SCORE_MLS;
     for (int k = 0; k < MATCH_SCORES; k++)
         if (!strcmp(s, match_score_names[k]))
             return k;
@@ -406,6 +411,26 @@ static double *mean_norms(const float *M, int64_t n, int D)
         nr[i] = sqrt(s);
     }
     return nr;
+}
+
+/* w2, csd, kl, bhatt between N(m1, diag v1) and N(m2, diag v2) (match.h) */
+static double gauss_distance(int score, const float *m1, const float *v1, const float *m2, const float *v2, int D)
+{
+    double s = 0, t = 0;
+    for (int l = 0; l < D; l++) {
+        double d = (double)m1[l] - m2[l], a = v1[l], b = v2[l];
+        switch (score) {
+        case MATCH_SCORE_W2: s += d * d + (sqrt(a) - sqrt(b)) * (sqrt(a) - sqrt(b)); break;
+        case MATCH_SCORE_CSD: s += d * d + a + b; break;
+        case MATCH_SCORE_KL: s += (a / b + b / a - 2 + d * d * (1 / a + 1 / b)) / 4; break;
+        default: { /* Bhattacharyya */
+            double v = (a + b) / 2;
+            s += d * d / (8 * v);
+            t += 0.5 * (log(v) - 0.5 * (log(a) + log(b)));
+        }
+        }
+    }
+    return score == MATCH_SCORE_W2 ? sqrt(s) : s + t;
 }
 
 void match_pair_scorer_init(match_pair_scorer *p, int score, const match_set *S, const match_set *G)
@@ -426,6 +451,8 @@ double match_pair_score(const match_pair_scorer *p, int64_t i, int64_t j)
     int D = p->D;
     if (p->score == MATCH_SCORE_MLS)
         return mls_score(p->S->mu + i * D, p->S->var + i * D, p->G->mu + j * D, p->G->var + j * D, D);
+    if (p->score >= MATCH_SCORE_W2) /* the distances of two Gaussians, in double, negated */
+        return -gauss_distance(p->score, p->S->mu + i * D, p->S->var + i * D, p->G->mu + j * D, p->G->var + j * D, D);
     const float *a = p->Sm + i * D, *b = p->Gm + j * D;
     double s = 0;
     for (int l = 0; l < D; l++)

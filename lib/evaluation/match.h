@@ -156,11 +156,23 @@ void match_mls_check(const char *name, const match_set *S, const char *option);
 /* The scores of pairscore --score: p (the match probability above), or one number per pair,
  * higher = more alike: mls (lib/numerics/mls.h), l2 (minus the Euclidean distance of the two means) and
  * cosine (their cosine similarity), each mean a mixture's average component mean (knn -d mean),
- * in double. Names and the fields that hold them in a pairscores stream: */
-enum { MATCH_SCORE_P, MATCH_SCORE_MLS, MATCH_SCORE_L2, MATCH_SCORE_COSINE, MATCH_SCORES };
-extern const char *const match_score_names[MATCH_SCORES];  /* p mls l2 cosine */
-extern const char *const match_score_fields[MATCH_SCORES]; /* p mls neg_l2 cos */
-int match_score_parse(const char *s); /* -1: none of them */
+ * in double; and the distances between two Gaussians N(mu1, diag v1), N(mu2, diag v2) (C = 1,
+ * variances as MLS needs them), negated (docs/metric.md, "Distribution scores"):
+ *   w2     the 2-Wasserstein distance, sqrt(||mu1 - mu2||^2 + ||sqrt v1 - sqrt v2||^2)
+ *   csd    PCME++'s closed-form sampled distance, E||z1 - z2||^2 = ||mu1 - mu2||^2 + sum (v1 + v2)
+ *   kl     the symmetric KL, (KL(1||2) + KL(2||1)) / 2 = 1/4 sum [v1/v2 + v2/v1 - 2 + (mu1 -
+ *          mu2)^2 (1/v1 + 1/v2)]
+ *   bhatt  the Bhattacharyya distance, 1/8 sum (mu1 - mu2)^2 / v + 1/2 sum log(v / sqrt(v1 v2)),
+ *          v = (v1 + v2) / 2
+ * (elk, the log of the expected likelihood kernel, is MLS itself for Gaussians: the name is
+ * taken for mls.) Names and the fields that hold them in a pairscores stream: */
+enum { MATCH_SCORE_P, MATCH_SCORE_MLS, MATCH_SCORE_L2, MATCH_SCORE_COSINE, MATCH_SCORE_W2, MATCH_SCORE_CSD,
+       MATCH_SCORE_KL, MATCH_SCORE_BHATT, MATCH_SCORES };
+extern const char *const match_score_names[MATCH_SCORES];  /* p mls l2 cosine w2 csd kl bhatt */
+extern const char *const match_score_fields[MATCH_SCORES]; /* p mls neg_l2 cos neg_w2 neg_csd neg_kl neg_bhatt */
+int match_score_parse(const char *s); /* -1: none of them ("elk": mls) */
+/* 1 for the scores of two Gaussians (mls and the distances): they need match_mls_check */
+int match_score_gaussian(int score);
 /* a pair scorer for the scores other than p, of S's item i against G's item j (G may be S);
  * it keeps each set's means (and for cosine their norms), so init checks nothing: mls needs
  * match_mls_check of both sets first, cosine a non-zero mean (match_pair_directed) */

@@ -224,7 +224,7 @@ expect_fail 2 "--distance: 'mahalanobis' is none of euclidean, cosine, mls" knn 
 expect_fail 2 "--distance mls ranks by the mutual likelihood score of the Gaussians, not by -d" knn --distance mls -d expected q.hs
 expect_fail 2 "--score mls scores pairs exactly, with nothing to sample: drop --self" pairscore --score mls --self q.hs
 expect_fail 2 "--score mls scores pairs exactly, with nothing to sample: drop -K" pairscore --score mls -K 4 q.hs
-expect_fail 2 "--score: 'hamming' is none of p, mls, l2, cosine" pairscore --score hamming q.hs
+expect_fail 2 "--score: 'hamming' is none of p, mls (elk), l2, cosine, w2, csd, kl, bhatt" pairscore --score hamming q.hs
 
 # ---- evaluate.sh --distance mls: the battery's ap, knn and retrieval are those of the programs
 # with MLS (the same pairs: -n 2000 -S 714), no ece, a note each

@@ -84,7 +84,7 @@ EOF2
 expect_fail 1 "record 7: its mean is zero: --score cosine needs a direction" "$BIN/pairscore" --score cosine -n 50 "$T/sc"
 expect_fail 2 "--score cosine scores pairs exactly, with nothing to sample: drop --self" "$BIN/pairscore" --score cosine --self "$T/sc"
 expect_fail 2 "--score l2 scores pairs exactly, with nothing to sample: drop -K" "$BIN/pairscore" --score l2 -K 4 "$T/sc"
-expect_fail 2 "--score: 'hamming' is none of p, mls, l2, cosine" "$BIN/pairscore" --score hamming "$T/sc"
+expect_fail 2 "--score: 'hamming' is none of p, mls (elk), l2, cosine, w2, csd, kl, bhatt" "$BIN/pairscore" --score hamming "$T/sc"
 
 # --- Monte Carlo on the fixture (200 images, 10 classes, var 0.0225 or 2.25)
 "$FIX" emb -n 200 >"$T/e" || fail "fixture"
