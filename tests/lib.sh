@@ -113,3 +113,19 @@ plain_libhedge() {
         fail "make lib: $(tail -n 3 "$T/make.log")"
     LIBSO=$1/build/lib/libhedge.so
 }
+# check_repeat_resume FEED ARGS...: `FEED | train ARGS -n 40` in two folders gives the same bytes
+# (same seed, same bytes), and 20 steps then `train --resume` to 40 the same parameters as the
+# run straight through; the resumed checkpoint is left at $T/resumed.ckpt. FEED is a command (a
+# shell function) that writes the batches; ARGS name no -o or -n.
+check_repeat_resume() {
+    crr_feed=$1
+    shift
+    mkdir -p "$T/repeat.a" "$T/repeat.b"
+    (cd "$T/repeat.a" && $crr_feed | train -o m.ckpt -n 40 "$@" 2>/dev/null) || fail "train $* (a)"
+    (cd "$T/repeat.b" && $crr_feed | train -o m.ckpt -n 40 "$@" 2>/dev/null) || fail "train $* (b)"
+    cmp -s "$T/repeat.a/m.ckpt" "$T/repeat.b/m.ckpt" || fail "train $*: the same seed gave different checkpoints"
+    $crr_feed | train -o "$T/resumed.ckpt" -n 20 "$@" 2>/dev/null || fail "train $* -n 20"
+    $crr_feed | train --resume "$T/resumed.ckpt" -n 40 -t 1 2>/dev/null || fail "train --resume (of $*)"
+    totsv "$T/repeat.a/m.ckpt" > "$T/repeat.a.tsv" && totsv "$T/resumed.ckpt" > "$T/resumed.tsv" || fail "totsv"
+    cmp -s "$T/repeat.a.tsv" "$T/resumed.tsv" || fail "train $*: a resumed run differs from the uninterrupted one"
+}

@@ -48,8 +48,6 @@ static const setting dul_settings[DUL_NSET] = {
     [DUL_LAMBDA] = {"dul-lambda", "X", "dul_lambda", SETTING_REAL, 0, 100, 0.01, NULL,
                     "lambda, the weight of the KL to N(0, I)"},
 };
-static const char *const margin_param_names[] = {NULL};
-static void margin_init_params(const loss_config *cfg, float *params) { (void)cfg, (void)params; }
 
 enum { FORM_COS, FORM_ARC };
 
@@ -58,14 +56,7 @@ static double margin_common(int form, const loss_config *cfg, const loss_input *
 {
     const char *name = form == FORM_ARC ? "arcface" : "cosface";
     int n = in->n, D = in->D, K = in->classes;
-    if (in->C != 1)
-        die("%s loss: needs one embedding per item (C = 1), got C = %d", name, in->C);
-    if (in->var)
-        die("%s loss: works on point embeddings (--head point)", name);
-    if (!in->row || K < 1)
-        die("%s loss: needs each item's class row (train gives it from the stream's class list)", name);
-    if (!params)
-        die("%s loss: needs its class weights", name);
+    loss_check_class_input(name, in, params);
     double s = cfg->own[MARGIN_SCALE], m = cfg->margin, cm = cos(m), sm = sin(m);
     double th = cos(M_PI - m), mm = sin(M_PI - m) * m;
     loss_cosines C;
@@ -75,8 +66,6 @@ static double margin_common(int form, const loss_config *cfg, const loss_input *
     int right = 0;
     for (int i = 0; i < n; i++) {
         int y = in->row[i];
-        if (y < 0 || y >= K)
-            die("%s loss: item %d has class row %d, outside 0 to %d", name, i, y, K - 1);
         const double *ci = C.c + (size_t)i * K;
         int best = 0;
         double zmax = -INFINITY, dpsi = 1;
@@ -188,25 +177,9 @@ static const char *arcface_settle(loss_config *cfg, int D, int shots)
     return margin_check(cfg, 0.5, "arcface");
 }
 
-#define MARGIN_KIND(var, nm, hlp, fn, settle_fn, wname, stochastic, set, nset)                                                           \
-    const loss_kind var = {                                                                                       \
-        .name = nm,                                                                                               \
-        .help = hlp,                                                                                              \
-        .needs_var = stochastic,                                                                                  \
-        .batches = LOSS_PAIRS | LOSS_GROUPS | LOSS_EPISODES,                                                      \
-        .max_C = 1,                                                                                               \
-        .nparams = 0,                                                                                             \
-        .param_names = margin_param_names,                                                                        \
-        .class_weights = wname,                                                                                   \
-        .init_params = margin_init_params,                                                                        \
-        .forward_backward = fn,                                                                                   \
-        .settings = set,                                                                                          \
-        .nsettings = nset,                                                                                        \
-        .settle = settle_fn,                                                                                      \
-    }
-MARGIN_KIND(loss_cosface, "cosface", "CosFace (Wang et al. 2018): softmax over class weights, cosine margin m (point)",
+LOSS_CLASS_WEIGHTS_KIND(loss_cosface, "cosface", "CosFace (Wang et al. 2018): softmax over class weights, cosine margin m (point)",
             cosface_fb, cosface_settle, "cosface.w", 0, margin_settings, MARGIN_NSET);
-MARGIN_KIND(loss_arcface, "arcface", "ArcFace (Deng et al. 2019): softmax over class weights, angular margin m (point)",
+LOSS_CLASS_WEIGHTS_KIND(loss_arcface, "arcface", "ArcFace (Deng et al. 2019): softmax over class weights, angular margin m (point)",
             arcface_fb, arcface_settle, "arcface.w", 0, margin_settings, MARGIN_NSET);
-MARGIN_KIND(loss_dul, "dul", "DUL_cls (Chang et al. 2020): ArcFace on z = mu + sigma eps, plus lambda KL to N(0, I) (mog -C 1)",
+LOSS_CLASS_WEIGHTS_KIND(loss_dul, "dul", "DUL_cls (Chang et al. 2020): ArcFace on z = mu + sigma eps, plus lambda KL to N(0, I) (mog -C 1)",
             dul_fb, arcface_settle, "dul.w", 1, dul_settings, DUL_NSET);

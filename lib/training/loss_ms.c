@@ -43,8 +43,6 @@ static const setting ms_settings[MS_NSET] = {
                     "epsilon, the margin of the pair mining (2: every pair)"},
 };
 
-static const char *const ms_param_names[] = {NULL};
-static void ms_init_params(const loss_config *cfg, float *params) { (void)cfg, (void)params; }
 
 static double ms_forward_backward(const loss_config *cfg, const loss_input *in, const float *params, float *dparams,
                                   float *dmu, float *dvar, rng *r, loss_stats *st)
@@ -135,8 +133,8 @@ const loss_kind loss_ms = {
     .batches = LOSS_GROUPS,
     .max_C = 1,
     .nparams = 0,
-    .param_names = ms_param_names,
-    .init_params = ms_init_params,
+    .param_names = loss_no_param_names,
+    .init_params = loss_no_init,
     .forward_backward = ms_forward_backward,
     .settings = ms_settings,
     .nsettings = MS_NSET,

@@ -38,8 +38,6 @@ static const setting pa_settings[PA_NSET] = {
     [PA_ALPHA] = {"pa-alpha", "X", "pa_alpha", SETTING_REAL, 0.01, 100, 32, NULL, "alpha, the scale of the cosines"},
     [PA_DELTA] = {"pa-delta", "X", "pa_delta", SETTING_REAL, 0, 1, 0.1, NULL, "delta, the margin"},
 };
-static const char *const proxy_param_names[] = {NULL};
-static void proxy_init_params(const loss_config *cfg, float *params) { (void)cfg, (void)params; }
 
 enum { FORM_NCA, FORM_ANCHOR };
 
@@ -48,19 +46,9 @@ static double proxy_common(int form, const loss_config *cfg, const loss_input *i
 {
     const char *name = form == FORM_NCA ? "proxynca" : "proxyanchor";
     int n = in->n, D = in->D, K = in->classes;
-    if (in->C != 1)
-        die("%s loss: needs one embedding per item (C = 1), got C = %d", name, in->C);
-    if (in->var)
-        die("%s loss: works on point embeddings (--head point)", name);
-    if (!in->row || K < 1)
-        die("%s loss: needs each item's class row (train gives it from the stream's class list)", name);
-    if (!params)
-        die("%s loss: needs its proxies", name);
+    loss_check_class_input(name, in, params);
     if (form == FORM_NCA && K < 2)
         die("%s loss: needs two classes or more (the other classes' proxies are its denominator)", name);
-    for (int i = 0; i < n; i++)
-        if (in->row[i] < 0 || in->row[i] >= K)
-            die("%s loss: item %d has class row %d, outside 0 to %d", name, i, in->row[i], K - 1);
     loss_cosines C;
     loss_cosines_make(&C, in->mu, params, n, K, D);
     double *g = ecalloc((size_t)n * K, sizeof *g), loss = 0;
@@ -137,23 +125,9 @@ static double anchor_fb(const loss_config *cfg, const loss_input *in, const floa
     return proxy_common(FORM_ANCHOR, cfg, in, params, dparams, dmu, st);
 }
 
-#define PROXY_KIND(var, nm, hlp, fn, set, nset, wname)                                                            \
-    const loss_kind var = {                                                                                       \
-        .name = nm,                                                                                               \
-        .help = hlp,                                                                                              \
-        .needs_var = 0,                                                                                           \
-        .batches = LOSS_PAIRS | LOSS_GROUPS | LOSS_EPISODES,                                                      \
-        .max_C = 1,                                                                                               \
-        .nparams = 0,                                                                                             \
-        .param_names = proxy_param_names,                                                                         \
-        .class_weights = wname,                                                                                   \
-        .init_params = proxy_init_params,                                                                         \
-        .forward_backward = fn,                                                                                   \
-        .settings = set,                                                                                          \
-        .nsettings = nset,                                                                                        \
-    }
-PROXY_KIND(loss_proxynca, "proxynca", "ProxyNCA (Movshovitz-Attias et al. 2017): NCA over a learned proxy per class (point)",
-           nca_fb, nca_settings, NCA_NSET, "proxynca.w");
-PROXY_KIND(loss_proxyanchor, "proxyanchor",
-           "Proxy-Anchor (Kim et al. 2020): each class's proxy as an anchor against the batch (point)", anchor_fb,
-           pa_settings, PA_NSET, "proxyanchor.w");
+LOSS_CLASS_WEIGHTS_KIND(loss_proxynca, "proxynca",
+                        "ProxyNCA (Movshovitz-Attias et al. 2017): NCA over a learned proxy per class (point)", nca_fb,
+                        NULL, "proxynca.w", 0, nca_settings, NCA_NSET);
+LOSS_CLASS_WEIGHTS_KIND(loss_proxyanchor, "proxyanchor",
+                        "Proxy-Anchor (Kim et al. 2020): each class's proxy as an anchor against the batch (point)",
+                        anchor_fb, NULL, "proxyanchor.w", 0, pa_settings, PA_NSET);

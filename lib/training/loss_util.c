@@ -187,3 +187,21 @@ void loss_cosines_free(loss_cosines *lc)
     free(lc->x), free(lc->xn), free(lc->w), free(lc->wn), free(lc->c);
     memset(lc, 0, sizeof *lc);
 }
+
+const char *const loss_no_param_names[] = {NULL};
+void loss_no_init(const loss_config *cfg, float *params) { (void)cfg, (void)params; }
+
+void loss_check_class_input(const char *name, const loss_input *in, const float *params)
+{
+    if (in->C != 1)
+        die("%s loss: needs one embedding per item (C = 1), got C = %d", name, in->C);
+    if (in->var)
+        die("%s loss: works on point embeddings (--head point)", name);
+    if (!in->row || in->classes < 1)
+        die("%s loss: needs each item's class row (train gives it from the stream's class list)", name);
+    if (!params)
+        die("%s loss: needs its weights per class", name);
+    for (int i = 0; i < in->n; i++)
+        if (in->row[i] < 0 || in->row[i] >= in->classes)
+            die("%s loss: item %d has class row %d, outside 0 to %d", name, i, in->row[i], in->classes - 1);
+}

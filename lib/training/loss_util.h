@@ -80,6 +80,31 @@ void loss_sample(const float *mu, const float *var, int n, int C, int D, int K, 
  * (n, D) from g = dL/du (n, D), (g - u (u . g)) / |x|_eps */
 void loss_normalise(const float *x, int n, int D, double *u, double *norm);
 void loss_unnormalise(const double *u, const double *norm, const double *g, int n, int D, float *dx);
+/* what the losses with class weights take (loss_margin, loss_proxy), or die naming the loss: one
+ * point embedding per item, each item's class row (in range), the weights */
+void loss_check_class_input(const char *name, const loss_input *in, const float *params);
+/* the parameter names and init of a loss without scalar parameters */
+extern const char *const loss_no_param_names[];
+void loss_no_init(const loss_config *cfg, float *params);
+/* the loss_kind of a loss with class weights (loss_margin.c, loss_proxy.c): point embeddings
+ * (stochastic 0) or one Gaussian per item (1), any batch kind, no scalar parameters, the (classes,
+ * D) matrix wname */
+#define LOSS_CLASS_WEIGHTS_KIND(var, nm, hlp, fn, settle_fn, wname, stochastic, set, nset)                       \
+    const loss_kind var = {                                                                                       \
+        .name = nm,                                                                                               \
+        .help = hlp,                                                                                              \
+        .needs_var = stochastic,                                                                                  \
+        .batches = LOSS_PAIRS | LOSS_GROUPS | LOSS_EPISODES,                                                      \
+        .max_C = 1,                                                                                               \
+        .nparams = 0,                                                                                             \
+        .param_names = loss_no_param_names,                                                                       \
+        .class_weights = wname,                                                                                   \
+        .init_params = loss_no_init,                                                                              \
+        .forward_backward = fn,                                                                                   \
+        .settings = set,                                                                                          \
+        .nsettings = nset,                                                                                        \
+        .settle = settle_fn,                                                                                      \
+    }
 /* The cosines of n items against K class weights, for the losses with class weights (loss_margin,
  * loss_proxy): x (n, D) and the weights W (K, D) normalised as loss_normalise does into the
  * returned block (a struct of the caller's, loss_cosines_free), c (n, K) = x_i . w_j; and back:

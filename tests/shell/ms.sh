@@ -22,17 +22,9 @@ check_lt 0.3 "$a" "5-NN accuracy $a is not far above chance (1/70)"
 check_lt "$u" "$a" "5-NN accuracy $a is not above the untrained network's $u"
 
 # same seed, same bytes; 20 + 20 steps equal 40 straight, with settings of their own
-tr() { pk | train --head point --loss ms -D 4 -S 3 -t 1 --ms-alpha 1.5 --ms-beta 20 --ms-lambda 0.5 --ms-epsilon 0.2 "$@" 2>/dev/null; }
-mkdir a b
-(cd a && tr -o m.ckpt -n 40) || fail "train a"
-(cd b && tr -o m.ckpt -n 40) || fail "train b"
-cmp -s a/m.ckpt b/m.ckpt || fail "same seed gave different checkpoints"
-tr -o r.ckpt -n 20 || fail "train r"
-pk | train --resume r.ckpt -n 40 -t 1 2>/dev/null || fail "resume"
-totsv a/m.ckpt > a.tsv && totsv r.ckpt > r.tsv || fail "totsv"
-cmp -s a.tsv r.tsv || fail "a resumed ms run differs from the uninterrupted one"
-[ "$(tshow -H r.ckpt | jq -c '[.meta.ms_alpha, .meta.ms_beta, .meta.ms_lambda, .meta.ms_epsilon]')" = '[1.5,20,0.5,0.2]' ] ||
-    fail "settings in the checkpoint: $(tshow -H r.ckpt | jq -c .meta)"
+check_repeat_resume pk --head point --loss ms -D 4 -S 3 -t 1 --ms-alpha 1.5 --ms-beta 20 --ms-lambda 0.5 --ms-epsilon 0.2
+[ "$(tshow -H "$T/resumed.ckpt" | jq -c '[.meta.ms_alpha, .meta.ms_beta, .meta.ms_lambda, .meta.ms_epsilon]')" = '[1.5,20,0.5,0.2]' ] ||
+    fail "settings in the checkpoint: $(tshow -H "$T/resumed.ckpt" | jq -c .meta)"
 [ "$(tshow -H m.ckpt | jq -c '[.meta.ms_alpha, .meta.ms_beta, .meta.ms_lambda, .meta.ms_epsilon]')" = '[2,50,1,0.1]' ] ||
     fail "the paper's settings in the checkpoint: $(tshow -H m.ckpt | jq -c .meta)"
 
