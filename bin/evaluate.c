@@ -20,7 +20,7 @@
 
 static const char *usage =
     "usage: evaluate [-g GALLERY]... [--exclude-id] [--corrupt FILE] [--match-a A --match-b B]\n"
-    "                [--distance euclidean|cosine|mls] [-k K1,K2,...] [-n PAIRS] [-S SEED] [-t THREADS]\n"
+    "                [--distance euclidean|cosine|mls|w2] [-k K1,K2,...] [-n PAIRS] [-S SEED] [-t THREADS]\n"
     "                [--mu NAME] [--var NAME] [--eta NAME] [--labels NAME] [--id NAME]\n"
     "                [--uncertainty FIELD]... [--bootstrap B] [--risk ALPHA]\n"
     "                [--text] [--json FILE] [--report FILE.html] [-o DIR] INPUT\n"
@@ -284,12 +284,8 @@ int main(int argc, char **argv)
         case O_RISK: o.risk = parse_double("--risk", optarg, 1e-9, 1 - 1e-9); break;
         case O_DIST:
             dist = optarg;
-            o.distance = !strcmp(optarg, "euclidean") ? HEDGE_EUCLIDEAN
-                       : !strcmp(optarg, "cosine")    ? HEDGE_COSINE
-                       : !strcmp(optarg, "mls")       ? HEDGE_MLS
-                                                      : -1;
-            if (o.distance < 0)
-                usage_die("--distance: '%s' is not euclidean, cosine or mls", optarg);
+            if ((o.distance = hedge_distance_parse(optarg)) < 0)
+                usage_die("--distance: '%s' is not euclidean, cosine, mls or w2", optarg);
             break;
         case 'h': usage_help();
         default: usage_bad_option(argv);

@@ -283,9 +283,8 @@ void evalreport_html(FILE *f, const evalreport *R, const char *title)
 static void write_page(const char *path, const hedge_result *r, int nsets, const char *const *names,
                        const hedge_options *o, const char *title)
 {
-    static const char *const dist[] = {"euclidean", "cosine", "mls"};
-    evalreport R = {.r = r, .nsets = nsets, .o = o, .few = -1,
-                    .distance = o->distance >= 0 && o->distance < 3 ? dist[o->distance] : "euclidean"};
+    const char *dist = hedge_distance_name(o->distance);
+    evalreport R = {.r = r, .nsets = nsets, .o = o, .few = -1, .distance = dist ? dist : "euclidean"};
     for (int s = 0; s < nsets; s++)
         R.names[s] = names[s];
     FILE *f = atomic_open(path);

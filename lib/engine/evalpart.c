@@ -79,7 +79,7 @@ uint64_t evalpart_answers_hash(const evalpart *p, int nsets, int64_t from, int64
     return h;
 }
 
-static const char *distance_name(int d) { return d == HEDGE_COSINE ? "cosine" : d == HEDGE_MLS ? "mls" : "euclidean"; }
+static const char *distance_name(int d) { return hedge_distance_name(d) ? hedge_distance_name(d) : "euclidean"; }
 
 /* meta ks: the k of Recall@k as "1,2,4,8" */
 #define KS_LEN (16 * 12)

@@ -55,6 +55,8 @@ void evalreport_notes(evalreport *R)
         if (strcmp(R->distance, "euclidean"))
             note(R, !strcmp(R->distance, "cosine")
                         ? "distance (%s): knn and retrieval rank by cosine similarity (normalised means); ap, nmi and ami by the Euclidean distance of the means%s%s"
+                    : !strcmp(R->distance, "w2")
+                        ? "distance (%s): every number by the 2-Wasserstein distance of the Gaussians, the Euclidean distance of (mu, sqrt var)%s%s"
                         : "distance (%s): knn, retrieval and ap by the mutual likelihood score of the Gaussians (PFE); nmi and ami by the Euclidean distance of the means%s%s",
                  set, "", "");
         int ids[HEDGE_NMETRICS], m = 0;

@@ -63,6 +63,16 @@ const char *hedge_blas_kernel(void) { return blas_choose(); }
 
 const char *hedge_version(void) { return util_version; }
 
+static const char *const distance_names[] = {"euclidean", "cosine", "mls", "w2"};
+const char *hedge_distance_name(int d) { return d >= HEDGE_EUCLIDEAN && d <= HEDGE_W2 ? distance_names[d] : NULL; }
+int hedge_distance_parse(const char *name)
+{
+    for (int d = HEDGE_EUCLIDEAN; d <= HEDGE_W2; d++)
+        if (!strcmp(name, distance_names[d]))
+            return d;
+    return -1;
+}
+
 const char *hedge_metric_name(int id) { return id >= 0 && id < HEDGE_NMETRICS ? names[id] : NULL; }
 
 __attribute__((format(printf, 3, 4))) static int fail(char *err, size_t len, const char *fmt, ...)
@@ -134,10 +144,10 @@ static int check_set(const hedge_set *S, const char *set, int distance, char *er
                 return fail(err, len, "%s: %s: %g at item %lld, expected finite numbers", set, nm, S->user[u][i],
                             (long long)i);
     }
+    if ((distance == HEDGE_MLS || distance == HEDGE_W2) && (!S->var || S->C != 1))
+        return fail(err, len, "%s: distance %s needs var and one component (C = 1), got %s and C = %d", set,
+                    hedge_distance_name(distance), S->var ? "var" : "no var", S->C);
     if (distance == HEDGE_MLS) {
-        if (!S->var || S->C != 1)
-            return fail(err, len, "%s: distance mls needs var and one component (C = 1), got %s and C = %d", set,
-                        S->var ? "var" : "no var", S->C);
         for (int64_t i = 0; i < S->n * cd; i++)
             if (!(S->var[i] >= FLT_MIN))
                 return fail(err, len, "%s: var: %g at item %lld, expected at least %g for distance mls (its log)",
@@ -759,8 +769,9 @@ static int check_options(const hedge_options *o, const hedge_set *Q, const hedge
 {
     if (o->abi != HEDGE_ABI)
         return fail(err, len, "options: abi %d, expected %d (hedge_options_init)", o->abi, HEDGE_ABI);
-    if (o->distance < HEDGE_EUCLIDEAN || o->distance > HEDGE_MLS)
-        return fail(err, len, "options: distance %d, expected 0 (euclidean), 1 (cosine) or 2 (mls)", o->distance);
+    if (o->distance < HEDGE_EUCLIDEAN || o->distance > HEDGE_W2)
+        return fail(err, len, "options: distance %d, expected 0 (euclidean), 1 (cosine), 2 (mls) or 3 (w2)",
+                    o->distance);
     if (o->knn_k < 1 || o->knn_k > KNN_MAXK)
         return fail(err, len, "options: knn_k %d, expected 1 to %d", o->knn_k, KNN_MAXK);
     if (o->nk < 1 || o->nk > 16)
@@ -805,11 +816,32 @@ typedef struct {
     int k;                 /* kNN's k: knn_k, or the neighbours every query has when fewer */
     int sks[16], kidx[16], nsk; /* the Recall@k that fit: sks[i] = ks[kidx[i]] */
     int want_knn, want_ret;
+    float *aug[4];         /* distance w2: the queries' and the gallery's (mu, sqrt var) and (var, var) */
 } prep;
 
 static void prep_free(prep *P)
 {
     free(P->exclude), free(P->qown), free(P->gown);
+    for (int i = 0; i < 4; i++)
+        free(P->aug[i]);
+}
+
+/* distance w2: S as the vectors (mu, sqrt var) of 2D dimensions, whose Euclidean distance is the
+ * 2-Wasserstein distance of the Gaussians, and the variances (var, var), whose mean is var's;
+ * the arrays into mu2, var2 (owned by the caller) */
+static void w2_vectors(match_set *S, float **mu2, float **var2)
+{
+    int D = S->D;
+    *mu2 = emalloc((size_t)S->n * 2 * D * sizeof **mu2);
+    *var2 = emalloc((size_t)S->n * 2 * D * sizeof **var2);
+    for (int64_t i = 0; i < S->n; i++)
+        for (int d = 0; d < D; d++) {
+            float v = S->var[i * D + d];
+            (*mu2)[i * 2 * D + d] = S->mu[i * D + d];
+            (*mu2)[i * 2 * D + D + d] = sqrtf(v);
+            (*var2)[i * 2 * D + d] = (*var2)[i * 2 * D + D + d] = v;
+        }
+    S->mu = *mu2, S->var = *var2, S->D = 2 * D;
 }
 
 static int prepare(const hedge_set *queries, const hedge_set *gallery, const hedge_options *o, prep *P, char *err,
@@ -828,6 +860,11 @@ static int prepare(const hedge_set *queries, const hedge_set *gallery, const hed
     P->Q = view(queries, &P->qown), P->G = &P->Q, P->QS = queries;
     if (gallery)
         P->Gs = view(gallery, &P->gown), P->G = &P->Gs;
+    if (o->distance == HEDGE_W2) {
+        w2_vectors(&P->Q, &P->aug[0], &P->aug[1]);
+        if (gallery)
+            w2_vectors(&P->Gs, &P->aug[2], &P->aug[3]);
+    }
     if (!gallery || o->exclude_id) {
         int dup = 0;
         int64_t dup_id = 0;

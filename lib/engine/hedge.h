@@ -45,7 +45,16 @@
 
 #define HEDGE_ABI 5
 enum { HEDGE_OK = 0, HEDGE_EINVAL = -1, HEDGE_ENOMEM = -2, HEDGE_ESTOPPED = -3 };
-enum { HEDGE_EUCLIDEAN = 0, HEDGE_COSINE = 1, HEDGE_MLS = 2 };
+/* the distances a ranking takes: the means' Euclidean distance, the cosine of the normalised means,
+ * PFE's -MLS, or the 2-Wasserstein distance of the Gaussians (C = 1, var), which is the Euclidean
+ * distance of the vectors (mu, sqrt var): every Euclidean part of the battery (kNN, the ranking,
+ * pairs, clusters, few-shot) runs on those, at the matrix product's speed, the variances' sources
+ * as given (docs/metric.md) */
+enum { HEDGE_EUCLIDEAN = 0, HEDGE_COSINE = 1, HEDGE_MLS = 2, HEDGE_W2 = 3 };
+/* "euclidean", "cosine", "mls", "w2"; NULL for another value */
+const char *hedge_distance_name(int distance);
+/* the distance of a name, -1 if none */
+int hedge_distance_parse(const char *name);
 
 /* the metric ids: value[id], why[id], bit id of include; names by hedge_metric_name (the JSON
  * keys evaluate.sh writes; recall_i is Recall@ks[i], JSON "recall": [...]) */
@@ -100,7 +109,7 @@ enum { HEDGE_TGT_R1, HEDGE_TGT_KNN, HEDGE_TGT_AP, HEDGE_TGT_MAP_R };
 
 typedef struct {
     int abi;                /* HEDGE_ABI, set by hedge_options_init; checked */
-    int distance;           /* HEDGE_EUCLIDEAN (default), HEDGE_COSINE, HEDGE_MLS */
+    int distance;           /* HEDGE_EUCLIDEAN (default), HEDGE_COSINE, HEDGE_MLS, HEDGE_W2 */
     int knn_k;              /* 5 */
     int ks[16], nk;         /* Recall@k: 1, 2, 4, 8 (increasing, >= 1) */
     int64_t pairs;          /* verification pairs for ap/ece: 10000 */

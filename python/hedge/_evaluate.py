@@ -234,8 +234,8 @@ def evaluate(mu: ArrayLike, labels: ArrayLike, *, var: Optional[ArrayLike] = Non
     converted once (a copy). Anything else raises ValueError naming the array: a wrong dtype or
     shape, labels of another length, no items, and what the engine refuses (NaN, infinities).
 
-    distance: "euclidean", "cosine" (of the normalised means) or "mls" (PFE's mutual likelihood
-    score, needs var). knn_k: the kNN vote's k; recall_at: the k of Recall@k; pairs, seed: the
+    distance: "euclidean", "cosine" (of the normalised means), "mls" (PFE's mutual likelihood
+    score, needs var) or "w2" (the 2-Wasserstein distance of the Gaussians, needs var). knn_k: the kNN vote's k; recall_at: the k of Recall@k; pairs, seed: the
     verification pairs of ap and ece; match=(a, b): p(match) = sigmoid(-a d + b) for ap and ece;
     exclude_id: never the gallery item with the query's id (ids, gallery_ids); threads: the
     engine's threads.
