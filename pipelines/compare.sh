@@ -11,6 +11,8 @@
 # of the uncertainty for wrong answers, the area under the error-versus-reject curve against the
 # oracle's; the calibration (ECE) of the match probability where a method has one.
 #   Methods: point, hib (MoG-1), pn, spe, triplet, hetriplet, fstat, cesoftmax; D = 8 (DIM).
+#   METHODS="..." (environment) names others or more: the field's losses ms, cosface, arcface,
+#   proxynca, proxyanchor, dul (pipelines/compare-run.sh, docs/losses.md).
 #   --quick: 1,536,000 images per method (6,000 steps of 128 pairs; 2 x hib.sh --quick), 100 few-shot
 #   episodes; --full: 46,080,000 (hib.sh --full's 180,000 steps), 1,000 episodes. -s: IMAGES.
 #   -j JOBS: methods in parallel (default 2, one core each); -t THREADS: training threads.
@@ -37,7 +39,7 @@
 # error-versus-reject curves, gnuplot); exits 1, naming each failed run, when a run did not finish.
 set -eu
 . "$(dirname "$0")/common.sh"
-usage() { sed -n '2,37p' "$HEDGE_ROOT/pipelines/compare.sh" | sed 's/^# \{0,1\}//' >&2; exit 2; }
+usage() { sed -n '2,39p' "$HEDGE_ROOT/pipelines/compare.sh" | sed 's/^# \{0,1\}//' >&2; exit 2; }
 grid_options 1536000 46080000 "$@"
 repeats=1000
 [ "$preset" = quick ] && repeats=100
@@ -47,7 +49,7 @@ export REPEATS RECIPE
 dim=${DIM:-8}
 mkdir -p "$out"
 configs=$(grid_file "$out" "configs-compare" txt)
-for m in point hib pn spe triplet hetriplet fstat cesoftmax; do echo "$m $m $dim"; done > "$configs.tmp"
+for m in ${METHODS:-point hib pn spe triplet hetriplet fstat cesoftmax}; do echo "$m $m $dim"; done > "$configs.tmp"
 mv "$configs.tmp" "$configs"
 seed_configs "$configs" || usage
 grid_data compare "$configs" || exit 1
