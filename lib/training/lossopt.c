@@ -99,29 +99,14 @@ static size_t wrap(char *buf, size_t n, size_t used, size_t *col, const char *wo
     return used;
 }
 
-/* the losses with option k, "every loss" when all have it */
-static const char *owners_of(int k, char *who, size_t n)
-{
-    int every = 1;
-    for (int l = 0; loss_kinds[l]; l++)
-        every &= loss_setting_index(loss_kinds[l], names[k]) >= 0;
-    return every ? (snprintf(who, n, "every loss"), who) : loss_owners(names[k], who, n);
-}
-
 const char *lossopt_help(char *buf, size_t n)
 {
-    static const char head[] = "  loss settings (train [--loss NAME] --settings lists them):";
+    static const char head[] = "  loss settings (train [--loss NAME] --settings: whose, ranges, defaults):";
     size_t used = (size_t)snprintf(buf, n, "%s", head), col = sizeof head - 1;
     collect();
-    /* the options by the losses that have them, those of the same losses together: "every
-     * loss: -K --beta ...; spe: --se2-0 --sampler; ..." */
     for (int k = 0; k < nnames && used < n; k++) {
-        char who[256], prev[256], next[256], word[300];
-        owners_of(k, who, sizeof who);
-        int first = k == 0 || strcmp(owners_of(k - 1, prev, sizeof prev), who);
-        int last = k + 1 == nnames || strcmp(owners_of(k + 1, next, sizeof next), who);
-        snprintf(word, sizeof word, "%s%s%s%s%s", first ? who : "", first ? ": " : "", names[k][1] ? "--" : "-",
-                 names[k], last && k + 1 < nnames ? ";" : "");
+        char word[80];
+        snprintf(word, sizeof word, "%s%s", names[k][1] ? "--" : "-", names[k]);
         used = wrap(buf, n, used, &col, word);
     }
     if (used < n)

@@ -74,7 +74,7 @@ compiled=$(grep -c ' -c -o ' "$T/make.log" || true)
 "$TR" --loss toy --settings > "$T/toy.tsv" || fail "train --loss toy --settings"
 grep -q "^toy	--toy-weight	W	toy_weight	real	0..100	1	" "$T/toy.tsv" || fail "toy-weight: $(cat "$T/toy.tsv")"
 grep -q "^toy	--toy-power	P	toy_power	choice	one | two	two	" "$T/toy.tsv" || fail "toy-power: $(cat "$T/toy.tsv")"
-"$TR" --help 2>&1 | grep -q -- "toy: --toy-weight --toy-power" || fail "--help: $("$TR" --help 2>&1)"
+"$TR" --help 2>&1 | grep -q -- " --toy-weight --toy-power" || fail "--help: $("$TR" --help 2>&1)"
 
 mkdigits -N 1 -s train -n 400 -S 1 2>/dev/null | batcher -m pk -P 4 -K 4 -S 2 2>/dev/null | head -c 300000 > "$T/pk.hs"
 cd "$T" || fail cd
