@@ -7,7 +7,6 @@
  * b = 0: p = sigmoid(-d), i.e. 0.5 at distance 0 and falling off on the unit scale of a freshly
  * initialised network's embeddings, with gradients of moderate size for every pair; the paper
  * learns a and b and does not give their initial values (a is stored as a_raw = softplus^-1(a)).
-
  */
 #include "loss.h"
 
@@ -113,6 +112,16 @@ loss_config loss_config_new(const loss_kind *L)
     return c;
 }
 
+int loss_option_index(const loss_kind *L, const char *option)
+{
+    for (int i = 0; i < loss_nsettings(L); i++) {
+        const setting *s = loss_setting(L, i);
+        if (s->type != SETTING_NONE && s->option && !strcmp(s->option, option))
+            return i;
+    }
+    return -1;
+}
+
 static int index_of(const loss_kind *L, const char *name)
 {
     int i = loss_setting_index(L, name);
@@ -156,10 +165,10 @@ const char *loss_owners(const char *option, char *buf, size_t n)
 {
     int count = 0, k = 0;
     for (int i = 0; loss_kinds[i]; i++)
-        count += loss_setting_index(loss_kinds[i], option) >= 0;
+        count += loss_option_index(loss_kinds[i], option) >= 0;
     buf[0] = 0;
     for (int i = 0; loss_kinds[i]; i++) {
-        if (loss_setting_index(loss_kinds[i], option) < 0)
+        if (loss_option_index(loss_kinds[i], option) < 0)
             continue;
         size_t used = strlen(buf);
         snprintf(buf + used, n - used, "%s%s", k == 0 ? "" : k == count - 1 ? " and " : ", ", loss_kinds[i]->name);

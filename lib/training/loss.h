@@ -131,8 +131,10 @@ const char *loss_default_name(int stochastic);
 /* the settings of L: LOSS_NCOMMON + L->nsettings of them; setting i (NULL past the end) */
 int loss_nsettings(const loss_kind *L);
 const setting *loss_setting(const loss_kind *L, int i);
-/* the index of L's setting of that option or key name ("ce-topk", "ce_topk"), -1 if none */
+/* the index of L's setting of that option or key name ("ce-topk", "ce_topk"), -1 if none;
+ * loss_option_index: of that option only (what train's command line may set) */
 int loss_setting_index(const loss_kind *L, const char *name);
+int loss_option_index(const loss_kind *L, const char *option);
 /* the value of setting i */
 double loss_get(const loss_config *cfg, int i);
 void loss_put(loss_config *cfg, int i, double v);

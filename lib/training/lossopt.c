@@ -55,12 +55,13 @@ static const char *type_name(setting_type t)
 
 static void list_rows(FILE *f, const char *loss, const loss_kind *L, int from, int to)
 {
+    loss_config dflt = loss_config_new(L); /* (its defaults: spe's K is 1) */
     for (int i = from; i < to; i++) {
         const setting *s = loss_setting(L, i);
         char flag[64], range[256], def[64];
         if (s->type == SETTING_NONE)
             continue;
-        double d = i == LOSS_K && L->default_K ? L->default_K : s->def;
+        double d = loss_get(&dflt, i);
         fprintf(f, "%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\n", loss, s->option ? setting_flag(s, flag, sizeof flag) : "-",
                 s->arg ? s->arg : "-", s->key ? s->key : "-", type_name(s->type), setting_range(s, range, sizeof range),
                 setting_format(s, d, def, sizeof def), s->help);
@@ -141,16 +142,15 @@ const char *lossopt_configure(const lossopt *g, const loss_kind *L, int D, int s
 {
     *lc = loss_config_new(L);
     for (int k = 0; k < g->n; k++) {
-        int i = loss_setting_index(L, g->option[k]);
-        const setting *s = loss_setting(L, i);
-        if (i < 0 || !s->option || strcmp(s->option, g->option[k])) {
+        int i = loss_option_index(L, g->option[k]);
+        if (i < 0) {
             char who[256], flag[64];
             setting demo = {.option = g->option[k]};
             loss_owners(g->option[k], who, sizeof who);
             usage_die("%s is an option of the %s loss%s, not of %s", setting_flag(&demo, flag, sizeof flag), who,
                       strchr(who, ' ') ? "es" : "", L->name);
         }
-        loss_put(lc, i, setting_parse(s, g->text[k]));
+        loss_put(lc, i, setting_parse(loss_setting(L, i), g->text[k]));
         lc->given |= 1u << i;
     }
     return L->settle ? L->settle(lc, D, shots) : NULL;
