@@ -278,6 +278,21 @@ static int ends_with(const char *s, const char *tail)
     return n >= k && !strcmp(s + n - k, tail);
 }
 
+/* Xavier uniform into p, the weight of view v, from the random stream (seed, stream):
+ * (OUT, IN, k, k...): fan_in = IN k..., fan_out = OUT k... */
+static void xavier(const model_view *v, float *p, uint64_t seed, uint64_t stream)
+{
+    double field = 1;
+    for (int d = 2; d < v->ndim; d++)
+        field *= (double)v->shape[d];
+    double fan_in = (double)v->shape[1] * field, fan_out = (double)v->shape[0] * field;
+    double limit = sqrt(6.0 / (fan_in + fan_out));
+    rng r;
+    rng_init(&r, seed, stream);
+    for (size_t i = 0; i < v->size; i++)
+        p[i] = (float)((2.0 * rng_uniform(&r) - 1.0) * limit);
+}
+
 void model_init(model *m, uint64_t seed)
 {
     /* the body's and the head's tensors: weights NAME.w, biases NAME.b (the query tower has
@@ -292,16 +307,7 @@ void model_init(model *m, uint64_t seed)
             memset(p, 0, v->size * sizeof(float));
             continue;
         }
-        // (OUT, IN, k, k...): fan_in = IN k..., fan_out = OUT k...
-        double field = 1;
-        for (int d = 2; d < v->ndim; d++)
-            field *= (double)v->shape[d];
-        double fan_in = (double)v->shape[1] * field, fan_out = (double)v->shape[0] * field;
-        double limit = sqrt(6.0 / (fan_in + fan_out));
-        rng r;
-        rng_init(&r, seed, RNG_STREAM('i', 'n', 'i', 't') | (uint64_t)t);
-        for (size_t i = 0; i < v->size; i++)
-            p[i] = (float)((2.0 * rng_uniform(&r) - 1.0) * limit);
+        xavier(v, p, seed, RNG_STREAM('i', 'n', 'i', 't') | (uint64_t)t);
     }
 }
 
@@ -311,12 +317,7 @@ void model_init_extra(model *m, uint64_t seed)
         const model_view *v = &m->views[t];
         if (v->offset < m->nnet || v->ndim != 2 || !ends_with(v->name, ".w"))
             continue;
-        double limit = sqrt(6.0 / (double)(v->shape[0] + v->shape[1]));
-        rng r;
-        rng_init(&r, seed, RNG_STREAM('x', 't', 'r', 'a') | (uint64_t)t);
-        float *p = m->params + v->offset;
-        for (size_t i = 0; i < v->size; i++)
-            p[i] = (float)((2.0 * rng_uniform(&r) - 1.0) * limit);
+        xavier(v, m->params + v->offset, seed, RNG_STREAM('x', 't', 'r', 'a') | (uint64_t)t);
     }
 }
 

@@ -111,7 +111,8 @@ double lr_at(const lr_schedule *sc, int64_t s)
 }
 
 static const char *decay_names[] = {"none", "cosine", "linear", "steps"};
-const char *decay_name(int decay) { return decay >= 0 && decay < 4 ? decay_names[decay] : "?"; }
+#define NDECAY ((int)(sizeof decay_names / sizeof *decay_names))
+const char *decay_name(int decay) { return decay >= 0 && decay < NDECAY ? decay_names[decay] : "?"; }
 
 int lr_steps_parse(const char *text, int64_t *at)
 {
@@ -169,7 +170,7 @@ void lr_recipe_apply(const lr_recipe *r, long steps, int given, double *lr, long
 
 int decay_parse(const char *name)
 {
-    for (int i = 0; i < 4; i++)
+    for (int i = 0; i < NDECAY; i++)
         if (!strcmp(name, decay_names[i]))
             return i;
     return -1;
