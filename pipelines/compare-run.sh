@@ -13,7 +13,7 @@
 #   cesoftmax Cross-Example Softmax, two towers, 64 x 2 images                  (cesoftmax.sh)
 #   the field's losses (docs/losses.md), each on 16 x 8 images, point head unless said:
 #   ms        Multi-Similarity; cosface, arcface: a weight vector per class; proxynca,
-#   proxyanchor: a proxy per class; dul: DUL_cls, ArcFace on samples of a MoG-1 head, its
+#   proxy-anchor: a proxy per class; dul-cls: DUL_cls, ArcFace on samples of a MoG-1 head, its
 #             variance the uncertainty
 # The battery, on four sets (seen and unseen test classes, clean and corrupt twins), through the
 # same filters for every method:
@@ -55,9 +55,9 @@ triplet) per=128 batches="-m pk -P 16 -K 8" net="--loss triplet --mining semihar
 hetriplet) per=128 batches="-m pk -P 16 -K 8" net="--loss hetriplet --mining semihard" lr=1e-3 unc=var ;;
 fstat) per=128 batches="-m pk -P 16 -K 8" net="--loss fstat" ;;
 cesoftmax) per=128 batches="-m pk -P 64 -K 2" net="--loss cesoftmax" ;;
-ms | cosface | arcface | proxynca | proxyanchor) per=128 batches="-m pk -P 16 -K 8" net="--head point --loss $method" ;;
-dul) per=128 batches="-m pk -P 16 -K 8" net="--head mog -C 1 --loss dul" unc=var ;;
-*) say "compare-run: unknown method '$method' (point hib pn spe triplet hetriplet fstat cesoftmax ms cosface arcface proxynca proxyanchor dul)"; exit 2 ;;
+ms | cosface | arcface | proxynca | proxy-anchor) per=128 batches="-m pk -P 16 -K 8" net="--head point --loss $method" ;;
+dul-cls) per=128 batches="-m pk -P 16 -K 8" net="--head mog -C 1 --loss dul-cls" unc=var ;;
+*) say "compare-run: unknown method '$method' (point hib pn spe triplet hetriplet fstat cesoftmax ms cosface arcface proxynca proxy-anchor dul-cls)"; exit 2 ;;
 esac
 steps=$(( (images + per - 1) / per ))
 loss=$(echo "$net" | sed 's/.*--loss \([a-z_]*\).*/\1/')

@@ -12,7 +12,7 @@
 # oracle's; the calibration (ECE) of the match probability where a method has one.
 #   Methods: point, hib (MoG-1), pn, spe, triplet, hetriplet, fstat, cesoftmax; D = 8 (DIM).
 #   METHODS="..." (environment) names others or more: the field's losses ms, cosface, arcface,
-#   proxynca, proxyanchor, dul (pipelines/compare-run.sh, docs/losses.md).
+#   proxynca, proxy-anchor, dul-cls (pipelines/compare-run.sh, docs/losses.md).
 #   --quick: 1,536,000 images per method (6,000 steps of 128 pairs; 2 x hib.sh --quick), 100 few-shot
 #   episodes; --full: 46,080,000 (hib.sh --full's 180,000 steps), 1,000 episodes. -s: IMAGES.
 #   -j JOBS: methods in parallel (default 2, one core each); -t THREADS: training threads.

@@ -49,8 +49,8 @@ const setting loss_common[LOSS_NCOMMON] = {
     X(cosface)                                                                                                   \
     X(arcface)                                                                                                   \
     X(proxynca)                                                                                                  \
-    X(proxyanchor)                                                                                               \
-    X(dul)
+    X(proxy_anchor)                                                                                               \
+    X(dul_cls)
 
 #define LOSS_DECLARE(name) extern const loss_kind loss_##name;
 #define LOSS_ENTRY(name) &loss_##name,

@@ -124,7 +124,7 @@ static double dul_fb(const loss_config *cfg, const loss_input *in, const float *
     int n = in->n, D = in->D;
     size_t m = (size_t)n * D;
     if (in->C != 1 || !in->var)
-        die("dul loss: needs one Gaussian per item, a mean and a variance per dimension (--head mog -C 1)");
+        die("dul-cls loss: needs one Gaussian per item, a mean and a variance per dimension (--head mog -C 1)");
     double *eps = emalloc(m * sizeof *eps);
     float *z = emalloc(m * sizeof *z), *dz = dmu ? emalloc(m * sizeof *dz) : NULL;
     rng_normals(r, eps, m);
@@ -132,7 +132,7 @@ static double dul_fb(const loss_config *cfg, const loss_input *in, const float *
     for (size_t k = 0; k < m; k++) {
         double v = in->var[k], mu = in->mu[k];
         if (!(v > 0))
-            die("dul loss: item %zu has variance %g; it must be positive", k / D, v);
+            die("dul-cls loss: item %zu has variance %g; it must be positive", k / D, v);
         z[k] = (float)(mu + sqrt(v) * eps[k]);
         kl += 0.5 * (v + mu * mu - 1 - log(v));
         sum_var += v;
@@ -181,5 +181,5 @@ LOSS_CLASS_WEIGHTS_KIND(loss_cosface, "cosface", "CosFace (Wang et al. 2018): so
             cosface_fb, cosface_settle, "cosface.w", 0, margin_settings, MARGIN_NSET);
 LOSS_CLASS_WEIGHTS_KIND(loss_arcface, "arcface", "ArcFace (Deng et al. 2019): softmax over class weights, angular margin m (point)",
             arcface_fb, arcface_settle, "arcface.w", 0, margin_settings, MARGIN_NSET);
-LOSS_CLASS_WEIGHTS_KIND(loss_dul, "dul", "DUL_cls (Chang et al. 2020): ArcFace on z = mu + sigma eps, plus lambda KL to N(0, I) (mog -C 1)",
-            dul_fb, arcface_settle, "dul.w", 1, dul_settings, DUL_NSET);
+LOSS_CLASS_WEIGHTS_KIND(loss_dul_cls, "dul-cls", "DUL_cls (Chang et al. 2020): ArcFace on z = mu + sigma eps, plus lambda KL to N(0, I) (mog -C 1)",
+            dul_fb, arcface_settle, "dul-cls.w", 1, dul_settings, DUL_NSET);

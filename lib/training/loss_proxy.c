@@ -9,7 +9,7 @@
  *   proxynca:    L = 1/n sum_i [ s d_iy - log sum_{j != y_i} e^{-s d_ij} ],  d_ij = ||x_i - w_j||^2
  *                = 2 - 2 c_ij (unit vectors), the scale s = --proxy-scale (1: the paper's plain
  *                distance); the denominator runs over the other classes' proxies, as the paper's
- *   proxyanchor: L = 1/|P+| sum_{j in P+} log(1 + sum_{i: y_i = j} e^{-alpha (c_ij - delta)})
+ *   proxy-anchor: L = 1/|P+| sum_{j in P+} log(1 + sum_{i: y_i = j} e^{-alpha (c_ij - delta)})
  *                  + 1/|P| sum_{j in P} log(1 + sum_{i: y_i != j} e^{alpha (c_ij + delta)})
  *                P every proxy, P+ those with an item of their class in the batch; alpha = 32 and
  *                delta = 0.1, the paper's (--pa-alpha, --pa-delta)
@@ -44,7 +44,7 @@ enum { FORM_NCA, FORM_ANCHOR };
 static double proxy_common(int form, const loss_config *cfg, const loss_input *in, const float *params,
                            float *dparams, float *dmu, loss_stats *st)
 {
-    const char *name = form == FORM_NCA ? "proxynca" : "proxyanchor";
+    const char *name = form == FORM_NCA ? "proxynca" : "proxy-anchor";
     int n = in->n, D = in->D, K = in->classes;
     loss_check_class_input(name, in, params);
     if (form == FORM_NCA && K < 2)
@@ -128,6 +128,6 @@ static double anchor_fb(const loss_config *cfg, const loss_input *in, const floa
 LOSS_CLASS_WEIGHTS_KIND(loss_proxynca, "proxynca",
                         "ProxyNCA (Movshovitz-Attias et al. 2017): NCA over a learned proxy per class (point)", nca_fb,
                         NULL, "proxynca.w", 0, nca_settings, NCA_NSET);
-LOSS_CLASS_WEIGHTS_KIND(loss_proxyanchor, "proxyanchor",
+LOSS_CLASS_WEIGHTS_KIND(loss_proxy_anchor, "proxy-anchor",
                         "Proxy-Anchor (Kim et al. 2020): each class's proxy as an anchor against the batch (point)",
-                        anchor_fb, NULL, "proxyanchor.w", 0, pa_settings, PA_NSET);
+                        anchor_fb, NULL, "proxy-anchor.w", 0, pa_settings, PA_NSET);

@@ -96,14 +96,14 @@ REPEATS=5 BUILD=$build sh "$root/pipelines/compare.sh" -s 7700 -j 2 "$T/c" > "$T
 [ "$before" = "$(ls -l --time-style=+%s.%N "$T/c/runs/hib/results.tsv" "$T/c/runs/hib/model.ckpt")" ] || fail "the second call redid a run"
 cmp -s "$T/table" "$T/table2" || fail "the second call's table differs"
 
-# the field's losses as methods (METHODS): the same data, a row each; dul's variance is judged
+# the field's losses as methods (METHODS): the same data, a row each; dul-cls's variance is judged
 # against the free baselines
-METHODS="ms dul" REPEATS=5 BUILD=$build sh "$root/pipelines/compare.sh" -s 7700 -j 2 "$T/c" > "$T/table3" 2> "$T/err" ||
-    fail "compare.sh with METHODS='ms dul' exited $?: $(tail -n 20 "$T/err")"
-grep -q "^| seen-clean | ms | [0-9]" "$T/table3" && grep -q "^| seen-clean | dul | [0-9]" "$T/table3" ||
-    fail "METHODS='ms dul': no rows of ms and dul: $(head -n 12 "$T/table3")"
-grep -q "^| mnist | seen-clean | dul | var | r1 AUROC |" "$T/table3" || fail "no finding for dul's variance: $(tail -n 8 "$T/table3")"
-grep -q "^| seen-clean | hib |" "$T/table3" && fail "METHODS='ms dul' tabled hib too"
+METHODS="ms dul-cls" REPEATS=5 BUILD=$build sh "$root/pipelines/compare.sh" -s 7700 -j 2 "$T/c" > "$T/table3" 2> "$T/err" ||
+    fail "compare.sh with METHODS='ms dul-cls' exited $?: $(tail -n 20 "$T/err")"
+grep -q "^| seen-clean | ms | [0-9]" "$T/table3" && grep -q "^| seen-clean | dul-cls | [0-9]" "$T/table3" ||
+    fail "METHODS='ms dul-cls': no rows of ms and dul-cls: $(head -n 12 "$T/table3")"
+grep -q "^| mnist | seen-clean | dul-cls | var | r1 AUROC |" "$T/table3" || fail "no finding for dul-cls's variance: $(tail -n 8 "$T/table3")"
+grep -q "^| seen-clean | hib |" "$T/table3" && fail "METHODS='ms dul-cls' tabled hib too"
 
 # data sets: an OUT holds one; Fashion-MNIST composites on request
 DATASET=fashion BUILD=$build sh "$root/pipelines/hib-data.sh" 2 "$d" 2> "$T/err" && fail "hib-data.sh mixed fashion into mnist data"

@@ -16,7 +16,7 @@ pk() { batcher -m pk -P 16 -K 4 "$@" < "$T/train.hs"; }
 acc() { embed -m "$1" < test.hs | knn | knn --summary | json_get accuracy; }
 pk | train -o u.ckpt --head point --loss arcface -D 8 -n 1 -t 1 --lr 1e-12 2>/dev/null || fail "untrained"
 u=$(acc u.ckpt)
-for l in cosface arcface proxynca proxyanchor; do
+for l in cosface arcface proxynca proxy-anchor; do
     pk | train -o $l.ckpt --head point --loss $l -D 8 -n 300 -t 1 --lr 3e-3 --log $l.log 2>/dev/null || fail "train $l"
     a=$(acc $l.ckpt)
     echo "$l: 5-NN accuracy $a (untrained $u, chance 1/70), last batch accuracy $(tail -n 1 $l.log | cut -f11)"
@@ -29,20 +29,20 @@ for l in cosface arcface proxynca proxyanchor; do
 done
 [ "$(tshow -H arcface.ckpt | jq -c '[.meta.margin, .meta.scale]')" = '[0.5,64]' ] || fail "arcface's margin and scale"
 [ "$(tshow -H cosface.ckpt | jq -c '[.meta.margin, .meta.scale]')" = '[0.35,64]' ] || fail "cosface's margin and scale"
-[ "$(tshow -H proxyanchor.ckpt | jq -c '[.meta.pa_alpha, .meta.pa_delta]')" = '[32,0.1]' ] || fail "proxyanchor's settings"
+[ "$(tshow -H proxy-anchor.ckpt | jq -c '[.meta.pa_alpha, .meta.pa_delta]')" = '[32,0.1]' ] || fail "proxy-anchor's settings"
 [ "$(tshow -H proxynca.ckpt | jq -c '.meta.proxy_scale')" = 1 ] || fail "proxynca's scale"
 
 # DUL_cls: ArcFace on samples of a mixture head's Gaussian, plus the KL; it learns, and its
 # embeddings carry the learned variance
-pk | train -o dul.ckpt --head mog -C 1 --loss dul -D 8 -n 300 -t 1 --lr 3e-3 --log dul.log 2>/dev/null || fail "train dul"
+pk | train -o dul.ckpt --head mog -C 1 --loss dul-cls -D 8 -n 300 -t 1 --lr 3e-3 --log dul.log 2>/dev/null || fail "train dul-cls"
 a=$(acc dul.ckpt)
-echo "dul: 5-NN accuracy $a (untrained $u), last KL $(tail -n 1 dul.log | cut -f4), mean variance $(tail -n 1 dul.log | cut -f7)"
-check_lt "$u" "$a" "dul: 5-NN accuracy $a is not above the untrained network's $u"
+echo "dul-cls: 5-NN accuracy $a (untrained $u), last KL $(tail -n 1 dul.log | cut -f4), mean variance $(tail -n 1 dul.log | cut -f7)"
+check_lt "$u" "$a" "dul-cls: 5-NN accuracy $a is not above the untrained network's $u"
 [ "$(tshow -H dul.ckpt | jq -c '[.meta.head, .meta.margin, .meta.scale, .meta.dul_lambda]')" = '["mog",0.5,64,0.01]' ] ||
-    fail "dul's settings: $(tshow -H dul.ckpt | jq -c .meta)"
+    fail "dul-cls's settings: $(tshow -H dul.ckpt | jq -c .meta)"
 embed -m dul.ckpt < test.hs | tshow -H | jq -e '[.fields[].name] | index("var") != null' > /dev/null ||
-    fail "dul's embeddings have no variance"
-expect_exit 2 "dul on a point head" sh -c 'train -o x.ckpt --head point --loss dul < /dev/null'
+    fail "dul-cls's embeddings have no variance"
+expect_exit 2 "dul-cls on a point head" sh -c 'train -o x.ckpt --head point --loss dul-cls < /dev/null'
 
 # same seed, same bytes; 20 + 20 steps equal 40 straight, with settings of their own
 check_repeat_resume pk --head point --loss arcface -D 4 -S 3 -t 1 --margin 0.3 --scale 16

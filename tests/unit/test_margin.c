@@ -122,8 +122,8 @@ int main(void)
      * N(0, I)); against arcface on the same z, by hand, and its gradients (mu and the variance)
      * against central differences with the same draws */
     {
-        const loss_kind *dul = loss_find("dul");
-        CHECK(dul && dul->needs_var && dul->max_C == 1 && !strcmp(dul->class_weights, "dul.w"));
+        const loss_kind *dul = loss_find("dul-cls");
+        CHECK(dul && dul->needs_var && dul->max_C == 1 && !strcmp(dul->class_weights, "dul-cls.w"));
         enum { N = 4, K = 3, DD = 3 };
         float m4[N * DD], v4[N * DD], w3[K * DD], z[N * DD];
         int32_t y4[N] = {0, 1, 2, 1};

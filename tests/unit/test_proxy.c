@@ -21,11 +21,11 @@ static double eval(const loss_kind *L, const loss_config *lc, const loss_input *
 
 int main(void)
 {
-    const loss_kind *nca = loss_find("proxynca"), *pa = loss_find("proxyanchor");
+    const loss_kind *nca = loss_find("proxynca"), *pa = loss_find("proxy-anchor");
     CHECK(nca && pa);
     if (!nca || !pa)
         return check_done("test_proxy");
-    CHECK(!strcmp(nca->class_weights, "proxynca.w") && !strcmp(pa->class_weights, "proxyanchor.w"));
+    CHECK(!strcmp(nca->class_weights, "proxynca.w") && !strcmp(pa->class_weights, "proxy-anchor.w"));
     loss_config d = loss_config_new(pa);
     CHECK(loss_value(&d, pa, "pa-alpha") == 32 && loss_value(&d, pa, "pa-delta") == 0.1); /* the paper's */
     d = loss_config_new(nca);
@@ -87,7 +87,7 @@ int main(void)
         loss_input b = {.n = N, .C = 1, .D = DD, .mu = x, .cls = y, .row = y, .classes = K};
         worst = fmax(worst, lossgrad_check(L, &lc, &b, w, K, 2e-3));
     }
-    printf("gradcheck proxynca, proxyanchor: 4 batches (embeddings and proxies), worst relative error %.2g\n", worst);
+    printf("gradcheck proxynca, proxy-anchor: 4 batches (embeddings and proxies), worst relative error %.2g\n", worst);
 
     /* misuse: no rows, one class for ProxyNCA, a variance */
     loss_config lc = loss_config_new(nca);
