@@ -5,7 +5,9 @@
  * model trained elsewhere and train learns a head on its features. Every array is checked and
  * converted before the header is written: a refusal leaves stdout empty.
  */
+#include <errno.h>
 #include <getopt.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "npzimport.h"
@@ -15,16 +17,41 @@
 static const char *usage =
     "usage: fromnpz [-k embeddings|images|features] [--mu NAME] [--var NAME] [--eta NAME]\n"
     "               [--image NAME] [--features NAME] [--class|--labels NAME] [--id NAME] [--corrupt NAME]\n"
-    "               [--skip NAME,...] [--match-a A --match-b B] [--range 1|255] [--dataset NAME]\n"
+    "               [--skip NAME,...] [--where NAME=LO[..HI]] [--match-a A --match-b B] [--range 1|255]\n"
+    "               [--dataset NAME]\n"
     "               FILE.npz|FILE.npy|- > stream\n"
     "  A NumPy .npz or .npy as a hedge stream of embeddings, images or features.\n";
+
+/* --where NAME=LO or NAME=LO..HI (integers, LO <= HI) into o (o->where: a copy of NAME) */
+static void where(npzimport_options *o, const char *spec)
+{
+    static char name[256];
+    const char *eq = strchr(spec, '='), *dots;
+    char *end;
+    if (!eq || eq == spec || eq - spec >= (long)sizeof name)
+        usage_die("--where: '%s' is not NAME=LO or NAME=LO..HI (NAME of 1 to 255 bytes)", spec);
+    memcpy(name, spec, (size_t)(eq - spec));
+    name[eq - spec] = 0;
+    o->where = name;
+    dots = strstr(eq + 1, "..");
+    errno = 0;
+    o->where_lo = strtoll(eq + 1, &end, 10);
+    int ok = end != eq + 1 && end == (dots ? dots : eq + 1 + strlen(eq + 1)) && !errno;
+    o->where_hi = o->where_lo;
+    if (ok && dots) {
+        o->where_hi = strtoll(dots + 2, &end, 10);
+        ok = end != dots + 2 && !*end && !errno;
+    }
+    if (!ok || o->where_lo > o->where_hi)
+        usage_die("--where %s: '%s' is not LO or LO..HI (integers, LO <= HI)", name, eq + 1);
+}
 
 int main(int argc, char **argv)
 {
     util_start(argc, argv, usage);
     npzimport_options o = {0};
     /* the role options --mu ... --corrupt in the order of the roles (lib/data/npzimport.h) */
-    enum { O_ROLE = 256, O_SKIP = O_ROLE + NPZIMPORT_NROLES, O_A, O_B, O_RANGE, O_DATASET };
+    enum { O_ROLE = 256, O_SKIP = O_ROLE + NPZIMPORT_NROLES, O_A, O_B, O_RANGE, O_DATASET, O_WHERE };
     static const struct option lopts[] = {
         {"mu", 1, 0, O_ROLE + NPZIMPORT_MU},       {"var", 1, 0, O_ROLE + NPZIMPORT_VAR},
         {"eta", 1, 0, O_ROLE + NPZIMPORT_ETA},     {"image", 1, 0, O_ROLE + NPZIMPORT_IMAGE},
@@ -33,7 +60,8 @@ int main(int argc, char **argv)
         {"labels", 1, 0, O_ROLE + NPZIMPORT_CLASS}, /* evaluate's name, hedge.evaluate's */
         {"skip", 1, 0, O_SKIP},                    {"match-a", 1, 0, O_A},
         {"match-b", 1, 0, O_B},                    {"range", 1, 0, O_RANGE},
-        {"dataset", 1, 0, O_DATASET},              {"help", 0, 0, 'h'},
+        {"dataset", 1, 0, O_DATASET},              {"where", 1, 0, O_WHERE},
+        {"help", 0, 0, 'h'},
         {0, 0, 0, 0}};
     int c;
     while ((c = getopt_long(argc, argv, "k:h", lopts, NULL)) != -1) {
@@ -57,6 +85,7 @@ int main(int argc, char **argv)
                 usage_die("--range: %s is neither 1 nor 255", optarg);
             break;
         case O_DATASET: o.dataset = optarg; break;
+        case O_WHERE: where(&o, optarg); break;
         case 'h': usage_help();
         default: usage_bad_option(argv);
         }

@@ -542,6 +542,42 @@ static void check_sizes(const npzimport *im, const options *o)
     }
 }
 
+/* --where: the items whose integer field o->where lies in [where_lo, where_hi], every column
+ * compacted in place (im->cls with them); dies when the field is not there or not an integer
+ * per item, or when no item is kept */
+static void keep_where(npzimport *im, const options *o)
+{
+    const char *name = o->where; /* a field's name, or the array's that plays a role (labels: class) */
+    for (int i = 0; i < im->nv; i++)
+        if (im->v[i].role >= 0 && im->v[i].role < EXTRA && !strcmp(im->v[i].name, name))
+            name = npzimport_role_names[im->v[i].role];
+    column *f = NULL;
+    for (int k = 0; k < im->ncol && !f; k++)
+        if (!strcmp(im->col[k].name, name))
+            f = &im->col[k];
+    if (!f)
+        die("%s: --where %s: no such field (class, id, corrupt or an integer array with one value per item)",
+            o->input, o->where);
+    if (f->ndim || (f->dtype != DT_I32 && f->dtype != DT_I64 && f->dtype != DT_U8))
+        die("%s: --where %s: the field is %s with %d dimensions per item, expected one integer per item", o->input,
+            o->where, dtype_name(f->dtype), f->ndim);
+    int64_t kept = 0;
+    for (int64_t i = 0; i < im->n; i++) {
+        const void *p = (const uint8_t *)f->data + i * f->item;
+        int64_t v = f->dtype == DT_I32 ? *(const int32_t *)p : f->dtype == DT_I64 ? *(const int64_t *)p : *(const uint8_t *)p;
+        if (v < o->where_lo || v > o->where_hi)
+            continue;
+        for (int k = 0; k < im->ncol; k++) /* f itself last read at i >= kept: in place is safe */
+            memmove((uint8_t *)im->col[k].data + kept * im->col[k].item,
+                    (uint8_t *)im->col[k].data + i * im->col[k].item, im->col[k].item);
+        kept++;
+    }
+    if (!kept)
+        die("%s: --where %s=%lld..%lld: none of the %lld items has it", o->input, o->where, (long long)o->where_lo,
+            (long long)o->where_hi, (long long)im->n);
+    im->n = kept;
+}
+
 void npzimport_read(npzimport *im, const npzimport_options *o)
 {
     memset(im, 0, sizeof *im);
@@ -594,6 +630,8 @@ void npzimport_read(npzimport *im, const npzimport_options *o)
     for (int i = 0; i < im->nv; i++)
         if (im->v[i].role == EXTRA)
             add_extra(o, im->col, &im->ncol, &im->v[i]);
+    if (o->where)
+        keep_where(im, o);
 }
 stream_header *npzimport_header(const npzimport *im, const npzimport_options *o, int argc, char **argv)
 {

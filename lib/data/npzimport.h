@@ -61,6 +61,9 @@ typedef struct {
     int kind;                            /* NPZIMPORT_TO_EMBEDDINGS (0), _TO_IMAGES or _TO_FEATURES */
     const char *name[NPZIMPORT_NROLES];  /* the array of each role, given by option: must exist */
     const char *skip;                    /* arrays left out, comma-separated */
+    const char *where;                   /* --where: only the items whose field where (class, id, corrupt or
+                                          * an integer extra) lies in [where_lo, where_hi]; NULL: all */
+    int64_t where_lo, where_hi;
     const char *dataset;                 /* the header's dataset (default: the file's name) */
     const char *input;                   /* the file, - for stdin */
     int range;                           /* images: 0 decide from the values, 1 or 255 */
