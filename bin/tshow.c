@@ -21,7 +21,7 @@
 #include "util.h"
 
 static const char *usage =
-    "usage: tshow [-H] [-q] [-p] [-n N] [-i FILE.png|FILE.pgm [-f FIELD]] [IN]\n"
+    "usage: tshow [-H | -m KEY] [-q] [-p] [-n N] [-i FILE.png|FILE.pgm [-f FIELD]] [IN]\n"
     "  Shows a stream's lineage, header and records (or passes it through, -p).\n";
 
 #define NFIRST 8    /* values shown per field */
@@ -30,6 +30,7 @@ static const char *usage =
 
 typedef struct {
     int header_only;   /* -H */
+    const char *meta;  /* -m: the meta value KEY alone */
     int quiet;         /* -q */
     int pass;          /* -p */
     long limit;        /* -n, 0 = all */
@@ -43,9 +44,10 @@ static options parse_options(int argc, char **argv)
     options o = {.field = "image", .input = "-"};
     int c, have_f = 0;
     static const struct option longs[] = {{"help", no_argument, 0, 'h'}, {0, 0, 0, 0}};
-    while ((c = getopt_long(argc, argv, "Hqpn:i:f:h", longs, NULL)) != -1) {
+    while ((c = getopt_long(argc, argv, "Hm:qpn:i:f:h", longs, NULL)) != -1) {
         switch (c) {
         case 'H': o.header_only = 1; break;
+        case 'm': o.meta = optarg; break;
         case 'q': o.quiet = 1; break;
         case 'p': o.pass = 1; break;
         case 'n': o.limit = parse_long("-n", optarg, 1, 1L << 50); break;
@@ -63,8 +65,9 @@ static options parse_options(int argc, char **argv)
         usage_die("-i: '%s' must end in .png or .pgm", o.sheet);
     if (have_f && !o.sheet)
         usage_die("-f names the images of -i; give -i too");
-    if (o.header_only && (o.pass || o.sheet || o.quiet || o.limit))
-        usage_die("-H prints only the header; it does not go with -p, -i, -q or -n");
+    if ((o.header_only || o.meta) && (o.pass || o.sheet || o.quiet || o.limit || (o.header_only && o.meta)))
+        usage_die("%s; it does not go with -p, -i, -q, -n or %s", o.meta ? "-m prints one meta value" : "-H prints only the header",
+                  o.meta ? "-H" : "-m");
     return o;
 }
 
@@ -327,6 +330,25 @@ int main(int argc, char **argv)
     FILE *sf = o.sheet ? atomic_open(o.sheet) : NULL;
     stream_reader *in = stream_open_path(o.input);
     const stream_header *h = in->header;
+    if (o.meta) { /* every value, a tensor's one per line, for the shell (tshow -H shows 16) */
+        const stream_meta *m = header_meta(h, o.meta);
+        if (!m)
+            die("%s: no meta %s in the header (tshow -H shows what there is)", o.input, o.meta);
+        switch (m->type) {
+        case META_INT: printf("%lld\n", (long long)m->i); break;
+        case META_FLOAT: printf("%.9g\n", m->f); break;
+        case META_STR: printf("%s\n", m->s); break;
+        case META_BOOL: printf("%s\n", m->i ? "true" : "false"); break;
+        case META_TENSOR:
+            for (int64_t i = 0; i < tensor_numel(m->t); i++)
+                printf("%.9g\n", tensor_get(m->t, i));
+            break;
+        default: die("%s: meta %s is neither a number, a string nor a tensor", o.input, o.meta);
+        }
+        stream_close(in);
+        close_stdout();
+        return 0;
+    }
     if (o.header_only) {
         header_print_json(stdout, h, 1);
         putchar('\n');

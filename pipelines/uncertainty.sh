@@ -81,7 +81,8 @@ if [ "$report" = 0 ]; then
         if [ -n "$sname" ]; then
             tr_where="$sname=0" te_where="$sname=1" how="by the array $sname: 0 trains, 1 is judged"
         else
-            set -- $(jq -r '.meta.classes.values[]' "$data/header.json")
+            fromnpz "$@" "$npz" | tshow -m classes > "$data/classes-all"
+            set -- $(cat "$data/classes-all")
             [ $# -ge 4 ] || { say "uncertainty.sh: $npz: $# classes; a split by class needs at least 4 (or give --split NAME)"; exit 1; }
             half=$((($# + 1) / 2)) lo=$1 i=1
             for c; do

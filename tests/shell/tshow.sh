@@ -143,6 +143,17 @@ bad 2 "-f without -i" "$BIN/tshow" -f image1
 bad 2 "-n 0" "$BIN/tshow" -n 0
 bad 2 "-H with -p" "$BIN/tshow" -H -p
 bad 2 "unknown option" "$BIN/tshow" -Z
+bad 2 "-m with -H" "$BIN/tshow" -m classes -H
+# -m: one meta value; a tensor's every value (-H shows 16), one per line
+if [ -x "$BIN/mkdigits" ]; then
+    "$BIN/mkdigits" -N 2 -n 140 --per-class 2 -s train > "$T/m.hs" 2>/dev/null || fail "mkdigits for -m"
+    "$BIN/tshow" -m classes "$T/m.hs" > "$T/mc" || fail "-m classes"
+    [ "$(wc -l < "$T/mc")" = 70 ] && [ "$(sort -n "$T/mc" | uniq | wc -l)" = 70 ] || fail "-m classes: not the 70 seen classes: $(wc -l < "$T/mc") lines"
+    [ "$("$BIN/tshow" -m classes "$T/m.hs" | head -n 16 | tr '\n' ,)" = "$("$BIN/tshow" -H "$T/m.hs" | jq -r '.meta.classes.values | map(tostring) | join(",")')," ] || fail "-m: not -H's first values"
+    [ "$("$BIN/tshow" -m digits < "$T/m.hs")" = 2 ] || fail "-m digits: $("$BIN/tshow" -m digits < "$T/m.hs")"
+    [ "$("$BIN/tshow" -m split < "$T/m.hs")" = train ] || fail "-m split"
+    bad 1 "-m of no such key" "$BIN/tshow" -m nosuch "$T/m.hs"
+fi
 [ -e "$T/x.png" ] && fail "a failed -i left a file"
 "$BIN/tshow" -h >"$T/out" 2>"$T/err" && grep -q '^usage: tshow' "$T/out" && [ ! -s "$T/err" ] || fail "-h"
 echo "tshow: all checks passed"

@@ -24,6 +24,7 @@ np.savez("f.npz", features=x.astype(np.float32), labels=y, corrupt=bad.astype(np
 np.savez("split.npz", emb=x, y=y, split=(np.arange(n) % 4 == 0).astype(np.int8))
 np.savez("nolab.npz", features=x)
 np.savez("three.npz", features=x, labels=y % 3)
+np.savez("many.npz", features=x, labels=3 * (np.arange(n) % 40) + 1)   # 40 classes 1, 4, ..., 118
 EOF
 U=$ROOT/pipelines/uncertainty.sh
 export BOOTSTRAP=100 PROGRESS_EVERY=1
@@ -79,6 +80,10 @@ METHODS=hib TRAIN_ARGS="--save-every 100" sh "$U" -s 4000 --seeds 1 -j 1 --featu
 grep -q "train: resuming .*model.ckpt at step [1-9][0-9]* of 4000" out2/runs/hib/run.log || fail "the rerun did not resume: $(head -n 5 out2/runs/hib/run.log)"
 grep -q "^Frozen features, split by the array split: 0 trains, 1 is judged" page3 || fail "no split by the array: $(head -n 5 page3)"
 tshow -q out2/data/test.hs | grep -q '"records": 300' || fail "split=1: not 300 items"
+
+# --- more classes than tshow -H lists (16): the split takes them all (tshow -m classes)
+METHODS=triplet sh "$U" -s 20 --seeds 1 many.npz out4 > page4 2> err4 || fail "40 classes: $(tail -n 5 err4)"
+grep -q "split by class: the 20 classes 1..58 train, the 20 classes 61..118 are judged" page4 || fail "40 classes: $(sed -n 3p page4)"
 
 # --- refusals, one line each
 expect_exit 1 "features without labels" sh "$U" -s 10 --seeds 1 nolab.npz o3
