@@ -3,7 +3,11 @@
 # cell the mean ± sd over the seeds of a configuration, and the ranking of every learned
 # uncertainty by its R@1 AUROC minus the best free baseline's (the run's own best: evaluate's
 # verdict), with in how many seeds the paired 95 % interval says better / undecided / worse.
-function pm(s, q, n, f) { return n == 0 ? "–" : sprintf(f, s / n) (n > 1 ? sprintf(" ± " f, sqrt((q - s * s / n) / (n - 1) > 0 ? (q - s * s / n) / (n - 1) : 0)) : "") }
+function pm(s, q, n, f,   g, v) {
+    if (n == 0) return "–"
+    g = f; sub(/\+/, "", g); v = (q - s * s / n) / (n - 1 > 0 ? n - 1 : 1)
+    return sprintf(f, s / n) (n > 1 ? sprintf(" ± " g, sqrt(v > 0 ? v : 0)) : "")
+}
 function add(k, v) { S[k] += v; Q[k] += v * v; N[k]++ }
 NR == 1 { next }
 {
