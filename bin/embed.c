@@ -2,6 +2,10 @@
  * or a `features` stream (a model with a features body: mlp, linear) and a checkpoint, writes an
  * `embeddings` stream: for each item the means (and, for a stochastic model, the variances) of
  * its C components, with every other field of the input passed through. Batched for speed.
+ * --mc T (a model trained with --dropout): MC dropout, T forwards with dropout on, the masks by
+ * SEED and each item's place in the stream (not the batch): mu the mean of the T means, var the
+ * variance of the T means (plus the mean of the T variances for a stochastic head), a Gaussian
+ * per item (model mog, C = 1).
  */
 #include <getopt.h>
 #include <math.h>
@@ -18,7 +22,7 @@
 #include "util.h"
 
 static const char *usage =
-    "usage: embed -m MODEL.ckpt [-b BATCH] [-t THREADS] < images|features > embeddings\n"
+    "usage: embed -m MODEL.ckpt [-b BATCH] [-t THREADS] [--mc T [-S SEED]] < images|features > embeddings\n"
     "  Embeds an images or features stream with a checkpoint written by train (kind embeddings).\n";
 
 /* one batch of input: images and the pass-through fields, filled by fill() */
@@ -58,25 +62,37 @@ static void *fill(void *arg)
     return NULL;
 }
 
-int main(int argc, char **argv)
+/* the options into ckpt (-m), batch (-b), threads (-t), T (--mc), seed (-S) */
+static void parse_options(int argc, char **argv, const char **ckpt, int *batch, int *threads, int *T, uint64_t *seed)
 {
-    util_start(argc, argv, usage);
-    const char *ckpt = NULL;
-    int batch = 256, threads = 1, c;
-    static const struct option longs[] = {{"help", no_argument, 0, 'h'}, {0, 0, 0, 0}};
-    while ((c = getopt_long(argc, argv, "m:b:t:h", longs, NULL)) != -1) {
+    int c, seed_set = 0;
+    static const struct option longs[] = {{"help", no_argument, 0, 'h'}, {"mc", 1, 0, 'M'}, {0, 0, 0, 0}};
+    while ((c = getopt_long(argc, argv, "m:b:t:S:h", longs, NULL)) != -1) {
         switch (c) {
-        case 'm': ckpt = optarg; break;
-        case 'b': batch = (int)parse_long("-b", optarg, 1, 65536); break;
-        case 't': threads = (int)parse_long("-t", optarg, 1, 64); break;
+        case 'm': *ckpt = optarg; break;
+        case 'M': *T = (int)parse_long("--mc", optarg, 2, 10000); break;
+        case 'S': *seed = parse_u64("-S", optarg), seed_set = 1; break;
+        case 'b': *batch = (int)parse_long("-b", optarg, 1, 65536); break;
+        case 't': *threads = (int)parse_long("-t", optarg, 1, 64); break;
         case 'h': usage_help();
         default: usage_bad_option(argv);
         }
     }
     if (optind != argc)
         usage_die("unexpected argument '%s'", argv[optind]);
-    if (!ckpt)
+    if (!*ckpt)
         usage_die("-m MODEL.ckpt is required");
+    if (seed_set && !*T)
+        usage_die("-S seeds the masks of --mc: give --mc T");
+}
+
+int main(int argc, char **argv)
+{
+    util_start(argc, argv, usage);
+    const char *ckpt = NULL;
+    int batch = 256, threads = 1, T = 0;
+    uint64_t seed = 714;
+    parse_options(argc, argv, &ckpt, &batch, &threads, &T, &seed);
     stdout_not_terminal();
     blas_init(argv, threads);
 
@@ -88,12 +104,20 @@ int main(int argc, char **argv)
     int f_img = ckpt_input_field(m, ih, ckpt);
 
     int stoch = ci.mc.head != HEAD_POINT, C = ci.mc.C, D = ci.mc.D;
+    if (T && !(ci.mc.dropout > 0))
+        usage_die("--mc: %s was trained without dropout (train --dropout P): its forwards are all the same", ckpt);
+    if (T && C != 1)
+        usage_die("--mc: a model of one component per item, not C = %d", C);
     stream_header *h = header_new("embeddings", 0);
     header_provenance(h, argc, argv);
     header_add_input(h, ih);
     header_add_input(h, ch);
     header_copy_meta(h, ih);
-    header_set_str(h, "model", model_head_name(ci.mc.head));
+    header_set_str(h, "model", T ? "mog" : model_head_name(ci.mc.head));
+    if (T) {
+        header_set_int(h, "mc_samples", T);
+        header_set_float(h, "mc_dropout", ci.mc.dropout);
+    }
     header_set_int(h, "C", C);
     header_set_int(h, "D", D);
     double a, b;
@@ -111,7 +135,7 @@ int main(int argc, char **argv)
         header_set_float(h, "spe_se2", se2);
     int64_t cd[2] = {C, D};
     header_add_field(h, "mu", DT_F32, 2, cd);
-    if (stoch)
+    if (stoch || T)
         header_add_field(h, "var", DT_F32, 2, cd);
     /* pass-through fields: everything but the image (the features) */
     int npass = 0, pass_in[STREAM_MAXFIELDS];
@@ -131,6 +155,7 @@ int main(int argc, char **argv)
 
     size_t imgbytes = model_input_bytes(m), per = (size_t)C * D;
     float *mu = ealloc_aligned(batch * per * 4), *var = stoch ? ealloc_aligned(batch * per * 4) : NULL;
+    float *mcvar = T && !stoch ? ealloc_aligned(batch * per * 4) : NULL; /* --mc of a point head's var */
     /* two batch buffers: a reader thread fills the next batch while this one is embedded */
     batchbuf bb[2];
     for (int s = 0; s < 2; s++) {
@@ -156,8 +181,11 @@ int main(int argc, char **argv)
         int threaded = !b->ended && pthread_create(&th, NULL, fill, next) == 0;
         if (!threaded)
             next->n = 0;
-        model_forward(m, b->imgs, b->n, mu, var);
-        if (unit)
+        if (T)
+            model_forward_mc(m, b->imgs, b->n, T, seed, done, unit, mu, stoch ? var : mcvar);
+        else
+            model_forward(m, b->imgs, b->n, mu, var);
+        if (unit && !T)
             for (int i = 0; i < b->n; i++)
                 model_unit_length(mu + i * per, (int)per);
         for (int i = 0; i < b->n; i++) {
@@ -166,6 +194,8 @@ int main(int argc, char **argv)
             d[j++] = mu + i * per;
             if (stoch)
                 d[j++] = var + i * per;
+            else if (T)
+                d[j++] = mcvar + i * per;
             for (int k = 0; k < npass; k++)
                 d[j++] = b->pass[k] + i * pass_bytes[k];
             stream_write_data(out, d, 0);
@@ -186,6 +216,7 @@ int main(int argc, char **argv)
     model_free(m);
     free(mu);
     free(var);
+    free(mcvar);
     for (int s = 0; s < 2; s++) {
         free(bb[s].imgs);
         for (int k = 0; k < npass; k++)

@@ -71,14 +71,15 @@ static options parse_options(int argc, char **argv)
                   .save_every = CKPT_SAVE_EVERY, .seed = 714, .threads = 2, .optim = OPTIM_ADAM,
                   .body = {.body = -1}};
     enum { O_RESUME = 256, O_HEAD, O_LOSS, O_OPTIM, O_LR, O_SAVE, O_LOG, O_PROG, O_WARMUP, O_DECAY, O_LREND,
-           O_SNAP, O_BODY, O_RECIPE, O_SETTINGS, O_LRSTEPS, O_WD, O_LOSSOPT /* + k: the losses' (lossopt.h) */ };
+           O_SNAP, O_BODY, O_RECIPE, O_SETTINGS, O_LRSTEPS, O_WD, O_DROP,
+           O_LOSSOPT /* + k: the losses' (lossopt.h) */ };
     static const struct option base[] = {
         {"out", 1, 0, 'o'},        {"resume", 1, 0, O_RESUME}, {"head", 1, 0, O_HEAD}, {"loss", 1, 0, O_LOSS},
         {"optim", 1, 0, O_OPTIM},  {"lr", 1, 0, O_LR},         {"steps", 1, 0, 'n'},   {"seed", 1, 0, 'S'},
         {"threads", 1, 0, 't'},    {"save-every", 1, 0, O_SAVE}, {"log", 1, 0, O_LOG}, {"progress", 0, 0, O_PROG},
         {"snapshot-every", 1, 0, O_SNAP}, {"warmup", 1, 0, O_WARMUP}, {"decay", 1, 0, O_DECAY}, {"lr-end", 1, 0, O_LREND},
         {"body", 1, 0, O_BODY},    {"recipe", 1, 0, O_RECIPE}, {"settings", 0, 0, O_SETTINGS}, {"help", 0, 0, 'h'},
-        {"lr-steps", 1, 0, O_LRSTEPS}, {"wd", 1, 0, O_WD}};
+        {"lr-steps", 1, 0, O_LRSTEPS}, {"wd", 1, 0, O_WD}, {"dropout", 1, 0, O_DROP}};
     const struct option *lo = lossopt_longopts(base, sizeof base / sizeof *base, O_LOSSOPT);
     int c;
     while ((c = getopt_long(argc, argv, "o:C:D:K:n:S:t:h", lo, NULL)) != -1) {
@@ -122,6 +123,7 @@ static options parse_options(int argc, char **argv)
             op.decay = DECAY_STEPS, op.given |= RECIPE_DECAY;
             break;
         case O_WD: op.wd = parse_double("--wd", optarg, 0, 1); break;
+        case O_DROP: op.body.dropout = (float)parse_double("--dropout", optarg, 0, MODEL_MAX_DROPOUT); break;
         case O_RECIPE:
             if (!(op.recipe = lr_recipe_find(optarg)))
                 usage_die("--recipe: '%s' is not paper or fast", optarg);

@@ -66,8 +66,8 @@ static options parse_options(int argc, char **argv)
     if (have_f && !o.sheet)
         usage_die("-f names the images of -i; give -i too");
     if ((o.header_only || o.meta) && (o.pass || o.sheet || o.quiet || o.limit || (o.header_only && o.meta)))
-        usage_die("%s; it does not go with -p, -i, -q, -n or %s", o.meta ? "-m prints one meta value" : "-H prints only the header",
-                  o.meta ? "-H" : "-m");
+        usage_die("%s; it does not go with -p, -i, -q, -n or %s",
+                  o.meta ? "-m prints one meta value" : "-H prints only the header", o.meta ? "-H" : "-m");
     return o;
 }
 
@@ -330,28 +330,14 @@ int main(int argc, char **argv)
     FILE *sf = o.sheet ? atomic_open(o.sheet) : NULL;
     stream_reader *in = stream_open_path(o.input);
     const stream_header *h = in->header;
-    if (o.meta) { /* every value, a tensor's one per line, for the shell (tshow -H shows 16) */
-        const stream_meta *m = header_meta(h, o.meta);
-        if (!m)
+    if (o.meta || o.header_only) { /* -m: every value, a tensor's one per line (-H shows 16) */
+        const stream_meta *m = o.meta ? header_meta(h, o.meta) : NULL;
+        if (o.meta && !m)
             die("%s: no meta %s in the header (tshow -H shows what there is)", o.input, o.meta);
-        switch (m->type) {
-        case META_INT: printf("%lld\n", (long long)m->i); break;
-        case META_FLOAT: printf("%.9g\n", m->f); break;
-        case META_STR: printf("%s\n", m->s); break;
-        case META_BOOL: printf("%s\n", m->i ? "true" : "false"); break;
-        case META_TENSOR:
-            for (int64_t i = 0; i < tensor_numel(m->t); i++)
-                printf("%.9g\n", tensor_get(m->t, i));
-            break;
-        default: die("%s: meta %s is neither a number, a string nor a tensor", o.input, o.meta);
-        }
-        stream_close(in);
-        close_stdout();
-        return 0;
-    }
-    if (o.header_only) {
-        header_print_json(stdout, h, 1);
-        putchar('\n');
+        if (m && header_meta_print(stdout, m) < 0)
+            die("%s: meta %s is neither a number, a string nor a tensor", o.input, o.meta);
+        if (!m)
+            header_print_json(stdout, h, 1), putchar('\n');
         stream_close(in);
         close_stdout();
         return 0;

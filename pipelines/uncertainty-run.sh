@@ -14,6 +14,8 @@
 #   hetriplet    the heteroscedastic triplet loss: iso head, one learned variance per item, P x K
 #   spe          Stochastic Prototype Embeddings: MoG-1, episodes of up to 16 classes, 5 + 3 each
 #   dul-cls      DUL_cls: ArcFace on z = mu + sigma eps from MoG-1, plus 0.01 KL to N(0, I), P x K
+#   mcdropout    MC dropout: triplet's point head on the body with dropout p = 0.1 (train
+#                --dropout); its uncertainty the variance of 20 forwards with dropout on (embed --mc)
 #   P x K: P = min(16, the training classes) classes, K = 128 / P items each.
 # Writes OUT/runs/NAME/: model.ckpt, train.log, seconds-train (the training's wall-clock seconds
 # from its last start: a resumed run counts from the resume), emb.hs, eta.hs (hib), eval.json, seconds-eval, and
@@ -39,7 +41,7 @@ ncls=$(cat "$data/classes")
 P=$((ncls < 16 ? ncls : 16))
 K=$((128 / P))
 pk="-m pk -P $P -K $K"
-lr=3e-3 unc=""
+lr=3e-3 unc="" embed_args=""
 case $method in
 triplet) batches=$pk net="--head point --loss triplet --mining semihard" lr=1e-3 ;;
 ms | arcface | proxy-anchor) batches=$pk net="--head point --loss $method" ;;
@@ -48,7 +50,8 @@ pfe) batches=$pk net="--head pfe --loss mls" D=$(cat "$data/features") ;;
 hetriplet) batches=$pk net="--head iso --loss hetriplet --mining semihard" lr=1e-3 ;;
 spe) batches="-m episodes -c $P -s 5 -q 3" net="--head mog -C 1 --loss spe" ;;
 dul-cls) batches=$pk net="--head mog -C 1 --loss dul-cls" ;;
-*) say "uncertainty-run: unknown method '$method' (triplet ms arcface proxy-anchor hib pfe hetriplet spe dul-cls)"; exit 2 ;;
+mcdropout) batches=$pk net="--head point --loss triplet --mining semihard --dropout 0.1" lr=1e-3 embed_args="--mc 20 -S $seed" ;;
+*) say "uncertainty-run: unknown method '$method' (triplet ms arcface proxy-anchor hib pfe hetriplet spe dul-cls mcdropout)"; exit 2 ;;
 esac
 
 if [ ! -e "$run/trained" ]; then
@@ -64,7 +67,7 @@ if [ ! -e "$run/trained" ]; then
     touch "$run/trained"
 fi
 
-make_file "$run/emb.hs" embed -m "$run/model.ckpt" < "$data/test.hs"
+make_file "$run/emb.hs" embed -m "$run/model.ckpt" $embed_args < "$data/test.hs"
 judged=$run/emb.hs
 if [ "$unc" = eta ]; then
     make_file "$run/eta.hs" pairscore --self -S "$seed" < "$run/emb.hs"

@@ -4,6 +4,8 @@
  *                                         images model, scaled to [0, 1]
  *   fc l: a_l = ReLU(a_{l-1} W_l^T + b_l)  (n, F_l), l = 1 .. L, F_l = cfg->widths[l - 1]
  *   h = a_L                               (n, F_L)
+ *   dropout (cfg.dropout p > 0, model_dropout on): each a_l's unit kept with probability 1 - p
+ *   and scaled by 1 / (1 - p), else 0 (the mask: model_drop_keep, a hash of the unit's place)
  *
  * Parameters: fcL.w (F_l, F_{l-1}), fcL.b (F_l) for l = 1 .. L: sum of F_l (F_{l-1} + 1)
  * (`mlp:512,256` on 784 features: 401,920 + 131,328 = 533,248).
@@ -35,6 +37,7 @@ typedef struct {
     float *da[MODEL_MAX_LAYERS + 1]; /* dL/da[l], l >= 1; da[L] = m->body_dh */
     int layer;                       /* the layer of the backward's fan-out */
     int col_units;                   /* its column blocks (body_col_units) */
+    float keep_scale;                /* dropout: 1 / (1 - p) for the last forward's kept units, else 1 */
 } mlp_state;
 
 static const char *mlp_parse(model_config *cfg, const char *args)
@@ -148,6 +151,11 @@ static void forward_task(void *ctx, int u, int tid)
         // a_l (BODY_ROWS, out) = a_{l-1} (BODY_ROWS, in) W_l^T (in, out); + b, ReLU
         blas_sgemm(0, 1, BODY_ROWS, out, in, 1.0f, s->a[l - 1] + r0 * in, in, weight(m, l), in, 0.0f, a, out);
         bias_relu(nr, out, a, bias(m, l));
+        if (m->drop_on) /* inverted dropout: a kept unit scaled by 1 / (1 - p), a dropped one 0 */
+            for (int i = 0; i < nr; i++)
+                for (int k = 0; k < out; k++)
+                    a[(size_t)i * out + k] =
+                        model_drop_keep(m, l, (int64_t)r0 + i, k) ? a[(size_t)i * out + k] * s->keep_scale : 0.0f;
     }
 }
 
@@ -155,6 +163,7 @@ static void mlp_forward(model *m, const void *input, int n)
 {
     mlp_state *s = m->body_state;
     s->n = n;
+    s->keep_scale = m->drop_on ? (float)(1.0 / (1.0 - m->cfg.dropout)) : 1.0f;
     body_input_floats(m, input, n, s->a[0]);
     int units = (n + BODY_ROWS - 1) / BODY_ROWS;
     double flops = 0;
@@ -210,6 +219,9 @@ static void mlp_backward(model *m)
     int n = s->n, rows = (n + BODY_ROWS - 1) / BODY_ROWS;
     for (int l = s->L; l >= 1; l--) {
         int in = s->w[l - 1], out = s->w[l];
+        if (m->drop_on) /* through the dropout: a dropped unit's a is 0, which the ReLU's test zeroes */
+            for (size_t i = 0; i < (size_t)n * out; i++)
+                s->da[l][i] *= s->keep_scale;
         relu_backward(n, out, s->da[l], s->a[l], dbias(m, l));
         s->layer = l;
         s->col_units = body_col_units(in);

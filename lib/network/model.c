@@ -14,6 +14,7 @@
  * are the same bytes for any thread count. OpenBLAS runs single-threaded inside the model.
  */
 #include "model.h"
+#include "model_query.h"
 
 #include <math.h>
 #include <stdlib.h>
@@ -157,11 +158,61 @@ const char *model_check(const model_config *cfg)
                  "the %s head's mean is the input feature vector: it needs feature vectors, C = 1 and D = the "
                  "features (%d), not C = %d, D = %d",
                  hk->name, c.features, c.C, c.D);
+    else if (!(c.dropout >= 0 && c.dropout <= MODEL_MAX_DROPOUT))
+        snprintf(why, sizeof why, "dropout %g: expected 0 to %g", c.dropout, MODEL_MAX_DROPOUT);
+    else if (c.dropout > 0 && strcmp(B->name, "mlp"))
+        snprintf(why, sizeof why, "dropout %g: only the mlp body has dropout (--body mlp:W1,...), not %s", c.dropout,
+                 B->name);
     else if (c.query && (c.digits < 1 || c.head != HEAD_POINT || c.features > 0))
         snprintf(why, sizeof why, "a query tower needs N-digit images and a point head");
     else
         return NULL;
     return why;
+}
+
+void model_dropout(model *m, int on, uint64_t seed, int64_t row0)
+{
+    m->drop_on = on && m->cfg.dropout > 0;
+    m->drop_seed = seed, m->drop_row0 = row0;
+}
+
+int model_drop_keep(const model *m, int l, int64_t r, int k)
+{
+    /* splitmix64 of the key: layer in the top bits, the row (< 2^40) and the unit (< 2^14) */
+    uint64_t z = m->drop_seed ^ ((uint64_t)l << 58 | (uint64_t)(m->drop_row0 + r) << 14 | (uint64_t)k);
+    z += 0x9e3779b97f4a7c15ULL;
+    z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ULL;
+    z = (z ^ (z >> 27)) * 0x94d049bb133111ebULL;
+    z ^= z >> 31;
+    return (double)(z >> 11) * 0x1.0p-53 >= m->cfg.dropout;
+}
+
+void model_forward_mc(model *m, const void *input, int n, int T, uint64_t seed, int64_t row0, int unit, float *mu,
+                      float *var)
+{
+    size_t per = (size_t)m->cfg.C * m->cfg.D, np = (size_t)n * per;
+    int stoch = m->cfg.head != HEAD_POINT;
+    double *acc = ecalloc(3 * (np ? np : 1), sizeof *acc); /* sums of mu, mu^2 and var */
+    float *pv = stoch ? ealloc_aligned(np * sizeof *pv) : NULL;
+    for (int t = 0; t < T; t++) {
+        model_dropout(m, 1, seed ^ (uint64_t)(t + 1) * 0x9e3779b97f4a7c15ULL, row0);
+        model_forward(m, input, n, mu, pv);
+        for (int i = 0; unit && i < n; i++)
+            model_unit_length(mu + i * per, (int)per);
+        for (size_t k = 0; k < np; k++) {
+            acc[k] += mu[k], acc[np + k] += (double)mu[k] * mu[k];
+            if (pv)
+                acc[2 * np + k] += pv[k];
+        }
+    }
+    model_dropout(m, 0, 0, 0);
+    for (size_t k = 0; k < np; k++) {
+        double a = acc[k] / T, v = (acc[np + k] - T * a * a) / (T - 1) + acc[2 * np + k] / T;
+        mu[k] = (float)a;
+        var[k] = (float)(v > MODEL_VAR_FLOOR ? v : MODEL_VAR_FLOOR);
+    }
+    free(acc);
+    free(pv);
 }
 
 model *model_create(const model_config *cfg, int nextra, const char *const *extra_names, int maxbatch)

@@ -85,7 +85,11 @@ typedef struct {
     int features;
     int nwidths;
     int widths[MODEL_MAX_LAYERS];
+    /* mlp: the probability that dropout zeroes a hidden unit (each layer's output, scaled by
+     * 1 / (1 - p) when kept), in training and under embed --mc; 0: none (MODEL_MAX_DROPOUT) */
+    float dropout;
 } model_config;
+#define MODEL_MAX_DROPOUT 0.9
 
 typedef struct {
     char name[32];  /* e.g. "conv1.w" */
@@ -113,6 +117,9 @@ struct model {
     float *body_h, *body_dh; /* (maxbatch rounded up to BODY_ROWS, hw): h and dL/dh */
     void *impl;             /* the head's buffers, the thread pool */
     void *qimpl;            /* the query tower's activations (cfg.query), lib/network/model_query.h */
+    int drop_on;            /* dropout in the next forwards (model_dropout) */
+    uint64_t drop_seed;     /* their masks' key, and the global index of the batch's first row */
+    int64_t drop_row0;
     void (*qfree)(struct model *m); /* frees them (set by the query tower; model_free calls it) */
 };
 
@@ -138,6 +145,20 @@ void model_weight_decay(model *m, double wd);
  * features, n x F floats (model_input_bytes each); mu: n x C x D; var: n x C x D (NULL for
  * point) */
 void model_forward(model *m, const void *input, int n, float *mu, float *var);
+/* dropout (cfg.dropout > 0) on or off for the next forwards and backwards: each unit's mask is a
+ * hash of (seed, its layer, row0 + its row in the batch, its index), so that it is the same bytes
+ * at every thread count and batch size (train: seed of the step, row0 0; embed --mc: seed of the
+ * pass, row0 the item's index in the stream). Off (the default) every unit is kept unscaled. */
+void model_dropout(model *m, int on, uint64_t seed, int64_t row0);
+/* MC dropout (embed --mc): T forwards of the n items, the first at index row0 of the stream, pass t
+ * (0-based) with dropout on by the seed seed ^ (t + 1) 0x9e3779b97f4a7c15, each pass's means made
+ * unit length when unit; mu = their mean, var = their variance over the passes (unbiased, / (T -
+ * 1)) plus the mean of the passes' variances (a stochastic head's), at least MODEL_VAR_FLOOR,
+ * summed in double in pass order. C x D outputs per item each; T >= 2; dropout is off after. */
+void model_forward_mc(model *m, const void *input, int n, int T, uint64_t seed, int64_t row0, int unit, float *mu,
+                      float *var);
+/* 1 when dropout keeps unit k of layer l (1-based) in row r of a forward's batch */
+int model_drop_keep(const model *m, int l, int64_t r, int k);
 /* gradients of the loss with respect to mu and var (var: NULL for point) for the batch of the
  * last forward; ADDS into m->grads (the caller zeroes them). */
 void model_backward(model *m, const float *dmu, const float *dvar);

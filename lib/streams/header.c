@@ -423,3 +423,18 @@ void header_elision_free(header_elision *e)
     e->origins = NULL;
     e->norigins = 0;
 }
+
+int header_meta_print(FILE *f, const stream_meta *m)
+{
+    switch (m->type) {
+    case META_INT: fprintf(f, "%lld\n", (long long)m->i); return 0;
+    case META_FLOAT: fprintf(f, "%.9g\n", m->f); return 0;
+    case META_STR: fprintf(f, "%s\n", m->s); return 0;
+    case META_BOOL: fprintf(f, "%s\n", m->i ? "true" : "false"); return 0;
+    case META_TENSOR:
+        for (int64_t i = 0; i < tensor_numel(m->t); i++)
+            fprintf(f, "%.9g\n", tensor_get(m->t, i));
+        return 0;
+    default: return -1;
+    }
+}

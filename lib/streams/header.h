@@ -16,6 +16,7 @@
  */
 #ifndef HEDGE_HEADER_H
 #define HEDGE_HEADER_H
+#include <stdio.h>
 #include <stdint.h>
 #include <stddef.h>
 
@@ -81,6 +82,9 @@ void header_set_tensor(stream_header *h, const char *key, const tensor *t); /* c
 /* a value of no other type, as the len bytes the reader found (copied); for lib/streams/stream.c */
 void header_set_raw(stream_header *h, const char *key, const unsigned char *raw, size_t len);
 const stream_meta *header_meta(const stream_header *h, const char *key); /* NULL if absent */
+/* m's value as text for the shell (tshow -m): a number (%.9g) or a string on one line, a tensor's
+ * every value one per line; -1 (nothing printed) for a value of another type */
+int header_meta_print(FILE *f, const stream_meta *m);
 int64_t header_int(const stream_header *h, const char *key, int64_t dflt);
 double header_float(const stream_header *h, const char *key, double dflt);
 const char *header_str(const stream_header *h, const char *key, const char *dflt);

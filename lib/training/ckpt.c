@@ -83,6 +83,8 @@ void ckpt_save(const char *path, const ckpt_info *ci, const model *m, const opti
     header_set_int(h, "D", ci->mc.D);
     if (ci->mc.query)
         header_set_int(h, "query", 1);
+    if (m->cfg.dropout > 0) /* (written when used: the checkpoints of other runs keep their bytes) */
+        header_set_float(h, "dropout", m->cfg.dropout);
     header_set_str(h, "loss", ci->loss);
     save_settings(h, loss_find(ci->loss), &ci->lc);
     if (ci->nclasses) /* the rows of the loss's class weights (the input's meta classes lists them) */
@@ -414,6 +416,7 @@ model *ckpt_load(const char *path, ckpt_info *ci, optim **o, int maxbatch, strea
     if (strcmp(optn, "adam") && strcmp(optn, "sgd"))
         die("%s: unknown optimizer '%s'", path, optn);
     ci->optim_kind = strcmp(optn, "sgd") ? OPTIM_ADAM : OPTIM_SGD;
+    ci->mc.dropout = (float)opt_float(path, h, "dropout", 0, 0, MODEL_MAX_DROPOUT);
     ci->lr = opt_float(path, h, "lr", 1e-3, 1e-12, 1e9);
     ci->warmup = opt_int(path, h, "warmup", 0, 0, INT64_MAX / 2);
     ci->decay = decay_parse(header_str(h, "decay", "none"));

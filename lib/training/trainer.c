@@ -68,6 +68,8 @@ double trainer_step(trainer *t, const void *input, loss_input *li, loss_stats *s
     model *m = t->m;
     ckpt_info *ci = t->ci;
     t->between_steps = 0; /* parameters change from here until the step is complete */
+    /* dropout's masks (cfg.dropout > 0): the step's own, by the run's seed */
+    model_dropout(m, 1, ci->seed ^ RNG_STREAM('d', 'r', 'o', 'p') ^ (uint64_t)ci->step * 0x9e3779b97f4a7c15ULL, 0);
     model_forward(m, input, li->n, t->mu, t->var);
     li->C = ci->mc.C;
     li->D = ci->mc.D;

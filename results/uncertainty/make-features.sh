@@ -39,7 +39,7 @@ mnist | fashion)
     make_file "$work/emb-train.hs" sh -c 'occlude -p 0.2 --shape "$1" --corrupt -S 7141 < "$2" | embed -m "$3"' \
         sh "$OCCLUDE_SHAPE" "$work/N2/train.hs" "$work/backbone.ckpt"
     make_file "$work/emb-test.hs" sh -c 'occlude -p 0.2 --shape "$1" --corrupt -S 7142 < "$2" | embed -m "$3"' \
-        sh "$OCCLUDE_SHAPE" "$work/N2/unseen-clean.hs" "$work/backbone.ckpt"
+        sh "$OCCLUDE_SHAPE" "$work/N2/unseen.hs" "$work/backbone.ckpt"
     tonpz "$work/emb-train.hs" > "$work/train.npz"
     tonpz "$work/emb-test.hs" > "$work/test.npz"
     /usr/bin/python3 -c 'import sys, numpy as np

@@ -17,6 +17,10 @@
 #include "util.h"
 
 static rng R;
+/* dropout in the tests of test_model_on and test_threads (0: none), and the row of ref_item's
+ * item in its batch (the masks are by row) */
+static float test_dropout;
+static int ref_row;
 
 static float *randv(size_t n, double scale)
 {
@@ -58,6 +62,8 @@ static void ref_item(const model *m, const double *P, const float *x, double *mu
             for (int k = 0; k < in; k++)
                 s += P[w->offset + (size_t)o * in + k] * a[cur][k];
             a[1 - cur][o] = s > 0 ? s : 0;
+            if (m->drop_on) /* inverted dropout, by model_drop_keep's masks */
+                a[1 - cur][o] = model_drop_keep(m, l + 1, ref_row, o) ? a[1 - cur][o] / (1 - (double)c->dropout) : 0;
         }
         cur = 1 - cur;
         in = out;
@@ -110,6 +116,7 @@ static double ref_loss(const model *m, const double *P, const float *X, int n, c
     int k = m->cfg.C * m->cfg.D;
     double mu[4096], var[4096], s = 0;
     for (int i = 0; i < n; i++) {
+        ref_row = i;
         ref_item(m, P, X + (size_t)i * m->F, mu, var);
         for (int j = 0; j < k; j++)
             s += Rmu[(size_t)i * k + j] * mu[j] + Rvar[(size_t)i * k + j] * var[j];
@@ -123,8 +130,10 @@ static double ref_loss(const model *m, const double *P, const float *X, int n, c
 static void test_model_on(const char *body, int F, int head, int C, int D, int n)
 {
     model_config cfg = features_cfg(body, F, head, C, D);
+    cfg.dropout = test_dropout;
     model *m = model_create(&cfg, 0, NULL, n);
     model_init(m, 11);
+    model_dropout(m, 1, 99, 3); /* (a model without dropout ignores it) */
     /* biases of 0.05 to 0.15 in magnitude, so that they matter */
     for (int t = 0; t < m->nviews; t++)
         if (m->views[t].ndim == 1)
@@ -143,6 +152,7 @@ static void test_model_on(const char *body, int F, int head, int C, int D, int n
         P[i] = m->params[i];
     double rmu[4096], rvar[4096];
     for (int i = 0; i < n; i++) {
+        ref_row = i;
         ref_item(m, P, X + (size_t)i * F, rmu, rvar);
         for (int j = 0; j < k; j++) {
             CHECK_CLOSE(mu[(size_t)i * k + j], rmu[j], 1e-5 * (1 + fabs(rmu[j])));
@@ -178,9 +188,10 @@ static void test_model_on(const char *body, int F, int head, int C, int D, int n
         }
     }
     char spec[64];
-    printf("%-12s %-7s C=%d D=%-2d F=%-2d n=%-3d: %zu parameters, forward within 1e-5, %d gradients within "
+    printf("%-12s %-7s C=%d D=%-2d F=%-2d n=%-3d%s: %zu parameters, forward within 1e-5, %d gradients within "
            "tolerance (worst %.3f of it), %d skipped at kinks\n",
-           body_spec(&m->cfg, spec, sizeof spec), model_head_name(head), C, D, F, n, m->nparams, checked, worst, skipped);
+           body_spec(&m->cfg, spec, sizeof spec), model_head_name(head), C, D, F, n, test_dropout > 0 ? " dropout" : "",
+           m->nparams, checked, worst, skipped);
     CHECK(skipped <= checked / 10);
     free(X), free(mu), free(var), free(Rmu), free(Rvar), free(P);
     model_free(m);
@@ -246,8 +257,10 @@ static void test_threads(const char *body, int head, int F, int D)
     int n = 150; /* more than two row units, not a multiple of any unit */
     model_config c = features_cfg(body, F, head, head == HEAD_POINT || head >= HEAD_PFE ? 1 : 2,
                                   head >= HEAD_PFE ? F : D);
+    c.dropout = test_dropout;
     model *m = model_create(&c, 0, NULL, n);
     model_init(m, 5);
+    model_dropout(m, 1, 7, 0);
     int k = c.C * c.D;
     float *X = randv((size_t)n * F, 1), *Rmu = randv((size_t)n * k, 1), *Rvar = randv((size_t)n * k, 1);
     float *mu[3], *var[3], *g[3];
@@ -264,10 +277,92 @@ static void test_threads(const char *body, int head, int F, int D)
               !memcmp(g[r], g[0], m->nparams * 4));
     model_forward(m, X, 7, mu[1], var[1]); /* a smaller batch: the same outputs */
     CHECK(!memcmp(mu[1], mu[0], (size_t)7 * k * 4) && !memcmp(var[1], var[0], (size_t)7 * k * 4));
+    model_dropout(m, 1, 7, 5); /* the batch from item 5 on, as its rows 5.. (masks by the stream's index) */
+    model_forward(m, X + (size_t)5 * F, 9, mu[1], var[1]);
+    CHECK(!memcmp(mu[1], mu[0] + (size_t)5 * k, (size_t)9 * k * 4) &&
+          !memcmp(var[1], var[0] + (size_t)5 * k, (size_t)9 * k * 4));
     for (int r = 0; r < 3; r++)
         free(mu[r]), free(var[r]), free(g[r]);
     free(X), free(Rmu), free(Rvar);
     model_free(m);
+}
+
+/* model_drop_keep: the share kept is 1 - p (within 5 sd of 10^6 draws), and the masks of two
+ * layers, and of two seeds, agree as independent ones do; off, the forward is the model's
+ * without dropout, to the byte; on, it is not */
+static void test_dropout_masks(void)
+{
+    model_config c = features_cfg("mlp:50,50", 8, HEAD_POINT, 1, 4), c0 = c;
+    c.dropout = 0.25f;
+    model *m = model_create(&c, 0, NULL, 64), *m0 = model_create(&c0, 0, NULL, 64);
+    model_init(m, 3), model_init(m0, 3);
+    model_dropout(m, 1, 42, 0);
+    long kept = 0, same_l = 0, same_s = 0, N = 1000000;
+    for (long i = 0; i < N; i++) {
+        int r = (int)(i / 1000), k = (int)(i % 1000);
+        int a = model_drop_keep(m, 1, r, k);
+        kept += a;
+        same_l += a == model_drop_keep(m, 2, r, k);
+    }
+    for (long i = 0; i < N; i++) { /* seed 43 against 42, unit by unit */
+        model_dropout(m, 1, 42, 0);
+        int a = model_drop_keep(m, 1, i / 1000, (int)(i % 1000));
+        model_dropout(m, 1, 43, 0);
+        same_s += a == model_drop_keep(m, 1, i / 1000, (int)(i % 1000));
+    }
+    double sd = sqrt(N * 0.25 * 0.75);
+    CHECK(fabs(kept - 0.75 * N) < 5 * sd);
+    /* two independent masks agree with probability 0.75^2 + 0.25^2 = 0.625 */
+    CHECK(fabs(same_l - 0.625 * N) < 5 * sqrt(N * 0.625 * 0.375));
+    CHECK(fabs(same_s - 0.625 * N) < 5 * sqrt(N * 0.625 * 0.375));
+    printf("dropout masks: kept %.4f of 10^6 (p = 0.25); layers 1 and 2 agree on %.4f, seeds 42 and 43 on %.4f "
+           "(independent: 0.625)\n", (double)kept / N, (double)same_l / N, (double)same_s / N);
+    float X[64 * 8], mu[64 * 4], mu0[64 * 4];
+    for (int i = 0; i < 64 * 8; i++)
+        X[i] = (float)(2 * rng_uniform(&R) - 1);
+    model_dropout(m, 0, 0, 0);
+    model_forward(m, X, 64, mu, NULL);
+    model_forward(m0, X, 64, mu0, NULL);
+    CHECK(!memcmp(mu, mu0, sizeof mu));
+    model_dropout(m, 1, 42, 0);
+    model_forward(m, X, 64, mu, NULL);
+    CHECK(memcmp(mu, mu0, sizeof mu) != 0);
+    model_free(m), model_free(m0);
+}
+
+/* model_forward_mc: T = 3 passes by hand (model_dropout with the documented seeds, row0), their
+ * mean and unbiased variance in double, plus the head's mean variance (mog) */
+static void test_mc(void)
+{
+    for (int head = HEAD_POINT; head <= HEAD_MOG; head++) {
+        model_config c = features_cfg("mlp:16,12", 6, head, 1, 3);
+        c.dropout = 0.4f;
+        int n = 11, T = 3, k = 3;
+        model *m = model_create(&c, 0, NULL, n);
+        model_init(m, 8);
+        float *X = randv((size_t)n * 6, 1), mu[11 * 3], var[11 * 3], pm[3][11 * 3], pv[3][11 * 3];
+        for (int t = 0; t < T; t++) {
+            model_dropout(m, 1, 77 ^ (uint64_t)(t + 1) * 0x9e3779b97f4a7c15ULL, 20);
+            model_forward(m, X, n, pm[t], head ? pv[t] : NULL);
+        }
+        model_forward_mc(m, X, n, T, 77, 20, 0, mu, var);
+        CHECK(!m->drop_on);
+        double worst = 0;
+        for (int j = 0; j < n * k; j++) {
+            double a = (pm[0][j] + pm[1][j] + pm[2][j]) / 3.0, v = 0, hv = 0;
+            for (int t = 0; t < T; t++)
+                v += (pm[t][j] - a) * (pm[t][j] - a) / (T - 1), hv += head ? pv[t][j] / T : 0;
+            v += hv;
+            v = v > MODEL_VAR_FLOOR ? v : MODEL_VAR_FLOOR;
+            CHECK_CLOSE(mu[j], a, 1e-6 * (1 + fabs(a)));
+            CHECK_CLOSE(var[j], v, 1e-5 * (1 + v));
+            worst = fmax(worst, fabs(var[j] - v) / (1 + v));
+        }
+        printf("model_forward_mc (%s): T = 3 passes by hand, mean and variance within %.2g\n", model_head_name(head),
+               worst);
+        free(X);
+        model_free(m);
+    }
 }
 
 /* the fully connected bodies on images: the pixels / 255 as the feature vector, so an images
@@ -418,6 +513,16 @@ int main(void)
     test_threads("mlp:200,130", HEAD_MOG, 150, 40);
     test_threads("linear", HEAD_MOG, 600, 35);
     test_images_input();
+    /* dropout (p = 0.3) on: the forward and every gradient against the reference with the same
+     * masks, the same bytes at every thread count, batch size and start */
+    test_dropout = 0.3f;
+    test_model_on("mlp:7,5", 6, HEAD_POINT, 1, 3, 9);
+    test_model_on("mlp:13", 70, HEAD_MOG, 1, 4, 70);
+    test_threads("mlp:33,17", HEAD_MOG, 20, 3);
+    test_threads("mlp:200,130", HEAD_ISO, 150, 40);
+    test_dropout = 0;
+    test_dropout_masks();
+    test_mc();
     test_mls();
     return check_done("test_body");
 }
