@@ -50,7 +50,8 @@ const setting loss_common[LOSS_NCOMMON] = {
     X(arcface)                                                                                                   \
     X(proxynca)                                                                                                  \
     X(proxy_anchor)                                                                                               \
-    X(dul_cls)
+    X(dul_cls)                                                                                                   \
+    X(losspred)
 
 #define LOSS_DECLARE(name) extern const loss_kind loss_##name;
 #define LOSS_ENTRY(name) &loss_##name,

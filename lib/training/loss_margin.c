@@ -52,7 +52,7 @@ static const setting dul_settings[DUL_NSET] = {
 enum { FORM_COS, FORM_ARC };
 
 static double margin_common(int form, const loss_config *cfg, const loss_input *in, const float *params,
-                            float *dparams, float *dmu, loss_stats *st)
+                            float *dparams, float *dmu, double *items, loss_stats *st)
 {
     const char *name = form == FORM_ARC ? "arcface" : "cosface";
     int n = in->n, D = in->D, K = in->classes;
@@ -93,6 +93,8 @@ static double margin_common(int form, const loss_config *cfg, const loss_input *
             sum += exp(z[j] - zmax);
         double lse = zmax + log(sum);
         loss += lse - z[y];
+        if (items)
+            items[i] = lse - z[y];
         for (int j = 0; j < K; j++) /* dL/dc_ij */
             gc[(size_t)i * K + j] = s * (exp(z[j] - lse) - (j == y)) / n * (j == y ? dpsi : 1);
     }
@@ -109,13 +111,13 @@ static double cosface_fb(const loss_config *cfg, const loss_input *in, const flo
                          float *dmu, float *dvar, rng *r, loss_stats *st)
 {
     (void)dvar, (void)r;
-    return margin_common(FORM_COS, cfg, in, params, dparams, dmu, st);
+    return margin_common(FORM_COS, cfg, in, params, dparams, dmu, NULL, st);
 }
 static double arcface_fb(const loss_config *cfg, const loss_input *in, const float *params, float *dparams,
                          float *dmu, float *dvar, rng *r, loss_stats *st)
 {
     (void)dvar, (void)r;
-    return margin_common(FORM_ARC, cfg, in, params, dparams, dmu, st);
+    return margin_common(FORM_ARC, cfg, in, params, dparams, dmu, NULL, st);
 }
 
 static double dul_fb(const loss_config *cfg, const loss_input *in, const float *params, float *dparams, float *dmu,
@@ -139,7 +141,7 @@ static double dul_fb(const loss_config *cfg, const loss_input *in, const float *
     }
     loss_input zi = *in;
     zi.mu = z, zi.var = NULL;
-    double loss = margin_common(FORM_ARC, cfg, &zi, params, dparams, dz, st);
+    double loss = margin_common(FORM_ARC, cfg, &zi, params, dparams, dz, NULL, st);
     if (dmu)
         for (size_t k = 0; k < m; k++) { /* through z, and the KL's mean over the items */
             double v = in->var[k];
@@ -152,6 +154,12 @@ static double dul_fb(const loss_config *cfg, const loss_input *in, const float *
         st->kl = kl, st->mean_var = sum_var / m;
     free(eps), free(z), free(dz);
     return loss + lambda * kl;
+}
+
+double loss_arcface_items(const loss_config *cfg, const loss_input *in, const float *params, float *dparams,
+                          float *dmu, double *items, loss_stats *st)
+{
+    return margin_common(FORM_ARC, cfg, in, params, dparams, dmu, items, st);
 }
 
 /* the margin m (--margin): the paper's when not given; 0 to 1.5 */
@@ -171,7 +179,7 @@ static const char *cosface_settle(loss_config *cfg, int D, int shots)
     (void)D, (void)shots;
     return margin_check(cfg, 0.35, "cosface");
 }
-static const char *arcface_settle(loss_config *cfg, int D, int shots)
+const char *loss_arcface_settle(loss_config *cfg, int D, int shots)
 {
     (void)D, (void)shots;
     return margin_check(cfg, 0.5, "arcface");
@@ -180,6 +188,6 @@ static const char *arcface_settle(loss_config *cfg, int D, int shots)
 LOSS_CLASS_WEIGHTS_KIND(loss_cosface, "cosface", "CosFace (Wang et al. 2018): softmax over class weights, cosine margin m (point)",
             cosface_fb, cosface_settle, "cosface.w", 0, margin_settings, MARGIN_NSET);
 LOSS_CLASS_WEIGHTS_KIND(loss_arcface, "arcface", "ArcFace (Deng et al. 2019): softmax over class weights, angular margin m (point)",
-            arcface_fb, arcface_settle, "arcface.w", 0, margin_settings, MARGIN_NSET);
+            arcface_fb, loss_arcface_settle, "arcface.w", 0, margin_settings, MARGIN_NSET);
 LOSS_CLASS_WEIGHTS_KIND(loss_dul_cls, "dul-cls", "DUL_cls (Chang et al. 2020): ArcFace on z = mu + sigma eps, plus lambda KL to N(0, I) (mog -C 1)",
-            dul_fb, arcface_settle, "dul-cls.w", 1, dul_settings, DUL_NSET);
+            dul_fb, loss_arcface_settle, "dul-cls.w", 1, dul_settings, DUL_NSET);

@@ -83,6 +83,13 @@ void loss_unnormalise(const double *u, const double *norm, const double *g, int 
 /* what the losses with class weights take (loss_margin, loss_proxy), or die naming the loss: one
  * point embedding per item, each item's class row (in range), the weights */
 void loss_check_class_input(const char *name, const loss_input *in, const float *params);
+/* ArcFace (loss_margin.c) for the losses built on it: the mean loss, each item's loss into items
+ * (n; NULL: not wanted), the gradients as arcface's; its scale is cfg->own[0] (a loss that uses it
+ * declares the scale setting first) and its margin cfg->margin, settled by loss_arcface_settle
+ * (0.5 when not given) */
+double loss_arcface_items(const loss_config *cfg, const loss_input *in, const float *params, float *dparams,
+                          float *dmu, double *items, loss_stats *st);
+const char *loss_arcface_settle(loss_config *cfg, int D, int shots);
 /* the parameter names and init of a loss without scalar parameters */
 extern const char *const loss_no_param_names[];
 void loss_no_init(const loss_config *cfg, float *params);

@@ -43,6 +43,14 @@ check_lt "$u" "$a" "dul-cls: 5-NN accuracy $a is not above the untrained network
 embed -m dul.ckpt < test.hs | tshow -H | jq -e '[.fields[].name] | index("var") != null' > /dev/null ||
     fail "dul-cls's embeddings have no variance"
 expect_exit 2 "dul-cls on a point head" sh -c 'train -o x.ckpt --head point --loss dul-cls < /dev/null'
+# losspred: ArcFace on the means, the iso head's variance ranking each item's own loss
+pk | train -o lp.ckpt --loss losspred -D 8 -n 300 -t 1 --lr 3e-3 --log lp.log 2>/dev/null || fail "train losspred"
+a=$(acc lp.ckpt)
+echo "losspred: 5-NN accuracy $a (untrained $u), last ranking loss $(tail -n 1 lp.log | cut -f4) (from $(sed -n 2p lp.log | cut -f4))"
+check_lt "$u" "$a" "losspred: 5-NN accuracy $a is not above the untrained network's $u"
+[ "$(tshow -H lp.ckpt | jq -c '[.meta.head, .meta.margin, .meta.scale, .meta.lp_lambda, .meta.lp_margin]')" = '["iso",0.5,64,1,1]' ] ||
+    fail "losspred's settings: $(tshow -H lp.ckpt | jq -c .meta)"
+check_lt "$(tail -n 1 lp.log | cut -f4)" "$(sed -n 2p lp.log | cut -f4)" "losspred: the ranking loss did not fall"
 
 # same seed, same bytes; 20 + 20 steps equal 40 straight, with settings of their own
 check_repeat_resume pk --head point --loss arcface -D 4 -S 3 -t 1 --margin 0.3 --scale 16

@@ -179,6 +179,69 @@ int main(void)
         CHECK(check_died());
     }
 
+    /* losspred: ArcFace on the means plus lambda x the pairwise ranking loss of s = log var
+     * against each item's own ArcFace loss (pairs i, i + 3 of 6 items), by hand; the gradients to
+     * the means and to s against central differences (the ranks are detached: away from a tie a
+     * small step moves no sign) */
+    {
+        const loss_kind *lp = loss_find("losspred");
+        CHECK(lp && lp->needs_var && lp->default_head && !strcmp(lp->default_head, "iso") &&
+              !strcmp(lp->class_weights, "losspred.w"));
+        enum { N = 6, K = 3, DD = 3 };
+        float m6[N * DD], v6[N * DD], w3[K * DD];
+        int32_t y6[N] = {0, 1, 2, 1, 0, 2};
+        double sv[N];
+        rng_init(&r, 23, 0);
+        for (int i = 0; i < N; i++) {
+            sv[i] = rng_normal(&r);
+            for (int d = 0; d < DD; d++)
+                m6[i * DD + d] = (float)rng_normal(&r), v6[i * DD + d] = (float)exp(sv[i]);
+        }
+        for (int i = 0; i < K * DD; i++)
+            w3[i] = (float)rng_normal(&r);
+        loss_config pc = loss_config_new(lp);
+        CHECK(lp->settle(&pc, DD, 0) == NULL && pc.margin == 0.5 && loss_value(&pc, lp, "lp-lambda") == 1 &&
+              loss_value(&pc, lp, "lp-margin") == 1);
+        loss_set(&pc, lp, "scale", 4);
+        loss_set(&pc, lp, "lp-lambda", 0.7);
+        loss_config ac = config(arc, 4, 0.5);
+        double li[N], pred = 0;
+        for (int i = 0; i < N; i++) { /* each item's own ArcFace loss: a batch of one */
+            loss_input one = {.n = 1, .C = 1, .D = DD, .mu = m6 + i * DD, .cls = y6 + i, .row = y6 + i, .classes = K};
+            li[i] = eval(arc, &ac, &one, w3, NULL, NULL, NULL);
+        }
+        for (int i = 0; i < 3; i++) {
+            double sg = li[i] > li[i + 3] ? 1 : -1, t = -sg * (log(v6[i * DD]) - log(v6[(i + 3) * DD])) + 1;
+            pred += t > 0 ? t / 3 : 0;
+        }
+        loss_input mi = {.n = N, .C = 1, .D = DD, .mu = m6, .cls = y6, .row = y6, .classes = K};
+        double want = eval(arc, &ac, &mi, w3, NULL, NULL, NULL) + 0.7 * pred;
+        loss_input pi = mi;
+        pi.var = v6;
+        loss_stats ps;
+        CHECK_CLOSE(lp->forward_backward(&pc, &pi, w3, NULL, NULL, NULL, NULL, &ps), want, 1e-9);
+        CHECK_CLOSE(ps.kl, pred, 1e-9);
+        CHECK(pred > 0);
+        float gm[N * DD], gv[N * DD];
+        lp->forward_backward(&pc, &pi, w3, NULL, gm, gv, NULL, NULL);
+        double pworst = 0;
+        for (int v = 0; v < 2; v++)
+            for (int j = 0; j < N * DD; j++) {
+                float *p = v ? &v6[j] : &m6[j], keep = *p;
+                double h = v ? 1e-3 * keep : 1e-3, f[2];
+                for (int sgn = 0; sgn < 2; sgn++) {
+                    *p = (float)(keep + (sgn ? -h : h));
+                    f[sgn] = lp->forward_backward(&pc, &pi, w3, NULL, NULL, NULL, NULL, NULL);
+                }
+                *p = keep;
+                double g = v ? gv[j] : gm[j]; /* (s: the mean log-variance, iso's when all D are one) */
+                double fd = (f[0] - f[1]) / (2 * h), e = fabs(fd - g) / (1e-3 + fabs(fd));
+                pworst = fmax(pworst, e);
+                CHECK(e < 3e-3);
+            }
+        printf("gradcheck losspred: means and s, worst relative error %.2g\n", pworst);
+    }
+
     /* misuse: no class rows, a row out of range, a variance */
     lc = config(arc, 2, 0.5);
     loss_input bad = in;
