@@ -39,7 +39,7 @@ for a in "$@"; do
 done | awk -F'\t' -v summary="$summary" '
 function cfg(r) { sub(/\.s[0-9]+$/, "", r); return r }
 function mean(s, n) { return s / n }
-function sdv(s, q, n) { return n > 1 ? sqrt((q - s * s / n) / (n - 1)) : 0 }
+function sdv(s, q, n,   v) { v = n > 1 ? (q - s * s / n) / (n - 1) : 0; return v > 0 ? sqrt(v) : 0 } # (rounding can make v a hair below 0)
 function pm(s, q, n, f,   g) { g = f; sub(/\+/, "", g); return sprintf(f, s / n) (n > 1 ? sprintf(" ± " g, sdv(s, q, n)) : "") }
 {
     lab = $1; run = $2; set = $3; metric = $4; val = $5; note = $6

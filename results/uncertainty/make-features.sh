@@ -1,5 +1,5 @@
 #!/bin/sh
-# make-features.sh mnist|fashion|digits OUT.npz: the frozen features results/uncertainty/ judges.
+# make-features.sh mnist|fashion|digits|synth512 OUT.npz: the frozen features results/uncertainty/ judges.
 #   mnist, fashion  a backbone hedge trains: the HIB network (conv body, point head, D = 128,
 #                   triplet loss, semi-hard mining, 6,000 steps of 16 x 8 images occluded afresh at
 #                   every use, seed 714) on the 2-digit composites' 70 seen classes
@@ -8,6 +8,9 @@
 #                   digit occluded once with p = 0.2 (occlude --corrupt flags them), become the
 #                   features, with split = 0 for the training items (the heads train on them) and
 #                   1 for the unseen ones (judged): 100,000 + 10,000 items of 128 floats
+#   synth512        the time target's set (issue 47 item 6): 50,000 vectors of 512 floats, 100
+#                   classes (uniform), class centres N(0, 9/512 I), each item's noise N(0, (3.5 q)^2/512 I)
+#                   with its own q ~ Gamma(2, 0.5), numpy's default_rng(5)
 #   digits          sklearn's 8 x 8 digits (Debian's python3-sklearn), the 64 pixel values as they
 #                   are: 1,797 items, 10 classes (uncertainty.sh splits them by class: 0-4 train)
 # Run from the source tree with the build made (make); needs python3 with numpy.
@@ -21,6 +24,12 @@ case $out in /*) ;; *) out=$PWD/$out ;; esac
 work=$out.work
 mkdir -p "$work"
 case $what in
+synth512)
+    /usr/bin/python3 -c 'import sys, numpy as np
+r = np.random.default_rng(5); n, F, k = 50000, 512, 100
+y = r.integers(0, k, n); q = r.gamma(2.0, 0.5, n); c = r.normal(size=(k, F)) / np.sqrt(F) * 3
+x = c[y] + r.normal(size=(n, F)) / np.sqrt(F) * q[:, None] * 3.5
+np.savez(sys.argv[1], features=x.astype(np.float32), labels=y)' "$out" ;;
 digits)
     /usr/bin/python3 -c 'import sys, numpy as np; from sklearn.datasets import load_digits
 d = load_digits(); np.savez(sys.argv[1], features=d.data.astype(np.float32), labels=d.target)' "$out" ;;
@@ -49,6 +58,6 @@ np.savez(sys.argv[3], features=np.concatenate([f(a), f(b)]), labels=np.concatena
          corrupt=np.concatenate([a["corrupt"], b["corrupt"]]),
          split=np.concatenate([np.zeros(len(a["class"]), np.int8), np.ones(len(b["class"]), np.int8)]))' \
         "$work/train.npz" "$work/test.npz" "$out" ;;
-*) echo "make-features.sh: mnist, fashion or digits, not '$what'" >&2; exit 2 ;;
+*) echo "make-features.sh: mnist, fashion, digits or synth512, not '$what'" >&2; exit 2 ;;
 esac
 echo "make-features.sh: $out" >&2
