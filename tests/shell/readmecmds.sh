@@ -112,7 +112,7 @@ while IFS= read -r line; do
         sh -n "$ROOT/$script" || fail "README: $script is not valid sh"
         # the usage: what the script prints when called without arguments (on stderr, exit 2)
         (cd "$T" && env -u BUILD sh "$ROOT/$script" > /dev/null 2> "$T/usage")
-        grep -q -- '--quick' "$T/usage" || fail "README: $script printed no usage: $(head -c 300 "$T/usage")"
+        grep -q -- "^${script##*/} " "$T/usage" || fail "README: $script printed no usage: $(head -c 300 "$T/usage")"
         n=$#
         first=1
         for w; do
