@@ -16,6 +16,8 @@
 #   dul-cls      DUL_cls: ArcFace on z = mu + sigma eps from MoG-1, plus 0.01 KL to N(0, I), P x K
 #   losspred     loss prediction: ArcFace on the iso head's means, its variance ranking each item's
 #                own ArcFace loss, P x K
+#   scf          SCF: ArcFace on the iso head's means, its vMF confidence kappa = 1 / var learning
+#                the KL to a spike at the item's class centre, P x K
 #   mcdropout    MC dropout: triplet's point head on the body with dropout p = 0.1 (train
 #                --dropout); its uncertainty the variance of 20 forwards with dropout on (embed --mc)
 #   P x K: P = min(16, the training classes) classes, K = 128 / P items each.
@@ -52,9 +54,9 @@ pfe) batches=$pk net="--head pfe --loss mls" D=$(cat "$data/features") ;;
 hetriplet) batches=$pk net="--head iso --loss hetriplet --mining semihard" lr=1e-3 ;;
 spe) batches="-m episodes -c $P -s 5 -q 3" net="--head mog -C 1 --loss spe" ;;
 dul-cls) batches=$pk net="--head mog -C 1 --loss dul-cls" ;;
-losspred) batches=$pk net="--head iso --loss losspred" ;;
+losspred | scf) batches=$pk net="--head iso --loss $method" ;;
 mcdropout) batches=$pk net="--head point --loss triplet --mining semihard --dropout 0.1" lr=1e-3 embed_args="--mc 20 -S $seed" ;;
-*) say "uncertainty-run: unknown method '$method' (triplet ms arcface proxy-anchor hib pfe hetriplet spe dul-cls losspred mcdropout)"; exit 2 ;;
+*) say "uncertainty-run: unknown method '$method' (triplet ms arcface proxy-anchor hib pfe hetriplet spe dul-cls losspred scf mcdropout)"; exit 2 ;;
 esac
 
 if [ ! -e "$run/trained" ]; then

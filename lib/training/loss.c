@@ -51,7 +51,8 @@ const setting loss_common[LOSS_NCOMMON] = {
     X(proxynca)                                                                                                  \
     X(proxy_anchor)                                                                                               \
     X(dul_cls)                                                                                                   \
-    X(losspred)
+    X(losspred)                                                                                                  \
+    X(scf)
 
 #define LOSS_DECLARE(name) extern const loss_kind loss_##name;
 #define LOSS_ENTRY(name) &loss_##name,

@@ -51,6 +51,13 @@ check_lt "$u" "$a" "losspred: 5-NN accuracy $a is not above the untrained networ
 [ "$(tshow -H lp.ckpt | jq -c '[.meta.head, .meta.margin, .meta.scale, .meta.lp_lambda, .meta.lp_margin]')" = '["iso",0.5,64,1,1]' ] ||
     fail "losspred's settings: $(tshow -H lp.ckpt | jq -c .meta)"
 check_lt "$(tail -n 1 lp.log | cut -f4)" "$(sed -n 2p lp.log | cut -f4)" "losspred: the ranking loss did not fall"
+# scf: ArcFace on the means, the iso head's kappa = 1 / var learning the KL to its class centre
+pk | train -o scf.ckpt --loss scf -D 8 -n 300 -t 1 --lr 3e-3 --log scf.log 2>/dev/null || fail "train scf"
+a=$(acc scf.ckpt)
+echo "scf: 5-NN accuracy $a (untrained $u), KL term $(sed -n 2p scf.log | cut -f4) -> $(tail -n 1 scf.log | cut -f4), mean variance $(tail -n 1 scf.log | cut -f7)"
+check_lt "$u" "$a" "scf: 5-NN accuracy $a is not above the untrained network's $u"
+check_lt "$(tail -n 1 scf.log | cut -f4)" "$(sed -n 2p scf.log | cut -f4)" "scf: the KL term did not fall"
+[ "$(tshow -H scf.ckpt | jq -c '[.meta.head, .meta.scf_lambda]')" = '["iso",1]' ] || fail "scf's settings: $(tshow -H scf.ckpt | jq -c .meta)"
 
 # same seed, same bytes; 20 + 20 steps equal 40 straight, with settings of their own
 check_repeat_resume pk --head point --loss arcface -D 4 -S 3 -t 1 --margin 0.3 --scale 16
