@@ -14,6 +14,7 @@
 #   hetriplet    the heteroscedastic triplet loss: iso head, one learned variance per item, P x K
 #   spe          Stochastic Prototype Embeddings: MoG-1, episodes of up to 16 classes, 5 + 3 each
 #   dul-cls      DUL_cls: ArcFace on z = mu + sigma eps from MoG-1, plus 0.01 KL to N(0, I), P x K
+#   dul-rgs      DUL_rgs: ArcFace on MoG-1's means, each item's Gaussian regressing its class centre
 #   losspred     loss prediction: ArcFace on the iso head's means, its variance ranking each item's
 #                own ArcFace loss, P x K
 #   scf          SCF: ArcFace on the iso head's means, its vMF confidence kappa = 1 / var learning
@@ -53,10 +54,10 @@ hib) batches="-m pairs -b 64" net="--head mog -C 1 --loss vib --beta 1e-4" unc=e
 pfe) batches=$pk net="--head pfe --loss mls" D=$(cat "$data/features") ;;
 hetriplet) batches=$pk net="--head iso --loss hetriplet --mining semihard" lr=1e-3 ;;
 spe) batches="-m episodes -c $P -s 5 -q 3" net="--head mog -C 1 --loss spe" ;;
-dul-cls) batches=$pk net="--head mog -C 1 --loss dul-cls" ;;
+dul-cls | dul-rgs) batches=$pk net="--head mog -C 1 --loss $method" ;;
 losspred | scf) batches=$pk net="--head iso --loss $method" ;;
 mcdropout) batches=$pk net="--head point --loss triplet --mining semihard --dropout 0.1" lr=1e-3 embed_args="--mc 20 -S $seed" ;;
-*) say "uncertainty-run: unknown method '$method' (triplet ms arcface proxy-anchor hib pfe hetriplet spe dul-cls losspred scf mcdropout)"; exit 2 ;;
+*) say "uncertainty-run: unknown method '$method' (triplet ms arcface proxy-anchor hib pfe hetriplet spe dul-cls dul-rgs losspred scf mcdropout)"; exit 2 ;;
 esac
 
 if [ ! -e "$run/trained" ]; then

@@ -52,7 +52,8 @@ const setting loss_common[LOSS_NCOMMON] = {
     X(proxy_anchor)                                                                                               \
     X(dul_cls)                                                                                                   \
     X(losspred)                                                                                                  \
-    X(scf)
+    X(scf)                                                                                                       \
+    X(dul_rgs)
 
 #define LOSS_DECLARE(name) extern const loss_kind loss_##name;
 #define LOSS_ENTRY(name) &loss_##name,

@@ -58,6 +58,12 @@ echo "scf: 5-NN accuracy $a (untrained $u), KL term $(sed -n 2p scf.log | cut -f
 check_lt "$u" "$a" "scf: 5-NN accuracy $a is not above the untrained network's $u"
 check_lt "$(tail -n 1 scf.log | cut -f4)" "$(sed -n 2p scf.log | cut -f4)" "scf: the KL term did not fall"
 [ "$(tshow -H scf.ckpt | jq -c '[.meta.head, .meta.scf_lambda]')" = '["iso",1]' ] || fail "scf's settings: $(tshow -H scf.ckpt | jq -c .meta)"
+# dul-rgs: ArcFace on the means, each item's Gaussian regressing its class centre
+pk | train -o rgs.ckpt --head mog -C 1 --loss dul-rgs -D 8 -n 300 -t 1 --lr 3e-3 --log rgs.log 2>/dev/null || fail "train dul-rgs"
+a=$(acc rgs.ckpt)
+echo "dul-rgs: 5-NN accuracy $a (untrained $u), regression NLL $(sed -n 2p rgs.log | cut -f4) -> $(tail -n 1 rgs.log | cut -f4)"
+check_lt "$u" "$a" "dul-rgs: 5-NN accuracy $a is not above the untrained network's $u"
+check_lt "$(tail -n 1 rgs.log | cut -f4)" "$(sed -n 2p rgs.log | cut -f4)" "dul-rgs: the regression's NLL did not fall"
 
 # same seed, same bytes; 20 + 20 steps equal 40 straight, with settings of their own
 check_repeat_resume pk --head point --loss arcface -D 4 -S 3 -t 1 --margin 0.3 --scale 16

@@ -305,6 +305,62 @@ int main(void)
                "worst relative error %.2g\n", want, sworst);
     }
 
+    /* dul-rgs: ArcFace on the means plus lambda x each item's Gaussian NLL of its unit class
+     * centre, by hand; the gradients to the means and the variances against central differences
+     * (the centres are fixed targets: the class weights are not moved) */
+    {
+        const loss_kind *rg = loss_find("dul-rgs");
+        CHECK(rg && rg->needs_var && rg->max_C == 1 && !strcmp(rg->class_weights, "dul-rgs.w"));
+        enum { N = 5, K = 3, DD = 4 };
+        float m5[N * DD], v5[N * DD], w3[K * DD];
+        int32_t y5[N] = {2, 1, 0, 1, 2};
+        rng_init(&r, 31, 0);
+        for (int i = 0; i < N * DD; i++)
+            m5[i] = (float)(0.5 * rng_normal(&r)), v5[i] = (float)(0.05 + rng_uniform(&r));
+        for (int i = 0; i < K * DD; i++)
+            w3[i] = (float)rng_normal(&r);
+        loss_config rc = loss_config_new(rg);
+        CHECK(rg->settle(&rc, DD, 0) == NULL && rc.margin == 0.5 && loss_value(&rc, rg, "rgs-lambda") == 1);
+        loss_set(&rc, rg, "scale", 4);
+        loss_set(&rc, rg, "rgs-lambda", 0.3);
+        loss_config ac = config(arc, 4, 0.5);
+        loss_input mi = {.n = N, .C = 1, .D = DD, .mu = m5, .cls = y5, .row = y5, .classes = K};
+        double nll = 0;
+        for (int i = 0; i < N; i++) {
+            double ww = 0;
+            for (int d = 0; d < DD; d++)
+                ww += (double)w3[y5[i] * DD + d] * w3[y5[i] * DD + d];
+            for (int d = 0; d < DD; d++) {
+                double e = w3[y5[i] * DD + d] / sqrt(ww) - m5[i * DD + d], v = v5[i * DD + d];
+                nll += (e * e / (2 * v) + 0.5 * log(2 * M_PI * v)) / DD;
+            }
+        }
+        nll /= N;
+        double want = eval(arc, &ac, &mi, w3, NULL, NULL, NULL) + 0.3 * nll;
+        loss_input ri = mi;
+        ri.var = v5;
+        loss_stats rs;
+        CHECK_CLOSE(rg->forward_backward(&rc, &ri, w3, NULL, NULL, NULL, NULL, &rs), want, 1e-9 * fabs(want));
+        CHECK_CLOSE(rs.kl, nll, 1e-9 * fabs(nll));
+        float gm[N * DD], gv[N * DD];
+        rg->forward_backward(&rc, &ri, w3, NULL, gm, gv, NULL, NULL);
+        double rworst = 0;
+        for (int v = 0; v < 2; v++)
+            for (int j = 0; j < N * DD; j++) {
+                float *p = v ? &v5[j] : &m5[j], keep = *p;
+                double h = v ? 1e-3 * keep : 1e-3, f[2];
+                for (int sgn = 0; sgn < 2; sgn++) {
+                    *p = (float)(keep + (sgn ? -h : h));
+                    f[sgn] = rg->forward_backward(&rc, &ri, w3, NULL, NULL, NULL, NULL, NULL);
+                }
+                *p = keep;
+                double g = v ? gv[j] : gm[j], fd = (f[0] - f[1]) / (2 * h), e = fabs(fd - g) / (1e-3 + fabs(fd));
+                rworst = fmax(rworst, e);
+                CHECK(e < 3e-3);
+            }
+        printf("gradcheck dul-rgs: means and variances, worst relative error %.2g\n", rworst);
+    }
+
     /* misuse: no class rows, a row out of range, a variance */
     lc = config(arc, 2, 0.5);
     loss_input bad = in;
