@@ -27,7 +27,8 @@ static const struct {
 } kind_roles[NPZIMPORT_NKINDS] = {
     [NPZIMPORT_TO_EMBEDDINGS] = {NPZIMPORT_MU, 1 << NPZIMPORT_MU | 1 << NPZIMPORT_VAR | 1 << NPZIMPORT_ETA | ANY_KIND},
     [NPZIMPORT_TO_IMAGES] = {NPZIMPORT_IMAGE, 1 << NPZIMPORT_IMAGE | ANY_KIND},
-    [NPZIMPORT_TO_FEATURES] = {NPZIMPORT_FEATURES, 1 << NPZIMPORT_FEATURES | ANY_KIND},
+    /* (features: mu only when named, PFE's frozen mean beside the head's input) */
+    [NPZIMPORT_TO_FEATURES] = {NPZIMPORT_FEATURES, 1 << NPZIMPORT_FEATURES | 1 << NPZIMPORT_MU | ANY_KIND},
 };
 
 int npzimport_takes(int kind, int r)
@@ -404,7 +405,7 @@ static void pick_roles(npzimport *im, const options *o, array **x)
     static const char *const main_what[NPZIMPORT_NKINDS] = {"embedding means", "images", "feature vectors"};
     int main_role = kind_roles[o->kind].main;
     for (int r = 0; r < NPZIMPORT_NROLES; r++)
-        if (npzimport_takes(o->kind, r))
+        if (npzimport_takes(o->kind, r) && !(o->kind == NPZIMPORT_TO_FEATURES && r == NPZIMPORT_MU && !o->name[r]))
             x[r] = pick(o, im->v, im->nv, r);
     const array *m = x[main_role];
     if (!m)
@@ -418,6 +419,16 @@ static void pick_roles(npzimport *im, const options *o, array **x)
         D = m->a.shape[m->a.ndim - 1];
         if (D < 1 || D > NPZIMPORT_MAX_CD)
             REFUSE(o, m, "expected vectors of F from 1 to %d numbers", NPZIMPORT_MAX_CD);
+        const array *mu = x[NPZIMPORT_MU]; /* --mu: the frozen mean, [n, D] or [n, 1, D] */
+        if (mu) {
+            int64_t md = mu->a.ndim >= 2 ? mu->a.shape[mu->a.ndim - 1] : 0;
+            if ((mu->a.ndim != 2 && mu->a.ndim != 3) || (mu->a.ndim == 3 && mu->a.shape[1] != 1) ||
+                mu->a.shape[0] != n || md < 1 || D + md > NPZIMPORT_MAX_CD)
+                REFUSE(o, mu,
+                       "expected the frozen mean of each item of '%s', [%lld, D] or [%lld, 1, D], D from 1 to %lld",
+                       m->label, (long long)n, (long long)n, (long long)(NPZIMPORT_MAX_CD - D));
+            im->mean_dims = md;
+        }
     } else if (o->kind == NPZIMPORT_TO_EMBEDDINGS) {
         if (m->a.ndim != 2 && m->a.ndim != 3)
             REFUSE(o, m, "expected the means, [n, D] or [n, C, D]");
@@ -564,7 +575,9 @@ static void keep_where(npzimport *im, const options *o)
     int64_t kept = 0;
     for (int64_t i = 0; i < im->n; i++) {
         const void *p = (const uint8_t *)f->data + i * f->item;
-        int64_t v = f->dtype == DT_I32 ? *(const int32_t *)p : f->dtype == DT_I64 ? *(const int64_t *)p : *(const uint8_t *)p;
+        int64_t v = f->dtype == DT_I32   ? *(const int32_t *)p
+                    : f->dtype == DT_I64 ? *(const int64_t *)p
+                                         : *(const uint8_t *)p;
         if (v < o->where_lo || v > o->where_hi)
             continue;
         for (int k = 0; k < im->ncol; k++) /* f itself last read at i >= kept: in place is safe */
@@ -594,7 +607,18 @@ void npzimport_read(npzimport *im, const npzimport_options *o)
      * anything is written */
     int64_t n = im->n, cd[2] = {im->C, im->D};
     column *col = im->col;
-    if (o->kind == NPZIMPORT_TO_FEATURES) {
+    if (o->kind == NPZIMPORT_TO_FEATURES && im->mean_dims) { /* the head's input, then the frozen mean */
+        int64_t F = im->D, md = im->mean_dims, w = F + md;
+        float *h = to_f32(o, x[NPZIMPORT_FEATURES], 0, F), *mu = to_f32(o, x[NPZIMPORT_MU], 0, md);
+        float *both = emalloc((size_t)n * w * sizeof *both);
+        for (int64_t i = 0; i < n; i++) {
+            memcpy(both + i * w, h + i * F, (size_t)F * sizeof *both);
+            memcpy(both + i * w + F, mu + i * md, (size_t)md * sizeof *both);
+        }
+        free(h), free(mu);
+        im->D = w;
+        add_column(col, &im->ncol, "features", DT_F32, 1, &im->D, both);
+    } else if (o->kind == NPZIMPORT_TO_FEATURES) {
         add_column(col, &im->ncol, "features", DT_F32, 1, &im->D, to_f32(o, x[NPZIMPORT_FEATURES], 0, im->D));
     } else if (o->kind == NPZIMPORT_TO_EMBEDDINGS) {
         add_column(col, &im->ncol, "mu", DT_F32, 2, cd, to_f32(o, x[NPZIMPORT_MU], 0, 0));
@@ -644,6 +668,8 @@ stream_header *npzimport_header(const npzimport *im, const npzimport_options *o,
     header_set_str(h, "dataset", o->dataset ? o->dataset : base ? base + 1 : o->input);
     if (o->kind == NPZIMPORT_TO_FEATURES) {
         header_set_int(h, "features", im->D);
+        if (im->mean_dims)
+            header_set_int(h, "mean_dims", im->mean_dims);
     } else if (o->kind == NPZIMPORT_TO_IMAGES) {
         int nd = m->a.ndim;
         if (nd == 4)

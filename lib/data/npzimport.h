@@ -89,7 +89,9 @@ typedef struct {
     const npzimport_array *main;         /* mu, image or features */
     int has_var;
     int64_t n, C, D;                     /* items; embeddings: components and dimensions;
-                                          * features: C 1, D the vectors' length F */
+                                          * features: C 1, D the vectors' length F (with --mu, F + the
+                                          * mean's length) */
+    int64_t mean_dims;                   /* features with --mu: the frozen mean's length, else 0 */
     int32_t *cls;                        /* [n] the classes, NULL without */
     classnames names;                    /* labels that were names: cls indexes them (present 0: integers) */
     npzimport_column col[STREAM_MAXFIELDS];

@@ -79,15 +79,21 @@ const char *body_parse_widths(model_config *cfg, const char *args)
 int body_input_width(const model_config *cfg)
 {
     if (cfg->features > 0)
-        return cfg->features;
+        return cfg->features - cfg->mean_dims;
     long long w = (long long)cfg->channels * cfg->height * cfg->width;
     return w > 0 && w <= MODEL_MAX_FEATURES ? (int)w : 0;
 }
 
 void body_input_floats(const model *m, const void *input, int n, float *x)
 {
-    if (m->F) {
+    if (m->F && !m->cfg.mean_dims) {
         memcpy(x, input, (size_t)n * m->F * sizeof(float));
+        return;
+    }
+    if (m->F) { /* the head's input apart from the frozen mean: the first F - mean_dims of each */
+        int w = m->F - m->cfg.mean_dims;
+        for (int i = 0; i < n; i++)
+            memcpy(x + (size_t)i * w, (const float *)input + (size_t)i * m->F, (size_t)w * sizeof(float));
         return;
     }
     const uint8_t *p = input;

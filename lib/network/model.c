@@ -153,11 +153,17 @@ const char *model_check(const model_config *cfg)
                  MODEL_MAX_OUTPUTS);
     else if (!hk->stochastic && c.C != 1)
         snprintf(why, sizeof why, "a %s head has one component, not C = %d", hk->name, c.C);
-    else if (hk->mean_is_input && (c.features < 1 || c.C != 1 || c.D != c.features))
+    else if (c.mean_dims && (c.features < 1 || c.mean_dims < 1 || c.mean_dims >= c.features || !hk->mean_is_input))
+        snprintf(why, sizeof why,
+                 "a frozen mean of %d beside the head's input (mean_dims): it needs feature vectors longer than it "
+                 "(%d) and a head whose mean is that input (pfe, pfe-iso), not %s",
+                 c.mean_dims, c.features, hk->name);
+    else if (hk->mean_is_input && (c.features < 1 || c.C != 1 || c.D != (c.mean_dims ? c.mean_dims : c.features)))
         snprintf(why, sizeof why,
                  "the %s head's mean is the input feature vector: it needs feature vectors, C = 1 and D = the "
-                 "features (%d), not C = %d, D = %d",
-                 hk->name, c.features, c.C, c.D);
+                 "%s (%d), not C = %d, D = %d",
+                 hk->name, c.mean_dims ? "frozen mean's dimensions" : "features",
+                 c.mean_dims ? c.mean_dims : c.features, c.C, c.D);
     else if (!(c.dropout >= 0 && c.dropout <= MODEL_MAX_DROPOUT))
         snprintf(why, sizeof why, "dropout %g: expected 0 to %g", c.dropout, MODEL_MAX_DROPOUT);
     else if (c.dropout > 0 && strcmp(B->name, "mlp"))
@@ -436,7 +442,8 @@ void model_forward(model *m, const void *input, int n, float *mu, float *var)
     im->body->forward(m, input, n);
     im->mu = mu;
     im->var = var;
-    im->x = im->head->mean_is_input ? input : NULL;
+    /* the mean's floats: the input itself, or its last mean_dims (row stride F either way) */
+    im->x = im->head->mean_is_input ? (const float *)input + (m->cfg.mean_dims ? m->F - m->cfg.mean_dims : 0) : NULL;
     int units = (n + BODY_ROWS - 1) / BODY_ROWS;
     par_run_sized(im->pool, 2.0 * units * BODY_ROWS * im->HO * m->hw, units, head_forward_task, im);
     im->mu = im->var = NULL;

@@ -88,6 +88,10 @@ typedef struct {
     /* mlp: the probability that dropout zeroes a hidden unit (each layer's output, scaled by
      * 1 / (1 - p) when kept), in training and under embed --mc; 0: none (MODEL_MAX_DROPOUT) */
     float dropout;
+    /* features: the last mean_dims of each input vector are the item's frozen mean, which a pfe
+     * head takes as its mean (normalised) while the body reads the first features - mean_dims,
+     * PFE's head input (fromnpz -k features --features H --mu MU: meta mean_dims); 0: none */
+    int mean_dims;
 } model_config;
 #define MODEL_MAX_DROPOUT 0.9
 

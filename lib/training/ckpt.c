@@ -68,6 +68,8 @@ void ckpt_save(const char *path, const ckpt_info *ci, const model *m, const opti
     }
     if (m->F) {
         header_set_int(h, "features", m->F);
+        if (m->cfg.mean_dims) /* (written when there is one: other checkpoints keep their bytes) */
+            header_set_int(h, "mean_dims", m->cfg.mean_dims);
     } else {
         /* digits only for N-digit models and channels only above 1 (absent = 1): the checkpoints
          * of one-channel models keep the bytes of the versions before channels */
@@ -362,6 +364,7 @@ model *ckpt_load(const char *path, ckpt_info *ci, optim **o, int maxbatch, strea
     }
     if (header_meta(h, "features")) { /* feature vectors of F */
         ci->mc.features = (int)need_int(path, h, "features", 1, MODEL_MAX_FEATURES);
+        ci->mc.mean_dims = (int)opt_int(path, h, "mean_dims", 0, 0, ci->mc.features - 1);
     } else {
         /* images: digits N means 1 x 28 x 28N (height and width may say so too); otherwise
          * channels (absent: 1), height and width, bounded before the model is allocated from them.
@@ -493,6 +496,9 @@ int ckpt_input_field(const model *m, const stream_header *ih, const char *ckpt)
         const stream_field *ff = &ih->fields[fi];
         if (ff->shape[0] != m->F)
             die("feature vectors of %lld but the model %s was trained on %d", (long long)ff->shape[0], ckpt, m->F);
+        if (header_int(ih, "mean_dims", 0) != m->cfg.mean_dims)
+            die("the model %s takes a frozen mean of %d in its feature vectors, the input %lld (meta mean_dims)", ckpt,
+                m->cfg.mean_dims, (long long)header_int(ih, "mean_dims", 0));
     } else {
         if (!strcmp(ih->kind, "features"))
             die("the model %s takes %dx%dx%d images, the input is a features stream", ckpt, m->Cin, m->H, m->W);

@@ -58,6 +58,11 @@ static void image_geometry(feed *f, const stream_header *h, int fi)
         if (F < 1 || F > MODEL_MAX_FEATURES)
             die("input features are vectors of %lld, expected 1 to %d", (long long)F, MODEL_MAX_FEATURES);
         f->nfeatures = (int)F;
+        int64_t md = header_int(h, "mean_dims", 0);
+        if (md < 0 || md >= F)
+            die("input meta mean_dims %lld: expected 0 to %lld (a frozen mean shorter than the vectors of %lld)",
+                (long long)md, (long long)F - 1, (long long)F);
+        f->mean_dims = (int)md;
         return;
     }
     const stream_field *sf = &h->fields[fi];
@@ -285,6 +290,9 @@ const char *feed_fits(const feed *f, const model_config *mc)
     else if (built == BODY_FEATURES && mc->features != f->nfeatures)
         snprintf(why, sizeof why, "the model takes feature vectors of %d, the batches hold vectors of %d", mc->features,
                  f->nfeatures);
+    else if (built == BODY_FEATURES && mc->mean_dims != f->mean_dims)
+        snprintf(why, sizeof why, "the model takes a frozen mean of %d in its vectors, the batches %d (meta mean_dims)",
+                 mc->mean_dims, f->mean_dims);
     else if (built == BODY_IMAGES && (mc->channels != f->channels || mc->height != f->height || mc->width != f->width))
         snprintf(why, sizeof why, "the model was trained on %dx%dx%d images, the batches hold %dx%dx%d images",
                  mc->channels, mc->height, mc->width, f->channels, f->height, f->width);
@@ -306,19 +314,21 @@ const char *feed_model_input(const feed *f, model_config *mc, int D_given)
     mc->height = f->height;
     mc->width = f->width;
     mc->features = f->features ? f->nfeatures : 0;
+    mc->mean_dims = f->features ? f->mean_dims : 0;
     const head_kind *hk = head_of(mc->head);
     if (hk && hk->mean_is_input && !f->features) {
         snprintf(why, sizeof why, "the %s head's mean is the input's feature vector: it takes feature batches "
                  "(fromnpz -k features), not %s", hk->name, feed_items(f));
         return why;
     }
-    if (hk && hk->mean_is_input && f->features) { /* pfe: D is the features' */
-        if (D_given && mc->D != f->nfeatures) {
-            snprintf(why, sizeof why, "the %s head's mean is the input, so D is its %d features (-D %d given)",
-                     hk->name, f->nfeatures, mc->D);
+    if (hk && hk->mean_is_input && f->features) { /* pfe: D is the features' (or the frozen mean's) */
+        int md = f->mean_dims ? f->mean_dims : f->nfeatures;
+        if (D_given && mc->D != md) {
+            snprintf(why, sizeof why, "the %s head's mean is the input%s, so D is its %d%s (-D %d given)", hk->name,
+                     f->mean_dims ? "'s frozen mean" : "", md, f->mean_dims ? "" : " features", mc->D);
             return why;
         }
-        mc->D = f->nfeatures;
+        mc->D = md;
     }
     return model_check(mc);
 }

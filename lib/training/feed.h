@@ -41,6 +41,7 @@ typedef struct {
     int kind;          /* LOSS_PAIRS, LOSS_GROUPS or LOSS_EPISODES */
     int features;      /* 1: the items are feature vectors (float32 [nfeatures]), 0: images */
     int nfeatures;
+    int mean_dims;     /* features: the last mean_dims of each vector are a frozen mean (meta mean_dims) */
     int channels, height, width;  /* of the images */
     int digits;        /* N when they are 1 x 28 x 28N (N-digit MNIST), else 0 */
     size_t item_bytes; /* channels x height x width, or 4 nfeatures */

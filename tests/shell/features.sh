@@ -99,8 +99,8 @@ refuse "array 'corrupt' is int64 (4,): element 2 is 2: expected 0 or 1, 1 for an
 refuse "array 'corrupt' is float64 (4,): expected integers (0 or 1, 1 for an item of low quality)" b_corruptf.npz
 refuse "array 'corrupt' is int64 (5,): expected one corrupt per item of 'features', [4]" b_corruptn.npz
 refuse "b_none.npz: no array 'features' (name the feature vectors with --features)" b_none.npz
-expect_exit 2 "fromnpz -k features --mu" fromnpz -k features --mu x feat.npz
-grep -qx "fromnpz: --mu is not for -k features" "$T/expect.err" || fail "--mu with -k features: $(cat "$T/expect.err")"
+expect_exit 2 "fromnpz -k features --var" fromnpz -k features --var x feat.npz
+grep -qx "fromnpz: --var is not for -k features" "$T/expect.err" || fail "--var with -k features: $(cat "$T/expect.err")"
 expect_exit 2 "fromnpz -k embeddings --features" fromnpz --features x feat.npz
 expect_exit 2 "fromnpz -k features --match-a" fromnpz -k features --match-a 1 --match-b 0 feat.npz
 expect_exit 2 "fromnpz -k features --range" fromnpz -k features --range 1 feat.npz
@@ -190,6 +190,46 @@ done
 [ "$(wc -l < trained)" -ge 21 ] || fail "only $(wc -l < trained) loss x head runs: $(cat trained)"
 echo "features: the loss fell, first and last quarter, for:"
 sed 's/^/    /' trained
+
+# --- PFE's head input apart from its mean (issue 47 item 1): fromnpz -k features --features H
+# --mu MU writes each item's H [F] then its frozen mean MU [D] as one vector, meta mean_dims D; a
+# pfe head's mean is then MU normalised, its body reads H alone; the model records mean_dims and
+# refuses vectors without it (and the reverse); a head other than pfe, a -D other than MU's and
+# an MU of another shape are refused
+$PY - <<'PYEOF' || fail "python3 could not write hmu.npz"
+import numpy as np
+r = np.random.default_rng(4)
+n, k = 320, 8
+y = np.arange(n) % k
+mu = r.normal(size=(k, 6))[y] + 0.3 * r.normal(size=(n, 6))
+h = np.concatenate([mu, r.normal(size=(n, 10))], 1) * 2
+np.savez("hmu.npz", h=h, mu=mu[:, None, :].astype(np.float32), labels=y, mu_bad=mu[:5], h10=h[:, :10])
+PYEOF
+fromnpz -k features --features h --mu mu hmu.npz > hmu.hs 2> err || fail "fromnpz --features h --mu mu: $(cat err)"
+[ "$(tshow -H hmu.hs | jq -c '[.fields[0].shape, .meta.features, .meta.mean_dims]')" = '[[22],22,6]' ] ||
+    fail "--features h --mu mu: $(tshow -H hmu.hs | jq -c '[.fields[0], .meta]')"
+batcher -m pk -P 8 -K 8 -S 2 -n 200 hmu.hs > hmu-pk.hs || fail "batcher of hmu.hs"
+[ "$(tshow -m mean_dims hmu-pk.hs)" = 6 ] || fail "batcher dropped mean_dims"
+train -o hmu.ckpt --body mlp:16 --head pfe --loss mls -n 150 -S 3 -t 1 < hmu-pk.hs 2> err || fail "train pfe on h and mu: $(cat err)"
+[ "$(tshow -H hmu.ckpt | jq -c '[.meta.features, .meta.mean_dims, .meta.D]')" = '[22,6,6]' ] || fail "the checkpoint: $(tshow -H hmu.ckpt | jq -c .meta)"
+embed -m hmu.ckpt < hmu.hs > hmu-emb.hs 2> err || fail "embed: $(cat err)"
+tonpz hmu-emb.hs > hmu-emb.npz || fail "tonpz"
+$PY - <<'PYEOF' || fail "the mean is not MU normalised"
+import numpy as np
+e, z = np.load("hmu-emb.npz"), np.load("hmu.npz")
+m = z["mu"][:, 0] / np.linalg.norm(z["mu"][:, 0], axis=1, keepdims=True)
+assert np.abs(e["mu"][:, 0] - m).max() < 1e-6 and (e["var"] > 0).all(), np.abs(e["mu"][:, 0] - m).max()
+PYEOF
+fromnpz -k features --features h hmu.npz > h-only.hs || fail "fromnpz --features h"
+expect_exit 1 "embed of vectors without the mean" sh -c 'embed -m hmu.ckpt < h-only.hs'
+batcher -m pk -P 8 -K 8 -S 2 -n 3 h-only.hs | train -o h16.ckpt --body mlp:16 --head pfe --loss mls -n 2 -t 1 2>/dev/null || fail "pfe on h"
+fromnpz -k features --features h10 --mu mu hmu.npz > hh.hs 2>/dev/null || fail "--features h10 --mu mu"
+expect_exit 1 "a model without mean_dims on vectors (of its length) with it" sh -c 'embed -m h16.ckpt < hh.hs'
+grep -q "mean_dims" "$T/expect.err" || fail "no mean_dims in: $(cat "$T/expect.err")"
+expect_exit 1 "a point head on vectors with a frozen mean" sh -c 'train -o x.ckpt --body mlp:16 --loss triplet -n 2 < hmu-pk.hs'
+expect_exit 1 "pfe with -D 12 on a mean of 6" sh -c 'train -o x.ckpt --body mlp:16 --head pfe --loss mls -D 12 -n 2 < hmu-pk.hs'
+expect_exit 1 "--mu of 5 rows" fromnpz -k features --features h --mu mu_bad hmu.npz
+grep -q "expected the frozen mean of each item" "$T/expect.err" || fail "--mu of 5 rows: $(cat "$T/expect.err")"
 
 # --- exact resume on the mlp body: 20 + 20 steps equal 40 straight, to the bit, also when the
 # second leg runs on two threads; a mixture head on pairs, and pfe with mls on P x K batches
