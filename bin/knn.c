@@ -16,7 +16,7 @@
 #include "util.h"
 
 static const char *usage =
-    "usage: knn [-k K] [-g GALLERY [--exclude-id]] [-d mean|expected] [--distance euclidean|cosine|mls]\n"
+    "usage: knn [-k K] [-g GALLERY [--exclude-id]] [-d mean|expected] [--distance euclidean|cosine|mls|w2]\n"
     "           [--queries FROM:TO] [-t THREADS] [--json FILE] [INPUT]\n"
     "       knn --summary [INPUT | SHARD...]\n"
     "       knn --merge SHARD...\n"
@@ -86,6 +86,8 @@ int main(int argc, char **argv)
         usage_die("--distance cosine ranks the means by their direction: not with -d expected");
     if (o.distance == MATCH_DISTANCE_MLS && o.d_given)
         usage_die("--distance mls ranks by the mutual likelihood score of the Gaussians, not by -d mean or expected");
+    if (o.distance == MATCH_DISTANCE_W2 && o.d_given)
+        usage_die("--distance w2 ranks by the 2-Wasserstein distance of the Gaussians, not by -d mean or expected");
     o.input = optind < argc ? argv[optind] : "-";
     if (o.summary || o.merge) {
         const char *mode = o.summary ? "--summary" : "--merge";
@@ -107,9 +109,13 @@ int main(int argc, char **argv)
     match_set *Q = match_set_read(qin);
     stream_reader *gin = NULL;
     match_set *G = Q;
+    if (o.distance == MATCH_DISTANCE_W2)
+        match_set_w2(qin->name, Q);
     if (o.gallery) {
         gin = stream_open_path(o.gallery);
         G = match_set_read(gin);
+        if (o.distance == MATCH_DISTANCE_W2)
+            match_set_w2(gin->name, G);
         if (G->D != Q->D)
             die("the gallery has %d dimensions, the queries %d", G->D, Q->D);
     }

@@ -21,7 +21,7 @@
 static const char *usage =
     "usage: retrieve [-k K1,K2,...] [-g GALLERY [-g GALLERY2 ...] [--exclude-id]] [--at-r]\n"
     "                [--clean X | --clean-random X [--clean-draws R] [-S SEED]]\n"
-    "                [--global] [--global-tsv FILE] [--distance euclidean|cosine|mls] [-t THREADS]\n"
+    "                [--global] [--global-tsv FILE] [--distance euclidean|cosine|mls|w2] [-t THREADS]\n"
     "                [--queries FROM:TO] [--json FILE] [INPUT]\n"
     "       retrieve --summary [INPUT | SHARD...]\n"
     "       retrieve --merge SHARD...\n"
@@ -173,6 +173,8 @@ int main(int argc, char **argv)
         die("%s: no 'class' field: no positives to rank", qin->name);
     if (o.distance == MATCH_DISTANCE_MLS)
         match_mls_check(qin->name, Q, "--distance mls");
+    if (o.distance == MATCH_DISTANCE_W2)
+        match_set_w2(qin->name, Q);
     int need_u = o.clean && !o.clean_random_only;
     float *qm = match_set_take_means(Q); /* Q->mu is not needed after */
     if (o.distance == MATCH_DISTANCE_COSINE)

@@ -834,13 +834,7 @@ static void w2_vectors(match_set *S, float **mu2, float **var2)
     int D = S->D;
     *mu2 = emalloc((size_t)S->n * 2 * D * sizeof **mu2);
     *var2 = emalloc((size_t)S->n * 2 * D * sizeof **var2);
-    for (int64_t i = 0; i < S->n; i++)
-        for (int d = 0; d < D; d++) {
-            float v = S->var[i * D + d];
-            (*mu2)[i * 2 * D + d] = S->mu[i * D + d];
-            (*mu2)[i * 2 * D + D + d] = sqrtf(v);
-            (*var2)[i * 2 * D + d] = (*var2)[i * 2 * D + D + d] = v;
-        }
+    match_w2_vectors(S->mu, S->var, S->n, D, *mu2, *var2);
     S->mu = *mu2, S->var = *var2, S->D = 2 * D;
 }
 

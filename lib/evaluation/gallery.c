@@ -41,6 +41,8 @@ gallery gallery_read(const char *const *paths, int n, match_set *Q, const char *
         gin[i] = stream_open_path(paths[i]);
         match_set *S = match_set_read(gin[i]);
         const char *name = gin[i]->name;
+        if (distance == MATCH_DISTANCE_W2)
+            match_set_w2(name, S);
         if (S->D != Q->D)
             die("%s: the gallery has %d dimensions, the queries %d", name, S->D, Q->D);
         if (!S->cls)

@@ -111,6 +111,7 @@ static const char *distance_name(const knn_eval *E)
 {
     return E->distance == MATCH_DISTANCE_MLS      ? "mls"
            : E->distance == MATCH_DISTANCE_COSINE ? "cosine"
+           : E->distance == MATCH_DISTANCE_W2     ? "w2"
            : E->expected                          ? "expected"
                                                   : "mean";
 }

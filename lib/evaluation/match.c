@@ -373,6 +373,33 @@ int64_t match_ids_lookup(const match_id_index *t, int64_t n, int64_t id)
     return f ? f->index : -1;
 }
 
+void match_w2_vectors(const float *mu, const float *var, int64_t n, int D, float *mu2, float *var2)
+{
+    for (int64_t i = 0; i < n; i++)
+        for (int d = 0; d < D; d++) {
+            float v = var[i * D + d];
+            mu2[i * 2 * D + d] = mu[i * D + d];
+            mu2[i * 2 * D + D + d] = sqrtf(v);
+            var2[i * 2 * D + d] = var2[i * 2 * D + D + d] = v;
+        }
+}
+
+void match_set_w2(const char *name, match_set *S)
+{
+    if (!S->var || S->C != 1)
+        die("%s: --distance w2 needs a var field and one component (C = 1), got %s and C = %d", name,
+            S->var ? "var" : "no var", S->C);
+    for (int64_t k = 0; k < S->n * S->D; k++)
+        if (!(S->var[k] >= 0))
+            die("%s: record %lld: var %g: --distance w2 takes its square root", name, (long long)(k / S->D),
+                S->var[k]);
+    size_t m = (size_t)S->n * 2 * S->D;
+    float *mu2 = emalloc(m * sizeof *mu2), *var2 = emalloc(m * sizeof *var2);
+    match_w2_vectors(S->mu, S->var, S->n, S->D, mu2, var2);
+    free(S->mu), free(S->var);
+    S->mu = mu2, S->var = var2, S->D *= 2;
+}
+
 int match_distance_parse(const char *s)
 {
     if (!strcmp(s, "euclidean"))
@@ -381,7 +408,9 @@ int match_distance_parse(const char *s)
         return MATCH_DISTANCE_COSINE;
     if (!strcmp(s, "mls"))
         return MATCH_DISTANCE_MLS;
-    usage_die("--distance: '%s' is none of euclidean, cosine, mls", s);
+    if (!strcmp(s, "w2"))
+        return MATCH_DISTANCE_W2;
+    usage_die("--distance: '%s' is none of euclidean, cosine, mls, w2", s);
 }
 
 const char *const match_score_names[MATCH_SCORES] = {"p", "mls", "l2", "cosine", "w2", "csd", "kl", "bhatt"};

@@ -144,14 +144,24 @@ float *match_set_take_means(match_set *S);
  * refuses it, naming the item; rows before it are normalised), else -1. A row with a coordinate
  * that is not finite is left as it is, for the distance's own check to name. */
 int64_t match_normalise(float *X, int64_t n, int D);
-/* --distance of knn and retrieve, parsed here only: euclidean (the default), cosine, or mls (the
- * mutual likelihood score of single Gaussians, lib/numerics/mls.h: ranked by -MLS); anything else is misuse */
-enum { MATCH_DISTANCE_EUCLIDEAN, MATCH_DISTANCE_COSINE, MATCH_DISTANCE_MLS };
+/* --distance of knn and retrieve, parsed here only: euclidean (the default), cosine, mls (the
+ * mutual likelihood score of single Gaussians, lib/numerics/mls.h: ranked by -MLS) or w2 (the
+ * 2-Wasserstein distance of single Gaussians: the Euclidean distance of (mu, sqrt var),
+ * match_set_w2); anything else is misuse */
+enum { MATCH_DISTANCE_EUCLIDEAN, MATCH_DISTANCE_COSINE, MATCH_DISTANCE_MLS, MATCH_DISTANCE_W2 };
 int match_distance_parse(const char *s);
 /* what --distance mls (option: the option's name, for the messages) needs of an embedding set:
  * a var field, one component (C = 1), every variance at least FLT_MIN (MLS takes its log). Dies
  * with one line naming the set (name) and, for a variance, the record. */
 void match_mls_check(const char *name, const match_set *S, const char *option);
+/* distance w2: W2(N(m1, diag v1), N(m2, diag v2))^2 = |m1 - m2|^2 + |sqrt v1 - sqrt v2|^2, the
+ * squared Euclidean distance of the vectors (m, sqrt v) of 2D dimensions, so that every Euclidean
+ * part of an evaluation ranks by W2 at the matrix product's speed. match_w2_vectors writes n items'
+ * (mu, sqrt var) into mu2 and (var, var) into var2 (n x 2D each: the variances' mean per item is
+ * var's, the uncertainty the evaluations read); match_set_w2 makes S, a set it owns (match_set_read),
+ * so, dying with one line naming it (name) when it has no var, C != 1 or a negative variance. */
+void match_w2_vectors(const float *mu, const float *var, int64_t n, int D, float *mu2, float *var2);
+void match_set_w2(const char *name, match_set *S);
 
 /* The scores of pairscore --score: p (the match probability above), or one number per pair,
  * higher = more alike: mls (lib/numerics/mls.h), l2 (minus the Euclidean distance of the two means) and

@@ -103,8 +103,8 @@ void retrieval_eval_run(retrieval_eval *E, const match_set *Q, float *qm, const 
 }
 
 /* the distance (MATCH_DISTANCE_*) by name, in the meta and in the JSON line */
-static const char *const distance_names[] = {"mean", "cosine", "mls"};
-static const char *const json_distance[] = {"euclidean", "cosine", "mls"};
+static const char *const distance_names[] = {"mean", "cosine", "mls", "w2"};
+static const char *const json_distance[] = {"euclidean", "cosine", "mls", "w2"};
 
 /* v (nk values of dtype) as the meta tensor key */
 static void set_vector(stream_header *h, const char *key, int dtype, void *v, int nk)

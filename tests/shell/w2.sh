@@ -37,6 +37,25 @@ diff w.s e.s > d.txt || fail "--distance w2 differs from the Euclidean battery o
 evaluate --distance w2 -g g.hs --json wg.json q.hs > /dev/null 2>&1 || fail "evaluate --distance w2 -g"
 evaluate -g g-aug.hs --json eg.json q-aug.hs > /dev/null 2>&1 || fail "evaluate -g (the vectors)"
 strip wg.json > wg.s && strip eg.json > eg.s && diff wg.s eg.s > d.txt || fail "-g: $(head -c 600 d.txt)"
+# knn and retrieve --distance w2: the records and the summaries of the Euclidean runs on the
+# vectors, leave-one-out and with a gallery (the distance's name aside)
+knn --distance w2 --json kw.json q.hs > kw.hs 2> err || fail "knn --distance w2: $(cat err)"
+knn --json ke.json q-aug.hs > ke.hs 2> err || fail "knn (the vectors): $(cat err)"
+totsv kw.hs > kw.tsv && totsv ke.hs > ke.tsv && cmp -s kw.tsv ke.tsv || fail "knn --distance w2: other records than the vectors' Euclidean kNN"
+[ "$(jq -c 'del(.distance)' kw.json)" = "$(jq -c 'del(.distance)' ke.json)" ] && [ "$(jq -r .distance kw.json)" = w2 ] ||
+    fail "knn --distance w2's summary: $(cat kw.json) against $(cat ke.json)"
+knn --distance w2 -g g.hs q.hs | totsv > kgw.tsv && knn -g g-aug.hs q-aug.hs | totsv > kge.tsv && cmp -s kgw.tsv kge.tsv ||
+    fail "knn --distance w2 -g"
+retrieve --distance w2 --json rw.json q.hs | totsv > rw.tsv && retrieve --json re.json q-aug.hs | totsv > re.tsv &&
+    cmp -s rw.tsv re.tsv || fail "retrieve --distance w2: other records"
+[ "$(jq -c 'del(.distance)' rw.json)" = "$(jq -c 'del(.distance)' re.json)" ] || fail "retrieve --distance w2's summary"
+retrieve --distance w2 -g g.hs --json rgw.json q.hs > /dev/null && retrieve -g g-aug.hs --json rge.json q-aug.hs > /dev/null &&
+    [ "$(jq -c 'del(.distance)' rgw.json)" = "$(jq -c 'del(.distance)' rge.json)" ] || fail "retrieve --distance w2 -g"
+$PY -c 'import numpy as np; z = np.load("q.npz"); np.savez("qp.npz", mu=z["mu"], labels=z["labels"])' || fail "qp.npz"
+fromnpz qp.npz > point.hs 2>/dev/null || fail "fromnpz of the means alone"
+expect_exit 1 "knn --distance w2 of point embeddings" knn --distance w2 point.hs
+expect_exit 2 "knn --distance w2 -d expected" knn --distance w2 -d expected q.hs
+
 # hedge.evaluate: the CLI's numbers
 PYTHONPATH="$root/python" $PY - <<'PYEOF' || fail "hedge.evaluate distance w2"
 import json, numpy as np, hedge
