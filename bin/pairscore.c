@@ -302,7 +302,7 @@ int main(int argc, char **argv)
         case OPT_JSON: o.json = optarg; break;
         case OPT_SCORE:
             if ((o.score = match_score_parse(optarg)) < 0)
-                usage_die("--score: '%s' is none of p, mls (elk), l2, cosine, w2, csd, kl, bhatt", optarg);
+                usage_die("--score: '%s' is none of p, mls (elk), l2, cosine, w2, csd, kl, bhatt (bhattacharyya)", optarg);
             break;
         case 'h': usage_help();
         default: usage_bad_option(argv);

@@ -423,6 +423,8 @@ int match_score_parse(const char *s)
 {
     if (!strcmp(s, "elk"))
         return MATCH_SCORE_MLS;
+    if (!strcmp(s, "bhattacharyya")) /* (the name issue 47 gives it; bhatt is its field's) */
+        return MATCH_SCORE_BHATT;
     for (int k = 0; k < MATCH_SCORES; k++)
         if (!strcmp(s, match_score_names[k]))
             return k;

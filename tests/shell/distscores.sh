@@ -57,6 +57,8 @@ done
 pairscore --score elk --pairs pairs.txt g.hs > p-elk.hs && pairscore --score mls --pairs pairs.txt g.hs > p-mls.hs ||
     fail "--score elk, mls"
 totsv p-elk.hs > elk.tsv && totsv p-mls.hs > mls.tsv && cmp -s elk.tsv mls.tsv || fail "--score elk is not --score mls"
+pairscore --score bhattacharyya --pairs pairs.txt g.hs | totsv > bh.tsv && totsv p-bhatt.hs > b.tsv && cmp -s bh.tsv b.tsv ||
+    fail "--score bhattacharyya is not --score bhatt"
 echo "distscores: w2, csd, kl, bhatt by hand and on 300 pairs against numpy (largest relative error $worst)"
 $PY -c "
 import numpy as np; np.savez('pt.npz', mu=np.zeros((3, 2), np.float32), labels=np.array([0, 1, 0], np.int32))" || fail "pt"
