@@ -21,7 +21,7 @@
 
 enum { RGS_SCALE, RGS_LAMBDA, RGS_NSET };
 static const setting rgs_settings[RGS_NSET] = {
-    [RGS_SCALE] = {"scale", "S", "scale", SETTING_REAL, 1, 1000, 64, NULL, "s, the scale of the cosine logits"},
+    [RGS_SCALE] = LOSS_SETTING_SCALE,
     [RGS_LAMBDA] = {"rgs-lambda", "X", "rgs_lambda", SETTING_REAL, 0, 100, 1, NULL,
                     "lambda, the weight of the regression of each item's class centre"},
 };
@@ -62,19 +62,7 @@ static double rgs_fb(const loss_config *cfg, const loss_input *in, const float *
     return arc + lambda * rgs;
 }
 
-const loss_kind loss_dul_rgs = {
-    .name = "dul-rgs",
-    .help = "DUL_rgs (Chang et al. 2020): ArcFace on the means, each item's Gaussian regressing its class centre "
-            "(--rgs-lambda 1; mog -C 1)",
-    .needs_var = 1,
-    .batches = LOSS_PAIRS | LOSS_GROUPS | LOSS_EPISODES,
-    .max_C = 1,
-    .nparams = 0,
-    .param_names = loss_no_param_names,
-    .class_weights = "dul-rgs.w",
-    .init_params = loss_no_init,
-    .forward_backward = rgs_fb,
-    .settings = rgs_settings,
-    .nsettings = RGS_NSET,
-    .settle = loss_arcface_settle,
-};
+LOSS_CLASS_WEIGHTS_KIND(loss_dul_rgs, "dul-rgs",
+                        "DUL_rgs (Chang et al. 2020): ArcFace on the means, each item's Gaussian regressing its class "
+                        "centre (--rgs-lambda 1; mog -C 1)",
+                        rgs_fb, loss_arcface_settle, "dul-rgs.w", 1, NULL, rgs_settings, RGS_NSET);

@@ -26,7 +26,7 @@
 
 enum { LP_SCALE, LP_LAMBDA, LP_MARGIN, LP_NSET };
 static const setting lp_settings[LP_NSET] = {
-    [LP_SCALE] = {"scale", "S", "scale", SETTING_REAL, 1, 1000, 64, NULL, "s, the scale of the cosine logits"},
+    [LP_SCALE] = LOSS_SETTING_SCALE,
     [LP_LAMBDA] = {"lp-lambda", "X", "lp_lambda", SETTING_REAL, 0, 100, 1, NULL,
                    "lambda, the weight of the loss-prediction loss"},
     [LP_MARGIN] = {"lp-margin", "X", "lp_margin", SETTING_REAL, 0, 100, 1, NULL,
@@ -79,20 +79,7 @@ static double losspred_fb(const loss_config *cfg, const loss_input *in, const fl
     return arc + lambda * pred;
 }
 
-const loss_kind loss_losspred = {
-    .name = "losspred",
-    .help = "loss prediction (Yoo & Kweon 2019): ArcFace on the means, the iso head's variance ranks each item's own "
-            "loss (--lp-lambda 1, --lp-margin 1)",
-    .needs_var = 1,
-    .default_head = "iso",
-    .batches = LOSS_PAIRS | LOSS_GROUPS | LOSS_EPISODES,
-    .max_C = 1,
-    .nparams = 0,
-    .param_names = loss_no_param_names,
-    .class_weights = "losspred.w",
-    .init_params = loss_no_init,
-    .forward_backward = losspred_fb,
-    .settings = lp_settings,
-    .nsettings = LP_NSET,
-    .settle = loss_arcface_settle,
-};
+LOSS_CLASS_WEIGHTS_KIND(loss_losspred, "losspred",
+                        "loss prediction (Yoo & Kweon 2019): ArcFace on the means, the iso head's variance ranks each "
+                        "item's own loss (--lp-lambda 1, --lp-margin 1)",
+                        losspred_fb, loss_arcface_settle, "losspred.w", 1, "iso", lp_settings, LP_NSET);

@@ -40,11 +40,10 @@
 #include "util.h"
 
 enum { MARGIN_SCALE, MARGIN_NSET };
-#define MARGIN_SET_SCALE {"scale", "S", "scale", SETTING_REAL, 1, 1000, 64, NULL, "s, the scale of the cosine logits"}
-static const setting margin_settings[MARGIN_NSET] = {[MARGIN_SCALE] = MARGIN_SET_SCALE};
+static const setting margin_settings[MARGIN_NSET] = {[MARGIN_SCALE] = LOSS_SETTING_SCALE};
 enum { DUL_LAMBDA = MARGIN_NSET, DUL_NSET };
 static const setting dul_settings[DUL_NSET] = {
-    [MARGIN_SCALE] = MARGIN_SET_SCALE,
+    [MARGIN_SCALE] = LOSS_SETTING_SCALE,
     [DUL_LAMBDA] = {"dul-lambda", "X", "dul_lambda", SETTING_REAL, 0, 100, 0.01, NULL,
                     "lambda, the weight of the KL to N(0, I)"},
 };
@@ -186,8 +185,8 @@ const char *loss_arcface_settle(loss_config *cfg, int D, int shots)
 }
 
 LOSS_CLASS_WEIGHTS_KIND(loss_cosface, "cosface", "CosFace (Wang et al. 2018): softmax over class weights, cosine margin m (point)",
-            cosface_fb, cosface_settle, "cosface.w", 0, margin_settings, MARGIN_NSET);
+            cosface_fb, cosface_settle, "cosface.w", 0, NULL, margin_settings, MARGIN_NSET);
 LOSS_CLASS_WEIGHTS_KIND(loss_arcface, "arcface", "ArcFace (Deng et al. 2019): softmax over class weights, angular margin m (point)",
-            arcface_fb, loss_arcface_settle, "arcface.w", 0, margin_settings, MARGIN_NSET);
+            arcface_fb, loss_arcface_settle, "arcface.w", 0, NULL, margin_settings, MARGIN_NSET);
 LOSS_CLASS_WEIGHTS_KIND(loss_dul_cls, "dul-cls", "DUL_cls (Chang et al. 2020): ArcFace on z = mu + sigma eps, plus lambda KL to N(0, I) (mog -C 1)",
-            dul_fb, loss_arcface_settle, "dul-cls.w", 1, dul_settings, DUL_NSET);
+            dul_fb, loss_arcface_settle, "dul-cls.w", 1, NULL, dul_settings, DUL_NSET);

@@ -127,7 +127,7 @@ static double anchor_fb(const loss_config *cfg, const loss_input *in, const floa
 
 LOSS_CLASS_WEIGHTS_KIND(loss_proxynca, "proxynca",
                         "ProxyNCA (Movshovitz-Attias et al. 2017): NCA over a learned proxy per class (point)", nca_fb,
-                        NULL, "proxynca.w", 0, nca_settings, NCA_NSET);
+                        NULL, "proxynca.w", 0, NULL, nca_settings, NCA_NSET);
 LOSS_CLASS_WEIGHTS_KIND(loss_proxy_anchor, "proxy-anchor",
                         "Proxy-Anchor (Kim et al. 2020): each class's proxy as an anchor against the batch (point)",
-                        anchor_fb, NULL, "proxy-anchor.w", 0, pa_settings, PA_NSET);
+                        anchor_fb, NULL, "proxy-anchor.w", 0, NULL, pa_settings, PA_NSET);

@@ -27,7 +27,7 @@
 
 enum { SCF_SCALE, SCF_LAMBDA, SCF_NSET };
 static const setting scf_settings[SCF_NSET] = {
-    [SCF_SCALE] = {"scale", "S", "scale", SETTING_REAL, 1, 1000, 64, NULL, "s, the scale of the cosine logits"},
+    [SCF_SCALE] = LOSS_SETTING_SCALE,
     [SCF_LAMBDA] = {"scf-lambda", "X", "scf_lambda", SETTING_REAL, 0, 100, 1, NULL,
                     "lambda, the weight of the KL of each item's vMF to its class centre"},
 };
@@ -70,20 +70,7 @@ static double scf_fb(const loss_config *cfg, const loss_input *in, const float *
     return arc + lambda * kl;
 }
 
-const loss_kind loss_scf = {
-    .name = "scf",
-    .help = "SCF (Li et al. 2021): ArcFace on the means; each item's vMF confidence kappa = 1 / var (iso head) learns "
-            "the KL to a spike at its class centre (--scf-lambda 1)",
-    .needs_var = 1,
-    .default_head = "iso",
-    .batches = LOSS_PAIRS | LOSS_GROUPS | LOSS_EPISODES,
-    .max_C = 1,
-    .nparams = 0,
-    .param_names = loss_no_param_names,
-    .class_weights = "scf.w",
-    .init_params = loss_no_init,
-    .forward_backward = scf_fb,
-    .settings = scf_settings,
-    .nsettings = SCF_NSET,
-    .settle = loss_arcface_settle,
-};
+LOSS_CLASS_WEIGHTS_KIND(loss_scf, "scf",
+                        "SCF (Li et al. 2021): ArcFace on the means; each item's vMF confidence kappa = 1 / var (iso "
+                        "head) learns the KL to a spike at its class centre (--scf-lambda 1)",
+                        scf_fb, loss_arcface_settle, "scf.w", 1, "iso", scf_settings, SCF_NSET);

@@ -83,6 +83,8 @@ void loss_unnormalise(const double *u, const double *norm, const double *g, int 
 /* what the losses with class weights take (loss_margin, loss_proxy), or die naming the loss: one
  * point embedding per item, each item's class row (in range), the weights */
 void loss_check_class_input(const char *name, const loss_input *in, const float *params);
+/* the scale s of the cosine logits, a setting of every loss with ArcFace's or CosFace's logits */
+#define LOSS_SETTING_SCALE {"scale", "S", "scale", SETTING_REAL, 1, 1000, 64, NULL, "s, the scale of the cosine logits"}
 /* ArcFace (loss_margin.c) for the losses built on it: the mean loss, each item's loss into items
  * (n; NULL: not wanted), the gradients as arcface's; its scale is cfg->own[0] (a loss that uses it
  * declares the scale setting first) and its margin cfg->margin, settled by loss_arcface_settle
@@ -93,14 +95,16 @@ const char *loss_arcface_settle(loss_config *cfg, int D, int shots);
 /* the parameter names and init of a loss without scalar parameters */
 extern const char *const loss_no_param_names[];
 void loss_no_init(const loss_config *cfg, float *params);
-/* the loss_kind of a loss with class weights (loss_margin.c, loss_proxy.c): point embeddings
- * (stochastic 0) or one Gaussian per item (1), any batch kind, no scalar parameters, the (classes,
- * D) matrix wname */
-#define LOSS_CLASS_WEIGHTS_KIND(var, nm, hlp, fn, settle_fn, wname, stochastic, set, nset)                       \
+/* the loss_kind of a loss with class weights (loss_margin.c, loss_proxy.c, and the ArcFace-based
+ * uncertainties): point embeddings (stochastic 0) or one Gaussian per item (1, on the head `head`
+ * unless one is given: NULL for the default, mog), any batch kind, no scalar parameters, the
+ * (classes, D) matrix wname */
+#define LOSS_CLASS_WEIGHTS_KIND(var, nm, hlp, fn, settle_fn, wname, stochastic, head, set, nset)                 \
     const loss_kind var = {                                                                                       \
         .name = nm,                                                                                               \
         .help = hlp,                                                                                              \
         .needs_var = stochastic,                                                                                  \
+        .default_head = head,                                                                                     \
         .batches = LOSS_PAIRS | LOSS_GROUPS | LOSS_EPISODES,                                                      \
         .max_C = 1,                                                                                               \
         .nparams = 0,                                                                                             \

@@ -35,4 +35,36 @@ static double lossgrad_check(const loss_kind *L, const loss_config *lc, const lo
         }
     return worst;
 }
+
+/* the same for a stochastic loss without randomness (losspred, scf, dul-rgs): the gradients to
+ * the means (which & LOSSGRAD_MU; h = 1e-3) and to the variances (which & LOSSGRAD_VAR; h = 1e-3
+ * times the variance) of in (its mu and var, changed in place and restored) */
+enum { LOSSGRAD_MU = 1, LOSSGRAD_VAR = 2 };
+static inline double lossgrad_check_stoch(const loss_kind *L, const loss_config *lc, const loss_input *in, const float *w,
+                                          int which, double tol)
+{
+    int nx = in->n * in->D;
+    float gm[4096], gv[4096];
+    if (nx > 4096)
+        return INFINITY;
+    L->forward_backward(lc, in, w, NULL, gm, gv, NULL, NULL);
+    double worst = 0;
+    for (int v = 0; v < 2; v++) {
+        if (!(which & (v ? LOSSGRAD_VAR : LOSSGRAD_MU)))
+            continue;
+        for (int j = 0; j < nx; j++) {
+            float *p = v ? (float *)&in->var[j] : (float *)&in->mu[j], keep = *p;
+            double h = v ? 1e-3 * keep : 1e-3, f[2];
+            for (int sgn = 0; sgn < 2; sgn++) {
+                *p = (float)(keep + (sgn ? -h : h));
+                f[sgn] = L->forward_backward(lc, in, w, NULL, NULL, NULL, NULL, NULL);
+            }
+            *p = keep;
+            double fd = (f[0] - f[1]) / (2 * h), g = v ? gv[j] : gm[j], e = fabs(fd - g) / (1e-3 + fabs(fd));
+            worst = fmax(worst, e);
+            CHECK(e < tol);
+        }
+    }
+    return worst;
+}
 #endif

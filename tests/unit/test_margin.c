@@ -222,23 +222,7 @@ int main(void)
         CHECK_CLOSE(lp->forward_backward(&pc, &pi, w3, NULL, NULL, NULL, NULL, &ps), want, 1e-9);
         CHECK_CLOSE(ps.kl, pred, 1e-9);
         CHECK(pred > 0);
-        float gm[N * DD], gv[N * DD];
-        lp->forward_backward(&pc, &pi, w3, NULL, gm, gv, NULL, NULL);
-        double pworst = 0;
-        for (int v = 0; v < 2; v++)
-            for (int j = 0; j < N * DD; j++) {
-                float *p = v ? &v6[j] : &m6[j], keep = *p;
-                double h = v ? 1e-3 * keep : 1e-3, f[2];
-                for (int sgn = 0; sgn < 2; sgn++) {
-                    *p = (float)(keep + (sgn ? -h : h));
-                    f[sgn] = lp->forward_backward(&pc, &pi, w3, NULL, NULL, NULL, NULL, NULL);
-                }
-                *p = keep;
-                double g = v ? gv[j] : gm[j]; /* (s: the mean log-variance, iso's when all D are one) */
-                double fd = (f[0] - f[1]) / (2 * h), e = fabs(fd - g) / (1e-3 + fabs(fd));
-                pworst = fmax(pworst, e);
-                CHECK(e < 3e-3);
-            }
+        double pworst = lossgrad_check_stoch(lp, &pc, &pi, w3, LOSSGRAD_MU | LOSSGRAD_VAR, 3e-3);
         printf("gradcheck losspred: means and s, worst relative error %.2g\n", pworst);
     }
 
@@ -288,19 +272,7 @@ int main(void)
         eval(arc, &ac, &mi, w3, NULL, ga, NULL);
         for (int j = 0; j < N * DD; j++)
             CHECK(gm[j] == ga[j]);
-        double sworst = 0;
-        for (int j = 0; j < N * DD; j++) {
-            float keep = v5[j];
-            double h = 1e-3 * keep, f[2];
-            for (int sgn = 0; sgn < 2; sgn++) {
-                v5[j] = (float)(keep + (sgn ? -h : h));
-                f[sgn] = sc->forward_backward(&sfc, &si, w3, NULL, NULL, NULL, NULL, NULL);
-            }
-            v5[j] = keep;
-            double fd = (f[0] - f[1]) / (2 * h), e = fabs(fd - gv[j]) / (1e-3 + fabs(fd));
-            sworst = fmax(sworst, e);
-            CHECK(e < 3e-3);
-        }
+        double sworst = lossgrad_check_stoch(sc, &sfc, &si, w3, LOSSGRAD_VAR, 3e-3);
         printf("scf: the value by the closed-form C_3 (%.6g); the means' gradient arcface's; gradcheck variances, "
                "worst relative error %.2g\n", want, sworst);
     }
@@ -342,22 +314,7 @@ int main(void)
         loss_stats rs;
         CHECK_CLOSE(rg->forward_backward(&rc, &ri, w3, NULL, NULL, NULL, NULL, &rs), want, 1e-9 * fabs(want));
         CHECK_CLOSE(rs.kl, nll, 1e-9 * fabs(nll));
-        float gm[N * DD], gv[N * DD];
-        rg->forward_backward(&rc, &ri, w3, NULL, gm, gv, NULL, NULL);
-        double rworst = 0;
-        for (int v = 0; v < 2; v++)
-            for (int j = 0; j < N * DD; j++) {
-                float *p = v ? &v5[j] : &m5[j], keep = *p;
-                double h = v ? 1e-3 * keep : 1e-3, f[2];
-                for (int sgn = 0; sgn < 2; sgn++) {
-                    *p = (float)(keep + (sgn ? -h : h));
-                    f[sgn] = rg->forward_backward(&rc, &ri, w3, NULL, NULL, NULL, NULL, NULL);
-                }
-                *p = keep;
-                double g = v ? gv[j] : gm[j], fd = (f[0] - f[1]) / (2 * h), e = fabs(fd - g) / (1e-3 + fabs(fd));
-                rworst = fmax(rworst, e);
-                CHECK(e < 3e-3);
-            }
+        double rworst = lossgrad_check_stoch(rg, &rc, &ri, w3, LOSSGRAD_MU | LOSSGRAD_VAR, 3e-3);
         printf("gradcheck dul-rgs: means and variances, worst relative error %.2g\n", rworst);
     }
 
