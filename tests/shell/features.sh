@@ -294,14 +294,17 @@ mkdigits -N 1 -s train -n 300 > img.hs || fail "mkdigits"
 batcher -m pairs -b 16 -n 4 img.hs > imgpairs.hs && batcher -m pk -P 3 -K 4 -n 4 img.hs > imgpk.hs || fail "image batches"
 train -o conv.ckpt --head point -D 2 -n 2 -t 1 < imgpairs.hs 2> /dev/null || fail "train conv"
 one() { [ "$(wc -l < "$T/err")" = 1 ] || fail "$*: not one line: $(cat "$T/err")"; }
+# (under make sanitize without LeakSanitizer's report: a train that dies while its reader thread
+# holds a batch leaves that unfreed, sometimes reported, and the line count is the point here)
+nolk="env ASAN_OPTIONS=${ASAN_OPTIONS:+$ASAN_OPTIONS:}detect_leaks=0"
 expect_fail 1 "embed: the model conv.ckpt takes 1x28x28 images, the input is a features stream" embed -m conv.ckpt < feat.hs
 one embed conv.ckpt
 batcher -m pairs -b 16 -n 4 feat.hs > fpairs.hs || fail "batcher"
 expect_fail 1 "train: conv.ckpt: the model takes 1x28x28 images, the batches hold feature vectors of 24" \
-    train --resume conv.ckpt -o c2.ckpt -n 4 < fpairs.hs
+    $nolk train --resume conv.ckpt -o c2.ckpt -n 4 < fpairs.hs
 one train conv.ckpt
 expect_fail 1 "train: cannot build the model: the conv body takes images, the batches hold feature vectors (--body mlp:W1,W2,... or linear)" \
-    train -o c2.ckpt --body conv -n 4 < fpairs.hs
+    $nolk train -o c2.ckpt --body conv -n 4 < fpairs.hs
 one train --body conv
 # an mlp over the pixels of images is a model of images: features are refused as by conv's
 train -o mlpimg.ckpt --body mlp:16 --head point -D 2 -n 2 -t 1 < imgpairs.hs 2> /dev/null || fail "train an mlp on images"
@@ -311,14 +314,14 @@ expect_fail 1 "embed: the model mog.ckpt takes feature vectors of 24 (a features
     embed -m mog.ckpt < img.hs
 one embed mog.ckpt
 expect_fail 1 "train: mog.ckpt: the model takes feature vectors of 24, the batches hold 1x28x28 images" \
-    train --resume mog.ckpt -o m2.ckpt -n 50 < imgpairs.hs
+    $nolk train --resume mog.ckpt -o m2.ckpt -n 50 < imgpairs.hs
 one train mog.ckpt
 fromnpz -k features short.npz > short.hs || fail "fromnpz short.npz"
 expect_fail 1 "embed: feature vectors of 7 but the model mog.ckpt was trained on 24" embed -m mog.ckpt < short.hs
 one embed short
 batcher -m pairs -b 16 -n 4 short.hs > shortpairs.hs || fail "batcher short"
 expect_fail 1 "train: mog.ckpt: the model takes feature vectors of 24, the batches hold vectors of 7" \
-    train --resume mog.ckpt -o m2.ckpt -n 50 < shortpairs.hs
+    $nolk train --resume mog.ckpt -o m2.ckpt -n 50 < shortpairs.hs
 one train short
 [ -e c2.ckpt ] || [ -e m2.ckpt ] && fail "a refused resume wrote a checkpoint"
 for w in "mlp:0|'0': widths are numbers from 1 to 8192" "mlp:1,2,3,4,5,6,7|'1,2,3,4,5,6,7': more than 6 layers" \
