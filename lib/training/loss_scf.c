@@ -15,6 +15,13 @@
  * another stochastic head: s_i the mean of its D log-variances), so the battery reads var = 1 /
  * kappa, the uncertainty. dL/ds_i = -kappa_i (A_D(kappa_i) - c_i) lambda / n, handed to the head as
  * dL/dvar_d = dL/ds / (D var_d). D >= 2 (the sphere of R^1 is two points).
+ * The floor: the KL takes kappa at least SCF_KAPPA_FLOOR (1), and below it the gradient is the
+ * floor's (straight through, as the iso head's clamp). The paper learns kappa on a trained ArcFace
+ * model; trained jointly from the start, the cosines are near 0 at first, the KL drives kappa
+ * towards 0, and the gradient in s, proportional to kappa, vanishes there: without the floor 7 of 9
+ * runs on real features ended with every kappa at the head's bound (var e^20). With it an item
+ * whose cosine stays below A_D(1) (about 1 / D: no better than chance) keeps rising in variance,
+ * and any other returns above the floor as ArcFace learns.
  * Stats: nll = the ArcFace term, kl = mean_i L_i, mean_var = the mean variance, acc ArcFace's.
  */
 #include <math.h>
@@ -26,6 +33,7 @@
 #include "util.h"
 
 enum { SCF_SCALE, SCF_LAMBDA, SCF_NSET };
+#define SCF_KAPPA_FLOOR 1.0
 static const setting scf_settings[SCF_NSET] = {
     [SCF_SCALE] = LOSS_SETTING_SCALE,
     [SCF_LAMBDA] = {"scf-lambda", "X", "scf_lambda", SETTING_REAL, 0, 100, 1, NULL,
@@ -55,7 +63,7 @@ static double scf_fb(const loss_config *cfg, const loss_input *in, const float *
                 die("scf loss: item %d has variance %g; it must be positive", i, vd);
             s += log(vd) / D, sum_var += vd / D;
         }
-        double kappa = exp(-s), c = C.c[(size_t)i * K + in->row[i]];
+        double kappa = fmax(exp(-s), SCF_KAPPA_FLOOR), c = C.c[(size_t)i * K + in->row[i]];
         kl += -v * log(kappa) + (v + 1) * log(2 * M_PI) + bessel_log_i(v, kappa) - kappa * c;
         if (dvar) {
             double gs = -kappa * (bessel_ratio(v, kappa) - c) * lambda / n;

@@ -237,7 +237,7 @@ int main(void)
         enum { N = 5, K = 3, DD = 3 };
         float m5[N * DD], v5[N * DD], w3[K * DD];
         int32_t y5[N] = {0, 1, 2, 1, 0};
-        double kap[N] = {0.3, 2, 9, 40, 150};
+        double kap[N] = {1.3, 2, 9, 40, 150}; /* (at least the floor, 1: below it, the floor's value, checked after) */
         rng_init(&r, 29, 0);
         for (int i = 0; i < N; i++)
             for (int d = 0; d < DD; d++)
@@ -273,6 +273,21 @@ int main(void)
         for (int j = 0; j < N * DD; j++)
             CHECK(gm[j] == ga[j]);
         double sworst = lossgrad_check_stoch(sc, &sfc, &si, w3, LOSSGRAD_VAR, 3e-3);
+        /* below the floor: kappa 0.25 counts as 1, its gradient the floor's (straight through) */
+        float keep = v5[0];
+        for (int d = 0; d < DD; d++)
+            v5[d] = 1;
+        double at1 = sc->forward_backward(&sfc, &si, w3, NULL, NULL, NULL, NULL, NULL);
+        float g1[N * DD], g4[N * DD], gm2[N * DD];
+        sc->forward_backward(&sfc, &si, w3, NULL, gm2, g1, NULL, NULL);
+        for (int d = 0; d < DD; d++)
+            v5[d] = 4;
+        CHECK_CLOSE(sc->forward_backward(&sfc, &si, w3, NULL, NULL, NULL, NULL, NULL), at1, 1e-12 * fabs(at1));
+        sc->forward_backward(&sfc, &si, w3, NULL, gm2, g4, NULL, NULL);
+        for (int d = 0; d < DD; d++)
+            CHECK_CLOSE(g4[d] * 4, g1[d], 1e-6 * fabs(g1[d])); /* ds the same: dvar = ds / (D var) */
+        for (int d = 0; d < DD; d++)
+            v5[d] = keep;
         printf("scf: the value by the closed-form C_3 (%.6g); the means' gradient arcface's; gradcheck variances, "
                "worst relative error %.2g\n", want, sworst);
     }
