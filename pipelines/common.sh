@@ -390,6 +390,14 @@ grid_parallel() {
     if [ -s "$gp_log" ] && ! cmp -s "$gp_conf" "$gp_log.configs"; then
         mv "$gp_log" "$gp_log.old"
     fi
+    # so is a log that has a job as finished (exit 0) whose run has no results: its folder was
+    # removed to run it again, which --resume-failed alone would never do
+    if [ -s "$gp_log" ] && awk -F'\t' -v out="$out" 'NR == FNR { name[FNR] = $1; next }
+            FNR > 1 && $7 == 0 && ($1 in name) { f = out "/runs/" name[$1] "/results.tsv"
+                if ((getline line < f) <= 0) { gone = 1; exit } close(f) }
+            END { exit !gone }' FS=' ' "$gp_conf" FS='\t' "$gp_log"; then
+        mv "$gp_log" "$gp_log.old"
+    fi
     cp "$gp_conf" "$gp_log.configs"
     gp_env=""
     if [ -n "$grid_logins" ]; then

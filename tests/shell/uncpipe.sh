@@ -5,7 +5,8 @@
 # methods x two seeds give the report (the battery's table with a row per method and its seeds,
 # each run's seconds, the ranking of the learned sources, finding.sh's table) and the results
 # file, a run per method and seed; a rerun trains nothing and prints the same page; a grid killed
-# in training resumes its checkpoint when run again; fromnpz --where's refusals; the pipeline's
+# in training resumes its checkpoint when run again, and a run whose folder was removed is run
+# again; fromnpz --where's refusals; the pipeline's
 # refusals, one line each (no labels, too few classes, other features into the same OUT, no
 # features file). Needs Debian's python3 with numpy.
 set -u
@@ -65,6 +66,10 @@ touch -d '2000-01-01' out/runs/*/model.ckpt
 METHODS="triplet hib pfe" sh "$U" -s 150 --seeds 2 -j 2 f.npz out > page2 2> err || fail "rerun: $(tail -n 5 err)"
 cmp -s page page2 || fail "the rerun's page differs: $(diff page page2 | head)"
 [ -z "$(find out/runs -name model.ckpt -newer f.npz)" ] || fail "the rerun trained again"
+# a run's folder removed: the rerun trains it again (GNU parallel's log had its job as done)
+rm -rf out/runs/hib.s715
+METHODS="triplet hib pfe" sh "$U" -s 150 --seeds 2 -j 2 f.npz out > page2b 2> err || fail "rerun without hib.s715: $(tail -n 5 err)"
+[ -s out/runs/hib.s715/results.tsv ] || fail "a removed run was not run again: $(grep hib.s715 err | head -n 3)"
 
 # --- a split array, and a grid killed in training that resumes
 setsid env METHODS=hib TRAIN_ARGS="--save-every 100" sh "$U" -s 4000 --seeds 1 -j 1 --features emb --labels y split.npz out2 > /dev/null 2> err2 &
