@@ -30,15 +30,13 @@ static double rgs_fb(const loss_config *cfg, const loss_input *in, const float *
                      float *dvar, rng *r, loss_stats *st)
 {
     (void)r;
-    int n = in->n, D = in->D, K = in->classes;
+    int n = in->n, D = in->D;
     if (in->C != 1 || !in->var)
         die("dul-rgs loss: needs one Gaussian per item, a mean and a variance per dimension (--head mog -C 1)");
     loss_input mi = *in;
-    mi.var = NULL;
-    loss_check_class_input("dul-rgs", &mi, params);
-    double arc = loss_arcface_items(cfg, &mi, params, dparams, dmu, NULL, st);
-    loss_cosines C; /* C.w: the class weights made unit length, the centres */
-    loss_cosines_make(&C, in->mu, params, n, K, D);
+    mi.var = NULL; /* (the class rows and weights checked by ArcFace) */
+    loss_cosines C; /* C.w: the class weights made unit length, the centres (ArcFace's) */
+    double arc = loss_arcface_items("dul-rgs", cfg, &mi, params, dparams, dmu, NULL, &C, st);
     double lambda = cfg->own[RGS_LAMBDA], rgs = 0, sum_var = 0;
     for (int i = 0; i < n; i++) {
         const double *w = C.w + (size_t)in->row[i] * D;

@@ -40,20 +40,11 @@ static double losspred_fb(const loss_config *cfg, const loss_input *in, const fl
     int n = in->n, D = in->D, h = n / 2;
     if (in->C != 1 || !in->var)
         die("losspred loss: needs a variance beside each item's mean, one component (--head iso, C = 1)");
-    double *l = emalloc((size_t)(n ? n : 1) * sizeof *l), *s = emalloc((size_t)(n ? n : 1) * sizeof *s);
-    double sum_var = 0;
-    for (int i = 0; i < n; i++) { /* s_i: the mean log-variance (iso: its one s) */
-        s[i] = 0;
-        for (int d = 0; d < D; d++) {
-            double v = in->var[(size_t)i * D + d];
-            if (!(v > 0))
-                die("losspred loss: item %d has variance %g; it must be positive", i, v);
-            s[i] += log(v) / D, sum_var += v / D;
-        }
-    }
+    double *l = emalloc((size_t)(n ? n : 1) * sizeof *l), *s = emalloc((size_t)(n ? n : 1) * sizeof *s), mean_var;
+    loss_mean_logvar("losspred", in, s, &mean_var);
     loss_input mi = *in;
     mi.var = NULL;
-    double arc = loss_arcface_items(cfg, &mi, params, dparams, dmu, l, st);
+    double arc = loss_arcface_items("losspred", cfg, &mi, params, dparams, dmu, l, NULL, st);
     double lambda = cfg->own[LP_LAMBDA], xi = cfg->own[LP_MARGIN], pred = 0;
     if (dvar)
         for (size_t k = 0; k < (size_t)n * D; k++)
@@ -65,16 +56,13 @@ static double losspred_fb(const loss_config *cfg, const loss_input *in, const fl
             continue;
         pred += t;
         if (dvar && sg != 0) {
-            double gi = -lambda * sg / h, gj = -gi;
-            for (int d = 0; d < D; d++) {
-                dvar[(size_t)i * D + d] = (float)(gi / (D * in->var[(size_t)i * D + d]));
-                dvar[(size_t)j * D + d] = (float)(gj / (D * in->var[(size_t)j * D + d]));
-            }
+            loss_mean_logvar_back(in, i, -lambda * sg / h, dvar);
+            loss_mean_logvar_back(in, j, lambda * sg / h, dvar);
         }
     }
     pred = h ? pred / h : 0;
     if (st)
-        st->kl = pred, st->mean_var = n ? sum_var / n : 0;
+        st->kl = pred, st->mean_var = mean_var;
     free(l), free(s);
     return arc + lambda * pred;
 }

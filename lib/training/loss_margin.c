@@ -50,10 +50,12 @@ static const setting dul_settings[DUL_NSET] = {
 
 enum { FORM_COS, FORM_ARC };
 
-static double margin_common(int form, const loss_config *cfg, const loss_input *in, const float *params,
-                            float *dparams, float *dmu, double *items, loss_stats *st)
+/* (name: the loss the messages name; items, keep: each item's loss, and the cosines, for the
+ * losses built on it: loss_arcface_items) */
+static double margin_common(int form, const char *name, const loss_config *cfg, const loss_input *in,
+                            const float *params, float *dparams, float *dmu, double *items, loss_cosines *keep,
+                            loss_stats *st)
 {
-    const char *name = form == FORM_ARC ? "arcface" : "cosface";
     int n = in->n, D = in->D, K = in->classes;
     loss_check_class_input(name, in, params);
     double s = cfg->own[MARGIN_SCALE], m = cfg->margin, cm = cos(m), sm = sin(m);
@@ -101,7 +103,10 @@ static double margin_common(int form, const loss_config *cfg, const loss_input *
     loss_cosines_back(&C, gc, dmu, dparams);
     if (st)
         *st = (loss_stats){.nll = loss, .a = NAN, .b = NAN, .acc = (double)right / n, .se2 = NAN};
-    loss_cosines_free(&C);
+    if (keep)
+        *keep = C;
+    else
+        loss_cosines_free(&C);
     free(z), free(gc);
     return loss;
 }
@@ -110,13 +115,13 @@ static double cosface_fb(const loss_config *cfg, const loss_input *in, const flo
                          float *dmu, float *dvar, rng *r, loss_stats *st)
 {
     (void)dvar, (void)r;
-    return margin_common(FORM_COS, cfg, in, params, dparams, dmu, NULL, st);
+    return margin_common(FORM_COS, "cosface", cfg, in, params, dparams, dmu, NULL, NULL, st);
 }
 static double arcface_fb(const loss_config *cfg, const loss_input *in, const float *params, float *dparams,
                          float *dmu, float *dvar, rng *r, loss_stats *st)
 {
     (void)dvar, (void)r;
-    return margin_common(FORM_ARC, cfg, in, params, dparams, dmu, NULL, st);
+    return margin_common(FORM_ARC, "arcface", cfg, in, params, dparams, dmu, NULL, NULL, st);
 }
 
 static double dul_fb(const loss_config *cfg, const loss_input *in, const float *params, float *dparams, float *dmu,
@@ -140,7 +145,7 @@ static double dul_fb(const loss_config *cfg, const loss_input *in, const float *
     }
     loss_input zi = *in;
     zi.mu = z, zi.var = NULL;
-    double loss = margin_common(FORM_ARC, cfg, &zi, params, dparams, dz, NULL, st);
+    double loss = margin_common(FORM_ARC, "dul-cls", cfg, &zi, params, dparams, dz, NULL, NULL, st);
     if (dmu)
         for (size_t k = 0; k < m; k++) { /* through z, and the KL's mean over the items */
             double v = in->var[k];
@@ -155,10 +160,10 @@ static double dul_fb(const loss_config *cfg, const loss_input *in, const float *
     return loss + lambda * kl;
 }
 
-double loss_arcface_items(const loss_config *cfg, const loss_input *in, const float *params, float *dparams,
-                          float *dmu, double *items, loss_stats *st)
+double loss_arcface_items(const char *name, const loss_config *cfg, const loss_input *in, const float *params,
+                          float *dparams, float *dmu, double *items, loss_cosines *keep, loss_stats *st)
 {
-    return margin_common(FORM_ARC, cfg, in, params, dparams, dmu, items, st);
+    return margin_common(FORM_ARC, name, cfg, in, params, dparams, dmu, items, keep, st);
 }
 
 /* the margin m (--margin): the paper's when not given; 0 to 1.5 */

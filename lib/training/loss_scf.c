@@ -49,32 +49,23 @@ static double scf_fb(const loss_config *cfg, const loss_input *in, const float *
         die("scf loss: needs one mean of D >= 2 and a variance per item (--head iso, C = 1), got C = %d, D = %d%s",
             in->C, D, in->var ? "" : ", no variance");
     loss_input mi = *in;
-    mi.var = NULL;
-    loss_check_class_input("scf", &mi, params); /* (the class rows and weights; the variance is ours) */
-    double arc = loss_arcface_items(cfg, &mi, params, dparams, dmu, NULL, st);
-    loss_cosines C; /* c_i: the cosine of each item to its class weight (no margin) */
-    loss_cosines_make(&C, in->mu, params, n, K, D);
-    double lambda = cfg->own[SCF_LAMBDA], v = D / 2.0 - 1, kl = 0, sum_var = 0;
+    mi.var = NULL; /* (the class rows and weights checked by ArcFace; the variance is ours) */
+    loss_cosines C; /* c_i: the cosine of each item to its class weight (no margin), ArcFace's */
+    double arc = loss_arcface_items("scf", cfg, &mi, params, dparams, dmu, NULL, &C, st);
+    double *s = emalloc((size_t)(n ? n : 1) * sizeof *s), mean_var;
+    loss_mean_logvar("scf", in, s, &mean_var);
+    double lambda = cfg->own[SCF_LAMBDA], v = D / 2.0 - 1, kl = 0;
     for (int i = 0; i < n; i++) {
-        double s = 0;
-        for (int d = 0; d < D; d++) {
-            double vd = in->var[(size_t)i * D + d];
-            if (!(vd > 0))
-                die("scf loss: item %d has variance %g; it must be positive", i, vd);
-            s += log(vd) / D, sum_var += vd / D;
-        }
-        double kappa = fmax(exp(-s), SCF_KAPPA_FLOOR), c = C.c[(size_t)i * K + in->row[i]];
+        double kappa = fmax(exp(-s[i]), SCF_KAPPA_FLOOR), c = C.c[(size_t)i * K + in->row[i]];
         kl += -v * log(kappa) + (v + 1) * log(2 * M_PI) + bessel_log_i(v, kappa) - kappa * c;
-        if (dvar) {
-            double gs = -kappa * (bessel_ratio(v, kappa) - c) * lambda / n;
-            for (int d = 0; d < D; d++)
-                dvar[(size_t)i * D + d] = (float)(gs / (D * in->var[(size_t)i * D + d]));
-        }
+        if (dvar)
+            loss_mean_logvar_back(in, i, -kappa * (bessel_ratio(v, kappa) - c) * lambda / n, dvar);
     }
     kl /= n;
     loss_cosines_free(&C);
+    free(s);
     if (st)
-        st->kl = kl, st->mean_var = sum_var / n;
+        st->kl = kl, st->mean_var = mean_var;
     return arc + lambda * kl;
 }
 

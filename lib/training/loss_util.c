@@ -205,3 +205,25 @@ void loss_check_class_input(const char *name, const loss_input *in, const float 
         if (in->row[i] < 0 || in->row[i] >= in->classes)
             die("%s loss: item %d has class row %d, outside 0 to %d", name, i, in->row[i], in->classes - 1);
 }
+
+void loss_mean_logvar(const char *name, const loss_input *in, double *s, double *mean_var)
+{
+    int n = in->n, D = in->D;
+    double sum_var = 0;
+    for (int i = 0; i < n; i++) {
+        s[i] = 0;
+        for (int d = 0; d < D; d++) {
+            double v = in->var[(size_t)i * D + d];
+            if (!(v > 0))
+                die("%s loss: item %d has variance %g; it must be positive", name, i, v);
+            s[i] += log(v) / D, sum_var += v / D;
+        }
+    }
+    *mean_var = n ? sum_var / n : 0;
+}
+
+void loss_mean_logvar_back(const loss_input *in, int i, double g, float *dvar)
+{
+    for (int d = 0; d < in->D; d++)
+        dvar[(size_t)i * in->D + d] = (float)(g / (in->D * in->var[(size_t)i * in->D + d]));
+}

@@ -85,13 +85,6 @@ void loss_unnormalise(const double *u, const double *norm, const double *g, int 
 void loss_check_class_input(const char *name, const loss_input *in, const float *params);
 /* the scale s of the cosine logits, a setting of every loss with ArcFace's or CosFace's logits */
 #define LOSS_SETTING_SCALE {"scale", "S", "scale", SETTING_REAL, 1, 1000, 64, NULL, "s, the scale of the cosine logits"}
-/* ArcFace (loss_margin.c) for the losses built on it: the mean loss, each item's loss into items
- * (n; NULL: not wanted), the gradients as arcface's; its scale is cfg->own[0] (a loss that uses it
- * declares the scale setting first) and its margin cfg->margin, settled by loss_arcface_settle
- * (0.5 when not given) */
-double loss_arcface_items(const loss_config *cfg, const loss_input *in, const float *params, float *dparams,
-                          float *dmu, double *items, loss_stats *st);
-const char *loss_arcface_settle(loss_config *cfg, int D, int shots);
 /* the parameter names and init of a loss without scalar parameters */
 extern const char *const loss_no_param_names[];
 void loss_no_init(const loss_config *cfg, float *params);
@@ -128,6 +121,21 @@ typedef struct {
 void loss_cosines_make(loss_cosines *lc, const float *mu, const float *W, int n, int K, int D);
 void loss_cosines_back(const loss_cosines *lc, const double *g, float *dmu, float *dW);
 void loss_cosines_free(loss_cosines *lc);
+/* ArcFace (loss_margin.c) for the losses built on it, name's (its messages name it): the mean loss,
+ * each item's loss into items (n; NULL: not wanted), the gradients as arcface's; with keep, the
+ * cosines of the items to the class weights it computed (the caller frees them: loss_cosines_free);
+ * its scale is cfg->own[0] (a loss that uses it declares the scale setting first) and its margin
+ * cfg->margin, settled by loss_arcface_settle (0.5 when not given) */
+/* the losses that read one log-variance per item (losspred, scf): s[i] = the mean of item i's D
+ * log-variances (the iso head's one s), dying with one line naming the loss (name) on a variance
+ * that is not positive; the items' mean variance into *mean_var. And back: dL/ds_i = g handed to
+ * item i's D variances, dvar_d = g / (D var_d) (so that the iso head, which sums them times exp(s),
+ * gets g) */
+void loss_mean_logvar(const char *name, const loss_input *in, double *s, double *mean_var);
+void loss_mean_logvar_back(const loss_input *in, int i, double g, float *dvar);
+double loss_arcface_items(const char *name, const loss_config *cfg, const loss_input *in, const float *params,
+                          float *dparams, float *dmu, double *items, loss_cosines *keep, loss_stats *st);
+const char *loss_arcface_settle(loss_config *cfg, int D, int shots);
 /* KL(N(mu, diag var) || N(0, I)) = 0.5 sum_j (var_j + mu_j^2 - 1 - log var_j), for D dims */
 double loss_kl_gauss(const float *mu, const float *var, int D);
 
