@@ -204,6 +204,9 @@ y = np.arange(n) % k
 mu = r.normal(size=(k, 6))[y] + 0.3 * r.normal(size=(n, 6))
 h = np.concatenate([mu, r.normal(size=(n, 10))], 1) * 2
 np.savez("hmu.npz", h=h, mu=mu[:, None, :].astype(np.float32), labels=y, mu_bad=mu[:5], h10=h[:, :10])
+mu_nan = mu.copy(); mu_nan[7, 2] = np.nan
+for name, bad in (("mu_nan", mu_nan), ("mu_rank1", mu[:, 0]), ("mu_empty", np.zeros((n, 0)))):
+    np.savez(name + ".npz", h=h, mu=bad, labels=y)
 PYEOF
 fromnpz -k features --features h --mu mu hmu.npz > hmu.hs 2> err || fail "fromnpz --features h --mu mu: $(cat err)"
 [ "$(tshow -H hmu.hs | jq -c '[.fields[0].shape, .meta.features, .meta.mean_dims]')" = '[[22],22,6]' ] ||
@@ -230,6 +233,12 @@ expect_exit 1 "a point head on vectors with a frozen mean" sh -c 'train -o x.ckp
 expect_exit 1 "pfe with -D 12 on a mean of 6" sh -c 'train -o x.ckpt --body mlp:16 --head pfe --loss mls -D 12 -n 2 < hmu-pk.hs'
 expect_exit 1 "--mu of 5 rows" fromnpz -k features --features h --mu mu_bad hmu.npz
 grep -q "expected the frozen mean of each item" "$T/expect.err" || fail "--mu of 5 rows: $(cat "$T/expect.err")"
+for b in mu_rank1 mu_empty; do
+    expect_exit 1 "--mu of $b.npz" fromnpz -k features --features h --mu mu $b.npz
+    grep -q "expected the frozen mean of each item" "$T/expect.err" || fail "--mu of $b.npz: $(cat "$T/expect.err")"
+done
+expect_exit 1 "--mu with a NaN" fromnpz -k features --features h --mu mu mu_nan.npz
+grep -q "row 7, column 2 is nan" "$T/expect.err" || fail "--mu with a NaN: $(cat "$T/expect.err")"
 
 # --- exact resume on the mlp body: 20 + 20 steps equal 40 straight, to the bit, also when the
 # second leg runs on two threads; a mixture head on pairs, and pfe with mls on P x K batches
