@@ -20,13 +20,14 @@
 
 static const char *usage =
     "usage: evaluate [-g GALLERY]... [--exclude-id] [--corrupt FILE] [--match-a A --match-b B]\n"
-    "                [--distance euclidean|cosine|mls|w2] [-k K1,K2,...] [-n PAIRS] [-S SEED] [-t THREADS]\n"
+    "                [--distance D] [-k K1,K2,...] [-n PAIRS] [-S SEED] [-t THREADS]\n"
     "                [--mu NAME] [--var NAME] [--eta NAME] [--labels NAME] [--id NAME]\n"
     "                [--uncertainty FIELD]... [--bootstrap B] [--risk ALPHA]\n"
     "                [--text] [--json FILE] [--report FILE.html] [-o DIR] INPUT\n"
     "       evaluate --queries FROM:TO | --shard I/N [options] INPUT > PART   (one shard's answers)\n"
     "       evaluate --merge [options] INPUT PART...   (the table, from every shard's answers)\n"
-    "  The evaluation battery of a set of embeddings (stream or .npz) as one table.\n";
+    "  The evaluation battery of a set of embeddings (stream or .npz) as one table.\n"
+    "  D: euclidean (default), cosine, mls (elk), w2, csd, kl, bhattacharyya (evaluate(1)).\n";
 
 /* -k K1,K2,...: increasing, each >= 1, at most 16 */
 static void parse_ks(hedge_options *o, const char *s)
@@ -285,7 +286,7 @@ int main(int argc, char **argv)
         case O_DIST:
             dist = optarg;
             if ((o.distance = hedge_distance_parse(optarg)) < 0)
-                usage_die("--distance: '%s' is not euclidean, cosine, mls or w2", optarg);
+                usage_die("--distance: '%s' is none of euclidean, cosine, mls (elk), w2, csd, kl, bhattacharyya", optarg);
             break;
         case 'h': usage_help();
         default: usage_bad_option(argv);

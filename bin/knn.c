@@ -16,11 +16,12 @@
 #include "util.h"
 
 static const char *usage =
-    "usage: knn [-k K] [-g GALLERY [--exclude-id]] [-d mean|expected] [--distance euclidean|cosine|mls|w2]\n"
+    "usage: knn [-k K] [-g GALLERY [--exclude-id]] [-d mean|expected] [--distance D]\n"
     "           [--queries FROM:TO] [-t THREADS] [--json FILE] [INPUT]\n"
     "       knn --summary [INPUT | SHARD...]\n"
     "       knn --merge SHARD...\n"
-    "  k-nearest-neighbour classification of embeddings, leave-one-out or against a gallery.\n";
+    "  k-nearest-neighbour classification of embeddings, leave-one-out or against a gallery.\n"
+    "  D: euclidean (default), cosine, mls (elk), w2, csd, kl, bhattacharyya (knn(1)).\n";
 
 typedef struct {
     int summary;
@@ -84,10 +85,13 @@ int main(int argc, char **argv)
         usage_die("--exclude-id needs a gallery (-g); leave-one-out already excludes the item itself");
     if (o.distance == MATCH_DISTANCE_COSINE && o.expected)
         usage_die("--distance cosine ranks the means by their direction: not with -d expected");
-    if (o.distance == MATCH_DISTANCE_MLS && o.d_given)
-        usage_die("--distance mls ranks by the mutual likelihood score of the Gaussians, not by -d mean or expected");
-    if (o.distance == MATCH_DISTANCE_W2 && o.d_given)
-        usage_die("--distance w2 ranks by the 2-Wasserstein distance of the Gaussians, not by -d mean or expected");
+    if ((o.distance == MATCH_DISTANCE_W2 || match_distance_kernel(o.distance) >= 0) && o.d_given)
+        usage_die("--distance %s ranks by the %s of the Gaussians, not by -d mean or expected",
+                  match_distance_name(o.distance),
+                  o.distance == MATCH_DISTANCE_MLS  ? "mutual likelihood score"
+                  : o.distance == MATCH_DISTANCE_W2 ? "2-Wasserstein distance"
+                  : o.distance == MATCH_DISTANCE_KL ? "symmetric KL divergence"
+                                                    : "closed-form distance");
     o.input = optind < argc ? argv[optind] : "-";
     if (o.summary || o.merge) {
         const char *mode = o.summary ? "--summary" : "--merge";

@@ -21,12 +21,13 @@
 static const char *usage =
     "usage: retrieve [-k K1,K2,...] [-g GALLERY [-g GALLERY2 ...] [--exclude-id]] [--at-r]\n"
     "                [--clean X | --clean-random X [--clean-draws R] [-S SEED]]\n"
-    "                [--global] [--global-tsv FILE] [--distance euclidean|cosine|mls|w2] [-t THREADS]\n"
+    "                [--global] [--global-tsv FILE] [--distance D] [-t THREADS]\n"
     "                [--queries FROM:TO] [--json FILE] [INPUT]\n"
     "       retrieve --summary [INPUT | SHARD...]\n"
     "       retrieve --merge SHARD...\n"
     "  Retrieval metrics of embeddings per query: Recall@k, P@1, R-precision, MAP@R, AP, MRR;\n"
-    "  --at-r: from each query's R nearest only (no AP), faster unless classes are large.\n";
+    "  --at-r: from each query's R nearest only (no AP), faster unless classes are large.\n"
+    "  D: euclidean (default), cosine, mls (elk), w2, csd, kl, bhattacharyya (retrieve(1)).\n";
 
 typedef struct {
     int summary;
@@ -171,8 +172,8 @@ int main(int argc, char **argv)
     match_set *Q = match_set_read(qin);
     if (!Q->cls)
         die("%s: no 'class' field: no positives to rank", qin->name);
-    if (o.distance == MATCH_DISTANCE_MLS)
-        match_mls_check(qin->name, Q, "--distance mls");
+    if (match_distance_kernel(o.distance) >= 0)
+        match_kernel_check(qin->name, Q, o.distance);
     if (o.distance == MATCH_DISTANCE_W2)
         match_set_w2(qin->name, Q);
     int need_u = o.clean && !o.clean_random_only;

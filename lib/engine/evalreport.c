@@ -52,13 +52,21 @@ void evalreport_notes(evalreport *R)
     for (int s = 0; s < R->nsets; s++) {
         const hedge_result *r = R->r + s;
         const char *set = R->names[s];
-        if (strcmp(R->distance, "euclidean"))
-            note(R, !strcmp(R->distance, "cosine")
-                        ? "distance (%s): knn and retrieval rank by cosine similarity (normalised means); ap, nmi and ami by the Euclidean distance of the means%s%s"
-                    : !strcmp(R->distance, "w2")
-                        ? "distance (%s): every number by the 2-Wasserstein distance of the Gaussians, the Euclidean distance of (mu, sqrt var)%s%s"
-                        : "distance (%s): knn, retrieval and ap by the mutual likelihood score of the Gaussians (PFE); nmi and ami by the Euclidean distance of the means%s%s",
-                 set, "", "");
+        const char *d = R->distance, *gauss = !strcmp(d, "csd") ? "the closed-form sampled distance (PCME++)"
+                                             : !strcmp(d, "kl")  ? "the symmetric KL divergence"
+                                                                 : "Bhattacharyya's distance";
+        if (!strcmp(d, "cosine"))
+            note(R, "distance (%s): knn and retrieval rank by cosine similarity (normalised means); ap, nmi and ami by "
+                    "the Euclidean distance of the means%s%s", set, "", "");
+        else if (!strcmp(d, "w2"))
+            note(R, "distance (%s): every number by the 2-Wasserstein distance of the Gaussians, the Euclidean "
+                    "distance of (mu, sqrt var)%s%s", set, "", "");
+        else if (!strcmp(d, "mls"))
+            note(R, "distance (%s): knn, retrieval and ap by the mutual likelihood score of the Gaussians (PFE); nmi "
+                    "and ami by the Euclidean distance of the means%s%s", set, "", "");
+        else if (strcmp(d, "euclidean"))
+            note(R, "distance (%s): knn, retrieval and ap by %s of the Gaussians; nmi and ami by the Euclidean "
+                    "distance of the means%s", set, gauss, "");
         int ids[HEDGE_NMETRICS], m = 0;
         ids[m++] = HEDGE_AP, ids[m++] = HEDGE_ECE, ids[m++] = HEDGE_KNN;
         for (int i = 0; i < R->o->nk; i++)

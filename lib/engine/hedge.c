@@ -63,15 +63,25 @@ const char *hedge_blas_kernel(void) { return blas_choose(); }
 
 const char *hedge_version(void) { return util_version; }
 
-static const char *const distance_names[] = {"euclidean", "cosine", "mls", "w2"};
-const char *hedge_distance_name(int d) { return d >= HEDGE_EUCLIDEAN && d <= HEDGE_W2 ? distance_names[d] : NULL; }
+/* HEDGE_* are MATCH_DISTANCE_*, which the evaluators take (lib/evaluation/match.h) */
+_Static_assert((int)HEDGE_MLS == (int)MATCH_DISTANCE_MLS && (int)HEDGE_W2 == (int)MATCH_DISTANCE_W2 &&
+                   (int)HEDGE_CSD == (int)MATCH_DISTANCE_CSD && (int)HEDGE_BHATT == (int)MATCH_DISTANCE_BHATT,
+               "hedge's distances are the evaluators'");
+const char *hedge_distance_name(int d) { return match_distance_name(d); }
 int hedge_distance_parse(const char *name)
 {
-    for (int d = HEDGE_EUCLIDEAN; d <= HEDGE_W2; d++)
-        if (!strcmp(name, distance_names[d]))
+    if (!strcmp(name, "elk"))
+        return HEDGE_MLS;
+    if (!strcmp(name, "bhatt"))
+        return HEDGE_BHATT;
+    for (int d = HEDGE_EUCLIDEAN; d <= HEDGE_BHATT; d++)
+        if (!strcmp(name, match_distance_name(d)))
             return d;
     return -1;
 }
+
+/* a distance of two Gaussians that MLS's kernel ranks (mls, csd, kl, bhattacharyya) */
+static int kernel_distance(int d) { return match_distance_kernel(d) >= 0; }
 
 const char *hedge_metric_name(int id) { return id >= 0 && id < HEDGE_NMETRICS ? names[id] : NULL; }
 
@@ -144,14 +154,15 @@ static int check_set(const hedge_set *S, const char *set, int distance, char *er
                 return fail(err, len, "%s: %s: %g at item %lld, expected finite numbers", set, nm, S->user[u][i],
                             (long long)i);
     }
-    if ((distance == HEDGE_MLS || distance == HEDGE_W2) && (!S->var || S->C != 1))
+    if ((distance == HEDGE_W2 || kernel_distance(distance)) && (!S->var || S->C != 1))
         return fail(err, len, "%s: distance %s needs var and one component (C = 1), got %s and C = %d", set,
                     hedge_distance_name(distance), S->var ? "var" : "no var", S->C);
-    if (distance == HEDGE_MLS) {
+    if (kernel_distance(distance) && distance != HEDGE_CSD) {
         for (int64_t i = 0; i < S->n * cd; i++)
             if (!(S->var[i] >= FLT_MIN))
-                return fail(err, len, "%s: var: %g at item %lld, expected at least %g for distance mls (its log)",
-                            set, S->var[i], (long long)(i / cd), FLT_MIN);
+                return fail(err, len, "%s: var: %g at item %lld, expected at least %g for distance %s (%s)", set,
+                            S->var[i], (long long)(i / cd), FLT_MIN, hedge_distance_name(distance),
+                            distance == HEDGE_KL ? "it divides by them" : "their log");
     }
     return 0;
 }
@@ -371,11 +382,15 @@ static void pair_metrics(const match_set *Q, const hedge_options *o, const limit
     pairs_ij *P = pairs_random(Q, n, o->seed);
     double *s = emalloc((size_t)n * sizeof *s);
     uint8_t *y = emalloc((size_t)n);
-    int mls = o->distance == HEDGE_MLS, zero = 0;
+    int mls = kernel_distance(o->distance), zero = 0;
     match_pair_scorer ps;
     match_scorer sc;
-    if (mls)
-        match_pair_scorer_init(&ps, MATCH_SCORE_MLS, Q, Q);
+    if (mls) /* minus the distance for csd, kl, bhattacharyya: higher, more alike */
+        match_pair_scorer_init(&ps, o->distance == HEDGE_MLS   ? MATCH_SCORE_MLS
+                                    : o->distance == HEDGE_CSD ? MATCH_SCORE_CSD
+                                    : o->distance == HEDGE_KL  ? MATCH_SCORE_KL
+                                                               : MATCH_SCORE_BHATT,
+                               Q, Q);
     else /* no match probability: a = 1, b = 0 on the means ranks the pairs by their distance */
         match_scorer_init(&sc, o->has_match ? o->match_a : 1, o->has_match ? o->match_b : 0,
                           (HEDGE_SAMPLES + Q->C - 1) / Q->C * Q->C, o->seed,
@@ -401,7 +416,8 @@ static void pair_metrics(const match_set *Q, const hedge_options *o, const limit
         for (int b = 0; b < HEDGE_ECE_BINS && bad < 0; b++)
             r->ece_n[b] = eb[b].n, r->ece_p[b] = eb[b].mean_p, r->ece_y[b] = eb[b].mean_y;
     } else
-        why(r, HEDGE_ECE, mls ? "MLS is no probability" : "no match probability (give match_a, match_b)");
+        why(r, HEDGE_ECE, mls ? (o->distance == HEDGE_MLS ? "MLS is no probability" : "a distance of the Gaussians is no probability")
+                              : "no match probability (give match_a, match_b)");
     if (zero && !o->has_match)
         why(r, HEDGE_AP, "some pairs are so far apart (beyond a distance of about 87) that their score sigmoid(-d) "
                          "is 0 in float32: they tie, one block for AP (scale the embeddings down, or give --match-a)");
@@ -769,9 +785,9 @@ static int check_options(const hedge_options *o, const hedge_set *Q, const hedge
 {
     if (o->abi != HEDGE_ABI)
         return fail(err, len, "options: abi %d, expected %d (hedge_options_init)", o->abi, HEDGE_ABI);
-    if (o->distance < HEDGE_EUCLIDEAN || o->distance > HEDGE_W2)
-        return fail(err, len, "options: distance %d, expected 0 (euclidean), 1 (cosine), 2 (mls) or 3 (w2)",
-                    o->distance);
+    if (o->distance < HEDGE_EUCLIDEAN || o->distance > HEDGE_BHATT)
+        return fail(err, len, "options: distance %d, expected 0 (euclidean), 1 (cosine), 2 (mls), 3 (w2), 4 (csd), "
+                    "5 (kl) or 6 (bhattacharyya)", o->distance);
     if (o->knn_k < 1 || o->knn_k > KNN_MAXK)
         return fail(err, len, "options: knn_k %d, expected 1 to %d", o->knn_k, KNN_MAXK);
     if (o->nk < 1 || o->nk > 16)
@@ -849,7 +865,8 @@ static int prepare(const hedge_set *queries, const hedge_set *gallery, const hed
         (gallery && check_set(gallery, "gallery", o->distance, err, len)) ||
         check_options(o, queries, gallery, err, len))
         return -1;
-    if (o->distance == HEDGE_MLS && mls_check(queries, gallery ? gallery : queries, err, len))
+    if ((o->distance == HEDGE_MLS || o->distance == HEDGE_BHATT) &&
+        mls_check(queries, gallery ? gallery : queries, err, len))
         return -1;
     P->Q = view(queries, &P->qown), P->G = &P->Q, P->QS = queries;
     if (gallery)
@@ -959,8 +976,11 @@ static void baselines(const knn_eval *E, const match_set *G, int distance, evalp
         const double *d = E->d2 + q * k;
         const int64_t *nb = E->nbr + q * k;
         double d0 = d[0] > 0 ? d[0] : 0, d1 = k > 1 && d[1] > 0 ? d[1] : 0;
-        p->top1[q] = (float)(distance == HEDGE_MLS ? d[0] : distance == HEDGE_COSINE ? d0 / 2 : sqrt(d0));
-        p->ratio[q] = distance == HEDGE_MLS || k < 2 ? NAN : d1 > 0 ? (float)sqrt(d0 / d1) : 1.0f;
+        int ker = kernel_distance(distance); /* d: the distance itself, not its square */
+        p->top1[q] = (float)(ker ? d[0] : distance == HEDGE_COSINE ? d0 / 2 : sqrt(d0));
+        p->ratio[q] = distance == HEDGE_MLS || k < 2 ? NAN
+                      : d1 > 0                       ? (float)(ker ? d0 / d1 : sqrt(d0 / d1))
+                                                     : 1.0f;
         for (int j = 0; j < k; j++)
             cls[j] = G->cls[nb[j]];
         qsort(cls, (size_t)k, sizeof *cls, util_cmp_i32);
@@ -1007,7 +1027,7 @@ static int queries_half(prep *P, const hedge_options *o, int gallery, int64_t q0
     knn_eval E = {.k = k, .distance = o->distance, .gallery = gallery ? "gallery" : NULL, .q0 = q0, .nq = nq};
     if (ret) {
         /* one pass: the kNN search from retrieval's rows (lib/evaluation/knnpass.h), but for MLS */
-        if (want_knn && o->distance != HEDGE_MLS) {
+        if (want_knn && !kernel_distance(o->distance)) {
             E.nbr = emalloc((size_t)nq * k * sizeof *E.nbr);
             E.d2 = emalloc((size_t)nq * k * sizeof *E.d2);
             E.searched = 1;
@@ -1016,11 +1036,11 @@ static int queries_half(prep *P, const hedge_options *o, int gallery, int64_t q0
             qm = match_set_means(Q, NULL);
         if (gallery && !gm)
             gm = match_set_means(G, NULL);
-        int mls = o->distance == HEDGE_MLS, nsk = P->nsk ? P->nsk : 1;
+        int mls = kernel_distance(o->distance), nsk = P->nsk ? P->nsk : 1;
         int sk1 = 1; /* no k fits: retrieve needs one, its Recall@1 then not reported */
         retrieval_job J = {qm + q0 * Q->D, Q->cls + q0, nq, gallery ? gm : qm, G->cls, ng, Q->D, exclude, NULL, 1,
                            P->nsk ? P->sks : &sk1, nsk, o->threads, NULL, qm, Q->n, mls ? Q->var + q0 * Q->D : NULL,
-                           mls ? G->var : NULL};
+                           mls ? G->var : NULL, mls ? match_distance_kernel(o->distance) : 0};
         pass_ctx pc = {{qm + q0 * Q->D, gallery ? gm : qm, Q->D, k, exclude, E.nbr, E.d2, 0}, E.searched, o->at_k,
                        NULL, NULL};
         if (o->at_k) {

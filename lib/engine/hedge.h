@@ -50,7 +50,11 @@ enum { HEDGE_OK = 0, HEDGE_EINVAL = -1, HEDGE_ENOMEM = -2, HEDGE_ESTOPPED = -3 }
  * distance of the vectors (mu, sqrt var): every Euclidean part of the battery (kNN, the ranking,
  * pairs, clusters, few-shot) runs on those, at the matrix product's speed, the variances' sources
  * as given (docs/metric.md) */
-enum { HEDGE_EUCLIDEAN = 0, HEDGE_COSINE = 1, HEDGE_MLS = 2, HEDGE_W2 = 3 };
+/* or csd, kl, bhattacharyya (PCME++'s closed-form sampled distance, the symmetric KL and
+ * Bhattacharyya's distance of the Gaussians, C = 1, var; docs/metric.md), ranked exactly over the
+ * whole gallery by MLS's kernel as mls is (lib/numerics/mls.h). "elk" (the expected likelihood
+ * kernel, whose log is MLS) and "bhatt" parse as mls and bhattacharyya. */
+enum { HEDGE_EUCLIDEAN = 0, HEDGE_COSINE = 1, HEDGE_MLS = 2, HEDGE_W2 = 3, HEDGE_CSD = 4, HEDGE_KL = 5, HEDGE_BHATT = 6 };
 /* "euclidean", "cosine", "mls", "w2"; NULL for another value */
 const char *hedge_distance_name(int distance);
 /* the distance of a name, -1 if none */

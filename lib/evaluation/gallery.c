@@ -61,8 +61,8 @@ gallery gallery_read(const char *const *paths, int n, match_set *Q, const char *
         float *m = match_set_means(S, NULL);
         if (distance == MATCH_DISTANCE_COSINE)
             gallery_unit_means(name, S, m);
-        if (distance == MATCH_DISTANCE_MLS) {
-            match_mls_check(name, S, "--distance mls");
+        if (match_distance_kernel(distance) >= 0) {
+            match_kernel_check(name, S, distance);
             G.var = erealloc(G.var, (size_t)G.n * D * sizeof *G.var);
             memcpy(G.var + n0 * D, S->var, (size_t)ni * D * sizeof *G.var);
         }

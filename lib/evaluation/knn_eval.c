@@ -18,7 +18,7 @@
  * Euclidean distance, 1 - cos for unit means (d2 / 2), -MLS as it is */
 static double knn_distance(const knn_eval *E, double d2)
 {
-    return E->distance == MATCH_DISTANCE_MLS ? d2 : E->distance == MATCH_DISTANCE_COSINE ? d2 / 2 : sqrt(d2);
+    return match_distance_kernel(E->distance) >= 0 ? d2 : E->distance == MATCH_DISTANCE_COSINE ? d2 / 2 : sqrt(d2);
 }
 
 /* the search of the means (euclidean, cosine; -d expected: plus the total variances) */
@@ -69,11 +69,12 @@ void knn_eval_run(knn_eval *E, const match_set *Q, const char *qname, const matc
     }
     if (E->searched)
         ; /* the caller's search (lib/evaluation/knnpass.h) */
-    else if (E->distance == MATCH_DISTANCE_MLS) {
-        match_mls_check(qname, Q, "--distance mls");
+    else if (match_distance_kernel(E->distance) >= 0) {
+        match_kernel_check(qname, Q, E->distance);
         if (G != Q)
-            match_mls_check(gname, G, "--distance mls");
-        mls_knn(Q->mu + q0 * D, Q->var + q0 * D, nq, G->mu, G->var, ng, D, k, exclude, threads, E->nbr, E->d2);
+            match_kernel_check(gname, G, E->distance);
+        mls_knn_kind(match_distance_kernel(E->distance), Q->mu + q0 * D, Q->var + q0 * D, nq, G->mu, G->var, ng, D, k,
+                     exclude, threads, E->nbr, E->d2);
     } else
         search_means(E, Q, qname, G, gname, exclude, threads);
     for (int64_t q = 0; q < nq; q++)
@@ -109,9 +110,7 @@ void knn_eval_run(knn_eval *E, const match_set *Q, const char *qname, const matc
 
 static const char *distance_name(const knn_eval *E)
 {
-    return E->distance == MATCH_DISTANCE_MLS      ? "mls"
-           : E->distance == MATCH_DISTANCE_COSINE ? "cosine"
-           : E->distance == MATCH_DISTANCE_W2     ? "w2"
+    return E->distance != MATCH_DISTANCE_EUCLIDEAN ? match_distance_name(E->distance)
            : E->expected                          ? "expected"
                                                   : "mean";
 }

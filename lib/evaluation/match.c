@@ -408,9 +408,26 @@ int match_distance_parse(const char *s)
         return MATCH_DISTANCE_COSINE;
     if (!strcmp(s, "mls"))
         return MATCH_DISTANCE_MLS;
-    if (!strcmp(s, "w2"))
-        return MATCH_DISTANCE_W2;
-    usage_die("--distance: '%s' is none of euclidean, cosine, mls, w2", s);
+    if (!strcmp(s, "elk"))
+        return MATCH_DISTANCE_MLS;
+    if (!strcmp(s, "bhatt"))
+        return MATCH_DISTANCE_BHATT;
+    for (int d = MATCH_DISTANCE_EUCLIDEAN; d <= MATCH_DISTANCE_BHATT; d++)
+        if (!strcmp(s, match_distance_name(d)))
+            return d;
+    usage_die("--distance: '%s' is none of euclidean, cosine, mls (elk), w2, csd, kl, bhattacharyya", s);
+}
+
+const char *match_distance_name(int d)
+{
+    static const char *const nm[] = {"euclidean", "cosine", "mls", "w2", "csd", "kl", "bhattacharyya"};
+    return d >= MATCH_DISTANCE_EUCLIDEAN && d <= MATCH_DISTANCE_BHATT ? nm[d] : NULL;
+}
+
+int match_distance_kernel(int d)
+{
+    return d == MATCH_DISTANCE_MLS ? MLS_NEG : d == MATCH_DISTANCE_CSD ? MLS_CSD : d == MATCH_DISTANCE_KL ? MLS_KL
+                                          : d == MATCH_DISTANCE_BHATT ? MLS_BHATT : -1;
 }
 
 const char *const match_score_names[MATCH_SCORES] = {"p", "mls", "l2", "cosine", "w2", "csd", "kl", "bhatt"};
@@ -444,24 +461,19 @@ static double *mean_norms(const float *M, int64_t n, int D)
     return nr;
 }
 
-/* w2, csd, kl, bhatt between N(m1, diag v1) and N(m2, diag v2) (match.h) */
+/* w2, csd, kl, bhatt between N(m1, diag v1) and N(m2, diag v2) (match.h): the last three as the
+ * rankings compute them exactly (lib/numerics/mls.h) */
 static double gauss_distance(int score, const float *m1, const float *v1, const float *m2, const float *v2, int D)
 {
-    double s = 0, t = 0;
+    if (score != MATCH_SCORE_W2)
+        return mls_distance(score == MATCH_SCORE_CSD ? MLS_CSD : score == MATCH_SCORE_KL ? MLS_KL : MLS_BHATT, m1, v1,
+                            m2, v2, D);
+    double s = 0;
     for (int l = 0; l < D; l++) {
-        double d = (double)m1[l] - m2[l], a = v1[l], b = v2[l];
-        switch (score) {
-        case MATCH_SCORE_W2: s += d * d + (sqrt(a) - sqrt(b)) * (sqrt(a) - sqrt(b)); break;
-        case MATCH_SCORE_CSD: s += d * d + a + b; break;
-        case MATCH_SCORE_KL: s += (a / b + b / a - 2 + d * d * (1 / a + 1 / b)) / 4; break;
-        default: { /* Bhattacharyya */
-            double v = (a + b) / 2;
-            s += d * d / (8 * v);
-            t += 0.5 * (log(v) - 0.5 * (log(a) + log(b)));
-        }
-        }
+        double d = (double)m1[l] - m2[l], a = sqrt(v1[l]) - sqrt(v2[l]);
+        s += d * d + a * a;
     }
-    return score == MATCH_SCORE_W2 ? sqrt(s) : s + t;
+    return sqrt(s);
 }
 
 void match_pair_scorer_init(match_pair_scorer *p, int score, const match_set *S, const match_set *G)
@@ -507,6 +519,15 @@ void match_pair_scorer_free(match_pair_scorer *p)
         free(p->Gn);
     free(p->Sm);
     free(p->Sn);
+}
+
+void match_kernel_check(const char *name, const match_set *S, int distance)
+{
+    const char *nm = match_distance_name(distance);
+    char opt[64];
+    snprintf(opt, sizeof opt, "--distance %s", nm ? nm : "?");
+    if (distance != MATCH_DISTANCE_CSD || !S->var || S->C != 1) /* csd's variances: finite and >= 0, as */
+        match_mls_check(name, S, opt);                          /* match_set_read has them */
 }
 
 void match_mls_check(const char *name, const match_set *S, const char *option)

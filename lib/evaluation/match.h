@@ -148,12 +148,24 @@ int64_t match_normalise(float *X, int64_t n, int D);
  * mutual likelihood score of single Gaussians, lib/numerics/mls.h: ranked by -MLS) or w2 (the
  * 2-Wasserstein distance of single Gaussians: the Euclidean distance of (mu, sqrt var),
  * match_set_w2); anything else is misuse */
-enum { MATCH_DISTANCE_EUCLIDEAN, MATCH_DISTANCE_COSINE, MATCH_DISTANCE_MLS, MATCH_DISTANCE_W2 };
+enum { MATCH_DISTANCE_EUCLIDEAN, MATCH_DISTANCE_COSINE, MATCH_DISTANCE_MLS, MATCH_DISTANCE_W2, MATCH_DISTANCE_CSD,
+       MATCH_DISTANCE_KL, MATCH_DISTANCE_BHATT };
+/* csd, kl and bhatt (bhattacharyya) rank single Gaussians by the MLS kernel's other distances
+ * (lib/numerics/mls.h), exactly over the whole gallery as mls does; elk (the expected likelihood
+ * kernel, whose log is MLS) is mls. */
 int match_distance_parse(const char *s);
+/* the kernel's kind of a distance (MLS_NEG for mls, MLS_CSD, MLS_KL, MLS_BHATT), -1 for the
+ * others (the Euclidean ones: euclidean, cosine, w2) */
+int match_distance_kernel(int distance);
+/* the option's name of a distance: euclidean cosine mls w2 csd kl bhattacharyya */
+const char *match_distance_name(int distance);
 /* what --distance mls (option: the option's name, for the messages) needs of an embedding set:
  * a var field, one component (C = 1), every variance at least FLT_MIN (MLS takes its log). Dies
  * with one line naming the set (name) and, for a variance, the record. */
 void match_mls_check(const char *name, const match_set *S, const char *option);
+/* the same for a kernel distance (match_distance_kernel): csd takes any variance match_set_read
+ * takes (finite, >= 0: no log), the others as mls; the message names --distance NAME */
+void match_kernel_check(const char *name, const match_set *S, int distance);
 /* distance w2: W2(N(m1, diag v1), N(m2, diag v2))^2 = |m1 - m2|^2 + |sqrt v1 - sqrt v2|^2, the
  * squared Euclidean distance of the vectors (m, sqrt v) of 2D dimensions, so that every Euclidean
  * part of an evaluation ranks by W2 at the matrix product's speed. match_w2_vectors writes n items'

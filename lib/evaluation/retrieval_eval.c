@@ -60,9 +60,10 @@ void retrieval_eval_run(retrieval_eval *E, const match_set *Q, float *qm, const 
     /* a shard centres on what the whole run centres on: the rounding of the centre respects every
      * query's coordinates (retrieval.h), so the distances are the unsharded run's to the bit */
     const int32_t *qcls = Q->cls + q0;
-    int mls = E->distance == MATCH_DISTANCE_MLS; /* -MLS of the Gaussians (C = 1: qm is Q->mu) */
+    int mls = match_distance_kernel(E->distance) >= 0; /* -MLS or another kernel distance (C = 1: qm is Q->mu) */
     retrieval_job J = {qm + q0 * Q->D, qcls, nq, G->mean, G->cls, ng, Q->D, exclude, mask, nmask, E->ks, nk,
-                       threads, E->hist, qm, Q->n, mls ? Q->var + q0 * Q->D : NULL, mls ? G->var : NULL};
+                       threads, E->hist, qm, Q->n, mls ? Q->var + q0 * Q->D : NULL, mls ? G->var : NULL,
+                       mls ? match_distance_kernel(E->distance) : 0};
     E->per = emalloc((size_t)nq * sizeof *E->per);
     retrieval_summary sum[RETRIEVAL_MAXMASK];
     if (E->at_r) {
@@ -103,8 +104,8 @@ void retrieval_eval_run(retrieval_eval *E, const match_set *Q, float *qm, const 
 }
 
 /* the distance (MATCH_DISTANCE_*) by name, in the meta and in the JSON line */
-static const char *const distance_names[] = {"mean", "cosine", "mls", "w2"};
-static const char *const json_distance[] = {"euclidean", "cosine", "mls", "w2"};
+static const char *const distance_names[] = {"mean", "cosine", "mls", "w2", "csd", "kl", "bhattacharyya"};
+static const char *const json_distance[] = {"euclidean", "cosine", "mls", "w2", "csd", "kl", "bhattacharyya"};
 
 /* v (nk values of dtype) as the meta tensor key */
 static void set_vector(stream_header *h, const char *key, int dtype, void *v, int nk)
@@ -281,7 +282,7 @@ void retrieval_eval_tsv(FILE *f, const retrieval_eval *E)
     metrics_pr_point *pts = emalloc(GLOBAL_TSV_POINTS * sizeof *pts);
     int64_t n = retrieval_hist_curve(E->hist, GLOBAL_TSV_POINTS, pts);
     /* unit vectors: d2 = 2 (1 - cos); mls: the keys are -MLS above the gallery's floor */
-    double floor = E->distance == MATCH_DISTANCE_MLS ? mls_floor(E->G->var, E->G->n, E->Q->D) : 0;
+    double floor = E->distance == MATCH_DISTANCE_MLS ? mls_floor(E->G->var, E->G->n, E->Q->D) : 0; /* csd kl bhatt: 0 */
     fprintf(f, "recall\tprecision\tthreshold\n");
     for (int64_t t = 0; t < n; t++)
         fprintf(f, "%.9g\t%.9g\t%.9g\n", pts[t].recall, pts[t].precision,

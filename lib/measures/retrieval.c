@@ -146,7 +146,7 @@ void retrieval_run_at_r(const retrieval_job *J, int64_t K, retrieval_query *per,
     int64_t *nbr = emalloc((size_t)(nq ? nq : 1) * (size_t)K * sizeof *nbr);
     metrics_knn_info info = {METRICS_SCREEN_PLAIN, 0};
     if (J->gvar)
-        mls_knn(J->Q, J->qvar, nq, J->G, J->gvar, ng, J->D, (int)K, J->exclude, J->threads, nbr, NULL);
+        mls_knn_kind(J->kind, J->Q, J->qvar, nq, J->G, J->gvar, ng, J->D, (int)K, J->exclude, J->threads, nbr, NULL);
     else
         metrics_knn_ex(J->Q, NULL, nq, J->G, NULL, ng, J->D, (int)K, J->exclude, J->threads, nbr, NULL, &info);
     int32_t *ncls = emalloc((size_t)K * sizeof *ncls);
@@ -926,7 +926,7 @@ void retrieval_run_rows(const retrieval_job *J, retrieval_query *per, retrieval_
     if (mls) {
         qn = ecalloc((size_t)(nq ? nq : 1), sizeof *qn);
         gn = ecalloc((size_t)ng, sizeof *gn);
-        ms = mls_set_new(J->G, J->gvar, ng, D, order);
+        ms = mls_set_new_kind(J->kind, J->G, J->gvar, ng, D, order);
     } else {
         qn = sq_norms("query", qs, nq, D);
         float *gn_orig = sq_norms("gallery item", gcen, ng, D);
@@ -966,7 +966,7 @@ void retrieval_run_rows(const retrieval_job *J, retrieval_query *per, retrieval_
     int blas_saved = blas_threads();
     blas_set_threads(1);
     rwork W = {J, qs, gs, gn, qn, gidx, scls, spos, smask, mask, maxp, per, part, sblock, ms,
-               mls ? -mls_floor(J->gvar, ng, D) : 0, {0}, 0, H};
+               mls && J->kind == MLS_NEG ? -mls_floor(J->gvar, ng, D) : 0, {0}, 0, H};
     for (int64_t j = 0; j < ng; j++)
         W.gnmax = gn[j] > W.gnmax ? gn[j] : W.gnmax;
     par_for(threads, (int)nsblocks, rblock, &W);

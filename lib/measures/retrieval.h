@@ -118,6 +118,7 @@ typedef struct {
     const float *Qall;        /* or NULL: (nqall, D) the whole query set when Q is a part of it (a */
     int64_t nqall;            /* shard): the centre is rounded as for all of them (metrics_centre) */
     const float *qvar, *gvar; /* or NULL: (nq, D), (ng, D) variances: rank by -MLS (below) */
+    int kind;                 /* with them: MLS_NEG (0, -MLS) or another of mls.h's distances, each >= 0 */
 } retrieval_job;
 
 typedef struct {

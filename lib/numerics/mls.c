@@ -49,16 +49,34 @@ int64_t mls_check_var(const float *var, int64_t n, int D)
 
 mls_set *mls_set_new(const float *mu, const float *var, int64_t n, int D, const int64_t *order)
 {
+    return mls_set_new_kind(MLS_NEG, mu, var, n, D, order);
+}
+
+/* the item's own term of a distance (mls.h): csd its sum of variances, bhatt -1/4 its sum of log
+ * variances, in double; 0 for mls and kl */
+static double item_term(int kind, const float *var, int D)
+{
+    double t = 0;
+    for (int l = 0; l < D && (kind == MLS_CSD || kind == MLS_BHATT); l++)
+        t += kind == MLS_CSD ? (double)var[l] : -0.25 * log((double)var[l]);
+    return t;
+}
+
+mls_set *mls_set_new_kind(int kind, const float *mu, const float *var, int64_t n, int D, const int64_t *order)
+{
     mls_set *S = emalloc(sizeof *S);
+    S->kind = kind;
     S->n = n;
     S->D = D;
     S->nb = (n + MLS_LANES - 1) / MLS_LANES;
     size_t all = (size_t)(S->nb ? S->nb : 1) * D * MLS_LANES;
     S->mu = ealloc_aligned(all * sizeof *S->mu);
     S->h = ealloc_aligned(all * sizeof *S->h);
+    S->t = emalloc((size_t)(S->nb ? S->nb : 1) * MLS_LANES * sizeof *S->t);
     for (int64_t b = 0; b < S->nb; b++)
         for (int j = 0; j < MLS_LANES; j++) {
             int64_t i = b * MLS_LANES + j, row = i < n ? (order ? order[i] : i) : -1;
+            S->t[i] = row >= 0 ? item_term(kind, var + row * D, D) : 0;
             for (int l = 0; l < D; l++) {
                 size_t at = ((size_t)b * D + l) * MLS_LANES + j;
                 S->mu[at] = row >= 0 ? 0.5f * mu[row * D + l] : 0.0f;
@@ -74,6 +92,7 @@ void mls_set_free(mls_set *S)
         return;
     free(S->mu);
     free(S->h);
+    free(S->t);
     free(S);
 }
 
@@ -106,9 +125,11 @@ static inline double log_mantissa(double x)
     return k * M_LN2 + 2.0 * s * t;
 }
 
-/* the lanes' sums into -MLS + c (mls.h): S the quadratic sums, P the mantissas' products in [1, 2),
- * Ed the exponents' sums; in double, then float */
-static void kernel_finish(const float *S, const float *P, const double *Ed, double c, float *out)
+/* the lanes' sums into alpha S + (sum log h) / 2 + c + ga[j] (ga NULL: none): -MLS + c with alpha 1
+ * (mls.h), Bhattacharyya's with alpha 1/2; S the quadratic sums, P the mantissas' products in
+ * [1, 2), Ed the exponents' sums; in double, then float */
+static void kernel_finish(const float *S, const float *P, const double *Ed, double alpha, double c, const double *ga,
+                          float *out)
 {
     int j = 0;
 #if HEDGE_SIMD_AVX2
@@ -116,7 +137,7 @@ static void kernel_finish(const float *S, const float *P, const double *Ed, doub
     __m256d ln2 = _mm256_set1_pd(M_LN2), two = _mm256_set1_pd(2.0), vc = _mm256_set1_pd(c);
     __m256d k3 = _mm256_set1_pd(1.0 / 3), k5 = _mm256_set1_pd(1.0 / 5), k7 = _mm256_set1_pd(1.0 / 7);
     __m256d k9 = _mm256_set1_pd(1.0 / 9), k11 = _mm256_set1_pd(1.0 / 11);
-    __m256d fmax = _mm256_set1_pd(FLT_MAX);
+    __m256d fmax = _mm256_set1_pd(FLT_MAX), va = _mm256_set1_pd(alpha);
     for (; j < MLS_LANES; j += 4) {
         __m256d x = _mm256_cvtps_pd(_mm_loadu_ps(P + j)), big = _mm256_cmp_pd(x, r2, _CMP_GT_OQ);
         __m256d k = _mm256_and_pd(big, one);
@@ -130,13 +151,17 @@ static void kernel_finish(const float *S, const float *P, const double *Ed, doub
         __m256d lg = _mm256_add_pd(_mm256_mul_pd(k, ln2), _mm256_mul_pd(_mm256_mul_pd(two, s), t));
         /* S + 0.5 (ln2 Ed + log P) + c */
         __m256d e = _mm256_add_pd(_mm256_mul_pd(ln2, _mm256_loadu_pd(Ed + j)), lg);
-        __m256d r = _mm256_add_pd(_mm256_add_pd(_mm256_cvtps_pd(_mm_loadu_ps(S + j)), _mm256_mul_pd(half, e)), vc);
+        __m256d sq = _mm256_mul_pd(va, _mm256_cvtps_pd(_mm_loadu_ps(S + j)));
+        __m256d r = _mm256_add_pd(_mm256_add_pd(sq, _mm256_mul_pd(half, e)), vc);
+        if (ga)
+            r = _mm256_add_pd(r, _mm256_loadu_pd(ga + j));
         /* beyond float32 (or +inf): FLT_MAX */
         _mm_storeu_ps(out + j, _mm256_cvtpd_ps(_mm256_min_pd(r, fmax)));
     }
 #endif
     for (; j < MLS_LANES; j++) {
-        double r = ((double)S[j] + 0.5 * (M_LN2 * Ed[j] + log_mantissa(P[j]))) + c;
+        double r = (alpha * S[j] + 0.5 * (M_LN2 * Ed[j] + log_mantissa(P[j]))) + c;
+        r = ga ? r + ga[j] : r;
         out[j] = r < FLT_MAX ? (float)r : FLT_MAX;
     }
 }
@@ -147,8 +172,8 @@ static void kernel_finish(const float *S, const float *P, const double *Ed, doub
  * Ed. With AVX2 the lanes are two vectors held in registers (the compiler's vectors of the plain
  * loop kept its sums in memory: a store and a load per dimension, half the time); without it, the
  * same operations lane by lane, the same bits. */
-static void kernel(const float *qmu, const float *qvar, const float *gm, const float *gh, int D, double c,
-                   float *out)
+static void kernel(const float *qmu, const float *qvar, const float *gm, const float *gh, int D, double alpha,
+                   double c, const double *ga, float *out)
 {
     float S[MLS_LANES], P[MLS_LANES];
     int32_t E[MLS_LANES];
@@ -209,24 +234,80 @@ static void kernel(const float *qmu, const float *qvar, const float *gm, const f
             }
     }
 #endif
-    kernel_finish(S, P, Ed, c, out);
+    kernel_finish(S, P, Ed, alpha, c, ga, out);
+}
+
+/* csd and kl of query (qmu, qvar) against one block, in float per lane, dimensions in order
+ * (mls.h): with e = qmu/2 - gm, qh = qvar/2 and the block's halves,
+ *   csd: 4 sum e^2, then + (sum qvar + the item's sum var) in double (c + ga[j])
+ *   kl:  sum [(qh - gh)/(4 qh) (qh - gh)/gh + e^2/2 (1/qh + 1/gh)], no cancellation, >= 0, the
+ *        quarter inside (a sum beyond float32 is a distance beyond it: FLT_MAX); 1/qh as 2/qvar, at
+ *        most 2^127 for a variance of FLT_MIN */
+static void kernel_plain(int kind, const float *qmu, const float *qvar, const float *gm, const float *gh, int D,
+                         double c, const double *ga, float *out)
+{
+    float S[MLS_LANES] = {0};
+    for (int l = 0; l < D; l++) {
+        float m = 0.5f * qmu[l], qh = 0.5f * qvar[l], iq = 2.0f / qvar[l], iq4 = 0.5f / qvar[l]; /* 1/qh, 1/(4qh) */
+        const float *a = gm + (size_t)l * MLS_LANES, *b = gh + (size_t)l * MLS_LANES;
+        if (kind == MLS_CSD)
+            for (int j = 0; j < MLS_LANES; j++) {
+                float e = m - a[j];
+                S[j] += e * e;
+            }
+        else
+            for (int j = 0; j < MLS_LANES; j++) {
+                float e = m - a[j], w = qh - b[j], e2 = 0.5f * (e * e);
+                S[j] += (w * iq4) * (w / b[j]) + (e2 * iq + e2 / b[j]); /* no inf x 0: each factor finite */
+            }
+    }
+    for (int j = 0; j < MLS_LANES; j++) {
+        double r = kind == MLS_CSD ? 4.0 * S[j] + c + ga[j] : S[j] + c;
+        out[j] = r < FLT_MAX ? (float)r : FLT_MAX;
+    }
 }
 
 void mls_row(const mls_set *G, const float *qmu, const float *qvar, double add, float *row)
 {
-    int D = G->D;
-    double c = 0.5 * D * log(4 * M_PI) + add;
+    int D = G->D, kind = G->kind;
+    double c = (kind == MLS_NEG ? 0.5 * D * log(4 * M_PI) : item_term(kind, qvar, D)) + add;
     float out[MLS_LANES];
     for (int64_t b = 0; b < G->nb; b++) {
         size_t at = (size_t)b * D * MLS_LANES;
         int64_t g0 = b * MLS_LANES, m = G->n - g0 < MLS_LANES ? G->n - g0 : MLS_LANES;
-        if (m == MLS_LANES)
-            kernel(qmu, qvar, G->mu + at, G->h + at, D, c, row + g0);
-        else {
-            kernel(qmu, qvar, G->mu + at, G->h + at, D, c, out);
+        float *o = m == MLS_LANES ? row + g0 : out;
+        const double *ga = G->t + g0;
+        if (kind == MLS_NEG)
+            kernel(qmu, qvar, G->mu + at, G->h + at, D, 1.0, c, NULL, o);
+        else if (kind == MLS_BHATT) {
+            kernel(qmu, qvar, G->mu + at, G->h + at, D, 0.5, c, ga, o);
+            for (int j = 0; j < MLS_LANES; j++) /* >= 0, which the float sums can miss by their rounding */
+                o[j] = o[j] > 0 ? o[j] : 0.0f;
+        } else
+            kernel_plain(kind, qmu, qvar, G->mu + at, G->h + at, D, c, ga, o);
+        if (o == out)
             memcpy(row + g0, out, (size_t)m * sizeof *out);
+    }
+}
+
+double mls_distance(int kind, const float *m1, const float *v1, const float *m2, const float *v2, int D)
+{
+    if (kind == MLS_NEG)
+        return -mls_score(m1, v1, m2, v2, D);
+    double s = 0, t = 0;
+    for (int l = 0; l < D; l++) {
+        double d = (double)m1[l] - m2[l], a = v1[l], b = v2[l];
+        if (kind == MLS_CSD)
+            s += d * d + a + b;
+        else if (kind == MLS_KL)
+            s += ((a - b) * (a - b) + d * d * (a + b)) / (4 * a * b);
+        else {
+            double v = (a + b) / 2;
+            s += d * d / (8 * v);
+            t += 0.5 * (log(v) - 0.5 * (log(a) + log(b)));
         }
     }
+    return s + t;
 }
 
 double mls_floor(const float *gvar, int64_t ng, int D)
@@ -330,7 +411,7 @@ static void knn_task(void *arg, int task, int worker)
             die("internal error: MLS kNN found %d of %d neighbours for query %lld", n, k, (long long)q);
         for (int r = 0; r < n; r++) {
             int64_t g = heap[r].g;
-            best[r] = (ranked){-mls_score(qm, qv, J->gmu + g * D, J->gvar + g * D, D), g};
+            best[r] = (ranked){mls_distance(J->G->kind, qm, qv, J->gmu + g * D, J->gvar + g * D, D), g};
         }
         qsort(best, (size_t)n, sizeof *best, ranked_cmp);
         for (int r = 0; r < k; r++) {
@@ -347,6 +428,12 @@ static void knn_task(void *arg, int task, int worker)
 void mls_knn(const float *qmu, const float *qvar, int64_t nq, const float *gmu, const float *gvar, int64_t ng, int D,
              int k, const int64_t *exclude, int threads, int64_t *nbr, double *dist)
 {
+    mls_knn_kind(MLS_NEG, qmu, qvar, nq, gmu, gvar, ng, D, k, exclude, threads, nbr, dist);
+}
+
+void mls_knn_kind(int kind, const float *qmu, const float *qvar, int64_t nq, const float *gmu, const float *gvar,
+                  int64_t ng, int D, int k, const int64_t *exclude, int threads, int64_t *nbr, double *dist)
+{
     for (int64_t q = 0; q < nq; q++) {
         int64_t avail = ng - (exclude && exclude[q] >= 0 && exclude[q] < ng);
         if (avail < k)
@@ -356,7 +443,7 @@ void mls_knn(const float *qmu, const float *qvar, int64_t nq, const float *gmu, 
     int64_t kk = (int64_t)k + MLS_KNN_SLACK;
     if (kk > ng)
         kk = ng;
-    mls_set *G = mls_set_new(gmu, gvar, ng, D, NULL);
+    mls_set *G = mls_set_new_kind(kind, gmu, gvar, ng, D, NULL);
     knn_job J = {qmu, qvar, gmu, gvar, nq, ng, D, k, (int)kk, exclude, G, nbr, dist};
     int64_t ntasks = (nq + MLS_KNN_TASK - 1) / MLS_KNN_TASK;
     if (threads < 1)

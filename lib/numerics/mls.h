@@ -58,20 +58,37 @@ void mls_grad(const float *mu1, const float *v1, const float *mu2, const float *
 /* the first variance of var (n, D) below FLT_MIN (a NaN too), as an index into var, else -1 */
 int64_t mls_check_var(const float *var, int64_t n, int D);
 
+/* ---- the kernel's other distances of two diagonal Gaussians (issue 47; docs/metric.md), each
+ * ranked ascending like -MLS, each >= 0:
+ *   MLS_CSD   PCME++'s closed-form sampled distance, E|z1 - z2|^2 = sum_l d_l^2 + v1_l + v2_l
+ *   MLS_KL    the symmetric KL, (KL(1||2) + KL(2||1)) / 2 = sum_l [(v1 - v2)^2 + d^2 (v1 + v2)] / (4 v1 v2)
+ *   MLS_BHATT Bhattacharyya's, sum_l d^2 / (8 v) + 1/2 log v - 1/4 (log v1 + log v2), v = (v1 + v2) / 2
+ * (d = mu1 - mu2). Bhattacharyya's runs the MLS kernel itself (its S / 2 and its sum of log h, the
+ * items' sums of log var beside); csd and kl a plain loop over the lanes in float (csd's variances
+ * as the items' sums, in double). The expected likelihood kernel, log E N(z1; z2) = MLS, is
+ * MLS_NEG. The same contract as -MLS: the same bits whatever the threads; FLT_MAX beyond float32
+ * (kl: a term's product can overflow first, so beyond FLT_MAX / 4 it may be FLT_MAX already);
+ * variances at least FLT_MIN (kl divides by them, bhatt takes their log; csd needs them >= 0). */
+enum { MLS_NEG = 0, MLS_CSD = 1, MLS_KL = 2, MLS_BHATT = 3 };
+/* the distance of kind between N(m1, diag v1) and N(m2, diag v2), in double (MLS_NEG: -mls_score) */
+double mls_distance(int kind, const float *m1, const float *v1, const float *m2, const float *v2, int D);
+
 /* a gallery laid out for the kernel: blocks of MLS_LANES items, each (D, MLS_LANES), half the
  * means and half the variances; padding lanes 0 and 1 */
 typedef struct {
     int64_t n, nb;  /* items, blocks */
-    int D;
+    int D, kind;    /* kind: MLS_NEG (mls_set_new) or another distance (mls_set_new_kind) */
     float *mu, *h;  /* (nb, D, MLS_LANES) */
+    double *t;      /* (nb x MLS_LANES) each item's own term: csd its sum of var, bhatt -1/4 sum log var */
 } mls_set;
 /* item i of the set is row order[i] of mu, var (n, D) (order NULL: row i); var checked by the
  * caller (mls_check_var) */
 mls_set *mls_set_new(const float *mu, const float *var, int64_t n, int D, const int64_t *order);
+mls_set *mls_set_new_kind(int kind, const float *mu, const float *var, int64_t n, int D, const int64_t *order);
 void mls_set_free(mls_set *S);
 
 /* row[g] = (float)(-MLS(q, item g) + add) for every item g of G (the kernel above; FLT_MAX for a
- * value beyond), q the D-vectors qmu, qvar */
+ * value beyond), q the D-vectors qmu, qvar; the set's kind's distance + add for another kind */
 void mls_row(const mls_set *G, const float *qmu, const float *qvar, double add, float *row);
 
 /* A lower bound of -MLS(q, g) over every query q and every gallery item g of the gallery's
@@ -92,5 +109,8 @@ double mls_floor(const float *gvar, int64_t ng, int D);
  * ng floats per block of queries. */
 void mls_knn(const float *qmu, const float *qvar, int64_t nq, const float *gmu, const float *gvar, int64_t ng, int D,
              int k, const int64_t *exclude, int threads, int64_t *nbr, double *dist);
+/* the same by the distance of kind (mls_distance: dist its value in double) */
+void mls_knn_kind(int kind, const float *qmu, const float *qvar, int64_t nq, const float *gmu, const float *gvar,
+                  int64_t ng, int D, int k, const int64_t *exclude, int threads, int64_t *nbr, double *dist);
 
 #endif

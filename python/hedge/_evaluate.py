@@ -235,7 +235,9 @@ def evaluate(mu: ArrayLike, labels: ArrayLike, *, var: Optional[ArrayLike] = Non
     shape, labels of another length, no items, and what the engine refuses (NaN, infinities).
 
     distance: "euclidean", "cosine" (of the normalised means), "mls" (PFE's mutual likelihood
-    score, needs var) or "w2" (the 2-Wasserstein distance of the Gaussians, needs var). knn_k: the kNN vote's k; recall_at: the k of Recall@k; pairs, seed: the
+    score, needs var; "elk" too), "w2" (the 2-Wasserstein distance of the Gaussians, needs var), or
+    "csd", "kl", "bhattacharyya" (PCME++'s closed-form sampled distance, the symmetric KL, and
+    Bhattacharyya's distance of the Gaussians, need var; docs/metric.md). knn_k: the kNN vote's k; recall_at: the k of Recall@k; pairs, seed: the
     verification pairs of ap and ece; match=(a, b): p(match) = sigmoid(-a d + b) for ap and ece;
     exclude_id: never the gallery item with the query's id (ids, gallery_ids); threads: the
     engine's threads.

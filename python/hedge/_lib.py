@@ -22,7 +22,8 @@ import numpy as np
 
 HEDGE_ABI = 5
 HEDGE_EINVAL, HEDGE_ENOMEM, HEDGE_ESTOPPED = -1, -2, -3
-DISTANCES = {"euclidean": 0, "cosine": 1, "mls": 2, "w2": 3}
+DISTANCES = {"euclidean": 0, "cosine": 1, "mls": 2, "w2": 3, "csd": 4, "kl": 5, "bhattacharyya": 6,
+             "elk": 2, "bhatt": 6}
 MAX_KS = 16
 MAX_USER = 2          # HEDGE_MAXUSER: the set's own uncertainties
 NSOURCES, NTARGETS, NMEASURES = 8, 4, 6

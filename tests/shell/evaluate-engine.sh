@@ -178,7 +178,7 @@ expect_fail 1 "evaluate: empty.npz: array 'mu' is float32 (0, 3): expected at le
 expect_fail 1 "evaluate: empty.npz: array 'mu' is float32 (0, 3): expected at least one item" evaluate -g empty.npz four.npz
 expect_fail 1 "evaluate: four.npz: gallery: 7 dimensions, expected 4 (the queries')" evaluate -g g7.npz four.npz
 expect_fail 2 "evaluate: --exclude-id needs -g GALLERY" evaluate --exclude-id four.npz
-expect_fail 2 "evaluate: --distance: 'l1' is not euclidean, cosine, mls or w2" evaluate --distance l1 four.npz
+expect_fail 2 "evaluate: --distance: 'l1' is none of euclidean, cosine, mls (elk), w2, csd, kl, bhattacharyya" evaluate --distance l1 four.npz
 expect_fail 1 "evaluate: pts.npz: queries: distance mls needs var and one component (C = 1), got no var and C = 1" \
     evaluate --distance mls pts.npz
 # shards refused: a gap, an overlap, another run's options or data, a truncated shard

@@ -249,7 +249,7 @@ static void test_knnpass(void)
             metrics_knn(Q, NULL, nq, G, NULL, ng, D, k, ex, 2, n1, d1);
             knnpass P = {Q, G, D, k, ex, n2, d2, 0};
             retrieval_job J = {Q, c, nq, G, gal ? c + 300 : c, ng, D, ex, NULL, 1, (int[]){1}, 1, 2, NULL, NULL, 0,
-                               NULL, NULL};
+                               NULL, NULL, 0};
             retrieval_query *per = malloc(nq * sizeof *per);
             retrieval_summary sum;
             retrieval_hooks H = {knnpass_row, NULL, &P};

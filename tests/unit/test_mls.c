@@ -267,7 +267,7 @@ static void test_retrieval(void)
         int64_t *ex = loo ? malloc((size_t)nq * sizeof *ex) : NULL;
         for (int64_t q = 0; loo && q < nq; q++)
             ex[q] = q;
-        retrieval_job J = {qm, qc, nq, gm, gc, ng, D, ex, NULL, 1, ks, 3, 1, NULL, NULL, 0, qv, gv};
+        retrieval_job J = {qm, qc, nq, gm, gc, ng, D, ex, NULL, 1, ks, 3, 1, NULL, NULL, 0, qv, gv, MLS_NEG};
         retrieval_query *per = malloc((size_t)nq * sizeof *per), *per3 = malloc((size_t)nq * sizeof *per3);
         retrieval_query *atr = malloc((size_t)nq * sizeof *atr);
         retrieval_summary sum, sum3, suma;
@@ -343,10 +343,104 @@ static void test_refusals(void)
     CHECK(mls_check_var(var, 2, 2) == 1);
 }
 
+/* ---------------------------------------------------------------- the other kinds */
+
+/* csd, kl, bhatt of items q, g by their definitions (mls.h), in double, and the magnitude of their
+ * terms (the float kernel's error is about D x 6e-8 of it) */
+static double kind_ref(int kind, const float *mu, const float *var, int64_t q, int64_t g, int D, double *mag)
+{
+    double s = 0, m = 0;
+    for (int l = 0; l < D; l++) {
+        double d = (double)mu[q * D + l] - mu[g * D + l], a = var[q * D + l], b = var[g * D + l];
+        if (kind == MLS_CSD)
+            s += d * d + a + b, m += d * d + a + b;
+        else if (kind == MLS_KL) { /* (KL(q||g) + KL(g||q)) / 2 */
+            double k1 = 0.5 * (a / b + d * d / b - 1 + log(b / a)), k2 = 0.5 * (b / a + d * d / a - 1 + log(a / b));
+            s += (k1 + k2) / 2, m += (a / b + b / a + d * d / a + d * d / b) / 4;
+        } else {
+            double v = (a + b) / 2;
+            s += d * d / (8 * v) + 0.5 * log(v / sqrt(a * b));
+            m += d * d / (8 * v) + 0.5 * fabs(log(v)) + 0.25 * (fabs(log(a)) + fabs(log(b)));
+        }
+    }
+    *mag = m;
+    return s;
+}
+
+static void test_kinds(void)
+{
+    /* by hand, D = 1: q (0, var 1), g (1, var 3): csd 1 + 1 + 3 = 5; kl ((1 - 3)^2 + 1 x 4) / 12 = 2/3;
+     * bhatt, v = 2: 1/16 + log(2) / 2 - log(3) / 4 = 0.134420519 */
+    float hm[] = {0, 1}, hv[] = {1, 3}, row[2];
+    double want[] = {5, 2.0 / 3, 0.0625 + 0.5 * log(2) - 0.25 * log(3)};
+    for (int kind = MLS_CSD; kind <= MLS_BHATT; kind++) {
+        mls_set *G = mls_set_new_kind(kind, hm, hv, 2, 1, NULL);
+        mls_row(G, hm, hv, 0, row);
+        CHECK_CLOSE(row[1], want[kind - 1], 2e-7);
+        CHECK_CLOSE(mls_distance(kind, hm, hv, hm + 1, hv + 1, 1), want[kind - 1], 1e-15);
+        /* an item against itself: csd its variances twice, kl and bhatt 0 (never below) */
+        CHECK(row[0] == (kind == MLS_CSD ? 2.0f : 0.0f));
+        mls_row(G, hm, hv, 1.5, row); /* add */
+        CHECK_CLOSE(row[1], want[kind - 1] + 1.5, 4e-7);
+        mls_set_free(G);
+    }
+    /* random sets: the kernel's floats against the definitions, the same pair in another lane the
+     * same bits, mls_distance the definitions to 1e-12; beyond float32: FLT_MAX (kl: beyond FLT_MAX / 4 may be) */
+    rng r;
+    rng_init(&r, 714, RNG_STREAM('t', 'm', 'k', 'd'));
+    int dims[] = {1, 16, 33, 64};
+    double worst[4] = {0};
+    int64_t nbig = 0;
+    for (int t = 0; t < 8; t++) {
+        int D = dims[t / 2];
+        int64_t n = 37;
+        float *mu = malloc((size_t)n * D * sizeof *mu), *var = malloc((size_t)n * D * sizeof *var);
+        for (int64_t e = 0; e < n * D; e++) { /* odd trials: variances from 1e-30 to 1e30 */
+            var[e] = (float)exp(t % 2 ? 69 * (2 * rng_uniform(&r) - 1) : rng_normal(&r));
+            mu[e] = (float)(rng_normal(&r) * (t % 2 ? 1e3 : 1));
+        }
+        int64_t *order = malloc((size_t)n * sizeof *order);
+        for (int64_t i = 0; i < n; i++)
+            order[i] = (i * 7) % n;
+        float *row = malloc((size_t)n * sizeof *row), *prow = malloc((size_t)n * sizeof *prow);
+        for (int kind = MLS_CSD; kind <= MLS_BHATT; kind++) {
+            mls_set *G = mls_set_new_kind(kind, mu, var, n, D, NULL), *P = mls_set_new_kind(kind, mu, var, n, D, order);
+            for (int64_t q = 0; q < n; q++) {
+                mls_row(G, mu + q * D, var + q * D, 0, row);
+                mls_row(P, mu + q * D, var + q * D, 0, prow);
+                for (int64_t g = 0; g < n; g++) {
+                    CHECK(prow[g] == row[order[g]]);
+                    CHECK(row[g] >= 0);
+                    double mag, ref = kind_ref(kind, mu, var, q, g, D, &mag);
+                    double ex = mls_distance(kind, mu + q * D, var + q * D, mu + g * D, var + g * D, D);
+                    CHECK(fabs(ex - ref) <= 1e-12 * (mag + 1));
+                    if (!(ref < FLT_MAX)) {
+                        CHECK(row[g] == FLT_MAX);
+                        nbig++;
+                        continue;
+                    }
+                    double rel = fabs(row[g] - ref) / (mag + 1e-30);
+                    if (ref > FLT_MAX / 4 && row[g] == FLT_MAX) /* kl's terms may overflow first (mls.h) */
+                        continue;
+                    worst[kind] = rel > worst[kind] ? rel : worst[kind];
+                    CHECK(rel <= (D + 8) * 6e-8);
+                }
+            }
+            mls_set_free(G);
+            mls_set_free(P);
+        }
+        free(row), free(prow), free(order), free(mu), free(var);
+    }
+    printf("kernel's csd, kl, bhatt against their definitions: largest errors %.3g, %.3g, %.3g of the magnitudes; "
+           "%lld pairs beyond float32\n", worst[1], worst[2], worst[3], (long long)nbig);
+    CHECK(nbig > 0);
+}
+
 int main(void)
 {
     test_by_hand();
     test_kernel();
+    test_kinds();
     test_floor();
     test_knn_brute();
     test_retrieval();

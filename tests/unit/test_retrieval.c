@@ -83,7 +83,7 @@ static void test_by_hand(void)
     int64_t ex[6] = {0, 1, 2, 3, 4, 5};
     uint32_t mask[6] = {3, 3, 1, 3, 3, 3};
     int ks[2] = {1, 2};
-    retrieval_job J = {X, cls, 6, X, cls, 6, 2, ex, mask, 2, ks, 2, 1, NULL, NULL, 0, NULL, NULL};
+    retrieval_job J = {X, cls, 6, X, cls, 6, 2, ex, mask, 2, ks, 2, 1, NULL, NULL, 0, NULL, NULL, 0};
     retrieval_query per[6];
     retrieval_summary sum[2];
     retrieval_run(&J, per, sum);
@@ -223,7 +223,7 @@ static void test_brute(void)
         uint32_t *mask = malloc((size_t)ng * sizeof *mask);
         for (int64_t g = 0; g < ng; g++)
             mask[g] = 1u | ((uint32_t)rng_u64(&r) & ((1u << nmask) - 2));
-        retrieval_job J = {Q, qc, nq, G, gc, ng, D, ex, mask, nmask, ks, 4, 1, NULL, NULL, 0, NULL, NULL};
+        retrieval_job J = {Q, qc, nq, G, gc, ng, D, ex, mask, nmask, ks, 4, 1, NULL, NULL, 0, NULL, NULL, 0};
         retrieval_query *per = malloc((size_t)nq * sizeof *per), *per3 = malloc((size_t)nq * sizeof *per3);
         retrieval_summary sum[8], sum3[8];
         retrieval_run(&J, per, sum);
@@ -359,7 +359,7 @@ static void test_all_tied(void)
         int64_t *ex = malloc((size_t)nq * sizeof *ex);
         for (int64_t q = 0; q < nq; q++)
             ex[q] = loo ? q : -1;
-        retrieval_job J = {Q, qc, nq, G, gc, ng, D, ex, NULL, 1, NULL, 0, 1, NULL, NULL, 0, NULL, NULL};
+        retrieval_job J = {Q, qc, nq, G, gc, ng, D, ex, NULL, 1, NULL, 0, 1, NULL, NULL, 0, NULL, NULL, 0};
         double w = brute_job(&J, loo ? "all tied, leave-one-out" : "all tied, a gallery");
         worst = w > worst ? w : worst;
         free(ex);
@@ -411,7 +411,7 @@ static void test_rank_table(void)
         uint32_t *mask = malloc((size_t)ng * sizeof *mask);
         for (int64_t g = 0; g < ng; g++)
             mask[g] = 1u | ((uint32_t)rng_u64(&r) & 6u);
-        retrieval_job J = {Q, qc, nq, G, gc, ng, D, ex, NULL, 1, NULL, 0, 1, NULL, NULL, 0, NULL, NULL};
+        retrieval_job J = {Q, qc, nq, G, gc, ng, D, ex, NULL, 1, NULL, 0, 1, NULL, NULL, 0, NULL, NULL, 0};
         double w = brute_job(&J, "one gallery");
         worst = w > worst ? w : worst;
         J.mask = mask, J.nmask = 3;
@@ -445,7 +445,7 @@ static void test_large_class(void)
         ex[i] = i;
     }
     int ks[1] = {1};
-    retrieval_job J = {X, c, N, X, c, N, 1, ex, NULL, 1, ks, 1, 1, NULL, NULL, 0, NULL, NULL};
+    retrieval_job J = {X, c, N, X, c, N, 1, ex, NULL, 1, ks, 1, 1, NULL, NULL, 0, NULL, NULL, 0};
     retrieval_query per[N];
     retrieval_summary sum[1];
     retrieval_run(&J, per, sum);
@@ -473,7 +473,7 @@ static void test_self_first(void)
     for (int i = 0; i < N; i++)
         c[i] = i % 7;
     int ks[1] = {1};
-    retrieval_job J = {X, c, N, X, c, N, D, NULL, NULL, 1, ks, 1, 1, NULL, NULL, 0, NULL, NULL};
+    retrieval_job J = {X, c, N, X, c, N, D, NULL, NULL, 1, ks, 1, 1, NULL, NULL, 0, NULL, NULL, 0};
     retrieval_query per[N];
     retrieval_summary sum[1];
     retrieval_run(&J, per, sum);
@@ -588,7 +588,7 @@ static void test_global_by_hand(void)
     int32_t qc[1] = {0}, gc[4] = {1, 0, 1, 0};
     int ks[1] = {1};
     retrieval_hist *h = retrieval_hist_new();
-    retrieval_job J = {Q, qc, 1, G, gc, 4, 4, NULL, NULL, 1, ks, 1, 1, h, NULL, 0, NULL, NULL};
+    retrieval_job J = {Q, qc, 1, G, gc, 4, 4, NULL, NULL, 1, ks, 1, 1, h, NULL, 0, NULL, NULL, 0};
     retrieval_query per[1];
     retrieval_summary sum[1];
     retrieval_run(&J, per, sum);
@@ -688,7 +688,7 @@ static void test_global_brute(void)
             mask[g] = 1u | ((uint32_t)rng_u64(&r) & 2u);
         retrieval_hist *h1 = retrieval_hist_new(), *h3 = retrieval_hist_new();
         retrieval_job J = {Q, qc, nq, G, gc, ng, D, ex, trial % 3 ? mask : NULL, trial % 3 ? 2 : 1, ks, 1, 1, h1,
-                           NULL, 0, NULL, NULL};
+                           NULL, 0, NULL, NULL, 0};
         retrieval_query *per = malloc((size_t)nq * sizeof *per);
         retrieval_summary sum[2];
         retrieval_run(&J, per, sum);
@@ -854,7 +854,7 @@ static void test_at_r(void)
     int kk[2] = {1, 5};
     for (int gal = 0; gal < 2; gal++) {
         retrieval_job J = {X, c, N, gal ? G : X, gal ? gc : c, gal ? NG : N, D, gal ? exg : ex, NULL, 1, kk, 2, 1,
-                           NULL, NULL, 0, NULL, NULL};
+                           NULL, NULL, 0, NULL, NULL, 0};
         retrieval_query *full = malloc(N * sizeof *full), *a1 = malloc(N * sizeof *a1), *a3 = malloc(N * sizeof *a3);
         retrieval_summary sf, s1, s3;
         retrieval_run(&J, full, &sf);
