@@ -53,7 +53,8 @@ const setting loss_common[LOSS_NCOMMON] = {
     X(dul_cls)                                                                                                   \
     X(losspred)                                                                                                  \
     X(scf)                                                                                                       \
-    X(dul_rgs)
+    X(dul_rgs)                                                                                                   \
+    X(vmf_fl)
 
 #define LOSS_DECLARE(name) extern const loss_kind loss_##name;
 #define LOSS_ENTRY(name) &loss_##name,

@@ -64,6 +64,14 @@ a=$(acc rgs.ckpt)
 echo "dul-rgs: 5-NN accuracy $a (untrained $u), regression NLL $(sed -n 2p rgs.log | cut -f4) -> $(tail -n 1 rgs.log | cut -f4)"
 check_lt "$u" "$a" "dul-rgs: 5-NN accuracy $a is not above the untrained network's $u"
 check_lt "$(tail -n 1 rgs.log | cut -f4)" "$(sed -n 2p rgs.log | cut -f4)" "dul-rgs: the regression's NLL did not fall"
+# vmf-fl: the softmax of kappa x cos over the class weights, kappa = 1 / var the item's own; the
+# concentration is learned as a confidence: the right items' kappa above the wrong ones'
+pk | train -o vf.ckpt --loss vmf-fl -D 8 -n 300 -t 1 --lr 3e-3 --log vf.log 2>/dev/null || fail "train vmf-fl"
+a=$(acc vf.ckpt)
+echo "vmf-fl: 5-NN accuracy $a (untrained $u), loss $(sed -n 2p vf.log | cut -f2) -> $(tail -n 1 vf.log | cut -f2), mean variance $(tail -n 1 vf.log | cut -f7)"
+check_lt "$u" "$a" "vmf-fl: 5-NN accuracy $a is not above the untrained network's $u"
+check_lt "$(tail -n 1 vf.log | cut -f2)" "$(sed -n 2p vf.log | cut -f2)" "vmf-fl: the loss did not fall"
+[ "$(tshow -H vf.ckpt | jq -c '.meta.head')" = '"iso"' ] || fail "vmf-fl's head: $(tshow -H vf.ckpt | jq -c .meta)"
 
 # same seed, same bytes; 20 + 20 steps equal 40 straight, with settings of their own
 check_repeat_resume pk --head point --loss arcface -D 4 -S 3 -t 1 --margin 0.3 --scale 16
