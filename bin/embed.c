@@ -5,7 +5,8 @@
  * --mc T (a model trained with --dropout): MC dropout, T forwards with dropout on, the masks by
  * SEED and each item's place in the stream (not the batch): mu the mean of the T means, var the
  * variance of the T means (plus the mean of the T variances for a stochastic head), a Gaussian
- * per item (model mog, C = 1).
+ * per item (model mog, C = 1). A deep ensemble (train --ensemble M) the same from its M members'
+ * means: their mean, and their variance as the item's (model mog, C = 1, meta ensemble M).
  */
 #include <getopt.h>
 #include <math.h>
@@ -103,7 +104,10 @@ int main(int argc, char **argv)
     const stream_header *ih = in->header;
     int f_img = ckpt_input_field(m, ih, ckpt);
 
-    int stoch = ci.mc.head != HEAD_POINT, C = ci.mc.C, D = ci.mc.D;
+    /* an ensemble's M members (ci.mc.C of them) become one Gaussian: their mean and spread */
+    int M = ci.mc.ensemble, stoch = ci.mc.head != HEAD_POINT || M, C = M ? 1 : ci.mc.C, D = ci.mc.D;
+    if (T && M)
+        usage_die("--mc: %s is an ensemble of %d: its members' spread is its variance already", ckpt, M);
     if (T && !(ci.mc.dropout > 0))
         usage_die("--mc: %s was trained without dropout (train --dropout P): its forwards are all the same", ckpt);
     if (T && C != 1)
@@ -113,7 +117,9 @@ int main(int argc, char **argv)
     header_add_input(h, ih);
     header_add_input(h, ch);
     header_copy_meta(h, ih);
-    header_set_str(h, "model", T ? "mog" : model_head_name(ci.mc.head));
+    header_set_str(h, "model", T || M ? "mog" : model_head_name(ci.mc.head));
+    if (M)
+        header_set_int(h, "ensemble", M);
     if (T) {
         header_set_int(h, "mc_samples", T);
         header_set_float(h, "mc_dropout", ci.mc.dropout);
@@ -156,6 +162,7 @@ int main(int argc, char **argv)
     size_t imgbytes = model_input_bytes(m), per = (size_t)C * D;
     float *mu = ealloc_aligned(batch * per * 4), *var = stoch ? ealloc_aligned(batch * per * 4) : NULL;
     float *mcvar = T && !stoch ? ealloc_aligned(batch * per * 4) : NULL; /* --mc of a point head's var */
+    float *members = M ? ealloc_aligned(batch * per * M * 4) : NULL;       /* an ensemble's (n, M, D) */
     /* two batch buffers: a reader thread fills the next batch while this one is embedded */
     batchbuf bb[2];
     for (int s = 0; s < 2; s++) {
@@ -183,7 +190,10 @@ int main(int argc, char **argv)
             next->n = 0;
         if (T)
             model_forward_mc(m, b->imgs, b->n, T, seed, done, unit, mu, stoch ? var : mcvar);
-        else
+        else if (M) {
+            model_forward(m, b->imgs, b->n, members, NULL);
+            model_ensemble_moments(members, b->n, M, D, mu, var);
+        } else
             model_forward(m, b->imgs, b->n, mu, var);
         if (unit && !T)
             for (int i = 0; i < b->n; i++)
@@ -217,6 +227,7 @@ int main(int argc, char **argv)
     free(mu);
     free(var);
     free(mcvar);
+    free(members);
     for (int s = 0; s < 2; s++) {
         free(bb[s].imgs);
         for (int k = 0; k < npass; k++)

@@ -71,7 +71,7 @@ static options parse_options(int argc, char **argv)
                   .save_every = CKPT_SAVE_EVERY, .seed = 714, .threads = 2, .optim = OPTIM_ADAM,
                   .body = {.body = -1}};
     enum { O_RESUME = 256, O_HEAD, O_LOSS, O_OPTIM, O_LR, O_SAVE, O_LOG, O_PROG, O_WARMUP, O_DECAY, O_LREND,
-           O_SNAP, O_BODY, O_RECIPE, O_SETTINGS, O_LRSTEPS, O_WD, O_DROP,
+           O_SNAP, O_BODY, O_RECIPE, O_SETTINGS, O_LRSTEPS, O_WD, O_DROP, O_ENS,
            O_LOSSOPT /* + k: the losses' (lossopt.h) */ };
     static const struct option base[] = {
         {"out", 1, 0, 'o'},        {"resume", 1, 0, O_RESUME}, {"head", 1, 0, O_HEAD}, {"loss", 1, 0, O_LOSS},
@@ -79,7 +79,8 @@ static options parse_options(int argc, char **argv)
         {"threads", 1, 0, 't'},    {"save-every", 1, 0, O_SAVE}, {"log", 1, 0, O_LOG}, {"progress", 0, 0, O_PROG},
         {"snapshot-every", 1, 0, O_SNAP}, {"warmup", 1, 0, O_WARMUP}, {"decay", 1, 0, O_DECAY}, {"lr-end", 1, 0, O_LREND},
         {"body", 1, 0, O_BODY},    {"recipe", 1, 0, O_RECIPE}, {"settings", 0, 0, O_SETTINGS}, {"help", 0, 0, 'h'},
-        {"lr-steps", 1, 0, O_LRSTEPS}, {"wd", 1, 0, O_WD}, {"dropout", 1, 0, O_DROP}};
+        {"lr-steps", 1, 0, O_LRSTEPS}, {"wd", 1, 0, O_WD}, {"dropout", 1, 0, O_DROP},
+        {"ensemble", 1, 0, O_ENS}};
     const struct option *lo = lossopt_longopts(base, sizeof base / sizeof *base, O_LOSSOPT);
     int c;
     while ((c = getopt_long(argc, argv, "o:C:D:K:n:S:t:h", lo, NULL)) != -1) {
@@ -101,11 +102,7 @@ static options parse_options(int argc, char **argv)
         case 'K': lossopt_add(&op.lo, lossopt_index("K"), optarg); break;
         case O_LOSS: op.loss = optarg; break;
         case O_OPTIM:
-            if (!strcmp(optarg, "adam"))
-                op.optim = OPTIM_ADAM;
-            else if (!strcmp(optarg, "sgd"))
-                op.optim = OPTIM_SGD;
-            else
+            if ((op.optim = !strcmp(optarg, "adam") ? OPTIM_ADAM : !strcmp(optarg, "sgd") ? OPTIM_SGD : -1) < 0)
                 usage_die("--optim: '%s' is not adam or sgd", optarg);
             break;
         case O_LR: op.lr = parse_double("--lr", optarg, 1e-12, 1e9), op.given |= RECIPE_LR; break;
@@ -124,6 +121,7 @@ static options parse_options(int argc, char **argv)
             break;
         case O_WD: op.wd = parse_double("--wd", optarg, 0, 1); break;
         case O_DROP: op.body.dropout = (float)parse_double("--dropout", optarg, 0, MODEL_MAX_DROPOUT); break;
+        case O_ENS: op.body.ensemble = (int)parse_long("--ensemble", optarg, 2, MODEL_MAX_ENSEMBLE); break;
         case O_RECIPE:
             if (!(op.recipe = lr_recipe_find(optarg)))
                 usage_die("--recipe: '%s' is not paper or fast", optarg);
@@ -186,6 +184,8 @@ static const loss_kind *choose_loss(options *op)
         usage_die("loss %s works on point embeddings (--head point)", ln);
     if (op->head == HEAD_POINT && op->C_set && op->C != 1)
         usage_die("a point model has one component (-C 1)");
+    if ((op->body.head = op->head, ckpt_ensemble_check(L, &op->body)))
+        usage_die("%s", ckpt_ensemble_check(L, &op->body));
     int C0 = op->head == HEAD_POINT ? 1 : op->C;
     if (L->max_C && C0 > L->max_C)
         usage_die("loss %s takes %d component%s per image (-C %d)", ln, L->max_C, L->max_C > 1 ? "s" : "",
@@ -207,7 +207,7 @@ static model *start(const options *op, const loss_kind *L, feed *f, ckpt_info *c
     memset(ci, 0, sizeof *ci);
     ci->mc = op->body; /* the body and its settings; the rest from the options and the input */
     ci->mc.head = op->head;
-    ci->mc.C = op->head == HEAD_POINT ? 1 : op->C;
+    ci->mc.C = op->head == HEAD_POINT ? (op->body.ensemble ? op->body.ensemble : 1) : op->C;
     ci->mc.D = op->D;
     ci->mc.query = L->needs_query;
     if (L->needs_query && f->digits < 1)

@@ -21,6 +21,8 @@
 #                the KL to a spike at the item's class centre, P x K
 #   vmf-fl       vMF-FL: a normalised softmax on the iso head's means, each item's vMF
 #                concentration kappa = 1 / var learning the temperature that fits its cosines, P x K
+#   ensemble     a deep ensemble: 5 triplet point heads on the body (train --ensemble 5), its
+#                uncertainty the variance of their means
 #   mcdropout    MC dropout: triplet's point head on the body with dropout p = 0.1 (train
 #                --dropout); its uncertainty the variance of 20 forwards with dropout on (embed --mc)
 #   P x K: P = min(16, the training classes) classes, K = 128 / P items each.
@@ -58,8 +60,9 @@ hetriplet) batches=$pk net="--head iso --loss hetriplet --mining semihard" lr=1e
 spe) batches="-m episodes -c $P -s 5 -q 3" net="--head mog -C 1 --loss spe" ;;
 dul-cls | dul-rgs) batches=$pk net="--head mog -C 1 --loss $method" ;;
 losspred | scf | vmf-fl) batches=$pk net="--head iso --loss $method" ;;
+ensemble) batches=$pk net="--head point --loss triplet --mining semihard --ensemble 5" lr=1e-3 ;;
 mcdropout) batches=$pk net="--head point --loss triplet --mining semihard --dropout 0.1" lr=1e-3 embed_args="--mc 20 -S $seed" ;;
-*) say "uncertainty-run: unknown method '$method' (triplet ms arcface proxy-anchor hib pfe hetriplet spe dul-cls dul-rgs losspred scf vmf-fl mcdropout)"; exit 2 ;;
+*) say "uncertainty-run: unknown method '$method' (triplet ms arcface proxy-anchor hib pfe hetriplet spe dul-cls dul-rgs losspred scf vmf-fl ensemble mcdropout)"; exit 2 ;;
 esac
 
 if [ ! -e "$run/trained" ]; then

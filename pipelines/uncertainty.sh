@@ -12,7 +12,7 @@
 # (the nearest distance, the ratio of the two nearest, the votes' entropy, the norm), with the
 # paired 95 % bootstrap interval of the learned minus the best free baseline, per seed.
 #   Methods (pipelines/uncertainty-run.sh): triplet, ms, arcface, proxy-anchor (point heads: the
-#   free baselines alone), hib, pfe, hetriplet, spe, dul-cls, dul-rgs, losspred, scf, vmf-fl, mcdropout
+#   free baselines alone), hib, pfe, hetriplet, spe, dul-cls, dul-rgs, losspred, scf, vmf-fl, ensemble, mcdropout
 #   (each with its learned uncertainty); METHODS="..." (environment) names others or fewer.
 #   Split: the items whose integer array NAME (--split NAME, or an array called split when the
 #   file has one) is 0 train the heads and those where it is 1 are judged; without one, the
@@ -108,7 +108,7 @@ fi
 
 mkdir -p "$out"
 configs=$(grid_file "$out" "configs-uncertainty" txt)
-for m in ${METHODS:-triplet ms arcface proxy-anchor hib pfe hetriplet spe dul-cls dul-rgs losspred scf vmf-fl mcdropout}; do echo "$m $m"; done > "$configs.tmp"
+for m in ${METHODS:-triplet ms arcface proxy-anchor hib pfe hetriplet spe dul-cls dul-rgs losspred scf vmf-fl ensemble mcdropout}; do echo "$m $m"; done > "$configs.tmp"
 mv "$configs.tmp" "$configs"
 seed_configs "$configs" || usage
 STEPS=$steps

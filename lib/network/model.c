@@ -151,7 +151,11 @@ const char *model_check(const model_config *cfg)
     else if ((long long)c.C * c.D > MODEL_MAX_OUTPUTS)
         snprintf(why, sizeof why, "C x D = %lld embedding outputs, more than %d", (long long)c.C * c.D,
                  MODEL_MAX_OUTPUTS);
-    else if (!hk->stochastic && c.C != 1)
+    else if (c.ensemble && (c.ensemble < 2 || c.ensemble > MODEL_MAX_ENSEMBLE || c.head != HEAD_POINT ||
+                            c.C != c.ensemble || c.query))
+        snprintf(why, sizeof why, "an ensemble of %d: expected 2 to %d point heads (C = M) without a query tower, "
+                 "not %s with C = %d", c.ensemble, MODEL_MAX_ENSEMBLE, hk->name, c.C);
+    else if (!hk->stochastic && c.C != 1 && !c.ensemble)
         snprintf(why, sizeof why, "a %s head has one component, not C = %d", hk->name, c.C);
     else if (c.mean_dims && (c.features < 1 || c.mean_dims < 1 || c.mean_dims >= c.features || !hk->mean_is_input))
         snprintf(why, sizeof why,
@@ -191,6 +195,23 @@ int model_drop_keep(const model *m, int l, int64_t r, int k)
     z = (z ^ (z >> 27)) * 0x94d049bb133111ebULL;
     z ^= z >> 31;
     return (double)(z >> 11) * 0x1.0p-53 >= m->cfg.dropout;
+}
+
+void model_ensemble_moments(const float *members, int n, int M, int D, float *mu, float *var)
+{
+    for (int i = 0; i < n; i++)
+        for (int d = 0; d < D; d++) {
+            const float *x = members + (size_t)i * M * D + d;
+            double a = 0, v = 0;
+            for (int k = 0; k < M; k++)
+                a += x[(size_t)k * D];
+            a /= M;
+            for (int k = 0; k < M; k++)
+                v += (x[(size_t)k * D] - a) * (x[(size_t)k * D] - a);
+            v /= M - 1;
+            mu[(size_t)i * D + d] = (float)a;
+            var[(size_t)i * D + d] = (float)(v > MODEL_VAR_FLOOR ? v : MODEL_VAR_FLOOR);
+        }
 }
 
 void model_forward_mc(model *m, const void *input, int n, int T, uint64_t seed, int64_t row0, int unit, float *mu,

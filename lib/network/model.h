@@ -92,8 +92,14 @@ typedef struct {
      * head takes as its mean (normalised) while the body reads the first features - mean_dims,
      * PFE's head input (fromnpz -k features --features H --mu MU: meta mean_dims); 0: none */
     int mean_dims;
+    /* a deep ensemble of M point heads on one body (train --ensemble M, 2 .. MODEL_MAX_ENSEMBLE;
+     * 0: none): the point head has C = M components, one member's mean each, each trained by the
+     * loss on its own (lib/training/trainer.c); embed gives their mean and the spread of their
+     * means as the variance (model_ensemble_moments) */
+    int ensemble;
 } model_config;
 #define MODEL_MAX_DROPOUT 0.9
+#define MODEL_MAX_ENSEMBLE 16
 
 typedef struct {
     char name[32];  /* e.g. "conv1.w" */
@@ -159,6 +165,11 @@ void model_dropout(model *m, int on, uint64_t seed, int64_t row0);
  * unit length when unit; mu = their mean, var = their variance over the passes (unbiased, / (T -
  * 1)) plus the mean of the passes' variances (a stochastic head's), at least MODEL_VAR_FLOOR,
  * summed in double in pass order. C x D outputs per item each; T >= 2; dropout is off after. */
+/* a deep ensemble's embedding (cfg.ensemble M): from members (n, M, D), each item's mean over the
+ * M members into mu (n, D) and their unbiased variance (M - 1) per dimension, at least
+ * MODEL_VAR_FLOOR, into var (n, D), in double then float (Lakshminarayanan et al. 2017's spread
+ * of the members as the uncertainty, as MC dropout's of its passes) */
+void model_ensemble_moments(const float *members, int n, int M, int D, float *mu, float *var);
 void model_forward_mc(model *m, const void *input, int n, int T, uint64_t seed, int64_t row0, int unit, float *mu,
                       float *var);
 /* 1 when dropout keeps unit k of layer l (1-based) in row r of a forward's batch */

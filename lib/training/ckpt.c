@@ -49,6 +49,19 @@ static void save_settings(stream_header *h, const loss_kind *L, const loss_confi
     }
 }
 
+const char *ckpt_ensemble_check(const loss_kind *L, const model_config *mc)
+{
+    static _Thread_local char why[200];
+    if (!mc->ensemble)
+        return NULL;
+    if (L->needs_var || L->nparams || L->class_weights || mc->head != HEAD_POINT) {
+        snprintf(why, sizeof why, "--ensemble %d: M point heads (--head point) for a loss that learns no parameters "
+                 "of its own (its members would share them), not %s", mc->ensemble, L->name);
+        return why;
+    }
+    return NULL;
+}
+
 void ckpt_save(const char *path, const ckpt_info *ci, const model *m, const optim *o, int argc,
                char **argv, const stream_header *input)
 {
@@ -87,6 +100,8 @@ void ckpt_save(const char *path, const ckpt_info *ci, const model *m, const opti
         header_set_int(h, "query", 1);
     if (m->cfg.dropout > 0) /* (written when used: the checkpoints of other runs keep their bytes) */
         header_set_float(h, "dropout", m->cfg.dropout);
+    if (m->cfg.ensemble)
+        header_set_int(h, "ensemble", m->cfg.ensemble);
     header_set_str(h, "loss", ci->loss);
     save_settings(h, loss_find(ci->loss), &ci->lc);
     if (ci->nclasses) /* the rows of the loss's class weights (the input's meta classes lists them) */
@@ -394,8 +409,10 @@ model *ckpt_load(const char *path, ckpt_info *ci, optim **o, int maxbatch, strea
      * it cost (the fuzzer made embed touch 1.6 GB with C = 64, D = 4096) */
     if (ci->mc.C * ci->mc.D > 4096)
         die("%s: C x D = %d embedding outputs, more than 4096", path, ci->mc.C * ci->mc.D);
-    if (ci->mc.head == HEAD_POINT && ci->mc.C != 1)
-        die("%s: a point model with C = %d components", path, ci->mc.C);
+    ci->mc.ensemble = (int)opt_int(path, h, "ensemble", 0, 2, MODEL_MAX_ENSEMBLE);
+    if (ci->mc.head == HEAD_POINT && ci->mc.C != (ci->mc.ensemble ? ci->mc.ensemble : 1))
+        die("%s: a point model with C = %d components%s", path, ci->mc.C,
+            ci->mc.ensemble ? ", not the ensemble's" : "");
     snprintf(ci->loss, sizeof ci->loss, "%s", header_str(h, "loss", ""));
     const loss_kind *L = loss_find(ci->loss);
     if (!L)
@@ -413,8 +430,11 @@ model *ckpt_load(const char *path, ckpt_info *ci, optim **o, int maxbatch, strea
     load_settings(path, h, L, &ci->lc, ci->mc.D);
     if (L->needs_var && ci->lc.K % ci->mc.C)
         die("%s: K = %d is not a multiple of C = %d", path, ci->lc.K, ci->mc.C);
-    if (L->max_C && ci->mc.C > L->max_C)
+    if (L->max_C && ci->mc.C > L->max_C && !ci->mc.ensemble)
         die("%s: loss %s with C = %d components", path, ci->loss, ci->mc.C);
+    const char *eb = ckpt_ensemble_check(L, &ci->mc);
+    if (eb)
+        die("%s: %s", path, eb);
     const char *optn = header_str(h, "optim", "adam");
     if (strcmp(optn, "adam") && strcmp(optn, "sgd"))
         die("%s: unknown optimizer '%s'", path, optn);

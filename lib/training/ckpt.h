@@ -58,6 +58,11 @@ typedef struct {
  * cannot be written. */
 void ckpt_save(const char *path, const ckpt_info *ci, const model *m, const optim *o, int argc,
                char **argv, const stream_header *input);
+/* what a deep ensemble (mc->ensemble M > 0) needs of its loss, or NULL: one that learns no
+ * parameter of its own (no scalar parameters, no class weights: M members sharing them would
+ * learn one set), on point embeddings; a message otherwise (train and ckpt_load die with it) */
+struct loss_kind;
+const char *ckpt_ensemble_check(const struct loss_kind *L, const model_config *mc);
 /* Appends "step S: ARGS" (argv after the program name, quoted where a shell would need it) to
  * ci->resumed, dropping its oldest lines if it would not fit. */
 void ckpt_note_resume(ckpt_info *ci, int argc, char **argv);

@@ -17,6 +17,10 @@ void trainer_init(trainer *t, model *m, optim *o, const loss_kind *L, ckpt_info 
     *t = (trainer){.m = m, .o = o, .L = L, .ci = ci, .between_steps = 1, .first_step = ci->step, .saved_step = -1,
                    .mu = ealloc_aligned(outs), .dmu = ealloc_aligned(outs),
                    .var = stoch ? ealloc_aligned(outs) : NULL, .dvar = stoch ? ealloc_aligned(outs) : NULL};
+    if (ci->mc.ensemble) {
+        t->emu = ealloc_aligned(outs / ci->mc.C);
+        t->edmu = ealloc_aligned(outs / ci->mc.C);
+    }
     if (ci->mc.query) {
         size_t qouts = (size_t)maxbatch * ci->mc.D * sizeof(float);
         t->qdigits = emalloc((size_t)maxbatch * ci->mc.digits);
@@ -63,6 +67,46 @@ static void check_finite(trainer *t)
             }
 }
 
+/* the step's loss and its gradients into t->dmu, t->dvar and the loss's parameters: one call, or
+ * for an ensemble (mc.ensemble M) one call per member on that member's means alone, with its own
+ * draws (the rng stream also by the member), the gradients of their sum (each member learns as if
+ * it were alone; the body takes all M), the mean of their values, nll and acc */
+static double step_loss(trainer *t, loss_input *li, loss_stats *st)
+{
+    model *m = t->m;
+    ckpt_info *ci = t->ci;
+    int M = ci->mc.ensemble, D = ci->mc.D, n = li->n;
+    rng r;
+    rng_init(&r, ci->seed, RNG_STREAM('l', 'o', 's', 's') ^ (uint64_t)ci->step);
+    if (!M)
+        return t->L->forward_backward(&ci->lc, li, m->params + m->nnet, m->grads + m->nnet, t->dmu, t->dvar, &r, st);
+    double sum = 0, nll = 0, acc = 0;
+    li->C = 1, li->mu = t->emu, li->var = NULL;
+    for (int k = 0; k < M; k++) {
+        for (int i = 0; i < n; i++)
+            memcpy(t->emu + (size_t)i * D, t->mu + ((size_t)i * M + k) * D, (size_t)D * sizeof *t->emu);
+        loss_stats one;
+        if (k)
+            rng_init(&r, ci->seed,
+                     RNG_STREAM('l', 'o', 's', 's') ^ (uint64_t)ci->step ^ (uint64_t)k * 0x9e3779b97f4a7c15ULL);
+        double v = t->L->forward_backward(&ci->lc, li, m->params + m->nnet, m->grads + m->nnet, t->edmu, NULL, &r,
+                                          st ? &one : NULL);
+        if (!isfinite(v))
+            return v;
+        for (int i = 0; i < n; i++)
+            memcpy(t->dmu + ((size_t)i * M + k) * D, t->edmu + (size_t)i * D, (size_t)D * sizeof *t->dmu);
+        sum += v;
+        if (st) {
+            if (!k)
+                *st = one;
+            nll += one.nll, acc += one.acc;
+        }
+    }
+    if (st)
+        st->nll = nll / M, st->acc = acc / M;
+    return sum / M;
+}
+
 double trainer_step(trainer *t, const void *input, loss_input *li, loss_stats *st)
 {
     model *m = t->m;
@@ -91,9 +135,7 @@ double trainer_step(trainer *t, const void *input, loss_input *li, loss_stats *s
         li->dqmu = t->dqmu;
     }
     memset(m->grads, 0, m->nparams * sizeof(float));
-    rng r;
-    rng_init(&r, ci->seed, RNG_STREAM('l', 'o', 's', 's') ^ (uint64_t)ci->step);
-    double lv = t->L->forward_backward(&ci->lc, li, m->params + m->nnet, m->grads + m->nnet, t->dmu, t->dvar, &r, st);
+    double lv = step_loss(t, li, st);
     if (!isfinite(lv))
         return lv;
     model_backward(m, t->dmu, t->dvar);
@@ -176,6 +218,8 @@ void trainer_free(trainer *t)
     free(t->mu);
     free(t->var);
     free(t->dmu);
+    free(t->emu);
+    free(t->edmu);
     free(t->dvar);
     free(t->qdigits);
     free(t->qmu);

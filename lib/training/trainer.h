@@ -50,6 +50,7 @@ typedef struct {
     const char *saved_path; /* ... and its path (the caller's string), NULL before */
     /* (maxbatch, C, D) the embeddings and their gradients; var, dvar only for a stochastic head */
     float *mu, *var, *dmu, *dvar;
+    float *emu, *edmu; /* an ensemble (mc.ensemble): (maxbatch, D) one member's means and gradients */
     /* two-tower losses: the digits of each image's class (maxbatch, N), the query embeddings and
      * their gradients (maxbatch, D) */
     uint8_t *qdigits;

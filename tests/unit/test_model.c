@@ -10,6 +10,7 @@
 
 #include "blas.h"
 #include "check.h"
+#include "body.h"
 #include "model.h"
 #include "nn.h"
 #include "rng.h"
@@ -466,12 +467,34 @@ static void test_iso_bound(void)
     model_free(m);
 }
 
+/* model_ensemble_moments by hand: two items of M = 3 members in D = 2; the mean and the unbiased
+ * variance over the members, the floor where they agree; and model_check's ensembles */
+static void test_ensemble(void)
+{
+    float mem[] = {1, 2, 3, 2, 5, 2, /* item 0: members (1, 2), (3, 2), (5, 2) */
+                   0, -1, 0, 1, 3, 0};
+    float mu[4], var[4];
+    model_ensemble_moments(mem, 2, 3, 2, mu, var);
+    CHECK(mu[0] == 3 && mu[1] == 2 && var[0] == 4 && var[1] == MODEL_VAR_FLOOR);
+    CHECK(mu[2] == 1 && mu[3] == 0 && var[2] == 3 && var[3] == 1); /* (1 + 1 + 4) / 2, (1 + 1 + 0) / 2 */
+    model_config c = {.head = HEAD_POINT, .C = 4, .D = 3, .features = 5, .ensemble = 4};
+    body_parse(&c, "linear");
+    CHECK(model_check(&c) == NULL);
+    c.C = 3;
+    CHECK(model_check(&c) != NULL); /* C is the ensemble's */
+    c.C = 4, c.head = HEAD_ISO;
+    CHECK(model_check(&c) != NULL); /* point heads only */
+    c.head = HEAD_POINT, c.ensemble = 1, c.C = 1;
+    CHECK(model_check(&c) != NULL);
+}
+
 int main(void)
 {
     blas_init(NULL, 1);
     rng_init(&R, 714, RNG_STREAM('t', 'm', 'o', 'd'));
     test_avx2_avx512_same();
     test_views_and_init();
+    test_ensemble();
     test_check_input();
     test_iso_bound();
     double maxrel = 0;
