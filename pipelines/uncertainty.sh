@@ -102,7 +102,7 @@ if [ "$report" = 0 ]; then
         echo "$how" > "$data/split"
         echo "$src" > "$data/source"
         mv "$data/test.hs.part" "$data/test.hs"
-        say "uncertainty.sh: split $how ($(tshow -q "$data/train.hs" | tail -n 1 | jq .records) and $(tshow -q "$data/test.hs" | tail -n 1 | jq .records) items)"
+        say "uncertainty.sh: split $how ($(tshow -q "$data/train.hs" | sed -n "/^{\"records\"/p" | jq .records) and $(tshow -q "$data/test.hs" | sed -n "/^{\"records\"/p" | jq .records) items)"
     fi
 fi
 

@@ -48,6 +48,8 @@ fromnpz -k features --where labels=20..30 f.npz 2>&1 > /dev/null | grep -qx "fro
 METHODS="triplet hib pfe" sh "$U" -s 150 --seeds 2 -j 2 f.npz out > page 2> err || fail "uncertainty.sh exited $?: $(tail -n 20 err)"
 grep -q "^Frozen features, split by class: the 6 classes 0..5 train, the 6 classes 6..11 are judged" page ||
     fail "no split by class in the page: $(head -n 5 page)"
+grep -q "^uncertainty.sh: split by class: .* ([0-9][0-9]* and [0-9][0-9]* items)$" err ||
+    fail "stderr does not count the two parts: $(grep '^uncertainty.sh: split' err)"
 for m in triplet hib pfe; do
     grep -q "^| $m | 2 | [0-9.]* ± [0-9.]* | " page || fail "no row of $m with 2 seeds: $(head -n 12 page)"
 done
