@@ -23,8 +23,9 @@
 #include "util.h"
 
 static const char *usage =
-    "usage: embed -m MODEL.ckpt [-b BATCH] [-t THREADS] [--mc T [-S SEED]] < images|features > embeddings\n"
-    "  Embeds an images or features stream with a checkpoint written by train (kind embeddings).\n";
+    "usage: embed -m MODEL.ckpt [-b BATCH] [-t THREADS] [--mc T [-S SEED]] [--hidden] < images|features > embeddings\n"
+    "  Embeds an images or features stream with a checkpoint written by train (kind embeddings).\n"
+    "  --hidden: also the body's output, the head's input (field hidden [F]): PFE's head input.\n";
 
 /* one batch of input: images and the pass-through fields, filled by fill() */
 typedef struct {
@@ -63,15 +64,18 @@ static void *fill(void *arg)
     return NULL;
 }
 
-/* the options into ckpt (-m), batch (-b), threads (-t), T (--mc), seed (-S) */
-static void parse_options(int argc, char **argv, const char **ckpt, int *batch, int *threads, int *T, uint64_t *seed)
+/* the options into ckpt (-m), batch (-b), threads (-t), T (--mc), seed (-S), hidden (--hidden) */
+static void parse_options(int argc, char **argv, const char **ckpt, int *batch, int *threads, int *T, uint64_t *seed,
+                          int *hidden)
 {
     int c, seed_set = 0;
-    static const struct option longs[] = {{"help", no_argument, 0, 'h'}, {"mc", 1, 0, 'M'}, {0, 0, 0, 0}};
+    static const struct option longs[] = {
+        {"help", no_argument, 0, 'h'}, {"mc", 1, 0, 'M'}, {"hidden", 0, 0, 'H'}, {0, 0, 0, 0}};
     while ((c = getopt_long(argc, argv, "m:b:t:S:h", longs, NULL)) != -1) {
         switch (c) {
         case 'm': *ckpt = optarg; break;
         case 'M': *T = (int)parse_long("--mc", optarg, 2, 10000); break;
+        case 'H': *hidden = 1; break;
         case 'S': *seed = parse_u64("-S", optarg), seed_set = 1; break;
         case 'b': *batch = (int)parse_long("-b", optarg, 1, 65536); break;
         case 't': *threads = (int)parse_long("-t", optarg, 1, 64); break;
@@ -85,15 +89,17 @@ static void parse_options(int argc, char **argv, const char **ckpt, int *batch, 
         usage_die("-m MODEL.ckpt is required");
     if (seed_set && !*T)
         usage_die("-S seeds the masks of --mc: give --mc T");
+    if (*hidden && *T)
+        usage_die("--hidden with --mc: the body's output differs in every pass");
 }
 
 int main(int argc, char **argv)
 {
     util_start(argc, argv, usage);
     const char *ckpt = NULL;
-    int batch = 256, threads = 1, T = 0;
+    int batch = 256, threads = 1, T = 0, hidden = 0;
     uint64_t seed = 714;
-    parse_options(argc, argv, &ckpt, &batch, &threads, &T, &seed);
+    parse_options(argc, argv, &ckpt, &batch, &threads, &T, &seed, &hidden);
     stdout_not_terminal();
     blas_init(argv, threads);
 
@@ -143,6 +149,9 @@ int main(int argc, char **argv)
     header_add_field(h, "mu", DT_F32, 2, cd);
     if (stoch || T)
         header_add_field(h, "var", DT_F32, 2, cd);
+    int64_t hw = m->hw; /* the body's output per item, the head's input */
+    if (hidden)
+        header_add_field(h, "hidden", DT_F32, 1, &hw);
     /* pass-through fields: everything but the image (the features) */
     int npass = 0, pass_in[STREAM_MAXFIELDS];
     size_t pass_bytes[STREAM_MAXFIELDS];
@@ -206,6 +215,8 @@ int main(int argc, char **argv)
                 d[j++] = var + i * per;
             else if (T)
                 d[j++] = mcvar + i * per;
+            if (hidden)
+                d[j++] = m->body_h + (size_t)i * m->hw;
             for (int k = 0; k < npass; k++)
                 d[j++] = b->pass[k] + i * pass_bytes[k];
             stream_write_data(out, d, 0);

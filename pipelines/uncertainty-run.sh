@@ -10,7 +10,8 @@
 #   hib          HIB's head: MoG-1, VIB (beta 1e-4), 64 pairs; its uncertainty: the
 #                self-mismatch eta (pairscore --self) and the variance
 #   pfe          PFE's uncertainty module: the mean is the feature itself, L2-normalised (D = F),
-#                the variance learned by the mutual likelihood score (--loss mls), P x K
+#                the variance learned by the mutual likelihood score (--loss mls), P x K; with
+#                uncertainty.sh --mu, the module reads the features and its mean is the --mu array
 #   hetriplet    the heteroscedastic triplet loss: iso head, one learned variance per item, P x K
 #   spe          Stochastic Prototype Embeddings: MoG-1, episodes of up to 16 classes, 5 + 3 each
 #   dul-cls      DUL_cls: ArcFace on z = mu + sigma eps from MoG-1, plus 0.01 KL to N(0, I), P x K
@@ -50,12 +51,15 @@ ncls=$(cat "$data/classes")
 P=$((ncls < 16 ? ncls : 16))
 K=$((128 / P))
 pk="-m pk -P $P -K $K"
-lr=3e-3 unc="" embed_args=""
+lr=3e-3 unc="" embed_args="" train_in=$data/train.hs test_in=$data/test.hs
 case $method in
 triplet) batches=$pk net="--head point --loss triplet --mining semihard" lr=1e-3 ;;
 ms | arcface | proxy-anchor) batches=$pk net="--head point --loss $method" ;;
 hib) batches="-m pairs -b 64" net="--head mog -C 1 --loss vib --beta 1e-4" unc=eta ;;
-pfe) batches=$pk net="--head pfe --loss mls" D=$(cat "$data/features") ;;
+pfe) batches=$pk net="--head pfe --loss mls" D=$(cat "$data/features")
+    if [ -s "$data/mean_dims" ]; then # (uncertainty.sh --mu: the layer before the embedding in, its mean out)
+        D=$(cat "$data/mean_dims") train_in=$data/train-mu.hs test_in=$data/test-mu.hs
+    fi ;;
 hetriplet) batches=$pk net="--head iso --loss hetriplet --mining semihard" lr=1e-3 ;;
 spe) batches="-m episodes -c $P -s 5 -q 3" net="--head mog -C 1 --loss spe" ;;
 dul-cls | dul-rgs) batches=$pk net="--head mog -C 1 --loss $method" ;;
@@ -70,7 +74,7 @@ if [ ! -e "$run/trained" ]; then
     [ -s "$run/model.ckpt" ] && resume="--resume $run/model.ckpt"
     say "uncertainty-run: $name: training $method on the features, $steps steps (batcher $batches, body $body, D = $D)"
     t0=$(date +%s)
-    batcher $batches -S "$tseed" "$data/train.hs" |
+    batcher $batches -S "$tseed" "$train_in" |
         train -o "$run/model.ckpt" $resume --body "$body" $net -D "$D" -n "$steps" -S "$tseed" -t "$threads" \
             --log "$run/train.log" --recipe fast --lr "$lr" ${TRAIN_ARGS:-}
     t1=$(date +%s)
@@ -78,7 +82,7 @@ if [ ! -e "$run/trained" ]; then
     touch "$run/trained"
 fi
 
-make_file "$run/emb.hs" embed -m "$run/model.ckpt" $embed_args < "$data/test.hs"
+make_file "$run/emb.hs" embed -m "$run/model.ckpt" $embed_args < "$test_in"
 judged=$run/emb.hs
 if [ "$unc" = eta ]; then
     make_file "$run/eta.hs" pairscore --self -S "$seed" < "$run/emb.hs"

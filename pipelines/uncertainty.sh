@@ -18,7 +18,10 @@
 #   file has one) is 0 train the heads and those where it is 1 are judged; without one, the
 #   field's protocol (CUB, Cars, SOP): the first half of the classes (ascending, rounded up)
 #   train, the other half is judged (fromnpz --where). --features NAME: the feature array
-#   (default features); --labels NAME: the labels (default class, labels or label).
+#   (default features); --labels NAME: the labels (default class, labels or label). --mu NAME:
+#   the backbone's embedding beside its layer before it (PFE's protocol, docs/pfe.md): every head
+#   trains on the features array (that layer), and pfe's module reads it too while its mean is
+#   NAME, normalised (fromnpz --features F --mu NAME; its D is NAME's dimensions).
 #   -s STEPS: training steps of 128 features per run (default 2000); -j JOBS: runs in parallel
 #   (default 2, one core each); -t THREADS: training threads per run. --seeds: default 3 (714,
 #   715, 716; pipelines/common.sh "Seeds"). --only PATTERN: only the runs whose name matches.
@@ -37,12 +40,12 @@ set -eu
 . "$(dirname "$0")/common.sh"
 usage() { pipeline_help "$HEDGE_ROOT/pipelines/uncertainty.sh" >&2; exit 2; }
 # this pipeline's own options and FEATURES.npz (the word before OUT) out of the arguments
-fname=features lname="" sname="" npz="" rest=""
+fname=features lname="" sname="" mname="" npz="" rest=""
 while [ $# -gt 0 ]; do
     case $1 in
-    --features | --labels | --split)
+    --features | --labels | --split | --mu)
         [ $# -ge 2 ] || usage
-        case $1 in --features) fname=$2 ;; --labels) lname=$2 ;; --split) sname=$2 ;; esac
+        case $1 in --features) fname=$2 ;; --labels) lname=$2 ;; --split) sname=$2 ;; --mu) mname=$2 ;; esac
         shift 2; continue ;;
     esac
     if [ $# = 2 ] && [ -z "$npz" ]; then
@@ -65,7 +68,7 @@ data=$out/data
 if [ "$report" = 0 ]; then
     [ -r "$npz" ] || { say "uncertainty.sh: cannot read '$npz'"; exit 1; }
     need_programs fromnpz tshow jq parallel || exit 1
-    src="$(ls -l "$npz" | awk '{ print $5 }') $npz features=$fname labels=${lname:-default} split=${sname:-auto}"
+    src="$(ls -l "$npz" | awk '{ print $5 }') $npz features=$fname labels=${lname:-default} split=${sname:-auto}${mname:+ mu=$mname}"
     if [ -s "$data/source" ] && [ "$(cat "$data/source")" != "$src" ]; then
         say "uncertainty.sh: $out holds the parts of other features ($(cat "$data/source")), not of $src: give each its own OUT"
         exit 1
@@ -97,6 +100,11 @@ if [ "$report" = 0 ]; then
         [ -n "$lname" ] && set -- "$@" --class "$lname"
         make_file "$data/train.hs" fromnpz "$@" --where "${tr_where%%=*}=${tr_where#*=}" "$npz" || exit 1
         make_file "$data/test.hs.part" fromnpz "$@" --where "${te_where%%=*}=${te_where#*=}" "$npz" || exit 1
+        if [ -n "$mname" ]; then # pfe's parts: the layer, then the frozen mean (meta mean_dims)
+            make_file "$data/train-mu.hs" fromnpz "$@" --mu "$mname" --where "${tr_where%%=*}=${tr_where#*=}" "$npz" || exit 1
+            make_file "$data/test-mu.hs" fromnpz "$@" --mu "$mname" --where "${te_where%%=*}=${te_where#*=}" "$npz" || exit 1
+            tshow -m mean_dims "$data/train-mu.hs" > "$data/mean_dims"
+        fi
         tshow -H "$data/train.hs" | tail -n 1 | jq -r '.meta.classes.count' > "$data/classes"
         jq -r '.meta.features' "$data/header.json" > "$data/features"
         echo "$how" > "$data/split"
