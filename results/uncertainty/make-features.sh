@@ -7,7 +7,10 @@
 #                   of the training composites and of the 30 unseen classes' test composites, each
 #                   digit occluded once with p = 0.2 (occlude --corrupt flags them), become the
 #                   features, with split = 0 for the training items (the heads train on them) and
-#                   1 for the unseen ones (judged): 100,000 + 10,000 items of 128 floats
+#                   1 for the unseen ones (judged): 100,000 + 10,000 items of 128 floats; and the
+#                   array hidden, the backbone's layer before the embedding (embed --hidden: the
+#                   conv body's 120 features), PFE's head input (uncertainty.sh --features hidden
+#                   --mu features)
 #   synth512        the time target's set (issue 47 item 6): 50,000 vectors of 512 floats, 100
 #                   classes (uniform), class centres N(0, 9/512 I), each item's noise N(0, (3.5 q)^2/512 I)
 #                   with its own q ~ Gamma(2, 0.5), numpy's default_rng(5)
@@ -45,9 +48,9 @@ mnist | fashion)
                 -S 714 -t 1 --recipe fast --lr 1e-3 --log "$work/backbone.log"
         touch "$work/trained"
     fi
-    make_file "$work/emb-train.hs" sh -c 'occlude -p 0.2 --shape "$1" --corrupt -S 7141 < "$2" | embed -m "$3"' \
+    make_file "$work/emb-train.hs" sh -c 'occlude -p 0.2 --shape "$1" --corrupt -S 7141 < "$2" | embed --hidden -m "$3"' \
         sh "$OCCLUDE_SHAPE" "$work/N2/train.hs" "$work/backbone.ckpt"
-    make_file "$work/emb-test.hs" sh -c 'occlude -p 0.2 --shape "$1" --corrupt -S 7142 < "$2" | embed -m "$3"' \
+    make_file "$work/emb-test.hs" sh -c 'occlude -p 0.2 --shape "$1" --corrupt -S 7142 < "$2" | embed --hidden -m "$3"' \
         sh "$OCCLUDE_SHAPE" "$work/N2/unseen.hs" "$work/backbone.ckpt"
     tonpz "$work/emb-train.hs" > "$work/train.npz"
     tonpz "$work/emb-test.hs" > "$work/test.npz"
@@ -55,6 +58,7 @@ mnist | fashion)
 a, b = np.load(sys.argv[1]), np.load(sys.argv[2])
 f = lambda z: z["mu"].reshape(len(z["mu"]), -1)
 np.savez(sys.argv[3], features=np.concatenate([f(a), f(b)]), labels=np.concatenate([a["class"], b["class"]]),
+         hidden=np.concatenate([a["hidden"], b["hidden"]]),
          corrupt=np.concatenate([a["corrupt"], b["corrupt"]]),
          split=np.concatenate([np.zeros(len(a["class"]), np.int8), np.ones(len(b["class"]), np.int8)]))' \
         "$work/train.npz" "$work/test.npz" "$out" ;;
