@@ -304,7 +304,7 @@ int main(void)
         enum { N = 5, K = 3, DD = 4 };
         float m5[N * DD], v5[N * DD], w3[K * DD];
         int32_t y5[N] = {0, 1, 2, 1, 0};
-        double kap[N] = {0.3, 2, 9, 25, 1}, S = 4;
+        double kap[N] = {1.3, 2, 9, 25, 1.1}, S = 4; /* (at least the floor, 1: below it, after) */
         rng_init(&r, 31, 0);
         for (int i = 0; i < N; i++)
             for (int d = 0; d < DD; d++)
@@ -349,6 +349,25 @@ int main(void)
         for (int j = 0; j < K * DD; j++)
             CHECK_CLOSE(gw[j], cw[j], 1e-6 * fabs(cw[j]) + 1e-12);
         double vworst = lossgrad_check_stoch(vf, &vc, &vi, w3, LOSSGRAD_VAR, 3e-3);
+        /* below the floor: kappa 0.25 counts as 1; its gradient in s the floor's where that leads back
+         * up (dL/ds > 0), else 0; every item once at kappa 1, once at 0.25 */
+        float keep5[N * DD], g1[N * DD], g4[N * DD];
+        memcpy(keep5, v5, sizeof v5);
+        for (int j = 0; j < N * DD; j++)
+            v5[j] = 1;
+        double at1 = vf->forward_backward(&vc, &vi, w3, NULL, NULL, NULL, NULL, NULL);
+        vf->forward_backward(&vc, &vi, w3, NULL, gm, g1, NULL, NULL);
+        for (int j = 0; j < N * DD; j++)
+            v5[j] = 4;
+        CHECK_CLOSE(vf->forward_backward(&vc, &vi, w3, NULL, NULL, NULL, NULL, NULL), at1, 1e-12 * fabs(at1));
+        vf->forward_backward(&vc, &vi, w3, NULL, gm, g4, NULL, NULL);
+        int up = 0, down = 0;
+        for (int j = 0; j < N * DD; j++) { /* dvar = ds / (D var): the same ds is 4 x g4 */
+            CHECK_CLOSE(g4[j] * 4, g1[j] > 0 ? g1[j] : 0, 1e-6 * fabs(g1[j]));
+            up += g1[j] > 0, down += g1[j] < 0;
+        }
+        CHECK(up > 0 && down > 0); /* both sides seen */
+        memcpy(v5, keep5, sizeof v5);
         printf("vmf-fl: the value by hand (%.6g + %.6g); the means' and weights' gradients cosface's at margin 0; "
                "gradcheck variances %.2g\n", means, conf, vworst);
     }
