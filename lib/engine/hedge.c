@@ -68,17 +68,7 @@ _Static_assert((int)HEDGE_MLS == (int)MATCH_DISTANCE_MLS && (int)HEDGE_W2 == (in
                    (int)HEDGE_CSD == (int)MATCH_DISTANCE_CSD && (int)HEDGE_BHATT == (int)MATCH_DISTANCE_BHATT,
                "hedge's distances are the evaluators'");
 const char *hedge_distance_name(int d) { return match_distance_name(d); }
-int hedge_distance_parse(const char *name)
-{
-    if (!strcmp(name, "elk"))
-        return HEDGE_MLS;
-    if (!strcmp(name, "bhatt"))
-        return HEDGE_BHATT;
-    for (int d = HEDGE_EUCLIDEAN; d <= HEDGE_BHATT; d++)
-        if (!strcmp(name, match_distance_name(d)))
-            return d;
-    return -1;
-}
+int hedge_distance_parse(const char *name) { return match_distance_find(name); }
 
 /* a distance of two Gaussians that MLS's kernel ranks (mls, csd, kl, bhattacharyya) */
 static int kernel_distance(int d) { return match_distance_kernel(d) >= 0; }

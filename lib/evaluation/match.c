@@ -400,14 +400,8 @@ void match_set_w2(const char *name, match_set *S)
     S->mu = mu2, S->var = var2, S->D *= 2;
 }
 
-int match_distance_parse(const char *s)
+int match_distance_find(const char *s)
 {
-    if (!strcmp(s, "euclidean"))
-        return MATCH_DISTANCE_EUCLIDEAN;
-    if (!strcmp(s, "cosine"))
-        return MATCH_DISTANCE_COSINE;
-    if (!strcmp(s, "mls"))
-        return MATCH_DISTANCE_MLS;
     if (!strcmp(s, "elk"))
         return MATCH_DISTANCE_MLS;
     if (!strcmp(s, "bhatt"))
@@ -415,7 +409,15 @@ int match_distance_parse(const char *s)
     for (int d = MATCH_DISTANCE_EUCLIDEAN; d <= MATCH_DISTANCE_BHATT; d++)
         if (!strcmp(s, match_distance_name(d)))
             return d;
-    usage_die("--distance: '%s' is none of euclidean, cosine, mls (elk), w2, csd, kl, bhattacharyya", s);
+    return -1;
+}
+
+int match_distance_parse(const char *s)
+{
+    int d = match_distance_find(s);
+    if (d < 0)
+        usage_die("--distance: '%s' is none of euclidean, cosine, mls (elk), w2, csd, kl, bhattacharyya", s);
+    return d;
 }
 
 const char *match_distance_name(int d)

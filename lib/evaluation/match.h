@@ -154,6 +154,8 @@ enum { MATCH_DISTANCE_EUCLIDEAN, MATCH_DISTANCE_COSINE, MATCH_DISTANCE_MLS, MATC
  * (lib/numerics/mls.h), exactly over the whole gallery as mls does; elk (the expected likelihood
  * kernel, whose log is MLS) is mls. */
 int match_distance_parse(const char *s);
+/* the same without dying: -1 for a name that is none of them */
+int match_distance_find(const char *s);
 /* the kernel's kind of a distance (MLS_NEG for mls, MLS_CSD, MLS_KL, MLS_BHATT), -1 for the
  * others (the Euclidean ones: euclidean, cosine, w2) */
 int match_distance_kernel(int distance);
