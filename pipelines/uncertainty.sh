@@ -76,6 +76,7 @@ if [ "$report" = 0 ]; then
     if [ ! -s "$data/test.hs" ]; then
         set -- -k features --features "$fname"
         [ -n "$lname" ] && set -- "$@" --class "$lname"
+        [ -n "$mname" ] && set -- "$@" --skip "$mname" # (pfe's alone take it, below)
         fromnpz "$@" "$npz" | tshow -H | tail -n 1 > "$data/header.json"
         [ -s "$data/header.json" ] || exit 1
         jq -e '[.fields[].name] | index("class") != null' "$data/header.json" > /dev/null ||
@@ -98,9 +99,12 @@ if [ "$report" = 0 ]; then
         fi
         set -- -k features --features "$fname"
         [ -n "$lname" ] && set -- "$@" --class "$lname"
+        [ -n "$mname" ] && set -- "$@" --skip "$mname"
         make_file "$data/train.hs" fromnpz "$@" --where "${tr_where%%=*}=${tr_where#*=}" "$npz" || exit 1
         make_file "$data/test.hs.part" fromnpz "$@" --where "${te_where%%=*}=${te_where#*=}" "$npz" || exit 1
         if [ -n "$mname" ]; then # pfe's parts: the layer, then the frozen mean (meta mean_dims)
+            set -- -k features --features "$fname"
+            [ -n "$lname" ] && set -- "$@" --class "$lname"
             make_file "$data/train-mu.hs" fromnpz "$@" --mu "$mname" --where "${tr_where%%=*}=${tr_where#*=}" "$npz" || exit 1
             make_file "$data/test-mu.hs" fromnpz "$@" --mu "$mname" --where "${te_where%%=*}=${te_where#*=}" "$npz" || exit 1
             tshow -m mean_dims "$data/train-mu.hs" > "$data/mean_dims"

@@ -93,18 +93,20 @@ tshow -q out2/data/test.hs | grep -q '"records": 300' || fail "split=1: not 300 
 METHODS=triplet sh "$U" -s 20 --seeds 1 many.npz out4 > page4 2> err4 || fail "40 classes: $(tail -n 5 err4)"
 grep -q "split by class: the 20 classes 1..58 train, the 20 classes 61..118 are judged" page4 || fail "40 classes: $(sed -n 3p page4)"
 
-# --- --mu: PFE's protocol, the layer before the embedding in and the frozen embedding as the mean:
+# --- --mu: PFE's protocol, the layer before the embedding in and the frozen embedding as the mean
+# (the arrays named as make-features.sh names them: the embedding is the array features):
 # pfe's embeddings keep that mean (normalised, 8 dimensions), the point heads train on the layer
 $PY -c '
 import numpy as np
 z = np.load("f.npz"); x = z["features"]
-np.savez("mu.npz", layer=x, emb=(x[:, :8] * 3 + 1).astype(np.float32), labels=z["labels"])' || fail "mu.npz"
-METHODS="triplet pfe" sh "$U" -s 60 --seeds 1 --features layer --mu emb mu.npz out5 > page5 2> err5 || fail "--mu: $(tail -n 5 err5)"
+np.savez("mu.npz", hidden=x, features=(x[:, :8] * 3 + 1).astype(np.float32), labels=z["labels"])' || fail "mu.npz"
+METHODS="triplet pfe" sh "$U" -s 60 --seeds 1 --features hidden --mu features mu.npz out5 > page5 2> err5 ||
+    fail "--mu: $(tail -n 5 err5)"
 $PY - <<'EOF' || fail "--mu: pfe's mean is not the embedding's"
 import numpy as np, hedge_stream as hs
 z = np.load("mu.npz"); y = z["labels"]
 _, E = hs.read("out5/runs/pfe/emb.hs")
-m = z["emb"][(y >= 6)].astype(np.float64)
+m = z["features"][(y >= 6)].astype(np.float64)
 m /= np.linalg.norm(m, axis=1, keepdims=True)
 assert E["mu"].shape[1:] == (1, 8) and np.abs(E["mu"][:, 0] - m).max() < 1e-6, np.abs(E["mu"][:, 0] - m).max()
 _, T = hs.read("out5/runs/triplet/emb.hs")
