@@ -29,8 +29,8 @@
  * What it learns saturates: the cross-entropy's best temperature for a training item it ranks
  * right is infinite and for one it ranks wrong 0, so trained kappas go to the head's bounds (on
  * the real sets of results/uncertainty most judged items, of unseen classes, end at kappa e^-20,
- * with the floor or without: the median judged item there in 7 of 9 runs without it, in 2 of 3
- * on sklearn's digits with it).
+ * with the floor or without: the median judged item there in 7 of 9 runs without it, in 4 of 9
+ * with it).
  * Stats: nll = the means' term, kl = the concentrations' term (a cross-entropy, in kl's column),
  * acc = the fraction whose largest cosine is their class's, mean_var.
  * D >= 2 (the sphere of R^1 is two points). Cost O(n classes D).
