@@ -93,6 +93,34 @@ static void parse_options(int argc, char **argv, const char **ckpt, int *batch, 
         usage_die("--hidden with --mc: the body's output differs in every pass");
 }
 
+/* the embeddings' meta: the model (an ensemble's and MC dropout's a Gaussian per item), C, D, the
+ * match probability's a and b when the loss learns one, the checkpoint, the loss, normalized for a
+ * cosine-trained model, spe_se2 */
+static void set_meta(stream_header *h, const ckpt_info *ci, const model *m, const char *ckpt, int T, int C, int D)
+{
+    header_set_str(h, "model", T || ci->mc.ensemble ? "mog" : model_head_name(ci->mc.head));
+    if (ci->mc.ensemble)
+        header_set_int(h, "ensemble", ci->mc.ensemble);
+    if (T) {
+        header_set_int(h, "mc_samples", T);
+        header_set_float(h, "mc_dropout", ci->mc.dropout);
+    }
+    header_set_int(h, "C", C);
+    header_set_int(h, "D", D);
+    double a, b;
+    if (ckpt_match_ab(m, &a, &b)) { /* a loss without one gets none (formats/stream.md) */
+        header_set_float(h, "match_a", a);
+        header_set_float(h, "match_b", b);
+    }
+    header_set_str(h, "checkpoint", ckpt);
+    header_set_str(h, "loss", ci->loss);
+    if (ci->mc.query)
+        header_set_int(h, "normalized", 1);
+    double se2 = ckpt_spe_se2(m);
+    if (!isnan(se2))
+        header_set_float(h, "spe_se2", se2);
+}
+
 int main(int argc, char **argv)
 {
     util_start(argc, argv, usage);
@@ -123,28 +151,8 @@ int main(int argc, char **argv)
     header_add_input(h, ih);
     header_add_input(h, ch);
     header_copy_meta(h, ih);
-    header_set_str(h, "model", T || M ? "mog" : model_head_name(ci.mc.head));
-    if (M)
-        header_set_int(h, "ensemble", M);
-    if (T) {
-        header_set_int(h, "mc_samples", T);
-        header_set_float(h, "mc_dropout", ci.mc.dropout);
-    }
-    header_set_int(h, "C", C);
-    header_set_int(h, "D", D);
-    double a, b;
-    if (ckpt_match_ab(m, &a, &b)) { /* a loss without one gets none (formats/stream.md) */
-        header_set_float(h, "match_a", a);
-        header_set_float(h, "match_b", b);
-    }
-    header_set_str(h, "checkpoint", ckpt);
-    header_set_str(h, "loss", ci.loss);
+    set_meta(h, &ci, m, ckpt, T, C, D);
     int unit = ci.mc.query; /* cosine-trained: unit-length embeddings */
-    if (unit)
-        header_set_int(h, "normalized", 1);
-    double se2 = ckpt_spe_se2(m);
-    if (!isnan(se2))
-        header_set_float(h, "spe_se2", se2);
     int64_t cd[2] = {C, D};
     header_add_field(h, "mu", DT_F32, 2, cd);
     if (stoch || T)
