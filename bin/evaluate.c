@@ -284,9 +284,9 @@ int main(int argc, char **argv)
         case O_BOOT: o.bootstrap = (int)parse_long("--bootstrap", optarg, 0, 1000000); break;
         case O_RISK: o.risk = parse_double("--risk", optarg, 1e-9, 1 - 1e-9); break;
         case O_DIST:
-            dist = optarg;
             if ((o.distance = hedge_distance_parse(optarg)) < 0)
                 usage_die("--distance: '%s' is none of euclidean, cosine, mls (elk), w2, csd, kl, bhattacharyya", optarg);
+            dist = hedge_distance_name(o.distance); /* (elk: mls, bhatt: bhattacharyya) */
             break;
         case 'h': usage_help();
         default: usage_bad_option(argv);

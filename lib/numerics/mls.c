@@ -307,7 +307,7 @@ double mls_distance(int kind, const float *m1, const float *v1, const float *m2,
             t += 0.5 * (log(v) - 0.5 * (log(a) + log(b)));
         }
     }
-    return s + t;
+    return kind == MLS_BHATT && s + t < 0 ? 0 : s + t; /* >= 0, which the rounding of t can miss */
 }
 
 double mls_floor(const float *gvar, int64_t ng, int D)
