@@ -91,7 +91,8 @@ int main(int argc, char **argv)
                   o.distance == MATCH_DISTANCE_MLS  ? "mutual likelihood score"
                   : o.distance == MATCH_DISTANCE_W2 ? "2-Wasserstein distance"
                   : o.distance == MATCH_DISTANCE_KL ? "symmetric KL divergence"
-                                                    : "closed-form distance");
+                  : o.distance == MATCH_DISTANCE_CSD ? "closed-form sampled distance"
+                                                     : "Bhattacharyya distance");
     o.input = optind < argc ? argv[optind] : "-";
     if (o.summary || o.merge) {
         const char *mode = o.summary ? "--summary" : "--merge";

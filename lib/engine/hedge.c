@@ -157,10 +157,11 @@ static int check_set(const hedge_set *S, const char *set, int distance, char *er
     return 0;
 }
 
-/* distance mls: every pair's MLS within float32 (the kNN's and the ranking's floats): a bound over
- * all pairs of Q and G, sum over d of (the coordinates' range)^2 / (2 the least var) plus the
- * largest |log(va + vb)|, at most FLT_MAX / 4; else err (tiny variances beside distant means) */
-static int mls_check(const hedge_set *Q, const hedge_set *G, char *err, size_t len)
+/* distance mls (and bhattacharyya, whose terms are at most MLS's): every pair's MLS within float32
+ * (the kNN's and the ranking's floats): a bound over all pairs of Q and G, sum over d of (the
+ * coordinates' range)^2 / (2 the least var) plus the largest |log(va + vb)|, at most FLT_MAX / 4;
+ * else err (tiny variances beside distant means), naming the distance */
+static int mls_check(const hedge_set *Q, const hedge_set *G, int distance, char *err, size_t len)
 {
     double bound = 0, lmax = 0;
     for (int d = 0; d < Q->D; d++) {
@@ -178,9 +179,9 @@ static int mls_check(const hedge_set *Q, const hedge_set *G, char *err, size_t l
     }
     bound += Q->D * lmax;
     if (!(bound <= (double)FLT_MAX / 4))
-        return fail(err, len, "distance mls: the variances (as small as they are) beside the means' spread give MLS "
+        return fail(err, len, "distance %s: the variances (as small as they are) beside the means' spread give MLS "
                               "up to %g, beyond float32 (at most %g): scale the means down or floor the variances",
-                    bound, (double)FLT_MAX / 4);
+                    hedge_distance_name(distance), bound, (double)FLT_MAX / 4);
     return 0;
 }
 
@@ -856,7 +857,7 @@ static int prepare(const hedge_set *queries, const hedge_set *gallery, const hed
         check_options(o, queries, gallery, err, len))
         return -1;
     if ((o->distance == HEDGE_MLS || o->distance == HEDGE_BHATT) &&
-        mls_check(queries, gallery ? gallery : queries, err, len))
+        mls_check(queries, gallery ? gallery : queries, o->distance, err, len))
         return -1;
     P->Q = view(queries, &P->qown), P->G = &P->Q, P->QS = queries;
     if (gallery)

@@ -55,7 +55,7 @@ enum { HEDGE_OK = 0, HEDGE_EINVAL = -1, HEDGE_ENOMEM = -2, HEDGE_ESTOPPED = -3 }
  * whole gallery by MLS's kernel as mls is (lib/numerics/mls.h). "elk" (the expected likelihood
  * kernel, whose log is MLS) and "bhatt" parse as mls and bhattacharyya. */
 enum { HEDGE_EUCLIDEAN = 0, HEDGE_COSINE = 1, HEDGE_MLS = 2, HEDGE_W2 = 3, HEDGE_CSD = 4, HEDGE_KL = 5, HEDGE_BHATT = 6 };
-/* "euclidean", "cosine", "mls", "w2"; NULL for another value */
+/* "euclidean", "cosine", "mls", "w2", "csd", "kl", "bhattacharyya"; NULL for another value */
 const char *hedge_distance_name(int distance);
 /* the distance of a name, -1 if none */
 int hedge_distance_parse(const char *name);
