@@ -89,7 +89,7 @@ static options parse_options(int argc, char **argv)
         case O_RESUME: op.resume = optarg; break;
         case O_HEAD:
             if ((op.head = model_head_parse(optarg)) < 0)
-                usage_die("--head: '%s' is not point, mog, iso, pfe or pfe-iso", optarg);
+                usage_die("--head: '%s' is not point, mog, iso, pfe, pfe-iso or pfe-bn", optarg);
             break;
         case O_BODY: {
             const char *bad = body_parse(&op.body, optarg);

@@ -3,7 +3,7 @@
 # flagged test twins, RUN/emb-{seen,unseen}-{clean,corrupt}.hs (every item carries `corrupt`: 0
 # for the clean twins, 1 for the corrupt ones, every digit occluded), and prints its numbers as
 # TSV lines `NAME SET METRIC VALUE` on stdout, or `NAME SET METRIC - REASON` for a number the
-# model cannot have. MODEL (backbone, pfe, hibhead, hib) says which scores it has.
+# model cannot have. MODEL (backbone, pfe, pfebn, pfetorch, hibhead, hib) says which scores it has.
 # SET: SPLIT-clean, SPLIT-corrupt, SPLIT-mixed for SPLIT seen and unseen (the test classes seen in
 # training and the unseen ones). The mixed set is PFE's mixed-quality case: the clean and the
 # corrupt twins stacked (tonpz | fromnpz: RUN/emb-SPLIT-mixed.hs).
@@ -37,9 +37,9 @@ name=$1 model=$2 run=$3
 seed=${SEED:-714}
 case $model in
 backbone) var=0 prob=0 ;;
-pfe) var=1 prob=0 ;;
+pfe | pfebn | pfetorch) var=1 prob=0 ;;
 hibhead | hib) var=1 prob=1 ;;
-*) say "pfe-eval: unknown model '$model' (backbone, pfe, hibhead, hib)"; exit 2 ;;
+*) say "pfe-eval: unknown model '$model' (backbone, pfe, pfebn, pfetorch, hibhead, hib)"; exit 2 ;;
 esac
 # res SET METRIC VALUE: a number (null or empty: an error), or none SET METRIC REASON
 res() {

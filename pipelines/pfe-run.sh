@@ -17,7 +17,11 @@
 #             embedding, L2-normalised; only the log-variances learn)
 #   hibhead   HIB's head on the same frozen features: batcher -m pairs (64 pairs) of feat-train.hs
 #             | train --body mlp:64 --head mog -C 1 -D DIM --loss vib (beta 1e-4)
-#   pfe and hibhead read the features of the backbone run of their seed (OUT/runs/backbone, or
+#   pfebn     PFE's module as its authors built it (docs/pfe.md "The authors' module"): batcher -m
+#             pk (64 x 4) of feat-h-train.hs, the backbone's 120 features before the embedding
+#             beside its frozen mean | train --body mlp-bn:DIM --head pfe-bn --loss mls, SGD,
+#             PFEBN_STEPS steps (12,000, the authors') with the rate down tenfold at 2/3
+#   pfe, hibhead and pfebn read the features of the backbone run of their seed (OUT/runs/backbone, or
 #   backbone.sS for NAME.sS) and train HEAD_STEPS steps (default: STEPS; pfe.sh says how many).
 # Recipe (RECIPE, default fast): Adam, peak 3e-3 (1e-3 for the triplet backbone, as compare.sh
 # trains triplets), warm-up over 5 % of the steps, cosine decay to 1 %; paper: Adam 1e-3, constant.
@@ -32,6 +36,7 @@ set -eu
 . "$(dirname "$0")/common.sh"
 out=$1 name=$2 model=$3 steps=$4
 tseed=$(train_seed "$name") threads=${THREADS:-1} D=${DIM:-16} hsteps=${HEAD_STEPS:-$4}
+PFEBN_STEPS=${PFEBN_STEPS:-12000}
 data=$out/data/N2 run=$out/runs/$name flagged=$out/data/N2/flagged
 mkdir -p "$run"
 run_restored "$run" && { say "pfe-run: $name: kept, restored from $(cat "$run/restored") (--restore)"; exit 0; }
@@ -77,18 +82,27 @@ backbone | hib)
     if [ "$model" = backbone ]; then
         # frozen: the features of the training set (two fixed draws of the occlusion, flagged) and
         # of the test twins, through numpy's format as a user's backbone would hand them over
+        # (embed --hidden: also the body's layer before the embedding, the 120 features that
+        # PFE's own module reads: feat-h-*.hs carry them beside the frozen mean, for pfebn)
         for k in 1 2; do
-            make_file "$run/emb-train$k.hs" sh -c 'occlude -p 0.2 --shape "$1" --corrupt -S "$2" < "$3" | embed -m "$4"' \
+            make_file "$run/emb-train$k.hs" sh -c 'occlude -p 0.2 --shape "$1" --corrupt -S "$2" < "$3" | embed --hidden -m "$4"' \
                 sh "$OCCLUDE_SHAPE" "$tseed$k" "$data/train.hs" "$run/model.ckpt"
         done
-        make_file "$run/feat-train.hs" sh -c 'tonpz "$1" "$2" | fromnpz -k features --features mu -' \
+        make_file "$run/feat-train.hs" sh -c 'tonpz "$1" "$2" | fromnpz -k features --features mu --skip hidden -' \
+            sh "$run/emb-train1.hs" "$run/emb-train2.hs"
+        make_file "$run/feat-h-train.hs" sh -c 'tonpz "$1" "$2" | fromnpz -k features --features hidden --mu mu -' \
             sh "$run/emb-train1.hs" "$run/emb-train2.hs"
         for s in seen-clean seen-corrupt unseen-clean unseen-corrupt; do
             make_file "$run/feat-$s.hs" sh -c 'tonpz "$1" | fromnpz -k features --features mu -' sh "$run/emb-$s.hs"
+            make_file "$run/feat-h-$s.hs" sh -c 'embed --hidden -m "$1" < "$2" | tonpz | fromnpz -k features --features hidden --mu mu -' \
+                sh "$run/model.ckpt" "$flagged/$s.hs"
         done
     fi ;;
-pfe | hibhead)
-    for f in feat-train feat-seen-clean feat-seen-corrupt feat-unseen-clean feat-unseen-corrupt; do
+pfe | hibhead | pfebn)
+    fp=feat
+    [ "$model" = pfebn ] && fp=feat-h
+    for f in train seen-clean seen-corrupt unseen-clean unseen-corrupt; do
+        f=$fp-$f
         [ -s "$bb/$f.hs" ] ||
             { say "pfe-run: $name: no $bb/$f.hs: the backbone run of this seed has not made its features (run it first: pfe.sh does)"; exit 1; }
     done
@@ -98,6 +112,19 @@ pfe | hibhead)
             say "pfe-run: $name: training PFE's uncertainty module on $bb's features, $hsteps steps of 16 x 8"
             batcher -m pk -P 16 -K 8 -S "$tseed" < "$bb/feat-train.hs" |
                 train_run --body mlp:64 --head pfe --loss mls -n "$hsteps" $(recipe 3e-3 "$hsteps")
+        elif [ "$model" = pfebn ]; then
+            # the authors' module and recipe (seasonSH/Probabilistic-Face-Embeddings: config/
+            # sphere64_msarcface.py, models/uncertainty_module.py): fc D + batch norm + ReLU, fc D
+            # + batch norm, one scale and shift; SGD, momentum 0.9, 1e-3, tenfold down at 2/3 of
+            # the steps (their 8,000 of 12,000), weight decay 5e-4, 256 items of 64 classes a step.
+            # Their loss is twice hedge's mls (the sum without the 1/2), so hedge's 2e-3 and 2.5e-4
+            # make their very updates
+            ps=$(( PFEBN_STEPS * 2 / 3 )) P=$(tshow -m classes "$bb/feat-h-train.hs" | wc -l)
+            [ "$P" -gt 64 ] && P=64   # (fewer when the data has fewer classes, as the tests' do)
+            say "pfe-run: $name: training PFE's module as its authors built it on $bb's layer before the embedding, $PFEBN_STEPS steps of $P x 4"
+            batcher -m pk -P "$P" -K 4 -S "$tseed" < "$bb/feat-h-train.hs" |
+                train_run --body mlp-bn:$D --head pfe-bn --loss mls -n "$PFEBN_STEPS" --optim sgd --lr 2e-3 \
+                    --lr-steps "$ps" --wd 2.5e-4
         else
             say "pfe-run: $name: training HIB's head on $bb's features, $hsteps steps of 64 pairs, D = $D"
             batcher -m pairs -b 64 -S "$tseed" < "$bb/feat-train.hs" |
@@ -105,9 +132,9 @@ pfe | hibhead)
         fi
     fi
     for s in seen-clean seen-corrupt unseen-clean unseen-corrupt; do
-        make_file "$run/emb-$s.hs" embed -m "$run/model.ckpt" < "$bb/feat-$s.hs"
+        make_file "$run/emb-$s.hs" embed -m "$run/model.ckpt" < "$bb/$fp-$s.hs"
     done ;;
-*) say "pfe-run: unknown model '$model' (backbone, hib, pfe, hibhead)"; exit 2 ;;
+*) say "pfe-run: unknown model '$model' (backbone, hib, pfe, hibhead, pfebn)"; exit 2 ;;
 esac
 
 sh "$HEDGE_ROOT/pipelines/pfe-eval.sh" "$name" "$model" "$run" > "$run/results.tsv.tmp"

@@ -65,7 +65,7 @@ RECIPE=$recipe
 export RECIPE
 mkdir -p "$out"
 configs=$(grid_file "$out" "configs-pfe" txt)
-for m in backbone pfe hibhead hib; do echo "$m $m"; done > "$configs.tmp"
+for m in backbone pfe hibhead hib pfebn; do echo "$m $m"; done > "$configs.tmp"
 mv "$configs.tmp" "$configs"
 seed_configs "$configs" || usage
 grid_data pfe "$configs" || exit 1
@@ -83,7 +83,7 @@ fi
 # first the backbones and HIB, then the heads on the backbone of their seed
 for phase in 1 2; do
     pc=$(grid_file "$out" "configs-pfe-$phase" txt)
-    if [ $phase = 1 ]; then awk '$2 == "backbone" || $2 == "hib"' "$configs"; else awk '$2 == "pfe" || $2 == "hibhead"'  "$configs"; fi > "$pc.tmp"
+    if [ $phase = 1 ]; then awk '$2 == "backbone" || $2 == "hib"' "$configs"; else awk '$2 == "pfe" || $2 == "hibhead" || $2 == "pfebn"'  "$configs"; fi > "$pc.tmp"
     mv "$pc.tmp" "$pc"
     [ -s "$pc" ] || continue
     grid_parallel "$out/joblog-pfe-$phase" "$pc" \

@@ -267,6 +267,8 @@ function pfe_label(m) {
     if (m == "backbone") return "backbone (triplet, point)"
     if (m == "pfe") return "pfe (frozen backbone + PFE head)"
     if (m == "hibhead") return "hibhead (frozen backbone + HIB head)"
+    if (m == "pfebn") return "pfebn (PFE's module as its authors built it, on the layer before)"
+    if (m == "pfetorch") return "pfetorch (the PyTorch port of the authors' module: the peer)"
     if (m == "hib") return "hib (HIB MoG-1, end to end)"
     return m
 }
@@ -281,7 +283,7 @@ function pfe_cells(i, sp, ms,   nm, m, c, k, out) {
 function pfe(   ds, ns, splits, si, sp, i, row, s, a) {
     ds = dataset == "fashion" ? "Fashion-MNIST (2-item composites)" : "MNIST (2-digit)"
     printf "## PFE's protocol on a frozen backbone: %s, D = %s, %s steps of 128 images (heads: %s steps of 128 features), recipe %s\n\n", ds, dim, steps, hsteps, recipe
-    print "backbone: hedge's point model (conv body, triplet loss, semi-hard), frozen; pfe: PFE's uncertainty module (mlp:64) on its features, the mean its L2-normalised embedding, trained by the mutual likelihood score; hibhead: HIB's MoG-1 head (mlp:64, VIB) on the same features; hib: HIB MoG-1 trained end to end on the backbone's images and steps. Test twins: clean, corrupt (every digit occluded), and mixed (the two stacked)."
+    print "backbone: hedge's point model (conv body, triplet loss, semi-hard), frozen; pfe: PFE's uncertainty module (mlp:64) on its features, the mean its L2-normalised embedding, trained by the mutual likelihood score; hibhead: HIB's MoG-1 head (mlp:64, VIB) on the same features; hib: HIB MoG-1 trained end to end on the backbone's images and steps; pfebn: PFE's module as its authors built it (batch-normalised, SGD, 12,000 steps of 256) on the backbone's 120 features before the embedding; pfetorch, where it ran: the same in PyTorch (tests/bench/pfe-peer.sh). Test twins: clean, corrupt (every digit occluded), and mixed (the two stacked)."
     print ""
     print "AP: verification AP of 10,000 random pairs: clean pairs, corrupt pairs (both occluded), mixed pairs (one clean, one corrupt, never twins), scored by minus the L2 distance of the means, their cosine, the mutual likelihood score (MLS) and the model's own match probability p. KNN: 5-NN accuracy by the same rankings, leave-one-out within the clean and within the corrupt twins; mixed: clean and corrupt queries against the clean twins, the query's own image left out. The variance on the mixed queries (u = the mean variance, on the 5-NN answers by L2): AUROC corrupt, P(u of a corrupt query > u of a clean one); tau corrupt, Kendall tau of the clean share over 20 bins of u (> 0: the corrupt share rises with u); tau KNN, of the 5-NN accuracy (> 0: accuracy falls as u rises); AURC, the area under the error-versus-reject curve (lower is better), the oracle's in brackets."
     ns = split("seen unseen", splits, " ")

@@ -9,9 +9,9 @@
 
 #include "util.h"
 
-extern const body_kind body_conv, body_mlp, body_linear;
+extern const body_kind body_conv, body_mlp, body_linear, body_mlpbn;
 /* the order is the index kept in model_config.body: conv first, the default */
-const body_kind *const body_kinds[] = {&body_conv, &body_mlp, &body_linear, NULL};
+const body_kind *const body_kinds[] = {&body_conv, &body_mlp, &body_linear, &body_mlpbn, NULL};
 
 const body_kind *body_find(const char *name)
 {
@@ -38,7 +38,7 @@ const char *body_parse(model_config *cfg, const char *spec)
             cfg->nwidths = 0;
             return body_kinds[i]->parse(cfg, colon ? colon + 1 : NULL);
         }
-    snprintf(why, sizeof why, "'%.*s' is not a body (conv, mlp:W1,W2,..., linear)", (int)(len < 40 ? len : 40), spec);
+    snprintf(why, sizeof why, "'%.*s' is not a body (conv, mlp:W1,W2,..., linear, mlp-bn:W1,W2,...)", (int)(len < 40 ? len : 40), spec);
     return why;
 }
 

@@ -10,6 +10,14 @@
  * Parameters: fcL.w (F_l, F_{l-1}), fcL.b (F_l) for l = 1 .. L: sum of F_l (F_{l-1} + 1)
  * (`mlp:512,256` on 784 features: 401,920 + 131,328 = 533,248).
  *
+ * mlp-bn (the same file): each layer batch-normalised before its ReLU, as PFE's authors' module's
+ * fc1 (slim.fully_connected with slim.batch_norm: no bias, a learned scale and shift per unit),
+ *   z_l = a_{l-1} W_l^T,  a_l = ReLU(g_l xh_l + b_l),  xh_l = z_l normalised (nn_bn_forward: the
+ *   batch's statistics in training, m->bn_train, else the running ones)
+ * with fcL.w, bnL.g (1 at first), bnL.b (0), bnL.rm, bnL.rv (the running mean and variance: no
+ * gradient reaches them) for l = 1 .. L. Layer by layer: the row units of one layer's product,
+ * then its normalisation on the calling thread, in row order.
+ *
  * Threads and determinism as the conv body's fc1 (lib/network/body_conv.c): the forward runs in row
  * units of BODY_ROWS rows (every sgemm the same shape; rows past the batch are junk, never
  * read), each unit through all the layers; the backward, layer by layer from the top, takes the
@@ -26,6 +34,7 @@
 
 #include "blas.h"
 #include "body.h"
+#include "nn.h"
 #include "par.h"
 #include "util.h"
 
@@ -38,7 +47,14 @@ typedef struct {
     int layer;                       /* the layer of the backward's fan-out */
     int col_units;                   /* its column blocks (body_col_units) */
     float keep_scale;                /* dropout: 1 / (1 - p) for the last forward's kept units, else 1 */
+    int bn;                          /* mlp-bn */
+    int vs;                          /* views per layer: 2 (w, b), mlp-bn 5 (w, g, b, rm, rv) */
+    float *xh[MODEL_MAX_LAYERS + 1]; /* mlp-bn: the normalised z_l (rows, w[l]) */
+    float *istd[MODEL_MAX_LAYERS + 1]; /* mlp-bn: 1 / sd of each unit (w[l]) */
 } mlp_state;
+
+extern const body_kind body_mlpbn;
+static int is_bn(const model_config *c) { return body_of(c) == &body_mlpbn; }
 
 static const char *mlp_parse(model_config *cfg, const char *args)
 {
@@ -69,14 +85,16 @@ static const char *mlp_check(const model_config *c)
 
 static int mlp_layout(model *m)
 {
-    int in = body_input_width(&m->cfg);
+    int in = body_input_width(&m->cfg), bn = is_bn(&m->cfg);
     for (int l = 0; l < m->cfg.nwidths; l++) {
         char name[16];
         int out = m->cfg.widths[l];
         snprintf(name, sizeof name, "fc%d.w", l + 1);
         model_add_view(m, name, 2, (int64_t[]){out, in});
-        snprintf(name, sizeof name, "fc%d.b", l + 1);
-        model_add_view(m, name, 1, (int64_t[]){out});
+        for (int k = 0; k < (bn ? 4 : 1); k++) {
+            snprintf(name, sizeof name, bn ? "bn%d.%s" : "fc%d.%s", l + 1, (const char *[]){"b", "g", "b", "rm", "rv"}[k + bn]);
+            model_add_view(m, name, 1, (int64_t[]){out});
+        }
         in = out;
     }
     return in;
@@ -89,12 +107,18 @@ static void mlp_create(model *m)
     s->m = m;
     s->L = m->cfg.nwidths;
     s->w[0] = body_input_width(&m->cfg);
+    s->bn = is_bn(&m->cfg);
+    s->vs = s->bn ? 5 : 2;
     for (int l = 1; l <= s->L; l++)
         s->w[l] = m->cfg.widths[l - 1];
     for (int l = 0; l <= s->L; l++) {
         s->a[l] = body_rows_alloc(m->maxbatch, s->w[l]);
         if (l)
             s->da[l] = body_rows_alloc(m->maxbatch, s->w[l]);
+        if (l && s->bn) {
+            s->xh[l] = body_rows_alloc(m->maxbatch, s->w[l]);
+            s->istd[l] = body_rows_alloc(1, s->w[l]);
+        }
     }
     m->body_h = s->a[s->L];
     m->body_dh = s->da[s->L];
@@ -108,6 +132,8 @@ static void mlp_destroy(model *m)
     for (int l = 0; l <= s->L; l++) {
         free(s->a[l]);
         free(s->da[l]);
+        free(s->xh[l]);
+        free(s->istd[l]);
     }
     free(s);
     m->body_state = NULL;
@@ -116,10 +142,19 @@ static void mlp_destroy(model *m)
 
 static void mlp_threads(model *m, int threads) {}
 
-static const float *weight(const model *m, int l) { return m->params + m->views[2 * (l - 1)].offset; }
-static const float *bias(const model *m, int l) { return m->params + m->views[2 * (l - 1) + 1].offset; }
-static float *dweight(const model *m, int l) { return m->grads + m->views[2 * (l - 1)].offset; }
-static float *dbias(const model *m, int l) { return m->grads + m->views[2 * (l - 1) + 1].offset; }
+/* layer l's tensor k: 0 its weight, 1 its bias (mlp) or g, then (mlp-bn) b, rm, rv */
+static float *ten(const model *m, int l, int k)
+{
+    return m->params + m->views[((mlp_state *)m->body_state)->vs * (l - 1) + k].offset;
+}
+static float *dten(const model *m, int l, int k)
+{
+    return m->grads + m->views[((mlp_state *)m->body_state)->vs * (l - 1) + k].offset;
+}
+static const float *weight(const model *m, int l) { return ten(m, l, 0); }
+static const float *bias(const model *m, int l) { return ten(m, l, 1); }
+static float *dweight(const model *m, int l) { return dten(m, l, 0); }
+static float *dbias(const model *m, int l) { return dten(m, l, 1); }
 
 /* a (n, out) = ReLU(a + b), 8 columns at a time (max(v, 0) is v > 0 ? v : 0 for every v, NaN
  * and -0 included: the same bytes as the scalar tail) */
@@ -159,12 +194,43 @@ static void forward_task(void *ctx, int u, int tid)
     }
 }
 
+/* mlp-bn: rows of unit u of layer s->layer's product, z_l into xh_l */
+static void fc_task(void *ctx, int u, int tid)
+{
+    mlp_state *s = ctx;
+    int l = s->layer, in = s->w[l - 1], out = s->w[l];
+    size_t r0 = (size_t)u * BODY_ROWS;
+    blas_sgemm(0, 1, BODY_ROWS, out, in, 1.0f, s->a[l - 1] + r0 * in, in, weight(s->m, l), in, 0.0f,
+               s->xh[l] + r0 * out, out);
+}
+
+static void mlpbn_forward(model *m, mlp_state *s, int n)
+{
+    int units = (n + BODY_ROWS - 1) / BODY_ROWS;
+    for (int l = 1; l <= s->L; l++) {
+        int out = s->w[l];
+        s->layer = l;
+        par_run_sized(model_pool(m), 2.0 * units * BODY_ROWS * s->w[l - 1] * out, units, fc_task, s);
+        nn_bn_forward(n, out, s->xh[l], ten(m, l, 3), ten(m, l, 4), s->istd[l], m->bn_train);
+        const float *g = ten(m, l, 1), *b = ten(m, l, 2);
+        for (int i = 0; i < n; i++)
+            for (int k = 0; k < out; k++) {
+                float v = g[k] * s->xh[l][(size_t)i * out + k] + b[k];
+                s->a[l][(size_t)i * out + k] = v > 0 ? v : 0.0f;
+            }
+    }
+}
+
 static void mlp_forward(model *m, const void *input, int n)
 {
     mlp_state *s = m->body_state;
     s->n = n;
     s->keep_scale = m->drop_on ? (float)(1.0 / (1.0 - m->cfg.dropout)) : 1.0f;
     body_input_floats(m, input, n, s->a[0]);
+    if (s->bn) {
+        mlpbn_forward(m, s, n);
+        return;
+    }
     int units = (n + BODY_ROWS - 1) / BODY_ROWS;
     double flops = 0;
     for (int l = 1; l <= s->L; l++)
@@ -213,6 +279,24 @@ static void relu_backward(int n, int out, float *restrict da, const float *restr
     }
 }
 
+static void bn_relu_backward(model *m, mlp_state *s, int l)
+{
+    int n = s->n, out = s->w[l];
+    const float *g = ten(m, l, 1);
+    float *dg = dten(m, l, 1), *db = dten(m, l, 2), *da = s->da[l];
+    for (int k = 0; k < out; k++) {
+        double sg = 0, sb = 0;
+        for (int i = 0; i < n; i++) {
+            size_t e = (size_t)i * out + k;
+            float dy = s->a[l][e] > 0 ? da[e] : 0.0f;
+            sg += (double)dy * s->xh[l][e], sb += dy;
+            da[e] = dy * g[k];
+        }
+        dg[k] += (float)sg, db[k] += (float)sb;
+    }
+    nn_bn_backward(n, out, da, s->xh[l], s->istd[l], m->bn_train);
+}
+
 static void mlp_backward(model *m)
 {
     mlp_state *s = m->body_state;
@@ -222,7 +306,10 @@ static void mlp_backward(model *m)
         if (m->drop_on) /* through the dropout: a dropped unit's a is 0, which the ReLU's test zeroes */
             for (size_t i = 0; i < (size_t)n * out; i++)
                 s->da[l][i] *= s->keep_scale;
-        relu_backward(n, out, s->da[l], s->a[l], dbias(m, l));
+        if (s->bn) /* through the ReLU, g and b, then the normalisation */
+            bn_relu_backward(m, s, l);
+        else
+            relu_backward(n, out, s->da[l], s->a[l], dbias(m, l));
         s->layer = l;
         s->col_units = body_col_units(in);
         int below = l > 1 ? rows : 0;
@@ -234,6 +321,20 @@ static void mlp_backward(model *m)
 const body_kind body_mlp = {
     .name = "mlp",
     .help = "fully connected layers with ReLU on feature vectors or pixels, widths by option (mlp:512,256)",
+    .input = BODY_FEATURES | BODY_IMAGES,
+    .parse = mlp_parse,
+    .check = mlp_check,
+    .layout = mlp_layout,
+    .create = mlp_create,
+    .destroy = mlp_destroy,
+    .threads = mlp_threads,
+    .forward = mlp_forward,
+    .backward = mlp_backward,
+};
+
+const body_kind body_mlpbn = {
+    .name = "mlp-bn",
+    .help = "mlp with batch normalisation before each ReLU (PFE's authors' module: mlp-bn:D), widths by option",
     .input = BODY_FEATURES | BODY_IMAGES,
     .parse = mlp_parse,
     .check = mlp_check,

@@ -9,7 +9,7 @@
 
 const head_kind *const head_kinds[] = {
     [HEAD_POINT] = &head_point, [HEAD_MOG] = &head_mog, [HEAD_ISO] = &head_iso,
-    [HEAD_PFE] = &head_pfe,     [HEAD_PFE_ISO] = &head_pfe_iso, NULL,
+    [HEAD_PFE] = &head_pfe,     [HEAD_PFE_ISO] = &head_pfe_iso, [HEAD_PFE_BN] = &head_pfe_bn, NULL,
 };
 
 const head_kind *head_of(int head)
@@ -36,7 +36,7 @@ static void point_backward(int C, int D, const float *ho, const float *dmu, cons
     memcpy(dho, dmu, (size_t)C * D * sizeof(float));
 }
 const head_kind head_point = {"point", "point embeddings: D means", 0, 0, point_outputs, point_forward,
-                              point_backward};
+                              point_backward, 0};
 
 /* ---------------------------------------------------------------- mog: per component D means,
  * then D raw variances, var = softplus(raw) + MODEL_VAR_FLOOR */
@@ -61,7 +61,7 @@ static void mog_backward(int C, int D, const float *ho, const float *dmu, const 
         }
 }
 const head_kind head_mog = {"mog", "a mixture of C Gaussians, D variances each", 1, 0, mog_outputs, mog_forward,
-                            mog_backward};
+                            mog_backward, 0};
 
 /* ---------------------------------------------------------------- iso: per component D means
  * and one s = log sigma^2, var = exp(s) in every dimension */
@@ -95,4 +95,4 @@ static void iso_backward(int C, int D, const float *ho, const float *dmu, const 
     }
 }
 const head_kind head_iso = {"iso", "C Gaussians, one variance each (the heteroscedastic triplet's)", 1, 0,
-                            iso_outputs, iso_forward, iso_backward};
+                            iso_outputs, iso_forward, iso_backward, 0};

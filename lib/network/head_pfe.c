@@ -6,6 +6,12 @@
  * with the bound's gradient beyond it, as iso's (lib/network/head.c):
  *   pfe      D outputs, one variance per dimension
  *   pfe-iso  1 output, the same variance in every dimension
+ *   pfe-bn   the authors' module (seasonSH/Probabilistic-Face-Embeddings, models/
+ *            uncertainty_module.py): D outputs batch-normalised without a scale or shift of their
+ *            own, then one scale and shift shared by all (model.c, head_kind.bn, from 1e-4 and
+ *            -7: the variances start near e^-7), s = that; var = 1e-6 + exp(s) (their log(1e-6 +
+ *            exp(s)) as log sigma^2), s clamped as above. With --body mlp-bn:D it is their fc, BN,
+ *            ReLU, fc, BN.
  * dL/dmu is dropped: the mean does not learn.
  */
 #include <math.h>
@@ -36,7 +42,7 @@ static void pfe_backward(int C, int D, const float *ho, const float *dmu, const 
         dho[d] = dvar ? dvar[d] * expf(head_clamp_logvar(ho[d])) : 0.0f;
 }
 const head_kind head_pfe = {"pfe", "PFE: the input as the mean (normalised, fixed), D learned variances", 1, 1,
-                            pfe_outputs, pfe_forward, pfe_backward};
+                            pfe_outputs, pfe_forward, pfe_backward, 0};
 
 static int pfe_iso_outputs(int C, int D) { return 1; }
 static void pfe_iso_forward(int C, int D, const float *ho, const float *x, float *mu, float *var)
@@ -56,4 +62,16 @@ static void pfe_iso_backward(int C, int D, const float *ho, const float *dmu, co
     dho[0] = g * expf(head_clamp_logvar(ho[0]));
 }
 const head_kind head_pfe_iso = {"pfe-iso", "PFE with one learned variance per item", 1, 1, pfe_iso_outputs,
-                                pfe_iso_forward, pfe_iso_backward};
+                                pfe_iso_forward, pfe_iso_backward, 0};
+
+static void pfe_bn_forward(int C, int D, const float *ho, const float *x, float *mu, float *var)
+{
+    unit_mean(D, x, mu);
+    if (var)
+        for (int d = 0; d < D; d++)
+            var[d] = 1e-6f + expf(head_clamp_logvar(ho[d]));
+}
+const head_kind head_pfe_bn = {"pfe-bn",
+                               "PFE as its authors built it: D variances 1e-6 + exp(s), s batch-normalised, one "
+                               "scale and shift",
+                               1, 1, pfe_outputs, pfe_bn_forward, pfe_backward, 1};

@@ -23,6 +23,7 @@
 #include "blas.h"
 #include "body.h"
 #include "head.h"
+#include "nn.h"
 #include "par.h"
 #include "rng.h"
 #include "util.h"
@@ -40,6 +41,8 @@ typedef struct {
     const float *x; /* a features body's input during a forward (the pfe heads' mean) */
     float *mu, *var; /* the caller's outputs during a forward */
     int v_hw, v_hb; /* the head's views */
+    int v_rm, v_rv, v_ss; /* a bn head's (head_kind.bn): running mean, variance, the shared scale, shift */
+    float *hn, *istd; /* a bn head's normalised outputs (maxbatch rows, HO) and 1 / sd (HO) */
     par_pool *pool; /* lib/base/par.h */
 } model_impl;
 
@@ -160,7 +163,7 @@ const char *model_check(const model_config *cfg)
     else if (c.mean_dims && (c.features < 1 || c.mean_dims < 1 || c.mean_dims >= c.features || !hk->mean_is_input))
         snprintf(why, sizeof why,
                  "a frozen mean of %d beside the head's input (mean_dims): it needs feature vectors longer than it "
-                 "(%d) and a head whose mean is that input (pfe, pfe-iso), not %s",
+                 "(%d) and a head whose mean is that input (pfe, pfe-iso, pfe-bn), not %s",
                  c.mean_dims, c.features, hk->name);
     else if (hk->mean_is_input && (c.features < 1 || c.C != 1 || c.D != (c.mean_dims ? c.mean_dims : c.features)))
         snprintf(why, sizeof why,
@@ -278,6 +281,14 @@ model *model_create_shaped(const model_config *cfg, int nextra, const char *cons
     model_add_view(m, "head.w", 2, (int64_t[]){im->HO, m->hw});
     im->v_hb = m->nviews;
     model_add_view(m, "head.b", 1, (int64_t[]){im->HO});
+    if (im->head->bn) {
+        im->v_rm = m->nviews;
+        model_add_view(m, "head.rm", 1, (int64_t[]){im->HO});
+        im->v_rv = m->nviews;
+        model_add_view(m, "head.rv", 1, (int64_t[]){im->HO});
+        im->v_ss = m->nviews;
+        model_add_view(m, "head.ss", 1, (int64_t[]){2});
+    }
     if (c.query) {
         model_add_view(m, "query.emb", 3, (int64_t[]){c.digits, 10, MODEL_QUERY_E});
         model_add_view(m, "query.w1", 2, (int64_t[]){MODEL_QUERY_H, (int64_t)c.digits * MODEL_QUERY_E});
@@ -296,6 +307,10 @@ model *model_create_shaped(const model_config *cfg, int nextra, const char *cons
 
     im->ho = body_rows_alloc(maxbatch, im->HO);
     im->dho = body_rows_alloc(maxbatch, im->HO);
+    if (im->head->bn) {
+        im->hn = body_rows_alloc(maxbatch, im->HO);
+        im->istd = body_rows_alloc(1, im->HO);
+    }
     im->col_units = body_col_units(m->hw);
     im->body->create(m);
     model_set_threads(m, blas_threads());
@@ -334,6 +349,8 @@ void model_free(model *m)
     im->body->destroy(m);
     free(im->ho);
     free(im->dho);
+    free(im->hn);
+    free(im->istd);
     free(im);
     if (m->qfree)
         m->qfree(m);
@@ -381,8 +398,15 @@ void model_init(model *m, uint64_t seed)
         if (!strncmp(v->name, "query.", 6))
             continue;
         float *p = m->params + v->offset;
-        if (ends_with(v->name, ".b")) {
+        if (ends_with(v->name, ".b") || ends_with(v->name, ".rm")) {
             memset(p, 0, v->size * sizeof(float));
+            continue;
+        }
+        if (ends_with(v->name, ".g") || ends_with(v->name, ".rv") || !strcmp(v->name, "head.ss")) {
+            for (size_t i = 0; i < v->size; i++)
+                p[i] = 1.0f;
+            if (!strcmp(v->name, "head.ss"))
+                p[0] = HEAD_BN_SCALE0, p[1] = HEAD_BN_SHIFT0;
             continue;
         }
         xavier(v, p, seed, RNG_STREAM('i', 'n', 'i', 't') | (uint64_t)t);
@@ -432,9 +456,28 @@ static void head_forward_task(void *ctx, int u, int tid)
         float *ho = im->ho + (size_t)i * HO;
         for (int o = 0; o < HO; o++)
             ho[o] += hb[o];
+        if (im->head->bn)
+            continue; /* the batch's statistics first (model_forward) */
         im->head->forward(C, D, ho, im->x ? im->x + (size_t)i * m->F : NULL, im->mu + (size_t)i * C * D,
                           im->var ? im->var + (size_t)i * C * D : NULL);
     }
+}
+
+/* a bn head (head_kind.bn): ho normalised over the batch into hn, s = scale hn + shift back into
+ * ho, then the head's embeddings, item by item */
+static void bn_head_forward(model *m, model_impl *im)
+{
+    int n = im->n, HO = im->HO, C = m->cfg.C, D = m->cfg.D;
+    size_t all = (size_t)n * HO;
+    memcpy(im->hn, im->ho, all * sizeof(float));
+    nn_bn_forward(n, HO, im->hn, m->params + m->views[im->v_rm].offset, m->params + m->views[im->v_rv].offset,
+                  im->istd, m->bn_train);
+    const float *ss = param(m, im->v_ss);
+    for (size_t e = 0; e < all; e++)
+        im->ho[e] = ss[0] * im->hn[e] + ss[1];
+    for (int i = 0; i < n; i++)
+        im->head->forward(C, D, im->ho + (size_t)i * HO, im->x ? im->x + (size_t)i * m->F : NULL,
+                          im->mu + (size_t)i * C * D, im->var ? im->var + (size_t)i * C * D : NULL);
 }
 
 /* OpenBLAS runs single-threaded inside the model: one call per unit, whatever the threads */
@@ -467,6 +510,8 @@ void model_forward(model *m, const void *input, int n, float *mu, float *var)
     im->x = im->head->mean_is_input ? (const float *)input + (m->cfg.mean_dims ? m->F - m->cfg.mean_dims : 0) : NULL;
     int units = (n + BODY_ROWS - 1) / BODY_ROWS;
     par_run_sized(im->pool, 2.0 * units * BODY_ROWS * im->HO * m->hw, units, head_forward_task, im);
+    if (im->head->bn)
+        bn_head_forward(m, im);
     im->mu = im->var = NULL;
     im->x = NULL;
     blas_leave(bt);
@@ -506,7 +551,17 @@ void model_backward(model *m, const float *dmu, const float *dvar)
         im->head->backward(C, D, im->ho + (size_t)i * HO, dmu + (size_t)i * C * D,
                            dvar ? dvar + (size_t)i * C * D : NULL, dho);
         for (int o = 0; o < HO; o++)
-            ghb[o] += dho[o];
+            ghb[o] += im->head->bn ? 0.0f : dho[o]; /* a bn head's bias cancels in its normalisation */
+    }
+    if (im->head->bn) { /* ds -> the scale's and shift's gradients, then back through the normalisation */
+        float *gss = grad(m, im->v_ss), scale = param(m, im->v_ss)[0];
+        double g0 = 0, g1 = 0;
+        for (size_t e = 0; e < (size_t)n * HO; e++) {
+            g0 += (double)im->dho[e] * im->hn[e], g1 += im->dho[e];
+            im->dho[e] *= scale;
+        }
+        gss[0] += (float)g0, gss[1] += (float)g1;
+        nn_bn_backward(n, HO, im->dho, im->hn, im->istd, m->bn_train);
     }
     // the weight gradient and dh for the body (a body without parameters reads no dh)
     int rows = im->v_hw > 0 ? (n + BODY_ROWS - 1) / BODY_ROWS : 0;

@@ -20,6 +20,14 @@
  *                 and not trained (D = Fin, C = 1); fc to D values s = log sigma^2 (one per
  *                 dimension), var = exp(s), clamped as iso's
  *         pfe-iso the same with one s per item (fc to 1), the same variance in every dimension
+ *         pfe-bn  PFE's authors' module: the D values batch-normalised, then one shared scale and
+ *                 shift (head.ss), var = 1e-6 + exp(s) (lib/network/head_pfe.c)
+ *
+ * Batch normalisation (the mlp-bn body, the pfe-bn head): in training (m->bn_train, which
+ * trainer_step sets) each layer is normalised by the batch's statistics and its running
+ * averages, tensors NAME.rm and NAME.rv of the block that no gradient reaches, move towards
+ * them; otherwise (embed) by the running averages. model_init sets NAME.g and NAME.rv to 1,
+ * NAME.rm to 0.
  *
  * All parameters live in one float block (m->params, m->nparams) with a named view per tensor
  * (m->views), followed by `nextra` extra parameters owned by the loss (the learned a and b of
@@ -45,10 +53,10 @@
 #include <stdint.h>
 
 /* the heads, in lib/network/head.c's head_kinds[] order */
-enum { HEAD_POINT = 0, HEAD_MOG = 1, HEAD_ISO = 2, HEAD_PFE = 3, HEAD_PFE_ISO = 4 };
+enum { HEAD_POINT = 0, HEAD_MOG = 1, HEAD_ISO = 2, HEAD_PFE = 3, HEAD_PFE_ISO = 4, HEAD_PFE_BN = 5 };
 #define MODEL_VAR_FLOOR 1e-6f
 #define MODEL_LOGVAR_MAX 20.0f
-/* "point", "mog", "iso", "pfe", "pfe-iso"; parse returns -1 for an unknown name */
+/* "point", "mog", "iso", "pfe", "pfe-iso", "pfe-bn"; parse returns -1 for an unknown name */
 /* for usage texts, from the registries: "  bodies (--body): conv, mlp:W1,W2,..., linear\n  heads
  * (--head): point, ...\n" */
 const char *model_names(void);
@@ -118,7 +126,7 @@ struct model {
     int nextra;
     float *params, *grads;  /* 64-byte aligned, nparams each */
     int nviews;
-    model_view views[24];   /* network tensors (the body's, the head's, the query tower's), then
+    model_view views[48];   /* network tensors (the body's, the head's, the query tower's), then
                              * one view per extra parameter */
     int maxbatch;
     int F;                  /* features bodies: input features per item (0 for images) */
@@ -128,6 +136,8 @@ struct model {
     void *impl;             /* the head's buffers, the thread pool */
     void *qimpl;            /* the query tower's activations (cfg.query), lib/network/model_query.h */
     int drop_on;            /* dropout in the next forwards (model_dropout) */
+    int bn_train;           /* 1: batch normalisation by the batch's statistics, updating the
+                             * running ones (training); 0: by the running ones */
     uint64_t drop_seed;     /* their masks' key, and the global index of the batch's first row */
     int64_t drop_row0;
     void (*qfree)(struct model *m); /* frees them (set by the query tower; model_free calls it) */
@@ -196,7 +206,7 @@ int model_takes_features(const model_config *cfg);
  * runs single-threaded; the caller's BLAS thread count is restored on return.) */
 void model_set_threads(model *m, int threads);
 int model_threads(const model *m);
-/* raw head outputs per image: C x D (point), C x 2D (mog), C x (D + 1) (iso), D (pfe) or 1
+/* raw head outputs per image: C x D (point), C x 2D (mog), C x (D + 1) (iso), D (pfe, pfe-bn) or 1
  * (pfe-iso) */
 int model_outputs(const model_config *cfg);
 /* NULL if cfg is a model that can be built (its body's input and settings, the head's C and D

@@ -1,6 +1,7 @@
 #include "nn.h"
 
 #include "simd.h"
+#include <math.h>
 #include <stdatomic.h>
 #include <stdlib.h>
 #include <string.h>
@@ -782,6 +783,49 @@ void nn_convpool_backward(float *din, float *dwr, float *db, const float *dout, 
                             _mm256_storeu_ps(q, _mm256_fmadd_ps(g, wv[r * 4 + v], _mm256_loadu_ps(q)));
                         }
                 }
+        }
+    }
+}
+
+void nn_bn_forward(int n, int w, float *z, float *rm, float *rv, float *istd, int train)
+{
+    for (int k = 0; k < w; k++) {
+        double m = rm[k], v = rv[k];
+        if (train && n > 0) {
+            double a = 0, q = 0;
+            for (int i = 0; i < n; i++)
+                a += z[(size_t)i * w + k];
+            a /= n;
+            for (int i = 0; i < n; i++) {
+                double d = z[(size_t)i * w + k] - a;
+                q += d * d;
+            }
+            m = a, v = q / n;
+            rm[k] = (float)(NN_BN_KEEP * rm[k] + (1 - NN_BN_KEEP) * m);
+            if (n > 1)
+                rv[k] = (float)(NN_BN_KEEP * rv[k] + (1 - NN_BN_KEEP) * q / (n - 1));
+        }
+        double is = 1 / sqrt(v + NN_BN_EPS);
+        istd[k] = (float)is;
+        for (int i = 0; i < n; i++)
+            z[(size_t)i * w + k] = (float)((z[(size_t)i * w + k] - m) * is);
+    }
+}
+
+void nn_bn_backward(int n, int w, float *dxh, const float *xh, const float *istd, int train)
+{
+    for (int k = 0; k < w; k++) {
+        double g = 0, gx = 0;
+        if (train && n > 0) {
+            for (int i = 0; i < n; i++) {
+                g += dxh[(size_t)i * w + k];
+                gx += (double)dxh[(size_t)i * w + k] * xh[(size_t)i * w + k];
+            }
+            g /= n, gx /= n;
+        }
+        for (int i = 0; i < n; i++) {
+            size_t e = (size_t)i * w + k;
+            dxh[e] = (float)(istd[k] * (dxh[e] - (train ? g + xh[e] * gx : 0)));
         }
     }
 }

@@ -119,4 +119,17 @@ void nn_convpool_unpack_add(float *dw, const float *dwr, int Cin);
  * same either way) */
 const char *nn_code_path(void);
 
+/* Batch normalisation (Ioffe & Szegedy 2015) of z (n, w), column by column, in place: z becomes
+ * xh = (z - m) istd, istd = 1 / sqrt(v + eps), written to istd (w). train: m and v are the batch's
+ * mean and (biased) variance, in double in row order, and the running averages move towards them,
+ * rm = keep rm + (1 - keep) m, rv = keep rv + (1 - keep) v n / (n - 1) (the unbiased variance, as
+ * PyTorch and TensorFlow's fused batch norm keep it; n = 1 leaves rv); else m = rm, v = rv. The
+ * learned scale and shift are the caller's. */
+#define NN_BN_EPS 1e-3   /* the PFE authors' (TensorFlow slim's default) */
+#define NN_BN_KEEP 0.995 /* their decay: PyTorch's momentum 0.005 */
+void nn_bn_forward(int n, int w, float *z, float *rm, float *rv, float *istd, int train);
+/* dL/dxh (n, w) -> dL/dz in place, xh and istd as the forward left them: train, through the
+ * batch's statistics, dz = istd (dxh - mean(dxh) - xh mean(dxh xh)); else dz = istd dxh */
+void nn_bn_backward(int n, int w, float *dxh, const float *xh, const float *istd, int train);
+
 #endif

@@ -114,6 +114,7 @@ double trainer_step(trainer *t, const void *input, loss_input *li, loss_stats *s
     t->between_steps = 0; /* parameters change from here until the step is complete */
     /* dropout's masks (cfg.dropout > 0): the step's own, by the run's seed */
     model_dropout(m, 1, ci->seed ^ RNG_STREAM('d', 'r', 'o', 'p') ^ (uint64_t)ci->step * 0x9e3779b97f4a7c15ULL, 0);
+    m->bn_train = 1; /* batch normalisation by the batch, its running statistics updated */
     model_forward(m, input, li->n, t->mu, t->var);
     li->C = ci->mc.C;
     li->D = ci->mc.D;

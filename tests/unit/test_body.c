@@ -1,5 +1,5 @@
 /* body: the features bodies (mlp, linear) and the heads on them (point, mog, iso, pfe,
- * pfe-iso): parameter views and counts, the forward against a double-precision reference
+ * pfe-iso, pfe-bn; mlp-bn): parameter views and counts, the forward against a double-precision reference
  * written from the definitions (lib/network/body_mlp.c, lib/network/head.c, lib/network/head_pfe.c), gradients
  * against central differences of that reference, identical bytes for every thread count and
  * batch size, body specs; and the mutual likelihood score (lib/numerics/mls.h) and the mls loss against
@@ -287,6 +287,210 @@ static void test_threads(const char *body, int head, int F, int D)
     model_free(m);
 }
 
+/* ---------------------------------------------------------------- batch normalisation */
+
+/* the batch through mlp-bn and the pfe-bn head in double (lib/network/body_mlp.c, model.c,
+ * nn.h): train, by the batch's statistics (biased variance), else by the running ones in P; the
+ * mean is the last mean_dims of each input (or all of it), normalised */
+static void ref_bn_batch(const model *m, const double *P, const float *X, int n, int train, double *mu, double *var)
+{
+    const model_config *c = &m->cfg;
+    int F = m->F, md = c->mean_dims ? c->mean_dims : F, in = F - c->mean_dims, D = c->D;
+    double *a = malloc(sizeof(double) * n * 64), *z = malloc(sizeof(double) * n * 64);
+    for (int i = 0; i < n; i++)
+        for (int k = 0; k < in; k++)
+            a[i * 64 + k] = X[(size_t)i * F + k];
+    for (int l = 0; l <= c->nwidths; l++) {
+        int head = l == c->nwidths, out = head ? D : c->widths[l];
+        char nm[5][16];
+        const char *fmt[5] = {"fc%d.w", "bn%d.g", "bn%d.b", "bn%d.rm", "bn%d.rv"};
+        for (int t = 0; t < 5; t++)
+            snprintf(nm[t], 16, fmt[t], l + 1);
+        if (head)
+            strcpy(nm[0], "head.w"), strcpy(nm[3], "head.rm"), strcpy(nm[4], "head.rv");
+        const model_view *w = model_view_find(m, nm[0]), *rm = model_view_find(m, nm[3]),
+                         *rv = model_view_find(m, nm[4]);
+        for (int i = 0; i < n; i++)
+            for (int o = 0; o < out; o++) {
+                double t = head ? P[model_view_find(m, "head.b")->offset + o] : 0;
+                for (int k = 0; k < in; k++)
+                    t += P[w->offset + (size_t)o * in + k] * a[i * 64 + k];
+                z[i * 64 + o] = t;
+            }
+        for (int o = 0; o < out; o++) {
+            double mm = P[rm->offset + o], vv = P[rv->offset + o];
+            if (train) {
+                mm = vv = 0;
+                for (int i = 0; i < n; i++)
+                    mm += z[i * 64 + o] / n;
+                for (int i = 0; i < n; i++)
+                    vv += (z[i * 64 + o] - mm) * (z[i * 64 + o] - mm) / n;
+            }
+            for (int i = 0; i < n; i++) {
+                double xh = (z[i * 64 + o] - mm) / sqrt(vv + 1e-3);
+                if (head) {
+                    const double *ss = P + model_view_find(m, "head.ss")->offset;
+                    var[(size_t)i * D + o] = 1e-6 + exp(ss[0] * xh + ss[1]);
+                } else {
+                    double y = P[model_view_find(m, nm[1])->offset + o] * xh + P[model_view_find(m, nm[2])->offset + o];
+                    a[i * 64 + o] = y > 0 ? y : 0;
+                }
+            }
+        }
+        in = out;
+    }
+    for (int i = 0; i < n; i++) {
+        const float *x = X + (size_t)i * F + (F - md);
+        double n2 = 0;
+        for (int k = 0; k < md; k++)
+            n2 += (double)x[k] * x[k];
+        for (int k = 0; k < md; k++)
+            mu[(size_t)i * D + k] = x[k] / sqrt(n2);
+    }
+    free(a), free(z);
+}
+
+/* mlp-bn with the pfe-bn head (PFE's authors' module): the forward against ref_bn_batch in
+ * training and out of it, every trained parameter's gradient against central differences of the
+ * batch's loss sum Rvar . var (in training: through the batch's statistics), the running
+ * averages after one training forward by their definition (keep 0.995, the unbiased variance),
+ * the same bytes at 1 and 3 threads, and nothing but zero gradients for rm, rv and the biases
+ * the normalisation cancels */
+static void test_bn(const char *body, int F, int mean_dims, int n)
+{
+    int D = mean_dims ? mean_dims : F;
+    model_config cfg = features_cfg(body, F, HEAD_PFE_BN, 1, D);
+    cfg.mean_dims = mean_dims;
+    model *m = model_create(&cfg, 0, NULL, n);
+    model_init(m, 3);
+    CHECK(model_view_find(m, "head.ss") && m->params[model_view_find(m, "head.ss")->offset] == 1e-4f &&
+          m->params[model_view_find(m, "head.ss")->offset + 1] == -7.0f);
+    CHECK(!model_view_find(m, "fc1.b") && model_view_find(m, "bn1.g") &&
+          m->params[model_view_find(m, "bn1.rv")->offset] == 1.0f);
+    /* scale and shift away from their start, so that the variances vary and every term matters;
+     * running statistics away from 0 and 1 */
+    m->params[model_view_find(m, "head.ss")->offset] = 0.7f;
+    m->params[model_view_find(m, "head.ss")->offset + 1] = -0.3f;
+    for (int t = 0; t < m->nviews; t++) {
+        const model_view *v = &m->views[t];
+        int g = strstr(v->name, ".g") != NULL, rv = strstr(v->name, ".rv") != NULL;
+        if (v->ndim == 1 && strcmp(v->name, "head.ss"))
+            for (size_t i = 0; i < v->size; i++)
+                m->params[v->offset + i] = (float)(g || rv ? 0.6 + 0.8 * rng_uniform(&R) : 0.3 * (2 * rng_uniform(&R) - 1));
+    }
+    float *X = randv((size_t)n * F, 1.5), *mu = malloc((size_t)n * D * 4), *var = malloc((size_t)n * D * 4);
+    float *Rmu = randv((size_t)n * D, 1), *Rvar = randv((size_t)n * D, 1), *keep = malloc(m->nparams * 4);
+    double *P = malloc(m->nparams * sizeof(double)), *rmu = malloc(sizeof(double) * n * D),
+           *rvar = malloc(sizeof(double) * n * D);
+    for (int train = 0; train < 2; train++) {
+        for (size_t i = 0; i < m->nparams; i++)
+            P[i] = m->params[i];
+        memcpy(keep, m->params, m->nparams * 4);
+        m->bn_train = train;
+        model_forward(m, X, n, mu, var);
+        ref_bn_batch(m, P, X, n, train, rmu, rvar);
+        for (int e = 0; e < n * D; e++) {
+            CHECK_CLOSE(mu[e], rmu[e], 1e-5 * (1 + fabs(rmu[e])));
+            CHECK_CLOSE(var[e], rvar[e], 1e-5 * (1 + fabs(rvar[e])));
+        }
+        /* the running averages: moved in training by their definition, untouched out of it */
+        for (int t = 0; t < m->nviews; t++) {
+            const model_view *v = &m->views[t];
+            int isrm = strstr(v->name, ".rm") != NULL, isrv = strstr(v->name, ".rv") != NULL;
+            for (size_t i = 0; i < v->size; i++) {
+                size_t j = v->offset + i;
+                if (!(isrm || isrv) || !train) {
+                    CHECK(m->params[j] == keep[j]);
+                    continue;
+                }
+                CHECK(m->params[j] != keep[j]);
+            }
+        }
+        memcpy(m->params, keep, m->nparams * 4);
+        model_forward(m, X, n, mu, var); /* again from the same parameters, for the backward */
+        memset(m->grads, 0, m->nparams * 4);
+        model_backward(m, Rmu, Rvar);
+        int checked = 0;
+        double worst = 0;
+        for (int t = 0; t < m->nviews; t++) {
+            const model_view *v = &m->views[t];
+            int frozen = strstr(v->name, ".rm") || strstr(v->name, ".rv") || !strcmp(v->name, "head.b");
+            double scale = 0;
+            for (size_t i = 0; i < v->size; i++)
+                scale = fmax(scale, fabs(m->grads[v->offset + i]));
+            if (frozen) { /* no gradient: statistics, and a bias the normalisation cancels */
+                CHECK(scale == 0);
+                continue;
+            }
+            int samples = v->size < 20 ? (int)v->size : 20;
+            for (int s = 0; s < samples; s++) {
+                size_t j = v->offset + (samples == (int)v->size ? (size_t)s : rng_below(&R, v->size));
+                double kp = P[j], h = 1e-6, lp = 0, lm = 0;
+                P[j] = kp + h;
+                ref_bn_batch(m, P, X, n, train, rmu, rvar);
+                for (int e = 0; e < n * D; e++)
+                    lp += Rvar[e] * rvar[e];
+                P[j] = kp - h;
+                ref_bn_batch(m, P, X, n, train, rmu, rvar);
+                for (int e = 0; e < n * D; e++)
+                    lm += Rvar[e] * rvar[e];
+                P[j] = kp;
+                double fd = (lp - lm) / (2 * h), tol = 2e-3 * fabs(fd) + 2e-4 * scale + 1e-6;
+                CHECK_CLOSE(m->grads[j], fd, tol);
+                worst = fmax(worst, fabs(m->grads[j] - fd) / tol);
+                checked++;
+            }
+        }
+        /* 1 and 3 threads: the same bytes (forward, gradients and running averages) */
+        float *g1 = malloc(m->nparams * 4), *p1 = malloc(m->nparams * 4), *v1 = malloc((size_t)n * D * 4);
+        for (int r = 0; r < 2; r++) {
+            memcpy(m->params, keep, m->nparams * 4);
+            model_set_threads(m, r ? 3 : 1);
+            model_forward(m, X, n, mu, var);
+            memset(m->grads, 0, m->nparams * 4);
+            model_backward(m, Rmu, Rvar);
+            if (!r)
+                memcpy(g1, m->grads, m->nparams * 4), memcpy(p1, m->params, m->nparams * 4),
+                    memcpy(v1, var, (size_t)n * D * 4);
+            else
+                CHECK(!memcmp(g1, m->grads, m->nparams * 4) && !memcmp(p1, m->params, m->nparams * 4) &&
+                      !memcmp(v1, var, (size_t)n * D * 4));
+        }
+        char spec[64];
+        printf("%-12s pfe-bn  F=%-2d mean %d n=%-3d %s: forward within 1e-5, %d gradients within tolerance "
+               "(worst %.3f of it), the same bytes at 1 and 3 threads\n",
+               body_spec(&m->cfg, spec, sizeof spec), F, mean_dims, n, train ? "training" : "running statistics",
+               checked, worst);
+        free(g1), free(p1), free(v1);
+        memcpy(m->params, keep, m->nparams * 4);
+    }
+    /* one training forward's running averages, by the definition */
+    m->bn_train = 1;
+    const model_view *rm = model_view_find(m, "head.rm"), *rv = model_view_find(m, "head.rv");
+    for (size_t i = 0; i < m->nparams; i++)
+        P[i] = m->params[i];
+    model_forward(m, X, n, mu, var);
+    /* the head's pre-normalisation outputs: the linear layer on the body's h, in double */
+    const model_view *hw = model_view_find(m, "head.w");
+    int hwid = (int)hw->shape[1];
+    for (int o = 0; o < D; o++) {
+        double a = 0, q = 0, *z = malloc(sizeof(double) * n);
+        for (int i = 0; i < n; i++) {
+            double t = P[model_view_find(m, "head.b")->offset + o];
+            for (int k = 0; k < hwid; k++)
+                t += P[hw->offset + (size_t)o * hwid + k] * m->body_h[(size_t)i * hwid + k];
+            z[i] = t, a += t / n;
+        }
+        for (int i = 0; i < n; i++)
+            q += (z[i] - a) * (z[i] - a);
+        CHECK_CLOSE(m->params[rm->offset + o], 0.995 * P[rm->offset + o] + 0.005 * a, 1e-6 * (1 + fabs(a)));
+        CHECK_CLOSE(m->params[rv->offset + o], 0.995 * P[rv->offset + o] + 0.005 * q / (n - 1), 1e-6 * (1 + q / n));
+        free(z);
+    }
+    free(X), free(mu), free(var), free(Rmu), free(Rvar), free(keep), free(P), free(rmu), free(rvar);
+    model_free(m);
+}
+
 /* model_drop_keep: the share kept is 1 - p (within 5 sd of 10^6 draws), and the masks of two
  * layers, and of two seeds, agree as independent ones do; off, the forward is the model's
  * without dropout, to the byte; on, it is not */
@@ -522,6 +726,9 @@ int main(void)
     test_threads("mlp:200,130", HEAD_ISO, 150, 40);
     test_dropout = 0;
     test_dropout_masks();
+    test_bn("mlp-bn:7,5", 6, 0, 9);
+    test_bn("mlp-bn:6", 9, 4, 70); /* the head's input apart from the mean; two row units */
+    test_threads("mlp-bn:24", HEAD_PFE_BN, 20, 0); /* out of training: the running statistics */
     test_mc();
     test_mls();
     return check_done("test_body");
