@@ -10,6 +10,8 @@
 #   backbone ap_cos - backbone ap_l2  what normalising the backbone costs
 #   hibhead ap_mls - hibhead ap_cos, hib ap_mls - hib ap_cos, hibhead ap_p - hibhead ap_cos,
 #   hib ap_p - hib ap_cos             the same question for HIB's Gaussians
+#   pfebn ap_mls - pfebn ap_cos, pfebn knn_mls - pfebn knn_cos, pfebn ap_mls - backbone ap_l2: the same for PFE's module as its
+#                                     authors built it (on the layer before the embedding)
 # A difference whose sd is small beside its mean, and of one sign in every seed, is not noise.
 set -eu
 [ $# = 1 ] && [ -r "$1" ] || { echo "usage: pfe-diff.sh RESULTS.tsv" >&2; exit 2; }
@@ -17,7 +19,7 @@ command -v seedstat > /dev/null || PATH=$(cd "$(dirname "$0")/../.." && pwd)/bui
 awk -F'\t' -v OFS='\t' '
 NR > 1 && $6 != "-" { v[$2, $3, $4, $5] = $6; seed[$3] = 1; set[$4] = 1 }
 END {
-    nc = split("pfe:ap_mls:pfe:ap_cos pfe:knn_mls:pfe:knn_cos pfe:ap_mls:backbone:ap_l2 backbone:ap_cos:backbone:ap_l2 hibhead:ap_mls:hibhead:ap_cos hib:ap_mls:hib:ap_cos hibhead:ap_p:hibhead:ap_cos hib:ap_p:hib:ap_cos", C, " ")
+    nc = split("pfe:ap_mls:pfe:ap_cos pfe:knn_mls:pfe:knn_cos pfe:ap_mls:backbone:ap_l2 backbone:ap_cos:backbone:ap_l2 hibhead:ap_mls:hibhead:ap_cos hib:ap_mls:hib:ap_cos hibhead:ap_p:hibhead:ap_cos hib:ap_p:hib:ap_cos pfebn:ap_mls:pfebn:ap_cos pfebn:knn_mls:pfebn:knn_cos pfebn:ap_mls:backbone:ap_l2", C, " ")
     ns = split("seen-clean seen-corrupt seen-mixed unseen-clean unseen-corrupt unseen-mixed", S, " ")
     for (c = 1; c <= nc; c++) {
         split(C[c], p, ":")

@@ -16,7 +16,7 @@
 # variance's AUROC at telling the corrupt mixed queries from the clean ones; the mean ± sd over
 # the seeds; whether hedge's sign is the peer's in every seed and hedge's mean lies within the
 # peer's seed spread (the peer's mean ± 2 sd, or ± 0.001 where the sd is smaller).
-# Re-running keeps what exists. Exit status 1 when no pfebn run is finished.
+# PYTHON: the interpreter with torch and numpy (/usr/bin/python3, Debian's). Re-running keeps what exists. Exit status 1 when no pfebn run is finished.
 set -eu
 out=${1:?usage: pfe-peer.sh OUT}
 root=$(cd "$(dirname "$0")/../.." && pwd)
@@ -38,7 +38,7 @@ for pb in "$out"/runs/pfebn "$out"/runs/pfebn.s*; do
         done
         if [ ! -s "$run/emb-unseen-corrupt.npz" ]; then
             echo "pfe-peer: pfetorch$sfx: the PyTorch port, $steps steps, seed $seed, on $bb's features" >&2
-            OMP_NUM_THREADS=1 python3 "$root/tests/bench/pfe_peer.py" "$run/feat-h-train.npz" "$run" "$seed" "$steps" \
+            OMP_NUM_THREADS=1 "${PYTHON:-/usr/bin/python3}" "$root/tests/bench/pfe_peer.py" "$run/feat-h-train.npz" "$run" "$seed" "$steps" \
                 "$run"/feat-h-seen-clean.npz "$run"/feat-h-seen-corrupt.npz "$run"/feat-h-unseen-clean.npz \
                 "$run"/feat-h-unseen-corrupt.npz
         fi

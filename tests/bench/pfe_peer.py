@@ -10,7 +10,7 @@ TRAIN.npz and TESTk.npz: `tonpz` of the features streams hedge's pfebn reads (fe
 (mean_dims = D in the meta of the stream's header, which tonpz keeps as `header`), with `class` (and `id`, `corrupt`). For each TESTk it writes OUT_DIR/
 emb-NAME.npz (NAME: TESTk's name without feat-h- and .npz) with mu (n, 1, D), the embedding
 L2-normalised, and var (n, 1, D), for `fromnpz -k embeddings`; and OUT_DIR/train.log, the loss
-every 100 steps.
+every 100 steps, and last the CPU seconds of the training loop.
 
 The module: fc F -> D without bias, batch norm (eps 1e-3, decay 0.995, a scale and shift), ReLU;
 fc D -> D without bias, batch norm without scale or shift; one scale and one shift shared by all
@@ -25,6 +25,7 @@ replacement and items without replacement within a class (with it when a class h
 import json
 import os
 import sys
+import time
 
 import numpy as np
 import torch
@@ -94,6 +95,7 @@ def main():
     os.makedirs(out, exist_ok=True)
     with open(os.path.join(out, "train.log"), "w") as log:
         log.write("step\tloss\tmean_var\n")
+        t0 = time.process_time()
         for step in range(steps):
             if step == at:
                 for g in opt.param_groups:
@@ -108,6 +110,8 @@ def main():
             opt.step()
             if (step + 1) % 100 == 0:
                 log.write("%d\t%.6g\t%.6g\n" % (step + 1, loss.item(), torch.exp(ls).mean().item()))
+                log.flush()
+        log.write("# %d steps in %.2f s of CPU\n" % (steps, time.process_time() - t0))
     net.eval()
     with torch.no_grad():
         for path in sys.argv[5:]:
